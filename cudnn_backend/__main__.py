@@ -1,0 +1,24 @@
+"""Command line: ``python -m cudnn_backend info``."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="cudnn-backend", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_info = sub.add_parser("info", help="package and cuDNN versions, cuDNN's path, CUDA runtime, GPUs")
+    p_info.add_argument("--json", action="store_true", help="print JSON")
+    args = parser.parse_args(argv)
+    if args.command == "info":
+        from cudnn_backend.info import format_info, info
+
+        d = info()
+        print(json.dumps(d, indent=2) if args.json else format_info(d))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""Finds and loads libcudnn.so.9 once, on first use (never unloaded).
+
+Order of search: the path in ``CUDNN_BACKEND_LIBCUDNN`` if set, else cuda-pathfinder's
+``load_nvidia_dynamic_lib("cudnn")`` (pip wheels nvidia-cudnn-cu12/-cu13, conda, system installs).
+
+cuDNN's engine sub-libraries link the CUDA driver (``libcuda.so.1``). When no driver can be
+loaded, the package's no-device stand-in (``cudnn_backend/_nodevice``) is loaded first, globally,
+so cuDNN can still build and finalize descriptors, run heuristics and build plans against a
+device profile on a machine without a GPU. ``CUDNN_BACKEND_NODEVICE=1`` forces the stand-in,
+``=0`` forbids it.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import pathlib
+import threading
+from dataclasses import dataclass
+
+LOCK = threading.RLock()
+ENV_LIBCUDNN = "CUDNN_BACKEND_LIBCUDNN"
+ENV_NODEVICE = "CUDNN_BACKEND_NODEVICE"
+NODEVICE_DIR = pathlib.Path(__file__).resolve().parent.parent / "_nodevice"
+# dlopen names under which cuDNN (and its NVRTC-based engines) open the driver.
+DRIVER_SONAMES = ("libcuda.so.1", "libcuda.so")
+
+
+@dataclass(frozen=True)
+class LoadedCudnn:
+    path: str
+    handle: int
+    found_via: str
+    version: int
+    driver: str  # "cuda" (a real driver), "stand-in" (no device) or "none"
+    nvrtc: str | None
+
+    @property
+    def version_string(self) -> str:
+        return format_version(self.version)
+
+
+_loaded: LoadedCudnn | None = None
+_driver: str | None = None
+
+
+def format_version(v: int) -> str:
+    """cudnnGetVersion's MAJOR*10000 + MINOR*100 + PATCH as 'MAJOR.MINOR.PATCH'."""
+    return f"{v // 10000}.{v % 10000 // 100}.{v % 100}"
+
+
+def parse_version(text: str) -> int:
+    major, minor, patch = (int(x) for x in text.split("."))
+    return major * 10000 + minor * 100 + patch
+
+
+def _stand_in_paths() -> list[pathlib.Path]:
+    return [NODEVICE_DIR / name for name in DRIVER_SONAMES]
+
+
+def ensure_driver() -> str:
+    """Load the real CUDA driver globally, or else the no-device stand-in. Returns which."""
+    global _driver
+    with LOCK:
+        if _driver is not None:
+            return _driver
+        mode = os.environ.get(ENV_NODEVICE, "")
+        if mode != "1":
+            try:
+                ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
+                _driver = "cuda"
+                return _driver
+            except OSError:
+                if mode == "0":
+                    _driver = "none"
+                    return _driver
+        missing = [str(p) for p in _stand_in_paths() if not p.exists()]
+        if missing:
+            _driver = "none"  # not built (e.g. a source checkout without build_ext); cuDNN will say why
+            return _driver
+        for p in _stand_in_paths():
+            ctypes.CDLL(str(p), mode=ctypes.RTLD_GLOBAL)
+        _driver = "stand-in"
+        return _driver
+
+
+def _preload_nvrtc() -> str | None:
+    """cuDNN's runtime-compiled engines dlopen NVRTC by name; load the wheel's copy globally first."""
+    try:
+        from cuda.pathfinder import load_nvidia_dynamic_lib
+
+        return load_nvidia_dynamic_lib("nvrtc").abs_path
+    except Exception:  # absent NVRTC only disables runtime-compiled engines; cuDNN reports that itself
+        return None
+
+
+def load_cudnn() -> LoadedCudnn:
+    global _loaded
+    with LOCK:
+        if _loaded is not None:
+            return _loaded
+        driver = ensure_driver()
+        nvrtc = _preload_nvrtc()
+        forced = os.environ.get(ENV_LIBCUDNN)
+        if forced:
+            path, found_via = forced, f"${ENV_LIBCUDNN}"
+        else:
+            try:
+                from cuda.pathfinder import load_nvidia_dynamic_lib
+            except ImportError as e:  # pragma: no cover - a dependency of the package
+                from cudnn_backend._errors import CudnnLibraryNotFoundError
+
+                raise CudnnLibraryNotFoundError(f"cuda-pathfinder is not importable ({e})") from e
+            try:
+                found = load_nvidia_dynamic_lib("cudnn")
+            except Exception as e:
+                from cudnn_backend._errors import CudnnLibraryNotFoundError
+
+                raise CudnnLibraryNotFoundError(f"cuda-pathfinder: {e}") from e
+            path, found_via = found.abs_path, f"cuda-pathfinder ({found.found_via})"
+        try:
+            lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        except OSError as e:
+            from cudnn_backend._errors import CudnnLibraryNotFoundError
+
+            raise CudnnLibraryNotFoundError(f"{path}: {e}") from e
+        lib.cudnnGetVersion.restype = ctypes.c_size_t
+        version = int(lib.cudnnGetVersion())
+        if version < 90000:
+            from cudnn_backend._errors import CudnnLibraryNotFoundError
+
+            raise CudnnLibraryNotFoundError(f"{path} is cuDNN {format_version(version)}; cudnn-backend needs cuDNN >= 9.0")
+        _loaded = LoadedCudnn(path=path, handle=lib._handle, found_via=found_via, version=version, driver=driver,
+                              nvrtc=nvrtc)
+        return _loaded
+
+
+def loaded() -> LoadedCudnn | None:
+    """The loaded cuDNN, or None if nothing has needed it yet."""
+    return _loaded
+
+
+def loaded_version() -> int:
+    return load_cudnn().version
+
+
+def loaded_version_string() -> str:
+    return load_cudnn().version_string

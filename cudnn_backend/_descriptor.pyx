@@ -1,0 +1,680 @@
+# cython: language_level=3
+"""Checked wrappers over the raw bindings: ``Handle`` and the generic backend ``Descriptor``.
+
+Every call is checked against the generated attribute schema before cuDNN sees it (cuDNN aborts
+the process on some misuse, e.g. a descriptor of the wrong type where a tensor is expected), and
+every non-success status becomes a ``CudnnError`` carrying cuDNN's own message.
+"""
+import fractions
+import numbers
+import operator
+
+from cpython.bytes cimport PyBytes_AsString
+from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
+
+from cudnn_backend._bindings.cycudnn cimport *
+from cudnn_backend._bindings cimport cycudnn
+
+from cudnn_backend import schema as _schema
+from cudnn_backend._bindings import _loader
+from cudnn_backend._errors import CudnnVersionError, make_error
+from cudnn_backend._generated import enums as _enums
+from cudnn_backend._generated.enums import AttributeName, AttributeType, DescriptorType
+
+cdef enum:
+    LAST_ERROR_SIZE = 4096
+
+
+# ------------------------------------------------------------------------------------------------
+# errors and versions
+# ------------------------------------------------------------------------------------------------
+def last_error_string():
+    """cuDNN's message for the last failed call on this thread (cudnnGetLastErrorString)."""
+    cdef char buf[LAST_ERROR_SIZE]
+    buf[0] = 0
+    cycudnn.cudnnGetLastErrorString(buf, LAST_ERROR_SIZE)
+    return buf[:LAST_ERROR_SIZE].split(b"\0", 1)[0].decode("utf-8", "replace").strip()
+
+
+cdef int raise_status(cudnnStatus_t status, str function, object descriptor_type=None, object attribute=None) except -1:
+    if status == CUDNN_STATUS_SUCCESS:
+        return 0
+    raise make_error(<int>status, function, descriptor_type, attribute, last_error_string())
+
+
+def _version_tuple(text):
+    return tuple(int(x) for x in text.split("."))
+
+
+def check_available(name, context=""):
+    """Raise CudnnVersionError if the enumerant ``name`` is newer than the loaded cuDNN."""
+    since = _enums.SINCE.get(name)
+    if since is None:
+        return
+    loaded = _loader.load_cudnn()
+    if _loader.parse_version(since) > loaded.version:
+        raise CudnnVersionError(name, since, loaded.version_string, context)
+
+
+def _as_enum(enum_cls, value, what):
+    if isinstance(value, str):
+        try:
+            return enum_cls[value]
+        except KeyError:
+            raise ValueError(f"{value!r} is not a {enum_cls.__name__} ({what})") from None
+    if isinstance(value, bool) or not isinstance(value, (int, numbers.Integral)):
+        raise TypeError(f"{what} must be a {enum_cls.__name__} member, its C name or an int, not {type(value).__name__}")
+    try:
+        return enum_cls(int(value))
+    except ValueError:
+        raise ValueError(f"{int(value)} is not a valid {enum_cls.__name__} ({what})") from None
+
+
+# ------------------------------------------------------------------------------------------------
+# Handle
+# ------------------------------------------------------------------------------------------------
+def _stream_to_int(stream):
+    """An int, a cuda-bindings or cuda.core stream, anything with __cuda_stream__, or a torch stream."""
+    if stream is None:
+        return 0
+    if hasattr(stream, "__cuda_stream__"):
+        proto = stream.__cuda_stream__
+        proto = proto() if callable(proto) else proto
+        return int(proto[1])
+    if hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
+        return int(stream.cuda_stream)
+    if isinstance(stream, bool):
+        raise TypeError("a stream must be an int, a CUDA stream object or None, not bool")
+    try:
+        return int(stream)  # ints and cuda-bindings CUstream / cudaStream_t
+    except (TypeError, ValueError):
+        raise TypeError(f"cannot use {type(stream).__name__} as a CUDA stream") from None
+
+
+cdef class Handle:
+    """A cuDNN handle (cudnnCreate/cudnnDestroy); needs a GPU.
+
+    ``device`` selects the CUDA device first (through cuda-bindings) when given.
+    """
+
+    def __cinit__(self):
+        self._handle = NULL
+        self._stream_ref = None
+
+    def __init__(self, device=None):
+        cdef cudnnStatus_t status
+        cdef cudnnHandle_t h = NULL
+        self.device = device
+        if device is not None:
+            from cuda.bindings import runtime as cudart
+
+            err, = cudart.cudaSetDevice(int(device))
+            if int(err) != 0:
+                raise RuntimeError(f"cudaSetDevice({device}) failed: {err!r}")
+        with nogil:
+            status = cycudnn.cudnnCreate(&h)
+        raise_status(status, "cudnnCreate")
+        self._handle = h
+
+    def __dealloc__(self):
+        # Only C calls here: safe during interpreter shutdown (the library is never unloaded).
+        if self._handle != NULL:
+            cycudnn.cudnnDestroy(self._handle)
+            self._handle = NULL
+
+    def close(self):
+        """Destroy the handle now; idempotent."""
+        cdef cudnnStatus_t status
+        if self._handle != NULL:
+            with nogil:
+                status = cycudnn.cudnnDestroy(self._handle)
+            self._handle = NULL
+            self._stream_ref = None
+            raise_status(status, "cudnnDestroy")
+
+    @property
+    def closed(self):
+        return self._handle == NULL
+
+    @property
+    def ptr(self):
+        """The raw cudnnHandle_t as an int."""
+        return <intptr_t>self._handle
+
+    cdef int _need_open(self) except -1:
+        if self._handle == NULL:
+            raise ValueError("this Handle is closed")
+        return 0
+
+    @property
+    def stream(self):
+        """The CUDA stream cuDNN launches on, as an int (0: the legacy default stream)."""
+        cdef cudaStream_t s = NULL
+        cdef cudnnStatus_t status
+        self._need_open()
+        with nogil:
+            status = cycudnn.cudnnGetStream(self._handle, &s)
+        raise_status(status, "cudnnGetStream")
+        return <intptr_t>s
+
+    @stream.setter
+    def stream(self, value):
+        cdef cudnnStatus_t status
+        cdef intptr_t s = _stream_to_int(value)
+        self._need_open()
+        with nogil:
+            status = cycudnn.cudnnSetStream(self._handle, <cudaStream_t>s)
+        raise_status(status, "cudnnSetStream")
+        self._stream_ref = value  # keep the stream object alive while the handle uses it
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        state = "closed" if self._handle == NULL else f"0x{<intptr_t>self._handle:x}"
+        return f"<cudnn_backend.Handle {state} device={self.device}>"
+
+
+# ------------------------------------------------------------------------------------------------
+# attribute value conversion
+# ------------------------------------------------------------------------------------------------
+# element kind of each attribute type
+cdef dict _KIND = {}
+for _t in AttributeType:
+    _KIND[int(_t)] = "enum" if _t.name in _enums.ATTRIBUTE_TYPE_ENUM else None
+_KIND.update({
+    int(CUDNN_TYPE_HANDLE): "handle",
+    int(CUDNN_TYPE_BOOLEAN): "bool",
+    int(CUDNN_TYPE_INT64): "int64",
+    int(CUDNN_TYPE_INT32): "int32",
+    int(CUDNN_TYPE_FLOAT): "float",
+    int(CUDNN_TYPE_DOUBLE): "double",
+    int(CUDNN_TYPE_VOID_PTR): "ptr",
+    int(CUDNN_TYPE_CHAR): "char",
+    int(CUDNN_TYPE_FRACTION): "fraction",
+    int(CUDNN_TYPE_BACKEND_DESCRIPTOR): "descriptor",
+})
+
+cdef dict _SIZE = {
+    "handle": sizeof(cudnnHandle_t), "bool": sizeof(uint8_t), "int64": sizeof(int64_t), "int32": sizeof(int32_t),
+    "float": sizeof(float), "double": sizeof(double), "ptr": sizeof(void*), "char": sizeof(char),
+    "fraction": sizeof(cudnnFraction_t), "enum": sizeof(int32_t), "descriptor": sizeof(cudnnBackendDescriptor_t),
+}
+
+
+def _enum_class_of(attribute_type):
+    return getattr(_enums, _enums.ATTRIBUTE_TYPE_ENUM[AttributeType(attribute_type).name])
+
+
+cdef class _Buffer:
+    """A malloc'ed array of elements for one Set/GetAttribute call."""
+    cdef char* data
+    cdef Py_ssize_t nbytes
+
+    def __cinit__(self, Py_ssize_t nbytes):
+        self.nbytes = nbytes
+        self.data = <char*>malloc(nbytes if nbytes > 0 else 1)
+        if self.data == NULL:
+            raise MemoryError()
+        memset(self.data, 0, nbytes if nbytes > 0 else 1)
+
+    def __dealloc__(self):
+        free(self.data)
+
+
+def _as_sequence(values, kind):
+    if kind == "char":
+        return values
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") and not hasattr(values, "__iter__"):
+        return [values]
+    try:
+        import numpy as np
+
+        if isinstance(values, np.ndarray):
+            return values.reshape(-1).tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(values, (Descriptor, Handle, fractions.Fraction)):
+        return [values]
+    if isinstance(values, tuple) and kind == "fraction" and len(values) == 2 and all(
+            isinstance(v, numbers.Integral) for v in values):
+        return [values]
+    return list(values)
+
+
+def _int_value(v, what):
+    if isinstance(v, bool):
+        raise TypeError(f"{what}: expected an integer, not bool")
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"{what}: expected an integer, not {type(v).__name__}") from None
+
+
+def _real_value(v, what):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{what}: expected a real number, not {type(v).__name__}")
+    return float(v)
+
+
+cdef _Buffer _pack(str kind, object items, object attribute_type, str what, list keep):
+    """Convert Python values to a C array of the attribute type's elements."""
+    cdef Py_ssize_t i, n
+    cdef _Buffer buf
+    cdef bytes raw
+    cdef int64_t i64
+    cdef cudnnFraction_t* fr
+    cdef Descriptor d
+    cdef Handle h
+    if kind == "char":
+        if isinstance(items, str):
+            raw = items.encode("utf-8")
+        elif isinstance(items, (bytes, bytearray, memoryview)):
+            raw = bytes(items)
+        else:
+            raise TypeError(f"{what}: CUDNN_TYPE_CHAR takes str or bytes, not {type(items).__name__}")
+        buf = _Buffer(len(raw))
+        if len(raw):
+            memcpy(buf.data, PyBytes_AsString(raw), len(raw))
+        return buf
+    n = len(items)
+    buf = _Buffer(n * _SIZE[kind])
+    for i in range(n):
+        v = items[i]
+        if kind == "int64":
+            i64 = _int_value(v, what)
+            (<int64_t*>buf.data)[i] = i64
+        elif kind == "int32" or kind == "enum":
+            if kind == "enum":
+                v = _as_enum(_enum_class_of(attribute_type), v, what)
+                check_available(v.name, what)
+            i64 = _int_value(v, what)
+            if i64 < -2147483648 or i64 > 2147483647:
+                raise ValueError(f"{what}: {i64} does not fit in 32 bits")
+            (<int32_t*>buf.data)[i] = <int32_t>i64
+        elif kind == "bool":
+            try:
+                import numpy as np
+                is_np_bool = isinstance(v, np.bool_)
+            except ImportError:  # pragma: no cover
+                is_np_bool = False
+            if not (isinstance(v, bool) or is_np_bool or (isinstance(v, int) and v in (0, 1))):
+                raise TypeError(f"{what}: expected a bool, not {v!r}")
+            (<uint8_t*>buf.data)[i] = 1 if v else 0
+        elif kind == "float":
+            (<float*>buf.data)[i] = <float>_real_value(v, what)
+        elif kind == "double":
+            (<double*>buf.data)[i] = _real_value(v, what)
+        elif kind == "ptr":
+            if v is None:
+                i64 = 0
+            else:
+                i64 = _int_value(v, what)
+            (<void**>buf.data)[i] = <void*><intptr_t>i64
+        elif kind == "fraction":
+            if isinstance(v, fractions.Fraction):
+                num, den = v.numerator, v.denominator
+            elif isinstance(v, tuple) and len(v) == 2:
+                num, den = _int_value(v[0], what), _int_value(v[1], what)
+            else:
+                raise TypeError(f"{what}: CUDNN_TYPE_FRACTION takes fractions.Fraction or (numerator, denominator)")
+            fr = &(<cudnnFraction_t*>buf.data)[i]
+            fr.numerator = num
+            fr.denominator = den
+        elif kind == "handle":
+            if not isinstance(v, Handle):
+                raise TypeError(f"{what}: CUDNN_TYPE_HANDLE takes a cudnn_backend.Handle, not {type(v).__name__}")
+            h = <Handle>v
+            if h._handle == NULL:
+                raise ValueError(f"{what}: the Handle is closed")
+            (<cudnnHandle_t*>buf.data)[i] = h._handle
+            keep.append(h)
+        elif kind == "descriptor":
+            if not isinstance(v, Descriptor):
+                raise TypeError(f"{what}: CUDNN_TYPE_BACKEND_DESCRIPTOR takes cudnn_backend.Descriptor objects, "
+                                f"not {type(v).__name__}")
+            d = <Descriptor>v
+            if d._ptr == NULL:
+                raise ValueError(f"{what}: element {i} ({DescriptorType(d._dtype).name}) is closed")
+            (<cudnnBackendDescriptor_t*>buf.data)[i] = d._ptr
+            keep.append(d)
+        else:
+            raise TypeError(f"{what}: attribute type {AttributeType(attribute_type).name} cannot be converted")
+    return buf
+
+
+cdef list _unpack(str kind, _Buffer buf, Py_ssize_t n, object attribute_type, list children):
+    cdef Py_ssize_t i
+    cdef list out = []
+    cdef cudnnFraction_t fr
+    enum_cls = _enum_class_of(attribute_type) if kind == "enum" else None
+    for i in range(n):
+        if kind == "int64":
+            out.append((<int64_t*>buf.data)[i])
+        elif kind == "int32":
+            out.append((<int32_t*>buf.data)[i])
+        elif kind == "enum":
+            v = (<int32_t*>buf.data)[i]
+            try:
+                out.append(enum_cls(v))
+            except ValueError:  # a value newer than our header
+                out.append(v)
+        elif kind == "bool":
+            out.append(bool((<uint8_t*>buf.data)[i]))
+        elif kind == "float":
+            out.append((<float*>buf.data)[i])
+        elif kind == "double":
+            out.append((<double*>buf.data)[i])
+        elif kind == "ptr":
+            out.append(<intptr_t>(<void**>buf.data)[i])
+        elif kind == "fraction":
+            fr = (<cudnnFraction_t*>buf.data)[i]
+            out.append((fr.numerator, fr.denominator))
+        elif kind == "descriptor":
+            out.append(children[i])
+        elif kind == "handle":
+            out.append(<intptr_t>(<cudnnHandle_t*>buf.data)[i])
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Descriptor
+# ------------------------------------------------------------------------------------------------
+_descriptor_classes = {}  # DescriptorType -> class that get() instantiates for child descriptors
+
+
+def register_descriptor_class(descriptor_type, cls):
+    """Make ``get`` return ``cls`` instances for children of this descriptor type (used by the typed layer)."""
+    _descriptor_classes[DescriptorType(descriptor_type)] = cls
+
+
+cdef class Descriptor:
+    """A cuDNN backend descriptor of one ``CUDNN_BACKEND_*_DESCRIPTOR`` type.
+
+    Created by ``cudnnBackendCreateDescriptor`` and destroyed when collected or on ``close()``.
+    ``set``/``get`` take C attribute names (``CUDNN_ATTR_*``) and attribute types (``CUDNN_TYPE_*``)
+    and are checked against the schema before cuDNN is called. Children set on a descriptor stay
+    alive as long as it does.
+    """
+
+    def __cinit__(self, *args, **kwargs):
+        self._ptr = NULL
+        self._dtype = -1
+        self._finalized = False
+        self._children = {}
+        self._set_attributes = set()
+
+    def __init__(self, descriptor_type):
+        cdef cudnnStatus_t status
+        cdef cudnnBackendDescriptor_t p = NULL
+        cdef cudnnBackendDescriptorType_t c_dtype
+        dtype = _as_enum(DescriptorType, descriptor_type, "descriptor type")
+        check_available(dtype.name, "descriptor type")
+        c_dtype = <cudnnBackendDescriptorType_t><int>dtype
+        with nogil:
+            status = cycudnn.cudnnBackendCreateDescriptor(c_dtype, &p)
+        raise_status(status, "cudnnBackendCreateDescriptor", dtype)
+        self._ptr = p
+        self._dtype = int(dtype)
+
+    def __dealloc__(self):
+        # Only a C call: safe during interpreter shutdown (the library is never unloaded). Children
+        # are released after this, when the dict is cleared, so a parent never outlives them.
+        if self._ptr != NULL:
+            cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
+            self._ptr = NULL
+
+    def close(self):
+        """Destroy the descriptor now and release its children; idempotent."""
+        cdef cudnnStatus_t status
+        if self._ptr != NULL:
+            with nogil:
+                status = cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
+            self._ptr = NULL
+            self._children = {}
+            raise_status(status, "cudnnBackendDestroyDescriptor", self.descriptor_type)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    cdef int _check_open(self) except -1:
+        if self._ptr == NULL:
+            raise ValueError(f"this {DescriptorType(self._dtype).name if self._dtype >= 0 else 'descriptor'} is closed")
+        return 0
+
+    @property
+    def descriptor_type(self):
+        return DescriptorType(self._dtype)
+
+    @property
+    def finalized(self):
+        return self._finalized
+
+    @property
+    def closed(self):
+        return self._ptr == NULL
+
+    @property
+    def ptr(self):
+        """The raw cudnnBackendDescriptor_t as an int (for interop)."""
+        return <intptr_t>self._ptr
+
+    @property
+    def children(self):
+        """{attribute: tuple of objects this descriptor keeps alive for it}."""
+        return {AttributeName(k): v for k, v in self._children.items()}
+
+    @property
+    def set_attributes(self):
+        """The attributes set through ``set`` (in no particular order)."""
+        return frozenset(AttributeName(a) for a in self._set_attributes)
+
+    def _spec(self, attribute, attribute_type, str action):
+        """Validate (attribute, attribute_type) for this descriptor; return (spec, attr, atype, kind, what)."""
+        attr = _as_enum(AttributeName, attribute, "attribute")
+        dtype = DescriptorType(self._dtype)
+        what = f"{dtype.name}.{attr.name}"
+        atype = _as_enum(AttributeType, attribute_type, f"{what}: attribute type")
+        spec = _schema.ATTRIBUTES[attr]
+        if spec.descriptor != dtype:
+            raise ValueError(f"{attr.name} is an attribute of {spec.descriptor.name}, not of {dtype.name}")
+        if atype not in spec.types:
+            raise TypeError(f"{what} takes attribute type {' or '.join(t.name for t in spec.types)}, not {atype.name}")
+        check_available(attr.name, what)
+        check_available(atype.name, what)
+        kind = _KIND.get(int(atype))
+        if kind is None:
+            raise TypeError(f"{what}: attribute type {atype.name} is not supported")
+        return spec, attr, atype, kind, what
+
+    def set(self, attribute, attribute_type, values):
+        """cudnnBackendSetAttribute: ``values`` is one value or a sequence (str/bytes for CUDNN_TYPE_CHAR)."""
+        cdef cudnnStatus_t status
+        cdef _Buffer buf
+        cdef int64_t n
+        cdef cudnnBackendAttributeName_t c_attr
+        cdef cudnnBackendAttributeType_t c_type
+        self._check_open()
+        spec, attr, atype, kind, what = self._spec(attribute, attribute_type, "set")
+        if not spec.settable:
+            raise ValueError(f"{what} is get-only")
+        if self._finalized:
+            raise ValueError(f"{what}: the descriptor is already finalized; set attributes before finalize()")
+        items = _as_sequence(values, kind)
+        keep = []
+        buf = _pack(kind, items, atype, what, keep)
+        n = buf.nbytes // _SIZE[kind]
+        if not spec.count_ok(n) and not (kind == "char"):
+            raise ValueError(f"{what} takes {spec.count_text()} element(s), got {n}")
+        if kind == "descriptor":
+            for i, child in enumerate(keep):
+                cdtype = DescriptorType((<Descriptor>child)._dtype)
+                if spec.accepts is not None and cdtype not in spec.accepts:
+                    raise TypeError(f"{what} takes {' or '.join(t.name for t in spec.accepts)}, "
+                                    f"element {i} is a {cdtype.name}")
+                if not (<Descriptor>child)._finalized:
+                    raise ValueError(f"{what}: element {i} ({cdtype.name}) is not finalized; finalize it first")
+        c_attr = <cudnnBackendAttributeName_t><int>attr
+        c_type = <cudnnBackendAttributeType_t><int>atype
+        with nogil:
+            status = cycudnn.cudnnBackendSetAttribute(self._ptr, c_attr, c_type, n, buf.data)
+        raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), attr)
+        if keep:
+            self._children[int(attr)] = tuple(keep)
+        else:
+            self._children.pop(int(attr), None)
+        self._set_attributes.add(int(attr))
+
+    def element_count(self, attribute, attribute_type):
+        """How many elements cuDNN holds for an attribute (GetAttribute with requestedElementCount 0)."""
+        cdef cudnnStatus_t status
+        cdef int64_t count = 0
+        cdef cudnnBackendAttributeName_t c_attr
+        cdef cudnnBackendAttributeType_t c_type
+        self._check_open()
+        spec, attr, atype, kind, what = self._spec(attribute, attribute_type, "get")
+        c_attr = <cudnnBackendAttributeName_t><int>attr
+        c_type = <cudnnBackendAttributeType_t><int>atype
+        with nogil:
+            status = cycudnn.cudnnBackendGetAttribute(self._ptr, c_attr, c_type, 0, &count, NULL)
+        raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), attr)
+        return count
+
+    def get(self, attribute, attribute_type, count=None, descriptor_type=None):
+        """cudnnBackendGetAttribute: a list of values (a str for CUDNN_TYPE_CHAR).
+
+        ``count=None`` asks cuDNN for the element count first. For descriptor-valued attributes
+        the children are created here, of the schema's descriptor type, or of ``descriptor_type``
+        where the attribute accepts several.
+        """
+        cdef cudnnStatus_t status
+        cdef _Buffer buf
+        cdef int64_t requested, got = 0
+        cdef cudnnBackendAttributeName_t c_attr
+        cdef cudnnBackendAttributeType_t c_type
+        cdef Descriptor child
+        cdef Py_ssize_t i
+        self._check_open()
+        spec, attr, atype, kind, what = self._spec(attribute, attribute_type, "get")
+        if count is None:
+            requested = self.element_count(attr, atype)
+        else:
+            requested = _int_value(count, f"{what}: count")
+            if requested < 0:
+                raise ValueError(f"{what}: count must be >= 0, got {requested}")
+            if requested > (1 << 31):
+                raise ValueError(f"{what}: count {requested} is too large")
+        children = []
+        if kind == "descriptor":
+            if descriptor_type is None:
+                if spec.accepts is None or len(spec.accepts) != 1:
+                    raise TypeError(f"{what} can hold several descriptor types "
+                                    f"({', '.join(t.name for t in spec.accepts or ())}); pass descriptor_type=")
+                child_type = spec.accepts[0]
+            else:
+                child_type = _as_enum(DescriptorType, descriptor_type, f"{what}: descriptor_type")
+                if spec.accepts is not None and child_type not in spec.accepts:
+                    raise TypeError(f"{what} holds {' or '.join(t.name for t in spec.accepts)}, not {child_type.name}")
+            cls = _descriptor_classes.get(child_type)
+            for i in range(requested):
+                children.append(cls.__new__(cls) if cls is not None else Descriptor(child_type))
+                if cls is not None:
+                    Descriptor.__init__(children[i], child_type)
+        buf = _Buffer(requested * _SIZE[kind] + (1 if kind == "char" else 0))
+        if kind == "descriptor":
+            for i in range(requested):
+                child = <Descriptor>children[i]
+                (<cudnnBackendDescriptor_t*>buf.data)[i] = child._ptr
+        c_attr = <cudnnBackendAttributeName_t><int>attr
+        c_type = <cudnnBackendAttributeType_t><int>atype
+        with nogil:
+            status = cycudnn.cudnnBackendGetAttribute(self._ptr, c_attr, c_type, requested, &got,
+                                                      <void*>buf.data if requested > 0 else NULL)
+        raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), attr)
+        n = min(got, requested)
+        if kind == "char":
+            return buf.data[:n].split(b"\0", 1)[0].decode("utf-8", "replace")
+        if kind == "descriptor":
+            for i in range(n):
+                # cuDNN filled these in; they are as finalized as their parent's contents
+                (<Descriptor>children[i])._finalized = True
+            for i in range(n, requested):
+                (<Descriptor>children[i]).close()
+        return _unpack(kind, buf, n, atype, children[:n])
+
+    def finalize(self, check_required=True):
+        """cudnnBackendFinalize, after checking that the schema's required attributes were set."""
+        cdef cudnnStatus_t status
+        self._check_open()
+        dtype = DescriptorType(self._dtype)
+        if self._finalized:
+            raise ValueError(f"this {dtype.name} is already finalized")
+        if check_required:
+            missing = [a.name for a in _schema.DESCRIPTORS[dtype].required if int(a) not in self._set_attributes]
+            if missing:
+                raise ValueError(f"{dtype.name} cannot be finalized: required attribute(s) not set: {', '.join(missing)}")
+        with nogil:
+            status = cycudnn.cudnnBackendFinalize(self._ptr)
+        raise_status(status, "cudnnBackendFinalize", dtype)
+        self._finalized = True
+        return self
+
+    def __repr__(self):
+        name = DescriptorType(self._dtype).name if self._dtype >= 0 else "?"
+        state = "closed" if self._ptr == NULL else ("finalized" if self._finalized else "not finalized")
+        return f"<cudnn_backend.Descriptor {name} {state} at 0x{<intptr_t>self._ptr:x}>"
+
+
+# ------------------------------------------------------------------------------------------------
+# library-level queries
+# ------------------------------------------------------------------------------------------------
+def get_version():
+    """cudnnGetVersion of the loaded library (MAJOR*10000 + MINOR*100 + PATCH)."""
+    return cycudnn.cudnnGetVersion()
+
+
+def get_cudart_version():
+    """cudnnGetCudartVersion: the CUDA runtime version cuDNN was built against."""
+    return cycudnn.cudnnGetCudartVersion()
+
+
+def get_max_device_version():
+    """cudnnGetMaxDeviceVersion: the newest compute capability the library supports (e.g. 1200)."""
+    return cycudnn.cudnnGetMaxDeviceVersion()
+
+
+def get_property(prop):
+    """cudnnGetProperty(MAJOR_VERSION=0 / MINOR_VERSION=1 / PATCH_LEVEL=2)."""
+    cdef int value = 0
+    cdef cudnnStatus_t status
+    cdef libraryPropertyType c_prop
+    p = _int_value(prop, "property")
+    if p not in (0, 1, 2):
+        raise ValueError(f"property must be 0 (major), 1 (minor) or 2 (patch), not {p}")
+    c_prop = <libraryPropertyType><int>p
+    with nogil:
+        status = cycudnn.cudnnGetProperty(c_prop, &value)
+    raise_status(status, "cudnnGetProperty")
+    return value
+
+
+def graph_version_check():
+    """cudnnGraphVersionCheck: raises if cuDNN's graph sub-library does not match."""
+    cdef cudnnStatus_t status
+    with nogil:
+        status = cycudnn.cudnnGraphVersionCheck()
+    raise_status(status, "cudnnGraphVersionCheck")
+
+
+def get_error_string(status):
+    """cudnnGetErrorString: cuDNN's name for a status code."""
+    cdef const char* s = cycudnn.cudnnGetErrorString(<cudnnStatus_t><int>_int_value(status, "status"))
+    return (<bytes>s).decode() if s != NULL else ""

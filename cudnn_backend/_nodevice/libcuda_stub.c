@@ -1,0 +1,374 @@
+/*
+ * libcuda_stub.c -- cudnn-backend's "no device" stand-in for the CUDA driver.
+ *
+ * Why: cuDNN 9's graph library reaches the driver through a small shim that
+ * dlopen()s "libcuda.so.1" (falling back to "libcuda.so") and dlsym()s the
+ * entry points below, and it uses NVRTC (libnvrtc.so.13/.12) next to it.  If
+ * the shim cannot resolve *all* of them, every runtime-compiled engine
+ * (matmul / pointwise fusions, ...) is silently dropped from heuristics.  On a
+ * machine without a GPU or driver, loading this object under the soname
+ * libcuda.so.1 makes cuDNN 9.19 (measured, see tools/nodevice_probe.py):
+ *   - return heuristics for runtime-compiled engines (given a
+ *     CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR), and
+ *   - finalize execution plans for them: NVRTC compiles the kernel and the
+ *     cubin ends up in CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION.
+ * Precompiled conv engines work offline even without this stand-in.
+ *
+ * Measured requirements (cuDNN 9.19.0):
+ *   - 22 of the 29 functions must all exist (any one missing => no
+ *     runtime-compiled engines); the 7 others -- cuModuleLoadData,
+ *     cuModuleUnload, cuModuleGetFunction, cuLaunchKernelEx,
+ *     cuOccupancyMaxPotentialClusterSize, cuTensorMapEncodeTiled,
+ *     cuTensorMapEncodeIm2col -- were not needed in our tests; kept, harmless;
+ *   - only cuDriverGetVersion and cuDeviceGetCount are actually *called*
+ *     while building graphs, heuristics and plans;
+ *   - cuDeviceGetCount must NOT report a device: if it says >= 1 device,
+ *     plan finalization tries cuLibraryLoadData on the compiled kernel and
+ *     fails with CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
+ *   - cuDriverGetVersion's answer does not matter (error, 12080 and 13000
+ *     all behave the same; cuDNN's static CUDA runtime gives up either way
+ *     because cuGetProcAddress is absent -- that is why heuristics mode B
+ *     drops the configs whose check calls cudaGetDevice).
+ * Everything answers CUDA_ERROR_NO_DEVICE except the two error-string calls.
+ *
+ * The soname libcuda.so.1 alone suffices: glibc's dlopen("libcuda.so.1")
+ * matches an already-loaded object by soname (RTLD_LOCAL or RTLD_GLOBAL),
+ * and cuDNN only tries "libcuda.so" when "libcuda.so.1" fails.  Caveat: once
+ * loaded, it *is* libcuda.so.1 for the whole process (PyTorch, CuPy, ...);
+ * load it only when no real driver can be dlopen()ed.
+ *
+ * No CUDA headers: CUresult is an int, handles are void*.  Only the C calling
+ * convention matters; trailing arguments we never read are declared for
+ * documentation.
+ *
+ * Build (see setup.py):  cc -shared -fPIC -O2 -fvisibility=hidden \
+ *                           -Wl,-soname,libcuda.so.1 -o libcuda.so.1 libcuda_stub.c
+ * Debug aid:             add -DCUDNN_BACKEND_STUB_TRACE to log every call.
+ */
+#include <stddef.h>
+
+#ifdef CUDNN_BACKEND_STUB_TRACE
+#include <stdio.h>
+#define TRACE() fprintf(stderr, "[libcuda stub] %s\n", __func__)
+#else
+#define TRACE() ((void)0)
+#endif
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext, *CUmodule, *CUfunction, *CUlibrary, *CUkernel,
+             *CUstream, *CUlinkState;
+
+#define CUDA_SUCCESS          0
+#define CUDA_ERROR_NO_DEVICE  100
+
+#define STUB_EXPORT __attribute__((visibility("default")))
+
+/* Marker: a loader can dlsym() this to tell the stand-in from a real driver. */
+STUB_EXPORT int cudnn_backend_nodevice_stub = 1;
+
+static const char NODEV_MSG[] =
+    "no CUDA device (cudnn-backend's no-device stand-in)";
+static const char NODEV_NAME[] = "CUDA_ERROR_NO_DEVICE";
+
+/* ---- error reporting: must succeed so callers can format messages ------- */
+
+STUB_EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr)
+{
+    TRACE();
+    (void)error;
+    if (pStr) *pStr = NODEV_MSG;
+    return CUDA_SUCCESS;
+}
+
+STUB_EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr)
+{
+    TRACE();
+    if (pStr) *pStr = (error == CUDA_ERROR_NO_DEVICE) ? NODEV_NAME : NODEV_MSG;
+    return CUDA_SUCCESS;
+}
+
+/* ---- driver / device queries -------------------------------------------- */
+
+/* Called by cuDNN's static CUDA runtime (heuristics mode B); any answer
+ * works, an error is the honest one. */
+STUB_EXPORT CUresult cuDriverGetVersion(int *driverVersion)
+{
+    TRACE();
+    if (driverVersion) *driverVersion = 0;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+/* Called once per execution-plan finalize of a runtime-compiled engine.
+ * Must report no device (error here; "success, 0" works too): a count >= 1
+ * makes cuDNN load the compiled kernel with cuLibraryLoadData, which fails. */
+STUB_EXPORT CUresult cuDeviceGetCount(int *count)
+{
+    TRACE();
+    if (count) *count = 0;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
+{
+    TRACE();
+    (void)ordinal;
+    if (device) *device = -1;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+/* ---- contexts and streams ----------------------------------------------- */
+
+STUB_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+    TRACE();
+    if (pctx) *pctx = NULL;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuCtxGetLimit(size_t *pvalue, int limit)
+{
+    TRACE();
+    (void)limit;
+    if (pvalue) *pvalue = 0;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuCtxPopCurrent(CUcontext *pctx)
+{
+    TRACE();
+    if (pctx) *pctx = NULL;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuCtxPushCurrent(CUcontext ctx)
+{
+    TRACE();
+    (void)ctx;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+{
+    TRACE();
+    (void)hStream;
+    if (pctx) *pctx = NULL;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+/* ---- modules, libraries, kernels (loading code needs a device) ---------- */
+
+STUB_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+    TRACE();
+    (void)image;
+    if (module) *module = NULL;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuModuleUnload(CUmodule hmod)
+{
+    TRACE();
+    (void)hmod;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
+                                         const char *name)
+{
+    TRACE();
+    (void)hmod; (void)name;
+    if (hfunc) *hfunc = NULL;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
+                                       void *jitOptions, void **jitOptionsValues,
+                                       unsigned int numJitOptions,
+                                       void *libraryOptions,
+                                       void **libraryOptionValues,
+                                       unsigned int numLibraryOptions)
+{
+    TRACE();
+    (void)code; (void)jitOptions; (void)jitOptionsValues; (void)numJitOptions;
+    (void)libraryOptions; (void)libraryOptionValues; (void)numLibraryOptions;
+    if (library) *library = NULL;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
+                                           void *jitOptions, void **jitOptionsValues,
+                                           unsigned int numJitOptions,
+                                           void *libraryOptions,
+                                           void **libraryOptionValues,
+                                           unsigned int numLibraryOptions)
+{
+    TRACE();
+    (void)fileName; (void)jitOptions; (void)jitOptionsValues; (void)numJitOptions;
+    (void)libraryOptions; (void)libraryOptionValues; (void)numLibraryOptions;
+    if (library) *library = NULL;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuLibraryUnload(CUlibrary library)
+{
+    TRACE();
+    (void)library;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
+                                        const char *name)
+{
+    TRACE();
+    (void)library; (void)name;
+    if (pKernel) *pKernel = NULL;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuKernelGetAttribute(int *pi, int attrib, CUkernel kernel,
+                                          CUdevice dev)
+{
+    TRACE();
+    (void)attrib; (void)kernel; (void)dev;
+    if (pi) *pi = 0;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuKernelSetAttribute(int attrib, int val, CUkernel kernel,
+                                          CUdevice dev)
+{
+    TRACE();
+    (void)attrib; (void)val; (void)kernel; (void)dev;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+/* ---- JIT linking ---------------------------------------------------------- */
+
+STUB_EXPORT CUresult cuLinkCreate(unsigned int numOptions, void *options,
+                                  void **optionValues, CUlinkState *stateOut)
+{
+    TRACE();
+    (void)numOptions; (void)options; (void)optionValues;
+    if (stateOut) *stateOut = NULL;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuLinkAddData(CUlinkState state, int type, void *data,
+                                   size_t size, const char *name,
+                                   unsigned int numOptions, void *options,
+                                   void **optionValues)
+{
+    TRACE();
+    (void)state; (void)type; (void)data; (void)size; (void)name;
+    (void)numOptions; (void)options; (void)optionValues;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuLinkComplete(CUlinkState state, void **cubinOut,
+                                    size_t *sizeOut)
+{
+    TRACE();
+    (void)state;
+    if (cubinOut) *cubinOut = NULL;
+    if (sizeOut) *sizeOut = 0;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuLinkDestroy(CUlinkState state)
+{
+    TRACE();
+    (void)state;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+/* ---- launches and occupancy ------------------------------------------------ */
+
+STUB_EXPORT CUresult cuLaunchKernel(CUfunction f,
+                                    unsigned int gridDimX, unsigned int gridDimY,
+                                    unsigned int gridDimZ, unsigned int blockDimX,
+                                    unsigned int blockDimY, unsigned int blockDimZ,
+                                    unsigned int sharedMemBytes, CUstream hStream,
+                                    void **kernelParams, void **extra)
+{
+    TRACE();
+    (void)f; (void)gridDimX; (void)gridDimY; (void)gridDimZ; (void)blockDimX;
+    (void)blockDimY; (void)blockDimZ; (void)sharedMemBytes; (void)hStream;
+    (void)kernelParams; (void)extra;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f,
+                                               unsigned int gridDimX,
+                                               unsigned int gridDimY,
+                                               unsigned int gridDimZ,
+                                               unsigned int blockDimX,
+                                               unsigned int blockDimY,
+                                               unsigned int blockDimZ,
+                                               unsigned int sharedMemBytes,
+                                               CUstream hStream,
+                                               void **kernelParams)
+{
+    TRACE();
+    (void)f; (void)gridDimX; (void)gridDimY; (void)gridDimZ; (void)blockDimX;
+    (void)blockDimY; (void)blockDimZ; (void)sharedMemBytes; (void)hStream;
+    (void)kernelParams;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuLaunchKernelEx(const void *config, CUfunction f,
+                                      void **kernelParams, void **extra)
+{
+    TRACE();
+    (void)config; (void)f; (void)kernelParams; (void)extra;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize,
+                                                        CUfunction func,
+                                                        const void *config)
+{
+    TRACE();
+    (void)func; (void)config;
+    if (clusterSize) *clusterSize = 0;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+/* ---- TMA descriptors (Hopper+ engines encode them while building plans) --- */
+
+STUB_EXPORT CUresult cuTensorMapEncodeTiled(void *tensorMap, int dataType,
+                                            unsigned int rank, void *globalAddress,
+                                            const void *globalDim,
+                                            const void *globalStrides,
+                                            const void *boxDim,
+                                            const void *elementStrides,
+                                            int interleave, int swizzle,
+                                            int l2Promotion, int oobFill)
+{
+    TRACE();
+    (void)tensorMap; (void)dataType; (void)rank; (void)globalAddress;
+    (void)globalDim; (void)globalStrides; (void)boxDim; (void)elementStrides;
+    (void)interleave; (void)swizzle; (void)l2Promotion; (void)oobFill;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuTensorMapEncodeIm2col(void *tensorMap, int dataType,
+                                             unsigned int rank, void *globalAddress,
+                                             const void *globalDim,
+                                             const void *globalStrides,
+                                             const int *pixelBoxLowerCorner,
+                                             const int *pixelBoxUpperCorner,
+                                             unsigned int channelsPerPixel,
+                                             unsigned int pixelsPerColumn,
+                                             const void *elementStrides,
+                                             int interleave, int swizzle,
+                                             int l2Promotion, int oobFill)
+{
+    TRACE();
+    (void)tensorMap; (void)dataType; (void)rank; (void)globalAddress;
+    (void)globalDim; (void)globalStrides; (void)pixelBoxLowerCorner;
+    (void)pixelBoxUpperCorner; (void)channelsPerPixel; (void)pixelsPerColumn;
+    (void)elementStrides; (void)interleave; (void)swizzle; (void)l2Promotion;
+    (void)oobFill;
+    return CUDA_ERROR_NO_DEVICE;
+}
