@@ -37,6 +37,7 @@ from cudnn_backend._descriptor import (
     check_available,
     get_cudart_version,
     get_error_string,
+    get_execution_plan_workspace_size,
     get_max_device_version,
     get_property,
     get_version,

@@ -678,3 +678,22 @@ def get_error_string(status):
     """cudnnGetErrorString: cuDNN's name for a status code."""
     cdef const char* s = cycudnn.cudnnGetErrorString(<cudnnStatus_t><int>_int_value(status, "status"))
     return (<bytes>s).decode() if s != NULL else ""
+
+
+def get_execution_plan_workspace_size(Handle handle, Descriptor execution_plan, Descriptor variant_pack=None):
+    """cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23): the workspace a plan needs for a variant pack."""
+    cdef size_t size = 0
+    cdef cudnnStatus_t status
+    cdef cudnnBackendDescriptor_t pack = NULL
+    cdef cudnnHandle_t c_handle = NULL
+    if handle is not None:
+        handle._need_open()
+        c_handle = handle._handle
+    execution_plan._check_open()
+    if variant_pack is not None:
+        variant_pack._check_open()
+        pack = variant_pack._ptr
+    with nogil:
+        status = cycudnn.cudnnGetExecutionPlanWorkspaceSize(c_handle, execution_plan._ptr, pack, &size)
+    raise_status(status, "cudnnGetExecutionPlanWorkspaceSize", execution_plan.descriptor_type)
+    return size

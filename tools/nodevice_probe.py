@@ -483,7 +483,7 @@ def main():
     print(f"  deviceprop descriptor finalized from {args.deviceprop}")
     res = heur_counts(be, graph, dprop, "conv")
     print(f"  COUNTS conv: A={len(res['A'])} B={len(res['B'])} "
-          f"FALLBACK={len(res['FALLBACK'])}   (expected 40/83/4)")
+          f"FALLBACK={len(res['FALLBACK'])}   (offline: 40/74/4; B size query says 83)")
 
     if not args.skip_plans:
         print("\n== c. execution plans for all mode-A configs (DEVICEPROP, no handle)")

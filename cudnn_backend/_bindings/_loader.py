@@ -83,13 +83,17 @@ def ensure_driver() -> str:
         return _driver
 
 
-def _preload_nvrtc() -> str | None:
-    """cuDNN's runtime-compiled engines dlopen NVRTC by name; load the wheel's copy globally first."""
+def _preload(libname: str) -> str | None:
+    """Load a CUDA library cuDNN opens by name (found through its RUNPATH only in the wheel layout).
+
+    NVRTC: without it runtime-compiled engines vanish. cublasLt: a cuDNN outside the wheel layout
+    that cannot find it aborts the process at the first heuristics query.
+    """
     try:
         from cuda.pathfinder import load_nvidia_dynamic_lib
 
-        return load_nvidia_dynamic_lib("nvrtc").abs_path
-    except Exception:  # absent NVRTC only disables runtime-compiled engines; cuDNN reports that itself
+        return load_nvidia_dynamic_lib(libname).abs_path
+    except Exception:  # absent, cuDNN reports what it misses itself
         return None
 
 
@@ -99,7 +103,8 @@ def load_cudnn() -> LoadedCudnn:
         if _loaded is not None:
             return _loaded
         driver = ensure_driver()
-        nvrtc = _preload_nvrtc()
+        nvrtc = _preload("nvrtc")
+        _preload("cublasLt")
         forced = os.environ.get(ENV_LIBCUDNN)
         if forced:
             path, found_via = forced, f"${ENV_LIBCUDNN}"

@@ -1,0 +1,52 @@
+"""Shared fixtures. Tests run against the real cuDNN (never a mock); without a GPU the package
+loads its no-device driver stand-in and uses the bundled H200 device profile."""
+import ctypes
+import pathlib
+
+import pytest
+
+DATA = pathlib.Path(__file__).resolve().parent.parent / "cudnn_backend" / "data"
+H200_PROFILE_JSON = DATA / "h200_deviceprop_cudnn91900.json"
+
+
+def _have_gpu() -> bool:
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    if hasattr(cuda, "cudnn_backend_nodevice_stub"):
+        return False
+    count = ctypes.c_int(0)
+    return cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+
+
+HAVE_GPU = _have_gpu()
+
+
+def pytest_collection_modifyitems(config, items):
+    if HAVE_GPU:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def h200_profile_json() -> str:
+    return H200_PROFILE_JSON.read_text()
+
+
+@pytest.fixture(scope="session")
+def cudnn_version() -> int:
+    import cudnn_backend
+
+    return cudnn_backend.get_version()
+
+
+@pytest.fixture
+def handle():
+    import cudnn_backend
+
+    with cudnn_backend.Handle() as h:
+        yield h
