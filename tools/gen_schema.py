@@ -42,7 +42,8 @@ Rules used to read the docs (documented here because they are choices):
   requirement ("required for ...", "required only ...", "... if ...") ->
   optional; nothing stated -> optional.
 * default: ``Default value is X`` / ``Default is X`` / ``default X`` /
-  ``the default value is X``; "None" means no default (null).
+  ``the default value is X`` / ``X is default``; "None" means no default
+  (null); ``0.0f`` is written ``0.0``.
 * accepts: ``CUDNN_BACKEND_*_DESCRIPTOR`` names in the spec / type bullet, or
   after "Descriptor type" in the entry's prose; the wildcard
   ``CUDNN_BACKEND_OPERATION_*_DESCRIPTOR`` expands to every operation
@@ -303,6 +304,7 @@ _DEFAULT_RES = [
     re.compile(r"\b[Dd]efault value is\s+(?P<v>.+?)(?=\.\s|\.$|\s\(|;|$)"),
     re.compile(r"\b[Dd]efault is\s+(?P<v>.+?)(?=\.\s|\.$|\s\(|;|$)"),
     re.compile(r"\b[Dd]efault\s+(?P<v>-?[0-9][0-9.]*f?)\b"),
+    re.compile(r"\b(?P<v>-?[0-9][0-9.]*) is (?:the )?default\b"),
 ]
 
 
@@ -416,6 +418,13 @@ def _assign(attr_names: list[str], desc_names: list[str]):
 
 def extract_schema(header_text: str) -> dict:
     """Build the schema dict (see module docstring) from cudnn_graph.h text."""
+    return extract_schema_with_report(header_text)[0]
+
+
+def extract_schema_with_report(header_text: str) -> tuple[dict, dict]:
+    """Like extract_schema, plus a report (not package data): notes on the
+    docs, which attributes were overridden, which were documented, and
+    override entries that name nothing in this header."""
     version = parse_header_version(header_text)
     max_dims = parse_max_dims(header_text)
     attrs = parse_enum(header_text, "cudnnBackendAttributeName_t")
@@ -516,17 +525,19 @@ def extract_schema(header_text: str) -> dict:
         "descriptors": out_descs,
         "attributes": out_attrs,
     }
-    # Side information for main()'s report; not part of the data format.
-    extract_schema.last_report = {
+    stale = sorted(
+        [f"ATTRIBUTE_OVERRIDES[{n}]" for n in ov.ATTRIBUTE_OVERRIDES if n not in attr_set]
+        + [f"ATTRIBUTE_DESCRIPTOR[{n}]" for n in ov.ATTRIBUTE_DESCRIPTOR if n not in attr_set]
+        + [f"DOC_NAME_ALIASES[{n}]" for n, t in ov.DOC_NAME_ALIASES.items() if t not in attr_set]
+        + [f"DESCRIPTOR_PREFIX[{n}]" for n in ov.DESCRIPTOR_PREFIX if n not in desc_set])
+    report = {
         "notes": notes,
         "overridden": overridden,
         "documented": sorted(doc_info),
+        "stale_overrides": stale,
         "max_dims": max_dims,
     }
-    return schema
-
-
-extract_schema.last_report = {}
+    return schema, report
 
 
 def check_schema(schema: dict, expect_descriptors: int | None = None, expect_attributes: int | None = None) -> list[str]:
@@ -567,13 +578,14 @@ def check_schema(schema: dict, expect_descriptors: int | None = None, expect_att
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    verbose = "-v" in argv
+    argv = [a for a in argv if a != "-v"]
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: gen_schema.py /path/to/cudnn_graph.h [out.json]", file=sys.stderr)
+        print("usage: gen_schema.py [-v] /path/to/cudnn_graph.h [out.json]", file=sys.stderr)
         return 2
     with open(argv[0], encoding="utf-8") as f:
         text = f.read()
-    schema = extract_schema(text)
-    rep = extract_schema.last_report
+    schema, rep = extract_schema_with_report(text)
     A, D = schema["attributes"], schema["descriptors"]
     roles = {r: sum(1 for v in A.values() if v["role"] == r) for r in ROLES}
     print(f"header_version       : {schema['header_version']}")
@@ -583,6 +595,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  descriptor-valued  : {sum(1 for v in A.values() if v['accepts'])}")
     print(f"  documented in header: {len(rep['documented'])}")
     print(f"  needed an override : {len(rep['overridden'])}")
+    if verbose:
+        for name, fields in rep["overridden"].items():
+            print(f"    {name}: {', '.join(fields)}")
     undocumented = [a for a in A if a not in rep["documented"] and a not in rep["overridden"]]
     if undocumented:
         print(f"  neither documented nor overridden ({len(undocumented)}): " + ", ".join(undocumented))
@@ -590,6 +605,10 @@ def main(argv: list[str] | None = None) -> int:
         print("note:", n)
     expect = ov.EXPECTED_COUNTS.get(schema["header_version"], (None, None))
     errs = check_schema(schema, *expect)
+    if expect[0] is not None:  # the override table was written for this header
+        errs += [f"override entry names nothing in this header: {x}" for x in rep["stale_overrides"]]
+    elif rep["stale_overrides"]:
+        print(f"note: {len(rep['stale_overrides'])} override entries name nothing in this header")
     for e in errs:
         print("ERROR:", e)
     if len(argv) > 1:

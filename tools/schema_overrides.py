@@ -17,7 +17,7 @@ Sources named in the comments:
 * "enum brief": the ``/**< ... */`` comment on the attribute's enumerant.
 * "NVIDIA docs": the cuDNN backend descriptor-type reference.
 
-Plain data only; no logic.
+Plain data (one tiny helper, _tensor(), spells the common tensor-slot entry).
 """
 
 # ---------------------------------------------------------------------------
@@ -89,13 +89,26 @@ def _tensor(role="optional"):
 ATTRIBUTE_OVERRIDES = {
     # ---- CONVOLUTION / convolution operations ------------------------------------------
     # Header: FLOAT or DOUBLE; probe 9.19 also accepts INT32 for the forward alpha/beta (listed last).
+    # Header also says "1+ elements"; probe 9.19 rejects any elementCount other than 1.
     "CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA": {
-        "types": ["CUDNN_TYPE_FLOAT", "CUDNN_TYPE_DOUBLE", "CUDNN_TYPE_INT32"]},
+        "types": ["CUDNN_TYPE_FLOAT", "CUDNN_TYPE_DOUBLE", "CUDNN_TYPE_INT32"], "count_max": 1},
     "CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA": {
-        "types": ["CUDNN_TYPE_FLOAT", "CUDNN_TYPE_DOUBLE", "CUDNN_TYPE_INT32"]},
+        "types": ["CUDNN_TYPE_FLOAT", "CUDNN_TYPE_DOUBLE", "CUDNN_TYPE_INT32"], "count_max": 1},
+
+    # Header says "1+ elements"; probe 9.19 rejects any elementCount other than 1 (a scalar).
+    "CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA": {"count_max": 1},
+    "CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA": {"count_max": 1},
+    "CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA": {"count_max": 1},
+    "CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA": {"count_max": 1},
+
+    # ---- ENGINE: header says "1 element"; a finalized engine (probe 9.19) returns 2 KNOB_INFO
+    # descriptors / 0 LAYOUT_INFO descriptors -> arrays (NVIDIA docs: zero or more).
+    "CUDNN_ATTR_ENGINE_KNOB_INFO": {"count_min": 0, "count_max": None},
+    "CUDNN_ATTR_ENGINE_LAYOUT_INFO": {"count_min": 0, "count_max": None},
 
     # ---- ENGINEHEUR / ENGINECFG / EXECUTION_PLAN ----------------------------------------
-    # Header gives no descriptor type; it is the graph to rank engines for (NVIDIA docs).
+    # Header gives no descriptor type; it is the graph to rank engines for (NVIDIA docs;
+    # probe 9.19: an OPERATIONGRAPH is accepted, a TENSOR aborts the process).
     "CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH": {"accepts": [_G]},
     # Undocumented in header; frontend reads it with CUDNN_TYPE_INT32; NVIDIA docs: read-only
     # (probe 9.19 lets an INT32 set through on an unfinalized descriptor, which means nothing).
@@ -103,6 +116,8 @@ ATTRIBUTE_OVERRIDES = {
         "types": ["CUDNN_TYPE_INT32"], "count_min": 1, "count_max": 1, "role": "get_only"},
     # Deprecated; the plan can be built against CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP instead.
     "CUDNN_ATTR_EXECUTION_PLAN_HANDLE": {"role": "optional"},
+    # Header: "0+ elements"; probe 9.19 rejects elementCount 0 (an empty list is meaningless).
+    "CUDNN_ATTR_EXECUTION_PLAN_RUN_ONLY_INTERMEDIATE_UIDS": {"count_min": 1},
     # Header calls it optional but "currently unsupported"; probe 9.19: every set -> NOT_SUPPORTED.
     "CUDNN_ATTR_EXECUTION_PLAN_COMPUTED_INTERMEDIATE_UIDS": {"role": "get_only"},
 
@@ -202,9 +217,12 @@ ATTRIBUTE_OVERRIDES = {
     "CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC": {"accepts": [_T]},
 
     # ---- VARIANT_PACK -----------------------------------------------------------------------
-    # Undocumented (9.18+); frontend + probe 9.19: INT64 array of UIDs.
+    # Header: "0+ elements"; probe 9.19 rejects elementCount 0 for both.
+    "CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS": {"count_min": 1},
+    "CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS": {"count_min": 1},
+    # Undocumented (9.18+); frontend + probe 9.19: INT64 array of UIDs (elementCount 0 rejected).
     "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS": {
-        "types": ["CUDNN_TYPE_INT64"], "count_min": 0, "count_max": None, "role": "optional"},
+        "types": ["CUDNN_TYPE_INT64"], "count_min": 1, "count_max": None, "role": "optional"},
     # Undocumented; frontend passes ONE VOID_PTR (the data pointer of a
     # std::vector<std::vector<int64_t>>, one entry per override UID); probe 9.19 accepts VOID_PTR only.
     "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES": {
@@ -278,8 +296,8 @@ ATTRIBUTE_OVERRIDES = {
         "default": "head_dim"},
 
     # ---- RNG ------------------------------------------------------------------------------------
-    # Header documents only 3 of the 6 RNG attributes; probe 9.19: DOUBLE only; API log initial
-    # value -1 (NVIDIA docs give the same default).
+    # Header documents only 3 of the 6 RNG attributes; probe 9.19: DOUBLE only; default -1 is the
+    # initial value the 9.19 API log shows (as for the documented NORMAL_DIST_* attributes).
     "CUDNN_ATTR_RNG_UNIFORM_DIST_MAXIMUM": {
         "types": ["CUDNN_TYPE_DOUBLE"], "count_min": 1, "count_max": 1, "role": "optional", "default": "-1"},
     "CUDNN_ATTR_RNG_UNIFORM_DIST_MINIMUM": {
@@ -318,6 +336,8 @@ ATTRIBUTE_OVERRIDES = {
         "types": ["CUDNN_TYPE_INT64"], "count_min": 1, "count_max": 1},
 
     # ---- BLOCK_SCALE_DEQUANTIZE / MOE ------------------------------------------------------------
+    # Header: "one element"; probe 9.19 accepts 1 or 2 INT32s (API log: block_size is a 2-vector).
+    "CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_BLOCK_SIZE": {"count_min": 1, "count_max": 2},
     # Header gives no type; probe 9.19 accepts only BOOLEAN.
     "CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_NEG_SCALE": {
         "types": ["CUDNN_TYPE_BOOLEAN"], "count_min": 1, "count_max": 1},
