@@ -439,3 +439,12 @@ class Graph:
 
     def __repr__(self):
         return f"<Graph {self.name!r}: {len(self.operations)} operations, {len(self.tensors)} tensors>"
+
+
+def graph_tensors(operations) -> dict:
+    """{uid: Tensor} of every tensor the operations read or write (first descriptor seen per UID)."""
+    out = {}
+    for op in operations:
+        for _, t, _ in _tensor_slots(op):
+            out.setdefault(t.uid, t)
+    return out
