@@ -21,13 +21,16 @@
 #include <cuda_runtime_api.h>
 #define CUDNN_BACKEND_HAVE_CUDA_HEADERS 1
 #endif
+#if __has_include(<library_types.h>)
+#include <library_types.h>
+#endif
 #endif
 #ifndef CUDNN_BACKEND_HAVE_CUDA_HEADERS
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUgraph_st *cudaGraph_t;
+#endif
 #ifndef __LIBRARY_TYPES_H__
 typedef enum libraryPropertyType_t { MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL } libraryPropertyType;
-#endif
 #endif
 
 #ifndef CUDNNWINAPI

@@ -179,18 +179,16 @@ def builds(tmp_path_factory) -> dict[str, Build]:
     ours = cudnn_backend.get_include()
     cudnn_include = _cudnn_include()
     cuda_includes = _cuda_includes()
-    vendor_missing = None
+    cuda_missing = None if cuda_includes else (
+        f"the CUDA runtime headers ({', '.join(CUDA_HEADERS)}) are not installed: pip install "
+        "nvidia-cuda-runtime nvidia-cuda-crt (CUDA 13) or nvidia-cuda-runtime-cu12 (CUDA 12)")
+    vendor_missing = cuda_missing
     if cudnn_include is None:
-        vendor_missing = "the cuDNN headers (cudnn.h in the nvidia-cudnn-cu13/-cu12 wheel) are not installed"
-    elif cuda_includes is None:
-        vendor_missing = (f"the CUDA runtime headers ({', '.join(CUDA_HEADERS)}) are not installed: "
-                          "pip install nvidia-cuda-runtime nvidia-cuda-crt (CUDA 13) or nvidia-cuda-runtime-cu12")
+        vendor_missing = "the cuDNN headers (cudnn.h of the nvidia-cudnn-cu13/-cu12 wheel) are not installed"
     # module -> (source file in cimport_data, C header folders in search order, reason to skip)
     plan = {
         "downstream_basic": ("downstream_basic.pyx", [ours], None),
-        "downstream_basic_cudart": ("downstream_basic.pyx", [ours] + (cuda_includes or []),
-                                    None if cuda_includes else vendor_missing
-                                    or "the CUDA runtime headers are not installed"),
+        "downstream_basic_cudart": ("downstream_basic.pyx", [ours] + (cuda_includes or []), cuda_missing),
         "downstream_vendor_first": ("downstream_vendor_first.pyx",
                                     [ours, str(cudnn_include)] + (cuda_includes or []), vendor_missing),
         "downstream_ours_first": ("downstream_ours_first.pyx",

@@ -5,8 +5,8 @@ One command regenerates everything (see docs/generating.md)::
 
     python tools/generate.py [--header PATH/TO/cudnn_graph.h]
 
-Without ``--header`` the header of the installed ``nvidia-cudnn-cu13`` (or -cu12) wheel is used;
-use the newest cuDNN so that every enumerant exists. Written files (never edit them by hand):
+Without ``--header`` the header is taken from the ``nvidia-cudnn-cu13`` 9.28 wheel (fetched once with
+pip); use the newest cuDNN so that every enumerant exists. Written files (never edit them by hand):
 
 * ``include/cudnn_backend_graph.h``            C types, enums, macros and prototypes
 * ``cudnn_backend/_bindings/cycudnn.pxd``     the same, declared for Cython (``nogil``)
@@ -74,19 +74,30 @@ def _last_since(text: str, default: str) -> str:
     return found[-1] if found else default
 
 
-def find_header(explicit: str | None) -> pathlib.Path:
+HEADER_WHEEL = "nvidia-cudnn-cu13==9.28.0.42"  # the newest cuDNN, so every enumerant exists
+
+
+def find_header(explicit: str | None, wheel: str = HEADER_WHEEL) -> pathlib.Path:
+    """The given header, or cudnn_graph.h extracted from ``wheel`` (downloaded once with pip into a cache)."""
     if explicit:
         return pathlib.Path(explicit)
-    import importlib.util
+    import subprocess
+    import tempfile
+    import zipfile
 
-    for pkg in ("nvidia.cudnn",):
-        spec = importlib.util.find_spec(pkg)
-        if spec and spec.submodule_search_locations:
-            for loc in spec.submodule_search_locations:
-                cand = pathlib.Path(loc) / "include" / "cudnn_graph.h"
-                if cand.exists():
-                    return cand
-    raise SystemExit("cudnn_graph.h not found: pip install nvidia-cudnn-cu13 or pass --header")
+    cache = pathlib.Path(tempfile.gettempdir()) / "cudnn-backend-headers" / wheel.replace("==", "-")
+    header = cache / "cudnn_graph.h"
+    if not header.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
+                        "--platform", "manylinux_2_27_x86_64", "--python-version", "3.11", "-d", str(cache), wheel],
+                       check=True)
+        [whl] = cache.glob("*.whl")
+        with zipfile.ZipFile(whl) as z:
+            [name] = [n for n in z.namelist() if n.endswith("include/cudnn_graph.h")]
+            header.write_bytes(z.read(name))
+        whl.unlink()
+    return header
 
 
 def header_version(text: str) -> str:
@@ -206,13 +217,16 @@ def write_c_header(version: str, enums: list[Enum], funcs: list[Function]) -> st
         "#include <cuda_runtime_api.h>",
         "#define CUDNN_BACKEND_HAVE_CUDA_HEADERS 1",
         "#endif",
+        "#if __has_include(<library_types.h>)",
+        "#include <library_types.h>",
+        "#endif",
         "#endif",
         "#ifndef CUDNN_BACKEND_HAVE_CUDA_HEADERS",
         "typedef struct CUstream_st *cudaStream_t;",
         "typedef struct CUgraph_st *cudaGraph_t;",
+        "#endif",
         "#ifndef __LIBRARY_TYPES_H__",
         "typedef enum libraryPropertyType_t { MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL } libraryPropertyType;",
-        "#endif",
         "#endif",
         "",
         "#ifndef CUDNNWINAPI",
@@ -520,7 +534,7 @@ def write_enums_py(version: str, enums: list[Enum], funcs: list[Function]) -> st
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--header", help="path to cudnn_graph.h (default: the installed nvidia-cudnn wheel's)")
+    ap.add_argument("--header", help=f"path to cudnn_graph.h (default: the one in {HEADER_WHEEL}, fetched with pip)")
     ap.add_argument("--check", action="store_true", help="fail if any generated file would change")
     args = ap.parse_args(argv)
     path = find_header(args.header)
