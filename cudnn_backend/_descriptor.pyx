@@ -63,13 +63,14 @@ def _as_enum(enum_cls, value, what):
         try:
             return enum_cls[value]
         except KeyError:
-            raise ValueError(f"{value!r} is not a {enum_cls.__name__} ({what})") from None
+            raise ValueError(f"{what}: {value!r} is not a {enum_cls.__name__} name") from None
     if isinstance(value, bool) or not isinstance(value, (int, numbers.Integral)):
-        raise TypeError(f"{what} must be a {enum_cls.__name__} member, its C name or an int, not {type(value).__name__}")
+        raise TypeError(f"{what}: expected a {enum_cls.__name__} member, its C name or an int, "
+                        f"not {type(value).__name__}")
     try:
         return enum_cls(int(value))
     except ValueError:
-        raise ValueError(f"{int(value)} is not a valid {enum_cls.__name__} ({what})") from None
+        raise ValueError(f"{what}: {int(value)} is not a valid {enum_cls.__name__}") from None
 
 
 # ------------------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ import itertools
 import threading
 
 from cudnn_backend import shapes
-from cudnn_backend._generated.enums import DataType, DescriptorType, PointwiseMode
+from cudnn_backend._descriptor import Descriptor
+from cudnn_backend._generated.enums import AttributeName, AttributeType, DataType, DescriptorType, PointwiseMode
 from cudnn_backend.typed import (
     Convolution,
     Matmul,
@@ -110,8 +111,46 @@ default_uids = UidAllocator(start=1 << 20)  # for Tensor.from_array outside any 
 # ---------------------------------------------------------------------------------------------
 # inspection of a list of operations
 # ---------------------------------------------------------------------------------------------
-def _tensor_slots(op: TypedDescriptor):
-    """[(keyword, Tensor, is_output)] of an operation's tensor-valued attributes that were set."""
+class TensorInfo(tuple):
+    """What the graph checks need of a tensor descriptor, typed or generic (read once)."""
+
+    __slots__ = ()
+
+    def __new__(cls, t):
+        if isinstance(t, Tensor):
+            uid, dims = t.uid, tuple(t.get_keyword("dimensions") or ())
+            strides, dt = tuple(t.get_keyword("strides") or ()), t.get_keyword("data_type")
+            virtual, name = t.virtual, t.name
+        else:  # a generic Descriptor of tensor type, set through C names
+            read = lambda attr, atype: t.get(attr, atype) if t.finalized else []  # noqa: E731
+            [uid] = read(AttributeName.CUDNN_ATTR_TENSOR_UNIQUE_ID, AttributeType.CUDNN_TYPE_INT64) or [-1]
+            dims = tuple(read(AttributeName.CUDNN_ATTR_TENSOR_DIMENSIONS, AttributeType.CUDNN_TYPE_INT64))
+            strides = tuple(read(AttributeName.CUDNN_ATTR_TENSOR_STRIDES, AttributeType.CUDNN_TYPE_INT64))
+            [dt] = read(AttributeName.CUDNN_ATTR_TENSOR_DATA_TYPE, AttributeType.CUDNN_TYPE_DATA_TYPE) or [None]
+            [virtual] = read(AttributeName.CUDNN_ATTR_TENSOR_IS_VIRTUAL, AttributeType.CUDNN_TYPE_BOOLEAN) or [False]
+            name = f"t{uid}"
+        return super().__new__(cls, (int(uid), dims, strides, None if dt is None else int(dt), bool(virtual), name))
+
+    uid = property(lambda self: self[0])
+    shape = property(lambda self: self[1])
+    strides = property(lambda self: self[2])
+    data_type = property(lambda self: self[3])
+    virtual = property(lambda self: self[4])
+    name = property(lambda self: self[5])
+
+    def signature(self):
+        return self[1:5]
+
+    def describe(self) -> str:
+        dt = DataType(self.data_type).name.replace("CUDNN_DATA_", "").lower() if self.data_type is not None else "?"
+        return (f"{self.name} (uid {self.uid}) {list(self.shape)} strides {list(self.strides)} {dt}"
+                f"{' virtual' if self.virtual else ''}")
+
+
+def tensor_descriptors(op):
+    """[(keyword, tensor descriptor, is_output)] of an operation's tensor-valued attributes that were set."""
+    if not isinstance(op, TypedDescriptor):
+        raise TypeError(f"graph inspection needs typed operation descriptors, not {op!r}")
     outputs = OUTPUTS.get(op.DESCRIPTOR_TYPE, ())
     slots = []
     for name, spec in op.ATTRIBUTES.items():
@@ -121,9 +160,14 @@ def _tensor_slots(op: TypedDescriptor):
         if value is None:
             continue
         for t in value if isinstance(value, (list, tuple)) else [value]:
-            if isinstance(t, Tensor):
+            if isinstance(t, Descriptor) and t.descriptor_type == T.CUDNN_BACKEND_TENSOR_DESCRIPTOR:
                 slots.append((name, t, name in outputs))
     return slots
+
+
+def _tensor_slots(op):
+    """[(keyword, TensorInfo, is_output)] of an operation."""
+    return [(name, TensorInfo(t), out) for name, t, out in tensor_descriptors(op)]
 
 
 def _op_label(op) -> str:
@@ -181,7 +225,7 @@ def check_operations(operations):
                 f"graphs (cuDNN treats this as a cycle); give the output its own tensor")
         for name, t, out in slots:
             prev = by_uid.get(t.uid)
-            if prev is not None and prev is not t and prev.signature() != t.signature():
+            if prev is not None and prev.signature() != t.signature():
                 if out or t.uid in produced:
                     raise GraphError(f"{_op_label(op)}.{name}: tensor UID {t.uid} is {t.describe()} here but "
                                      f"{prev.describe()} where it is produced: consumer and producer shapes differ")
@@ -324,8 +368,8 @@ class Graph:
         if not op.finalized:
             op.finalize()
         self.operations.append(op)
-        for _, t, _ in _tensor_slots(op):
-            self.tensors.setdefault(t.uid, t)
+        for _, t, _ in tensor_descriptors(op):
+            self.tensors.setdefault(TensorInfo(t).uid, t)
         return op
 
     # -- operations ------------------------------------------------------------------------------
@@ -445,6 +489,6 @@ def graph_tensors(operations) -> dict:
     """{uid: Tensor} of every tensor the operations read or write (first descriptor seen per UID)."""
     out = {}
     for op in operations:
-        for _, t, _ in _tensor_slots(op):
-            out.setdefault(t.uid, t)
+        for _, t, _ in tensor_descriptors(op):
+            out.setdefault(TensorInfo(t).uid, t)
     return out

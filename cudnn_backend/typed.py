@@ -109,7 +109,7 @@ class TypedDescriptor(Descriptor):
         atype = choose_attribute_type(spec, value) if attribute_type is None else AttributeType(attribute_type)
         self.set(spec.name, atype, value)
         state = self._typed_state
-        state["values"][name] = value
+        state["values"][name] = _normalize(spec, atype, value)
         state["types"][name] = atype
 
     def get_keyword(self, name):
@@ -177,6 +177,41 @@ class TypedDescriptor(Descriptor):
             if self._was_set(name):
                 parts.append(f"{name}={_short(self._typed_state['values'].get(name))}")
         return f"{type(self).__name__}({', '.join(parts)}) <{state}>"
+
+
+def _normalize(spec, atype, value):
+    """The value as get() would return it (enum members, ints, floats, str), scalar if single-element."""
+    if atype in (AttributeType.CUDNN_TYPE_BACKEND_DESCRIPTOR, AttributeType.CUDNN_TYPE_HANDLE):
+        return value
+    if atype == AttributeType.CUDNN_TYPE_CHAR:
+        return value.decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else value
+    enum_cls = _enum_class(atype)
+
+    def one(v):
+        if enum_cls is not None:
+            return enum_cls[v] if isinstance(v, str) else enum_cls(int(v))
+        if atype in _INTS or atype == AttributeType.CUDNN_TYPE_VOID_PTR:
+            return None if v is None else int(v)
+        if atype == AttributeType.CUDNN_TYPE_FLOAT:
+            import struct
+
+            return struct.unpack("f", struct.pack("f", float(v)))[0]
+        if atype == AttributeType.CUDNN_TYPE_DOUBLE:
+            return float(v)
+        if atype == AttributeType.CUDNN_TYPE_BOOLEAN:
+            return bool(v)
+        if atype == AttributeType.CUDNN_TYPE_FRACTION:
+            return (v.numerator, v.denominator) if hasattr(v, "numerator") else tuple(int(x) for x in v)
+        return v
+
+    if hasattr(value, "tolist") and not isinstance(value, (int, float)):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)) and not (atype == AttributeType.CUDNN_TYPE_FRACTION and len(value) == 2
+                                                 and not isinstance(value[0], (list, tuple))):
+        items = [one(v) for v in value]
+        return items[0] if spec.count_max == 1 and len(items) == 1 else items
+    item = one(value)
+    return item if spec.count_max == 1 else [item]
 
 
 def _short(value):

@@ -1,0 +1,1009 @@
+"""Hypothesis fuzzing of the checked ``Descriptor`` API, run in a subprocess by tests/test_fuzz.py.
+
+A misuse that crashes the process (segfault, abort) would take pytest down with it, so the fuzzing
+runs here and the test only looks at the exit status and the summary line::
+
+    python tests/fuzz_worker.py random|structured [--examples N] [--seed S] [--log PATH]
+
+Modes:
+
+* ``random``: random descriptor types x attribute names x attribute types x counts x values x
+  call orders (create / set / get / element_count / finalize / close / drop / gc, repeated), with
+  values of every Python kind.
+* ``structured``: per example a chain of descriptors of the schema's types, each given its own
+  attributes with the right attribute types, plausible values and children from a pool of real
+  descriptors (often of the wrong type, unfinalized, closed or "finalized empty"), then
+  ``finalize()`` (sometimes ``check_required=False`` so cuDNN itself sees incomplete descriptors)
+  and ``get`` of every attribute. Finalized results feed later links of the chain (op -> graph ->
+  heuristics -> engine config -> plan ...).
+
+Every call is counted, and written *before* it is made (flushed) to ``--log`` as a runnable Python
+line; the log holds the pool-building prelude plus the current example, so after a crash it is a
+standalone reproducer. Only ``cudnn_backend.CudnnBackendError`` subclasses, ``TypeError`` and
+``ValueError`` may come out of a call: anything else is reported with its reproducer and exits 3.
+
+The last line on stdout is ``FUZZ-SUMMARY {json}`` with ``calls`` (every Descriptor API call made:
+construction, set, get, element_count, finalize, close), ``cudnn_calls`` (those that got past the
+Python-side checks: they returned or raised a CudnnError) and ``outcomes`` (count per exception
+type name, ``ok`` for success).
+
+Exclusions for known bugs are marked ``# KNOWN CRASH:``; set ``CUDNN_BACKEND_FUZZ_KNOWN=1`` to fuzz
+those cases too (to check a fix).
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import decimal
+import enum
+import faulthandler
+import fractions
+import gc
+import json
+import math
+import operator
+import os
+import pathlib
+import random
+import re
+import sys
+import time
+import traceback
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+
+import cudnn_backend as cb
+from cudnn_backend import schema
+from cudnn_backend._bindings import _loader
+from cudnn_backend._generated import enums as E
+
+ALLOWED = (cb.CudnnBackendError, TypeError, ValueError)
+KNOWN = os.environ.get("CUDNN_BACKEND_FUZZ_KNOWN") == "1"
+DATA = pathlib.Path(cb.__file__).resolve().parent / "data"
+DEVICEPROP_JSON = (DATA / "h200_deviceprop_cudnn91900.json").read_text()
+
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+LOADED = _loader.load_cudnn().version
+
+
+def available(name: str) -> bool:
+    """Whether an enumerant exists in the loaded cuDNN (newer ones raise CudnnVersionError)."""
+    since = E.SINCE.get(name)
+    return since is None or _loader.parse_version(since) <= LOADED
+
+
+ALL_DTYPES = list(cb.DescriptorType)
+ALL_ATTRS = list(cb.AttributeName)
+ALL_ATYPES = list(cb.AttributeType)
+ALL_ENUM_MEMBERS = [m for cls in E.ENUM_TYPES for m in cls]
+AVAILABLE_DTYPES = [d for d in ALL_DTYPES if available(d.name) and d in schema.DESCRIPTORS]
+
+KIND_OF = {t: ("enum" if t.name in E.ATTRIBUTE_TYPE_ENUM else None) for t in ALL_ATYPES}
+KIND_OF.update({
+    cb.CUDNN_TYPE_HANDLE: "handle", cb.CUDNN_TYPE_BOOLEAN: "bool", cb.CUDNN_TYPE_INT64: "int64",
+    cb.CUDNN_TYPE_INT32: "int32", cb.CUDNN_TYPE_FLOAT: "float", cb.CUDNN_TYPE_DOUBLE: "double",
+    cb.CUDNN_TYPE_VOID_PTR: "ptr", cb.CUDNN_TYPE_CHAR: "char", cb.CUDNN_TYPE_FRACTION: "fraction",
+    cb.CUDNN_TYPE_BACKEND_DESCRIPTOR: "descriptor",
+})
+
+
+def enum_class(atype):
+    return getattr(E, E.ATTRIBUTE_TYPE_ENUM[atype.name], None)
+
+
+class Unexpected(BaseException):
+    """Raised (past hypothesis) when a call raised something other than our exceptions."""
+
+
+# ------------------------------------------------------------------------------------------------
+# the recorder: counts calls, logs each as a runnable line before making it
+# ------------------------------------------------------------------------------------------------
+HEADER = '''\
+# cudnn_backend fuzz reproducer: run with `python THIS_FILE` (mode={mode} seed={seed})
+import decimal, fractions, gc, sys
+import numpy as np
+import cudnn_backend as cb
+
+def _c(f):
+    """Make one call; our own exceptions are expected, anything else propagates."""
+    try:
+        return f()
+    except (cb.CudnnBackendError, TypeError, ValueError) as e:
+        return e
+
+_U = cb.Descriptor.__new__(cb.Descriptor)  # never initialised (NULL, type -1)
+_H = cb.Handle.__new__(cb.Handle)  # never initialised (closed)
+'''
+
+
+class Recorder:
+    def __init__(self, path, mode, seed):
+        self.path = path
+        self.f = open(path, "w") if path else None
+        self.names = {}  # id(obj) -> variable name in the log
+        self.keep = []  # strong refs of named objects, so ids are not reused
+        self.n = 0
+        self.calls = 0
+        self.cudnn_calls = 0
+        self.outcomes = collections.Counter()
+        self.uninit_descriptor = cb.Descriptor.__new__(cb.Descriptor)
+        self.uninit_handle = cb.Handle.__new__(cb.Handle)
+        self._bind(self.uninit_descriptor, "_U")
+        self._bind(self.uninit_handle, "_H")
+        self.line(HEADER.format(mode=mode, seed=seed))
+        self.prelude_pos = 0
+        self.prelude_names = None
+        self.prelude_keep = None
+        self.example = 0
+
+    # -- log ---------------------------------------------------------------------------------
+    def line(self, text):
+        if self.f is not None:
+            self.f.write(text + "\n")
+            self.f.flush()  # reaches the kernel: survives a segfault
+
+    def end_prelude(self):
+        self.line("# ---- end of prelude ----")
+        if self.f is not None:
+            self.prelude_pos = self.f.tell()
+        self.prelude_names = dict(self.names)
+        self.prelude_keep = list(self.keep)
+
+    def begin_example(self):
+        self.example += 1
+        if self.f is not None:
+            self.f.seek(self.prelude_pos)
+            self.f.truncate()
+        self.names = dict(self.prelude_names)
+        self.keep = list(self.prelude_keep)
+        self.line(f"# ---- example {self.example} ----")
+
+    def comment(self, text):
+        self.line("# " + text)
+
+    # -- naming ------------------------------------------------------------------------------
+    def _bind(self, obj, name):
+        self.names[id(obj)] = name
+        self.keep.append(obj)
+
+    def name(self, obj, prefix="d"):
+        key = id(obj)
+        if key not in self.names:
+            self.n += 1
+            self._bind(obj, f"{prefix}{self.n}")
+        return self.names[key]
+
+    def src(self, v):
+        """Python source that rebuilds v (names for descriptors)."""
+        if isinstance(v, (cb.Descriptor, cb.Handle)):
+            if id(v) in self.names:
+                return self.names[id(v)]
+            return self.name(v, "x")  # should not happen: every descriptor is named when made
+        if isinstance(v, enum.Enum):
+            return f"cb.{v.name}"
+        if isinstance(v, np.ndarray):
+            return f"np.array({self.src(v.tolist())}, dtype={str(v.dtype)!r})"
+        if isinstance(v, np.generic):
+            return f"np.dtype({str(v.dtype)!r}).type({self.src(v.item())})"
+        if isinstance(v, float):
+            if math.isnan(v) or math.isinf(v):
+                return f"float({str(v)!r})"
+            return repr(v)
+        if isinstance(v, (bool, int, str, bytes, type(None), complex, range)):
+            return repr(v)
+        if isinstance(v, fractions.Fraction):
+            return f"fractions.Fraction({v.numerator}, {v.denominator})"
+        if isinstance(v, decimal.Decimal):
+            return f"decimal.Decimal({str(v)!r})"
+        if isinstance(v, list):
+            return "[" + ", ".join(self.src(x) for x in v) + "]"
+        if isinstance(v, tuple):
+            return "(" + "".join(self.src(x) + ", " for x in v) + ")"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{self.src(k)}: {self.src(x)}" for k, x in v.items()) + "}"
+        if isinstance(v, (set, frozenset)):
+            return f"{type(v).__name__}([" + ", ".join(self.src(x) for x in v) + "])"
+        if type(v) is object:
+            return "object()"
+        return repr(v)
+
+    # -- calls -------------------------------------------------------------------------------
+    def _run(self, text, fn):
+        self.line(f"_r = _c(lambda: {text})")
+        self.calls += 1
+        try:
+            result = fn()
+        except ALLOWED as e:
+            self.outcomes[type(e).__name__] += 1
+            if isinstance(e, cb.CudnnError):
+                self.cudnn_calls += 1
+            return False, e
+        except BaseException as e:
+            self._unexpected(text, e)
+            raise Unexpected(f"{type(e).__name__}: {e}") from e
+        self.outcomes["ok"] += 1
+        self.cudnn_calls += 1
+        return True, result
+
+    def _unexpected(self, text, e):
+        self.line(f"# ^^^ raised {type(e).__name__}: {str(e)[:200]!r}")
+        sys.stderr.write(f"FUZZ-UNEXPECTED {type(e).__name__} from `{text}`:\n")
+        traceback.print_exc(file=sys.stderr)
+        sys.stderr.write(f"reproducer: {self.path}\n")
+        sys.stderr.flush()
+
+    def args_src(self, args, kwargs):
+        parts = [self.src(a) for a in args] + [f"{k}={self.src(v)}" for k, v in kwargs.items()]
+        return ", ".join(parts)
+
+    def new(self, dtype):
+        ok, d = self._run(f"cb.Descriptor({self.src(dtype)})", lambda: cb.Descriptor(dtype))
+        if ok:
+            name = self.name(d)
+            self.line(f"{name} = _r")
+            return d
+        return None
+
+    def call(self, target, method, *args, **kwargs):
+        text = f"{self.src(target)}.{method}({self.args_src(args, kwargs)})"
+        reason = None if KNOWN else known_crash(target, method, args, kwargs)
+        if reason:
+            self.line(f"# skipped (KNOWN CRASH: {reason}): {text}")
+            self.outcomes["skipped_known_crash"] += 1
+            return False, None
+        ok, result = self._run(text, lambda: getattr(target, method)(*args, **kwargs))
+        if ok and isinstance(result, list):
+            for i, x in enumerate(result):
+                if isinstance(x, cb.Descriptor):
+                    self.line(f"{self.name(x)} = _r[{i}]")
+        return ok, result
+
+    def drop(self, obj):
+        """Forget a reference (the log drops the variable too)."""
+        name = self.names.get(id(obj))
+        if name:
+            self.line(f"{name} = None")
+
+    def gc(self):
+        self.line("gc.collect()")
+        gc.collect()
+
+    def summary(self, **extra):
+        out = dict(calls=self.calls, cudnn_calls=self.cudnn_calls, outcomes=dict(self.outcomes.most_common()))
+        out.update(extra)
+        return out
+
+
+R: Recorder = None  # set in main
+
+
+# ------------------------------------------------------------------------------------------------
+# calls known to kill the process, skipped until the package refuses them (CUDNN_BACKEND_FUZZ_KNOWN=1
+# makes them anyway)
+# ------------------------------------------------------------------------------------------------
+def _resolve(enum_cls, v):
+    """The enum member the package would resolve v to (None where it would refuse v)."""
+    try:
+        if isinstance(v, str):
+            return enum_cls[v]
+        if isinstance(v, bool):
+            return None
+        return enum_cls(operator.index(v))
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def _elements(values):
+    if isinstance(values, np.ndarray):
+        return values.reshape(-1).tolist()
+    if isinstance(values, (list, tuple)):
+        return list(values)
+    return [values]
+
+
+def _nonnull_pointer(v):
+    if v is None or isinstance(v, (bool, np.bool_)):
+        return False
+    try:
+        return operator.index(v) != 0
+    except TypeError:
+        return False
+
+
+OVERRIDE_POINTER_ATTRS = (cb.CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES, cb.CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES)
+
+
+def known_crash(target, method, args, kwargs):
+    if not isinstance(target, cb.Descriptor) or target.closed:
+        return None
+    dtype = target.descriptor_type
+    if method == "set" and len(args) == 3:
+        attr = _resolve(cb.AttributeName, args[0])
+        atype = _resolve(cb.AttributeType, args[1])
+        if attr in OVERRIDE_POINTER_ATTRS and atype == cb.CUDNN_TYPE_VOID_PTR and dtype == cb.CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
+            items = _elements(args[2])
+            if len(items) == 1 and _nonnull_pointer(items[0]):
+                # KNOWN CRASH: cuDNN 9.19 reads the VOID_PTR of VARIANT_PACK_OVERRIDE_SHAPES/_STRIDES at set time
+                # as a host std::vector<int64_t>[] (one per override UID): any other int aborts (bad_alloc) or
+                # segfaults.
+                return f"non-NULL {attr.name} pointer"
+    if method == "finalize" and dtype == cb.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR and not target.finalized:
+        check = kwargs.get("check_required", args[0] if args else True)
+        if not check and cb.CUDNN_ATTR_ENGINECFG_ENGINE not in target.set_attributes:
+            # KNOWN CRASH: cuDNN 9.19 segfaults finalizing an ENGINECFG whose ENGINE was never set.
+            return "finalize(check_required=False) of an ENGINECFG without ENGINE"
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# the pool of real descriptors (built once, logged as the reproducer's prelude)
+# ------------------------------------------------------------------------------------------------
+def packed_strides(dims):
+    strides, acc = [], 1
+    for d in reversed(dims):
+        strides.append(acc)
+        acc *= max(int(d), 1)
+    return strides[::-1]
+
+
+class Pool:
+    def __init__(self):
+        self.items = []  # every descriptor in the pool (any state)
+        self.by_type = collections.defaultdict(list)  # finalized ones by type
+        self.plan_json = None
+
+    def add(self, d):
+        if d is not None:
+            self.items.append(d)
+            if d.finalized and not d.closed:
+                self.by_type[d.descriptor_type].append(d)
+        return d
+
+    def build(self, d, sets, finalize=True, check_required=True):
+        """Create a descriptor, set [(attr, type, value)], finalize; all through the recorder."""
+        d = R.new(d)
+        if d is None:
+            return None
+        for attr, atype, value in sets:
+            R.call(d, "set", attr, atype, value)
+        if finalize:
+            R.call(d, "finalize", **({} if check_required else {"check_required": False}))
+        return self.add(d)
+
+    def tensor(self, uid, dims, data_type=cb.CUDNN_DATA_FLOAT, virtual=False, strides=None):
+        return self.build(cb.CUDNN_BACKEND_TENSOR_DESCRIPTOR, [
+            (cb.CUDNN_ATTR_TENSOR_DATA_TYPE, cb.CUDNN_TYPE_DATA_TYPE, data_type),
+            (cb.CUDNN_ATTR_TENSOR_DIMENSIONS, cb.CUDNN_TYPE_INT64, dims),
+            (cb.CUDNN_ATTR_TENSOR_STRIDES, cb.CUDNN_TYPE_INT64, strides or packed_strides(dims)),
+            (cb.CUDNN_ATTR_TENSOR_UNIQUE_ID, cb.CUDNN_TYPE_INT64, uid),
+            (cb.CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, cb.CUDNN_TYPE_INT64, 16),
+            (cb.CUDNN_ATTR_TENSOR_IS_VIRTUAL, cb.CUDNN_TYPE_BOOLEAN, virtual),
+        ])
+
+    def pointwise(self, mode):
+        return self.build(cb.CUDNN_BACKEND_POINTWISE_DESCRIPTOR, [
+            (cb.CUDNN_ATTR_POINTWISE_MODE, cb.CUDNN_TYPE_POINTWISE_MODE, mode),
+            (cb.CUDNN_ATTR_POINTWISE_MATH_PREC, cb.CUDNN_TYPE_DATA_TYPE, cb.CUDNN_DATA_FLOAT),
+        ])
+
+    def make(self):
+        A, T, B = cb, cb.CUDNN_TYPE_INT64, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR
+        R.comment("tensors")
+        x = self.tensor(1, [1, 8, 4, 4])
+        y = self.tensor(2, [1, 8, 4, 4])
+        w = self.tensor(3, [8, 8, 3, 3])
+        v = self.tensor(4, [1, 8, 4, 4], virtual=True)
+        b = self.tensor(5, [1, 8, 1, 1])
+        self.tensor(6, [1, 1, 1, 1])
+        ma = self.tensor(10, [1, 16, 32])
+        mb = self.tensor(11, [1, 32, 8])
+        mc = self.tensor(12, [1, 16, 8])
+        self.tensor(13, [2, 4, 8, 16], data_type=cb.CUDNN_DATA_HALF)
+        self.tensor(14, [1, 8, 4, 4], data_type=cb.CUDNN_DATA_INT32)
+        self.tensor(15, [4], data_type=cb.CUDNN_DATA_INT64)
+        self.tensor(16, [1, 8, 4, 4], strides=[128, 1, 32, 8])
+        R.comment("leaf descriptors")
+        conv = self.build(A.CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, [
+            (A.CUDNN_ATTR_CONVOLUTION_COMP_TYPE, A.CUDNN_TYPE_DATA_TYPE, A.CUDNN_DATA_FLOAT),
+            (A.CUDNN_ATTR_CONVOLUTION_CONV_MODE, A.CUDNN_TYPE_CONVOLUTION_MODE, A.CUDNN_CROSS_CORRELATION),
+            (A.CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, T, 2),
+            (A.CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, T, [1, 1]),
+            (A.CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, T, [1, 1]),
+            (A.CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, T, [1, 1]),
+            (A.CUDNN_ATTR_CONVOLUTION_DILATIONS, T, [1, 1]),
+        ])
+        relu = self.pointwise(A.CUDNN_POINTWISE_RELU_FWD)
+        add = self.pointwise(A.CUDNN_POINTWISE_ADD)
+        self.pointwise(A.CUDNN_POINTWISE_IDENTITY)
+        mm = self.build(A.CUDNN_BACKEND_MATMUL_DESCRIPTOR, [
+            (A.CUDNN_ATTR_MATMUL_COMP_TYPE, A.CUDNN_TYPE_DATA_TYPE, A.CUDNN_DATA_FLOAT)])
+        red = self.build(A.CUDNN_BACKEND_REDUCTION_DESCRIPTOR, [
+            (A.CUDNN_ATTR_REDUCTION_OPERATOR, A.CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, A.CUDNN_REDUCE_TENSOR_ADD),
+            (A.CUDNN_ATTR_REDUCTION_COMP_TYPE, A.CUDNN_TYPE_DATA_TYPE, A.CUDNN_DATA_FLOAT)])
+        self.build(A.CUDNN_BACKEND_RESAMPLE_DESCRIPTOR, [
+            (A.CUDNN_ATTR_RESAMPLE_MODE, A.CUDNN_TYPE_RESAMPLE_MODE, A.CUDNN_RESAMPLE_MAXPOOL),
+            (A.CUDNN_ATTR_RESAMPLE_COMP_TYPE, A.CUDNN_TYPE_DATA_TYPE, A.CUDNN_DATA_FLOAT),
+            (A.CUDNN_ATTR_RESAMPLE_SPATIAL_DIMS, T, 2),
+            (A.CUDNN_ATTR_RESAMPLE_WINDOW_DIMS, T, [2, 2]),
+            (A.CUDNN_ATTR_RESAMPLE_STRIDES, T, [2, 2]),
+            (A.CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, T, [0, 0]),
+            (A.CUDNN_ATTR_RESAMPLE_POST_PADDINGS, T, [0, 0]),
+        ])
+        self.build(A.CUDNN_BACKEND_RNG_DESCRIPTOR, [
+            (A.CUDNN_ATTR_RNG_DISTRIBUTION, A.CUDNN_TYPE_RNG_DISTRIBUTION, A.CUDNN_RNG_DISTRIBUTION_BERNOULLI),
+            (A.CUDNN_ATTR_RNG_BERNOULLI_DIST_PROBABILITY, A.CUDNN_TYPE_DOUBLE, 0.5)])
+        dp = self.build(A.CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, [
+            (A.CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION, A.CUDNN_TYPE_CHAR, DEVICEPROP_JSON)])
+        R.comment("operations")
+        conv_op = self.build(A.CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, [
+            (A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, B, x),
+            (A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, B, w),
+            (A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, B, v),
+            (A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, B, conv),
+            (A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, A.CUDNN_TYPE_FLOAT, 1.0),
+            (A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, A.CUDNN_TYPE_FLOAT, 0.0),
+        ])
+        relu_op = self.build(A.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, [
+            (A.CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, B, relu),
+            (A.CUDNN_ATTR_OPERATION_POINTWISE_XDESC, B, v),
+            (A.CUDNN_ATTR_OPERATION_POINTWISE_YDESC, B, y),
+        ])
+        add_op = self.build(A.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, [
+            (A.CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, B, add),
+            (A.CUDNN_ATTR_OPERATION_POINTWISE_XDESC, B, x),
+            (A.CUDNN_ATTR_OPERATION_POINTWISE_BDESC, B, b),
+            (A.CUDNN_ATTR_OPERATION_POINTWISE_YDESC, B, y),
+        ])
+        mm_op = self.build(A.CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, [
+            (A.CUDNN_ATTR_OPERATION_MATMUL_ADESC, B, ma),
+            (A.CUDNN_ATTR_OPERATION_MATMUL_BDESC, B, mb),
+            (A.CUDNN_ATTR_OPERATION_MATMUL_CDESC, B, mc),
+            (A.CUDNN_ATTR_OPERATION_MATMUL_DESC, B, mm),
+        ])
+        self.build(A.CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, [
+            (A.CUDNN_ATTR_OPERATION_REDUCTION_XDESC, B, x),
+            (A.CUDNN_ATTR_OPERATION_REDUCTION_YDESC, B, b),
+            (A.CUDNN_ATTR_OPERATION_REDUCTION_DESC, B, red),
+        ])
+        R.comment("graphs, heuristics, engine configs, plan")
+        graphs = [
+            self.build(A.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, [(A.CUDNN_ATTR_OPERATIONGRAPH_OPS, B, ops)])
+            for ops in ([conv_op, relu_op], [add_op], [mm_op])
+        ]
+        for g in graphs[:2]:
+            heur = self.build(A.CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, [
+                (A.CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, B, g),
+                (A.CUDNN_ATTR_ENGINEHEUR_MODE, A.CUDNN_TYPE_HEUR_MODE, A.CUDNN_HEUR_MODE_A),
+                (A.CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, B, dp),
+            ])
+            ok, cfgs = R.call(heur, "get", A.CUDNN_ATTR_ENGINEHEUR_RESULTS, B)
+            if not ok or not cfgs:
+                continue
+            for cfg in cfgs[:2]:
+                self.add(cfg)
+            ok, engines = R.call(cfgs[0], "get", A.CUDNN_ATTR_ENGINECFG_ENGINE, B)
+            if ok:
+                for e in engines:
+                    self.add(e)
+                    ok, knobs = R.call(e, "get", A.CUDNN_ATTR_ENGINE_KNOB_INFO, B)
+                    if ok:
+                        for k in knobs[:2]:
+                            self.add(k)
+            plan = self.build(A.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, [
+                (A.CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, B, cfgs[0]),
+                (A.CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, B, dp),
+            ])
+            if plan is not None and plan.finalized and self.plan_json is None:
+                ok, text = R.call(plan, "get", A.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, A.CUDNN_TYPE_CHAR)
+                if ok:
+                    self.plan_json = text
+        self.build(A.CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, [
+            (A.CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, A.CUDNN_TYPE_KNOB_TYPE, A.CUDNN_KNOB_TYPE_SPLIT_K),
+            (A.CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, T, 1)])
+        R.comment("descriptors in awkward states: unfinalized, closed, finalized while empty")
+        for dtype in (A.CUDNN_BACKEND_TENSOR_DESCRIPTOR, A.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+                      A.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, A.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR):
+            self.add(R.new(dtype))  # never finalized
+        for dtype in (A.CUDNN_BACKEND_TENSOR_DESCRIPTOR, A.CUDNN_BACKEND_POINTWISE_DESCRIPTOR):
+            d = self.add(R.new(dtype))
+            if d is not None:
+                R.call(d, "close")
+        for dtype in AVAILABLE_DTYPES:
+            # descriptors that cuDNN lets finalize empty are the nastiest children
+            if dtype in (A.CUDNN_BACKEND_POINTWISE_DESCRIPTOR, A.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+                         A.CUDNN_BACKEND_MATMUL_DESCRIPTOR, A.CUDNN_BACKEND_REDUCTION_DESCRIPTOR,
+                         A.CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, A.CUDNN_BACKEND_RESAMPLE_DESCRIPTOR,
+                         A.CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, A.CUDNN_BACKEND_LAYOUT_INFO_DESCRIPTOR,
+                         A.CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR, A.CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR,
+                         A.CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR, A.CUDNN_BACKEND_OPERATION_SIGNAL_DESCRIPTOR,
+                         A.CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR, A.CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR):
+                self.build(dtype, [], check_required=False)
+        self.items = [d for d in self.items if d is not None]
+        R.gc()
+
+
+POOL: Pool = None
+
+
+# ------------------------------------------------------------------------------------------------
+# value strategies
+# ------------------------------------------------------------------------------------------------
+SPECIAL_INTS = [0, 1, -1, 2, 3, 7, 8, 16, 64, 255, 256, 1024, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1,
+                2 ** 32, 2 ** 53, 2 ** 62, INT64_MAX, INT64_MIN]
+# KNOWN CRASH: Python ints outside int64 raise OverflowError (not TypeError/ValueError) from set() of
+# INT64/INT32/VOID_PTR/FRACTION values and from get(count=...); ints beyond ~1e308 do the same for
+# FLOAT/DOUBLE values. Excluded unless CUDNN_BACKEND_FUZZ_KNOWN=1.
+OVERFLOW_INTS = [INT64_MAX + 1, INT64_MIN - 1, 2 ** 64, 10 ** 30, -(10 ** 30), 10 ** 400]
+
+
+def ints():
+    s = st.one_of(st.integers(-8, 300), st.sampled_from(SPECIAL_INTS), st.integers(INT64_MIN, INT64_MAX))
+    if KNOWN:
+        s = st.one_of(s, st.sampled_from(OVERFLOW_INTS), st.integers())
+    return s
+
+
+def int64_range(lo=INT64_MIN, hi=INT64_MAX):
+    return st.integers(lo, hi)
+
+
+floats = st.one_of(st.floats(), st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 1e-45, 3.5e38, 1e300, math.inf,
+                                                 -math.inf, math.nan]))
+fraction_values = st.one_of(
+    st.builds(fractions.Fraction, st.integers(-(2 ** 62), 2 ** 62), st.integers(1, 2 ** 62)),
+    st.tuples(st.integers(-100, 100), st.integers(-100, 100)),
+    st.tuples(int64_range(), int64_range()),
+)
+np_scalars = st.one_of(
+    st.builds(np.int64, int64_range()), st.builds(np.int32, st.integers(-(2 ** 31), 2 ** 31 - 1)),
+    st.builds(np.uint8, st.integers(0, 255)), st.builds(np.float32, st.floats(width=32)),
+    st.builds(np.float64, st.floats()), st.builds(np.bool_, st.booleans()),
+)
+odd_objects = st.sampled_from([object(), 1j, decimal.Decimal("1.5"), range(3), {1: 2}, {1, 2}, frozenset(), (), [],
+                               "", b"", bytearray(b"ab")])
+
+
+def np_arrays():
+    return st.one_of(
+        st.lists(int64_range(), max_size=8).map(lambda v: np.array(v, dtype=np.int64)),
+        st.lists(st.integers(-(2 ** 31), 2 ** 31 - 1), max_size=8).map(lambda v: np.array(v, dtype=np.int32)),
+        st.lists(st.floats(), max_size=8).map(lambda v: np.array(v, dtype=np.float64)),
+        st.lists(st.floats(width=32), max_size=8).map(lambda v: np.array(v, dtype=np.float32)),
+        st.lists(st.booleans(), max_size=8).map(lambda v: np.array(v, dtype=np.bool_)),
+        st.lists(st.integers(1, 8), min_size=4, max_size=4).map(lambda v: np.array(v, dtype=np.int64).reshape(2, 2)),
+        int64_range().map(lambda v: np.array(v, dtype=np.int64)),  # 0-d
+        st.lists(st.integers(0, 255), max_size=8).map(lambda v: np.array(v, dtype=np.uint8)),
+        st.lists(st.integers(0, 2 ** 64 - 1) if KNOWN else st.integers(0, INT64_MAX), max_size=4).map(
+            lambda v: np.array(v, dtype=np.uint64)),  # KNOWN CRASH: uint64 beyond int64 -> OverflowError
+    )
+
+
+def any_value(descriptors):
+    """Values of every Python kind, descriptors drawn from ``descriptors`` (a non-empty list)."""
+    scalar = st.one_of(
+        ints(), floats, st.booleans(), st.none(), st.text(max_size=12), st.binary(max_size=12),
+        st.sampled_from(ALL_ENUM_MEMBERS), fraction_values, np_scalars, odd_objects,
+        st.sampled_from(descriptors), st.sampled_from([R.uninit_descriptor, R.uninit_handle]),
+    )
+    return st.one_of(
+        scalar, scalar, scalar,
+        st.lists(scalar, max_size=8),
+        st.lists(st.sampled_from(descriptors), min_size=1, max_size=6),
+        st.tuples(scalar, scalar),
+        np_arrays(),
+        st.lists(ints(), max_size=300),
+        st.lists(st.sampled_from(descriptors), max_size=4).map(lambda v: np.array(v + [None], dtype=object)[:-1]),
+    )
+
+
+def value_for_kind(kind, atype, descriptors):
+    """Well-typed values for an attribute type (so more calls reach cuDNN)."""
+    if kind in ("int64", "ptr"):
+        el = ints()
+    elif kind == "int32":
+        el = st.one_of(st.integers(-(2 ** 31), 2 ** 31 - 1), st.integers(-4, 300))
+    elif kind in ("float", "double"):
+        el = floats
+    elif kind == "bool":
+        el = st.one_of(st.booleans(), st.sampled_from([0, 1, np.bool_(True)]))
+    elif kind == "enum":
+        cls = enum_class(atype)
+        el = st.one_of(st.sampled_from(list(cls)), st.integers(-2, 200)) if cls else ints()
+    elif kind == "fraction":
+        el = fraction_values
+    elif kind == "char":
+        return st.one_of(st.text(max_size=40), st.binary(max_size=40), st.just(DEVICEPROP_JSON),
+                         st.sampled_from(['{}', '[]', '{"a":1}', 'null', '{', '\x00', '']))
+    elif kind == "descriptor":
+        el = st.sampled_from(descriptors)
+    else:  # handle
+        el = st.sampled_from([R.uninit_handle, R.uninit_descriptor, 0, 1])
+    return st.one_of(el, st.lists(el, max_size=8), st.lists(el, min_size=1, max_size=2))
+
+
+def draw_count(data):
+    """``count=`` for get()."""
+    big = [2 ** 31 + 1, INT64_MAX]  # > 2**31: refused with ValueError
+    if KNOWN:
+        # KNOWN CRASH: counts in (2**16, 2**31] make get() malloc count * element size bytes (up to 16 GiB:
+        # OOM kill) or create that many child Descriptors first (hangs); counts beyond int64 raise
+        # OverflowError.
+        big += [2 ** 31, 2 ** 28, 2 ** 24, 2 ** 64, 10 ** 30]
+    return data.draw(st.one_of(
+        st.none(), st.none(), st.integers(0, 8), st.integers(0, 8), st.integers(9, 1000), st.integers(-3, -1),
+        st.integers(1001, 2 ** 16), st.sampled_from(big), st.sampled_from([True, 1.0, "3", None, b"", [1]]),
+    ), label="count")
+
+
+def weighted(data, choices, label):
+    """Draw from [(weight, value)]."""
+    flat = [v for w, v in choices for _ in range(w)]
+    return data.draw(st.sampled_from(flat), label=label)
+
+
+# ------------------------------------------------------------------------------------------------
+# (a) random
+# ------------------------------------------------------------------------------------------------
+GARBAGE_NAMES = st.one_of(
+    st.integers(-5, 2000), st.sampled_from([2 ** 31, -(2 ** 31) - 1, INT64_MAX]), st.text(max_size=10),
+    st.sampled_from(["CUDNN_ATTR_TENSOR_UNIQUE_ID ", "cudnn_attr_tensor_unique_id", "CUDNN_TYPE_INT64", None, 1.0,
+                     True, b"CUDNN_TYPE_INT64", [3], object()]),
+)
+
+
+def draw_dtype(data):
+    return weighted(data, [
+        (85, data.draw(st.sampled_from(ALL_DTYPES), label="dtype")),
+        (5, data.draw(st.sampled_from(ALL_DTYPES), label="dtype").name),
+        (10, data.draw(GARBAGE_NAMES, label="dtype junk")),
+    ], "dtype choice")
+
+
+def draw_attr(data, target):
+    own = []
+    if isinstance(target, cb.Descriptor) and not target.closed and target.ptr:
+        own = list(schema.DESCRIPTORS.get(target.descriptor_type, schema.DescriptorSpec(None, "", "", ())).attributes)
+    options = [(60, "any"), (5, "name"), (15, "junk")] + ([(20, "own")] if own else [])
+    how = weighted(data, options, "attr how")
+    if how == "own":
+        return data.draw(st.sampled_from(own), label="attr")
+    if how == "any":
+        return data.draw(st.sampled_from(ALL_ATTRS), label="attr")
+    if how == "name":
+        return data.draw(st.sampled_from(ALL_ATTRS), label="attr").name
+    return data.draw(GARBAGE_NAMES, label="attr junk")
+
+
+def draw_atype(data, attr):
+    spec = None
+    try:
+        spec = schema.ATTRIBUTES.get(cb.AttributeName[attr] if isinstance(attr, str) else cb.AttributeName(attr))
+    except (KeyError, ValueError, TypeError):
+        pass
+    options = [(50, "any"), (10, "junk")] + ([(40, "spec")] if spec else [])
+    how = weighted(data, options, "atype how")
+    if how == "spec":
+        return data.draw(st.sampled_from(spec.types), label="atype")
+    if how == "any":
+        return data.draw(st.sampled_from(ALL_ATYPES), label="atype")
+    return data.draw(GARBAGE_NAMES, label="atype junk")
+
+
+def draw_values(data, atype, descriptors):
+    if isinstance(atype, cb.AttributeType) and data.draw(st.booleans(), label="typed value"):
+        return data.draw(value_for_kind(KIND_OF[atype], atype, descriptors), label="value")
+    return data.draw(any_value(descriptors), label="value")
+
+
+def fuzz_random(data):
+    R.begin_example()
+    slots = []  # the descriptors this example made (live or closed)
+    foreign = list(POOL.items)
+    steps = data.draw(st.integers(4, 40), label="steps")
+    for _ in range(steps):
+        op = weighted(data, [(12, "new"), (30, "set"), (25, "get"), (8, "count"), (12, "finalize"), (5, "close"),
+                             (3, "drop"), (1, "gc"), (4, "props")], "op")
+        if op == "new" or not slots:
+            d = R.new(draw_dtype(data))
+            if d is not None:
+                slots.append(d)
+            continue
+        target = weighted(data, [(90, data.draw(st.sampled_from(slots), label="target")),
+                                 (5, R.uninit_descriptor),
+                                 (5, data.draw(st.sampled_from(foreign), label="foreign target"))], "target how")
+        if target in foreign and op in ("set", "close", "finalize", "drop"):
+            op = "get"  # never mutate the shared pool (its state must match the logged prelude)
+        descriptors = slots + foreign
+        if op == "set":
+            attr = draw_attr(data, target)
+            atype = draw_atype(data, attr)
+            R.call(target, "set", attr, atype, draw_values(data, atype, descriptors))
+        elif op in ("get", "count"):
+            attr = draw_attr(data, target)
+            atype = draw_atype(data, attr)
+            if op == "count":
+                R.call(target, "element_count", attr, atype)
+                continue
+            kwargs = {}
+            count = draw_count(data)
+            if count is not None or data.draw(st.booleans(), label="explicit None"):
+                kwargs["count"] = count
+            if data.draw(st.integers(0, 3), label="with dtype") == 0:
+                kwargs["descriptor_type"] = draw_dtype(data)
+            ok, result = R.call(target, "get", attr, atype, **kwargs)
+            if ok and isinstance(result, list):
+                slots.extend(x for x in result[:4] if isinstance(x, cb.Descriptor))
+        elif op == "finalize":
+            how = data.draw(st.sampled_from([None, True, False, False, 0, 1, "", "yes", None]), label="check_required")
+            if how is None:
+                R.call(target, "finalize")
+            else:
+                R.call(target, "finalize", check_required=how)
+        elif op == "close":
+            R.call(target, "close")
+        elif op == "drop":
+            if target in slots:
+                slots.remove(target)
+                R.drop(target)
+                del target
+        elif op == "gc":
+            R.gc()
+        elif op == "props":
+            R.calls += 1
+            for prop in ("finalized", "closed", "ptr", "children", "set_attributes", "descriptor_type"):
+                R.line(f"_r = _c(lambda: {R.src(target)}.{prop})")
+                try:
+                    getattr(target, prop)
+                except ALLOWED:
+                    pass
+            R.line(f"_r = repr({R.src(target)})")
+            repr(target)
+    R.line("# example done")
+
+
+# ------------------------------------------------------------------------------------------------
+# (b) structured
+# ------------------------------------------------------------------------------------------------
+SETTABLE = {d: [a for a in schema.DESCRIPTORS[d].attributes if schema.ATTRIBUTES[a].settable] for d in AVAILABLE_DTYPES}
+# descriptor types with an attribute accepting type T: the chain prefers those after making a T
+CONSUMERS = collections.defaultdict(set)
+for _a, _spec in schema.ATTRIBUTES.items():
+    if _spec.accepts and _spec.descriptor in SETTABLE and _spec.settable:
+        for _t in _spec.accepts:
+            CONSUMERS[_t].add(_spec.descriptor)
+CONSUMERS = {k: sorted(v) for k, v in CONSUMERS.items()}
+BUILDABLE = [d for d in AVAILABLE_DTYPES if SETTABLE[d]]
+
+
+def json_mutation(data, text):
+    how = data.draw(st.sampled_from(["same", "truncate", "number", "delete", "flip", "nest"]), label="json how")
+    if how == "same" or not text:
+        return text
+    if how == "truncate":
+        return text[: data.draw(st.integers(0, len(text)), label="cut")]
+    if how == "number":
+        nums = list(re.finditer(r"-?\d+", text))
+        if not nums:
+            return text
+        m = nums[data.draw(st.integers(0, len(nums) - 1), label="which number")]
+        new = data.draw(st.one_of(st.integers(-5, 70000), st.sampled_from([-(2 ** 31), 2 ** 31, 2 ** 63, 10 ** 20])),
+                        label="new number")
+        return text[:m.start()] + str(new) + text[m.end():]
+    if how == "delete":
+        keys = list(re.finditer(r'"[A-Za-z_]+":', text))
+        if not keys:
+            return text
+        m = keys[data.draw(st.integers(0, len(keys) - 1), label="which key")]
+        return text[:m.start()] + '"zz' + text[m.start() + 1:]
+    if how == "nest":
+        return '{"a":' * 20 + "1" + "}" * 20
+    i = data.draw(st.integers(0, len(text) - 1), label="flip at")
+    return text[:i] + data.draw(st.sampled_from(['"', "{", "}", "[", "]", ",", ":", "x", "-", "\x00"]), label="c") \
+        + text[i + 1:]
+
+
+def structured_element(data, spec, kind, atype, ctx, candidates):
+    name = spec.name.name
+    if kind == "int64":
+        if "UNIQUE_ID" in name or name.endswith("_ID"):
+            return data.draw(st.integers(0, 100), label="uid")
+        if "ALIGNMENT" in name:
+            return data.draw(st.sampled_from([16, 16, 1, 2, 4, 8, 32, 3, 0, -16]), label="alignment")
+        return data.draw(st.one_of(st.integers(1, 64), st.integers(1, 64), st.integers(0, 4096), st.integers(-2, 2),
+                                   st.sampled_from([2 ** 31, 2 ** 40, 2 ** 62, INT64_MAX, INT64_MIN])), label="int64")
+    if kind == "int32":
+        return data.draw(st.one_of(st.integers(-1, 300), st.sampled_from([-(2 ** 31), 2 ** 31 - 1])), label="int32")
+    if kind in ("float", "double"):
+        return data.draw(st.one_of(st.floats(-10, 10), st.floats(-10, 10), floats), label="real")
+    if kind == "bool":
+        return data.draw(st.booleans(), label="bool")
+    if kind == "enum":
+        cls = enum_class(atype)
+        members = [m for m in cls if available(m.name)] or list(cls)
+        return data.draw(st.one_of(st.sampled_from(members), st.sampled_from(members), st.sampled_from(list(cls)),
+                                   st.integers(-1, 120)), label="enum")
+    if kind == "fraction":
+        return data.draw(st.one_of(st.tuples(st.integers(1, 4), st.integers(1, 4)), fraction_values), label="frac")
+    if kind == "ptr":
+        return data.draw(st.one_of(st.none(), st.integers(0, 2 ** 16), int64_range()), label="ptr")
+    if kind == "handle":
+        return data.draw(st.sampled_from([R.uninit_handle, 0, None]), label="handle")
+    if kind == "descriptor":
+        right = [d for t in (spec.accepts or ()) for d in candidates.get(t, ())]
+        how = weighted(data, [(55, "right"), (35, "any"), (10, "junk")] if right else [(85, "any"), (15, "junk")],
+                       "child how")
+        if how == "right":
+            return data.draw(st.sampled_from(right), label="child")
+        if how == "any":
+            return data.draw(st.sampled_from(POOL.items + candidates["_local"]), label="child (any)")
+        return data.draw(st.sampled_from([R.uninit_descriptor, None, 0, 1.5, "x"]), label="child junk")
+    raise AssertionError(kind)
+
+
+def structured_value(data, spec, atype, ctx, candidates):
+    kind = KIND_OF[atype]
+    name = spec.name.name
+    if kind == "char":
+        if "DEVICEPROP" in name:
+            base = DEVICEPROP_JSON
+        else:
+            base = POOL.plan_json or DEVICEPROP_JSON
+        how = weighted(data, [(40, "real"), (45, "mutated"), (15, "text")], "char how")
+        if how == "real":
+            return base
+        if how == "mutated":
+            return json_mutation(data, base)
+        return data.draw(st.text(max_size=30), label="text")
+    hi = spec.count_max if spec.count_max is not None else spec.count_min + 6
+    if data.draw(st.integers(0, 9), label="wrong count") == 0:
+        n = data.draw(st.integers(0, 10), label="n")
+    else:
+        n = data.draw(st.integers(spec.count_min, max(spec.count_min, min(hi, spec.count_min + 8))), label="n")
+    if kind == "int64" and n > 0 and name.endswith("_STRIDES") and "dims" in ctx and data.draw(st.booleans()):
+        dims = ctx["dims"]
+        return packed_strides(dims) if data.draw(st.booleans()) else packed_strides(dims)[::-1][:n]
+    values = [structured_element(data, spec, kind, atype, ctx, candidates) for _ in range(n)]
+    if kind == "int64" and name.endswith("_DIMENSIONS"):
+        ctx["dims"] = values
+    if n == 1 and data.draw(st.booleans(), label="scalar"):
+        return values[0]
+    return values
+
+
+def structured_get(data, d, attrs):
+    """get (or element_count) some of a descriptor's attributes with their schema types."""
+    for attr in attrs:
+        spec = schema.ATTRIBUTES[attr]
+        if not available(attr.name) or data.draw(st.integers(0, 9), label="skip get") < 3:
+            continue
+        atype = data.draw(st.sampled_from(spec.types), label="get type")
+        kwargs = {}
+        if KIND_OF[atype] == "descriptor" and spec.accepts and len(spec.accepts) > 1:
+            kwargs["descriptor_type"] = data.draw(st.sampled_from(spec.accepts), label="get dtype")
+        how = weighted(data, [(70, "auto"), (20, "count"), (10, "element_count")], "get how")
+        if how == "element_count":
+            R.call(d, "element_count", attr, atype)
+            continue
+        if how == "count":
+            kwargs["count"] = data.draw(st.integers(0, 12), label="count")
+        ok, result = R.call(d, "get", attr, atype, **kwargs)
+        if ok and isinstance(result, list):
+            for child in result[:2]:
+                if isinstance(child, cb.Descriptor) and data.draw(st.booleans(), label="descend"):
+                    cspec = schema.DESCRIPTORS.get(child.descriptor_type)
+                    if cspec is not None:
+                        structured_get(data, child, [a for a in cspec.attributes if available(a.name)][:6])
+
+
+def fuzz_structured(data):
+    R.begin_example()
+    local = []
+    candidates = collections.defaultdict(list)
+    for t, items in POOL.by_type.items():
+        candidates[t] = list(items)
+    candidates["_local"] = []
+    links = data.draw(st.integers(1, 4), label="links")
+    last = None
+    for _ in range(links):
+        if last is not None and last in CONSUMERS and data.draw(st.integers(0, 9), label="consume") < 6:
+            dtype = data.draw(st.sampled_from([t for t in CONSUMERS[last] if t in SETTABLE]), label="dtype")
+        else:
+            dtype = data.draw(st.sampled_from(BUILDABLE), label="dtype")
+        d = R.new(dtype)
+        if d is None:
+            continue
+        candidates["_local"].append(d)
+        settable = [a for a in SETTABLE[dtype]]
+        required = [a for a in schema.DESCRIPTORS[dtype].required if a in settable]
+        if data.draw(st.integers(0, 9), label="order") < 6:
+            optional = [a for a in settable if a not in required]
+            chosen = data.draw(st.permutations(required), label="required") + data.draw(
+                st.lists(st.sampled_from(optional), max_size=4) if optional else st.just([]), label="optional")
+        else:
+            chosen = data.draw(st.lists(st.sampled_from(settable), max_size=len(settable) + 3), label="attrs")
+        ctx = {}
+        for attr in chosen:
+            spec = schema.ATTRIBUTES[attr]
+            if data.draw(st.integers(0, 19), label="wrong type") == 0:
+                atype = data.draw(st.sampled_from(ALL_ATYPES), label="atype")
+            else:
+                atype = data.draw(st.sampled_from(spec.types), label="atype")
+            if KIND_OF[atype] is None:
+                value = data.draw(st.integers(0, 3), label="value")
+            elif atype not in spec.types:
+                value = data.draw(value_for_kind(KIND_OF[atype], atype, POOL.items), label="value")
+            else:
+                value = structured_value(data, spec, atype, ctx, candidates)
+            R.call(d, "set", attr, atype, value)
+        check = weighted(data, [(75, True), (25, False)], "check_required")
+        ok, _ = R.call(d, "finalize") if check else R.call(d, "finalize", check_required=False)
+        structured_get(data, d, [a for a in schema.DESCRIPTORS[dtype].attributes if available(a.name)])
+        if ok:
+            local.append(d)
+            candidates[dtype].append(d)
+            last = dtype
+    # some gets on pool members, then maybe close what we made (children stay referenced by parents)
+    for _ in range(data.draw(st.integers(0, 2), label="pool gets")):
+        d = data.draw(st.sampled_from(POOL.items), label="pool item")
+        if not d.closed:
+            structured_get(data, d, [a for a in schema.DESCRIPTORS[d.descriptor_type].attributes
+                                     if available(a.name)][:8])
+    for d in local:
+        if data.draw(st.integers(0, 4), label="close") == 0:
+            R.call(d, "close")
+    R.line("# example done")
+
+
+# ------------------------------------------------------------------------------------------------
+# main
+# ------------------------------------------------------------------------------------------------
+def main(argv=None):
+    global R, POOL
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["random", "structured"])
+    parser.add_argument("--examples", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--log", default=None)
+    parser.add_argument("--max-seconds", type=float, default=None, help="stop generating after this long")
+    args = parser.parse_args(argv)
+    seed = args.seed if args.seed is not None else int(os.environ.get("CUDNN_BACKEND_FUZZ_SEED",
+                                                                     random.randrange(2 ** 32)))
+    print(f"FUZZ-START mode={args.mode} seed={seed} examples={args.examples} known={int(KNOWN)}", flush=True)
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    R = Recorder(args.log, args.mode, seed)
+    POOL = Pool()
+    t0 = time.monotonic()
+    POOL.make()
+    R.end_prelude()
+    prelude_calls = R.calls
+    body = fuzz_random if args.mode == "random" else fuzz_structured
+    capped = [False]
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=args.examples, deadline=None, database=None, derandomize=False,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck), print_blob=False)
+    @given(st.data())
+    def run(data):
+        if args.max_seconds is not None and time.monotonic() - t0 > args.max_seconds:
+            capped[0] = True
+            return
+        body(data)
+
+    try:
+        run()
+    except Unexpected:
+        sys.stderr.write("FUZZ-FAILED: an unexpected exception type (see above)\n")
+        sys.stderr.flush()
+        os._exit(3)
+    elapsed = time.monotonic() - t0
+    print("FUZZ-SUMMARY " + json.dumps(R.summary(mode=args.mode, seed=seed, examples=R.example,
+                                                 prelude_calls=prelude_calls, seconds=round(elapsed, 2),
+                                                 time_capped=capped[0], known=KNOWN)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
