@@ -165,45 +165,52 @@ int main(int argc, char **argv) {
     cudnnBackendDescriptor_t *cfgs = calloc(ncfg, sizeof *cfgs);
     for (int64_t i = 0; i < ncfg; i++) cfgs[i] = make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
     CHECK(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ncfg, &ncfg, cfgs));
-    cudnnBackendDescriptor_t plan = NULL;
-    int64_t engine_index = -1;
-    for (int64_t i = 0; i < ncfg && !plan; i++) {
-        cudnnBackendDescriptor_t p = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-        CHECK(cudnnBackendSetAttribute(p, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
-        CHECK(cudnnBackendSetAttribute(p, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]));
-        if (cudnnBackendFinalize(p) == CUDNN_STATUS_SUCCESS) {
-            plan = p;
-            cudnnBackendDescriptor_t engine = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-            int64_t cnt = 0;
-            CHECK(cudnnBackendGetAttribute(cfgs[i], CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cnt, &engine));
-            CHECK(cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &cnt, &engine_index));
-            cudnnBackendDestroyDescriptor(engine);
-        } else {
-            cudnnBackendDestroyDescriptor(p);
-        }
-    }
-    if (!plan) {
-        fprintf(stderr, "no config of %lld builds a plan\n", (long long)ncfg);
-        return 1;
-    }
-    int64_t ws_size = 0, cnt = 0;
-    CHECK(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &cnt, &ws_size));
-
     void *xp, *wp, *yp, *bp, *ws = NULL;
     CUDA(cudaMalloc(&xp, N * C * H * W * 2));
     CUDA(cudaMalloc(&wp, K * C * R * S * 2));
     CUDA(cudaMalloc(&yp, N * K * P * Q * 4));
     CUDA(cudaMalloc(&bp, K * 2));
-    if (ws_size) CUDA(cudaMalloc(&ws, ws_size));
     int64_t uids[4] = {1, 2, fused ? 6 : 3, 4};
     void *ptrs[4] = {xp, wp, yp, bp};
     int nbind = fused ? 4 : 3;
 
-    cudnnBackendDescriptor_t pack = make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-    CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, nbind, uids));
-    CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, nbind, ptrs));
-    CHECK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
-    CHECK(cudnnBackendFinalize(pack));
+    /* the recommended flow: heuristics A, the first config whose plan builds (and, here, executes:
+     * some plans build but refuse to run, e.g. CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH) */
+    cudnnBackendDescriptor_t plan = NULL, pack = NULL;
+    int64_t engine_index = -1, ws_size = 0, cnt = 0;
+    for (int64_t i = 0; i < ncfg && !plan; i++) {
+        cudnnBackendDescriptor_t p = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+        CHECK(cudnnBackendSetAttribute(p, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
+        CHECK(cudnnBackendSetAttribute(p, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]));
+        if (cudnnBackendFinalize(p) != CUDNN_STATUS_SUCCESS) {
+            cudnnBackendDestroyDescriptor(p);
+            continue;
+        }
+        CHECK(cudnnBackendGetAttribute(p, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &cnt, &ws_size));
+        ws = NULL;
+        if (ws_size) CUDA(cudaMalloc(&ws, ws_size));
+        cudnnBackendDescriptor_t vp = make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+        CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, nbind, uids));
+        CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, nbind, ptrs));
+        CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
+        CHECK(cudnnBackendFinalize(vp));
+        if (cudnnBackendExecute(handle, p, vp) != CUDNN_STATUS_SUCCESS || cudaStreamSynchronize(stream) != cudaSuccess) {
+            cudnnBackendDestroyDescriptor(vp);
+            cudnnBackendDestroyDescriptor(p);
+            if (ws) cudaFree(ws);
+            continue;
+        }
+        plan = p;
+        pack = vp;
+        cudnnBackendDescriptor_t engine = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+        CHECK(cudnnBackendGetAttribute(cfgs[i], CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cnt, &engine));
+        CHECK(cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &cnt, &engine_index));
+        cudnnBackendDestroyDescriptor(engine);
+    }
+    if (!plan) {
+        fprintf(stderr, "no config of %lld builds a plan that executes\n", (long long)ncfg);
+        return 1;
+    }
 
     /* 1. execute with a prebuilt pack */
     for (int i = 0; i < 100; i++) CHECK(cudnnBackendExecute(handle, plan, pack));

@@ -120,8 +120,9 @@ _H = cb.Handle.__new__(cb.Handle)  # never initialised (closed)
 
 
 class Recorder:
-    def __init__(self, path, mode, seed):
+    def __init__(self, path, mode, seed, full_log=False):
         self.path = path
+        self.full_log = full_log  # keep every example in the log (debugging), not only the current one
         self.f = open(path, "w") if path else None
         self.names = {}  # id(obj) -> variable name in the log
         self.keep = []  # strong refs of named objects, so ids are not reused
@@ -154,7 +155,7 @@ class Recorder:
 
     def begin_example(self):
         self.example += 1
-        if self.f is not None:
+        if self.f is not None and not self.full_log:
             self.f.seek(self.prelude_pos)
             self.f.truncate()
         self.names = dict(self.prelude_names)
@@ -296,6 +297,13 @@ def _resolve(enum_cls, v):
         return None
 
 
+def _index(v):
+    try:
+        return operator.index(v)
+    except TypeError:
+        return None
+
+
 def _elements(values):
     if isinstance(values, np.ndarray):
         return values.reshape(-1).tolist()
@@ -330,6 +338,16 @@ def known_crash(target, method, args, kwargs):
                 # as a host std::vector<int64_t>[] (one per override UID): any other int aborts (bad_alloc) or
                 # segfaults.
                 return f"non-NULL {attr.name} pointer"
+    if method in ("get", "element_count") and args and target.finalized and \
+            _resolve(cb.AttributeName, args[0]) == cb.CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY and \
+            dtype == cb.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR and \
+            (len(args) < 2 or _resolve(cb.AttributeType, args[1]) == cb.CUDNN_TYPE_BACKEND_DESCRIPTOR):
+        count = kwargs.get("count", args[2] if len(args) > 2 else None)
+        if method == "element_count" or count is None or (not isinstance(count, bool) and _index(count) == 0):
+            # KNOWN CRASH: IS_SAME_TOPOLOGY is a query whose arrayOfElements is an *input* (the other graph);
+            # cuDNN 9.19 dereferences it unchecked, so GetAttribute with 0 elements / NULL (element_count,
+            # get(count=None) which calls it first, get(count=0)) on a finalized graph segfaults.
+            return "IS_SAME_TOPOLOGY queried with a NULL array"
     if method == "finalize" and dtype == cb.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR and not target.finalized:
         check = kwargs.get("check_required", args[0] if args else True)
         if not check and cb.CUDNN_ATTR_ENGINECFG_ENGINE not in target.set_attributes:
@@ -775,6 +793,7 @@ for _a, _spec in schema.ATTRIBUTES.items():
         for _t in _spec.accepts:
             CONSUMERS[_t].add(_spec.descriptor)
 CONSUMERS = {k: sorted(v) for k, v in CONSUMERS.items()}
+FINALIZED = collections.Counter()  # structured: finalize successes per descriptor type (coverage)
 BUILDABLE = [d for d in AVAILABLE_DTYPES if SETTABLE[d]]
 
 
@@ -833,9 +852,13 @@ def structured_element(data, spec, kind, atype, ctx, candidates):
         return data.draw(st.sampled_from([R.uninit_handle, 0, None]), label="handle")
     if kind == "descriptor":
         right = [d for t in (spec.accepts or ()) for d in candidates.get(t, ())]
+        fresh = [d for d in reversed(candidates["_local"]) if d.finalized and not d.closed
+                 and d.descriptor_type in (spec.accepts or ())]
         how = weighted(data, [(55, "right"), (35, "any"), (10, "junk")] if right else [(85, "any"), (15, "junk")],
                        "child how")
         if how == "right":
+            if fresh and data.draw(st.booleans(), label="fresh"):
+                return fresh[0]  # the chain's latest result of the right type: builds op -> graph -> heur -> plan
             return data.draw(st.sampled_from(right), label="child")
         if how == "any":
             return data.draw(st.sampled_from(POOL.items + candidates["_local"]), label="child (any)")
@@ -860,11 +883,16 @@ def structured_value(data, spec, atype, ctx, candidates):
     hi = spec.count_max if spec.count_max is not None else spec.count_min + 6
     if data.draw(st.integers(0, 9), label="wrong count") == 0:
         n = data.draw(st.integers(0, 10), label="n")
+    elif name.endswith("_DIMENSIONS") and spec.count_max is None or (spec.count_max or 0) > 5:
+        n = data.draw(st.sampled_from([4, 4, 3, 5, 2, 1, 6]), label="ndims")
+        n = max(spec.count_min, min(n, hi))
     else:
         n = data.draw(st.integers(spec.count_min, max(spec.count_min, min(hi, spec.count_min + 8))), label="n")
-    if kind == "int64" and n > 0 and name.endswith("_STRIDES") and "dims" in ctx and data.draw(st.booleans()):
+    if kind == "int64" and name.endswith("_STRIDES") and "dims" in ctx and data.draw(
+            st.integers(0, 9), label="packed") < 7:
         dims = ctx["dims"]
-        return packed_strides(dims) if data.draw(st.booleans()) else packed_strides(dims)[::-1][:n]
+        strides = packed_strides(dims)
+        return strides if data.draw(st.booleans(), label="c-order") else strides[::-1]
     values = [structured_element(data, spec, kind, atype, ctx, candidates) for _ in range(n)]
     if kind == "int64" and name.endswith("_DIMENSIONS"):
         ctx["dims"] = values
@@ -873,7 +901,7 @@ def structured_value(data, spec, atype, ctx, candidates):
     return values
 
 
-def structured_get(data, d, attrs):
+def structured_get(data, d, attrs, candidates=None):
     """get (or element_count) some of a descriptor's attributes with their schema types."""
     for attr in attrs:
         spec = schema.ATTRIBUTES[attr]
@@ -891,11 +919,16 @@ def structured_get(data, d, attrs):
             kwargs["count"] = data.draw(st.integers(0, 12), label="count")
         ok, result = R.call(d, "get", attr, atype, **kwargs)
         if ok and isinstance(result, list):
+            for child in result[:3]:
+                if isinstance(child, cb.Descriptor) and candidates is not None:
+                    candidates[child.descriptor_type].append(child)  # e.g. heuristics' engine configs
+                    candidates["_local"].append(child)
             for child in result[:2]:
                 if isinstance(child, cb.Descriptor) and data.draw(st.booleans(), label="descend"):
                     cspec = schema.DESCRIPTORS.get(child.descriptor_type)
                     if cspec is not None:
-                        structured_get(data, child, [a for a in cspec.attributes if available(a.name)][:6])
+                        structured_get(data, child, [a for a in cspec.attributes if available(a.name)][:6],
+                                       candidates)
 
 
 def fuzz_structured(data):
@@ -922,6 +955,10 @@ def fuzz_structured(data):
             optional = [a for a in settable if a not in required]
             chosen = data.draw(st.permutations(required), label="required") + data.draw(
                 st.lists(st.sampled_from(optional), max_size=4) if optional else st.just([]), label="optional")
+            for a in optional:  # offline, heuristics and plans need the device profile
+                if schema.ATTRIBUTES[a].accepts == (cb.CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR,) and a not in chosen \
+                        and data.draw(st.integers(0, 9), label="deviceprop") < 7:
+                    chosen.append(a)
         else:
             chosen = data.draw(st.lists(st.sampled_from(settable), max_size=len(settable) + 3), label="attrs")
         ctx = {}
@@ -940,7 +977,9 @@ def fuzz_structured(data):
             R.call(d, "set", attr, atype, value)
         check = weighted(data, [(75, True), (25, False)], "check_required")
         ok, _ = R.call(d, "finalize") if check else R.call(d, "finalize", check_required=False)
-        structured_get(data, d, [a for a in schema.DESCRIPTORS[dtype].attributes if available(a.name)])
+        if ok:
+            FINALIZED[dtype.name.replace("CUDNN_BACKEND_", "").replace("_DESCRIPTOR", "")] += 1
+        structured_get(data, d, [a for a in schema.DESCRIPTORS[dtype].attributes if available(a.name)], candidates)
         if ok:
             local.append(d)
             candidates[dtype].append(d)
@@ -967,13 +1006,14 @@ def main(argv=None):
     parser.add_argument("--examples", type=int, default=500)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--log", default=None)
+    parser.add_argument("--full-log", action="store_true", help="log every example, not only the current one")
     parser.add_argument("--max-seconds", type=float, default=None, help="stop generating after this long")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else int(os.environ.get("CUDNN_BACKEND_FUZZ_SEED",
                                                                      random.randrange(2 ** 32)))
     print(f"FUZZ-START mode={args.mode} seed={seed} examples={args.examples} known={int(KNOWN)}", flush=True)
     faulthandler.enable(file=sys.stderr, all_threads=True)
-    R = Recorder(args.log, args.mode, seed)
+    R = Recorder(args.log, args.mode, seed, args.full_log)
     POOL = Pool()
     t0 = time.monotonic()
     POOL.make()
@@ -1001,7 +1041,8 @@ def main(argv=None):
     elapsed = time.monotonic() - t0
     print("FUZZ-SUMMARY " + json.dumps(R.summary(mode=args.mode, seed=seed, examples=R.example,
                                                  prelude_calls=prelude_calls, seconds=round(elapsed, 2),
-                                                 time_capped=capped[0], known=KNOWN)), flush=True)
+                                                 time_capped=capped[0], known=KNOWN,
+                                                 finalized=dict(FINALIZED.most_common()))), flush=True)
     return 0
 
 

@@ -6,7 +6,7 @@ set -uo pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/cudnn-backend-out}
 mkdir -p "$OUT"
-stages=${*:-tests bench explore}
+if [ $# -eq 0 ]; then set -- tests bench explore; fi
 log() { echo "=== $* ($(date -u +%H:%M:%S))"; }
 
 # Wheels carried in .whl/ (pytest-benchmark, cudnn-frontend, ...): the machine has no network.
@@ -25,7 +25,7 @@ CUDNN_INC=$SITE/nvidia/cudnn/include
 CUDNN_LIB=$SITE/nvidia/cudnn/lib
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 
-for stage in $stages; do
+for stage in "$@"; do
   case $stage in
     tests)
       log "GPU tests"
