@@ -85,8 +85,9 @@ static cudnnBackendDescriptor_t pointwise_op(cudnnPointwiseMode_t mode, cudnnBac
 
 /* Builds conv (+ bias + ReLU when fused) and finalizes the operation graph; returns all descriptors
  * in `all` (to destroy) and the graph. */
-static cudnnBackendDescriptor_t build_graph(const int64_t *xd, const int64_t *wd, const int64_t *yd, int64_t pad,
-                                            int fused, cudnnBackendDescriptor_t *all, int *nall) {
+static cudnnBackendDescriptor_t build_graph(cudnnHandle_t handle, const int64_t *xd, const int64_t *wd,
+                                            const int64_t *yd, int64_t pad, int fused, cudnnBackendDescriptor_t *all,
+                                            int *nall) {
     int n = 0;
     cudnnBackendDescriptor_t x = all[n++] = tensor(1, xd, 4, CUDNN_DATA_HALF, 0);
     cudnnBackendDescriptor_t w = all[n++] = tensor(2, wd, 4, CUDNN_DATA_HALF, 0);
@@ -127,6 +128,8 @@ static cudnnBackendDescriptor_t build_graph(const int64_t *xd, const int64_t *wd
     }
     cudnnBackendDescriptor_t graph = all[n++] = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     CHECK(cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, nops, ops));
+    /* the graph's handle tells the engines which device they target */
+    CHECK(cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
     CHECK(cudnnBackendFinalize(graph));
     *nall = n;
     return graph;
@@ -152,19 +155,8 @@ int main(int argc, char **argv) {
 
     cudnnBackendDescriptor_t all[32];
     int nall = 0;
-    cudnnBackendDescriptor_t graph = build_graph(xd, wd, yd, PAD, fused, all, &nall);
+    cudnnBackendDescriptor_t graph = build_graph(handle, xd, wd, yd, PAD, fused, all, &nall);
 
-    /* heuristics A, first config that builds */
-    cudnnBackendDescriptor_t heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    cudnnBackendHeurMode_t hmode = CUDNN_HEUR_MODE_A;
-    CHECK(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph));
-    CHECK(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &hmode));
-    CHECK(cudnnBackendFinalize(heur));
-    int64_t ncfg = 0;
-    CHECK(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &ncfg, NULL));
-    cudnnBackendDescriptor_t *cfgs = calloc(ncfg, sizeof *cfgs);
-    for (int64_t i = 0; i < ncfg; i++) cfgs[i] = make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    CHECK(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ncfg, &ncfg, cfgs));
     void *xp, *wp, *yp, *bp, *ws = NULL;
     CUDA(cudaMalloc(&xp, N * C * H * W * 2));
     CUDA(cudaMalloc(&wp, K * C * R * S * 2));
@@ -178,11 +170,30 @@ int main(int argc, char **argv) {
      * some plans build but refuse to run, e.g. CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH) */
     cudnnBackendDescriptor_t plan = NULL, pack = NULL;
     int64_t engine_index = -1, ws_size = 0, cnt = 0;
+    cudnnBackendHeurMode_t modes[3] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B, CUDNN_HEUR_MODE_FALLBACK};
+    const char *mode_names[3] = {"A", "B", "FALLBACK"};
+    const char *chosen_mode = "";
+    for (int m = 0; m < 3 && !plan; m++) {
+    cudnnBackendDescriptor_t heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    cudnnBackendHeurMode_t hmode = modes[m];
+    chosen_mode = mode_names[m];
+    CHECK(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph));
+    CHECK(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &hmode));
+    CHECK(cudnnBackendFinalize(heur));
+    int64_t ncfg = 0;
+    CHECK(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &ncfg, NULL));
+    cudnnBackendDescriptor_t *cfgs = calloc(ncfg, sizeof *cfgs);
+    for (int64_t i = 0; i < ncfg; i++) cfgs[i] = make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    CHECK(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ncfg, &ncfg, cfgs));
     for (int64_t i = 0; i < ncfg && !plan; i++) {
         cudnnBackendDescriptor_t p = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
         CHECK(cudnnBackendSetAttribute(p, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
         CHECK(cudnnBackendSetAttribute(p, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]));
-        if (cudnnBackendFinalize(p) != CUDNN_STATUS_SUCCESS) {
+        cudnnStatus_t st = cudnnBackendFinalize(p);
+        if (st != CUDNN_STATUS_SUCCESS) {
+            char msg[1024];
+            cudnnGetLastErrorString(msg, sizeof msg);
+            fprintf(stderr, "%s config %lld: plan finalize %s: %s\n", mode_names[m], (long long)i, cudnnGetErrorString(st), msg);
             cudnnBackendDestroyDescriptor(p);
             continue;
         }
@@ -194,7 +205,13 @@ int main(int argc, char **argv) {
         CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, nbind, ptrs));
         CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
         CHECK(cudnnBackendFinalize(vp));
-        if (cudnnBackendExecute(handle, p, vp) != CUDNN_STATUS_SUCCESS || cudaStreamSynchronize(stream) != cudaSuccess) {
+        st = cudnnBackendExecute(handle, p, vp);
+        cudaError_t ce = cudaStreamSynchronize(stream);
+        if (st != CUDNN_STATUS_SUCCESS || ce != cudaSuccess) {
+            char msg[1024];
+            cudnnGetLastErrorString(msg, sizeof msg);
+            fprintf(stderr, "%s config %lld: execute %s (%s): %s\n", mode_names[m], (long long)i, cudnnGetErrorString(st),
+                    cudaGetErrorString(ce), msg);
             cudnnBackendDestroyDescriptor(vp);
             cudnnBackendDestroyDescriptor(p);
             if (ws) cudaFree(ws);
@@ -207,8 +224,12 @@ int main(int argc, char **argv) {
         CHECK(cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &cnt, &engine_index));
         cudnnBackendDestroyDescriptor(engine);
     }
+    for (int64_t i = 0; i < ncfg; i++) cudnnBackendDestroyDescriptor(cfgs[i]);
+    free(cfgs);
+    cudnnBackendDestroyDescriptor(heur);
+    }
     if (!plan) {
-        fprintf(stderr, "no config of %lld builds a plan that executes\n", (long long)ncfg);
+        fprintf(stderr, "no config of heuristics A, B or FALLBACK builds a plan that executes\n");
         return 1;
     }
 
@@ -243,7 +264,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < graph_iters; i++) {
         cudnnBackendDescriptor_t tmp[32];
         int ntmp = 0;
-        build_graph(xd, wd, yd, PAD, 1, tmp, &ntmp);
+        build_graph(handle, xd, wd, yd, PAD, 1, tmp, &ntmp);
         for (int j = 0; j < ntmp; j++) cudnnBackendDestroyDescriptor(tmp[j]);
     }
     t1 = now_us();
@@ -251,15 +272,12 @@ int main(int argc, char **argv) {
 
     printf("{\"N\": %lld, \"C\": %lld, \"H\": %lld, \"W\": %lld, \"K\": %lld, \"fused\": %d, \"engine\": %lld, "
            "\"workspace\": %lld, \"iters\": %d, \"execute_us\": %.3f, \"bind_execute_us\": %.3f, "
-           "\"build_graph_us\": %.3f, \"cudnn_version\": %zu}\n",
+           "\"build_graph_us\": %.3f, \"cudnn_version\": %zu, \"heuristics\": \"%s\"}\n",
            (long long)N, (long long)C, (long long)H, (long long)W, (long long)K, fused, (long long)engine_index,
-           (long long)ws_size, iters, execute_us, bind_execute_us, build_graph_us, cudnnGetVersion());
+           (long long)ws_size, iters, execute_us, bind_execute_us, build_graph_us, cudnnGetVersion(), chosen_mode);
 
     cudnnBackendDestroyDescriptor(pack);
     cudnnBackendDestroyDescriptor(plan);
-    for (int64_t i = 0; i < ncfg; i++) cudnnBackendDestroyDescriptor(cfgs[i]);
-    free(cfgs);
-    cudnnBackendDestroyDescriptor(heur);
     for (int j = 0; j < nall; j++) cudnnBackendDestroyDescriptor(all[j]);
     cudaFree(xp);
     cudaFree(wp);
