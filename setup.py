@@ -21,6 +21,7 @@ extensions = [
         ("cudnn_backend._bindings.cycudnn", "cudnn_backend/_bindings/cycudnn.pyx"),
         ("cudnn_backend._descriptor", "cudnn_backend/_descriptor.pyx"),
         ("cudnn_backend._logging", "cudnn_backend/_logging.pyx"),
+        ("cudnn_backend._execute", "cudnn_backend/_execute.pyx"),
     ]
 ]
 

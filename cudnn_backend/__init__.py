@@ -28,6 +28,7 @@ from cudnn_backend._errors import (
     CudnnLibraryNotFoundError,
     CudnnNotInitializedError,
     CudnnNotSupportedError,
+    CudnnUnsafeCallError,
     CudnnVersionError,
 )
 from cudnn_backend import schema
@@ -42,6 +43,7 @@ from cudnn_backend._descriptor import (
     get_property,
     get_version,
     graph_version_check,
+    is_same_topology,
     last_error_string,
 )
 from cudnn_backend._logging import disable_logging, enable_logging, logging_enabled

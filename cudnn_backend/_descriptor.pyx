@@ -19,7 +19,7 @@ from cudnn_backend._bindings cimport cycudnn
 
 from cudnn_backend import schema as _schema
 from cudnn_backend._bindings import _loader
-from cudnn_backend._errors import CudnnVersionError, make_error
+from cudnn_backend._errors import CudnnBadParamError, CudnnUnsafeCallError, CudnnVersionError, make_error
 from cudnn_backend._generated import enums as _enums
 from cudnn_backend._generated.enums import AttributeName, AttributeType, DescriptorType
 
@@ -386,6 +386,22 @@ cdef list _unpack(str kind, _Buffer buf, Py_ssize_t n, object attribute_type, li
 # ------------------------------------------------------------------------------------------------
 # Descriptor
 # ------------------------------------------------------------------------------------------------
+def _check_finalize_preconditions(dtype, set_attributes):
+    """Finalize calls cuDNN is known to crash on, refused first."""
+    A = AttributeName
+    if dtype == DescriptorType.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
+        has = lambda a: int(a) in set_attributes  # noqa: E731
+        if not has(A.CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG):
+            if not has(A.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION):
+                raise ValueError("CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR cannot be finalized: set "
+                                 "CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, or CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION "
+                                 "to deserialize a plan")
+            if not (has(A.CUDNN_ATTR_EXECUTION_PLAN_HANDLE) or has(A.CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP)):
+                # cuDNN 9.19 crashes (SIGSEGV) deserializing a plan with neither
+                raise CudnnUnsafeCallError("a plan deserialized from JSON needs CUDNN_ATTR_EXECUTION_PLAN_HANDLE or "
+                                           "CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP before finalize")
+
+
 _descriptor_classes = {}  # DescriptorType -> class that get() instantiates for child descriptors
 
 
@@ -542,8 +558,10 @@ cdef class Descriptor:
         cdef cudnnBackendAttributeType_t c_type
         self._check_open()
         spec, attr, atype, kind, what = self._spec(attribute, attribute_type, "get")
+        if spec.get_unsupported:
+            raise CudnnUnsafeCallError(f"{what} cannot be read with get(): {spec.get_unsupported}")
         c_attr = <cudnnBackendAttributeName_t><int>attr
-        c_type = <cudnnBackendAttributeType_t><int>atype
+        c_type = <cudnnBackendAttributeType_t><int>(spec.get_type if spec.get_type is not None else atype)
         with nogil:
             status = cycudnn.cudnnBackendGetAttribute(self._ptr, c_attr, c_type, 0, &count, NULL)
         raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), attr)
@@ -565,8 +583,16 @@ cdef class Descriptor:
         cdef Py_ssize_t i
         self._check_open()
         spec, attr, atype, kind, what = self._spec(attribute, attribute_type, "get")
+        if spec.get_unsupported:
+            raise CudnnUnsafeCallError(f"{what} cannot be read with get(): {spec.get_unsupported}")
         if count is None:
-            requested = self.element_count(attr, atype)
+            try:
+                requested = self.element_count(attr, atype)
+            except CudnnBadParamError:
+                # some attributes refuse the count query (BAD_PARAM) but answer a sized get
+                if spec.count_max is None:
+                    raise
+                requested = spec.count_max
         else:
             requested = _int_value(count, f"{what}: count")
             if requested < 0:
@@ -589,18 +615,23 @@ cdef class Descriptor:
                 children.append(cls.__new__(cls) if cls is not None else Descriptor(child_type))
                 if cls is not None:
                     Descriptor.__init__(children[i], child_type)
-        buf = _Buffer(requested * _SIZE[kind] + (1 if kind == "char" else 0))
+        # cuDNN's Get of a few attributes wants another attribute type of the same values
+        transport = spec.get_type if spec.get_type is not None else atype
+        elem = max(_SIZE[kind], _SIZE[_KIND[int(transport)]])
+        buf = _Buffer(requested * elem + (1 if kind == "char" else 0))
         if kind == "descriptor":
             for i in range(requested):
                 child = <Descriptor>children[i]
                 (<cudnnBackendDescriptor_t*>buf.data)[i] = child._ptr
         c_attr = <cudnnBackendAttributeName_t><int>attr
-        c_type = <cudnnBackendAttributeType_t><int>atype
+        c_type = <cudnnBackendAttributeType_t><int>transport
         with nogil:
             status = cycudnn.cudnnBackendGetAttribute(self._ptr, c_attr, c_type, requested, &got,
                                                       <void*>buf.data if requested > 0 else NULL)
         raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), attr)
         n = min(got, requested)
+        if elem != _SIZE[kind] and n > 1:
+            raise CudnnUnsafeCallError(f"{what}: multi-element get through {AttributeType(transport).name}")
         if kind == "char":
             return buf.data[:n].split(b"\0", 1)[0].decode("utf-8", "replace")
         if kind == "descriptor":
@@ -622,6 +653,7 @@ cdef class Descriptor:
             missing = [a.name for a in _schema.DESCRIPTORS[dtype].required if int(a) not in self._set_attributes]
             if missing:
                 raise ValueError(f"{dtype.name} cannot be finalized: required attribute(s) not set: {', '.join(missing)}")
+        _check_finalize_preconditions(dtype, self._set_attributes)
         with nogil:
             status = cycudnn.cudnnBackendFinalize(self._ptr)
         raise_status(status, "cudnnBackendFinalize", dtype)
@@ -698,3 +730,25 @@ def get_execution_plan_workspace_size(Handle handle, Descriptor execution_plan, 
         status = cycudnn.cudnnGetExecutionPlanWorkspaceSize(c_handle, execution_plan._ptr, pack, &size)
     raise_status(status, "cudnnGetExecutionPlanWorkspaceSize", execution_plan.descriptor_type)
     return size
+
+
+def is_same_topology(Descriptor graph not None, Descriptor other not None):
+    """CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY: whether two finalized operation graphs have the
+    same topology (a query, not an attribute: cuDNN writes the answer into the element count)."""
+    cdef cudnnStatus_t status
+    cdef int64_t answer = 0
+    cdef cudnnBackendDescriptor_t other_ptr
+    cdef cudnnBackendAttributeName_t c_attr = CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY
+    graph._check_open()
+    other._check_open()
+    for g in (graph, other):
+        if g.descriptor_type != DescriptorType.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR or not g.finalized:
+            raise TypeError("is_same_topology compares two finalized CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTORs")
+    check_available("CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY", "is_same_topology")
+    other_ptr = other._ptr
+    with nogil:
+        status = cycudnn.cudnnBackendGetAttribute(graph._ptr, c_attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &answer,
+                                                  &other_ptr)
+    raise_status(status, "cudnnBackendGetAttribute", graph.descriptor_type,
+                 AttributeName.CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY)
+    return bool(answer & 0xFF)

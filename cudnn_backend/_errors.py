@@ -52,6 +52,10 @@ class CudnnVersionError(CudnnBackendError, NotImplementedError):
         return (type(self), (self.name, self.since, self.loaded, self.context))
 
 
+class CudnnUnsafeCallError(CudnnBackendError, ValueError):
+    """A call refused before cuDNN sees it because cuDNN is known to crash on it."""
+
+
 class CudnnError(CudnnBackendError, RuntimeError):
     """cuDNN returned a status other than CUDNN_STATUS_SUCCESS."""
 

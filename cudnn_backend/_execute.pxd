@@ -1,8 +1,8 @@
 # Variant packs and execution (see _execute.pyx). Downstream Cython code can cimport VariantPack
 # and reach its raw arrays: _uids/_ptrs hold _n entries, _ptr is the finalized
 # CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR (re-made by _rebuild() after pointers change).
-from libc.stdint cimport int64_t
-from cudnn_backend._bindings.cycudnn cimport cudnnBackendDescriptor_t
+from libc.stdint cimport int64_t, uintptr_t
+from cudnn_backend._bindings.cycudnn cimport cudnnBackendDescriptor_t, cudnnHandle_t
 from cudnn_backend._descriptor cimport Descriptor, Handle
 
 
@@ -32,7 +32,14 @@ cdef class VariantPack:
     cdef bint _check_dtype
     cdef object __weakref__
 
+    cdef int _alloc(self, Py_ssize_t n) except -1
+    cdef void _free_arrays(self) noexcept
+    cdef int _check_open(self) except -1
     cdef int _rebuild(self) except -1
     cdef int _adopt_plan(self, object plan) except -1
+    cdef int _resolve_call(self, Handle handle, object plan, cudnnHandle_t* h, cudnnBackendDescriptor_t* p) except -1
     cdef int _run(self, Handle handle, object plan) except -1
     cdef int _bind_positional(self, object pointers) except -1
+    cdef int _raise_pointer_error(self, Py_ssize_t slot, uintptr_t pv) except -1
+    cdef int _bind_objects(self, object seq) except -1
+    cdef int _rebind_mapping(self, object buffers) except -1

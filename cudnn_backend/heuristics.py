@@ -51,7 +51,7 @@ class NoWorkingPlanError(CudnnBackendError, RuntimeError):
 
 def heur_mode(mode) -> HeurMode:
     """A HeurMode from "A", "B", "FALLBACK", "INSTANT", a C name, a member or an int."""
-    if isinstance(mode, HeurMode):
+    if isinstance(mode, HeurMode) and mode != HeurMode.CUDNN_HEUR_MODES_COUNT:
         return mode
     if isinstance(mode, str):
         key = mode.strip().upper()

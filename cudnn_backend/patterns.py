@@ -1253,33 +1253,47 @@ def sdpa_composite_bwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, causal=False, dropo
                    params={"causal": causal, "dropout": dropout, "dq_accumulator": dq_accumulator})
 
 
-def block_scale_quantize(m=256, n=256, *, block_size=32, data_type=BF16, build=True) -> Pattern:
+def block_scale_quantize(m=256, n=256, *, block_size=32, matmul=False, k=128, data_type=BF16,
+                         build=True) -> Pattern:
     """MXFP8 block-scale quantize (cuDNN 9.7+): X [1,m,n] -> Y fp8 E4M3 and E8M0 scales [1,m,n/32]
-    (F8_128x4 layout). cuDNN's engines for it target Blackwell."""
+    (F8_128x4 layout, which cuDNN requires for 3-d tensors). ``matmul=True`` quantizes a matmul's
+    output (A [1,m,k] @ B [1,k,n], the epilogue form). cuDNN's quantize engines target sm100/sm120."""
     require("CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR", what="block-scale quantize")
     g = Graph("block_scale_quantize", io_data_type=data_type)
-    x = g.tensor([1, m, n], name="x")
+    tensors = {}
+    if matmul:
+        a = g.tensor([1, m, k], name="a")
+        b = g.tensor([1, k, n], name="b")
+        x = g.matmul(a, b, name="c")
+        tensors.update(a=a, b=b, c=x)
+    else:
+        x = tensors["x"] = g.tensor([1, m, n], name="x")
     out = add_block_scale_quantize(g, x, block_size=block_size)
-    return _finish("block_scale_quantize", g, {"x": x, **out}, build)
+    return _finish("block_scale_quantize", g, {**tensors, **out}, build, params={"matmul": matmul})
 
 
-def block_scale_dequantize_matmul(m=256, n=256, k=256, *, block_size=32, data_type=BF16, build=True) -> Pattern:
+def block_scale_dequantize_matmul(m=256, n=256, k=256, *, block_size=32, reordering=None, data_type=BF16,
+                                  build=True) -> Pattern:
     """MXFP8 matmul (cuDNN 9.7+): A [1,m,k] and B [1,k,n] fp8 E4M3 with E8M0 block scales along k,
-    each BLOCK_SCALE_DEQUANTIZE'd (virtual fp32) into a matmul -> C [1,m,n]."""
+    each BLOCK_SCALE_DEQUANTIZE'd (virtual fp32) into a matmul -> C [1,m,n].
+
+    ``reordering`` of the scales: none (row-major, default; what the sm80/sm90 engines take) or
+    ``TensorReordering.CUDNN_TENSOR_REORDERING_F8_128x4`` (the Blackwell swizzle).
+    """
     require("CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR", what="block-scale dequantize")
     g = Graph("block_scale_dequantize_matmul", io_data_type=data_type)
     e4m3, e8m0 = DataType.CUDNN_DATA_FP8_E4M3, DataType.CUDNN_DATA_FP8_E8M0
-    f8 = TensorReordering.CUDNN_TENSOR_REORDERING_F8_128x4
+    reordering = TensorReordering.CUDNN_TENSOR_REORDERING_NONE if reordering is None else reordering
     kb = k // block_size
     a = g.tensor([1, m, k], data_type=e4m3, name="a")
-    sa = g.tensor([1, m, kb], data_type=e8m0, reordering_mode=f8, name="a_scale")
+    sa = g.tensor([1, m, kb], data_type=e8m0, reordering_mode=reordering, name="a_scale")
     b = g.tensor([1, k, n], [k * n, 1, k], e4m3, name="b")  # column-major: k innermost, the block axis
-    sb = g.tensor([1, kb, n], [kb * n, 1, kb], e8m0, reordering_mode=f8, name="b_scale")
+    sb = g.tensor([1, kb, n], [kb * n, 1, kb], e8m0, reordering_mode=reordering, name="b_scale")
     da = add_block_scale_dequantize(g, a, sa, block_size=[1, block_size], name="a_dq")
     db = add_block_scale_dequantize(g, b, sb, block_size=[block_size, 1], name="b_dq")
     c = g.matmul(da, db, output=True, name="c")
     return _finish("block_scale_dequantize_matmul", g, {"a": a, "a_scale": sa, "b": b, "b_scale": sb, "a_dq": da,
-                                                        "b_dq": db, "c": c}, build)
+                                                        "b_dq": db, "c": c}, build, params={"reordering": reordering})
 
 
 def rope(b=2, h=4, s=128, d=64, *, rope_dim=None, data_type=BF16, build=True) -> Pattern:

@@ -32,6 +32,8 @@ class AttributeSpec:
     accepts: tuple[DescriptorType, ...] | None  # descriptor types a descriptor-valued attribute takes
     since: str
     deprecated: bool
+    get_type: AttributeType | None = None  # what cuDNN's Get wants, when it differs from the Set types
+    get_unsupported: str | None = None  # why the generic Get is refused (it would crash cuDNN)
 
     @property
     def settable(self) -> bool:
@@ -81,6 +83,8 @@ def _build():
             accepts=None if a.get("accepts") is None else tuple(DescriptorType[t] for t in a["accepts"]),
             since=a["since"],
             deprecated=bool(a.get("deprecated", False)),
+            get_type=AttributeType[a["get_type"]] if a.get("get_type") else None,
+            get_unsupported=a.get("get_unsupported"),
         )
     descriptors = {}
     for name, d in data["descriptors"].items():

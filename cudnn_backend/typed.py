@@ -19,7 +19,7 @@ import numbers
 
 from cudnn_backend import schema as _schema
 from cudnn_backend._descriptor import Descriptor, register_descriptor_class
-from cudnn_backend._errors import CudnnError
+from cudnn_backend._errors import CudnnError, CudnnUnsafeCallError
 from cudnn_backend._generated import enums as _enums
 from cudnn_backend._generated.enums import AttributeType, DescriptorType
 from cudnn_backend._typed_mixins import MIXINS
@@ -125,13 +125,13 @@ class TypedDescriptor(Descriptor):
         if atype == AttributeType.CUDNN_TYPE_BACKEND_DESCRIPTOR:
             if name in state["values"]:
                 return state["values"][name]  # the very objects set (identity preserved)
-            if spec.accepts is None or len(spec.accepts) != 1:
+            if spec.accepts is None or len(spec.accepts) != 1 or spec.get_unsupported:
                 return None
         if atype == AttributeType.CUDNN_TYPE_HANDLE:
             return state["values"].get(name)
         try:
             values = self.get(spec.name, atype)
-        except CudnnError:
+        except (CudnnError, CudnnUnsafeCallError):
             if name in state["values"]:
                 return state["values"][name]
             raise

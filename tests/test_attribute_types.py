@@ -259,7 +259,7 @@ def _void_ptr(ctx):
 
 @case(CUDNN_TYPE_CONVOLUTION_MODE)
 def _convolution_mode(ctx):
-    # strict xfail (see XFAIL): cuDNN 9.19 takes CONVOLUTION_MODE on set but reads it only as DATA_TYPE
+    # cuDNN 9.19 takes CONVOLUTION_MODE on set but reads it only as DATA_TYPE (the schema's get_type)
     conv = gg.convolution()  # CROSS_CORRELATION
     conv2 = cb.Descriptor(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR)
     conv2.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT)
@@ -398,7 +398,7 @@ def _backend_descriptor(ctx):
     engine.set(attr(CUDNN_ATTR_ENGINE_DEVICEPROP, B), B, ctx.dp)
     engine.finalize()
     [graph] = engine.get(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, B)
-    assert type(graph) is cb.Descriptor and graph.descriptor_type is CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR
+    assert isinstance(graph, cb.Descriptor) and graph.descriptor_type is CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR
     assert graph.finalized and not graph.closed and graph.ptr not in (0, ctx.graph.ptr)
     assert (graph.get(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, CUDNN_TYPE_INT64)
             == ctx.graph.get(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, CUDNN_TYPE_INT64))
@@ -477,7 +477,7 @@ def _behavior_note(ctx):
 
 @case(CUDNN_TYPE_TENSOR_REORDERING_MODE)
 def _tensor_reordering_mode(ctx):
-    # strict xfail (see XFAIL): cuDNN 9.19 reads REORDERING_MODE only as CUDNN_TYPE_INT64
+    # cuDNN 9.19 reads REORDERING_MODE only as CUDNN_TYPE_INT64 (the schema's get_type)
     t = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
     t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_HALF)
     t.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, [32, 64, 3, 3])
@@ -731,18 +731,9 @@ def _reshape_op():
 # ------------------------------------------------------------------------------------------------
 # the parametrized round trip
 # ------------------------------------------------------------------------------------------------
-XFAIL = {
-    CUDNN_TYPE_CONVOLUTION_MODE: pytest.mark.xfail(
-        LOADED <= VERIFIED, strict=True, raises=cb.CudnnBadParamError,
-        reason="cuDNN 9.19 sets CONVOLUTION_CONV_MODE as CUDNN_TYPE_CONVOLUTION_MODE but reads it only as "
-               "CUDNN_TYPE_DATA_TYPE (BAD_PARAM_ATTRIBUTE_TYPE 'CUDNN_TYPE_DATA_TYPE != attrType'); the schema "
-               "lets get ask only for CONVOLUTION_MODE, so the package cannot read it back"),
-    CUDNN_TYPE_TENSOR_REORDERING_MODE: pytest.mark.xfail(
-        LOADED <= VERIFIED, strict=True, raises=cb.CudnnBadParamError,
-        reason="cuDNN 9.19 sets TENSOR_REORDERING_MODE as CUDNN_TYPE_TENSOR_REORDERING_MODE but reads it only "
-               "as CUDNN_TYPE_INT64 (writing a 4-byte enum); the schema lets get ask only for "
-               "TENSOR_REORDERING_MODE, so the package cannot read it back"),
-}
+# cuDNN 9.19 sets CONVOLUTION_CONV_MODE as CONVOLUTION_MODE but reads it only as DATA_TYPE, and
+# TENSOR_REORDERING_MODE only as INT64; the schema's get_type makes get() ask the way cuDNN wants.
+XFAIL = {}
 
 
 def test_parametrization_covers_every_attribute_type():
@@ -893,19 +884,14 @@ def test_element_count_before_finalize_is_refused():
 # discrepancies between the schema/package and cuDNN 9.19, kept visible
 # ------------------------------------------------------------------------------------------------
 @pytest.mark.skipif(LOADED < _version(enums.SINCE["CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE"]), reason="no MoE op")
-@pytest.mark.xfail(LOADED <= VERIFIED, strict=True, raises=cb.CudnnBadParamError,
-                   reason="cuDNN 9.19 refuses the element-count query (requestedElementCount 0) on "
-                          "OPERATION_MOE_GROUPED_MATMUL (BAD_PARAM) though get with count=1 works; get() without "
-                          "count could use the schema's count_max == 1 instead of asking")
 def test_get_without_count_on_moe_grouped_matmul():
+    """cuDNN 9.19 refuses the element-count query here; get() falls back to the schema's count_max == 1."""
     check_get(_moe_op(), CUDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_MODE, CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE,
               [CUDNN_MOE_GROUPED_MATMUL_MODE_GATHER])
 
 
-@pytest.mark.xfail(LOADED <= VERIFIED, strict=True, raises=cb.CudnnBadParamError,
-                   reason="cuDNN 9.19 refuses the element-count query on ENGINEHEUR_OPERATION_GRAPH ('1 != "
-                          "requestedElementCount'); get with count=1 works")
 def test_get_without_count_on_engineheur_operation_graph(ctx):
+    """cuDNN 9.19 refuses the count query ('1 != requestedElementCount'); get() falls back to count_max 1."""
     heur = cb.Descriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR)
     heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, B, ctx.graph)
     heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, CUDNN_HEUR_MODE_A)
@@ -945,11 +931,8 @@ def test_convolution_mode_reaches_cudnn(ctx):
                                                                 CUDNN_TYPE_CHAR)
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="schema marks EXECUTION_PLAN_ENGINE_CONFIG required, but a plan deserialized from "
-                          "EXECUTION_PLAN_JSON_REPRESENTATION (plus DEVICEPROP or HANDLE) needs none; finalize() "
-                          "refuses it unless check_required=False")
 def test_plan_round_trips_through_its_json(ctx):
+    """A plan deserialized from its JSON (plus DEVICEPROP or HANDLE) needs no engine config."""
     text = _plan(ctx).get(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR)
     plan = cb.Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
     plan.set(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, text.encode())
@@ -980,13 +963,32 @@ CRASHERS = {
 
 
 @pytest.mark.parametrize("which", sorted(CRASHERS))
-@pytest.mark.xfail(LOADED <= VERIFIED, strict=True,
-                   reason="cuDNN 9.19 crashes the process (SIGSEGV) on get of TENSOR_RAGGED_OFFSET_DESC and of "
-                          "OPERATIONGRAPH_IS_SAME_TOPOLOGY; the checked get should refuse these before cuDNN")
 def test_get_never_crashes_the_process(which):
+    """cuDNN 9.19 crashes (SIGSEGV) on these gets; the checked get refuses them first."""
     code = ("import sys\nsys.path.insert(0, %r)\nimport cudnn_backend as cb\nimport generic_graphs as gg\n"
             "try:\n" % os.path.dirname(__file__)
             + "".join("    " + line + "\n" for line in CRASHERS[which].splitlines())
             + "except Exception as e:\n    print('refused', type(e).__name__)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, f"the process died with {out.returncode}: {out.stderr[-500:]}"
+    assert out.stdout.strip() == "refused CudnnUnsafeCallError"
+
+
+def test_plan_from_json_without_handle_or_deviceprop_is_refused(ctx):
+    """cuDNN 9.19 crashes deserializing a plan with neither a handle nor a device profile."""
+    text = _plan(ctx).get(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR)
+    plan = cb.Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
+    plan.set(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, text)
+    with pytest.raises(cb.CudnnUnsafeCallError, match="needs CUDNN_ATTR_EXECUTION_PLAN_HANDLE or"):
+        plan.finalize()
+    with pytest.raises(ValueError, match="set CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, or"):
+        cb.Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR).finalize()
+
+
+def test_is_same_topology(ctx):
+    a, b = gg.notebook_conv_graph(), gg.notebook_conv_graph()
+    other = gg.notebook_conv_graph(k=16)
+    assert cb.is_same_topology(a, b) is True
+    assert isinstance(cb.is_same_topology(a, other), bool)
+    with pytest.raises(TypeError, match="two finalized"):
+        cb.is_same_topology(a, gg.tensor(1, [1, 1], [1, 1]))

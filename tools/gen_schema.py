@@ -69,7 +69,7 @@ except ImportError:  # pragma: no cover - script mode
     import schema_overrides as ov  # type: ignore
 
 ROLES = ("required", "optional", "get_only")
-FIELDS = ("types", "count_min", "count_max", "role", "default", "accepts")
+FIELDS = ("types", "count_min", "count_max", "role", "default", "accepts", "get_type", "get_unsupported")
 
 # --------------------------------------------------------------------------
 # Enum parsing
@@ -494,6 +494,10 @@ def extract_schema_with_report(header_text: str) -> tuple[dict, dict]:
             "role": info.get("role", "optional"),
             "default": info.get("default"),
             "accepts": list(accepts) if accepts else None,
+            # the attribute type cuDNN's Get wants when it differs from the Set type (same values)
+            "get_type": info.get("get_type"),
+            # why the generic Get must not be called (it crashes cuDNN, or is not a get at all)
+            "get_unsupported": info.get("get_unsupported"),
         }
 
     # ---- descriptors

@@ -88,6 +88,8 @@ def _tensor(role="optional"):
 
 ATTRIBUTE_OVERRIDES = {
     # ---- CONVOLUTION / convolution operations ------------------------------------------
+    # Probe 9.19: Set takes CONVOLUTION_MODE, but Get accepts only CUDNN_TYPE_DATA_TYPE (same 4-byte enum).
+    "CUDNN_ATTR_CONVOLUTION_CONV_MODE": {"get_type": "CUDNN_TYPE_DATA_TYPE"},
     # Header: FLOAT or DOUBLE; probe 9.19 also accepts INT32 for the forward alpha/beta (listed last).
     # Header also says "1+ elements"; probe 9.19 rejects any elementCount other than 1.
     "CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA": {
@@ -116,6 +118,9 @@ ATTRIBUTE_OVERRIDES = {
         "types": ["CUDNN_TYPE_INT32"], "count_min": 1, "count_max": 1, "role": "get_only"},
     # Deprecated; the plan can be built against CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP instead.
     "CUDNN_ATTR_EXECUTION_PLAN_HANDLE": {"role": "optional"},
+    # A plan is built either from an engine config or from its JSON representation (deserialize),
+    # so neither is required on its own; Descriptor.finalize checks that one of them is there.
+    "CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG": {"role": "optional"},
     # Header: "0+ elements"; probe 9.19 rejects elementCount 0 (an empty list is meaningless).
     "CUDNN_ATTR_EXECUTION_PLAN_RUN_ONLY_INTERMEDIATE_UIDS": {"count_min": 1},
     # Header calls it optional but "currently unsupported"; probe 9.19: every set -> NOT_SUPPORTED.
@@ -192,7 +197,9 @@ ATTRIBUTE_OVERRIDES = {
     # CUDNN_TYPE_BACKEND_DESCRIPTOR and arrayOfElements = {another finalized graph} succeeds and
     # writes a C bool (1 byte) into *elementCount ("same topology").
     "CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY": {
-        "types": [_DESC], "count_min": 1, "count_max": 1, "role": "get_only", "accepts": [_G]},
+        "types": [_DESC], "count_min": 1, "count_max": 1, "role": "get_only", "accepts": [_G],
+        "get_unsupported": "a query taking another graph (the generic get crashes cuDNN 9.19); "
+                           "use cudnn_backend.is_same_topology(graph, other)"},
     # Undocumented; frontend sets it with CUDNN_TYPE_BOOLEAN.
     "CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED": {
         "types": ["CUDNN_TYPE_BOOLEAN"], "count_min": 1, "count_max": 1, "role": "optional"},
@@ -207,14 +214,17 @@ ATTRIBUTE_OVERRIDES = {
         "types": ["CUDNN_TYPE_BOOLEAN"], "count_min": 1, "count_max": 1, "role": "optional",
         "default": "false"},
     # Undocumented in header; probe 9.19 accepts only TENSOR_REORDERING_MODE; default from NVIDIA docs.
+    # Probe 9.19: Get accepts only CUDNN_TYPE_INT64 (and writes the 4-byte enum).
     "CUDNN_ATTR_TENSOR_REORDERING_MODE": {
         "types": ["CUDNN_TYPE_TENSOR_REORDERING_MODE"], "count_min": 1, "count_max": 1, "role": "optional",
-        "default": "CUDNN_TENSOR_REORDERING_NONE"},
+        "default": "CUDNN_TENSOR_REORDERING_NONE", "get_type": "CUDNN_TYPE_INT64"},
     # Undocumented (9.22+); frontend passes one VOID_PTR pointing at the constant's bytes.
     "CUDNN_ATTR_TENSOR_CONSTANT_VALUE": {
         "types": ["CUDNN_TYPE_VOID_PTR"], "count_min": 1, "count_max": 1, "role": "optional"},
     # Header gives no descriptor type; it is the offsets tensor (header prose, API log).
-    "CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC": {"accepts": [_T]},
+    # Probe 9.19: any Get of it (set or not) crashes the process.
+    "CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC": {
+        "accepts": [_T], "get_unsupported": "getting it crashes cuDNN 9.19; keep the offsets tensor you set"},
 
     # ---- VARIANT_PACK -----------------------------------------------------------------------
     # Header: "0+ elements"; probe 9.19 rejects elementCount 0 for both.
