@@ -391,6 +391,18 @@ cdef class VariantPack:
             raise_status(st, "cudnnBackendExecute", _PLAN)
         return 0
 
+    def check_plan(self, plan):
+        """Check that this pack fits ``plan`` (same non-virtual UIDs, by-value alike, workspace big enough,
+        allocating one if the pack owns or lacks it) and make it the pack's plan; raises ValueError if not."""
+        self._check_open()
+        if plan is None:
+            raise ValueError("no plan given")
+        if plan is not self._plan_obj:
+            self._adopt_plan(plan)
+        if self._dirty:
+            self._rebuild()
+        return self
+
     def execute(self, handle=None, plan=None):
         """cudnnBackendExecute on the handle's stream (GIL released). ``plan=None``: the pack's plan;
         ``handle=None``: the plan's handle."""

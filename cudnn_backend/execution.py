@@ -22,6 +22,7 @@ import math
 import numbers
 import operator
 import struct
+import weakref
 from collections import Counter
 from dataclasses import dataclass
 
@@ -247,10 +248,27 @@ def plan_operation_graph(plan):
     return getattr(plan, "operation_graph", None)
 
 
+_json_specs_cache = weakref.WeakKeyDictionary()  # plan descriptor -> specs (a finalized plan does not change)
+
+
 def plan_json_tensor_specs(plan) -> dict | None:
     """{uid: TensorSpec} from the tensors listed in the plan's JSON representation, or None."""
+    desc = plan_descriptor(plan)
     try:
-        text = plan_descriptor(plan).get(A.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, AT.CUDNN_TYPE_CHAR)
+        return _json_specs_cache[desc]
+    except (KeyError, TypeError):
+        pass
+    specs = _parse_plan_json(desc)
+    try:
+        _json_specs_cache[desc] = specs
+    except TypeError:
+        pass
+    return specs
+
+
+def _parse_plan_json(desc) -> dict | None:
+    try:
+        text = desc.get(A.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, AT.CUDNN_TYPE_CHAR)
         tensors = json.loads(text)["operationGraph"]["tensors"]
         specs = {}
         for t in tensors:
