@@ -263,6 +263,27 @@ def _real_value(v, what):
     return float(v)
 
 
+def _host_copies(items, what, keep):
+    """For host-data VOID_PTR attributes: copy each bytes-like value, keep the copy, pass its address."""
+    addresses = []
+    for v in items:
+        if isinstance(v, numbers.Integral) and not isinstance(v, bool) or v is None:
+            raise TypeError(f"{what}: cuDNN reads host memory at this address; pass the value's bytes "
+                            f"(bytes, bytearray or a numpy value), not a raw pointer")
+        try:
+            import numpy as np
+
+            copy = np.frombuffer(bytes(memoryview(np.asarray(v) if not isinstance(v, (bytes, bytearray, memoryview))
+                                                  else v)), dtype=np.uint8).copy()
+        except (TypeError, ValueError):
+            raise TypeError(f"{what}: expected bytes-like host data, not {type(v).__name__}") from None
+        if copy.size == 0:
+            raise ValueError(f"{what}: empty host data")
+        keep.append(copy)
+        addresses.append(int(copy.ctypes.data))
+    return addresses
+
+
 cdef _Buffer _pack(str kind, object items, object attribute_type, str what, list keep):
     """Convert Python values to a C array of the attribute type's elements."""
     cdef Py_ssize_t i, n
@@ -523,10 +544,14 @@ cdef class Descriptor:
         spec, attr, atype, kind, what = self._spec(attribute, attribute_type, "set")
         if not spec.settable:
             raise ValueError(f"{what} is get-only")
+        if spec.set_unsupported:
+            raise CudnnUnsafeCallError(f"{what} cannot be set from Python: {spec.set_unsupported}")
         if self._finalized:
             raise ValueError(f"{what}: the descriptor is already finalized; set attributes before finalize()")
         items = _as_sequence(values, kind)
         keep = []
+        if spec.host_data:
+            items = _host_copies(items, what, keep)
         buf = _pack(kind, items, atype, what, keep)
         n = buf.nbytes // _SIZE[kind]
         if not spec.count_ok(n) and not (kind == "char"):

@@ -34,6 +34,8 @@ class AttributeSpec:
     deprecated: bool
     get_type: AttributeType | None = None  # what cuDNN's Get wants, when it differs from the Set types
     get_unsupported: str | None = None  # why the generic Get is refused (it would crash cuDNN)
+    set_unsupported: str | None = None  # why Set is refused (cuDNN would read memory we cannot describe)
+    host_data: bool = False  # VOID_PTR elements address host data cuDNN reads (set takes bytes, not ints)
 
     @property
     def settable(self) -> bool:
@@ -85,6 +87,8 @@ def _build():
             deprecated=bool(a.get("deprecated", False)),
             get_type=AttributeType[a["get_type"]] if a.get("get_type") else None,
             get_unsupported=a.get("get_unsupported"),
+            set_unsupported=a.get("set_unsupported"),
+            host_data=bool(a.get("host_data", False)),
         )
     descriptors = {}
     for name, d in data["descriptors"].items():

@@ -408,3 +408,25 @@ def test_logging_routes_cudnn_messages_to_python(tmp_path):
     assert out.returncode == 0, out.stderr
     n, name, level = out.stdout.split()
     assert int(n) >= 1 and name == "cudnn_backend.cudnn" and level in ("ERROR", "WARNING", "INFO", "CRITICAL")
+
+
+def test_pointer_attributes_cudnn_would_misread_are_refused():
+    vp = cb.Descriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
+    for attr in (CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES, CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES):
+        with pytest.raises(cb.CudnnUnsafeCallError, match="std::vector"):
+            vp.set(attr, CUDNN_TYPE_VOID_PTR, 0x1000)
+
+
+def test_host_data_pointers_take_bytes_not_raw_ints():
+    import numpy as np
+
+    from cudnn_backend._descriptor import _host_copies
+
+    keep = []
+    [address] = _host_copies([np.float32(2.5)], "X", keep)
+    assert address == keep[0].ctypes.data and bytes(keep[0]) == np.float32(2.5).tobytes()
+    with pytest.raises(TypeError, match="not a raw pointer"):
+        _host_copies([0x1234], "X", [])
+    with pytest.raises(ValueError, match="empty host data"):
+        _host_copies([b""], "X", [])
+    assert cb.schema.attribute(CUDNN_ATTR_TENSOR_CONSTANT_VALUE).host_data

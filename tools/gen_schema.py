@@ -69,7 +69,8 @@ except ImportError:  # pragma: no cover - script mode
     import schema_overrides as ov  # type: ignore
 
 ROLES = ("required", "optional", "get_only")
-FIELDS = ("types", "count_min", "count_max", "role", "default", "accepts", "get_type", "get_unsupported")
+FIELDS = ("types", "count_min", "count_max", "role", "default", "accepts", "get_type", "get_unsupported",
+          "set_unsupported", "host_data")
 
 # --------------------------------------------------------------------------
 # Enum parsing
@@ -498,6 +499,10 @@ def extract_schema_with_report(header_text: str) -> tuple[dict, dict]:
             "get_type": info.get("get_type"),
             # why the generic Get must not be called (it crashes cuDNN, or is not a get at all)
             "get_unsupported": info.get("get_unsupported"),
+            # why set() is refused (cuDNN would read memory Python cannot describe safely)
+            "set_unsupported": info.get("set_unsupported"),
+            # VOID_PTR elements point at host data cuDNN reads: set() takes bytes-like values, not ints
+            "host_data": bool(info.get("host_data", False)),
         }
 
     # ---- descriptors

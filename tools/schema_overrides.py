@@ -219,8 +219,10 @@ ATTRIBUTE_OVERRIDES = {
         "types": ["CUDNN_TYPE_TENSOR_REORDERING_MODE"], "count_min": 1, "count_max": 1, "role": "optional",
         "default": "CUDNN_TENSOR_REORDERING_NONE", "get_type": "CUDNN_TYPE_INT64"},
     # Undocumented (9.22+); frontend passes one VOID_PTR pointing at the constant's bytes.
+    # cuDNN reads the constant from host memory at that address: "host_data" makes set() take the
+    # bytes (or a numpy value) and pass the address of a copy the descriptor keeps, never a raw int.
     "CUDNN_ATTR_TENSOR_CONSTANT_VALUE": {
-        "types": ["CUDNN_TYPE_VOID_PTR"], "count_min": 1, "count_max": 1, "role": "optional"},
+        "types": ["CUDNN_TYPE_VOID_PTR"], "count_min": 1, "count_max": 1, "role": "optional", "host_data": True},
     # Header gives no descriptor type; it is the offsets tensor (header prose, API log).
     # Probe 9.19: any Get of it (set or not) crashes the process.
     "CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC": {
@@ -235,10 +237,13 @@ ATTRIBUTE_OVERRIDES = {
         "types": ["CUDNN_TYPE_INT64"], "count_min": 1, "count_max": None, "role": "optional"},
     # Undocumented; frontend passes ONE VOID_PTR (the data pointer of a
     # std::vector<std::vector<int64_t>>, one entry per override UID); probe 9.19 accepts VOID_PTR only.
+    # A C++ object's address cannot be made safely from Python: set() refuses these.
     "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES": {
-        "types": ["CUDNN_TYPE_VOID_PTR"], "count_min": 1, "count_max": 1, "role": "optional"},
+        "types": ["CUDNN_TYPE_VOID_PTR"], "count_min": 1, "count_max": 1, "role": "optional",
+        "set_unsupported": "cuDNN reads a C++ std::vector<std::vector<int64_t>> at this address"},
     "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES": {
-        "types": ["CUDNN_TYPE_VOID_PTR"], "count_min": 1, "count_max": 1, "role": "optional"},
+        "types": ["CUDNN_TYPE_VOID_PTR"], "count_min": 1, "count_max": 1, "role": "optional",
+        "set_unsupported": "cuDNN reads a C++ std::vector<std::vector<int64_t>> at this address"},
 
     # ---- MATMUL / REDUCTION -----------------------------------------------------------------
     # Undocumented in header; probe 9.19 accepts DOUBLE, FLOAT, INT64, INT32; frontend uses DOUBLE.
@@ -255,8 +260,8 @@ ATTRIBUTE_OVERRIDES = {
     "CUDNN_ATTR_OPERATION_REDUCTION_GROUP_OFFSET_DESC": _tensor(),  # brief: "group offset tensor descriptor"
     "CUDNN_ATTR_OPERATION_REDUCTION_DIMS": {  # brief: "indices of the input dimensions to reduce"
         "types": ["CUDNN_TYPE_INT64"], "count_min": 1, "count_max": 8, "role": "optional"},
-    "CUDNN_ATTR_OPERATION_REDUCTION_INIT_VALUES": {  # brief: "one pointer per output"
-        "types": ["CUDNN_TYPE_VOID_PTR"], "count_min": 1, "count_max": None, "role": "optional"},
+    "CUDNN_ATTR_OPERATION_REDUCTION_INIT_VALUES": {  # brief: "one pointer per output" (host values)
+        "types": ["CUDNN_TYPE_VOID_PTR"], "count_min": 1, "count_max": None, "role": "optional", "host_data": True},
     "CUDNN_ATTR_OPERATION_REDUCTION_SUBGRAPH": {  # brief: "Operation graph ... must be finalized"
         "types": [_DESC], "count_min": 1, "count_max": 1, "role": "optional", "accepts": [_G]},
     "CUDNN_ATTR_OPERATION_REDUCTION_SUBGRAPH_ACCUMULATOR_UIDS": {  # brief: "tensor UIDs, one per output"

@@ -1,0 +1,332 @@
+"""Engines and knobs as data: every global engine index, knob spaces, configs from knob values
+and back, filters, rows and DataFrames (offline, against the bundled H200 profile)."""
+import gc
+import itertools
+
+import pytest
+
+import cudnn_backend as cb
+from cudnn_backend import engines
+from cudnn_backend.engines import (
+    EngineError,
+    EngineInfo,
+    KnobSpec,
+    config_engine_index,
+    config_from_index,
+    config_knobs,
+    engine_count,
+    filter_items,
+    iter_configs,
+    iter_knob_space,
+    knob_space,
+    knob_space_size,
+    list_engines,
+    make_config,
+    make_engine,
+    to_dataframe,
+    to_rows,
+)
+from cudnn_backend.heuristics import get_configs
+from cudnn_backend.profiles import DeviceProfile
+from cudnn_backend.typed import Engine, EngineConfig
+
+from conftest import HAVE_GPU
+import generic_graphs as gg
+
+K = cb.KnobType
+
+
+@pytest.fixture(scope="module")
+def h200():
+    return DeviceProfile.bundled("h200")
+
+
+@pytest.fixture(scope="module")
+def conv():
+    return gg.notebook_conv_graph()
+
+
+@pytest.fixture(scope="module")
+def infos(conv, h200):
+    return list_engines(conv, h200)
+
+
+@pytest.fixture(scope="module")
+def first_a(conv, h200):
+    return get_configs(conv, "A", h200)[0]
+
+
+# -- listing -------------------------------------------------------------------------------------------
+def test_every_global_index_is_listed(conv, infos):
+    n = engine_count(conv)
+    assert n > 0
+    assert [i.global_index for i in infos] == list(range(n))
+    assert any(i.supported for i in infos) and any(not i.supported for i in infos)
+
+
+def test_unsupported_engines_carry_cudnn_reason(infos):
+    for info in infos:
+        if info.supported:
+            assert info.reason == "" and info.error is None and isinstance(info.engine, Engine)
+        else:
+            assert isinstance(info.error, cb.CudnnError)
+            assert info.status == info.error.status
+            assert getattr(info.status, "name", "").startswith("CUDNN_STATUS_NOT_SUPPORTED")
+            assert info.status.name in info.reason and "CUDNN_BACKEND_ENGINE_DESCRIPTOR" in info.reason
+            assert info.error.cudnn_message in info.reason
+            assert info.engine is None and info.knobs == ()
+            with pytest.raises(EngineError, match="does not support this graph"):
+                info.config()
+
+
+def test_notes_and_knobs(infos):
+    supported = [i for i in infos if i.supported]
+    assert any(cb.CUDNN_NUMERICAL_NOTE_TENSOR_CORE in i.numerical_notes for i in supported)
+    rtc = [i for i in supported if i.runtime_compiled]
+    assert rtc and all(cb.CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION in i.behavior_notes for i in rtc)
+    knobbed = [i for i in supported if i.knobs]
+    assert knobbed
+    for info in knobbed:
+        for spec in info.knobs:
+            assert isinstance(spec, KnobSpec) and isinstance(spec.knob_type, cb.KnobType)
+            assert spec.minimum <= spec.maximum and spec.stride >= 1
+        # the mixin reads the same from the descriptor
+        assert info.engine.knob_specs == info.knobs
+        assert info.engine.numerical_notes == info.numerical_notes
+        assert info.engine.behavior_notes == info.behavior_notes
+        assert info.engine.global_index == info.global_index
+
+
+def test_supported_only_and_single_engine(conv, h200, infos):
+    supported = list_engines(conv, h200, supported_only=True)
+    assert [i.global_index for i in supported] == [i.global_index for i in infos if i.supported]
+    one = engines.inspect_engine(conv, supported[0].global_index, h200)
+    assert one.supported and one.knobs == supported[0].knobs
+    assert supported[0].engine.info().knobs == supported[0].knobs
+
+
+def test_engine_index_out_of_range(conv, h200):
+    with pytest.raises(EngineError, match="out of range.*ENGINE_GLOBAL_COUNT"):
+        make_engine(conv, engine_count(conv), h200)
+    with pytest.raises(EngineError):
+        make_engine(conv, -1, h200)
+
+
+@pytest.mark.skipif(HAVE_GPU, reason="without a GPU every engine needs a device profile")
+def test_listing_without_profile_raises_clearly(conv):
+    from cudnn_backend.heuristics import NoDeviceError
+
+    with pytest.raises(NoDeviceError, match="device_profile="):
+        list_engines(conv)
+    statuses = set()
+    for index in range(engine_count(conv)):  # cuDNN's own answer, engine by engine
+        try:
+            make_engine(conv, index)
+        except cb.CudnnError as e:
+            statuses.add(e.status)
+    assert cb.CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH in statuses
+
+
+# -- knob specs and spaces ----------------------------------------------------------------------------------
+def test_knob_spec_honours_stride():
+    spec = KnobSpec(K.CUDNN_KNOB_TYPE_TILE_SIZE, 0, 10, 3)
+    assert list(spec.values()) == [0, 3, 6, 9] and len(spec) == 4
+    assert 6 in spec and 7 not in spec and 12 not in spec
+    assert spec.check(9) == 9
+    with pytest.raises(EngineError, match="TILE_SIZE = 7 .* 0..10 in steps of 3"):
+        spec.check(7)
+    assert spec.as_dict() == {"knob": "TILE_SIZE", "minimum": 0, "maximum": 10, "stride": 3, "count": 4}
+    assert len(KnobSpec(K.CUDNN_KNOB_TYPE_STAGES, 5, 4)) == 0
+
+
+def test_knob_space_enumeration_and_limit():
+    specs = (KnobSpec(K.CUDNN_KNOB_TYPE_TILE_SIZE, 0, 4, 2), KnobSpec(K.CUDNN_KNOB_TYPE_STAGES, 1, 3, 1))
+    assert knob_space_size(specs) == 9
+    every = list(iter_knob_space(specs))
+    assert len(every) == 9 and len({tuple(d.items()) for d in every}) == 9
+    assert every[0] == {K.CUDNN_KNOB_TYPE_TILE_SIZE: 0, K.CUDNN_KNOB_TYPE_STAGES: 1}
+    assert every[1] == {K.CUDNN_KNOB_TYPE_TILE_SIZE: 0, K.CUDNN_KNOB_TYPE_STAGES: 2}
+    assert all(d[K.CUDNN_KNOB_TYPE_TILE_SIZE] in (0, 2, 4) for d in every)
+    assert list(iter_knob_space(specs, limit=4)) == every[:4]
+    assert knob_space(specs) == every
+    with pytest.raises(EngineError, match="9 combinations, more than limit=5.*sample="):
+        knob_space(specs, limit=5)
+    # random access agrees with enumeration
+    ranges = [s.values() for s in specs]
+    assert [engines._decode(specs, ranges, i) for i in range(9)] == every
+
+
+def test_knob_space_sampling():
+    specs = (KnobSpec(K.CUDNN_KNOB_TYPE_SPLIT_K_SLC, 1, 2048, 1), KnobSpec(K.CUDNN_KNOB_TYPE_KERNEL_CFG, 0, 263, 1),
+             KnobSpec(K.CUDNN_KNOB_TYPE_TILE_SIZE, 0, 30, 5), KnobSpec(K.CUDNN_KNOB_TYPE_STAGES, 0, 7, 1))
+    assert knob_space_size(specs) == 2048 * 264 * 7 * 8
+    sample = list(iter_knob_space(specs, sample=50, seed=7))
+    assert len(sample) == 50 and len({tuple(d.items()) for d in sample}) == 50
+    for d in sample:
+        assert list(d) == [s.knob_type for s in specs]
+        assert all(d[s.knob_type] in s for s in specs)  # strides honoured
+        assert d[K.CUDNN_KNOB_TYPE_TILE_SIZE] % 5 == 0
+    assert sample == list(iter_knob_space(specs, sample=50, seed=7))
+    assert sample != list(iter_knob_space(specs, sample=50, seed=8))
+    assert len(knob_space(specs, limit=10, sample=100, seed=1)) == 10
+    small = (KnobSpec(K.CUDNN_KNOB_TYPE_USE_TEX, 0, 1),)
+    assert len(list(iter_knob_space(small, sample=10))) == 2  # never more than the space
+
+
+def test_engine_knob_space(infos):
+    no_knobs = next(i for i in infos if i.supported and not i.knobs)
+    assert list(no_knobs.knob_space()) == [{}] and no_knobs.knob_space_size == 1
+    big = max((i for i in infos if i.supported), key=lambda i: i.knob_space_size)
+    assert big.knob_space_size > 10_000
+    sample = list(big.engine.knob_space(sample=20, seed=0))
+    assert len(sample) == 20
+    assert big.engine.knob_space_size() == big.knob_space_size
+    assert list(itertools.islice(big.knob_space(), 5)) == list(big.knob_space(limit=5))
+
+
+def test_iter_configs_skips_what_cudnn_refuses(infos):
+    engine = next(i for i in infos if i.supported and 1 < i.knob_space_size <= 20)
+    configs = list(iter_configs(engine))
+    assert 0 < len(configs) <= engine.knob_space_size
+    for cfg in configs:
+        assert cfg.finalized and cfg.engine_index == engine.global_index
+
+
+# -- configs: knobs in, knobs out ---------------------------------------------------------------------------------
+def test_config_round_trip_from_heuristics_config(conv, h200, first_a):
+    index, knobs = first_a.engine_index, first_a.knobs
+    assert knobs  # cuDNN's size query says 0 knob choices; the full read finds them
+    engine = make_engine(conv, index, h200)
+    cfg = make_config(engine, knobs)
+    assert isinstance(cfg, EngineConfig) and cfg.finalized
+    assert config_engine_index(cfg) == index and cfg.engine_index == index
+    assert config_knobs(cfg) == knobs and cfg.knobs == knobs
+    assert list(cfg.knobs) == list(knobs)  # cuDNN's order kept
+    assert cfg.operation_graph is conv
+    again = config_from_index(conv, index, {k.name: v for k, v in knobs.items()}, h200)
+    assert again.knobs == knobs
+
+
+def test_config_knob_spellings(conv, h200, infos):
+    info = next(i for i in infos if i.supported and any(s.knob_type == K.CUDNN_KNOB_TYPE_TILE_SIZE for s in i.knobs))
+    for key in (K.CUDNN_KNOB_TYPE_TILE_SIZE, "CUDNN_KNOB_TYPE_TILE_SIZE", "TILE_SIZE", "tile_size",
+                int(K.CUDNN_KNOB_TYPE_TILE_SIZE)):
+        try:
+            cfg = make_config(info.engine, {key: 0})
+        except cb.CudnnError:
+            continue  # this value is not one cuDNN accepts for this engine; spelling was still understood
+        assert cfg.knobs == {K.CUDNN_KNOB_TYPE_TILE_SIZE: 0}
+    cfg = make_config(info.engine)  # no knobs: the engine's defaults
+    assert cfg.finalized
+
+
+def test_config_checks(conv, h200, infos):
+    info = next(i for i in infos if i.supported and i.knobs)
+    spec = info.knobs[0]
+    absent = next(k for k in K if k not in {s.knob_type for s in info.knobs} and not k.name.endswith("COUNTS"))
+    with pytest.raises(EngineError, match=f"has no knob {engines.short_name(absent)}"):
+        make_config(info.engine, {absent: 0})
+    with pytest.raises(EngineError, match=f"{spec.name} = {spec.maximum + 1} is outside"):
+        make_config(info.engine, {spec.knob_type: spec.maximum + 1})
+    with pytest.raises(cb.CudnnNotSupportedError) as err:  # unchecked: cuDNN's own refusal
+        make_config(info.engine, {spec.knob_type: spec.maximum + 1}, check=False)
+    assert err.value.descriptor_type == cb.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR
+    with pytest.raises(ValueError, match="not a KnobType"):
+        make_config(info.engine, {"NO_SUCH_KNOB": 1})
+    with pytest.raises(EngineError, match="given twice"):
+        engines.normalize_knobs([("TILE_SIZE", 1), (K.CUDNN_KNOB_TYPE_TILE_SIZE, 2)])
+    with pytest.raises(TypeError):
+        engines.normalize_knobs({"TILE_SIZE": True})
+
+
+def test_config_keeps_its_graph_alive(h200):
+    def configs_only():
+        graph = gg.notebook_conv_graph()
+        return get_configs(graph, "A", h200)[0], config_from_index(graph, 0, None, h200)
+
+    heur_cfg, own_cfg = configs_only()
+    gc.collect()
+    for cfg in (heur_cfg, own_cfg):
+        graph = cfg.operation_graph
+        assert graph is not None and not graph.closed and graph.finalized
+        assert engine_count(graph) > 0
+        assert cfg.build_plan().workspace_size >= 0
+
+
+# -- filters ------------------------------------------------------------------------------------------------------
+def test_filters_on_engines(infos):
+    no_tc = filter_items(infos, exclude_numerical="TENSOR_CORE")
+    assert no_tc and all(i.supported and cb.CUDNN_NUMERICAL_NOTE_TENSOR_CORE not in i.numerical_notes for i in no_tc)
+    rtc = engines.filter_engines(infos, require_behavior=["CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION"])
+    assert rtc and all(i.runtime_compiled for i in rtc)
+    no_rtc = filter_items(infos, exclude_behavior=[cb.CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION])
+    assert len(no_rtc) + len(rtc) == sum(i.supported for i in infos)
+    tc_only = filter_items(infos, require_numerical=["TENSOR_CORE"])
+    assert len(tc_only) + len(no_tc) == sum(i.supported for i in infos)
+    everything = filter_items(infos, supported_only=False)
+    assert len(everything) == len(infos)
+    unsupported = next(i for i in infos if not i.supported)
+    assert "not supported" in engines.rejection(unsupported)
+    with pytest.raises(ValueError, match="NumericalNote"):
+        filter_items(infos, exclude_numerical="NO_SUCH_NOTE")
+
+
+def test_filters_on_configs(conv, h200):
+    configs = get_configs(conv, "A", h200)
+    zero_ws = engines.filter_configs(configs, max_workspace=0)
+    assert zero_ws and all(engines.config_workspace_size(c) == 0 for c in zero_ws)
+    assert len(zero_ws) < len(configs)
+    assert filter_items(configs, exclude_numerical=cb.CUDNN_NUMERICAL_NOTE_TENSOR_CORE) == []
+    reason = engines.rejection(configs[0], exclude_numerical="TENSOR_CORE")
+    assert reason == "has excluded numerical note TENSOR_CORE"
+    big = next(c for c in configs if engines.config_workspace_size(c) > 0)
+    assert "exceeds max_workspace=0" in engines.rejection(big, max_workspace=0)
+    with pytest.raises(TypeError, match="cannot filter"):
+        filter_items([object()])
+
+
+# -- rows and DataFrames --------------------------------------------------------------------------------------------
+def test_rows(infos, first_a):
+    rows = to_rows(infos)
+    assert len(rows) == len(infos)
+    supported = next(r for r, i in zip(rows, infos) if i.supported and i.knobs)
+    assert set(supported) >= {"engine", "supported", "reason", "numerical_notes", "behavior_notes", "knobs",
+                              "runtime_compiled", "knob_space_size"}
+    assert all(isinstance(v, list) and len(v) == 3 for v in supported["knobs"].values())
+    unsupported = next(r for r in rows if not r["supported"])
+    assert unsupported["reason"] and unsupported["status"].startswith("CUDNN_STATUS_NOT_SUPPORTED")
+    row = to_rows([first_a])[0]
+    assert row["engine"] == first_a.engine_index and row["mode"] == "A" and row["rank"] == 0
+    assert row["knobs"] == {k.name[len("CUDNN_KNOB_TYPE_"):]: v for k, v in first_a.knobs.items()}
+    assert to_rows(infos[first_a.engine_index].knobs)[0]["knob"]
+    assert to_rows([infos[0].engine])[0]["engine"] == 0
+    assert to_rows([first_a.build_plan()])[0]["engine"] == first_a.engine_index
+    with pytest.raises(TypeError):
+        to_rows([object()])
+
+
+def test_dataframe(infos):
+    pd = pytest.importorskip("pandas")
+    df = to_dataframe(infos)
+    assert isinstance(df, pd.DataFrame) and len(df) == len(infos)
+    assert df["supported"].sum() == sum(i.supported for i in infos)
+
+
+def test_dataframe_without_pandas_says_so(infos, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pandas(name, *args, **kwargs):
+        if name == "pandas":
+            raise ImportError("no pandas here")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        to_dataframe(infos)
+
+
+def test_engine_info_row_type(infos):
+    assert isinstance(infos[0], EngineInfo)
+    assert infos[0].as_dict()["engine"] == 0

@@ -1,0 +1,305 @@
+"""Execution plans built offline against the H200 profile: workspace, engine and knobs read back,
+JSON round trip, runtime-compiled engines, the kernel cache, ownership; GPU: load onto a handle."""
+import gc
+import json
+
+import pytest
+
+import cudnn_backend as cb
+from cudnn_backend import plans
+from cudnn_backend.graph import Graph
+from cudnn_backend.heuristics import build_first_plan, get_configs
+from cudnn_backend.plans import (
+    PlanVersionError,
+    build_plan,
+    load_plan,
+    make_kernel_cache,
+    plan_from_json,
+    plan_json_info,
+    save_plan,
+)
+from cudnn_backend.profiles import DeviceProfile
+from cudnn_backend.typed import ExecutionPlan, KernelCache, OperationGraph
+
+from conftest import HAVE_GPU
+import generic_graphs as gg
+
+
+@pytest.fixture(scope="module")
+def h200():
+    return DeviceProfile.bundled("h200")
+
+
+@pytest.fixture(scope="module")
+def conv():
+    return gg.notebook_conv_graph()
+
+
+@pytest.fixture(scope="module")
+def a_configs(conv, h200):
+    return get_configs(conv, "A", h200)
+
+
+@pytest.fixture(scope="module")
+def plan(a_configs, h200):
+    return build_plan(a_configs[0], device_profile=h200)
+
+
+def matmul_relu_graph(m=64, dynamic=False):
+    """A matmul + ReLU fusion: cuDNN serves it with runtime-compiled (NVRTC) engines."""
+    g = Graph()
+    a = g.tensor([1, m, 128])
+    b = g.tensor([1, 128, 64])
+    c = g.matmul(a, b)
+    g.pointwise("CUDNN_POINTWISE_RELU_FWD", c, output=True)
+    kwargs = {"is_dynamic_shape_enabled": True} if dynamic else {}
+    graph = OperationGraph(ops=list(g.operations), **kwargs)
+    graph.finalize()
+    return graph
+
+
+@pytest.fixture(scope="module")
+def rtc_plan(h200):
+    graph = matmul_relu_graph()
+    plan, _ = build_first_plan(graph, device_profile=h200)
+    return plan
+
+
+# -- building offline ---------------------------------------------------------------------------------------
+def test_every_a_config_builds_offline(a_configs, h200):
+    for cfg in a_configs:
+        p = build_plan(cfg, device_profile=h200)
+        assert isinstance(p, ExecutionPlan) and p.finalized
+        assert isinstance(p.workspace_size, int) and p.workspace_size >= 0
+        assert p.engine_index == cfg.engine_index and p.knobs == cfg.knobs
+        assert p.handle is None
+
+
+def test_plan_properties(plan, conv, a_configs):
+    cfg = a_configs[0]
+    assert plan.operation_graph is conv
+    assert plan.handle is None
+    assert plan.workspace_size == plans.plan_workspace_size(plan) == cfg.workspace_size
+    assert plan.engine_index == cfg.engine_index
+    assert plan.knobs == cfg.knobs and all(isinstance(k, cb.KnobType) for k in plan.knobs)
+    assert plan.numerical_notes == cfg.numerical_notes
+    assert plans.plan_engine_config(plan) is cfg
+    summary = plan.summary()
+    assert summary["engine"] == cfg.engine_index and summary["device"] == "NVIDIA H200"
+    assert summary["handle"] is False
+
+
+def test_profile_is_inherited_from_the_config(a_configs):
+    p = build_plan(a_configs[1])  # no handle, no profile: the heuristics' profile
+    assert p.finalized and p.engine_index == a_configs[1].engine_index
+
+
+def test_plan_from_engine_and_knobs(conv, h200, a_configs):
+    from cudnn_backend.engines import config_from_index
+
+    cfg = config_from_index(conv, a_configs[2].engine_index, a_configs[2].knobs, h200)
+    p = cfg.build_plan()
+    assert p.knobs == a_configs[2].knobs and p.operation_graph is conv
+
+
+def test_workspace_sizes_differ_between_configs(a_configs, h200):
+    sizes = {build_plan(c, device_profile=h200).workspace_size for c in a_configs}
+    assert len(sizes) > 1 and 0 in sizes
+
+
+def test_build_plan_argument_errors(a_configs, h200, conv):
+    with pytest.raises(TypeError, match="ENGINECFG"):
+        build_plan(conv, device_profile=h200)
+    with pytest.raises(TypeError, match="Handle"):
+        build_plan(a_configs[0], handle=42)
+    unfinalized = cb.Descriptor(cb.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)
+    with pytest.raises(ValueError, match="not finalized"):
+        build_plan(unfinalized, device_profile=h200)
+
+
+def test_run_only_intermediate_uids(h200):
+    g = Graph()
+    x = g.tensor([8, 64, 56, 56], layout="nhwc")
+    w = g.tensor([32, 64, 3, 3], layout="nhwc")
+    b = g.tensor([1, 32, 1, 1], layout="nhwc")
+    y = g.conv_fwd(x, w, padding=1)
+    z = g.pointwise("CUDNN_POINTWISE_ADD", y, b)
+    g.pointwise("CUDNN_POINTWISE_RELU_FWD", z, output=True)
+    graph = g.build()
+    cfg = get_configs(graph, "A", h200)[0]
+    p = build_plan(cfg, device_profile=h200, run_only_intermediate_uids=[y.uid])
+    assert p.run_only_intermediate_uids == [y.uid]
+    assert p.operation_graph is graph
+
+
+# -- ownership ------------------------------------------------------------------------------------------------
+def test_plan_keeps_graph_operations_and_tensors_alive(h200):
+    def plan_only():
+        g = Graph()
+        x = g.tensor([8, 64, 56, 56], layout="nhwc")
+        w = g.tensor([32, 64, 3, 3], layout="nhwc")
+        g.conv_fwd(x, w, padding=1, output=True)
+        graph = g.build()
+        return build_first_plan(graph, device_profile=h200)[0]
+
+    p = plan_only()
+    gc.collect()
+    graph = p.operation_graph
+    assert graph is not None and graph.finalized and not graph.closed
+    ops = graph.operations
+    assert len(ops) == 1 and not ops[0].closed
+    tensors = [ops[0].x, ops[0].w, ops[0].y]
+    assert all(not t.closed for t in tensors) and [t.shape for t in tensors][0] == (8, 64, 56, 56)
+    assert p.to_json() and p.workspace_size >= 0
+    assert p.engine_index >= 0
+
+
+# -- JSON --------------------------------------------------------------------------------------------------------
+def test_plan_json(plan, a_configs):
+    text = plan.to_json()
+    data = json.loads(text)
+    assert data["cudnnVersion"] == cb.get_version()
+    info = plan_json_info(text)
+    assert info["engine"] == plan.engine_index
+    assert info["device_name"] == "NVIDIA H200" and info["device_version"] == 900
+    assert info["knobs"] == {k.name[len("CUDNN_KNOB_TYPE_"):]: v for k, v in plan.knobs.items()}
+    with pytest.raises(ValueError, match="not a serialized"):
+        plan_json_info("{}")
+    with pytest.raises(ValueError, match="invalid JSON"):
+        plan_json_info("nope")
+
+
+def test_json_round_trip_offline(plan, h200, conv):
+    """Deserializing works offline when given the device profile (not a handle)."""
+    back = plan_from_json(plan.to_json(), device_profile=h200)
+    assert back.finalized and back.handle is None
+    assert back.engine_index == plan.engine_index
+    assert back.knobs == plan.knobs
+    assert back.workspace_size == plan.workspace_size
+    assert back.operation_graph is None  # nothing to reference: the JSON carries its own graph
+    assert json.loads(back.to_json())["engine"] == json.loads(plan.to_json())["engine"]
+    with_graph = plan_from_json(plan.to_json(), device_profile="h200", operation_graph=conv)
+    assert with_graph.operation_graph is conv
+
+
+def test_json_round_trip_every_a_config(a_configs, h200):
+    for cfg in a_configs[:10]:
+        p = build_plan(cfg, device_profile=h200)
+        back = plan_from_json(p.to_json(), device_profile=h200)
+        assert (back.engine_index, back.knobs, back.workspace_size) == (p.engine_index, p.knobs, p.workspace_size)
+
+
+def test_deserializing_needs_a_handle_or_a_profile(plan):
+    # cuDNN 9.19 crashes the process when given neither: refused before cuDNN is called
+    with pytest.raises(ValueError, match="handle=.*device_profile="):
+        plan_from_json(plan.to_json())
+    with pytest.raises(TypeError):
+        plan_from_json(None, device_profile="h200")
+
+
+def test_plan_from_another_cudnn_version_is_refused(plan, h200):
+    data = json.loads(plan.to_json())
+    data["cudnnVersion"] = cb.get_version() + 900
+    text = json.dumps(data)
+    with pytest.raises(PlanVersionError, match="serialized by cuDNN .* loaded cuDNN is"):
+        plan_from_json(text, device_profile=h200)
+    # forced through, cuDNN's own refusal names the version check
+    with pytest.raises(cb.CudnnError) as info:
+        plan_from_json(text, device_profile=h200, allow_version_mismatch=True)
+    assert info.value.status == cb.CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH
+
+
+def test_save_and_load_plan_file(plan, h200, tmp_path):
+    path = save_plan(plan, tmp_path / "plan.json")
+    assert path.read_text() == plan.to_json()
+    back = load_plan(path, device_profile=h200)
+    assert back.engine_index == plan.engine_index and back.knobs == plan.knobs
+    assert plan.save(tmp_path / "again.json").exists()
+
+
+# -- runtime-compiled engines and the kernel cache ------------------------------------------------------------------
+def test_runtime_compiled_plan_offline(rtc_plan, h200):
+    assert cb.CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION in rtc_plan.behavior_notes
+    text = rtc_plan.to_json()
+    assert len(text) > 10_000  # the compiled kernel travels in the JSON
+    back = plan_from_json(text, device_profile=h200)
+    assert back.engine_index == rtc_plan.engine_index
+    # the serialized plan also lists the knobs cuDNN defaulted (e.g. SPLIT_K_SLC = -1)
+    assert rtc_plan.knobs.items() <= back.knobs.items()
+
+
+def test_kernel_cache_finalizes():
+    cache = make_kernel_cache(matmul_relu_graph(dynamic=True))
+    assert isinstance(cache, KernelCache) and cache.finalized
+    assert make_kernel_cache(gg.notebook_conv_graph()).finalized
+    with pytest.raises(ValueError, match="operation_graph="):
+        make_kernel_cache()
+
+
+def test_kernel_cache_reuses_compiled_kernels(h200):
+    import time
+
+    first_graph = matmul_relu_graph(64, dynamic=True)
+    cache = make_kernel_cache(first_graph)
+    t0 = time.perf_counter()
+    first = build_plan(get_configs(first_graph, "A", h200)[0], kernel_cache=cache)
+    compile_s = time.perf_counter() - t0
+    second_graph = matmul_relu_graph(128, dynamic=True)  # same topology, other shape
+    t0 = time.perf_counter()
+    second = build_plan(get_configs(second_graph, "A", h200)[0], kernel_cache=cache)
+    cached_s = time.perf_counter() - t0
+    assert cb.CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION in first.behavior_notes
+    assert cached_s < compile_s / 3, (compile_s, cached_s)
+    assert second.kernel_cache is cache and second.operation_graph is second_graph
+    text = plans.kernel_cache_json(cache)
+    assert len(text) > 1000
+    restored = make_kernel_cache(matmul_relu_graph(256, dynamic=True), text)
+    assert restored.finalized
+
+
+# -- on the GPU ----------------------------------------------------------------------------------------------------------
+def _is_h200_class(handle) -> bool:
+    return DeviceProfile.capture(handle).compute_capability == (9, 0)
+
+
+@pytest.mark.gpu
+def test_cpu_built_plan_loads_onto_a_handle(handle, h200):
+    """A plan built against the H200 profile (as on a CPU machine) loads onto a Hopper GPU's handle."""
+    if not _is_h200_class(handle):
+        pytest.skip("the bundled profile is an H200 (sm_90); this GPU is another architecture")
+    graph = gg.notebook_conv_graph()
+    offline, _ = build_first_plan(graph, device_profile=h200)
+    text = offline.to_json()
+    live = plan_from_json(text, handle=handle, operation_graph=graph)
+    assert live.handle is handle and live.operation_graph is graph
+    assert live.engine_index == offline.engine_index and live.knobs == offline.knobs
+    assert live.workspace_size == offline.workspace_size
+
+
+@pytest.mark.gpu
+def test_runtime_compiled_plan_loads_onto_a_handle(handle, rtc_plan):
+    if not _is_h200_class(handle):
+        pytest.skip("the bundled profile is an H200 (sm_90); this GPU is another architecture")
+    live = plan_from_json(rtc_plan.to_json(), handle=handle)
+    assert live.handle is handle and live.engine_index == rtc_plan.engine_index
+
+
+@pytest.mark.gpu
+def test_plan_built_with_handle(handle, conv):
+    cfg = get_configs(conv, "A")[0]
+    p = build_plan(cfg, handle=handle)
+    assert p.handle is handle and p.operation_graph is conv and p.workspace_size >= 0
+
+
+@pytest.mark.skipif(HAVE_GPU, reason="checks the GPU-less message")
+def test_no_device_message_for_plans(conv, h200):
+    from cudnn_backend.engines import make_config, make_engine
+
+    # an engine built for the profile, its config built without the profile reference
+    cfg = make_config(make_engine(conv, 0, h200))
+    cfg.__dict__["_cb_refs"].pop("deviceprop")
+    cfg.__dict__["_cb_refs"]["engine"]._typed_state["values"].pop("deviceprop")
+    from cudnn_backend.heuristics import NoDeviceError
+
+    with pytest.raises(NoDeviceError, match="device_profile="):
+        build_plan(cfg)
