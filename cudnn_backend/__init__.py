@@ -49,6 +49,15 @@ from cudnn_backend._descriptor import (
 from cudnn_backend._logging import disable_logging, enable_logging, logging_enabled
 from cudnn_backend.info import info
 
+# the higher layers, for convenience (each module is also importable on its own)
+from cudnn_backend import typed  # noqa: E402
+from cudnn_backend.typed import descriptor_class  # noqa: E402
+from cudnn_backend.graph import Graph, GraphError  # noqa: E402
+from cudnn_backend.profiles import DeviceProfile  # noqa: E402
+from cudnn_backend.heuristics import build_first_plan, get_configs  # noqa: E402
+from cudnn_backend.engines import list_engines, make_config  # noqa: E402
+from cudnn_backend.plans import build_plan, plan_from_json  # noqa: E402
+
 
 def get_include() -> str:
     """The folder holding cudnn_backend_graph.h, for Cython code that cimports cudnn_backend's .pxd files."""

@@ -38,6 +38,14 @@ def last_error_string():
     return buf[:LAST_ERROR_SIZE].split(b"\0", 1)[0].decode("utf-8", "replace").strip()
 
 
+cdef inline int clear_last_error() except -1:
+    """cuDNN keeps the last message across successful calls (warnings too): read it away first, so
+    an error is never explained by an older call's text."""
+    cdef char buf[2]
+    cycudnn.cudnnGetLastErrorString(buf, 2)
+    return 0
+
+
 cdef int raise_status(cudnnStatus_t status, str function, object descriptor_type=None, object attribute=None) except -1:
     if status == CUDNN_STATUS_SUCCESS:
         return 0
@@ -454,6 +462,7 @@ cdef class Descriptor:
         dtype = _as_enum(DescriptorType, descriptor_type, "descriptor type")
         check_available(dtype.name, "descriptor type")
         c_dtype = <cudnnBackendDescriptorType_t><int>dtype
+        clear_last_error()
         with nogil:
             status = cycudnn.cudnnBackendCreateDescriptor(c_dtype, &p)
         raise_status(status, "cudnnBackendCreateDescriptor", dtype)
@@ -566,6 +575,7 @@ cdef class Descriptor:
                     raise ValueError(f"{what}: element {i} ({cdtype.name}) is not finalized; finalize it first")
         c_attr = <cudnnBackendAttributeName_t><int>attr
         c_type = <cudnnBackendAttributeType_t><int>atype
+        clear_last_error()
         with nogil:
             status = cycudnn.cudnnBackendSetAttribute(self._ptr, c_attr, c_type, n, buf.data)
         raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), attr)
@@ -587,6 +597,7 @@ cdef class Descriptor:
             raise CudnnUnsafeCallError(f"{what} cannot be read with get(): {spec.get_unsupported}")
         c_attr = <cudnnBackendAttributeName_t><int>attr
         c_type = <cudnnBackendAttributeType_t><int>(spec.get_type if spec.get_type is not None else atype)
+        clear_last_error()
         with nogil:
             status = cycudnn.cudnnBackendGetAttribute(self._ptr, c_attr, c_type, 0, &count, NULL)
         raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), attr)
@@ -610,7 +621,9 @@ cdef class Descriptor:
         spec, attr, atype, kind, what = self._spec(attribute, attribute_type, "get")
         if spec.get_unsupported:
             raise CudnnUnsafeCallError(f"{what} cannot be read with get(): {spec.get_unsupported}")
-        if count is None:
+        if count is None and spec.get_max_count:
+            requested = spec.get_max_count
+        elif count is None:
             try:
                 requested = self.element_count(attr, atype)
             except CudnnBadParamError:
@@ -650,6 +663,7 @@ cdef class Descriptor:
                 (<cudnnBackendDescriptor_t*>buf.data)[i] = child._ptr
         c_attr = <cudnnBackendAttributeName_t><int>attr
         c_type = <cudnnBackendAttributeType_t><int>transport
+        clear_last_error()
         with nogil:
             status = cycudnn.cudnnBackendGetAttribute(self._ptr, c_attr, c_type, requested, &got,
                                                       <void*>buf.data if requested > 0 else NULL)
@@ -679,6 +693,7 @@ cdef class Descriptor:
             if missing:
                 raise ValueError(f"{dtype.name} cannot be finalized: required attribute(s) not set: {', '.join(missing)}")
         _check_finalize_preconditions(dtype, self._set_attributes)
+        clear_last_error()
         with nogil:
             status = cycudnn.cudnnBackendFinalize(self._ptr)
         raise_status(status, "cudnnBackendFinalize", dtype)

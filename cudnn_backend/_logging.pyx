@@ -18,9 +18,22 @@ _lock = threading.Lock()
 _enabled = False
 
 
+cdef bytes _message_bytes(const char* msg):
+    """cuDNN separates a message's lines with NUL and ends it with two: take all of them."""
+    cdef Py_ssize_t n = 0
+    if msg == NULL:
+        return b""
+    while not (msg[n] == 0 and (n == 0 or msg[n - 1] == 0)) and n < 1 << 20:
+        n += 1
+    return msg[:n]
+
+
 cdef void _callback(cudnnSeverity_t sev, void* udata, const cudnnDebug_t* dbg, const char* msg) noexcept with gil:
+    if not _enabled:
+        return
     try:
-        text = (<bytes>msg).decode("utf-8", "replace").rstrip() if msg != NULL else ""
+        raw = _message_bytes(msg)
+        text = "\n".join(line for line in raw.decode("utf-8", "replace").split("\0") if line).rstrip()
         status = dbg.cudnnStatus if dbg != NULL else 0
         LOGGER.log(_LEVELS.get(<int>sev, logging.INFO), "%s", text, extra={"cudnn_status": status})
     except BaseException:  # never propagate into cuDNN
@@ -50,15 +63,16 @@ def enable_logging(level=logging.WARNING):
 
 
 def disable_logging():
-    """Stop routing cuDNN's messages to Python (restores cuDNN's default, which prints nothing)."""
+    """Stop routing cuDNN's messages to Python (and keep cuDNN from printing them itself)."""
     global _enabled
     cdef cudnnStatus_t status
     with _lock:
         if not _enabled:
             return
-        with nogil:
-            status = cycudnn.cudnnSetCallback(0, NULL, NULL)
         _enabled = False
+        # a NULL callback would make cuDNN print to stderr itself: keep ours, with every severity off
+        with nogil:
+            status = cycudnn.cudnnSetCallback(0, NULL, _callback)
         raise_status(status, "cudnnSetCallback")
 
 

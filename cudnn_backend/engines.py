@@ -420,14 +420,14 @@ def list_engines(operation_graph, device_profile=None, *, sm_count_target=None, 
     if device_profile is not None:
         _deviceprop(device_profile, allow_version_mismatch)  # version refusal before any engine
     else:
-        _warn_no_device("list_engines")
+        _require_device("list_engines")
     infos = [inspect_engine(operation_graph, i, device_profile, sm_count_target=sm_count_target,
                             allow_version_mismatch=allow_version_mismatch)
              for i in range(engine_count(operation_graph))]
     return [i for i in infos if i.supported] if supported_only else infos
 
 
-def _warn_no_device(what):
+def _require_device(what):
     """Without a GPU every engine is refused (ARCH_MISMATCH) unless a device profile is given."""
     from cudnn_backend._bindings import _loader
     from cudnn_backend.heuristics import NoDeviceError

@@ -89,6 +89,7 @@ class TensorSpec:
     by_value: bool = False
     alignment: int | None = None  # CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, when known
     vector_count: int = 1
+    value: object = None  # a by-value tensor's value when the graph gave it one (Graph.scalar, patterns)
 
     @property
     def itemsize(self) -> float | None:
@@ -135,10 +136,11 @@ def tensor_spec(tensor) -> TensorSpec:
         dt = tensor.get_keyword("data_type")
         align = tensor.get_keyword("byte_alignment")
         vc = tensor.get_keyword("vector_count")
+        by_value = bool(tensor.get_keyword("is_by_value"))
+        value = tensor.__dict__.get("scalar_value") if by_value else None
         return TensorSpec(uid, getattr(tensor, "name", None) or str(uid), dims, strides,
                           DataType(int(dt)) if dt is not None else None, bool(tensor.get_keyword("is_virtual")),
-                          bool(tensor.get_keyword("is_by_value")), int(align) if align else None,
-                          int(vc) if vc else 1)
+                          by_value, int(align) if align else None, int(vc) if vc else 1, value)
     uid = int(_first(tensor.get(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, AT.CUDNN_TYPE_INT64)))
     dims = tuple(_get(tensor, A.CUDNN_ATTR_TENSOR_DIMENSIONS, AT.CUDNN_TYPE_INT64, ()))
     strides = tuple(_get(tensor, A.CUDNN_ATTR_TENSOR_STRIDES, AT.CUDNN_TYPE_INT64, ()))
@@ -242,10 +244,11 @@ def plan_handle(plan):
 
 
 def plan_operation_graph(plan):
-    """``plan.operation_graph`` when the plan object knows its graph, else None."""
-    if isinstance(plan, Descriptor):
+    """``plan.operation_graph`` when the plan knows its graph (plans built by cudnn_backend.plans), else None."""
+    try:
+        return getattr(plan, "operation_graph", None)
+    except Exception:  # noqa: BLE001 - a plan that cannot say: unknown
         return None
-    return getattr(plan, "operation_graph", None)
 
 
 _json_specs_cache = weakref.WeakKeyDictionary()  # plan descriptor -> specs (a finalized plan does not change)
@@ -513,6 +516,9 @@ def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=
             raise ValueError(f"UID {uid} is bound twice")
         given[uid] = value
     if specs is not None:
+        for uid, spec in specs.items():  # by-value tensors whose value the graph holds bind themselves
+            if spec.by_value and not spec.virtual and uid not in given and spec.value is not None:
+                given[uid] = spec.value
         required = sorted(u for u, s in specs.items() if not s.virtual)
         bound_virtual = sorted(u for u in given if u in specs and specs[u].virtual)
         missing = [u for u in required if u not in given]

@@ -121,6 +121,7 @@ class TensorInfo(tuple):
             uid, dims = t.uid, tuple(t.get_keyword("dimensions") or ())
             strides, dt = tuple(t.get_keyword("strides") or ()), t.get_keyword("data_type")
             virtual, name = t.virtual, t.name
+            unconsumed_ok = bool(t.__dict__.get("allow_unconsumed", False))
         else:  # a generic Descriptor of tensor type, set through C names
             read = lambda attr, atype: t.get(attr, atype) if t.finalized else []  # noqa: E731
             [uid] = read(AttributeName.CUDNN_ATTR_TENSOR_UNIQUE_ID, AttributeType.CUDNN_TYPE_INT64) or [-1]
@@ -129,7 +130,9 @@ class TensorInfo(tuple):
             [dt] = read(AttributeName.CUDNN_ATTR_TENSOR_DATA_TYPE, AttributeType.CUDNN_TYPE_DATA_TYPE) or [None]
             [virtual] = read(AttributeName.CUDNN_ATTR_TENSOR_IS_VIRTUAL, AttributeType.CUDNN_TYPE_BOOLEAN) or [False]
             name = f"t{uid}"
-        return super().__new__(cls, (int(uid), dims, strides, None if dt is None else int(dt), bool(virtual), name))
+            unconsumed_ok = False
+        return super().__new__(cls, (int(uid), dims, strides, None if dt is None else int(dt), bool(virtual), name,
+                                     unconsumed_ok))
 
     uid = property(lambda self: self[0])
     shape = property(lambda self: self[1])
@@ -137,6 +140,8 @@ class TensorInfo(tuple):
     data_type = property(lambda self: self[3])
     virtual = property(lambda self: self[4])
     name = property(lambda self: self[5])
+    # a virtual output nothing reads, on purpose (e.g. softmax stats of attention inference)
+    unconsumed_ok = property(lambda self: self[6])
 
     def signature(self):
         return self[1:5]
@@ -243,9 +248,9 @@ def check_operations(operations):
             continue
         if uid not in produced:
             raise GraphError(f"virtual tensor {t.describe()} is consumed but no operation produces it")
-        if uid not in consumed:
+        if uid not in consumed and not t.unconsumed_ok:
             raise GraphError(f"virtual tensor {t.describe()} is produced by {_op_label(produced[uid])} but nothing "
-                             f"consumes it; make it a real (non-virtual) output")
+                             f"consumes it; make it a real (non-virtual) output, or mark it allow_unconsumed")
     for uid, t in by_uid.items():
         if uid in produced:
             for op in consumed.get(uid, ()):
@@ -310,9 +315,10 @@ class Graph:
     def __init__(self, name="graph", io_data_type=DataType.CUDNN_DATA_HALF, intermediate_data_type=FLOAT,
                  compute_data_type=FLOAT):
         self.name = name
-        self.io_data_type = DataType(io_data_type)
-        self.intermediate_data_type = DataType(intermediate_data_type)
-        self.compute_data_type = DataType(compute_data_type)
+        as_dt = lambda v: DataType[v] if isinstance(v, str) else DataType(v)  # noqa: E731
+        self.io_data_type = as_dt(io_data_type)
+        self.intermediate_data_type = as_dt(intermediate_data_type)
+        self.compute_data_type = as_dt(compute_data_type)
         self.uids = UidAllocator()
         self.tensors: dict[int, Tensor] = {}
         self.operations: list[TypedDescriptor] = []
@@ -347,11 +353,16 @@ class Graph:
         self.tensors[uid] = t
         return t
 
-    def scalar(self, value=None, data_type=FLOAT, *, name=None, uid=None) -> Tensor:
-        """A by-value scalar tensor (1x1x1x1); its value is bound in the variant pack."""
-        t = self.tensor([1, 1, 1, 1], [1, 1, 1, 1], data_type, uid=uid, name=name, by_value=True)
+    def scalar(self, value=None, data_type=FLOAT, *, name=None, uid=None, rank=4) -> Tensor:
+        """A by-value scalar tensor (all dims 1); its value is bound in the variant pack."""
+        t = self.tensor([1] * rank, [1] * rank, data_type, uid=uid, name=name, by_value=True)
         t.__dict__["scalar_value"] = value
         return t
+
+    def allow_unconsumed(self, tensor: Tensor) -> Tensor:
+        """Mark a virtual output that no operation reads as intended (the graph check lets it pass)."""
+        tensor.__dict__["allow_unconsumed"] = True
+        return tensor
 
     def _output(self, output, dims, like: Tensor | None, data_type=None, name=None) -> Tensor:
         if isinstance(output, Tensor):

@@ -15,7 +15,7 @@ they succeed but return no configs, which is raised here as ``NoDeviceError``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from cudnn_backend._descriptor import Descriptor, last_error_string
 from cudnn_backend._errors import CudnnBackendError, CudnnError
@@ -46,7 +46,8 @@ class NoWorkingPlanError(CudnnBackendError, RuntimeError):
         self.report = report
 
     def __reduce__(self):
-        return (type(self), (self.args[0], self.report))
+        report = self.report.plain() if isinstance(self.report, PlanSearchReport) else self.report
+        return (type(self), (self.args[0], report))
 
 
 def heur_mode(mode) -> HeurMode:
@@ -195,6 +196,12 @@ class PlanSearchReport:
     def to_rows(self) -> list:
         return [a.as_dict() for a in self.attempts]
 
+    def plain(self) -> "PlanSearchReport":
+        """A copy without the descriptors (configs), e.g. to pickle or send elsewhere."""
+        attempts = [replace(a, config=None) for a in self.attempts]
+        chosen = attempts[self.attempts.index(self.chosen)] if self.chosen in self.attempts else None
+        return PlanSearchReport(attempts, dict(self.queried), chosen)
+
     def to_dataframe(self):
         return _engines.to_dataframe(self.to_rows())
 
@@ -214,7 +221,7 @@ class PlanSearchReport:
         return "\n".join(lines)
 
 
-def _candidate_config(candidate, operation_graph, deviceprop, sm_count_target):
+def _candidate_config(candidate):
     """A user candidate (EngineConfig, engine index or (index, knobs)) as a finalized EngineConfig."""
     if isinstance(candidate, Descriptor):
         if candidate.descriptor_type != DT.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
@@ -311,7 +318,7 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
         except CudnnError as e:
             a.error, a.reason, a.status = e, _engines._reason(e), getattr(e.status, "name", str(e.status))
             return None
-        except (_engines.EngineError, ValueError, TypeError) as e:
+        except _engines.EngineError as e:  # e.g. an engine index out of range in prefer=
             a.error, a.reason = e, f"{type(e).__name__}: {e}"
             return None
         finally:
@@ -323,7 +330,7 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
     for rank, candidate in enumerate(prefer or ()):
         if exhausted():
             break
-        index, knobs, config = _candidate_config(candidate, operation_graph, dp, sm_count_target)
+        index, knobs, config = _candidate_config(candidate)
         plan = attempt("prefer", rank, config, index, knobs)
         if plan is not None:
             report.chosen = report.attempts[-1]

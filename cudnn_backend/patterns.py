@@ -467,13 +467,13 @@ def _as_tensor(g, value, rank, name, data_type=F32):
     return add_scalar(g, value, data_type, rank=rank, name=name)
 
 
-def _out(g: Graph, output, dims, strides, data_type, name, virtual_ok=True) -> Tensor:
+def _out(g: Graph, output, dims, strides, data_type, name) -> Tensor:
     """An output tensor: the one given, a real one (output=True) or a virtual intermediate."""
     if isinstance(output, Tensor):
         if list(output.shape) != list(dims):
             raise GraphError(f"output {output.describe()} should have dims {list(dims)}")
         return output
-    if output or not virtual_ok:
+    if output:
         return g.tensor(dims, strides, data_type, name=name)
     return g.tensor(dims, strides, g.intermediate_data_type, virtual=True, name=name)
 
@@ -791,7 +791,7 @@ def add_block_scale_dequantize(g: Graph, x: Tensor, scale: Tensor, *, block_size
     """OPERATION_BLOCK_SCALE_DEQUANTIZE (cuDNN 9.7); ``block_size`` is one int or one per matrix axis."""
     require("CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR", what="block-scale dequantize")
     sizes = [int(block_size)] if isinstance(block_size, int) else [int(b) for b in block_size]
-    y = _out(g, output, x.shape, x.get_keyword("strides"), F32 if not output else g.io_data_type, f"{name}_y")
+    y = _out(g, output, x.shape, x.get_keyword("strides"), g.io_data_type, f"{name}_y")
     g.add(OperationBlockScaleDequantize(xdesc=x, scale_desc=scale, ydesc=y, math_prec=math_prec, block_size=sizes))
     return y
 

@@ -36,6 +36,7 @@ class AttributeSpec:
     get_unsupported: str | None = None  # why the generic Get is refused (it would crash cuDNN)
     set_unsupported: str | None = None  # why Set is refused (cuDNN would read memory we cannot describe)
     host_data: bool = False  # VOID_PTR elements address host data cuDNN reads (set takes bytes, not ints)
+    get_max_count: int | None = None  # cuDNN's count query is wrong here: get() asks for this many
 
     @property
     def settable(self) -> bool:
@@ -89,6 +90,7 @@ def _build():
             get_unsupported=a.get("get_unsupported"),
             set_unsupported=a.get("set_unsupported"),
             host_data=bool(a.get("host_data", False)),
+            get_max_count=a.get("get_max_count"),
         )
     descriptors = {}
     for name, d in data["descriptors"].items():

@@ -303,9 +303,10 @@ def _make_class(dtype: DescriptorType):
         "__doc__": f"{dtype.name} (since cuDNN {dspec.since}). Keywords: {', '.join(attributes) or 'none'}.",
         "__module__": __name__,
     }
+    mixin = MIXINS.get(dtype)
     for name, spec in attributes.items():
-        if hasattr(TypedDescriptor, name) or name in namespace:
-            raise RuntimeError(f"keyword {name} of {dtype.name} collides with a Descriptor member")
+        if hasattr(TypedDescriptor, name) or name in namespace or (mixin is not None and hasattr(mixin, name)):
+            raise RuntimeError(f"keyword {name} of {dtype.name} collides with a Descriptor or mixin member")
         namespace[name] = _make_property(name, spec)
     bases = (TypedDescriptor,) if dtype not in MIXINS else (MIXINS[dtype], TypedDescriptor)
     cls = type(class_name(dtype), bases, namespace)

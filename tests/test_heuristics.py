@@ -3,7 +3,7 @@ guide's workflow (first config that builds a plan, FALLBACK, a report of every c
 import pytest
 
 import cudnn_backend as cb
-from cudnn_backend import engines, heuristics
+from cudnn_backend import engines
 from cudnn_backend.heuristics import (
     NoDeviceError,
     NoWorkingPlanError,
@@ -241,3 +241,19 @@ def test_report_dataframe(conv, h200):
 def test_workflow_on_gpu_with_handle(handle, conv):
     plan, report = build_first_plan(conv, handle=handle)
     assert plan.handle is handle and report.chosen.ok
+
+
+def test_errors_pickle(conv, h200):
+    import pickle
+
+    with pytest.raises(NoWorkingPlanError) as info:
+        build_first_plan(conv, device_profile=h200, prefer=[10_000], modes=(), fallback=False)
+    report = info.value.report
+    assert report.attempts[0].stage == "engine" and "out of range" in report.attempts[0].reason
+    back = pickle.loads(pickle.dumps(info.value))
+    assert str(back) == str(info.value)
+    assert back.report.to_rows() == report.to_rows()
+    with pytest.raises(ValueError, match="nothing in prefer"):
+        build_first_plan(conv, device_profile=h200, modes=(), fallback=False)
+    err = pickle.loads(pickle.dumps(NoDeviceError("no GPU")))
+    assert str(err) == "no GPU"

@@ -70,7 +70,7 @@ except ImportError:  # pragma: no cover - script mode
 
 ROLES = ("required", "optional", "get_only")
 FIELDS = ("types", "count_min", "count_max", "role", "default", "accepts", "get_type", "get_unsupported",
-          "set_unsupported", "host_data")
+          "set_unsupported", "host_data", "get_max_count")
 
 # --------------------------------------------------------------------------
 # Enum parsing
@@ -503,6 +503,8 @@ def extract_schema_with_report(header_text: str) -> tuple[dict, dict]:
             "set_unsupported": info.get("set_unsupported"),
             # VOID_PTR elements point at host data cuDNN reads: set() takes bytes-like values, not ints
             "host_data": bool(info.get("host_data", False)),
+            # the count query is wrong for this attribute: get() asks for up to this many elements
+            "get_max_count": info.get("get_max_count"),
         }
 
     # ---- descriptors

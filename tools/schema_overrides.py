@@ -109,6 +109,9 @@ ATTRIBUTE_OVERRIDES = {
     "CUDNN_ATTR_ENGINE_LAYOUT_INFO": {"count_min": 0, "count_max": None},
 
     # ---- ENGINEHEUR / ENGINECFG / EXECUTION_PLAN ----------------------------------------
+    # Probe 9.19: the count query answers 0 for heuristics' configs, but a Get with room for more
+    # returns every choice: "get_max_count" makes get() ask for that many instead of asking first.
+    "CUDNN_ATTR_ENGINECFG_KNOB_CHOICES": {"get_max_count": 64},
     # Header gives no descriptor type; it is the graph to rank engines for (NVIDIA docs;
     # probe 9.19: an OPERATIONGRAPH is accepted, a TENSOR aborts the process).
     "CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH": {"accepts": [_G]},
@@ -189,6 +192,12 @@ ATTRIBUTE_OVERRIDES = {
     "CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_DY_SCALE_DESC": _tensor(),
     "CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_X_SCALE_DESC": _tensor(),
     "CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_BIAS": _tensor(),
+
+    # ---- NORM -------------------------------------------------------------------------------
+    # Header says required, but RMS norm has no bias: cuDNN 9.19 finalizes RMS norm forward/backward
+    # without them (and cudnn-frontend sets them only for layer norm).
+    "CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC": {"role": "optional"},
+    "CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC": {"role": "optional"},
 
     # ---- OPERATIONGRAPH -------------------------------------------------------------------
     # Deprecated; probe 9.19 finalizes a graph without it.
@@ -323,8 +332,10 @@ ATTRIBUTE_OVERRIDES = {
     # ---- KERNEL_CACHE / DEVICEPROP ------------------------------------------------------------
     # Header: "CUDNN_TYPE_BACKEND_DESCRIPTOR; one element" without a descriptor type; the engine
     # config is passed in arrayOfElements of a Get (header prose).
+    # Like IS_SAME_TOPOLOGY, a query (the generic get crashes cuDNN 9.19 with a segfault).
     "CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED": {
-        "accepts": ["CUDNN_BACKEND_ENGINECFG_DESCRIPTOR"]},
+        "accepts": ["CUDNN_BACKEND_ENGINECFG_DESCRIPTOR"],
+        "get_unsupported": "a query taking an engine config (the generic get crashes cuDNN 9.19)"},
     # Header says "CUDNN_TYPE_CHAR; one element" -- a JSON string has many characters.
     "CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION": {"count_min": 1, "count_max": None},
 

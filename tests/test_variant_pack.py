@@ -1,0 +1,876 @@
+"""Variant packs without a GPU: every check a pack makes before cuDNN sees it, by-value scalars,
+rebinding, buffer lifetimes and closing.
+
+cuDNN 9.19 finalizes CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR without a device (the pointers are not
+dereferenced until execute), so packs are built here for real, from plans finalized offline
+against the bundled H200 profile, with fake device addresses (aligned ints such as 0x10000) and
+fake array objects. Nothing here executes.
+"""
+import array
+import ctypes
+import gc
+import itertools
+import struct
+import tracemalloc
+import weakref
+
+import numpy as np
+import pytest
+
+import cudnn_backend as cb
+from cudnn_backend import *  # noqa: F403 - the C names
+from cudnn_backend import arrays, memory
+from cudnn_backend import execution as ex
+from cudnn_backend._bindings import _loader
+from cudnn_backend._execute import rebuild_strategy
+from cudnn_backend.execution import TensorSpec, VariantPack, execute
+from cudnn_backend.graph import Graph
+from cudnn_backend.typed import DeviceProp, EngineHeuristics, ExecutionPlan
+
+import generic_graphs as gg
+
+A16 = 0x10000  # fake device addresses, 64 KiB apart and 16-byte aligned
+ADDR = [A16 * (i + 1) for i in range(16)]
+
+
+def _real_driver() -> bool:
+    return _loader.load_cudnn().driver == "cuda"
+
+
+# ---------------------------------------------------------------------------------------------
+# fakes: array-likes that describe device memory without any
+# ---------------------------------------------------------------------------------------------
+class FakeCudaArray:
+    """An object with __cuda_array_interface__ (what cupy/numba arrays expose)."""
+
+    def __init__(self, ptr, shape, typestr="<f2", strides=None):
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr, "data": (ptr, False),
+                                         "version": 3, "strides": strides}
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", arrays._DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+_PyCapsule_New = ctypes.pythonapi.PyCapsule_New
+_PyCapsule_New.restype = ctypes.py_object
+_PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+class FakeCudaDLPack:
+    """An object whose __dlpack__ capsule describes CUDA memory (device type 2)."""
+
+    def __init__(self, ptr, shape, code=2, bits=16, device_type=2):
+        self._shape = (ctypes.c_int64 * len(shape))(*shape)
+        self._mt = _DLManagedTensor()
+        t = self._mt.dl_tensor
+        t.data = ptr
+        t.device = arrays._DLDevice(device_type, 0)
+        t.ndim = len(shape)
+        t.dtype = arrays._DLDataType(code, bits, 1)
+        t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
+        t.byte_offset = 0
+
+    def __dlpack__(self, stream=None):
+        return _PyCapsule_New(ctypes.addressof(self._mt), b"dltensor", None)
+
+    def __dlpack_device__(self):
+        return (self._mt.dl_tensor.device.device_type, 0)
+
+
+class FakeTorchCpuTensor:
+    """Looks like a torch tensor on the CPU."""
+
+    __module__ = "torch"
+    is_cuda = False
+    device = "cpu"
+
+
+class FakeCudaCoreBuffer:
+    """Looks like a cuda.core Buffer (``.handle`` device pointer, ``.size`` bytes)."""
+
+    __module__ = "cuda.core._memory._buffer"
+
+    def __init__(self, handle, size, device_accessible=True):
+        self.handle, self.size, self.is_device_accessible = handle, size, device_accessible
+
+
+class FakeWorkspace:
+    """What memory.allocate_workspace returns (ptr, nbytes), without cudaMalloc."""
+
+    def __init__(self, nbytes):
+        self.ptr, self.nbytes = 0x7770000, nbytes
+
+
+# ---------------------------------------------------------------------------------------------
+# graphs and plans, built offline against the H200 profile
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def dp(h200_profile_json):
+    return DeviceProp(json_representation=h200_profile_json).finalize()
+
+
+def _configs(og, dp, mode=CUDNN_HEUR_MODE_A):
+    return EngineHeuristics(operation_graph=og, mode=mode, deviceprop=dp).finalize().get(
+        CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR)
+
+
+def _first_plan(og, dp, want_workspace=None):
+    for mode in (CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK):
+        for cfg in _configs(og, dp, mode):
+            try:
+                plan = ExecutionPlan(engine_config=cfg, deviceprop=dp).finalize()
+            except cb.CudnnError:
+                continue
+            if want_workspace is None or (plan.workspace_size > 0) == want_workspace:
+                return plan
+    return None
+
+
+class CBR:
+    """conv -> +bias -> ReLU, fp16 NHWC (two virtual intermediates)."""
+
+    def __init__(self, dp, n=2, c=16, h=8, w=8, k=16):
+        g = Graph("cbr")
+        self.x = g.tensor([n, c, h, w], layout="nhwc", name="x")
+        self.w = g.tensor([k, c, 3, 3], layout="nhwc", name="w")
+        self.b = g.tensor([1, k, 1, 1], layout="nhwc", name="bias")
+        self.conv = g.conv_fwd(self.x, self.w, padding=1, name="conv_out")
+        self.biased = g.pointwise("CUDNN_POINTWISE_ADD", self.conv, self.b, name="biased")
+        self.y = g.pointwise("CUDNN_POINTWISE_RELU_FWD", self.biased, output=True, name="y")
+        self.graph = g
+        self.og = g.build()
+        self.plan = _first_plan(self.og, dp)
+        assert self.plan is not None
+
+    def buffers(self, addrs=ADDR):
+        return {self.x: addrs[0], self.w: addrs[1], self.b: addrs[2], self.y: addrs[3]}
+
+    @property
+    def uids(self):
+        return sorted([self.x.uid, self.w.uid, self.b.uid, self.y.uid])
+
+
+@pytest.fixture(scope="module")
+def cbr(dp):
+    return CBR(dp)
+
+
+class Scaled:
+    """conv -> * by-value scalar (fp32) -> output; and a second scalar given a value by the graph."""
+
+    def __init__(self, scalar_type=CUDNN_DATA_FLOAT):
+        g = Graph("scaled")
+        self.x = g.tensor([2, 16, 8, 8], layout="nhwc", name="x")
+        self.w = g.tensor([16, 16, 3, 3], layout="nhwc", name="w")
+        conv = g.conv_fwd(self.x, self.w, padding=1, name="conv_out")
+        self.alpha = g.tensor([1, 1, 1, 1], [1, 1, 1, 1], scalar_type, by_value=True, name="alpha")
+        scaled = g.pointwise("CUDNN_POINTWISE_MUL", conv, self.alpha, name="scaled")
+        self.beta = g.scalar(0.25, name="beta")  # a value kept by the graph: bound without being given
+        self.y = g.pointwise("CUDNN_POINTWISE_ADD", scaled, self.beta, output=True, name="y")
+        self.og = g.build()
+
+
+@pytest.fixture(scope="module")
+def scaled():
+    return Scaled()
+
+
+# ---------------------------------------------------------------------------------------------
+# building a pack
+# ---------------------------------------------------------------------------------------------
+def test_variant_pack_descriptor_finalizes_without_a_gpu(cbr):
+    """cuDNN 9.19 finalizes a variant pack with no device: the pack is a real finalized descriptor."""
+    pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+    assert pack.ptr != 0 and not pack.closed
+    assert pack.uids == tuple(cbr.uids)
+    assert pack.pointer_uids == tuple(cbr.uids) and pack.scalar_uids == ()
+    assert pack.data_pointers == tuple(ADDR[:4][i] for i in np.argsort([cbr.x.uid, cbr.w.uid, cbr.b.uid,
+                                                                         cbr.y.uid]))
+    assert pack.pointers[cbr.y.uid] == ADDR[3]
+    assert pack.workspace == 0 and pack.workspace_nbytes == 0 and pack.workspace_buffer is None
+    assert pack.plan is cbr.plan and len(pack) == 4
+    assert cbr.x in pack and cbr.y.uid in pack and cbr.conv not in pack and "x" not in pack
+    assert f"{cbr.x.uid}=0x{ADDR[0]:x}" in repr(pack)
+    assert set(pack.tensors) == {cbr.x.uid, cbr.w.uid, cbr.b.uid, cbr.y.uid, cbr.conv.uid, cbr.biased.uid}
+
+
+def test_keys_are_uids_or_tensors(cbr):
+    by_uid = VariantPack(cbr.plan, {t.uid: a for t, a in cbr.buffers().items()}, workspace=0)
+    by_tensor = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+    assert by_uid.pointers == by_tensor.pointers
+    assert ex.variant_pack(cbr.plan, cbr.buffers(), workspace=0).pointers == by_uid.pointers
+
+
+@pytest.mark.parametrize("key", ["x", 1.0, True, None, object()])
+def test_bad_keys_are_refused(cbr, key):
+    buffers = cbr.buffers()
+    buffers[key] = ADDR[5]
+    with pytest.raises(TypeError, match="UID"):
+        VariantPack(cbr.plan, buffers, workspace=0)
+
+
+def test_same_uid_twice_is_refused(cbr):
+    buffers = cbr.buffers()
+    buffers[cbr.x.uid] = ADDR[6]
+    with pytest.raises(ValueError, match=f"UID {cbr.x.uid} is bound twice"):
+        VariantPack(cbr.plan, buffers, workspace=0)
+
+
+def test_buffers_must_be_a_mapping(cbr):
+    with pytest.raises(TypeError, match="mapping"):
+        VariantPack(cbr.plan, [ADDR[0], ADDR[1]], workspace=0)
+
+
+def test_missing_uids_are_named(cbr):
+    buffers = cbr.buffers()
+    del buffers[cbr.y], buffers[cbr.b]
+    with pytest.raises(ValueError) as e:
+        VariantPack(cbr.plan, buffers, workspace=0, operation_graph=cbr.og)
+    msg = str(e.value)
+    assert "missing" in msg and f"{cbr.b.uid}, {cbr.y.uid}" in msg
+    assert "bias" in msg and "y (uid" in msg  # the graph's names
+    assert str(cbr.x.uid) not in msg.split("missing")[1].split(":")[0]
+
+
+def test_missing_uids_are_named_from_the_plan_json(cbr):
+    """With no graph given and none attached to the plan, the plan's JSON lists the tensors."""
+    buffers = cbr.buffers()
+    del buffers[cbr.w]
+    with pytest.raises(ValueError, match=f"missing buffers for UID\\(s\\) {cbr.w.uid}: "):
+        VariantPack(cbr.plan, buffers, workspace=0)
+
+
+def test_unknown_uids_are_named(cbr):
+    buffers = cbr.buffers()
+    buffers[999] = ADDR[8]
+    buffers[12345] = ADDR[9]
+    with pytest.raises(ValueError, match=r"unknown UID\(s\) 999, 12345 \(not in the plan's graph"):
+        VariantPack(cbr.plan, buffers, workspace=0)
+
+
+def test_missing_and_unknown_in_one_message(cbr):
+    buffers = cbr.buffers()
+    del buffers[cbr.x]
+    buffers[4242] = ADDR[8]
+    with pytest.raises(ValueError) as e:
+        VariantPack(cbr.plan, buffers, workspace=0)
+    assert f"missing buffers for UID(s) {cbr.x.uid}" in str(e.value) and "unknown UID(s) 4242" in str(e.value)
+
+
+@pytest.mark.parametrize("which", ["conv", "biased"])
+def test_virtual_tensor_bound_is_refused(cbr, which):
+    virtual = getattr(cbr, which)
+    buffers = cbr.buffers()
+    buffers[virtual] = ADDR[7]
+    with pytest.raises(ValueError, match=f"virtual UID\\(s\\) {virtual.uid} bound"):
+        VariantPack(cbr.plan, buffers, workspace=0, operation_graph=cbr.og)
+
+
+@pytest.mark.parametrize("offset,aligned", [(8, 8), (2, 2), (1, 1)])
+def test_misaligned_pointer_is_refused(cbr, offset, aligned):
+    buffers = cbr.buffers()
+    buffers[cbr.w] = ADDR[1] + offset
+    with pytest.raises(ValueError, match=f"is not aligned to the tensor's byte alignment 16 \\(it is {aligned}-byte"):
+        VariantPack(cbr.plan, buffers, workspace=0)
+
+
+def test_alignment_follows_the_tensor(dp):
+    """A tensor declared 2-byte aligned takes a 2-byte aligned pointer."""
+    g = Graph()
+    x = g.tensor([2, 16, 8, 8], layout="nhwc", alignment=2, name="x")
+    w = g.tensor([16, 16, 3, 3], layout="nhwc", name="w")
+    y = g.conv_fwd(x, w, padding=1, output=True, name="y")
+    og = g.build()
+    pack = VariantPack(None, {x: ADDR[0] + 2, w: ADDR[1], y: ADDR[2]}, operation_graph=og)
+    assert pack.pointers[x.uid] == ADDR[0] + 2
+    with pytest.raises(ValueError, match="alignment 16"):
+        VariantPack(None, {x: ADDR[0], w: ADDR[1] + 2, y: ADDR[2]}, operation_graph=og)
+
+
+@pytest.mark.parametrize("bad", [0, -16, 1 << 64])
+def test_null_negative_or_huge_pointer_is_refused(cbr, bad):
+    buffers = cbr.buffers()
+    buffers[cbr.x] = bad
+    with pytest.raises(ValueError, match="null device pointer|not a valid address"):
+        VariantPack(cbr.plan, buffers, workspace=0)
+
+
+def test_buffer_too_small_is_refused(cbr):
+    x_elems = 2 * 16 * 8 * 8
+    buffers = cbr.buffers()
+    buffers[cbr.x] = FakeCudaArray(ADDR[0], (x_elems - 1,))
+    with pytest.raises(ValueError, match=f"holds {2 * (x_elems - 1)} bytes but the tensor .* spans {2 * x_elems} bytes"):
+        VariantPack(cbr.plan, buffers, workspace=0)
+    buffers[cbr.x] = FakeCudaArray(ADDR[0], (2, 8, 8, 16))  # NHWC-shaped, exactly big enough
+    pack = VariantPack(cbr.plan, buffers, workspace=0)
+    assert pack.pointers[cbr.x.uid] == ADDR[0]
+
+
+def test_buffer_size_uses_strides(cbr):
+    """A strided buffer spans (1 + sum((n - 1) * stride)) elements, not prod(shape)."""
+    x_elems = 2 * 16 * 8 * 8
+    buffers = cbr.buffers()
+    # 1-D view of every other element: spans 2*(n-1)+1 elements
+    half = x_elems // 2
+    buffers[cbr.x] = FakeCudaArray(ADDR[0], (half,), "<f2", strides=(4,))
+    with pytest.raises(ValueError, match=f"holds {2 * (2 * (half - 1) + 1)} bytes"):
+        VariantPack(cbr.plan, buffers, workspace=0)
+    buffers[cbr.x] = FakeCudaArray(ADDR[0], (half + 1,), "<f2", strides=(4,))
+    VariantPack(cbr.plan, buffers, workspace=0)
+
+
+def test_buffer_of_another_data_type_is_refused_unless_asked(cbr):
+    buffers = cbr.buffers()
+    buffers[cbr.x] = FakeCudaArray(ADDR[0], (4096,), "<f4")
+    with pytest.raises(ValueError, match="holds CUDNN_DATA_FLOAT but the tensor is CUDNN_DATA_HALF.*check_dtype=False"):
+        VariantPack(cbr.plan, buffers, workspace=0)
+    VariantPack(cbr.plan, buffers, workspace=0, check_dtype=False)
+    buffers[cbr.x] = FakeCudaArray(ADDR[0], (4096,), "|u1")  # raw bytes are always fine
+    VariantPack(cbr.plan, buffers, workspace=0)
+
+
+def test_cuda_dlpack_object(cbr):
+    buffers = cbr.buffers()
+    buffers[cbr.y] = FakeCudaDLPack(ADDR[3], (2, 8, 8, 16))
+    pack = VariantPack(cbr.plan, buffers, workspace=0)
+    assert pack.pointers[cbr.y.uid] == ADDR[3] and pack.buffers[cbr.y.uid] is buffers[cbr.y]
+    buffers[cbr.y] = FakeCudaDLPack(ADDR[3], (7,))
+    with pytest.raises(ValueError, match="holds 14 bytes"):
+        VariantPack(cbr.plan, buffers, workspace=0)
+
+
+def test_cuda_core_like_buffer(cbr):
+    buffers = cbr.buffers()
+    buffers[cbr.b] = FakeCudaCoreBuffer(ADDR[2], 32)
+    assert VariantPack(cbr.plan, buffers, workspace=0).pointers[cbr.b.uid] == ADDR[2]
+    buffers[cbr.b] = FakeCudaCoreBuffer(ADDR[2], 31)
+    with pytest.raises(ValueError, match="holds 31 bytes"):
+        VariantPack(cbr.plan, buffers, workspace=0)
+    buffers[cbr.b] = FakeCudaCoreBuffer(ADDR[2], 64, device_accessible=False)
+    with pytest.raises(TypeError, match="not device accessible"):
+        VariantPack(cbr.plan, buffers, workspace=0)
+
+
+class _Weird:
+    pass
+
+
+class _CpuOnlyDLPack:
+    """DLPack but host memory (a numpy array behind it), and no __array_interface__."""
+
+    def __init__(self):
+        self._a = np.zeros(4096, np.float16)
+
+    def __dlpack__(self, stream=None):
+        return self._a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+@pytest.mark.parametrize("buffer,exc,match", [
+    (None, TypeError, "got None"),
+    (True, TypeError, "bool"),
+    ("0x10000", TypeError, "cannot use a str"),
+    (65536.0, TypeError, "cannot use a float"),
+    ([0x10000], TypeError, "cannot use a list"),
+    (_Weird(), TypeError, "cannot use a _Weird"),
+    (np.zeros(4096, np.float16), TypeError, "numpy array is host memory"),
+    (FakeTorchCpuTensor(), TypeError, "torch tensor is on cpu"),
+    (_CpuOnlyDLPack(), TypeError, "DLPack tensor is on the cpu device"),
+    (FakeCudaDLPack(ADDR[0], (4096,), device_type=1), TypeError, "on the cpu device"),
+    (type("Masked", (), {"__cuda_array_interface__": {
+        "shape": (4096,), "typestr": "<f2", "data": (ADDR[0], False), "version": 3, "mask": object()}})(),
+     TypeError, "masked"),
+    (type("Broken", (), {"__cuda_array_interface__": {"shape": (1,)}})(), TypeError, "malformed"),
+])
+def test_wrong_kinds_of_buffer_objects(cbr, buffer, exc, match):
+    buffers = cbr.buffers()
+    buffers[cbr.x] = buffer
+    with pytest.raises(exc, match=match):
+        VariantPack(cbr.plan, buffers, workspace=0)
+
+
+def test_numpy_integers_are_addresses(cbr):
+    buffers = {t: np.int64(a) for t, a in cbr.buffers().items()}
+    assert VariantPack(cbr.plan, buffers, workspace=0).pointers[cbr.x.uid] == ADDR[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# by-value scalars
+# ---------------------------------------------------------------------------------------------
+def test_by_value_scalar_lives_in_the_pack(scaled):
+    pack = VariantPack(None, {scaled.x: ADDR[0], scaled.w: ADDR[1], scaled.y: ADDR[2], scaled.alpha: 0.5},
+                       operation_graph=scaled.og)
+    assert set(pack.scalar_uids) == {scaled.alpha.uid, scaled.beta.uid}
+    assert pack.pointer_uids == tuple(sorted([scaled.x.uid, scaled.w.uid, scaled.y.uid]))
+    assert pack.scalars == {scaled.alpha.uid: 0.5, scaled.beta.uid: 0.25}  # beta: the graph's value
+    host = pack.pointers[scaled.alpha.uid]
+    assert ctypes.c_float.from_address(host).value == 0.5  # the host address cuDNN is given
+    assert host % 8 == 0
+    pack.set_scalar(scaled.alpha, 3)
+    assert pack.pointers[scaled.alpha.uid] == host and ctypes.c_float.from_address(host).value == 3.0
+    pack.rebind({scaled.beta.uid: np.float32(-1.5)})
+    assert pack.scalars[scaled.beta.uid] == -1.5
+    assert scaled.alpha.uid not in pack.buffers
+
+
+def test_by_value_scalar_must_be_given_a_value(scaled):
+    with pytest.raises(ValueError, match=f"missing buffers for UID\\(s\\) {scaled.alpha.uid}"):
+        VariantPack(None, {scaled.x: ADDR[0], scaled.w: ADDR[1], scaled.y: ADDR[2]}, operation_graph=scaled.og)
+
+
+@pytest.mark.parametrize("value,exc,match", [
+    (FakeCudaArray(ADDR[4], (1,), "<f4"), TypeError, "takes a real number"),
+    ("0.5", TypeError, "takes a real number"),
+    (1j, TypeError, "takes a real number"),
+    (np.zeros(2, np.float32), ValueError, "takes one value, got an array of 2"),
+    (b"\x00\x00", ValueError, "2 raw bytes for a CUDNN_DATA_FLOAT scalar of 4 bytes"),
+    (1e300, ValueError, "does not fit"),
+])
+def test_bad_by_value_scalars(scaled, value, exc, match):
+    with pytest.raises(exc, match=match):
+        VariantPack(None, {scaled.x: ADDR[0], scaled.w: ADDR[1], scaled.y: ADDR[2], scaled.alpha: value},
+                    operation_graph=scaled.og)
+
+
+def test_by_value_scalar_accepts_arrays_of_one_and_raw_bytes(scaled):
+    base = {scaled.x: ADDR[0], scaled.w: ADDR[1], scaled.y: ADDR[2]}
+    pack = VariantPack(None, {**base, scaled.alpha: np.array([[2.5]], np.float64)}, operation_graph=scaled.og)
+    assert pack.scalars[scaled.alpha.uid] == 2.5
+    pack = VariantPack(None, {**base, scaled.alpha: struct.pack("<f", 7.0)}, operation_graph=scaled.og)
+    assert pack.scalars[scaled.alpha.uid] == 7.0
+
+
+@pytest.mark.parametrize("dtype,value,raw", [
+    (CUDNN_DATA_FLOAT, 0.1, struct.pack("<f", 0.1)),
+    (CUDNN_DATA_DOUBLE, 0.1, struct.pack("<d", 0.1)),
+    (CUDNN_DATA_HALF, 0.1, struct.pack("<e", 0.1)),
+    (CUDNN_DATA_BFLOAT16, 1.0, b"\x80\x3f"),
+    (CUDNN_DATA_BFLOAT16, 1.00390625, b"\x80\x3f"),  # halfway: rounds to even
+    (CUDNN_DATA_BFLOAT16, 1.01171875, b"\x82\x3f"),  # halfway: rounds to even (up)
+    (CUDNN_DATA_INT32, 7, struct.pack("<i", 7)),
+    (CUDNN_DATA_INT32, 7.0, struct.pack("<i", 7)),
+    (CUDNN_DATA_INT64, -3, struct.pack("<q", -3)),
+    (CUDNN_DATA_INT8, -3, struct.pack("<b", -3)),
+    (CUDNN_DATA_BOOLEAN, True, b"\x01"),
+])
+def test_scalar_bytes_per_data_type(dtype, value, raw):
+    assert ex.scalar_bytes(value, dtype) == raw
+    back = ex.scalar_value(raw, dtype)
+    assert back == pytest.approx(float(value), rel=1e-2)
+
+
+def test_scalar_bytes_refuses_non_integers_and_unknown_types():
+    with pytest.raises(ValueError, match="not an integer"):
+        ex.scalar_bytes(2.5, CUDNN_DATA_INT32)
+    with pytest.raises(ValueError, match="does not fit"):
+        ex.scalar_bytes(300, CUDNN_DATA_INT8)
+    with pytest.raises(TypeError, match="pass the raw bytes"):
+        ex.scalar_bytes(1.0, CUDNN_DATA_FP8_E4M3)
+    assert ex.scalar_bytes(b"\x38", CUDNN_DATA_FP8_E4M3) == b"\x38"
+
+
+def test_half_scalar_in_a_pack():
+    s = Scaled(CUDNN_DATA_HALF)
+    pack = VariantPack(None, {s.x: ADDR[0], s.w: ADDR[1], s.y: ADDR[2], s.alpha: 0.5}, operation_graph=s.og)
+    host = pack.pointers[s.alpha.uid]
+    assert ctypes.string_at(host, 2) == struct.pack("<e", 0.5)
+
+
+# ---------------------------------------------------------------------------------------------
+# rebinding
+# ---------------------------------------------------------------------------------------------
+def test_rebind_mapping_checks_like_the_constructor(cbr):
+    pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0, operation_graph=cbr.og)
+    before = pack.pointers
+    with pytest.raises(ValueError, match=r"unknown UID\(s\) 777"):
+        pack.rebind({777: ADDR[9]})
+    with pytest.raises(ValueError, match="virtual"):
+        pack.rebind({cbr.conv: ADDR[9]})
+    with pytest.raises(ValueError, match="not aligned"):
+        pack.rebind({cbr.x: ADDR[9], cbr.y: ADDR[9] + 4})
+    with pytest.raises(ValueError, match="holds 2 bytes"):
+        pack.rebind({cbr.y: FakeCudaArray(ADDR[9], (1,))})
+    with pytest.raises(TypeError):
+        pack.rebind({cbr.y: "nope"})
+    assert pack.pointers == before  # nothing half-applied
+    assert pack.rebind({cbr.x: ADDR[10]}) is pack
+    assert pack.pointers[cbr.x.uid] == ADDR[10] and pack.pointers[cbr.y.uid] == before[cbr.y.uid]
+
+
+@pytest.mark.parametrize("strategy", ["reinitialize", "recreate"])
+def test_positional_rebind(cbr, strategy):
+    old = rebuild_strategy(strategy)
+    try:
+        pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+        n = len(pack.pointer_uids)
+        for pointers in (tuple(ADDR[4:4 + n]), list(ADDR[5:5 + n]), array.array("q", ADDR[6:6 + n]),
+                         array.array("Q", ADDR[7:7 + n]), np.array(ADDR[8:8 + n], np.int64),
+                         np.array(ADDR[9:9 + n], np.uint64), (np.int64(ADDR[3]),) + tuple(ADDR[4:3 + n])):
+            pack.rebind_pointers(pointers)
+            assert pack.data_pointers == tuple(int(p) for p in pointers)
+            assert pack.ptr != 0
+        assert pack.rebind(tuple(ADDR[:n])).data_pointers == tuple(ADDR[:n])
+    finally:
+        rebuild_strategy(old)
+
+
+def test_rebuild_strategy_names():
+    assert rebuild_strategy() in ("reinitialize", "recreate")
+    with pytest.raises(ValueError, match="reinitialize, recreate"):
+        rebuild_strategy("fresh")
+
+
+@pytest.mark.parametrize("pointers,exc,match", [
+    ((ADDR[0], ADDR[1], ADDR[2]), ValueError, "3 pointers given; this pack binds 4 device pointers"),
+    (tuple(ADDR[:5]), ValueError, "5 pointers given"),
+    ((ADDR[0] + 8, ADDR[1], ADDR[2], ADDR[3]), ValueError, "not aligned"),
+    ((0, ADDR[1], ADDR[2], ADDR[3]), ValueError, "null device pointer"),
+    ((-16, ADDR[1], ADDR[2], ADDR[3]), ValueError, "not a valid address"),
+    ((True, ADDR[1], ADDR[2], ADDR[3]), TypeError, "bool"),
+    (np.array(ADDR[:4], np.int32), TypeError, "64-bit integers"),
+    (np.array(ADDR[:4], np.float64), TypeError, "64-bit integers"),
+    (array.array("q", ADDR[:3]), ValueError, "3 pointers given"),
+    (b"\x00" * 32, TypeError, "64-bit integers"),
+    (12345, TypeError, "pointers must be"),
+])
+def test_positional_rebind_errors_leave_the_pack_unchanged(cbr, pointers, exc, match):
+    pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+    before = pack.data_pointers
+    with pytest.raises(exc, match=match):
+        pack.rebind_pointers(pointers)
+    assert pack.data_pointers == before
+
+
+def test_positional_rebind_with_buffer_objects_keeps_them(cbr):
+    pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+    arrs = [FakeCudaArray(a, (4096,)) for a in ADDR[4:8]]
+    pack.rebind_pointers(tuple(arrs))
+    assert pack.data_pointers == tuple(ADDR[4:8])
+    assert [pack.buffers[u] for u in pack.pointer_uids] == arrs
+    with pytest.raises(ValueError, match="holds 2 bytes"):
+        pack.rebind_pointers((FakeCudaArray(ADDR[0], (1,)),) + tuple(ADDR[1:4]))
+
+
+def _peak_bytes_allocated(fn, n):
+    """Peak bytes allocated by Python while ``fn(n)`` runs (tracemalloc): per-call objects would show."""
+    fn(10)
+    tracemalloc.start()
+    try:
+        fn(10)
+        tracemalloc.reset_peak()
+        start = tracemalloc.get_traced_memory()[0]
+        fn(n)
+        return tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+
+
+def test_positional_rebind_creates_no_python_objects(cbr):
+    """The tuple-of-ints and int64-buffer paths (bind_and_execute's) allocate nothing per call; the
+    mapping path, for comparison, does."""
+    pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+    n = len(pack.pointer_uids)
+    a, b = tuple(ADDR[:n]), tuple(ADDR[4:4 + n])
+    buf = array.array("q", ADDR[8:8 + n])
+    mapping = {cbr.x: ADDR[12]}
+
+    def tuples(k):
+        for _ in itertools.repeat(None, k):
+            pack.rebind_pointers(a)
+            pack.rebind_pointers(b)
+
+    def buffers(k):
+        for _ in itertools.repeat(None, k):
+            pack.rebind_pointers(buf)
+
+    def mappings(k):
+        for _ in itertools.repeat(None, k):
+            pack.rebind(mapping)
+
+    assert _peak_bytes_allocated(tuples, 2000) < 256
+    assert _peak_bytes_allocated(buffers, 2000) < 256
+    assert _peak_bytes_allocated(mappings, 200) > 512
+
+
+def test_rebind_workspace(cbr):
+    pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+    pack.rebind(workspace=ADDR[12])
+    assert pack.workspace == ADDR[12] and pack.workspace_nbytes is None
+    pack.rebind(workspace=FakeCudaArray(ADDR[13], (256,), "|u1"))
+    assert pack.workspace == ADDR[13] and pack.workspace_nbytes == 256
+    pack.rebind(workspace=0)
+    assert pack.workspace == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# lifetimes and closing
+# ---------------------------------------------------------------------------------------------
+def test_pack_keeps_its_buffers_alive(cbr):
+    x = FakeCudaArray(ADDR[0], (2, 8, 8, 16))
+    y = FakeCudaDLPack(ADDR[3], (2, 8, 8, 16))
+    wx, wy = weakref.ref(x), weakref.ref(y)
+    buffers = cbr.buffers()
+    buffers[cbr.x], buffers[cbr.y] = x, y
+    pack = VariantPack(cbr.plan, buffers, workspace=0)
+    del x, y, buffers
+    gc.collect()
+    assert wx() is not None and wy() is not None
+    assert pack.buffers[cbr.x.uid] is wx()
+    pack.rebind({cbr.x: ADDR[9]})  # rebound to a plain int: the old buffer is let go
+    gc.collect()
+    assert wx() is None and wy() is not None
+    del pack
+    gc.collect()
+    assert wy() is None
+
+
+def test_close_releases_buffers_and_is_idempotent(cbr):
+    x = FakeCudaArray(ADDR[0], (2, 8, 8, 16))
+    wx = weakref.ref(x)
+    buffers = cbr.buffers()
+    buffers[cbr.x] = x
+    pack = VariantPack(cbr.plan, buffers, workspace=0)
+    del x, buffers
+    pack.close()
+    gc.collect()
+    assert wx() is None and pack.closed
+    pack.close()
+    assert repr(pack) == "<cudnn_backend.VariantPack closed>"
+    assert pack.uids == () and pack.pointers == {}
+    for call in (lambda: pack.rebind({cbr.x: ADDR[0]}), lambda: pack.rebind_pointers(tuple(ADDR[:4])),
+                 lambda: execute(None, cbr.plan, pack), lambda: pack.bind_and_execute(None, cbr.plan, ()),
+                 lambda: pack.set_scalar(1, 1.0), lambda: pack.check_plan(cbr.plan),
+                 lambda: ex.populate_cuda_graph(None, cbr.plan, pack, 0x1000)):
+        with pytest.raises(ValueError, match="closed"):
+            call()
+    with VariantPack(cbr.plan, cbr.buffers(), workspace=0) as p2:
+        assert not p2.closed
+    assert p2.closed
+
+
+def test_pack_outlives_its_plan_and_graph(dp):
+    """The pack holds the plan it was checked against; dropping the caller's references is fine."""
+    c = CBR(dp)
+    pack = VariantPack(c.plan, c.buffers(), workspace=0)
+    wplan = weakref.ref(c.plan)
+    del c
+    gc.collect()
+    assert wplan() is not None and pack.plan is wplan()
+
+
+# ---------------------------------------------------------------------------------------------
+# workspaces
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ws_case(dp):
+    """A conv whose chosen plan needs a workspace."""
+    g = Graph()
+    x = g.tensor([8, 64, 56, 56], layout="nhwc", name="x")
+    w = g.tensor([32, 64, 3, 3], layout="nhwc", name="w")
+    b = g.tensor([1, 32, 1, 1], layout="nhwc", name="bias")
+    y = g.pointwise("CUDNN_POINTWISE_RELU_FWD", g.pointwise("CUDNN_POINTWISE_ADD", g.conv_fwd(x, w, padding=1), b),
+                    output=True, name="y")
+    og = g.build()
+    plan = _first_plan(og, dp, want_workspace=True)
+    if plan is None:
+        pytest.skip("no plan with a workspace among the H200 configs")
+    return plan, {x: ADDR[0], w: ADDR[1], b: ADDR[2], y: ADDR[3]}
+
+
+def test_workspace_is_allocated_when_needed_and_freed_with_the_pack(ws_case, monkeypatch):
+    plan, buffers = ws_case
+    asked = []
+
+    def fake_allocate(nbytes):
+        asked.append(nbytes)
+        return FakeWorkspace(nbytes)
+
+    monkeypatch.setattr(memory, "allocate_workspace", fake_allocate)
+    pack = VariantPack(plan, buffers)
+    assert asked == [plan.workspace_size] and pack.owns_workspace
+    assert pack.workspace == 0x7770000 and pack.workspace_nbytes == plan.workspace_size
+    wws = weakref.ref(pack.workspace_buffer)
+    del pack
+    gc.collect()
+    assert wws() is None
+
+
+def test_workspace_given_is_checked(ws_case):
+    plan, buffers = ws_case
+    need = plan.workspace_size
+    pack = VariantPack(plan, buffers, workspace=ADDR[10])
+    assert pack.workspace == ADDR[10] and not pack.owns_workspace
+    pack = VariantPack(plan, buffers, workspace=FakeCudaArray(ADDR[10], (need,), "|u1"))
+    assert pack.workspace_nbytes == need
+    with pytest.raises(ValueError, match=f"the workspace holds {need - 1} bytes but the plan needs {need}"):
+        VariantPack(plan, buffers, workspace=FakeCudaArray(ADDR[10], (need - 1,), "|u1"))
+    with pytest.raises(ValueError, match=f"needs a {need}-byte workspace; workspace=0 gives none"):
+        VariantPack(plan, buffers, workspace=0)
+    with pytest.raises(TypeError):
+        VariantPack(plan, buffers, workspace="big")
+
+
+@pytest.mark.skipif(_real_driver(), reason="allocates for real on a GPU machine")
+def test_workspace_allocation_without_a_gpu_is_a_clear_error(ws_case):
+    plan, buffers = ws_case
+    with pytest.raises((ImportError, memory.CudaError), match="cuda-bindings|cudaMalloc"):
+        VariantPack(plan, buffers)
+
+
+def test_no_workspace_needed_means_none(cbr):
+    if cbr.plan.workspace_size:
+        pytest.skip("this config needs a workspace")
+    pack = VariantPack(cbr.plan, cbr.buffers())
+    assert pack.workspace == 0 and pack.workspace_buffer is None and not pack.owns_workspace
+
+
+def test_memory_without_a_device():
+    assert memory.allocate_workspace(0) is None
+    empty = memory.DeviceBuffer(0)
+    assert empty.ptr == 0 and empty.nbytes == 0 and not empty.closed
+    empty.close()
+    assert empty.closed
+    with pytest.raises(ValueError, match="closed"):
+        empty.ptr
+    with pytest.raises(ValueError):
+        memory.DeviceBuffer(-1)
+    assert memory.check((0, 5), "x") == 5 and memory.check((0,), "x") is None and memory.check((0, 1, 2), "x") == (1, 2)
+
+
+@pytest.mark.skipif(_real_driver(), reason="allocates for real on a GPU machine")
+def test_device_buffer_without_a_gpu_is_a_clear_error():
+    with pytest.raises((ImportError, memory.CudaError), match="cuda-bindings|cudaMalloc"):
+        memory.DeviceBuffer(256)
+
+
+# ---------------------------------------------------------------------------------------------
+# plans: which graph, which plan
+# ---------------------------------------------------------------------------------------------
+def test_tensor_specs_from_json_match_the_graph(cbr):
+    from_json = ex.plan_json_tensor_specs(cbr.plan)
+    from_graph = ex.graph_tensor_specs(cbr.og)
+    assert set(from_json) == set(from_graph)
+    for uid, s in from_graph.items():
+        j = from_json[uid]
+        assert (j.dims, j.strides, j.data_type, j.virtual, j.by_value) == (s.dims, s.strides, s.data_type, s.virtual,
+                                                                          s.by_value)
+        assert j.alignment == s.alignment == 16
+    assert from_graph[cbr.x.uid].name == "x" and from_graph[cbr.x.uid].nbytes == 2 * 2 * 16 * 8 * 8
+
+
+def test_tensor_spec_nbytes():
+    def spec(dims, strides, dt):
+        return TensorSpec(1, "t", tuple(dims), tuple(strides), dt)
+
+    assert spec([2, 3], [3, 1], CUDNN_DATA_HALF).nbytes == 12
+    assert spec([2, 3], [1, 2], CUDNN_DATA_FLOAT).nbytes == 24
+    assert spec([4, 1, 1], [8, 1, 1], CUDNN_DATA_FLOAT).nbytes == (1 + 3 * 8) * 4  # gaps count
+    assert spec([3, 0], [1, 1], CUDNN_DATA_FLOAT).nbytes == 0
+    assert spec([5], [1], CUDNN_DATA_FP4_E2M1).nbytes == 3
+    assert spec([5], [1], CUDNN_DATA_INT8x4).nbytes is None  # vectorized: unknown, not checked
+    assert TensorSpec(1, "t", (4,), (1,), CUDNN_DATA_INT8, vector_count=4).nbytes is None
+
+
+def test_generic_descriptors_plan_and_graph(h200_profile_json):
+    """Graphs and plans made through the generic Descriptor with C names work the same."""
+    graph = gg.notebook_conv_graph()
+    dp = gg.device_prop(h200_profile_json)
+    plan = cb.Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
+    plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+             gg.heuristics(graph, CUDNN_HEUR_MODE_A, dp)[0])
+    plan.set(CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR, dp)
+    plan.finalize()
+    pack = VariantPack(plan, {1: ADDR[0], 2: ADDR[1], 3: ADDR[2]}, workspace=ADDR[3])
+    assert pack.uids == (1, 2, 3)
+    with pytest.raises(ValueError, match=r"missing buffers for UID\(s\) 3"):
+        VariantPack(plan, {1: ADDR[0], 2: ADDR[1]}, workspace=ADDR[3], operation_graph=graph)
+    with pytest.raises(ValueError, match="not aligned"):  # the alignment comes from the plan's JSON
+        VariantPack(plan, {1: ADDR[0] + 4, 2: ADDR[1], 3: ADDR[2]}, workspace=ADDR[3])
+
+
+def test_no_graph_known_takes_the_uids_as_given(cbr):
+    pack = VariantPack(None, {5: ADDR[0], 9: ADDR[1]})
+    assert pack.uids == (5, 9) and pack.tensors == {}
+    with pytest.raises(ValueError, match="does not fit the plan"):  # but a plan checks it when used
+        pack.check_plan(cbr.plan)
+
+
+def test_explicit_tensors(cbr):
+    pack = VariantPack(None, cbr.buffers(), tensors=[cbr.x, cbr.w, cbr.b, cbr.y])
+    assert pack.uids == tuple(cbr.uids)
+    with pytest.raises(ValueError, match="missing"):
+        VariantPack(None, {cbr.x: ADDR[0]}, tensors={cbr.x.uid: cbr.x, cbr.y.uid: cbr.y})
+
+
+def test_check_plan_against_another_plan(cbr, dp):
+    pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+    same_graph = [p for p in (_first_plan(cbr.og, dp),) if p is not None][0]
+    assert pack.check_plan(same_graph) is pack and pack.plan is same_graph
+    g = Graph()
+    x = g.tensor([2, 16, 8, 8], layout="nhwc", name="x")
+    w = g.tensor([16, 16, 3, 3], layout="nhwc", name="w")
+    y = g.conv_fwd(x, w, padding=1, output=True, name="y")
+    other = _first_plan(g.build(), dp)
+    with pytest.raises(ValueError, match=r"does not fit the plan: .*UID\(s\)"):
+        pack.check_plan(other)
+    assert pack.plan is same_graph
+
+
+def test_plan_objects_are_found_inside_wrappers(cbr):
+    class PlanLike:
+        def __init__(self, plan, og):
+            self.descriptor, self.operation_graph, self.workspace_size, self.handle = plan, og, 0, None
+
+    wrapped = PlanLike(cbr.plan, cbr.og)
+    assert ex.plan_descriptor(wrapped) is cbr.plan
+    buffers = cbr.buffers()
+    del buffers[cbr.b]
+    with pytest.raises(ValueError, match="bias"):  # names from the wrapper's graph
+        VariantPack(wrapped, buffers)
+    with pytest.raises(TypeError, match="not an execution plan"):
+        VariantPack(object(), cbr.buffers())
+    with pytest.raises(TypeError, match="not an execution plan"):
+        VariantPack(cbr.og, cbr.buffers())
+
+
+def test_plans_module_plan_knows_its_graph(dp):
+    heuristics = pytest.importorskip("cudnn_backend.heuristics")
+    plans = pytest.importorskip("cudnn_backend.plans")
+    c = CBR(dp)
+    cfg = heuristics.get_configs(c.og, "A", dp)[0]
+    plan = plans.build_plan(cfg, device_profile=dp)
+    assert plan.operation_graph is c.og
+    buffers = c.buffers()
+    del buffers[c.y]
+    with pytest.raises(ValueError, match="y \\(uid"):
+        VariantPack(plan, buffers, workspace=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# execution entry points refuse before cuDNN when they cannot run
+# ---------------------------------------------------------------------------------------------
+def test_execute_without_a_handle_is_refused_before_cudnn(cbr):
+    pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+    with pytest.raises(ValueError, match="no cuDNN handle"):
+        execute(None, cbr.plan, pack)
+    with pytest.raises(ValueError, match="no cuDNN handle"):
+        pack.execute()
+    with pytest.raises(ValueError, match="no cuDNN handle"):
+        execute(None, cbr.plan, cbr.buffers(), workspace=0)  # a mapping is packed first
+    with pytest.raises(ValueError, match="no cuDNN handle"):
+        pack.bind_and_execute(None, cbr.plan, tuple(ADDR[4:8]))
+    assert pack.data_pointers == tuple(ADDR[4:8])  # bound, then refused
+    with pytest.raises(ValueError, match="no cuDNN handle"):
+        ex.populate_cuda_graph(None, cbr.plan, pack, 0x1000)
+    with pytest.raises(TypeError):
+        execute("handle", cbr.plan, pack)
+    with pytest.raises(TypeError):
+        ex.populate_cuda_graph(None, cbr.plan, {}, 0x1000)
+
+
+def test_native_cuda_graph_error_is_a_not_supported_error():
+    e = ex.NativeCudaGraphNotSupportedError(3000, "cudnnBackendPopulateCudaGraph")
+    assert isinstance(e, cb.CudnnNotSupportedError)
