@@ -349,6 +349,14 @@ def known_crash(target, method, args, kwargs):
             # whose arrayOfElements is an input (the engine config); cuDNN 9.19 dereferences it unchecked, so
             # element_count / get(count=None) / get(count=0) on a finalized kernel cache segfaults.
             return "KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED queried with a NULL array"
+    if method == "get" and args and target.finalized and dtype == cb.CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR and \
+            _resolve(cb.AttributeName, args[0]) == cb.CUDNN_ATTR_OPERATION_CONCAT_INPUT_DESCS and \
+            (len(args) < 2 or _resolve(cb.AttributeType, args[1]) == cb.CUDNN_TYPE_BACKEND_DESCRIPTOR):
+        count = kwargs.get("count", args[2] if len(args) > 2 else None)
+        if count is not None and not isinstance(count, bool) and 1 <= (_index(count) or 0) <= 2 ** 31:
+            # KNOWN CRASH: GetAttribute(OPERATION_CONCAT_INPUT_DESCS) with >= 1 element on a finalized concat
+            # segfaults in cuDNN 9.19 (and the element-count query fails with BAD_PARAM "elemArray == nullptr").
+            return "get(count>=1) of a finalized concat's INPUT_DESCS"
     if method == "finalize" and dtype == cb.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR and not target.finalized:
         check = kwargs.get("check_required", args[0] if args else True)
         if not check and cb.CUDNN_ATTR_ENGINECFG_ENGINE not in target.set_attributes:
