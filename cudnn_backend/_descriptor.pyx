@@ -56,14 +56,22 @@ def _version_tuple(text):
     return tuple(int(x) for x in text.split("."))
 
 
+cdef dict _UNAVAILABLE = None  # enumerant name -> the version that introduced it, newer than the loaded cuDNN
+
+
+cdef dict _unavailable():
+    global _UNAVAILABLE
+    if _UNAVAILABLE is None:
+        loaded = _loader.load_cudnn().version
+        _UNAVAILABLE = {name: since for name, since in _enums.SINCE.items() if _loader.parse_version(since) > loaded}
+    return _UNAVAILABLE
+
+
 def check_available(name, context=""):
     """Raise CudnnVersionError if the enumerant ``name`` is newer than the loaded cuDNN."""
-    since = _enums.SINCE.get(name)
-    if since is None:
-        return
-    loaded = _loader.load_cudnn()
-    if _loader.parse_version(since) > loaded.version:
-        raise CudnnVersionError(name, since, loaded.version_string, context)
+    since = _unavailable().get(name)
+    if since is not None:
+        raise CudnnVersionError(name, since, _loader.load_cudnn().version_string, context)
 
 
 def _as_enum(enum_cls, value, what):
@@ -220,6 +228,29 @@ def _enum_class_of(attribute_type):
     return getattr(_enums, _enums.ATTRIBUTE_TYPE_ENUM[AttributeType(attribute_type).name])
 
 
+cdef dict _ENUM_TABLES = {}  # attribute type -> (enum class, valid values, {newer-than-loaded value: name})
+
+
+def _enum_value(attribute_type, v, what):
+    """An enum-typed element as an int, checked against its enum and the loaded cuDNN's version."""
+    table = _ENUM_TABLES.get(attribute_type)
+    if table is None:
+        enum_cls = _enum_class_of(attribute_type)
+        unavailable = _unavailable()
+        table = (enum_cls, frozenset(int(m) for m in enum_cls),
+                 {int(m): m.name for m in enum_cls if m.name in unavailable})
+        _ENUM_TABLES[attribute_type] = table
+    enum_cls, valid, newer = table
+    if type(v) is not int and not isinstance(v, enum_cls):
+        v = _as_enum(enum_cls, v, what)
+    i = int(v)
+    if i not in valid:
+        raise ValueError(f"{what}: {i} is not a valid {enum_cls.__name__}")
+    if i in newer:
+        check_available(newer[i], what)
+    return i
+
+
 cdef class _Buffer:
     """A malloc'ed array of elements for one Set/GetAttribute call."""
     cdef char* data
@@ -237,8 +268,13 @@ cdef class _Buffer:
 
 
 def _as_sequence(values, kind):
+    cdef type t = type(values)
     if kind == "char":
         return values
+    if t is list or t is tuple:
+        return values
+    if t is int or t is float or t is bool or isinstance(values, int):
+        return (values,)
     if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") and not hasattr(values, "__iter__"):
         return [values]
     try:
@@ -321,18 +357,13 @@ cdef _Buffer _pack(str kind, object items, object attribute_type, str what, list
             (<int64_t*>buf.data)[i] = i64
         elif kind == "int32" or kind == "enum":
             if kind == "enum":
-                v = _as_enum(_enum_class_of(attribute_type), v, what)
-                check_available(v.name, what)
+                v = _enum_value(attribute_type, v, what)
             i64 = _int_value(v, what)
             if i64 < -2147483648 or i64 > 2147483647:
                 raise ValueError(f"{what}: {i64} does not fit in 32 bits")
             (<int32_t*>buf.data)[i] = <int32_t>i64
         elif kind == "bool":
-            try:
-                import numpy as np
-                is_np_bool = isinstance(v, np.bool_)
-            except ImportError:  # pragma: no cover
-                is_np_bool = False
+            is_np_bool = type(v).__name__ == "bool_"  # numpy's bool scalar, without importing numpy
             if not (isinstance(v, bool) or is_np_bool or (isinstance(v, int) and v in (0, 1))):
                 raise TypeError(f"{what}: expected a bool, not {v!r}")
             (<uint8_t*>buf.data)[i] = 1 if v else 0
@@ -439,6 +470,10 @@ def register_descriptor_class(descriptor_type, cls):
     _descriptor_classes[DescriptorType(descriptor_type)] = cls
 
 
+cdef dict _SPEC_CACHE = {}
+cdef dict _SET_CACHE = {}
+
+
 cdef class Descriptor:
     """A cuDNN backend descriptor of one ``CUDNN_BACKEND_*_DESCRIPTOR`` type.
 
@@ -525,7 +560,22 @@ cdef class Descriptor:
         return frozenset(AttributeName(a) for a in self._set_attributes)
 
     def _spec(self, attribute, attribute_type, str action):
-        """Validate (attribute, attribute_type) for this descriptor; return (spec, attr, atype, kind, what)."""
+        """Validate (attribute, attribute_type) for this descriptor; return (spec, attr, atype, kind, what).
+
+        Successful validations are cached per (descriptor type, attribute, attribute type)."""
+        key = (self._dtype, attribute, attribute_type)
+        try:
+            return _SPEC_CACHE[key]
+        except (KeyError, TypeError):  # TypeError: an unhashable argument, validated below
+            pass
+        entry = self._validate_spec(attribute, attribute_type)
+        try:
+            _SPEC_CACHE[key] = entry
+        except TypeError:
+            pass
+        return entry
+
+    def _validate_spec(self, attribute, attribute_type):
         attr = _as_enum(AttributeName, attribute, "attribute")
         dtype = DescriptorType(self._dtype)
         what = f"{dtype.name}.{attr.name}"
@@ -547,43 +597,63 @@ cdef class Descriptor:
         cdef cudnnStatus_t status
         cdef _Buffer buf
         cdef int64_t n
+        cdef int c_attr_i
         cdef cudnnBackendAttributeName_t c_attr
         cdef cudnnBackendAttributeType_t c_type
+        cdef tuple plan
         self._check_open()
+        key = (self._dtype, attribute, attribute_type)
+        try:
+            plan = <tuple>_SET_CACHE[key]
+        except (KeyError, TypeError):
+            plan = self._set_plan(attribute, attribute_type)
+            try:
+                _SET_CACHE[key] = plan
+            except TypeError:  # unhashable arguments: validated each time
+                pass
+        attr, atype, kind, what, count_min, count_max, accepts, host_data = plan
+        if self._finalized:
+            raise ValueError(f"{what}: the descriptor is already finalized; set attributes before finalize()")
+        items = _as_sequence(values, kind)
+        keep = []
+        if host_data:
+            items = _host_copies(items, what, keep)
+        buf = _pack(kind, items, atype, what, keep)
+        n = buf.nbytes // _SIZE[kind]
+        if kind != "char" and (n < count_min or (count_max is not None and n > count_max)):
+            raise ValueError(f"{what} takes {_schema.ATTRIBUTES[attr].count_text()} element(s), got {n}")
+        if kind == "descriptor":
+            for i, child in enumerate(keep):
+                cdtype = (<Descriptor>child)._dtype
+                if accepts is not None and cdtype not in accepts:
+                    raise TypeError(f"{what} takes {' or '.join(DescriptorType(t).name for t in sorted(accepts))}, "
+                                    f"element {i} is a {DescriptorType(cdtype).name}")
+                if not (<Descriptor>child)._finalized:
+                    raise ValueError(f"{what}: element {i} ({DescriptorType(cdtype).name}) is not finalized; "
+                                     "finalize it first")
+        c_attr_i = attr
+        c_attr = <cudnnBackendAttributeName_t>c_attr_i
+        c_type = <cudnnBackendAttributeType_t><int>atype
+        clear_last_error()
+        with nogil:
+            status = cycudnn.cudnnBackendSetAttribute(self._ptr, c_attr, c_type, n, buf.data)
+        if status != CUDNN_STATUS_SUCCESS:
+            raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
+        if keep:
+            self._children[attr] = tuple(keep)
+        elif self._children:
+            self._children.pop(attr, None)
+        self._set_attributes.add(attr)
+
+    def _set_plan(self, attribute, attribute_type):
+        """What set() needs to know, validated once per (descriptor type, attribute, attribute type)."""
         spec, attr, atype, kind, what = self._spec(attribute, attribute_type, "set")
         if not spec.settable:
             raise ValueError(f"{what} is get-only")
         if spec.set_unsupported:
             raise CudnnUnsafeCallError(f"{what} cannot be set from Python: {spec.set_unsupported}")
-        if self._finalized:
-            raise ValueError(f"{what}: the descriptor is already finalized; set attributes before finalize()")
-        items = _as_sequence(values, kind)
-        keep = []
-        if spec.host_data:
-            items = _host_copies(items, what, keep)
-        buf = _pack(kind, items, atype, what, keep)
-        n = buf.nbytes // _SIZE[kind]
-        if not spec.count_ok(n) and not (kind == "char"):
-            raise ValueError(f"{what} takes {spec.count_text()} element(s), got {n}")
-        if kind == "descriptor":
-            for i, child in enumerate(keep):
-                cdtype = DescriptorType((<Descriptor>child)._dtype)
-                if spec.accepts is not None and cdtype not in spec.accepts:
-                    raise TypeError(f"{what} takes {' or '.join(t.name for t in spec.accepts)}, "
-                                    f"element {i} is a {cdtype.name}")
-                if not (<Descriptor>child)._finalized:
-                    raise ValueError(f"{what}: element {i} ({cdtype.name}) is not finalized; finalize it first")
-        c_attr = <cudnnBackendAttributeName_t><int>attr
-        c_type = <cudnnBackendAttributeType_t><int>atype
-        clear_last_error()
-        with nogil:
-            status = cycudnn.cudnnBackendSetAttribute(self._ptr, c_attr, c_type, n, buf.data)
-        raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), attr)
-        if keep:
-            self._children[int(attr)] = tuple(keep)
-        else:
-            self._children.pop(int(attr), None)
-        self._set_attributes.add(int(attr))
+        accepts = None if spec.accepts is None else frozenset(int(t) for t in spec.accepts)
+        return (int(attr), atype, kind, what, spec.count_min, spec.count_max, accepts, spec.host_data)
 
     def element_count(self, attribute, attribute_type):
         """How many elements cuDNN holds for an attribute (GetAttribute with requestedElementCount 0)."""

@@ -24,7 +24,7 @@ from cudnn_backend._bindings cimport cycudnn
 from cudnn_backend._descriptor cimport Descriptor, Handle, raise_status
 
 from cudnn_backend._descriptor import last_error_string
-from cudnn_backend._errors import CudnnNotSupportedError
+from cudnn_backend._errors import CudnnNotSupportedError, make_error
 from cudnn_backend._generated.enums import AttributeName as _AttributeName
 from cudnn_backend._generated.enums import DescriptorType as _DescriptorType
 
@@ -78,10 +78,14 @@ cdef object _execution():
     return _ex
 
 
-cdef int _raise_graph_status(cudnnStatus_t status, str function) except -1:
-    if status == CUDNN_STATUS_NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API or status == CUDNN_STATUS_NOT_SUPPORTED:
-        raise NativeCudaGraphNotSupportedError(<int>status, function, None, None, last_error_string(), _GRAPH_HINT)
-    return raise_status(status, function)
+cdef int _raise_graph_status(cudnnStatus_t status, str function, object plan) except -1:
+    message = last_error_string()
+    native = status == CUDNN_STATUS_NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API or status == CUDNN_STATUS_NOT_SUPPORTED
+    if not native:  # whatever cuDNN said, an engine without the behavior note is the cause
+        native = _execution().plan_supports_native_cuda_graph(plan) is False
+    if native:
+        raise NativeCudaGraphNotSupportedError(<int>status, function, None, None, message, _GRAPH_HINT)
+    raise make_error(<int>status, function, None, None, message)
 
 
 cdef int _set_and_finalize(cudnnBackendDescriptor_t d, int64_t n, int64_t* uids, void** ptrs, void* ws) except -1:
@@ -754,7 +758,7 @@ def populate_cuda_graph(Handle handle, plan, VariantPack pack not None, graph=No
         with nogil:
             st = cycudnn.cudnnBackendPopulateCudaGraph(h, p, v, g)
         if st != CUDNN_STATUS_SUCCESS:
-            _raise_graph_status(st, "cudnnBackendPopulateCudaGraph")
+            _raise_graph_status(st, "cudnnBackendPopulateCudaGraph", pack._plan_obj)
     except BaseException:
         if created:
             from cudnn_backend import memory
@@ -778,5 +782,5 @@ def update_cuda_graph(Handle handle, plan, VariantPack pack not None, graph):
     with nogil:
         st = cycudnn.cudnnBackendUpdateCudaGraph(h, p, v, g)
     if st != CUDNN_STATUS_SUCCESS:
-        _raise_graph_status(st, "cudnnBackendUpdateCudaGraph")
+        _raise_graph_status(st, "cudnnBackendUpdateCudaGraph", pack._plan_obj)
     return graph

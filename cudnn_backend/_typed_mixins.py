@@ -45,9 +45,18 @@ class TensorMixin:
         t.name = name
         return t.finalize() if finalize else t
 
+    def value(self, keyword):
+        """An attribute as set (no cuDNN call), or read from cuDNN for tensors cuDNN made."""
+        values = self._typed_state["values"]
+        if keyword in values:
+            return values[keyword]
+        if values and keyword in ("is_virtual", "is_by_value"):
+            return False  # their default, for a tensor built here
+        return self.get_keyword(keyword)
+
     @property
     def name(self):
-        return self.__dict__.get("_name") or f"t{self.get_keyword('unique_id')}"
+        return self.__dict__.get("_name") or f"t{self.value('unique_id')}"
 
     @name.setter
     def name(self, value):
@@ -55,27 +64,26 @@ class TensorMixin:
 
     @property
     def uid(self) -> int:
-        return int(self.get_keyword("unique_id"))
+        return int(self.value("unique_id"))
 
     @property
     def shape(self) -> tuple:
-        return tuple(self.get_keyword("dimensions") or ())
+        return tuple(self.value("dimensions") or ())
 
     @property
     def virtual(self) -> bool:
-        return bool(self.get_keyword("is_virtual"))
+        return bool(self.value("is_virtual"))
 
     def signature(self) -> tuple:
         """What must agree between two descriptors of one tensor (same UID)."""
-        dt = self.get_keyword("data_type")
-        return (self.shape, tuple(self.get_keyword("strides") or ()), int(dt) if dt is not None else None,
-                self.virtual)
+        dt = self.value("data_type")
+        return (self.shape, tuple(self.value("strides") or ()), int(dt) if dt is not None else None, self.virtual)
 
     def describe(self) -> str:
-        dt = self.get_keyword("data_type")
+        dt = self.value("data_type")
         dt_name = DataType(dt).name.replace("CUDNN_DATA_", "").lower() if dt is not None else "?"
         virtual = " virtual" if self.virtual else ""
-        return (f"{self.name} (uid {self.uid}) {list(self.shape)} strides {list(self.get_keyword('strides') or [])} "
+        return (f"{self.name} (uid {self.uid}) {list(self.shape)} strides {list(self.value('strides') or [])} "
                 f"{dt_name}{virtual}")
 
 

@@ -41,7 +41,7 @@ from cudnn_backend._generated.enums import DataType, DescriptorType
 
 __all__ = [
     "CudaGraph", "NativeCudaGraphNotSupportedError", "TensorSpec", "VariantPack", "count_kernel_nodes", "execute",
-    "graph_node_types", "plan_descriptor", "populate_cuda_graph", "resolve_buffer", "tensor_specs",
+    "graph_node_types", "plan_descriptor", "plan_supports_native_cuda_graph", "populate_cuda_graph", "resolve_buffer", "tensor_specs",
     "update_cuda_graph", "variant_pack",
 ]
 
@@ -241,6 +241,25 @@ def plan_handle(plan):
     if h:
         return h[0]
     return None
+
+
+def plan_behavior_notes(plan) -> set | None:
+    """Names of the behavior notes of the plan's engine (e.g. CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API),
+    read through cuDNN; None when cuDNN will not say."""
+    try:
+        desc = plan_descriptor(plan)
+        cfg = _first(desc.get(A.CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, AT.CUDNN_TYPE_BACKEND_DESCRIPTOR))
+        engine = _first(cfg.get(A.CUDNN_ATTR_ENGINECFG_ENGINE, AT.CUDNN_TYPE_BACKEND_DESCRIPTOR))
+        notes = engine.get(A.CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, AT.CUDNN_TYPE_BEHAVIOR_NOTE)
+        return {getattr(n, "name", str(n)) for n in notes}
+    except Exception:  # noqa: BLE001 - e.g. a plan loaded from JSON whose config cuDNN cannot return
+        return None
+
+
+def plan_supports_native_cuda_graph(plan) -> bool | None:
+    """Whether the plan's engine has CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API (None: unknown)."""
+    notes = plan_behavior_notes(plan)
+    return None if notes is None else "CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API" in notes
 
 
 def plan_operation_graph(plan):

@@ -118,9 +118,8 @@ class TensorInfo(tuple):
 
     def __new__(cls, t):
         if isinstance(t, Tensor):
-            uid, dims = t.uid, tuple(t.get_keyword("dimensions") or ())
-            strides, dt = tuple(t.get_keyword("strides") or ()), t.get_keyword("data_type")
-            virtual, name = t.virtual, t.name
+            uid, dims, strides = t.uid, t.shape, tuple(t.value("strides") or ())
+            dt, virtual, name = t.value("data_type"), t.virtual, t.name
             unconsumed_ok = bool(t.__dict__.get("allow_unconsumed", False))
         else:  # a generic Descriptor of tensor type, set through C names
             read = lambda attr, atype: t.get(attr, atype) if t.finalized else []  # noqa: E731

@@ -495,12 +495,24 @@ class Pool:
             (A.CUDNN_ATTR_OPERATION_REDUCTION_YDESC, B, b),
             (A.CUDNN_ATTR_OPERATION_REDUCTION_DESC, B, red),
         ])
-        R.comment("graphs, heuristics, engine configs, plan")
+        R.comment("the cudnn-frontend notebook's conv (fp16 NHWC): heuristics find engines for it offline")
+        nx = self.tensor(101, [8, 64, 56, 56], data_type=cb.CUDNN_DATA_HALF, strides=[200704, 1, 3584, 64])
+        nw = self.tensor(102, [32, 64, 3, 3], data_type=cb.CUDNN_DATA_HALF, strides=[576, 1, 192, 64])
+        ny = self.tensor(103, [8, 32, 56, 56], data_type=cb.CUDNN_DATA_HALF, strides=[100352, 1, 1792, 32])
+        nconv = self.build(A.CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, [
+            (A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, B, nx),
+            (A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, B, nw),
+            (A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, B, ny),
+            (A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, B, conv),
+            (A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, A.CUDNN_TYPE_FLOAT, 1.0),
+            (A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, A.CUDNN_TYPE_FLOAT, 0.0),
+        ])
+        R.comment("graphs, heuristics, engine configs, plans")
         graphs = [
             self.build(A.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, [(A.CUDNN_ATTR_OPERATIONGRAPH_OPS, B, ops)])
-            for ops in ([conv_op, relu_op], [add_op], [mm_op])
+            for ops in ([nconv], [conv_op, relu_op], [add_op], [mm_op])
         ]
-        for g in graphs[:2]:
+        for g in graphs:
             heur = self.build(A.CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, [
                 (A.CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, B, g),
                 (A.CUDNN_ATTR_ENGINEHEUR_MODE, A.CUDNN_TYPE_HEUR_MODE, A.CUDNN_HEUR_MODE_A),
@@ -550,6 +562,9 @@ class Pool:
                 self.build(dtype, [], check_required=False)
         self.items = [d for d in self.items if d is not None]
         R.gc()
+        if not self.by_type.get(A.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR) or self.plan_json is None:
+            print("FUZZ-WARNING: the pool has no engine config or plan: the structured fuzz will not reach "
+                  "plans", file=sys.stderr, flush=True)
 
 
 POOL: Pool = None
@@ -970,19 +985,24 @@ def fuzz_structured(data):
         candidates["_local"].append(d)
         settable = [a for a in SETTABLE[dtype]]
         required = [a for a in schema.DESCRIPTORS[dtype].required if a in settable]
-        if data.draw(st.integers(0, 9), label="order") < 6:
-            optional = [a for a in settable if a not in required]
-            chosen = data.draw(st.permutations(required), label="required") + data.draw(
-                st.lists(st.sampled_from(optional), max_size=4) if optional else st.just([]), label="optional")
+        # a clean link makes no deliberate mistakes (required attributes first, each optional one with
+        # even odds, right counts, sane values, children of the right type) so that chains get deep
+        # (op -> graph -> heuristics -> engine config -> plan); the others set random attributes in
+        # random order with wrong counts, types, values and children mixed in
+        ctx = {"clean": data.draw(st.booleans(), label="clean")}
+        optional = [a for a in settable if a not in required]
+        if ctx["clean"]:
+            chosen = data.draw(st.permutations(required), label="required") + [
+                a for a in optional if data.draw(st.booleans(), label=f"set {a.name}")]
             for a in optional:  # offline, heuristics and plans need the device profile
                 if schema.ATTRIBUTES[a].accepts == (cb.CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR,) and a not in chosen \
                         and data.draw(st.integers(0, 9), label="deviceprop") < 7:
                     chosen.append(a)
+        elif data.draw(st.booleans(), label="required first"):
+            chosen = data.draw(st.permutations(required), label="required") + data.draw(
+                st.lists(st.sampled_from(optional), max_size=4) if optional else st.just([]), label="optional")
         else:
             chosen = data.draw(st.lists(st.sampled_from(settable), max_size=len(settable) + 3), label="attrs")
-        # a clean link makes no deliberate mistakes (right counts, sane values, children of the right
-        # type) so that chains get deep; the others mix in wrong counts, types, values and children
-        ctx = {"clean": data.draw(st.booleans(), label="clean")}
         for attr in chosen:
             spec = schema.ATTRIBUTES[attr]
             if not ctx["clean"] and data.draw(st.integers(0, 9), label="wrong type") == 0:

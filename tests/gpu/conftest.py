@@ -395,6 +395,7 @@ def gpu_kit(gpu_handle):
     if not torch.cuda.is_available():
         pytest.skip("torch sees no CUDA device")
     torch.manual_seed(1234)
+    gpu_handle.stream = torch.cuda.current_stream()  # cuDNN and torch on one stream: ordered, no races
     return GpuKit(gpu_handle)
 
 
