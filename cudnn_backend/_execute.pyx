@@ -321,7 +321,6 @@ cdef class VariantPack:
     # -- plans ----------------------------------------------------------------------------------
     cdef int _adopt_plan(self, object plan) except -1:
         """Check a plan other than the one last used against this pack, and cache it."""
-        cdef Py_ssize_t i
         if plan is None:
             if self._plan_obj is not None:
                 return 0
@@ -383,8 +382,8 @@ cdef class VariantPack:
         return 0
 
     cdef int _run(self, Handle handle, object plan) except -1:
-        cdef cudnnHandle_t h
-        cdef cudnnBackendDescriptor_t p
+        cdef cudnnHandle_t h = NULL
+        cdef cudnnBackendDescriptor_t p = NULL
         cdef cudnnBackendDescriptor_t v
         cdef cudnnStatus_t st
         self._resolve_call(handle, plan, &h, &p)
@@ -502,12 +501,12 @@ cdef class VariantPack:
 
     cdef int _bind_objects(self, object seq) except -1:
         """Positional binding of arbitrary buffer objects (the slow path): through rebind()."""
-        cdef Py_ssize_t j
         seq = tuple(seq)
         if len(seq) != self._ndev:
             raise ValueError(f"{len(seq)} pointers given; this pack binds {self._ndev} device pointers "
                              f"(UIDs {', '.join(map(str, self.pointer_uids))}, in that order)")
-        self._rebind_mapping({self._uids[self._dev_slot[j]]: seq[j] for j in range(self._ndev)})
+        uids = self.pointer_uids
+        self._rebind_mapping(dict(zip(uids, seq)))
         return 0
 
     cdef int _rebind_mapping(self, object buffers) except -1:
@@ -533,7 +532,7 @@ cdef class VariantPack:
                 updates.append((slot, 0, ex.scalar_bytes(value, spec.data_type if spec is not None else None,
                                                          f"UID {uid}"), None))
                 continue
-            ptr, raw_unused, keep = ex.resolve_slot(uid, spec, value, self._check_dtype)
+            ptr, _, keep = ex.resolve_slot(uid, spec, value, self._check_dtype)
             if spec is None:  # no graph known: still check against what the pack knows
                 if self._align[slot] > 0 and ptr % self._align[slot]:
                     self._raise_pointer_error(slot, ptr)
@@ -741,8 +740,8 @@ def populate_cuda_graph(Handle handle, plan, VariantPack pack not None, graph=No
     """cudnnBackendPopulateCudaGraph: record the plan's work with ``pack``'s buffers into ``graph``
     (an empty cuda-bindings cudaGraph_t/CUgraph or int; None creates one with cudaGraphCreate).
     Returns the graph. Needs cuDNN >= 9.5 and an engine supporting the native CUDA graph API."""
-    cdef cudnnHandle_t h
-    cdef cudnnBackendDescriptor_t p
+    cdef cudnnHandle_t h = NULL
+    cdef cudnnBackendDescriptor_t p = NULL
     cdef cudnnBackendDescriptor_t v
     cdef cudaGraph_t g
     cdef cudnnStatus_t st
@@ -771,8 +770,8 @@ def populate_cuda_graph(Handle handle, plan, VariantPack pack not None, graph=No
 def update_cuda_graph(Handle handle, plan, VariantPack pack not None, graph):
     """cudnnBackendUpdateCudaGraph: point a graph that cuDNN populated for ``plan`` at ``pack``'s buffers.
     An executable made from it needs cudaGraphExecUpdate (CudaGraph.update does both)."""
-    cdef cudnnHandle_t h
-    cdef cudnnBackendDescriptor_t p
+    cdef cudnnHandle_t h = NULL
+    cdef cudnnBackendDescriptor_t p = NULL
     cdef cudnnBackendDescriptor_t v
     cdef cudaGraph_t g
     cdef cudnnStatus_t st

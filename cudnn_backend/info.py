@@ -28,6 +28,11 @@ def _gpus() -> list[str]:
         return []
 
 
+def gpu_available() -> bool:
+    """Whether the real CUDA driver is loadable and reports at least one device."""
+    return bool(_gpus())
+
+
 def info() -> dict:
     """Package and cuDNN versions, where cuDNN was found, the CUDA runtime it was built for, the GPUs."""
     from cudnn_backend._bindings import _loader

@@ -1,6 +1,5 @@
 """Shared fixtures. Tests run against the real cuDNN (never a mock); without a GPU the package
 loads its no-device driver stand-in and uses the bundled H200 device profile."""
-import ctypes
 import pathlib
 
 import pytest
@@ -9,18 +8,9 @@ DATA = pathlib.Path(__file__).resolve().parent.parent / "cudnn_backend" / "data"
 H200_PROFILE_JSON = DATA / "h200_deviceprop_cudnn91900.json"
 
 
-def _have_gpu() -> bool:
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    if hasattr(cuda, "cudnn_backend_nodevice_stub"):
-        return False
-    count = ctypes.c_int(0)
-    return cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+from cudnn_backend.info import gpu_available  # noqa: E402
 
-
-HAVE_GPU = _have_gpu()
+HAVE_GPU = gpu_available()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -30,7 +30,9 @@ from cudnn_backend.heuristics import get_configs
 from cudnn_backend.profiles import DeviceProfile
 from cudnn_backend.typed import Engine, EngineConfig
 
-from conftest import HAVE_GPU
+from cudnn_backend.info import gpu_available
+
+HAVE_GPU = gpu_available()
 import generic_graphs as gg
 
 K = cb.KnobType

@@ -7,7 +7,9 @@ import pytest
 from cudnn_backend.__main__ import main
 from cudnn_backend import explore as ex_mod
 
-from conftest import HAVE_GPU
+from cudnn_backend.info import gpu_available
+
+HAVE_GPU = gpu_available()
 
 pytestmark = pytest.mark.skipif(HAVE_GPU, reason="offline behaviour (a GPU machine times instead)")
 

@@ -15,7 +15,9 @@ from cudnn_backend.heuristics import (
 from cudnn_backend.profiles import DeviceProfile
 from cudnn_backend.typed import EngineConfig, EngineHeuristics
 
-from conftest import HAVE_GPU
+from cudnn_backend.info import gpu_available
+
+HAVE_GPU = gpu_available()
 import generic_graphs as gg
 
 

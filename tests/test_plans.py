@@ -21,7 +21,9 @@ from cudnn_backend.plans import (
 from cudnn_backend.profiles import DeviceProfile
 from cudnn_backend.typed import ExecutionPlan, KernelCache, OperationGraph
 
-from conftest import HAVE_GPU
+from cudnn_backend.info import gpu_available
+
+HAVE_GPU = gpu_available()
 import generic_graphs as gg
 
 

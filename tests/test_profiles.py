@@ -1,4 +1,5 @@
 """Device profiles: the bundled H200 profile, raw and wrapped files, version refusal, capture (GPU)."""
+import pathlib
 import json
 
 import pytest
@@ -7,7 +8,10 @@ import cudnn_backend as cb
 from cudnn_backend import profiles
 from cudnn_backend.profiles import DeviceProfile, DeviceProfileError, DeviceProfileVersionError
 
-from conftest import HAVE_GPU, H200_PROFILE_JSON
+from cudnn_backend.info import gpu_available
+
+HAVE_GPU = gpu_available()
+H200_PROFILE_JSON = pathlib.Path(profiles.__file__).resolve().parent / "data" / "h200_deviceprop_cudnn91900.json"
 from generic_graphs import notebook_conv_graph
 
 

@@ -812,7 +812,7 @@ def test_check_plan_against_another_plan(cbr, dp):
     g = Graph()
     x = g.tensor([2, 16, 8, 8], layout="nhwc", name="x")
     w = g.tensor([16, 16, 3, 3], layout="nhwc", name="w")
-    y = g.conv_fwd(x, w, padding=1, output=True, name="y")
+    g.conv_fwd(x, w, padding=1, output=True, name="y")
     other = _first_plan(g.build(), dp)
     with pytest.raises(ValueError, match=r"does not fit the plan: .*UID\(s\)"):
         pack.check_plan(other)

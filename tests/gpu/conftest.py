@@ -22,12 +22,10 @@ import cudnn_backend as cb
 from cudnn_backend._generated.enums import (
     AttributeName,
     AttributeType,
-    BehaviorNote,
     DataType,
     HeurMode,
     NormFwdPhase,
     NormMode,
-    NumericalNote,
 )
 from cudnn_backend.graph import Graph
 
