@@ -363,7 +363,7 @@ cdef _Buffer _pack(str kind, object items, object attribute_type, str what, list
                 raise ValueError(f"{what}: {i64} does not fit in 32 bits")
             (<int32_t*>buf.data)[i] = <int32_t>i64
         elif kind == "bool":
-X
+            is_np_bool = type(v).__module__ == "numpy" and type(v).__name__ in ("bool_", "bool")  # np.bool_
             if not (isinstance(v, bool) or is_np_bool or (isinstance(v, int) and v in (0, 1))):
                 raise TypeError(f"{what}: expected a bool, not {v!r}")
             (<uint8_t*>buf.data)[i] = 1 if v else 0

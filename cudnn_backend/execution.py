@@ -641,9 +641,14 @@ class CudaGraph:
 
     def __init__(self, handle, plan, pack, graph=None, instantiate=True):
         rt = _rt()
+        if handle is None:
+            handle = plan_handle(plan)
+            if handle is None:
+                raise ValueError("no cuDNN handle: pass one (the plan was not built with one)")
         self.handle, self.plan, self.pack = handle, plan, pack
         self._rt = rt
         self._exec = None
+        self.graph = None
         self._owns_graph = graph is None
         self.graph = populate_cuda_graph(handle, plan, pack, graph)
         if instantiate:

@@ -33,12 +33,14 @@ those cases too (to check a fix).
 from __future__ import annotations
 
 import argparse
+import bisect
 import collections
 import decimal
 import enum
 import faulthandler
 import fractions
 import gc
+import itertools
 import json
 import math
 import operator
@@ -95,6 +97,16 @@ def enum_class(atype):
     return getattr(E, E.ATTRIBUTE_TYPE_ENUM[atype.name], None)
 
 
+class Gen:
+    """An iterable without len() (a value kind; the reproducer defines the same class)."""
+
+    def __init__(self, items):
+        self.items = list(items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+
 class Unexpected(BaseException):
     """Raised (past hypothesis) when a call raised something other than our exceptions."""
 
@@ -114,6 +126,13 @@ def _c(f):
         return f()
     except (cb.CudnnBackendError, TypeError, ValueError) as e:
         return e
+
+class Gen:
+    """An iterable without len()."""
+    def __init__(self, items):
+        self.items = list(items)
+    def __iter__(self):
+        return iter(self.items)
 
 _U = cb.Descriptor.__new__(cb.Descriptor)  # never initialised (NULL, type -1)
 _H = cb.Handle.__new__(cb.Handle)  # never initialised (closed)
@@ -204,6 +223,8 @@ class Recorder:
             return "[" + ", ".join(self.src(x) for x in v) + "]"
         if isinstance(v, tuple):
             return "(" + "".join(self.src(x) + ", " for x in v) + ")"
+        if isinstance(v, Gen):
+            return f"Gen({self.src(v.items)})"
         if isinstance(v, dict):
             return "{" + ", ".join(f"{self.src(k)}: {self.src(x)}" for k, x in v.items()) + "}"
         if isinstance(v, (set, frozenset)):
@@ -571,8 +592,31 @@ POOL: Pool = None
 
 
 # ------------------------------------------------------------------------------------------------
-# value strategies
+# drawing helpers and value strategies (strategies are built once: building them per draw is what
+# makes hypothesis slow; choices among per-example lists go through an index draw)
 # ------------------------------------------------------------------------------------------------
+def pick(data, seq, label="pick"):
+    """One element of a (non-empty) sequence."""
+    return seq[data.draw(st.integers(0, len(seq) - 1), label=label)]
+
+
+class Weighted:
+    """A weighted choice among values: ``Weighted((3, "a"), (1, "b")).draw(data)``."""
+
+    def __init__(self, *choices):
+        self.values = [v for _, v in choices]
+        self.bounds = list(itertools.accumulate(w for w, _ in choices))
+        self.strategy = st.integers(0, self.bounds[-1] - 1)
+
+    def draw(self, data, label="choice"):
+        return self.values[bisect.bisect_right(self.bounds, data.draw(self.strategy, label=label))]
+
+
+def weighted(data, choices, label):
+    """Draw from [(weight, value)] (for choices that vary per call)."""
+    return Weighted(*choices).draw(data, label)
+
+
 SPECIAL_INTS = [0, 1, -1, 2, 3, 7, 8, 16, 64, 255, 256, 1024, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1,
                 2 ** 32, 2 ** 53, 2 ** 62, INT64_MAX, INT64_MIN]
 # KNOWN CRASH: Python ints outside int64 raise OverflowError (not TypeError/ValueError) from set() of
@@ -580,110 +624,126 @@ SPECIAL_INTS = [0, 1, -1, 2, 3, 7, 8, 16, 64, 255, 256, 1024, 2 ** 31 - 1, 2 ** 
 # FLOAT/DOUBLE values. Excluded unless CUDNN_BACKEND_FUZZ_KNOWN=1.
 OVERFLOW_INTS = [INT64_MAX + 1, INT64_MIN - 1, 2 ** 64, 10 ** 30, -(10 ** 30), 10 ** 400]
 
-
-def ints():
-    s = st.one_of(st.integers(-8, 300), st.sampled_from(SPECIAL_INTS), st.integers(INT64_MIN, INT64_MAX))
-    if KNOWN:
-        s = st.one_of(s, st.sampled_from(OVERFLOW_INTS), st.integers())
-    return s
-
-
-def int64_range(lo=INT64_MIN, hi=INT64_MAX):
-    return st.integers(lo, hi)
-
-
-floats = st.one_of(st.floats(), st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 1e-45, 3.5e38, 1e300, math.inf,
+INT64 = st.integers(INT64_MIN, INT64_MAX)
+INTS = st.one_of(st.integers(-8, 300), st.sampled_from(SPECIAL_INTS), INT64)
+if KNOWN:
+    INTS = st.one_of(INTS, st.sampled_from(OVERFLOW_INTS), st.integers())
+INT32 = st.one_of(st.integers(-(2 ** 31), 2 ** 31 - 1), st.integers(-4, 300))
+FLOATS = st.one_of(st.floats(), st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 1e-45, 3.5e38, 1e300, math.inf,
                                                  -math.inf, math.nan]))
-fraction_values = st.one_of(
+FRACTIONS = st.one_of(
     st.builds(fractions.Fraction, st.integers(-(2 ** 62), 2 ** 62), st.integers(1, 2 ** 62)),
     st.tuples(st.integers(-100, 100), st.integers(-100, 100)),
-    st.tuples(int64_range(), int64_range()),
+    st.tuples(INT64, INT64),
 )
-np_scalars = st.one_of(
-    st.builds(np.int64, int64_range()), st.builds(np.int32, st.integers(-(2 ** 31), 2 ** 31 - 1)),
+NP_SCALARS = st.one_of(
+    st.builds(np.int64, INT64), st.builds(np.int32, st.integers(-(2 ** 31), 2 ** 31 - 1)),
     st.builds(np.uint8, st.integers(0, 255)), st.builds(np.float32, st.floats(width=32)),
     st.builds(np.float64, st.floats()), st.builds(np.bool_, st.booleans()),
 )
-odd_objects = st.sampled_from([object(), 1j, decimal.Decimal("1.5"), range(3), {1: 2}, {1, 2}, frozenset(), (), [],
+ODD_OBJECTS = st.sampled_from([object(), 1j, decimal.Decimal("1.5"), range(3), {1: 2}, {1, 2}, frozenset(), (), [],
                                "", b"", bytearray(b"ab")])
+NP_ARRAYS = st.one_of(
+    st.lists(INT64, max_size=8).map(lambda v: np.array(v, dtype=np.int64)),
+    st.lists(st.integers(-(2 ** 31), 2 ** 31 - 1), max_size=8).map(lambda v: np.array(v, dtype=np.int32)),
+    st.lists(st.floats(), max_size=8).map(lambda v: np.array(v, dtype=np.float64)),
+    st.lists(st.floats(width=32), max_size=8).map(lambda v: np.array(v, dtype=np.float32)),
+    st.lists(st.booleans(), max_size=8).map(lambda v: np.array(v, dtype=np.bool_)),
+    st.lists(st.integers(1, 8), min_size=4, max_size=4).map(lambda v: np.array(v, dtype=np.int64).reshape(2, 2)),
+    INT64.map(lambda v: np.array(v, dtype=np.int64)),  # 0-d
+    st.lists(st.integers(0, 255), max_size=8).map(lambda v: np.array(v, dtype=np.uint8)),
+    # KNOWN CRASH: uint64 values beyond int64 -> OverflowError (see OVERFLOW_INTS)
+    st.lists(st.integers(0, 2 ** 64 - 1) if KNOWN else st.integers(0, INT64_MAX), max_size=4).map(
+        lambda v: np.array(v, dtype=np.uint64)),
+)
+CHARS = st.one_of(st.text(max_size=40), st.binary(max_size=40), st.just(DEVICEPROP_JSON),
+                  st.sampled_from(['{}', '[]', '{"a":1}', 'null', '{', '\x00', '']))
+PLAIN_SCALARS = st.one_of(INTS, FLOATS, st.booleans(), st.none(), st.text(max_size=12), st.binary(max_size=12),
+                          st.sampled_from(ALL_ENUM_MEMBERS), FRACTIONS, NP_SCALARS, ODD_OBJECTS)
+SCALAR_HOW = Weighted((85, "plain"), (10, "descriptor"), (5, "uninit"))
+VALUE_HOW = Weighted((45, "scalar"), (12, "list"), (10, "descriptors"), (5, "pair"), (12, "numpy"), (6, "long ints"),
+                     (5, "object array"), (5, "generator"))
+ENUM_ELEMENTS = {}
 
 
-def np_arrays():
-    return st.one_of(
-        st.lists(int64_range(), max_size=8).map(lambda v: np.array(v, dtype=np.int64)),
-        st.lists(st.integers(-(2 ** 31), 2 ** 31 - 1), max_size=8).map(lambda v: np.array(v, dtype=np.int32)),
-        st.lists(st.floats(), max_size=8).map(lambda v: np.array(v, dtype=np.float64)),
-        st.lists(st.floats(width=32), max_size=8).map(lambda v: np.array(v, dtype=np.float32)),
-        st.lists(st.booleans(), max_size=8).map(lambda v: np.array(v, dtype=np.bool_)),
-        st.lists(st.integers(1, 8), min_size=4, max_size=4).map(lambda v: np.array(v, dtype=np.int64).reshape(2, 2)),
-        int64_range().map(lambda v: np.array(v, dtype=np.int64)),  # 0-d
-        st.lists(st.integers(0, 255), max_size=8).map(lambda v: np.array(v, dtype=np.uint8)),
-        st.lists(st.integers(0, 2 ** 64 - 1) if KNOWN else st.integers(0, INT64_MAX), max_size=4).map(
-            lambda v: np.array(v, dtype=np.uint64)),  # KNOWN CRASH: uint64 beyond int64 -> OverflowError
-    )
+def draw_scalar(data, descriptors):
+    how = SCALAR_HOW.draw(data, "scalar how")
+    if how == "plain":
+        return data.draw(PLAIN_SCALARS, label="scalar")
+    if how == "descriptor":
+        return pick(data, descriptors, "descriptor value")
+    return pick(data, [R.uninit_descriptor, R.uninit_handle], "uninitialised value")
 
 
-def any_value(descriptors):
-    """Values of every Python kind, descriptors drawn from ``descriptors`` (a non-empty list)."""
-    scalar = st.one_of(
-        ints(), floats, st.booleans(), st.none(), st.text(max_size=12), st.binary(max_size=12),
-        st.sampled_from(ALL_ENUM_MEMBERS), fraction_values, np_scalars, odd_objects,
-        st.sampled_from(descriptors), st.sampled_from([R.uninit_descriptor, R.uninit_handle]),
-    )
-    return st.one_of(
-        scalar, scalar, scalar,
-        st.lists(scalar, max_size=8),
-        st.lists(st.sampled_from(descriptors), min_size=1, max_size=6),
-        st.tuples(scalar, scalar),
-        np_arrays(),
-        st.lists(ints(), max_size=300),
-        st.lists(st.sampled_from(descriptors), max_size=4).map(lambda v: np.array(v + [None], dtype=object)[:-1]),
-    )
+def draw_any_value(data, descriptors):
+    """A value of any Python kind; descriptors come from ``descriptors`` (a non-empty list)."""
+    how = VALUE_HOW.draw(data, "value how")
+    if how == "scalar":
+        return draw_scalar(data, descriptors)
+    if how == "list":
+        return [draw_scalar(data, descriptors) for _ in range(data.draw(st.integers(0, 8), label="len"))]
+    if how == "descriptors":
+        return [pick(data, descriptors) for _ in range(data.draw(st.integers(1, 6), label="len"))]
+    if how == "pair":
+        return (draw_scalar(data, descriptors), draw_scalar(data, descriptors))
+    if how == "numpy":
+        return data.draw(NP_ARRAYS, label="array")
+    if how == "long ints":
+        return data.draw(st.lists(INTS, max_size=300), label="long list")
+    if how == "generator":  # an iterable without len()
+        return Gen([pick(data, descriptors) for _ in range(data.draw(st.integers(0, 3), label="len"))])
+    items = [pick(data, descriptors) for _ in range(data.draw(st.integers(0, 4), label="len"))]
+    return np.array(items + [None], dtype=object)[:-1]
 
 
-def value_for_kind(kind, atype, descriptors):
-    """Well-typed values for an attribute type (so more calls reach cuDNN)."""
+def draw_typed_value(data, kind, atype, descriptors):
+    """A value of the right Python kind for an attribute type (so that more calls reach cuDNN)."""
+    if kind == "char":
+        return data.draw(CHARS, label="chars")
     if kind in ("int64", "ptr"):
-        el = ints()
+        el = lambda: data.draw(INTS, label="int")  # noqa: E731
     elif kind == "int32":
-        el = st.one_of(st.integers(-(2 ** 31), 2 ** 31 - 1), st.integers(-4, 300))
+        el = lambda: data.draw(INT32, label="int32")  # noqa: E731
     elif kind in ("float", "double"):
-        el = floats
+        el = lambda: data.draw(FLOATS, label="real")  # noqa: E731
     elif kind == "bool":
-        el = st.one_of(st.booleans(), st.sampled_from([0, 1, np.bool_(True)]))
+        el = lambda: pick(data, [True, False, 0, 1, np.bool_(True)], "bool")  # noqa: E731
     elif kind == "enum":
         cls = enum_class(atype)
-        el = st.one_of(st.sampled_from(list(cls)), st.integers(-2, 200)) if cls else ints()
+        if atype not in ENUM_ELEMENTS:
+            ENUM_ELEMENTS[atype] = st.one_of(st.sampled_from(list(cls)), st.integers(-2, 200)) if cls else INTS
+        el = lambda: data.draw(ENUM_ELEMENTS[atype], label="enum")  # noqa: E731
     elif kind == "fraction":
-        el = fraction_values
-    elif kind == "char":
-        return st.one_of(st.text(max_size=40), st.binary(max_size=40), st.just(DEVICEPROP_JSON),
-                         st.sampled_from(['{}', '[]', '{"a":1}', 'null', '{', '\x00', '']))
+        el = lambda: data.draw(FRACTIONS, label="fraction")  # noqa: E731
     elif kind == "descriptor":
-        el = st.sampled_from(descriptors)
+        el = lambda: pick(data, descriptors, "child")  # noqa: E731
     else:  # handle
-        el = st.sampled_from([R.uninit_handle, R.uninit_descriptor, 0, 1])
-    return st.one_of(el, st.lists(el, max_size=8), st.lists(el, min_size=1, max_size=2))
+        el = lambda: pick(data, [R.uninit_handle, R.uninit_descriptor, 0, 1], "handle")  # noqa: E731
+    shape = pick(data, ["one", "one", "list", "short list"], "shape")
+    if shape == "one":
+        return el()
+    n = data.draw(st.integers(0, 8) if shape == "list" else st.integers(1, 2), label="len")
+    return [el() for _ in range(n)]
+
+
+# KNOWN CRASH: counts in (2**16, 2**31] make get() malloc count * element size bytes (up to 16 GiB: an OOM
+# kill) or first create that many child Descriptors (a hang); counts beyond int64 raise OverflowError.
+# Included only with CUDNN_BACKEND_FUZZ_KNOWN=1.
+BIG_COUNTS = [2 ** 31 + 1, INT64_MAX] + ([2 ** 31, 2 ** 28, 2 ** 24, 2 ** 64, 10 ** 30] if KNOWN else [])
+COUNTS = st.one_of(
+    st.none(), st.none(), st.integers(0, 8), st.integers(0, 8), st.integers(9, 1000), st.integers(-3, -1),
+    st.integers(1001, 2 ** 16), st.sampled_from(BIG_COUNTS), st.sampled_from([True, 1.0, "3", None, b"", [1]]),
+)
+
+
+SANE_REALS = st.one_of(st.floats(-10, 10), st.floats(-10, 10), FLOATS)
+SANE_FRACTIONS = st.one_of(st.tuples(st.integers(1, 4), st.integers(1, 4)), FRACTIONS)
+POINTERS = st.one_of(st.none(), st.integers(0, 2 ** 16), INT64)
 
 
 def draw_count(data):
     """``count=`` for get()."""
-    big = [2 ** 31 + 1, INT64_MAX]  # > 2**31: refused with ValueError
-    if KNOWN:
-        # KNOWN CRASH: counts in (2**16, 2**31] make get() malloc count * element size bytes (up to 16 GiB:
-        # OOM kill) or create that many child Descriptors first (hangs); counts beyond int64 raise
-        # OverflowError.
-        big += [2 ** 31, 2 ** 28, 2 ** 24, 2 ** 64, 10 ** 30]
-    return data.draw(st.one_of(
-        st.none(), st.none(), st.integers(0, 8), st.integers(0, 8), st.integers(9, 1000), st.integers(-3, -1),
-        st.integers(1001, 2 ** 16), st.sampled_from(big), st.sampled_from([True, 1.0, "3", None, b"", [1]]),
-    ), label="count")
-
-
-def weighted(data, choices, label):
-    """Draw from [(weight, value)]."""
-    flat = [v for w, v in choices for _ in range(w)]
-    return data.draw(st.sampled_from(flat), label=label)
+    return data.draw(COUNTS, label="count")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -694,68 +754,75 @@ GARBAGE_NAMES = st.one_of(
     st.sampled_from(["CUDNN_ATTR_TENSOR_UNIQUE_ID ", "cudnn_attr_tensor_unique_id", "CUDNN_TYPE_INT64", None, 1.0,
                      True, b"CUDNN_TYPE_INT64", [3], object()]),
 )
+DTYPE_HOW = Weighted((85, "member"), (5, "name"), (10, "junk"))
+ATTR_HOW = Weighted((60, "any"), (5, "name"), (15, "junk"), (20, "own"))
+ATYPE_HOW = Weighted((40, "spec"), (50, "any"), (10, "junk"))
+OP_HOW = Weighted((120, "new"), (300, "set"), (250, "get"), (80, "count"), (120, "finalize"), (50, "close"),
+                  (30, "drop"), (2, "gc"), (40, "props"))
+TARGET_HOW = Weighted((90, "slot"), (5, "uninit"), (5, "pool"))
+CHECK_REQUIRED = [None, True, False, False, 0, 1, "", "yes", None]
 
 
 def draw_dtype(data):
-    return weighted(data, [
-        (85, data.draw(st.sampled_from(ALL_DTYPES), label="dtype")),
-        (5, data.draw(st.sampled_from(ALL_DTYPES), label="dtype").name),
-        (10, data.draw(GARBAGE_NAMES, label="dtype junk")),
-    ], "dtype choice")
+    how = DTYPE_HOW.draw(data, "dtype how")
+    if how == "member":
+        return pick(data, ALL_DTYPES, "dtype")
+    if how == "name":
+        return pick(data, ALL_DTYPES, "dtype").name
+    return data.draw(GARBAGE_NAMES, label="dtype junk")
 
 
 def draw_attr(data, target):
-    own = []
-    if isinstance(target, cb.Descriptor) and not target.closed and target.ptr:
-        own = list(schema.DESCRIPTORS.get(target.descriptor_type, schema.DescriptorSpec(None, "", "", ())).attributes)
-    options = [(60, "any"), (5, "name"), (15, "junk")] + ([(20, "own")] if own else [])
-    how = weighted(data, options, "attr how")
+    how = ATTR_HOW.draw(data, "attr how")
     if how == "own":
-        return data.draw(st.sampled_from(own), label="attr")
+        spec = None
+        if isinstance(target, cb.Descriptor) and not target.closed and target.ptr:
+            spec = schema.DESCRIPTORS.get(target.descriptor_type)
+        if spec is None or not spec.attributes:
+            how = "any"
+        else:
+            return pick(data, spec.attributes, "attr")
     if how == "any":
-        return data.draw(st.sampled_from(ALL_ATTRS), label="attr")
+        return pick(data, ALL_ATTRS, "attr")
     if how == "name":
-        return data.draw(st.sampled_from(ALL_ATTRS), label="attr").name
+        return pick(data, ALL_ATTRS, "attr").name
     return data.draw(GARBAGE_NAMES, label="attr junk")
 
 
 def draw_atype(data, attr):
-    spec = None
-    try:
-        spec = schema.ATTRIBUTES.get(cb.AttributeName[attr] if isinstance(attr, str) else cb.AttributeName(attr))
-    except (KeyError, ValueError, TypeError):
-        pass
-    options = [(50, "any"), (10, "junk")] + ([(40, "spec")] if spec else [])
-    how = weighted(data, options, "atype how")
+    how = ATYPE_HOW.draw(data, "atype how")
     if how == "spec":
-        return data.draw(st.sampled_from(spec.types), label="atype")
+        a = _resolve(cb.AttributeName, attr)
+        if a is None:
+            how = "any"
+        else:
+            return pick(data, schema.ATTRIBUTES[a].types, "atype")
     if how == "any":
-        return data.draw(st.sampled_from(ALL_ATYPES), label="atype")
+        return pick(data, ALL_ATYPES, "atype")
     return data.draw(GARBAGE_NAMES, label="atype junk")
 
 
 def draw_values(data, atype, descriptors):
-    if isinstance(atype, cb.AttributeType) and data.draw(st.booleans(), label="typed value"):
-        return data.draw(value_for_kind(KIND_OF[atype], atype, descriptors), label="value")
-    return data.draw(any_value(descriptors), label="value")
+    if isinstance(atype, cb.AttributeType) and KIND_OF[atype] and data.draw(st.booleans(), label="typed value"):
+        return draw_typed_value(data, KIND_OF[atype], atype, descriptors)
+    return draw_any_value(data, descriptors)
 
 
 def fuzz_random(data):
     R.begin_example()
     slots = []  # the descriptors this example made (live or closed)
-    foreign = list(POOL.items)
+    foreign = POOL.items
     steps = data.draw(st.integers(4, 40), label="steps")
     for _ in range(steps):
-        op = weighted(data, [(12, "new"), (30, "set"), (25, "get"), (8, "count"), (12, "finalize"), (5, "close"),
-                             (3, "drop"), (1, "gc"), (4, "props")], "op")
+        op = OP_HOW.draw(data, "op")
         if op == "new" or not slots:
             d = R.new(draw_dtype(data))
             if d is not None:
                 slots.append(d)
             continue
-        target = weighted(data, [(90, data.draw(st.sampled_from(slots), label="target")),
-                                 (5, R.uninit_descriptor),
-                                 (5, data.draw(st.sampled_from(foreign), label="foreign target"))], "target how")
+        how = TARGET_HOW.draw(data, "target how")
+        target = {"slot": lambda: pick(data, slots, "target"), "uninit": lambda: R.uninit_descriptor,
+                  "pool": lambda: pick(data, foreign, "pool target")}[how]()
         if target in foreign and op in ("set", "close", "finalize", "drop"):
             op = "get"  # never mutate the shared pool (its state must match the logged prelude)
         descriptors = slots + foreign
@@ -779,7 +846,7 @@ def fuzz_random(data):
             if ok and isinstance(result, list):
                 slots.extend(x for x in result[:4] if isinstance(x, cb.Descriptor))
         elif op == "finalize":
-            how = data.draw(st.sampled_from([None, True, False, False, 0, 1, "", "yes", None]), label="check_required")
+            how = pick(data, CHECK_REQUIRED, "check_required")
             if how is None:
                 R.call(target, "finalize")
             else:
@@ -849,6 +916,9 @@ def json_mutation(data, text):
         + text[i + 1:]
 
 
+SANE_ENUMS = {}
+
+
 def structured_element(data, spec, kind, atype, ctx, candidates, wild=False):
     """One element of a well-typed value; ``wild`` allows extreme ones (negative, 2**62, INT64_MAX ...)."""
     name = spec.name.name
@@ -864,18 +934,20 @@ def structured_element(data, spec, kind, atype, ctx, candidates, wild=False):
     if kind == "int32":
         return data.draw(st.one_of(st.integers(-1, 300), st.sampled_from([-(2 ** 31), 2 ** 31 - 1])), label="int32")
     if kind in ("float", "double"):
-        return data.draw(st.one_of(st.floats(-10, 10), st.floats(-10, 10), floats), label="real")
+        return data.draw(SANE_REALS, label="real")
     if kind == "bool":
         return data.draw(st.booleans(), label="bool")
     if kind == "enum":
         cls = enum_class(atype)
-        members = [m for m in cls if available(m.name)] or list(cls)
-        return data.draw(st.one_of(st.sampled_from(members), st.sampled_from(members), st.sampled_from(list(cls)),
-                                   st.integers(-1, 120)), label="enum")
+        if cls not in SANE_ENUMS:
+            members = [m for m in cls if available(m.name)] or list(cls)
+            SANE_ENUMS[cls] = st.one_of(st.sampled_from(members), st.sampled_from(members), st.sampled_from(list(cls)),
+                                        st.integers(-1, 120))
+        return data.draw(SANE_ENUMS[cls], label="enum")
     if kind == "fraction":
-        return data.draw(st.one_of(st.tuples(st.integers(1, 4), st.integers(1, 4)), fraction_values), label="frac")
+        return data.draw(SANE_FRACTIONS, label="frac")
     if kind == "ptr":
-        return data.draw(st.one_of(st.none(), st.integers(0, 2 ** 16), int64_range()), label="ptr")
+        return data.draw(POINTERS, label="ptr")
     if kind == "handle":
         return data.draw(st.sampled_from([R.uninit_handle, 0, None]), label="handle")
     if kind == "descriptor":
@@ -890,10 +962,10 @@ def structured_element(data, spec, kind, atype, ctx, candidates, wild=False):
         if how == "right":
             if fresh and data.draw(st.booleans(), label="fresh"):
                 return fresh[0]  # the chain's latest result of the right type: builds op -> graph -> heur -> plan
-            return data.draw(st.sampled_from(right), label="child")
+            return pick(data, right, "child")
         if how == "any":
-            return data.draw(st.sampled_from(POOL.items + candidates["_local"]), label="child (any)")
-        return data.draw(st.sampled_from([R.uninit_descriptor, None, 0, 1.5, "x"]), label="child junk")
+            return pick(data, POOL.items + candidates["_local"], "child (any)")
+        return pick(data, [R.uninit_descriptor, None, 0, 1.5, "x"], "child junk")
     raise AssertionError(kind)
 
 
@@ -941,10 +1013,10 @@ def structured_get(data, d, attrs, candidates=None):
         spec = schema.ATTRIBUTES[attr]
         if not available(attr.name) or data.draw(st.integers(0, 9), label="skip get") < 3:
             continue
-        atype = data.draw(st.sampled_from(spec.types), label="get type")
+        atype = pick(data, spec.types, "get type")
         kwargs = {}
         if KIND_OF[atype] == "descriptor" and spec.accepts and len(spec.accepts) > 1:
-            kwargs["descriptor_type"] = data.draw(st.sampled_from(spec.accepts), label="get dtype")
+            kwargs["descriptor_type"] = pick(data, spec.accepts, "get dtype")
         how = weighted(data, [(70, "auto"), (20, "count"), (10, "element_count")], "get how")
         if how == "element_count":
             R.call(d, "element_count", attr, atype)
@@ -976,9 +1048,9 @@ def fuzz_structured(data):
     last = None
     for _ in range(links):
         if last is not None and last in CONSUMERS and data.draw(st.integers(0, 9), label="consume") < 6:
-            dtype = data.draw(st.sampled_from([t for t in CONSUMERS[last] if t in SETTABLE]), label="dtype")
+            dtype = pick(data, [t for t in CONSUMERS[last] if t in SETTABLE], "dtype")
         else:
-            dtype = data.draw(st.sampled_from(ONLY or BUILDABLE), label="dtype")
+            dtype = pick(data, ONLY or BUILDABLE, "dtype")
         d = R.new(dtype)
         if d is None:
             continue
@@ -999,20 +1071,20 @@ def fuzz_structured(data):
                         and data.draw(st.integers(0, 9), label="deviceprop") < 7:
                     chosen.append(a)
         elif data.draw(st.booleans(), label="required first"):
-            chosen = data.draw(st.permutations(required), label="required") + data.draw(
-                st.lists(st.sampled_from(optional), max_size=4) if optional else st.just([]), label="optional")
+            chosen = data.draw(st.permutations(required), label="required") + [
+                pick(data, optional, "optional") for _ in range(data.draw(st.integers(0, 4) if optional else st.just(0)))]
         else:
-            chosen = data.draw(st.lists(st.sampled_from(settable), max_size=len(settable) + 3), label="attrs")
+            chosen = [pick(data, settable, "attr") for _ in range(data.draw(st.integers(0, len(settable) + 3)))]
         for attr in chosen:
             spec = schema.ATTRIBUTES[attr]
             if not ctx["clean"] and data.draw(st.integers(0, 9), label="wrong type") == 0:
-                atype = data.draw(st.sampled_from(ALL_ATYPES), label="atype")
+                atype = pick(data, ALL_ATYPES, "atype")
             else:
-                atype = data.draw(st.sampled_from(spec.types), label="atype")
+                atype = pick(data, spec.types, "atype")
             if KIND_OF[atype] is None:
                 value = data.draw(st.integers(0, 3), label="value")
             elif atype not in spec.types:
-                value = data.draw(value_for_kind(KIND_OF[atype], atype, POOL.items), label="value")
+                value = draw_typed_value(data, KIND_OF[atype], atype, POOL.items)
             else:
                 value = structured_value(data, spec, atype, ctx, candidates)
             R.call(d, "set", attr, atype, value)
@@ -1027,7 +1099,7 @@ def fuzz_structured(data):
             last = dtype
     # some gets on pool members, then maybe close what we made (children stay referenced by parents)
     for _ in range(data.draw(st.integers(0, 2), label="pool gets")):
-        d = data.draw(st.sampled_from(POOL.items), label="pool item")
+        d = pick(data, POOL.items, "pool item")
         if not d.closed:
             structured_get(data, d, [a for a in schema.DESCRIPTORS[d.descriptor_type].attributes
                                      if available(a.name)][:8])

@@ -8,6 +8,7 @@ fake array objects. Nothing here executes.
 """
 import array
 import ctypes
+import enum
 import gc
 import itertools
 import struct
@@ -874,3 +875,150 @@ def test_execute_without_a_handle_is_refused_before_cudnn(cbr):
 def test_native_cuda_graph_error_is_a_not_supported_error():
     e = ex.NativeCudaGraphNotSupportedError(3000, "cudnnBackendPopulateCudaGraph")
     assert isinstance(e, cb.CudnnNotSupportedError)
+
+
+# ---------------------------------------------------------------------------------------------
+# CUDA graph helpers, against a stand-in for cuda-bindings' runtime (same call and return shapes)
+# ---------------------------------------------------------------------------------------------
+class FakeRuntime:
+    """The cuda.bindings.runtime calls execution.py makes, answering like cuda-bindings: (err, *values)."""
+
+    class cudaGraphNodeType(enum.IntEnum):
+        cudaGraphNodeTypeKernel = 0
+        cudaGraphNodeTypeMemcpy = 1
+        cudaGraphNodeTypeMemset = 2
+        cudaGraphNodeTypeGraph = 4
+        cudaGraphNodeTypeEmpty = 5
+
+    def __init__(self):
+        self.graphs, self.node_info, self.execs, self.destroyed, self.launched = {}, {}, {}, [], []
+        self.update_error = 0
+        self._next = itertools.count(0x1000, 0x10)
+
+    def add_graph(self, *nodes):
+        """nodes: node type names, or ('graph', child_graph_id)."""
+        gid = next(self._next)
+        self.graphs[gid] = []
+        for node in nodes:
+            nid = next(self._next)
+            if isinstance(node, tuple):
+                self.node_info[nid] = (self.cudaGraphNodeType.cudaGraphNodeTypeGraph, node[1])
+            else:
+                self.node_info[nid] = (self.cudaGraphNodeType[f"cudaGraphNodeType{node}"], None)
+            self.graphs[gid].append(nid)
+        return gid
+
+    def cudaGraphCreate(self, flags):
+        return (0, self.add_graph())
+
+    def cudaGraphGetNodes(self, graph, numNodes=0):
+        nodes = self.graphs[int(graph)]
+        if numNodes == 0:
+            return (0, [], len(nodes))
+        return (0, (nodes + [None] * numNodes)[:numNodes], min(numNodes, len(nodes)))
+
+    def cudaGraphNodeGetType(self, node):
+        return (0, self.node_info[int(node)][0])
+
+    def cudaGraphChildGraphNodeGetGraph(self, node):
+        return (0, self.node_info[int(node)][1])
+
+    def cudaGraphInstantiate(self, graph, flags):
+        e = next(self._next)
+        self.execs[e] = int(graph)
+        return (0, e)
+
+    def cudaGraphLaunch(self, graph_exec, stream):
+        self.launched.append((graph_exec, int(stream)))
+        return (0,)
+
+    def cudaGraphExecUpdate(self, graph_exec, graph):
+        return (self.update_error, None)
+
+    def cudaGraphExecDestroy(self, graph_exec):
+        self.destroyed.append(("exec", graph_exec))
+        return (0,)
+
+    def cudaGraphDestroy(self, graph):
+        self.destroyed.append(("graph", int(graph)))
+        return (0,)
+
+    def cudaGetErrorName(self, err):
+        return (0, b"cudaErrorFake")
+
+    def cudaGetErrorString(self, err):
+        return (0, b"a fake failure")
+
+
+@pytest.fixture
+def fake_rt(monkeypatch):
+    rt = FakeRuntime()
+    monkeypatch.setattr(memory, "_cudart", rt)
+    return rt
+
+
+def test_kernel_nodes_are_counted_through_child_graphs(fake_rt):
+    inner = fake_rt.add_graph("Kernel", "Kernel", "Memset")
+    middle = fake_rt.add_graph("Kernel", ("graph", inner), "Empty")
+    top = fake_rt.add_graph(("graph", middle), "Memcpy", "Kernel")
+    assert ex.count_kernel_nodes(inner) == 2
+    assert ex.count_kernel_nodes(top) == 4
+    assert ex.graph_node_types(top) == {"cudaGraphNodeTypeKernel": 4, "cudaGraphNodeTypeMemset": 1,
+                                        "cudaGraphNodeTypeEmpty": 1, "cudaGraphNodeTypeMemcpy": 1}
+    assert ex.count_kernel_nodes(fake_rt.add_graph()) == 0
+
+
+def test_cuda_errors_carry_the_runtime_name(fake_rt):
+    with pytest.raises(memory.CudaError, match="cudaGraphLaunch failed with cudaErrorFake: a fake failure") as e:
+        memory.check((700,), "cudaGraphLaunch")
+    assert e.value.code == 700
+
+
+def test_cuda_graph_object_lifecycle(fake_rt, cbr, monkeypatch):
+    """CudaGraph: populate (cuDNN stood in for), instantiate, launch on the handle's stream, update
+    (cudaGraphExecUpdate, re-instantiating when it fails), count, close once."""
+    calls = []
+
+    def populate(handle, plan, pack, graph=None):
+        graph = fake_rt.add_graph("Kernel", "Kernel") if graph is None else graph
+        calls.append(("populate", pack))
+        return graph
+
+    def update(handle, plan, pack, graph):
+        calls.append(("update", pack))
+        return graph
+
+    monkeypatch.setattr(ex, "populate_cuda_graph", populate)
+    monkeypatch.setattr(ex, "update_cuda_graph", update)
+
+    class H:
+        stream = 0x5000
+
+    pack1 = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+    pack2 = VariantPack(cbr.plan, cbr.buffers(ADDR[4:]), workspace=0)
+    g = ex.CudaGraph(H(), cbr.plan, pack1)
+    first_exec = g.graph_exec
+    g.launch()
+    g.launch(0x6000)
+    assert fake_rt.launched == [(first_exec, 0x5000), (first_exec, 0x6000)]
+    assert g.kernel_count() == 2 and g.node_types() == {"cudaGraphNodeTypeKernel": 2}
+    g.update(pack2)
+    assert g.pack is pack2 and g.graph_exec == first_exec  # updated in place
+    fake_rt.update_error = 910  # cudaErrorGraphExecUpdateFailure: a new executable instead
+    g.update(pack1)
+    assert g.graph_exec != first_exec and ("exec", first_exec) in fake_rt.destroyed
+    assert [c[0] for c in calls] == ["populate", "update", "update"]
+    graph = g.graph
+    with g:
+        pass
+    assert g.closed and ("graph", graph) in fake_rt.destroyed
+    n = len(fake_rt.destroyed)
+    g.close()
+    assert len(fake_rt.destroyed) == n
+    with pytest.raises(ValueError, match="closed"):
+        g.launch()
+    # a graph given by the caller stays the caller's
+    mine = fake_rt.add_graph()
+    g2 = ex.CudaGraph(H(), cbr.plan, pack1, graph=mine)
+    g2.close()
+    assert ("graph", mine) not in fake_rt.destroyed
