@@ -130,16 +130,22 @@ def _get(desc, attr, atype, default=None):
 def tensor_spec(tensor) -> TensorSpec:
     """The TensorSpec of a tensor descriptor (typed ``Tensor`` or a generic ``Descriptor``)."""
     if hasattr(tensor, "get_keyword"):  # typed: values set are known even where cuDNN cannot report them
+        def kw(name):
+            try:
+                return tensor.get_keyword(name)
+            except Exception:  # noqa: BLE001 - neither set nor reported by cuDNN: unknown
+                return None
+
         uid = int(tensor.get_keyword("unique_id"))
-        dims = tuple(int(d) for d in (tensor.get_keyword("dimensions") or ()))
-        strides = tuple(int(s) for s in (tensor.get_keyword("strides") or ()))
-        dt = tensor.get_keyword("data_type")
-        align = tensor.get_keyword("byte_alignment")
-        vc = tensor.get_keyword("vector_count")
-        by_value = bool(tensor.get_keyword("is_by_value"))
+        dims = tuple(int(d) for d in (kw("dimensions") or ()))
+        strides = tuple(int(s) for s in (kw("strides") or ()))
+        dt = kw("data_type")
+        align = kw("byte_alignment")
+        vc = kw("vector_count")
+        by_value = bool(kw("is_by_value"))
         value = tensor.__dict__.get("scalar_value") if by_value else None
         return TensorSpec(uid, getattr(tensor, "name", None) or str(uid), dims, strides,
-                          DataType(int(dt)) if dt is not None else None, bool(tensor.get_keyword("is_virtual")),
+                          DataType(int(dt)) if dt is not None else None, bool(kw("is_virtual")),
                           by_value, int(align) if align else None, int(vc) if vc else 1, value)
     uid = int(_first(tensor.get(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, AT.CUDNN_TYPE_INT64)))
     dims = tuple(_get(tensor, A.CUDNN_ATTR_TENSOR_DIMENSIONS, AT.CUDNN_TYPE_INT64, ()))

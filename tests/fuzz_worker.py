@@ -107,6 +107,10 @@ class Gen:
         return iter(self.items)
 
 
+class Done(BaseException):
+    """Raised (past hypothesis) when the call target or the time limit is reached."""
+
+
 class Unexpected(BaseException):
     """Raised (past hypothesis) when a call raised something other than our exceptions."""
 
@@ -1116,7 +1120,8 @@ def main(argv=None):
     global R, POOL
     parser = argparse.ArgumentParser()
     parser.add_argument("mode", choices=["random", "structured"])
-    parser.add_argument("--examples", type=int, default=500)
+    parser.add_argument("--examples", type=int, default=100000, help="at most this many examples")
+    parser.add_argument("--calls", type=int, default=0, help="stop once this many calls were made (past the prelude)")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--log", default=None)
     parser.add_argument("--full-log", action="store_true", help="log every example, not only the current one")
@@ -1125,7 +1130,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else int(os.environ.get("CUDNN_BACKEND_FUZZ_SEED",
                                                                      random.randrange(2 ** 32)))
-    print(f"FUZZ-START mode={args.mode} seed={seed} examples={args.examples} known={int(KNOWN)}", flush=True)
+    print(f"FUZZ-START mode={args.mode} seed={seed} examples={args.examples} calls={args.calls} known={int(KNOWN)}",
+          flush=True)
     faulthandler.enable(file=sys.stderr, all_threads=True)
     R = Recorder(args.log, args.mode, seed, args.full_log)
     POOL = Pool()
@@ -1145,7 +1151,9 @@ def main(argv=None):
         def run(data):
             if args.max_seconds is not None and time.monotonic() - t0 > args.max_seconds:
                 capped[0] = True
-                return
+                raise Done()
+            if args.calls and R.calls - prelude_calls >= args.calls:
+                raise Done()
             body(data)
         return run
 
@@ -1156,6 +1164,8 @@ def main(argv=None):
     while True:
         try:
             make_run(seed + restarts, max(1, args.examples - R.example))()
+            break
+        except Done:
             break
         except Unexpected:
             sys.stderr.write("FUZZ-FAILED: an unexpected exception type (see above)\n")

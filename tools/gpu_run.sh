@@ -37,11 +37,13 @@ for stage in "$@"; do
          -L"$CUDA_HOME/lib64" -l:libcudnn.so.9 -lcudart -Wl,-rpath,"$CUDNN_LIB" || exit 1
       log "benchmarks"
       C_HARNESS=/tmp/c_harness python3 -m pytest benchmarks -q -p no:cacheprovider \
-        --benchmark-json="$OUT/benchmarks.json" 2>&1 | tee "$OUT/benchmarks.log"
+        --benchmark-json="$OUT/benchmarks.json" --benchmark-columns=mean,median,stddev,rounds 2>&1 \
+        | tee "$OUT/benchmarks.log"
+      python3 benchmarks/summarize.py "$OUT/benchmarks.json" --info "$OUT/info.txt" --out "$OUT/percall.md"
       ;;
     explore)
       log explore
-      python3 -m cudnn_backend explore --time 2>&1 | tee "$OUT/explore.txt"
+      python3 -m cudnn_backend explore --time --sweep --json "$OUT/explore.json" 2>&1 | tee "$OUT/explore.txt"
       ;;
     *)
       log "custom: $stage"; eval "$stage" 2>&1 | tee -a "$OUT/custom.log" ;;

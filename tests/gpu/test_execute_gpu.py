@@ -33,13 +33,13 @@ def _cbr_ref(x, w, b):
 
 
 class ConvSetup:
-    """fp16 NHWC conv forward: case, plan, and ``sets()`` of fresh torch buffers."""
+    """fp16 conv forward (NHWC unless asked): case, plan, and ``buffers()``: fresh torch tensors."""
 
-    def __init__(self, kit, layout="nhwc", plan=None, **filters):
+    def __init__(self, kit, layout="nhwc", build_plan=True):
         self.kit = kit
         self.case = kit.conv_fwd_case(kit.PRECISIONS["fp16"].io, layout)
         self.og = self.case.build(kit.handle)
-        self.plan = plan if plan is not None else kit.make_plan(self.og, kit.handle, **filters)
+        self.plan = kit.make_plan(self.og, kit.handle) if build_plan else None
 
     def buffers(self):
         k, c = self.kit, self.case
@@ -169,7 +169,7 @@ def _plan_with_workspace(kit, og):
 
 def test_pack_allocates_and_frees_the_workspace(gpu_kit):
     kit = gpu_kit
-    setup = ConvSetup(kit, layout="nchw", plan=False)
+    setup = ConvSetup(kit, layout="nchw", build_plan=False)
     plan = _plan_with_workspace(kit, setup.og)
     if plan is None:
         pytest.skip("no engine config of this conv needs a workspace on this GPU")
@@ -189,7 +189,7 @@ def test_pack_allocates_and_frees_the_workspace(gpu_kit):
 
 def test_given_workspace_device_buffer(gpu_kit):
     kit = gpu_kit
-    setup = ConvSetup(kit, layout="nchw", plan=False)
+    setup = ConvSetup(kit, layout="nchw", build_plan=False)
     plan = _plan_with_workspace(kit, setup.og)
     if plan is None:
         pytest.skip("no engine config of this conv needs a workspace on this GPU")

@@ -1,0 +1,59 @@
+"""Per-call benchmarks on a GPU, side by side with the same loop in C (benchmarks/c_harness.c),
+torch.nn.functional.conv2d and cudnn-frontend, in one pytest-benchmark run.
+
+The C harness is built by tools/gpu_run.sh and named by $C_HARNESS; it is run once per case at
+session start and each benchmark records ``c_us`` and ``ratio_to_c`` in its extra_info, which
+benchmarks/summarize.py turns into the results table.
+"""
+import json
+import os
+import subprocess
+
+import pytest
+
+from cudnn_backend.info import gpu_available
+
+from percall_support import C_ITERS, CASES, ConvCase
+
+def pytest_collection_modifyitems(config, items):
+    if not gpu_available():
+        skip = pytest.mark.skip(reason="per-call benchmarks need a GPU")
+        for item in items:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def c_results():
+    """{case: the C harness's JSON} (plain conv, and conv + bias + ReLU for graph construction)."""
+    exe = os.environ.get("C_HARNESS")
+    if not exe or not os.path.exists(exe):
+        pytest.skip("C_HARNESS is not built (tools/gpu_run.sh bench builds it)")
+    out = {}
+    for name, c in CASES.items():
+        for fused in (0, 1):
+            args = [exe, *(str(c[k]) for k in ("n", "c", "h", "w", "k", "r", "s", "padding")), str(C_ITERS), str(fused)]
+            res = subprocess.run(args, capture_output=True, text=True, timeout=300)
+            if res.returncode != 0:
+                raise RuntimeError(f"C harness failed: {res.stderr[-2000:]}")
+            out[(name, fused)] = json.loads(res.stdout.strip().splitlines()[-1])
+    return out
+
+
+@pytest.fixture(scope="session")
+def torch_mod():
+    return pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="session")
+def handle(torch_mod):
+    import cudnn_backend as cb
+
+    h = cb.Handle()
+    h.stream = torch_mod.cuda.current_stream().cuda_stream
+    yield h
+    h.close()
+
+
+@pytest.fixture(scope="session", params=list(CASES))
+def conv_case(request, handle, torch_mod):
+    return ConvCase(request.param, handle, torch_mod)
