@@ -57,6 +57,14 @@ from cudnn_backend.profiles import DeviceProfile  # noqa: E402
 from cudnn_backend.heuristics import build_first_plan, get_configs  # noqa: E402
 from cudnn_backend.engines import list_engines, make_config  # noqa: E402
 from cudnn_backend.plans import build_plan, plan_from_json  # noqa: E402
+from cudnn_backend.execution import (  # noqa: E402
+    CudaGraph,
+    NativeCudaGraphNotSupportedError,
+    VariantPack,
+    execute,
+    populate_cuda_graph,
+    update_cuda_graph,
+)
 
 
 def get_include() -> str:

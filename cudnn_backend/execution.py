@@ -413,7 +413,11 @@ def resolve_buffer(obj, what="buffer") -> Resolved:
                         f"cupy.asarray or torch.as_tensor(..., device='cuda'))")
     if hasattr(obj, "__dlpack__"):
         info = arrays.describe(obj)
-        if info.device != "cuda":
+        try:
+            device_type = int(obj.__dlpack_device__()[0])
+        except Exception:  # noqa: BLE001 - no __dlpack_device__: the capsule's device decides
+            device_type = None
+        if info.device != "cuda" and device_type not in (2, 13):  # kDLCUDA, kDLCUDAManaged
             raise TypeError(f"{what}: the DLPack tensor is on the {info.device} device; cuDNN needs device memory")
         return Resolved(_as_address(info.ptr or 0, what), info.nbytes, obj, info.data_type)
     raise TypeError(f"{what}: cannot use a {type(obj).__name__} as a buffer; need {_ACCEPTED}")
@@ -443,11 +447,14 @@ def scalar_bytes(value, data_type, what="scalar") -> bytes:
         if size != 1:
             raise ValueError(f"{what}: a by-value scalar takes one value, got an array of {size}")
         value = value.item()
-    if isinstance(value, complex) or not isinstance(value, numbers.Number):
+    if not isinstance(value, numbers.Real):
         raise TypeError(f"{what}: a by-value tensor takes a real number (int, float, bool), a 1-element array or raw "
                         f"bytes, not {type(value).__name__}")
     if data_type == D.CUDNN_DATA_BFLOAT16:
-        return _float_to_bf16_bytes(float(value))
+        try:
+            return _float_to_bf16_bytes(float(value))
+        except (struct.error, OverflowError) as e:
+            raise ValueError(f"{what}: {value!r} does not fit in {data_type.name} ({e})") from None
     fmt = _SCALAR_FORMAT.get(data_type)
     if fmt is None:
         raise TypeError(f"{what}: by-value scalars of {data_type.name} are not supported; pass the raw bytes")
