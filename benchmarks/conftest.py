@@ -45,11 +45,19 @@ def torch_mod():
 
 
 @pytest.fixture(scope="session")
-def handle(torch_mod):
+def stream(torch_mod):
+    """A non-blocking stream (as the C harness uses), current for torch too."""
+    s = torch_mod.cuda.Stream()
+    with torch_mod.cuda.stream(s):
+        yield s
+
+
+@pytest.fixture(scope="session")
+def handle(torch_mod, stream):
     import cudnn_backend as cb
 
     h = cb.Handle()
-    h.stream = torch_mod.cuda.current_stream().cuda_stream
+    h.stream = stream
     yield h
     h.close()
 

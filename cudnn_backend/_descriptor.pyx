@@ -353,7 +353,7 @@ cdef _Buffer _pack(str kind, object items, object attribute_type, str what, list
     for i in range(n):
         v = items[i]
         if kind == "int64":
-            i64 = _int_value(v, what)
+            i64 = v if type(v) is int else _int_value(v, what)
             (<int64_t*>buf.data)[i] = i64
         elif kind == "int32" or kind == "enum":
             if kind == "enum":
@@ -368,9 +368,9 @@ cdef _Buffer _pack(str kind, object items, object attribute_type, str what, list
                 raise TypeError(f"{what}: expected a bool, not {v!r}")
             (<uint8_t*>buf.data)[i] = 1 if v else 0
         elif kind == "float":
-            (<float*>buf.data)[i] = <float>_real_value(v, what)
+            (<float*>buf.data)[i] = <float>(v if type(v) is float else _real_value(v, what))
         elif kind == "double":
-            (<double*>buf.data)[i] = _real_value(v, what)
+            (<double*>buf.data)[i] = v if type(v) is float else _real_value(v, what)
         elif kind == "ptr":
             if v is None:
                 i64 = 0
@@ -472,6 +472,25 @@ def register_descriptor_class(descriptor_type, cls):
 
 cdef dict _SPEC_CACHE = {}
 cdef dict _SET_CACHE = {}
+cdef set _CREATABLE = set()  # descriptor type values already validated (exist and are available)
+cdef dict _REQUIRED = {}  # descriptor type value -> tuple of required attribute values
+
+
+cdef object _call_key(int dtype, object attribute, object attribute_type):
+    """A cache key for (descriptor type, attribute, attribute type): one int when both are small
+    non-negative ints (IntEnum's Python-level __hash__ would cost more than the cuDNN call),
+    else the tuple itself."""
+    cdef long long a, t
+    if (type(attribute) is not bool and type(attribute_type) is not bool and isinstance(attribute, int)
+            and isinstance(attribute_type, int)):
+        try:
+            a = attribute
+            t = attribute_type
+        except OverflowError:
+            return (dtype, attribute, attribute_type)
+        if 0 <= a < 0x7FFFFFFF and 0 <= t < 0xFF:
+            return ((<long long>dtype) << 40) | (a << 8) | t
+    return (dtype, attribute, attribute_type)
 
 
 cdef class Descriptor:
@@ -494,15 +513,21 @@ cdef class Descriptor:
         cdef cudnnStatus_t status
         cdef cudnnBackendDescriptor_t p = NULL
         cdef cudnnBackendDescriptorType_t c_dtype
-        dtype = _as_enum(DescriptorType, descriptor_type, "descriptor type")
-        check_available(dtype.name, "descriptor type")
-        c_dtype = <cudnnBackendDescriptorType_t><int>dtype
-        clear_last_error()
+        cdef int dt
+        if type(descriptor_type) is not str and isinstance(descriptor_type, int) and descriptor_type in _CREATABLE:
+            dt = descriptor_type  # validated before: skip the enum round trip
+        else:
+            dtype = _as_enum(DescriptorType, descriptor_type, "descriptor type")
+            check_available(dtype.name, "descriptor type")
+            dt = int(dtype)
+            _CREATABLE.add(dt)
+        c_dtype = <cudnnBackendDescriptorType_t>dt
         with nogil:
             status = cycudnn.cudnnBackendCreateDescriptor(c_dtype, &p)
-        raise_status(status, "cudnnBackendCreateDescriptor", dtype)
+        if status != CUDNN_STATUS_SUCCESS:
+            raise_status(status, "cudnnBackendCreateDescriptor", DescriptorType(dt))
         self._ptr = p
-        self._dtype = int(dtype)
+        self._dtype = dt
 
     def __dealloc__(self):
         # Only a C call: safe during interpreter shutdown (the library is never unloaded). Children
@@ -602,7 +627,7 @@ cdef class Descriptor:
         cdef cudnnBackendAttributeType_t c_type
         cdef tuple plan
         self._check_open()
-        key = (self._dtype, attribute, attribute_type)
+        key = _call_key(self._dtype, attribute, attribute_type)
         try:
             plan = <tuple>_SET_CACHE[key]
         except (KeyError, TypeError):
@@ -634,7 +659,6 @@ cdef class Descriptor:
         c_attr_i = attr
         c_attr = <cudnnBackendAttributeName_t>c_attr_i
         c_type = <cudnnBackendAttributeType_t><int>atype
-        clear_last_error()
         with nogil:
             status = cycudnn.cudnnBackendSetAttribute(self._ptr, c_attr, c_type, n, buf.data)
         if status != CUDNN_STATUS_SUCCESS:
@@ -754,19 +778,29 @@ cdef class Descriptor:
     def finalize(self, check_required=True):
         """cudnnBackendFinalize, after checking that the schema's required attributes were set."""
         cdef cudnnStatus_t status
+        cdef tuple required
         self._check_open()
-        dtype = DescriptorType(self._dtype)
         if self._finalized:
-            raise ValueError(f"this {dtype.name} is already finalized")
+            raise ValueError(f"this {DescriptorType(self._dtype).name} is already finalized")
         if check_required:
-            missing = [a.name for a in _schema.DESCRIPTORS[dtype].required if int(a) not in self._set_attributes]
-            if missing:
-                raise ValueError(f"{dtype.name} cannot be finalized: required attribute(s) not set: {', '.join(missing)}")
-        _check_finalize_preconditions(dtype, self._set_attributes)
-        clear_last_error()
+            required = _REQUIRED.get(self._dtype)
+            if required is None:
+                required = _REQUIRED[self._dtype] = tuple(
+                    int(a) for a in _schema.DESCRIPTORS[DescriptorType(self._dtype)].required)
+            for a in required:
+                if a not in self._set_attributes:
+                    missing = [AttributeName(m).name for m in required if m not in self._set_attributes]
+                    raise ValueError(f"{DescriptorType(self._dtype).name} cannot be finalized: required attribute(s) "
+                                     f"not set: {', '.join(missing)}")
+        if self._dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
+            _check_finalize_preconditions(DescriptorType(self._dtype), self._set_attributes)
         with nogil:
             status = cycudnn.cudnnBackendFinalize(self._ptr)
-        raise_status(status, "cudnnBackendFinalize", dtype)
+        if status != CUDNN_STATUS_SUCCESS:
+            raise_status(status, "cudnnBackendFinalize", DescriptorType(self._dtype))
+        # cuDNN keeps warnings of a successful finalize as its "last error": read them away now, so a
+        # later failure is never explained by this call's text
+        clear_last_error()
         self._finalized = True
         return self
 

@@ -257,7 +257,7 @@ class DeviceProfile:
     def capture(cls, handle_or_device=None) -> "DeviceProfile":
         """The profile of a real GPU: a ``Handle``, a CUDA device ordinal, or None (device 0). Needs a GPU.
 
-        Builds a ``DEVICEPROP`` descriptor with the handle and/or device id, finalizes it and reads its
+        Builds a ``DEVICEPROP`` descriptor with the handle or the device id, finalizes it and reads its
         JSON representation; the cuDNN version is the loaded one.
         """
         from cudnn_backend._descriptor import Handle
@@ -271,12 +271,11 @@ class DeviceProfile:
         if isinstance(handle_or_device, Handle):
             if handle_or_device.closed:
                 raise ValueError("DeviceProfile.capture: the Handle is closed")
+            # the handle alone: cuDNN 9.19 refuses DEVICE_ID once HANDLE is set ("fromSerialization || initialized")
             dp.set_keyword("handle", handle_or_device)
             device = handle_or_device.device
             if device is None:
                 device = _current_device()
-            if device is not None:
-                dp.set_keyword("device_id", int(device))
             source = f"captured from a Handle (device {device if device is not None else 'current'})"
         elif handle_or_device is None or (isinstance(handle_or_device, int) and not isinstance(handle_or_device, bool)):
             device = 0 if handle_or_device is None else int(handle_or_device)
