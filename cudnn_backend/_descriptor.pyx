@@ -9,6 +9,8 @@ import fractions
 import numbers
 import operator
 
+cimport cython
+
 from cpython.bytes cimport PyBytes_AsString
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t
 from libc.stdlib cimport free, malloc
@@ -251,26 +253,39 @@ def _enum_value(attribute_type, v, what):
     return i
 
 
+cdef enum:
+    _INLINE_BYTES = 128  # most attribute arrays fit: no malloc for them
+
+
+@cython.freelist(16)
 cdef class _Buffer:
-    """A malloc'ed array of elements for one Set/GetAttribute call."""
+    """The element array of one Set/GetAttribute call (inline when small, else malloc'ed)."""
     cdef char* data
     cdef Py_ssize_t nbytes
+    cdef char inline_data[_INLINE_BYTES]
 
     def __cinit__(self, Py_ssize_t nbytes):
         self.nbytes = nbytes
-        self.data = <char*>malloc(nbytes if nbytes > 0 else 1)
-        if self.data == NULL:
-            raise MemoryError()
+        if nbytes <= _INLINE_BYTES:
+            self.data = self.inline_data
+        else:
+            self.data = <char*>malloc(nbytes)
+            if self.data == NULL:
+                raise MemoryError()
         memset(self.data, 0, nbytes if nbytes > 0 else 1)
 
     def __dealloc__(self):
-        free(self.data)
+        if self.data != self.inline_data:
+            free(self.data)
 
 
-def _as_sequence(values, kind):
+cdef object _as_sequence(object values, str kind):
     cdef type t = type(values)
     if kind == "char":
         return values
+    if kind == "fraction" and t is tuple and len(values) == 2 and all(
+            isinstance(v, numbers.Integral) for v in values):
+        return [values]
     if t is list or t is tuple:
         return values
     if t is int or t is float or t is bool or isinstance(values, int):
@@ -285,9 +300,6 @@ def _as_sequence(values, kind):
     except ImportError:  # pragma: no cover
         pass
     if isinstance(values, (Descriptor, Handle, fractions.Fraction)):
-        return [values]
-    if isinstance(values, tuple) and kind == "fraction" and len(values) == 2 and all(
-            isinstance(v, numbers.Integral) for v in values):
         return [values]
     return list(values)
 

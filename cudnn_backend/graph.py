@@ -169,9 +169,26 @@ def tensor_descriptors(op):
     return slots
 
 
+def _info(t) -> TensorInfo:
+    """TensorInfo of a tensor descriptor; kept on finalized typed tensors (they cannot change)."""
+    d = getattr(t, "__dict__", None)
+    if d is not None and t.finalized:
+        info = d.get("_tensor_info")
+        if info is None or info.unconsumed_ok != bool(d.get("allow_unconsumed", False)):
+            info = d["_tensor_info"] = TensorInfo(t)
+        return info
+    return TensorInfo(t)
+
+
 def _tensor_slots(op):
-    """[(keyword, TensorInfo, is_output)] of an operation."""
-    return [(name, TensorInfo(t), out) for name, t, out in tensor_descriptors(op)]
+    """[(keyword, TensorInfo, is_output)] of an operation (kept on finalized operations)."""
+    d = op.__dict__
+    slots = d.get("_tensor_slots") if op.finalized else None
+    if slots is None:
+        slots = [(name, _info(t), out) for name, t, out in tensor_descriptors(op)]
+        if op.finalized:
+            d["_tensor_slots"] = slots
+    return slots
 
 
 def _op_label(op) -> str:

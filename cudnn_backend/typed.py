@@ -103,12 +103,17 @@ class TypedDescriptor(Descriptor):
 
     def set_keyword(self, name, value, attribute_type=None):
         """Set an attribute by its keyword, choosing the attribute type from the schema and the value."""
-        spec = self._spec_for(name)
-        if not spec.settable:
+        spec = self.ATTRIBUTES.get(name) or self._spec_for(name)
+        if spec.role == "get_only":
             raise ValueError(f"{self.DESCRIPTOR_TYPE.name}.{spec.name.name} ({name}) is get-only")
-        atype = choose_attribute_type(spec, value) if attribute_type is None else AttributeType(attribute_type)
-        self.set(spec.name, atype, value)
-        state = self._typed_state
+        if attribute_type is not None:
+            atype = AttributeType(attribute_type)
+        elif len(spec.types) == 1:
+            atype = spec.types[0]
+        else:
+            atype = choose_attribute_type(spec, value)
+        Descriptor.set(self, spec.name, atype, value)
+        state = self.__dict__.get("_state") or self._typed_state
         state["values"][name] = _normalize(spec, atype, value)
         state["types"][name] = atype
 
@@ -179,10 +184,25 @@ class TypedDescriptor(Descriptor):
         return f"{type(self).__name__}({', '.join(parts)}) <{state}>"
 
 
+_PLAIN = {AttributeType.CUDNN_TYPE_INT64: int, AttributeType.CUDNN_TYPE_INT32: int,
+          AttributeType.CUDNN_TYPE_DOUBLE: float, AttributeType.CUDNN_TYPE_BOOLEAN: bool}
+
+
 def _normalize(spec, atype, value):
     """The value as get() would return it (enum members, ints, floats, str), scalar if single-element."""
     if atype in (AttributeType.CUDNN_TYPE_BACKEND_DESCRIPTOR, AttributeType.CUDNN_TYPE_HANDLE):
         return value
+    # fast paths: values already of the type get() returns
+    plain = _PLAIN.get(atype)
+    if plain is not None:
+        if type(value) is plain:
+            return value if spec.count_max == 1 else [value]
+        if type(value) in (list, tuple) and all(type(v) is plain for v in value):
+            return value[0] if spec.count_max == 1 and len(value) == 1 else list(value)
+    else:
+        enum_cls = _enum_class(atype)
+        if enum_cls is not None and type(value) is enum_cls:
+            return value if spec.count_max == 1 else [value]
     if atype == AttributeType.CUDNN_TYPE_CHAR:
         return value.decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else value
     enum_cls = _enum_class(atype)

@@ -1,0 +1,161 @@
+"""Hypothesis fuzzing of the checked Descriptor API: no crash, and only our exceptions.
+
+A crash (segfault, abort) would take pytest down, so the fuzzing runs in subprocesses
+(tests/fuzz_worker.py, one per mode, both started at once so that they share the machine's cores)
+and these tests check their exit status and summaries:
+
+* ``test_fuzz_random``: random descriptor types x attribute names x attribute types x counts x
+  values of every Python kind x call orders (create / set / get / element_count / finalize / close /
+  drop / gc, repeated).
+* ``test_fuzz_structured``: each descriptor type's own attributes with the schema's attribute types,
+  plausible values and children from a pool of real descriptors (often of the wrong type,
+  unfinalized, closed or finalized while empty), then ``finalize`` (sometimes with
+  ``check_required=False``) and ``get`` of every attribute; finalized results feed the next link of a
+  chain (op -> graph -> heuristics -> engine config -> plan).
+
+Each mode makes at least ``CUDNN_BACKEND_FUZZ_CALLS`` (default 25,000) calls per run. The seed is
+``CUDNN_BACKEND_FUZZ_SEED`` when set, else a fresh one per run (printed, and part of every failure
+message). On a failure the message holds the exit status, the worker's stderr, the command that
+replays the run, and the path and tail of a standalone reproducer script (the logged call sequence).
+"""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import cudnn_backend as cb
+
+pytestmark = pytest.mark.slow
+
+WORKER = Path(__file__).resolve().parent / "fuzz_worker.py"
+MIN_CALLS = 10_000  # the requirement: at least this many cuDNN-facing calls per mode per CI run
+TARGET_CALLS = max(MIN_CALLS, int(os.environ.get("CUDNN_BACKEND_FUZZ_CALLS", "25000")))
+MAX_SECONDS = float(os.environ.get("CUDNN_BACKEND_FUZZ_MAX_SECONDS", "150"))
+SEED = int(os.environ.get("CUDNN_BACKEND_FUZZ_SEED") or random.randrange(2 ** 32))
+MODES = ("random", "structured")
+OUR_EXCEPTIONS = {"TypeError", "ValueError"} | {
+    name for name in dir(cb) if isinstance(getattr(cb, name), type) and issubclass(getattr(cb, name), cb.CudnnBackendError)
+}
+
+
+class Run:
+    def __init__(self, mode, folder):
+        self.mode = mode
+        self.log = folder / f"fuzz_{mode}_reproducer.py"
+        self.out_path = folder / f"fuzz_{mode}.stdout"
+        self.err_path = folder / f"fuzz_{mode}.stderr"
+        self.cmd = [sys.executable, str(WORKER), mode, "--seed", str(SEED), "--calls", str(TARGET_CALLS),
+                    "--max-seconds", str(MAX_SECONDS), "--log", str(self.log)]
+        self.started = time.monotonic()
+        with open(self.out_path, "w") as out, open(self.err_path, "w") as err:
+            self.proc = subprocess.Popen(self.cmd, stdout=out, stderr=err, cwd=str(WORKER.parent.parent))
+        self.returncode = None
+        self.seconds = None
+
+    def wait(self):
+        if self.returncode is None:
+            try:
+                self.returncode = self.proc.wait(timeout=MAX_SECONDS + 120)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                self.returncode = "timeout (hang)"
+            self.seconds = time.monotonic() - self.started
+        return self
+
+    @property
+    def stdout(self):
+        return self.out_path.read_text(errors="replace")
+
+    @property
+    def stderr(self):
+        return self.err_path.read_text(errors="replace")
+
+    def summary(self):
+        for line in reversed(self.stdout.splitlines()):
+            if line.startswith("FUZZ-SUMMARY "):
+                return json.loads(line[len("FUZZ-SUMMARY "):])
+        return None
+
+    def describe_returncode(self):
+        rc = self.returncode
+        if isinstance(rc, int) and rc < 0:
+            return f"killed by {signal.Signals(-rc).name}"
+        if rc in (134, 139):
+            return f"exit {rc} ({'SIGABRT' if rc == 134 else 'SIGSEGV'})"
+        return f"exit {rc}"
+
+    def replay_reproducer(self):
+        """Run the logged call sequence alone: does it crash without hypothesis and the rest of the run?"""
+        if not self.log.exists():
+            return "no reproducer was written"
+        try:
+            r = subprocess.run([sys.executable, str(self.log)], capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            return "the reproducer hangs on its own"
+        if r.returncode == 0:
+            return "the reproducer alone does NOT fail (the failure needs earlier state: rerun the seed)"
+        return f"the reproducer alone fails too (exit status {r.returncode}): {r.stderr.strip()[-800:]}"
+
+    def failure_report(self, reason):
+        lines = [f"fuzz {self.mode} failed: {reason}",
+                 f"seed {SEED}: rerun with CUDNN_BACKEND_FUZZ_SEED={SEED} python -m pytest tests/{Path(__file__).name}",
+                 "or: " + " ".join(self.cmd),
+                 f"--- worker stderr (tail) ---\n{self.stderr[-4000:]}"]
+        if self.log.exists():
+            text = self.log.read_text(errors="replace").splitlines()
+            lines.append(f"--- reproducer: {self.log} ({len(text)} lines: a prelude building the pool, then the "
+                         f"calls of the failing example; the last call is the culprit) ---")
+            lines.append("\n".join(text[-60:]))
+            if not (isinstance(self.returncode, int) and self.returncode in (0, 1, 2, 3)):
+                lines.append("--- " + self.replay_reproducer())
+        return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def fuzz_runs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fuzz")
+    print(f"\ncudnn_backend fuzz: CUDNN_BACKEND_FUZZ_SEED={SEED}, {TARGET_CALLS} calls per mode, logs in {folder}")
+    runs = {mode: Run(mode, folder) for mode in MODES}  # both at once: they share the cores
+    yield runs
+    for run in runs.values():
+        if run.proc.poll() is None:
+            run.proc.kill()
+            run.proc.wait()
+
+
+def check(run):
+    run.wait()
+    if run.returncode != 0:
+        pytest.fail(run.failure_report(run.describe_returncode()), pytrace=False)
+    summary = run.summary()
+    if summary is None:
+        pytest.fail(run.failure_report("no FUZZ-SUMMARY line"), pytrace=False)
+    print(f"fuzz {run.mode}: seed {SEED}, {summary['calls']} calls ({summary['cudnn_calls']} reached cuDNN) in "
+          f"{run.seconds:.1f} s, {summary['examples']} examples; outcomes {summary['outcomes']}")
+    unexpected = set(summary["outcomes"]) - OUR_EXCEPTIONS - {"ok", "skipped_known_crash"}
+    assert not unexpected, run.failure_report(f"unexpected outcomes {unexpected}")
+    assert summary["calls"] >= MIN_CALLS, run.failure_report(
+        f"only {summary['calls']} calls (< {MIN_CALLS}){' in the time limit' if summary['time_capped'] else ''}")
+    # the fuzz must keep reaching cuDNN, not only the Python-side checks
+    assert summary["cudnn_calls"] >= MIN_CALLS // 5, run.failure_report(f"only {summary['cudnn_calls']} reached cuDNN")
+    return summary
+
+
+def test_fuzz_random(fuzz_runs):
+    summary = check(fuzz_runs["random"])
+    for kind in ("TypeError", "ValueError", "ok"):
+        assert summary["outcomes"].get(kind, 0) > 0, kind
+
+
+def test_fuzz_structured(fuzz_runs):
+    summary = check(fuzz_runs["structured"])
+    # the chains get past the leaves: descriptors of many types finalize, graphs among them
+    assert len(summary["finalized"]) >= 5, summary["finalized"]
+    assert summary["outcomes"].get("ok", 0) > MIN_CALLS // 10
