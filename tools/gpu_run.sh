@@ -45,6 +45,15 @@ for stage in "$@"; do
       log explore
       python3 -m cudnn_backend explore --time --sweep --json "$OUT/explore.json" 2>&1 | tee "$OUT/explore.txt"
       ;;
+    headroom)
+      log "headroom: ResNet-50-like convs and fused patterns"
+      python3 -m cudnn_backend explore --preset resnet50 --sweep --max-configs 40 --repeats 10 --quiet \
+        --json "$OUT/headroom_resnet50.json" --csv "$OUT/headroom_resnet50.csv" 2>&1 | tee "$OUT/headroom.txt"
+      for p in conv_bias_relu matmul_bias_gelu; do
+        python3 -m cudnn_backend explore --pattern $p --sweep --repeats 10 --quiet --json "$OUT/headroom_$p.json" \
+          2>&1 | tail -25 | tee -a "$OUT/headroom.txt"
+      done
+      ;;
     *)
       log "custom: $stage"; eval "$stage" 2>&1 | tee -a "$OUT/custom.log" ;;
   esac
