@@ -40,7 +40,8 @@ from cudnn_backend._generated.enums import AttributeType as AT
 from cudnn_backend._generated.enums import DataType, DescriptorType
 
 __all__ = [
-    "CudaGraph", "NativeCudaGraphNotSupportedError", "TensorSpec", "VariantPack", "count_kernel_nodes", "execute",
+    "CudaGraph", "NativeCudaGraphNotSupportedError", "TensorSpec", "VariantPack", "captured_kernel_count",
+    "count_kernel_nodes", "execute",
     "graph_node_types", "plan_descriptor", "plan_supports_native_cuda_graph", "populate_cuda_graph", "resolve_buffer", "tensor_specs",
     "update_cuda_graph", "variant_pack",
 ]
@@ -642,6 +643,29 @@ def _walk_nodes(rt, graph, counts, depth):
 def count_kernel_nodes(graph) -> int:
     """Kernel nodes in a CUDA graph, recursing into child graphs: how many kernels one replay launches."""
     return graph_node_types(graph).get("cudaGraphNodeTypeKernel", 0)
+
+
+def captured_kernel_count(handle, plan, pack) -> int:
+    """Kernels one execute() of ``plan`` launches, by stream capture into a CUDA graph: for any engine
+    (the native CUDA graph API needs SUPPORTS_CUDA_GRAPH_NATIVE_API). The handle's stream is restored."""
+    rt = _rt()
+    _, stream = memory.check(rt.cudaStreamCreateWithFlags(rt.cudaStreamNonBlocking), "cudaStreamCreateWithFlags")
+    old = handle.stream
+    graph = None
+    try:
+        handle.stream = int(stream)
+        memory.check(rt.cudaStreamBeginCapture(stream, rt.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal),
+                     "cudaStreamBeginCapture")
+        try:
+            execute(handle, plan, pack)
+        finally:
+            _, graph = memory.check(rt.cudaStreamEndCapture(stream), "cudaStreamEndCapture")
+        return count_kernel_nodes(graph)
+    finally:
+        handle.stream = old
+        if graph is not None:
+            rt.cudaGraphDestroy(graph)
+        rt.cudaStreamDestroy(stream)
 
 
 class CudaGraph:

@@ -316,12 +316,19 @@ class _Timer:
 
 
 def _kernel_count(handle, plan, pack):
-    try:
-        from cudnn_backend.execution import CudaGraph
+    """Kernel nodes of one execute (cuDNN's native CUDA graph, else a stream capture)."""
+    from cudnn_backend.execution import CudaGraph, NativeCudaGraphNotSupportedError, captured_kernel_count
 
+    try:
         with CudaGraph(handle, plan, pack, instantiate=False) as g:
             return g.kernel_count()
-    except Exception:  # engines without native CUDA graph support
+    except NativeCudaGraphNotSupportedError:
+        pass
+    except Exception:  # noqa: BLE001 - a count is informative only
+        return None
+    try:
+        return captured_kernel_count(handle, plan, pack)
+    except Exception:  # noqa: BLE001
         return None
 
 

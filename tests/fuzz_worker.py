@@ -1174,6 +1174,8 @@ def main(argv=None):
         except (FlakyStrategyDefinition, FlakyReplay) as e:
             restarts += 1
             R.comment(f"hypothesis: {type(e).__name__}; restarting with seed {seed + restarts}")
+            if os.environ.get("CUDNN_BACKEND_FUZZ_DEBUG"):
+                traceback.print_exception(e, file=sys.stderr)
             if R.example >= args.examples or restarts > 20:
                 break
     elapsed = time.monotonic() - t0
