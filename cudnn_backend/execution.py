@@ -649,7 +649,7 @@ def captured_kernel_count(handle, plan, pack) -> int:
     """Kernels one execute() of ``plan`` launches, by stream capture into a CUDA graph: for any engine
     (the native CUDA graph API needs SUPPORTS_CUDA_GRAPH_NATIVE_API). The handle's stream is restored."""
     rt = _rt()
-    _, stream = memory.check(rt.cudaStreamCreateWithFlags(rt.cudaStreamNonBlocking), "cudaStreamCreateWithFlags")
+    stream = memory.check(rt.cudaStreamCreateWithFlags(rt.cudaStreamNonBlocking), "cudaStreamCreateWithFlags")
     old = handle.stream
     graph = None
     try:
@@ -659,7 +659,7 @@ def captured_kernel_count(handle, plan, pack) -> int:
         try:
             execute(handle, plan, pack)
         finally:
-            _, graph = memory.check(rt.cudaStreamEndCapture(stream), "cudaStreamEndCapture")
+            graph = memory.check(rt.cudaStreamEndCapture(stream), "cudaStreamEndCapture")
         return count_kernel_nodes(graph)
     finally:
         handle.stream = old

@@ -586,6 +586,7 @@ class Pool:
                          A.CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR, A.CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR):
                 self.build(dtype, [], check_required=False)
         self.items = [d for d in self.items if d is not None]
+        self.ids = {id(d) for d in self.items}
         R.gc()
         if not self.by_type.get(A.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR) or self.plan_json is None:
             print("FUZZ-WARNING: the pool has no engine config or plan: the structured fuzz will not reach "
@@ -1041,6 +1042,19 @@ def structured_get(data, d, attrs, candidates=None):
                                        candidates)
 
 
+CHECK_HOW = Weighted((75, True), (25, False))
+
+
+def close_own_child(data, d):
+    """Sometimes close() a child that ``d`` holds (one this example made: the pool must stay as logged)."""
+    if data.draw(st.integers(0, 9), label="close a child") != 0:
+        return
+    mine = [c for kids in d.children.values() for c in kids
+            if isinstance(c, cb.Descriptor) and not c.closed and id(c) not in POOL.ids]
+    if mine:
+        R.call(pick(data, mine, "child to close"), "close")
+
+
 def fuzz_structured(data):
     R.begin_example()
     local = []
@@ -1092,10 +1106,12 @@ def fuzz_structured(data):
             else:
                 value = structured_value(data, spec, atype, ctx, candidates)
             R.call(d, "set", attr, atype, value)
-        check = weighted(data, [(75, True), (25, False)], "check_required")
+        close_own_child(data, d)  # the parent still holds it: cuDNN must not use it after it is destroyed
+        check = CHECK_HOW.draw(data, "check_required")
         ok, _ = R.call(d, "finalize") if check else R.call(d, "finalize", check_required=False)
         if ok:
             FINALIZED[dtype.name.replace("CUDNN_BACKEND_", "").replace("_DESCRIPTOR", "")] += 1
+        close_own_child(data, d)
         structured_get(data, d, [a for a in schema.DESCRIPTORS[dtype].attributes if available(a.name)], candidates)
         if ok:
             local.append(d)
@@ -1141,7 +1157,7 @@ def main(argv=None):
     R.end_prelude()
     prelude_calls = R.calls
     body = fuzz_random if args.mode == "random" else fuzz_structured
-    capped = [False]
+    capped, finished = [False], [False]
 
     def make_run(run_seed, examples):
         @hypothesis_seed(run_seed)
@@ -1150,9 +1166,10 @@ def main(argv=None):
         @given(st.data())
         def run(data):
             if args.max_seconds is not None and time.monotonic() - t0 > args.max_seconds:
-                capped[0] = True
+                capped[0] = finished[0] = True
                 raise Done()
             if args.calls and R.calls - prelude_calls >= args.calls:
+                finished[0] = True
                 raise Done()
             body(data)
         return run
@@ -1172,6 +1189,8 @@ def main(argv=None):
             sys.stderr.flush()
             os._exit(3)
         except (FlakyStrategyDefinition, FlakyReplay) as e:
+            if finished[0]:  # hypothesis noticed our Done (raised mid-generation) as a change of behaviour
+                break
             restarts += 1
             R.comment(f"hypothesis: {type(e).__name__}; restarting with seed {seed + restarts}")
             if os.environ.get("CUDNN_BACKEND_FUZZ_DEBUG"):
