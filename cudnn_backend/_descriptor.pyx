@@ -304,6 +304,11 @@ cdef object _as_sequence(object values, str kind):
     return list(values)
 
 
+MAX_GET_ELEMENTS = 1 << 24  # a get() asks for at most this many elements
+MAX_GET_DESCRIPTORS = 1 << 14  # ... and at most this many child descriptors
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
 def _int_value(v, what):
     if isinstance(v, bool):
         raise TypeError(f"{what}: expected an integer, not bool")
@@ -316,7 +321,18 @@ def _int_value(v, what):
 def _real_value(v, what):
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
         raise TypeError(f"{what}: expected a real number, not {type(v).__name__}")
-    return float(v)
+    try:
+        return float(v)
+    except OverflowError:
+        raise ValueError(f"{what}: {v} does not fit in a double") from None
+
+
+def _int64_value(v, what):
+    """An int that fits in int64_t (ValueError otherwise, never OverflowError)."""
+    i = _int_value(v, what)
+    if i < INT64_MIN or i > INT64_MAX:
+        raise ValueError(f"{what}: {i} does not fit in 64 bits")
+    return i
 
 
 def _host_copies(items, what, keep):
@@ -365,12 +381,15 @@ cdef _Buffer _pack(str kind, object items, object attribute_type, str what, list
     for i in range(n):
         v = items[i]
         if kind == "int64":
-            i64 = v if type(v) is int else _int_value(v, what)
+            if type(v) is int and INT64_MIN <= v <= INT64_MAX:
+                i64 = v
+            else:
+                i64 = _int64_value(v, what)
             (<int64_t*>buf.data)[i] = i64
         elif kind == "int32" or kind == "enum":
             if kind == "enum":
                 v = _enum_value(attribute_type, v, what)
-            i64 = _int_value(v, what)
+            i64 = _int64_value(v, what)
             if i64 < -2147483648 or i64 > 2147483647:
                 raise ValueError(f"{what}: {i64} does not fit in 32 bits")
             (<int32_t*>buf.data)[i] = <int32_t>i64
@@ -380,20 +399,20 @@ cdef _Buffer _pack(str kind, object items, object attribute_type, str what, list
                 raise TypeError(f"{what}: expected a bool, not {v!r}")
             (<uint8_t*>buf.data)[i] = 1 if v else 0
         elif kind == "float":
-            (<float*>buf.data)[i] = <float>(v if type(v) is float else _real_value(v, what))
+            (<float*>buf.data)[i] = <float>(v if type(v) is float else _real_value(v, what))  # inf beyond float32
         elif kind == "double":
             (<double*>buf.data)[i] = v if type(v) is float else _real_value(v, what)
         elif kind == "ptr":
             if v is None:
                 i64 = 0
             else:
-                i64 = _int_value(v, what)
+                i64 = _int64_value(v, what)
             (<void**>buf.data)[i] = <void*><intptr_t>i64
         elif kind == "fraction":
             if isinstance(v, fractions.Fraction):
-                num, den = v.numerator, v.denominator
+                num, den = _int64_value(v.numerator, what), _int64_value(v.denominator, what)
             elif isinstance(v, tuple) and len(v) == 2:
-                num, den = _int_value(v[0], what), _int_value(v[1], what)
+                num, den = _int64_value(v[0], what), _int64_value(v[1], what)
             else:
                 raise TypeError(f"{what}: CUDNN_TYPE_FRACTION takes fractions.Fraction or (numerator, denominator)")
             fr = &(<cudnnFraction_t*>buf.data)[i]
@@ -461,6 +480,11 @@ cdef list _unpack(str kind, _Buffer buf, Py_ssize_t n, object attribute_type, li
 def _check_finalize_preconditions(dtype, set_attributes):
     """Finalize calls cuDNN is known to crash on, refused first."""
     A = AttributeName
+    if dtype == DescriptorType.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
+        if int(A.CUDNN_ATTR_ENGINECFG_ENGINE) not in set_attributes:
+            # cuDNN 9.19 segfaults finalizing an engine config without an engine
+            raise CudnnUnsafeCallError("CUDNN_BACKEND_ENGINECFG_DESCRIPTOR cannot be finalized without "
+                                       "CUDNN_ATTR_ENGINECFG_ENGINE")
     if dtype == DescriptorType.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
         has = lambda a: int(a) in set_attributes  # noqa: E731
         if not has(A.CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG):
@@ -738,11 +762,14 @@ cdef class Descriptor:
                     raise
                 requested = spec.count_max
         else:
-            requested = _int_value(count, f"{what}: count")
-            if requested < 0:
-                raise ValueError(f"{what}: count must be >= 0, got {requested}")
-            if requested > (1 << 31):
-                raise ValueError(f"{what}: count {requested} is too large")
+            py_count = _int_value(count, f"{what}: count")
+            if py_count < 0:
+                raise ValueError(f"{what}: count must be >= 0, got {py_count}")
+            # no attribute holds more: refuse before allocating (or creating child descriptors for) them
+            limit = MAX_GET_DESCRIPTORS if kind == "descriptor" else MAX_GET_ELEMENTS
+            if py_count > limit:
+                raise ValueError(f"{what}: count {py_count} is too large (at most {limit})")
+            requested = py_count
         children = []
         if kind == "descriptor":
             if descriptor_type is None:
@@ -804,7 +831,7 @@ cdef class Descriptor:
                     missing = [AttributeName(m).name for m in required if m not in self._set_attributes]
                     raise ValueError(f"{DescriptorType(self._dtype).name} cannot be finalized: required attribute(s) "
                                      f"not set: {', '.join(missing)}")
-        if self._dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
+        if self._dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or self._dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
             _check_finalize_preconditions(DescriptorType(self._dtype), self._set_attributes)
         with nogil:
             status = cycudnn.cudnnBackendFinalize(self._ptr)

@@ -3,13 +3,17 @@
 A misuse that crashes the process (segfault, abort) would take pytest down with it, so the fuzzing
 runs here and the test only looks at the exit status and the summary line::
 
-    python tests/fuzz_worker.py random|structured [--examples N] [--seed S] [--log PATH]
+    python tests/fuzz_worker.py random|structured [--calls N] [--examples N] [--seed S] [--log PATH]
+                                [--max-seconds S] [--full-log] [--only DESCRIPTOR_TYPE]
 
 Modes:
 
 * ``random``: random descriptor types x attribute names x attribute types x counts x values x
-  call orders (create / set / get / element_count / finalize / close / drop / gc, repeated), with
-  values of every Python kind.
+  call orders (create / set / get / element_count / finalize / close / drop / gc / __init__ again /
+  is_same_topology / get_execution_plan_workspace_size, repeated), with values of every Python kind
+  (ints of all sizes, floats with nan/inf, bools, str, bytes, None, enum members of every enum,
+  fractions, numpy scalars and arrays, mixed lists, iterables without len(), descriptors of any type
+  and state, never-initialised Descriptor/Handle objects).
 * ``structured``: per example a chain of descriptors of the schema's types, each given its own
   attributes with the right attribute types, plausible values and children from a pool of real
   descriptors (often of the wrong type, unfinalized, closed or "finalized empty"), then
@@ -22,10 +26,13 @@ line; the log holds the pool-building prelude plus the current example, so after
 standalone reproducer. Only ``cudnn_backend.CudnnBackendError`` subclasses, ``TypeError`` and
 ``ValueError`` may come out of a call: anything else is reported with its reproducer and exits 3.
 
-The last line on stdout is ``FUZZ-SUMMARY {json}`` with ``calls`` (every Descriptor API call made:
-construction, set, get, element_count, finalize, close), ``cudnn_calls`` (those that got past the
-Python-side checks: they returned or raised a CudnnError) and ``outcomes`` (count per exception
-type name, ``ok`` for success).
+The last line on stdout is ``FUZZ-SUMMARY {json}`` with ``calls`` (every cuDNN-facing API call made,
+the prelude's included: Descriptor(), set, get, element_count, finalize, close, is_same_topology,
+get_execution_plan_workspace_size), ``cudnn_calls`` (those that got past the Python-side checks:
+they returned or raised a CudnnError), ``outcomes`` (count per exception type name, ``ok`` for
+success, ``skipped_known_crash``) and, for ``structured``, ``finalized`` (successful finalizes per
+descriptor type: how deep the chains got). ``--calls N`` stops after N calls past the prelude.
+The seed is ``--seed``, else ``CUDNN_BACKEND_FUZZ_SEED``, else random; it is printed first.
 
 Exclusions for known bugs are marked ``# KNOWN CRASH:``; set ``CUDNN_BACKEND_FUZZ_KNOWN=1`` to fuzz
 those cases too (to check a fix).
@@ -288,6 +295,9 @@ class Recorder:
                     self.line(f"{self.name(x)} = _r[{i}]")
         return ok, result
 
+    def call_function(self, fn, fn_src, *args):
+        return self._run(f"{fn_src}({self.args_src(args, {})})", lambda: fn(*args))
+
     def drop(self, obj):
         """Forget a reference (the log drops the variable too)."""
         name = self.names.get(id(obj))
@@ -330,50 +340,10 @@ def _index(v):
         return None
 
 
-def _elements(values):
-    if isinstance(values, np.ndarray):
-        return values.reshape(-1).tolist()
-    if isinstance(values, (list, tuple)):
-        return list(values)
-    return [values]
-
-
-def _nonnull_pointer(v):
-    if v is None or isinstance(v, (bool, np.bool_)):
-        return False
-    try:
-        return operator.index(v) != 0
-    except TypeError:
-        return False
-
-
-OVERRIDE_POINTER_ATTRS = (cb.CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES, cb.CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES)
-
-
 def known_crash(target, method, args, kwargs):
     if not isinstance(target, cb.Descriptor) or target.closed:
         return None
     dtype = target.descriptor_type
-    if method == "set" and len(args) == 3:
-        attr = _resolve(cb.AttributeName, args[0])
-        atype = _resolve(cb.AttributeType, args[1])
-        if attr in OVERRIDE_POINTER_ATTRS and atype == cb.CUDNN_TYPE_VOID_PTR and dtype == cb.CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
-            items = _elements(args[2])
-            if len(items) == 1 and _nonnull_pointer(items[0]):
-                # KNOWN CRASH: cuDNN 9.19 reads the VOID_PTR of VARIANT_PACK_OVERRIDE_SHAPES/_STRIDES at set time
-                # as a host std::vector<int64_t>[] (one per override UID): any other int aborts (bad_alloc) or
-                # segfaults.
-                return f"non-NULL {attr.name} pointer"
-    if method in ("get", "element_count") and args and target.finalized and \
-            dtype == cb.CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR and \
-            _resolve(cb.AttributeName, args[0]) == cb.CUDNN_ATTR_KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED and \
-            (len(args) < 2 or _resolve(cb.AttributeType, args[1]) == cb.CUDNN_TYPE_BACKEND_DESCRIPTOR):
-        count = kwargs.get("count", args[2] if len(args) > 2 else None)
-        if method == "element_count" or count is None or (not isinstance(count, bool) and _index(count) == 0):
-            # KNOWN CRASH: like OPERATIONGRAPH_IS_SAME_TOPOLOGY, KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED is a query
-            # whose arrayOfElements is an input (the engine config); cuDNN 9.19 dereferences it unchecked, so
-            # element_count / get(count=None) / get(count=0) on a finalized kernel cache segfaults.
-            return "KERNEL_CACHE_IS_ENGINECFG_KERNEL_CACHED queried with a NULL array"
     if method == "get" and args and target.finalized and dtype == cb.CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR and \
             _resolve(cb.AttributeName, args[0]) == cb.CUDNN_ATTR_OPERATION_CONCAT_INPUT_DESCS and \
             (len(args) < 2 or _resolve(cb.AttributeType, args[1]) == cb.CUDNN_TYPE_BACKEND_DESCRIPTOR):
@@ -763,7 +733,7 @@ DTYPE_HOW = Weighted((85, "member"), (5, "name"), (10, "junk"))
 ATTR_HOW = Weighted((60, "any"), (5, "name"), (15, "junk"), (20, "own"))
 ATYPE_HOW = Weighted((40, "spec"), (50, "any"), (10, "junk"))
 OP_HOW = Weighted((120, "new"), (300, "set"), (250, "get"), (80, "count"), (120, "finalize"), (50, "close"),
-                  (30, "drop"), (2, "gc"), (40, "props"))
+                  (30, "drop"), (2, "gc"), (40, "props"), (10, "reinit"), (10, "query"))
 TARGET_HOW = Weighted((90, "slot"), (5, "uninit"), (5, "pool"))
 CHECK_REQUIRED = [None, True, False, False, 0, 1, "", "yes", None]
 
@@ -828,7 +798,7 @@ def fuzz_random(data):
         how = TARGET_HOW.draw(data, "target how")
         target = {"slot": lambda: pick(data, slots, "target"), "uninit": lambda: R.uninit_descriptor,
                   "pool": lambda: pick(data, foreign, "pool target")}[how]()
-        if target in foreign and op in ("set", "close", "finalize", "drop"):
+        if target in foreign and op in ("set", "close", "finalize", "drop", "reinit"):
             op = "get"  # never mutate the shared pool (its state must match the logged prelude)
         descriptors = slots + foreign
         if op == "set":
@@ -858,6 +828,15 @@ def fuzz_random(data):
                 R.call(target, "finalize", check_required=how)
         elif op == "close":
             R.call(target, "close")
+        elif op == "query":  # the module-level functions that take descriptors
+            other = pick(data, slots + foreign + [None, 0, R.uninit_descriptor], "other")
+            if data.draw(st.booleans(), label="which query") and hasattr(cb, "is_same_topology"):
+                R.call_function(cb.is_same_topology, "cb.is_same_topology", target, other)
+            else:
+                R.call_function(cb.get_execution_plan_workspace_size, "cb.get_execution_plan_workspace_size",
+                                None, target, other if other != 0 else None)
+        elif op == "reinit":  # __init__ again on a live object (the typed subclasses take no arguments)
+            R.call_function(cb.Descriptor.__init__, "cb.Descriptor.__init__", target, draw_dtype(data))
         elif op == "drop":
             if target in slots:
                 slots.remove(target)
@@ -865,8 +844,7 @@ def fuzz_random(data):
                 del target
         elif op == "gc":
             R.gc()
-        elif op == "props":
-            R.calls += 1
+        elif op == "props":  # Python-side only: not counted as calls
             for prop in ("finalized", "closed", "ptr", "children", "set_attributes", "descriptor_type"):
                 R.line(f"_r = _c(lambda: {R.src(target)}.{prop})")
                 try:

@@ -430,3 +430,32 @@ def test_host_data_pointers_take_bytes_not_raw_ints():
     with pytest.raises(ValueError, match="empty host data"):
         _host_copies([b""], "X", [])
     assert cb.schema.attribute(CUDNN_ATTR_TENSOR_CONSTANT_VALUE).host_data
+
+
+def test_out_of_range_numbers_are_value_errors_not_overflow():
+    t = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+    for bad in (2 ** 63, -(2 ** 63) - 1, 10 ** 30):
+        with pytest.raises(ValueError, match="does not fit in 64 bits"):
+            t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, bad)
+    hs = cb.Descriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR)
+    with pytest.raises(ValueError, match="fit in 32 bits"):
+        hs.set(CUDNN_ATTR_ENGINEHEUR_SM_COUNT_TARGET, CUDNN_TYPE_INT32, 2 ** 40)
+    conv = cb.Descriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR)
+    with pytest.raises(ValueError, match="does not fit in a double"):
+        conv.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_DOUBLE, 10 ** 400)
+    g = gg.notebook_conv_graph()
+    for count in (2 ** 31 + 1, 2 ** 64):
+        with pytest.raises(ValueError, match="too large"):
+            g.get(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, CUDNN_TYPE_INT64, count=count)
+
+
+def test_engine_config_without_engine_is_refused_before_cudnn():
+    cfg = cb.Descriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)
+    with pytest.raises(cb.CudnnUnsafeCallError, match="without CUDNN_ATTR_ENGINECFG_ENGINE"):
+        cfg.finalize(check_required=False)
+
+
+def test_concat_inputs_get_is_refused():
+    op = cb.Descriptor(CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR)
+    with pytest.raises(cb.CudnnUnsafeCallError, match="crashes cuDNN"):
+        op.get(CUDNN_ATTR_OPERATION_CONCAT_INPUT_DESCS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count=1)

@@ -193,6 +193,11 @@ ATTRIBUTE_OVERRIDES = {
     "CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_X_SCALE_DESC": _tensor(),
     "CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_BIAS": _tensor(),
 
+    # ---- CONCAT -----------------------------------------------------------------------------
+    # Fuzzing 9.19: GetAttribute of a finalized concat's INPUT_DESCS with >= 1 element segfaults.
+    "CUDNN_ATTR_OPERATION_CONCAT_INPUT_DESCS": {
+        "get_unsupported": "getting it crashes cuDNN 9.19; keep the input tensors you set"},
+
     # ---- NORM -------------------------------------------------------------------------------
     # Header says required, but RMS norm has no bias: cuDNN 9.19 finalizes RMS norm forward/backward
     # without them (and cudnn-frontend sets them only for layer norm).
