@@ -6,9 +6,9 @@
  *      -L$CUDNN_LIB -L$CUDA_HOME/lib64 -lcudnn -lcudart -Wl,-rpath,$CUDNN_LIB
  * Run:
  *   ./c_harness N C H W K R S PAD ITERS
- * Prints one JSON object: microseconds per call for execute with a prebuilt variant pack,
- * for building a variant pack + execute (bind-and-execute), and for building and finalizing the
- * conv + bias + ReLU operation graph.
+ * Prints one JSON object: microseconds per call (the median of 7 timed batches, after half a second
+ * of warm-up) for execute with a prebuilt variant pack, for building a variant pack + execute
+ * (bind-and-execute), and for building and finalizing the conv + bias + ReLU operation graph.
  */
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -36,6 +36,18 @@
             exit(1);                                                                                 \
         }                                                                                            \
     } while (0)
+
+#define REPEATS 7
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
 
 static double now_us(void) {
     struct timespec ts;
@@ -251,42 +263,57 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    /* 1. execute with a prebuilt pack */
-    for (int i = 0; i < 100; i++) CHECK(cudnnBackendExecute(handle, plan, pack));
-    CUDA(cudaStreamSynchronize(stream));
-    double t0 = now_us();
-    for (int i = 0; i < iters; i++) CHECK(cudnnBackendExecute(handle, plan, pack));
-    double t1 = now_us();
-    CUDA(cudaStreamSynchronize(stream));
-    double execute_us = (t1 - t0) / iters;
-
-    /* 2. bind new pointers (a fresh variant pack) and execute */
-    t0 = now_us();
-    for (int i = 0; i < iters; i++) {
-        cudnnBackendDescriptor_t vp;
-        CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp));
-        CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, nbind, uids));
-        CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, nbind, ptrs));
-        CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
-        CHECK(cudnnBackendFinalize(vp));
-        CHECK(cudnnBackendExecute(handle, plan, vp));
-        CHECK(cudnnBackendDestroyDescriptor(vp));
+    /* warm up for half a second, so the GPU's clocks have ramped up (an idle H200 starts at ~345 MHz) */
+    double t0 = now_us(), t1;
+    while (now_us() - t0 < 500000.0) {
+        for (int i = 0; i < 100; i++) CHECK(cudnnBackendExecute(handle, plan, pack));
+        CUDA(cudaStreamSynchronize(stream));
     }
-    t1 = now_us();
-    CUDA(cudaStreamSynchronize(stream));
-    double bind_execute_us = (t1 - t0) / iters;
+
+    /* 1. execute with a prebuilt pack: the median of REPEATS timed batches of `iters` calls */
+    double samples[REPEATS];
+    for (int r = 0; r < REPEATS; r++) {
+        t0 = now_us();
+        for (int i = 0; i < iters; i++) CHECK(cudnnBackendExecute(handle, plan, pack));
+        t1 = now_us();
+        CUDA(cudaStreamSynchronize(stream));
+        samples[r] = (t1 - t0) / iters;
+    }
+    double execute_us = median(samples, REPEATS);
+
+    /* 2. bind new pointers (a fresh variant pack, as cudnn-frontend does per call) and execute */
+    for (int r = 0; r < REPEATS; r++) {
+        t0 = now_us();
+        for (int i = 0; i < iters; i++) {
+            cudnnBackendDescriptor_t vp;
+            CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp));
+            CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, nbind, uids));
+            CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, nbind, ptrs));
+            CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
+            CHECK(cudnnBackendFinalize(vp));
+            CHECK(cudnnBackendExecute(handle, plan, vp));
+            CHECK(cudnnBackendDestroyDescriptor(vp));
+        }
+        t1 = now_us();
+        CUDA(cudaStreamSynchronize(stream));
+        samples[r] = (t1 - t0) / iters;
+    }
+    double bind_execute_us = median(samples, REPEATS);
 
     /* 3. build + finalize the conv + bias + ReLU operation graph (host only) */
-    int graph_iters = iters / 10 > 10 ? iters / 10 : 10;
-    t0 = now_us();
-    for (int i = 0; i < graph_iters; i++) {
-        cudnnBackendDescriptor_t tmp[32];
-        int ntmp = 0;
-        build_graph(handle, xd, wd, yd, PAD, 1, tmp, &ntmp);
-        for (int j = 0; j < ntmp; j++) cudnnBackendDestroyDescriptor(tmp[j]);
+    int graph_iters = iters / 20 > 10 ? iters / 20 : 10;
+    for (int r = 0; r < REPEATS; r++) {
+        t0 = now_us();
+        for (int i = 0; i < graph_iters; i++) {
+            cudnnBackendDescriptor_t tmp[32];
+            int ntmp = 0;
+            build_graph(handle, xd, wd, yd, PAD, 1, tmp, &ntmp);
+            for (int j = 0; j < ntmp; j++) cudnnBackendDestroyDescriptor(tmp[j]);
+        }
+        t1 = now_us();
+        samples[r] = (t1 - t0) / graph_iters;
     }
-    t1 = now_us();
-    double build_graph_us = (t1 - t0) / graph_iters;
+    double build_graph_us = median(samples, REPEATS);
 
     printf("{\"N\": %lld, \"C\": %lld, \"H\": %lld, \"W\": %lld, \"K\": %lld, \"fused\": %d, \"engine\": %lld, "
            "\"workspace\": %lld, \"iters\": %d, \"execute_us\": %.3f, \"bind_execute_us\": %.3f, "
