@@ -34,7 +34,7 @@ for stage in "$@"; do
     bench)
       log "C harness"
       cc -O2 -o /tmp/c_harness benchmarks/c_harness.c -I"$CUDNN_INC" -I"$CUDA_HOME/include" -L"$CUDNN_LIB" \
-         -L"$CUDA_HOME/lib64" -l:libcudnn.so.9 -lcudart -Wl,-rpath,"$CUDNN_LIB" || exit 1
+         -L"$CUDA_HOME/lib64" -l:libcudnn.so.9 -lcudart -lm -Wl,-rpath,"$CUDNN_LIB" || exit 1
       log "benchmarks"
       C_HARNESS=/tmp/c_harness python3 -m pytest benchmarks -q -p no:cacheprovider \
         --benchmark-json="$OUT/benchmarks.json" --benchmark-columns=mean,median,stddev,rounds 2>&1 \
