@@ -335,15 +335,62 @@ def _resolve(enum_cls, v):
         return None
 
 
+SERIALIZED_GRAPH_ATTRS = (cb.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, cb.CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION)
+_STOLL = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+
+
+def _stoll_fails(text):
+    """Whether C++ std::stoll(text) throws (no leading integer, or one beyond int64)."""
+    m = _STOLL.match(text)
+    return m is None or not INT64_MIN <= int(m.group(1)) <= INT64_MAX
+
+
+def _graph_json_kills_cudnn(value):
+    """Whether a plan / kernel cache JSON names a tensor by a string std::stoll cannot parse."""
+    if isinstance(value, (bytes, bytearray)):
+        value = bytes(value).decode("utf-8", "replace")
+    if not isinstance(value, str):
+        return False
+    try:
+        graph = json.loads(value).get("operationGraph")
+    except (ValueError, AttributeError):
+        return False
+    if not isinstance(graph, dict):
+        return False
+    refs = [t.get("name") for t in graph.get("tensors") or () if isinstance(t, dict)]
+
+    def walk(o):  # tensor references in the nodes: every string but the CUDNN_* enum names
+        if isinstance(o, dict):
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+        elif isinstance(o, str) and not o.startswith("CUDNN_"):
+            refs.append(o)
+
+    walk(graph.get("nodes") if isinstance(graph.get("nodes"), list) else [])
+    return any(isinstance(r, str) and _stoll_fails(r) for r in refs)
+
+
 def known_crash(target, method, args, kwargs):
     """The reason to skip a call that is known to kill the process, or None.
 
     While the package lacks a guard for a crash the fuzz found, add a test for exactly that call here
     (``target`` is the Descriptor, ``method`` its name, ``args``/``kwargs`` as passed), returning a
     short reason, with a ``# KNOWN CRASH:`` comment (what crashes, in which cuDNN, the reproducer),
-    so that the rest of the fuzz keeps running; remove it with the fix. Every crash found so far
-    (listed in ``regression_cases``) is guarded by the package now, so nothing is skipped.
+    so that the rest of the fuzz keeps running; remove it with the fix. The crashes found and fixed
+    so far are replayed by ``regression_cases``.
     """
+    if method == "set" and len(args) == 3 and isinstance(target, cb.Descriptor) and not target.closed and \
+            _resolve(cb.AttributeName, args[0]) in SERIALIZED_GRAPH_ATTRS and \
+            _resolve(cb.AttributeType, args[1]) == cb.CUDNN_TYPE_CHAR and _graph_json_kills_cudnn(args[2]):
+        # KNOWN CRASH: cuDNN 9.19 reads tensor uids from a serialized graph with std::stoll and lets its
+        # exception escape: finalize() of an EXECUTION_PLAN (JSON_REPRESENTATION + DEVICEPROP) or of a
+        # KERNEL_CACHE (JSON_REPRESENTATION) whose operationGraph.tensors[*].name, or a tensor reference in
+        # operationGraph.nodes[*] (X, W, Y, ...), is not an int64 ("abc", "", "9223372036854775808")
+        # aborts the process (std::invalid_argument / std::out_of_range "stoll"). Skipped at set().
+        return "serialized graph with a tensor uid std::stoll cannot parse"
     return None
 
 
