@@ -345,8 +345,11 @@ def _stoll_fails(text):
     return m is None or not INT64_MIN <= int(m.group(1)) <= INT64_MAX
 
 
+ENUMERANT_NAMES = frozenset(E.ENUMERANT_NAMES)
+
+
 def _graph_json_kills_cudnn(value):
-    """Whether a plan / kernel cache JSON names a tensor by a string std::stoll cannot parse."""
+    """Whether cuDNN 9.19 aborts or segfaults deserializing this plan / kernel cache JSON (see known_crash)."""
     if isinstance(value, (bytes, bytearray)):
         value = bytes(value).decode("utf-8", "replace")
     if not isinstance(value, str):
@@ -357,19 +360,23 @@ def _graph_json_kills_cudnn(value):
         return False
     if not isinstance(graph, dict):
         return False
-    refs = [t.get("name") for t in graph.get("tensors") or () if isinstance(t, dict)]
+    tensors, nodes = graph.get("tensors"), graph.get("nodes")
+    for v in (tensors, nodes):  # a non-empty string or a non-zero int where an array belongs: SIGSEGV
+        if isinstance(v, str) and v or isinstance(v, int) and not isinstance(v, bool) and v:
+            return True
+    refs = [t.get("name") for t in tensors if isinstance(t, dict)] if isinstance(tensors, list) else []
 
-    def walk(o):  # tensor references in the nodes: every string but the CUDNN_* enum names
+    def walk(o):  # tensor references in the nodes: every string but the enumerant names (op type, modes)
         if isinstance(o, dict):
             for v in o.values():
                 walk(v)
         elif isinstance(o, list):
             for v in o:
                 walk(v)
-        elif isinstance(o, str) and not o.startswith("CUDNN_"):
+        elif isinstance(o, str) and o not in ENUMERANT_NAMES:
             refs.append(o)
 
-    walk(graph.get("nodes") if isinstance(graph.get("nodes"), list) else [])
+    walk(nodes if isinstance(nodes, list) else [])
     return any(isinstance(r, str) and _stoll_fails(r) for r in refs)
 
 
@@ -385,12 +392,14 @@ def known_crash(target, method, args, kwargs):
     if method == "set" and len(args) == 3 and isinstance(target, cb.Descriptor) and not target.closed and \
             _resolve(cb.AttributeName, args[0]) in SERIALIZED_GRAPH_ATTRS and \
             _resolve(cb.AttributeType, args[1]) == cb.CUDNN_TYPE_CHAR and _graph_json_kills_cudnn(args[2]):
-        # KNOWN CRASH: cuDNN 9.19 reads tensor uids from a serialized graph with std::stoll and lets its
-        # exception escape: finalize() of an EXECUTION_PLAN (JSON_REPRESENTATION + DEVICEPROP) or of a
-        # KERNEL_CACHE (JSON_REPRESENTATION) whose operationGraph.tensors[*].name, or a tensor reference in
-        # operationGraph.nodes[*] (X, W, Y, ...), is not an int64 ("abc", "", "9223372036854775808")
-        # aborts the process (std::invalid_argument / std::out_of_range "stoll"). Skipped at set().
-        return "serialized graph with a tensor uid std::stoll cannot parse"
+        # KNOWN CRASH: finalize() of an EXECUTION_PLAN (JSON_REPRESENTATION + DEVICEPROP) or of a KERNEL_CACHE
+        # (JSON_REPRESENTATION) kills the process in cuDNN 9.19 when the JSON's operationGraph
+        # - names a tensor, in tensors[*].name or as a tensor reference in nodes[*] (X, W, Y, ...), by a
+        #   string std::stoll cannot parse ("abc", "", "CUDNN_BOGUS", "9223372036854775808"): its
+        #   std::invalid_argument / std::out_of_range escapes cuDNN -> std::terminate -> SIGABRT;
+        # - has "tensors" or "nodes" as a non-empty string or a non-zero int instead of an array: SIGSEGV.
+        # Skipped at set() until the package checks these JSON attributes.
+        return "serialized graph that cuDNN 9.19 cannot deserialize without crashing"
     return None
 
 
@@ -956,7 +965,7 @@ BUILDABLE = [d for d in AVAILABLE_DTYPES if SETTABLE[d]]
 
 
 def json_mutation(data, text):
-    how = data.draw(st.sampled_from(["same", "truncate", "number", "delete", "flip", "nest"]), label="json how")
+    how = pick(data, ["same", "truncate", "number", "delete", "flip", "nest", "retype"], "json how")
     if how == "same" or not text:
         return text
     if how == "truncate":
@@ -977,6 +986,28 @@ def json_mutation(data, text):
         return text[:m.start()] + '"zz' + text[m.start() + 1:]
     if how == "nest":
         return '{"a":' * 20 + "1" + "}" * 20
+    if how == "retype":  # an array or object of the document replaced by a scalar (or the other container)
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            return text
+        containers = []
+
+        def collect(o, path):
+            for k, v in (o.items() if isinstance(o, dict) else enumerate(o)):
+                if isinstance(v, (dict, list)):
+                    containers.append(path + (k,))
+                    collect(v, path + (k,))
+        if isinstance(doc, (dict, list)):
+            collect(doc, ())
+        if not containers:
+            return text
+        path = pick(data, containers, "which container")
+        o = doc
+        for k in path[:-1]:
+            o = o[k]
+        o[path[-1]] = pick(data, ["x", "abc", 3, -1, 0, "", 1.5, True, None, [], {}, [1], {"a": 1}], "new value")
+        return json.dumps(doc)
     i = data.draw(st.integers(0, len(text) - 1), label="flip at")
     return text[:i] + data.draw(st.sampled_from(['"', "{", "}", "[", "]", ",", ":", "x", "-", "\x00"]), label="c") \
         + text[i + 1:]
