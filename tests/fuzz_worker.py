@@ -418,7 +418,8 @@ class Pool:
     def __init__(self):
         self.items = []  # every descriptor in the pool (any state)
         self.by_type = collections.defaultdict(list)  # finalized ones by type
-        self.plan_json = None
+        self.plan_json = None  # the first plan's serialization
+        self.plan_jsons = []  # every plan's
 
     def add(self, d):
         if d is not None:
@@ -573,10 +574,11 @@ class Pool:
                 (A.CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, B, cfgs[0]),
                 (A.CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, B, dp),
             ])
-            if plan is not None and plan.finalized and self.plan_json is None:
+            if plan is not None and plan.finalized:
                 ok, text = R.call(plan, "get", A.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, A.CUDNN_TYPE_CHAR)
                 if ok:
-                    self.plan_json = text
+                    self.plan_jsons.append(text)
+                    self.plan_json = self.plan_json or text
         self.build(A.CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, [
             (A.CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, A.CUDNN_TYPE_KNOB_TYPE, A.CUDNN_KNOB_TYPE_SPLIT_K),
             (A.CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, T, 1)])
@@ -1076,7 +1078,7 @@ def structured_value(data, spec, atype, ctx, candidates):
         if "DEVICEPROP" in name:
             base = DEVICEPROP_JSON
         else:
-            base = POOL.plan_json or DEVICEPROP_JSON
+            base = pick(data, POOL.plan_jsons, "plan json") if POOL.plan_jsons else DEVICEPROP_JSON
         how = weighted(data, [(40, "real"), (45, "mutated"), (15, "text")], "char how")
         if how == "real":
             return base

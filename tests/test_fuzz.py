@@ -112,7 +112,7 @@ class Run:
             text = self.log.read_text(errors="replace").splitlines()
             lines.append(f"--- reproducer: {self.log} ({len(text)} lines: a prelude building the pool, then the "
                          f"calls of the failing example; the last call is the culprit) ---")
-            lines.append("\n".join(text[-60:]))
+            lines.append("\n".join(line if len(line) <= 2000 else line[:2000] + " ...(cut)" for line in text[-60:]))
             if not (isinstance(self.returncode, int) and self.returncode in (0, 1, 2, 3)):
                 lines.append("--- " + self.replay_reproducer())
         return "\n".join(lines)
