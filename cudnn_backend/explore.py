@@ -232,7 +232,7 @@ class _Buffers:
 
 
 def _output_uids(pattern):
-    from cudnn_backend.graph import OUTPUTS, tensor_descriptors
+    from cudnn_backend.graph import tensor_descriptors
 
     out = []
     for op in pattern.graph.operations:

@@ -40,3 +40,19 @@ def handle():
 
     with cudnn_backend.Handle() as h:
         yield h
+
+
+@pytest.fixture(scope="session")
+def h200():
+    """The bundled H200 device profile (cuDNN 9.19.0)."""
+    from cudnn_backend.profiles import DeviceProfile
+
+    return DeviceProfile.bundled("h200")
+
+
+@pytest.fixture(scope="module")
+def conv():
+    """The cudnn-frontend notebook's conv forward graph, finalized (generic API, C names)."""
+    import generic_graphs
+
+    return generic_graphs.notebook_conv_graph()

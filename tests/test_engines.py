@@ -27,7 +27,6 @@ from cudnn_backend.engines import (
     to_rows,
 )
 from cudnn_backend.heuristics import get_configs
-from cudnn_backend.profiles import DeviceProfile
 from cudnn_backend.typed import Engine, EngineConfig
 
 from cudnn_backend.info import gpu_available
@@ -36,16 +35,6 @@ HAVE_GPU = gpu_available()
 import generic_graphs as gg
 
 K = cb.KnobType
-
-
-@pytest.fixture(scope="module")
-def h200():
-    return DeviceProfile.bundled("h200")
-
-
-@pytest.fixture(scope="module")
-def conv():
-    return gg.notebook_conv_graph()
 
 
 @pytest.fixture(scope="module")

@@ -12,23 +12,12 @@ from cudnn_backend.heuristics import (
     get_configs,
     heur_mode,
 )
-from cudnn_backend.profiles import DeviceProfile
 from cudnn_backend.typed import EngineConfig, EngineHeuristics
 
 from cudnn_backend.info import gpu_available
 
 HAVE_GPU = gpu_available()
 import generic_graphs as gg
-
-
-@pytest.fixture(scope="module")
-def h200():
-    return DeviceProfile.bundled("h200")
-
-
-@pytest.fixture(scope="module")
-def conv():
-    return gg.notebook_conv_graph()
 
 
 # -- the four modes ----------------------------------------------------------------------------------

@@ -28,16 +28,6 @@ import generic_graphs as gg
 
 
 @pytest.fixture(scope="module")
-def h200():
-    return DeviceProfile.bundled("h200")
-
-
-@pytest.fixture(scope="module")
-def conv():
-    return gg.notebook_conv_graph()
-
-
-@pytest.fixture(scope="module")
 def a_configs(conv, h200):
     return get_configs(conv, "A", h200)
 

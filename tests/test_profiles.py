@@ -15,11 +15,6 @@ H200_PROFILE_JSON = pathlib.Path(profiles.__file__).resolve().parent / "data" / 
 from generic_graphs import notebook_conv_graph
 
 
-@pytest.fixture(scope="module")
-def h200():
-    return DeviceProfile.bundled("h200")
-
-
 def _other_minor(version: int) -> int:
     """A cuDNN version with another MINOR than ``version`` (9.19.0 -> 9.28.0)."""
     return version + 900 if version % 10000 // 100 < 90 else version - 900

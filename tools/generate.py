@@ -118,7 +118,6 @@ def parse_enums(text: str) -> list[Enum]:
         enum = Enum(c_name=m.group(2), since=_last_since(doc, "9.0.0"), deprecated=bool(m.group(3)))
         body = m.group(1)
         # Split the body into entries, keeping each entry's comments (leading doc and trailing /**<).
-        pos = 0
         pending_doc = ""
         token_re = re.compile(r"/\*.*?\*/|(\w+)(\s+CUDNN_DEPRECATED_ENUM)?\s*=\s*(-?\w+)\s*,?", re.S)
         entries = []
@@ -361,7 +360,7 @@ def write_pxd(version: str, enums: list[Enum], funcs: list[Function]) -> str:
         for m in e.members:
             out.append(f"        {m.name}")
         if e.c_name == "cudnnStatus_t":
-            out.append(f"        # not a cuDNN status: returned when the library or a function cannot be loaded")
+            out.append("        # not a cuDNN status: returned when the library or a function cannot be loaded")
             out.append(f'        {SENTINEL} "((cudnnStatus_t)-42)"')
         out.append("")
         if e.c_name == "cudnnSeverity_t":
@@ -460,7 +459,7 @@ def write_pyx(version: str, funcs: list[Function]) -> str:
         out += [
             "",
             f"cdef {_cy_signature(f)}:",
-            f"    _ensure_symbols()",
+            "    _ensure_symbols()",
             f"    if __{f.name} == NULL:",
             f"        _missing({f.name!r})",
             f"        return {bad}".rstrip(),
