@@ -417,8 +417,7 @@ cdef class VariantPack:
         or a buffer of int64/uint64 (array.array('q'), numpy int64). All checked before any is stored."""
         cdef Py_ssize_t j, k, nd = self._ndev
         cdef Py_buffer view
-        cdef tuple tup
-        cdef list lst
+        cdef bint is_tuple
         cdef object item
         cdef uint64_t v
         cdef uintptr_t pv
@@ -428,28 +427,16 @@ cdef class VariantPack:
             if len(pointers) != nd:
                 raise ValueError(f"{len(pointers)} pointers given; this pack binds {nd} device pointers "
                                  f"(UIDs {', '.join(map(str, self.pointer_uids))}, in that order)")
-            if type(pointers) is tuple:
-                tup = <tuple>pointers
-                for j in range(nd):
-                    item = tup[j]
-                    if not PyLong_CheckExact(item):
-                        return self._bind_objects(pointers)
-                    try:
-                        v = <uint64_t>item
-                    except OverflowError:
-                        raise ValueError(f"UID {self._uids[self._dev_slot[j]]}: {item} is not a valid address") from None
-                    self._scratch[j] = <void*><uintptr_t>v
-            else:
-                lst = <list>pointers
-                for j in range(nd):
-                    item = lst[j]
-                    if not PyLong_CheckExact(item):
-                        return self._bind_objects(pointers)
-                    try:
-                        v = <uint64_t>item
-                    except OverflowError:
-                        raise ValueError(f"UID {self._uids[self._dev_slot[j]]}: {item} is not a valid address") from None
-                    self._scratch[j] = <void*><uintptr_t>v
+            is_tuple = type(pointers) is tuple
+            for j in range(nd):
+                item = (<tuple>pointers)[j] if is_tuple else (<list>pointers)[j]
+                if not PyLong_CheckExact(item):
+                    return self._bind_objects(pointers)
+                try:
+                    v = <uint64_t>item
+                except OverflowError:
+                    raise ValueError(f"UID {self._uids[self._dev_slot[j]]}: {item} is not a valid address") from None
+                self._scratch[j] = <void*><uintptr_t>v
         elif PyObject_CheckBuffer(pointers):
             PyObject_GetBuffer(pointers, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
             try:
