@@ -335,6 +335,53 @@ def _int64_value(v, what):
     return i
 
 
+_STOLL = None  # what std::stoll reads: optional leading white space, a sign, digits
+
+
+def _check_serialized_graph(text, what):
+    """cuDNN 9.19 kills the process (an uncaught std::stoll exception, or a segfault) deserializing a
+    plan or kernel cache whose operationGraph has tensors/nodes that are not arrays, or tensor names
+    that are not integers: refuse those here. Text that is not JSON at all cuDNN rejects cleanly."""
+    global _STOLL
+    import json
+    import re
+
+    if _STOLL is None:
+        _STOLL = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = bytes(text).decode("utf-8", "replace")
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return
+    graph = doc.get("operationGraph") if isinstance(doc, dict) else None
+    if not isinstance(graph, dict):
+        return
+    tensors, nodes = graph.get("tensors"), graph.get("nodes")
+    for key, value in (("tensors", tensors), ("nodes", nodes)):
+        if value is not None and not isinstance(value, list) and value:
+            raise CudnnUnsafeCallError(f"{what}: operationGraph.{key} must be an array (cuDNN 9.19 crashes on this)")
+    names = [t.get("name") for t in (tensors or []) if isinstance(t, dict)]
+
+    def references(o):
+        if isinstance(o, dict):
+            for v in o.values():
+                yield from references(v)
+        elif isinstance(o, list):
+            for v in o:
+                yield from references(v)
+        elif isinstance(o, str) and not o.startswith("CUDNN_"):  # enumerant names (op types, modes) are not tensors
+            yield o
+
+    for name in names + list(references(nodes or [])):
+        if not isinstance(name, str):
+            continue
+        m = _STOLL.match(name)
+        if m is None or not (INT64_MIN <= int(m.group(1)) <= INT64_MAX):
+            raise CudnnUnsafeCallError(f"{what}: tensor name {name!r} in operationGraph is not an integer UID "
+                                       "(cuDNN 9.19 aborts the process deserializing it)")
+
+
 def _host_copies(items, what, keep):
     """For host-data VOID_PTR attributes: copy each bytes-like value, keep the copy, pass its address."""
     addresses = []
@@ -529,6 +576,15 @@ cdef object _call_key(int dtype, object attribute, object attribute_type):
     return (dtype, attribute, attribute_type)
 
 
+cdef inline bint _cacheable(object key, object attribute, object attribute_type):
+    """Whether validation of these arguments may be cached: the packed int key, or exact ints/strs only
+    (a float or bool equal to a valid value must never hit a cached entry)."""
+    if type(key) is not tuple:
+        return True
+    return (type(attribute) is str or type(attribute) is int) and (
+        type(attribute_type) is str or type(attribute_type) is int)
+
+
 cdef class Descriptor:
     """A cuDNN backend descriptor of one ``CUDNN_BACKEND_*_DESCRIPTOR`` type.
 
@@ -550,6 +606,8 @@ cdef class Descriptor:
         cdef cudnnBackendDescriptor_t p = NULL
         cdef cudnnBackendDescriptorType_t c_dtype
         cdef int dt
+        if self._ptr != NULL:
+            raise TypeError(f"this {DescriptorType(self._dtype).name} is already created; make a new Descriptor")
         if type(descriptor_type) is not str and isinstance(descriptor_type, int) and descriptor_type in _CREATABLE:
             dt = descriptor_type  # validated before: skip the enum round trip
         else:
@@ -624,16 +682,15 @@ cdef class Descriptor:
         """Validate (attribute, attribute_type) for this descriptor; return (spec, attr, atype, kind, what).
 
         Successful validations are cached per (descriptor type, attribute, attribute type)."""
-        key = (self._dtype, attribute, attribute_type)
-        try:
-            return _SPEC_CACHE[key]
-        except (KeyError, TypeError):  # TypeError: an unhashable argument, validated below
-            pass
+        key = _call_key(self._dtype, attribute, attribute_type)
+        cacheable = _cacheable(key, attribute, attribute_type)
+        if cacheable:
+            entry = _SPEC_CACHE.get(key)
+            if entry is not None:
+                return entry
         entry = self._validate_spec(attribute, attribute_type)
-        try:
+        if cacheable:
             _SPEC_CACHE[key] = entry
-        except TypeError:
-            pass
         return entry
 
     def _validate_spec(self, attribute, attribute_type):
@@ -664,15 +721,14 @@ cdef class Descriptor:
         cdef tuple plan
         self._check_open()
         key = _call_key(self._dtype, attribute, attribute_type)
-        try:
-            plan = <tuple>_SET_CACHE[key]
-        except (KeyError, TypeError):
+        plan = <tuple>_SET_CACHE.get(key) if _cacheable(key, attribute, attribute_type) else None
+        if plan is None:
             plan = self._set_plan(attribute, attribute_type)
-            try:
+            if _cacheable(key, attribute, attribute_type):
                 _SET_CACHE[key] = plan
-            except TypeError:  # unhashable arguments: validated each time
-                pass
         attr, atype, kind, what, count_min, count_max, accepts, host_data = plan
+        if attr == CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION or attr == CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION:
+            _check_serialized_graph(values, what)
         if self._finalized:
             raise ValueError(f"{what}: the descriptor is already finalized; set attributes before finalize()")
         items = _as_sequence(values, kind)

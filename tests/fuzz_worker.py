@@ -389,17 +389,8 @@ def known_crash(target, method, args, kwargs):
     so that the rest of the fuzz keeps running; remove it with the fix. The crashes found and fixed
     so far are replayed by ``regression_cases``.
     """
-    if method == "set" and len(args) == 3 and isinstance(target, cb.Descriptor) and not target.closed and \
-            _resolve(cb.AttributeName, args[0]) in SERIALIZED_GRAPH_ATTRS and \
-            _resolve(cb.AttributeType, args[1]) == cb.CUDNN_TYPE_CHAR and _graph_json_kills_cudnn(args[2]):
-        # KNOWN CRASH: finalize() of an EXECUTION_PLAN (JSON_REPRESENTATION + DEVICEPROP) or of a KERNEL_CACHE
-        # (JSON_REPRESENTATION) kills the process in cuDNN 9.19 when the JSON's operationGraph
-        # - names a tensor, in tensors[*].name or as a tensor reference in nodes[*] (X, W, Y, ...), by a
-        #   string std::stoll cannot parse ("abc", "", "CUDNN_BOGUS", "9223372036854775808"): its
-        #   std::invalid_argument / std::out_of_range escapes cuDNN -> std::terminate -> SIGABRT;
-        # - has "tensors" or "nodes" as a non-empty string or a non-zero int instead of an array: SIGSEGV.
-        # Skipped at set() until the package checks these JSON attributes.
-        return "serialized graph that cuDNN 9.19 cannot deserialize without crashing"
+    # No open exclusion: the last one (serialized graphs cuDNN 9.19 cannot deserialize, see
+    # _graph_json_kills_cudnn) is now refused by Descriptor.set itself.
     return None
 
 
@@ -1249,6 +1240,8 @@ def main(argv=None):
     print(f"FUZZ-START mode={args.mode} seed={seed} examples={args.examples} calls={args.calls} known={int(KNOWN)}",
           flush=True)
     faulthandler.enable(file=sys.stderr, all_threads=True)
+    if args.max_seconds is not None:  # a call that hangs: print where, and exit (the log's last call is it)
+        faulthandler.dump_traceback_later(args.max_seconds + 60, exit=True, file=sys.stderr)
     if KNOWN:
         # the known huge-count bug allocates up to 16 GiB: bound the address space so that it shows up as
         # a MemoryError (an unexpected exception, reported) rather than the OOM killer taking the machine

@@ -459,3 +459,55 @@ def test_concat_inputs_get_is_refused():
     op = cb.Descriptor(CUDNN_BACKEND_OPERATION_CONCAT_DESCRIPTOR)
     with pytest.raises(cb.CudnnUnsafeCallError, match="crashes cuDNN"):
         op.get(CUDNN_ATTR_OPERATION_CONCAT_INPUT_DESCS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count=1)
+
+
+def _plan_json(h200_profile_json):
+    graph = gg.notebook_conv_graph()
+    dp = gg.device_prop(h200_profile_json)
+    plan = cb.Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
+    plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+             gg.heuristics(graph, CUDNN_HEUR_MODE_A, dp)[0])
+    plan.set(CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR, dp)
+    return plan.finalize().get(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR)
+
+
+def test_serialized_graphs_cudnn_cannot_read_are_refused(h200_profile_json):
+    import json
+
+    text = _plan_json(h200_profile_json)
+    plan = cb.Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
+    plan.set(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, text)  # a real plan passes
+    doc = json.loads(text)
+    doc["operationGraph"]["tensors"][0]["name"] = "abc"  # cuDNN 9.19: std::stoll throws -> abort
+    with pytest.raises(cb.CudnnUnsafeCallError, match="'abc'.*not an integer UID"):
+        cb.Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR).set(
+            CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, json.dumps(doc))
+    doc = json.loads(text)
+    doc["operationGraph"]["nodes"] = 3  # cuDNN 9.19: segfault
+    kc = cb.Descriptor(CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR)
+    with pytest.raises(cb.CudnnUnsafeCallError, match="nodes must be an array"):
+        kc.set(CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, json.dumps(doc))
+    # not JSON at all: left to cuDNN, which refuses it cleanly
+    broken = cb.Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
+    broken.set(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, text[: len(text) // 2])
+    broken.set(CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR, gg.device_prop(h200_profile_json))
+    with pytest.raises(cb.CudnnError):
+        broken.finalize()
+
+
+def test_init_twice_is_refused():
+    d = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+    with pytest.raises(TypeError, match="already created"):
+        d.__init__(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+
+
+def test_validation_cache_never_admits_floats_or_bools():
+    t = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+    t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 5)  # warms the caches with the int forms
+    t.set(int(CUDNN_ATTR_TENSOR_UNIQUE_ID), "CUDNN_TYPE_INT64", 5)
+    with pytest.raises(TypeError):
+        t.set(float(CUDNN_ATTR_TENSOR_UNIQUE_ID), "CUDNN_TYPE_INT64", 5)
+    with pytest.raises(TypeError):
+        t.set(float(CUDNN_ATTR_TENSOR_UNIQUE_ID), float(CUDNN_TYPE_INT64), 5)
+    with pytest.raises(TypeError):
+        t.get(float(CUDNN_ATTR_TENSOR_UNIQUE_ID), CUDNN_TYPE_INT64)

@@ -6,12 +6,16 @@ and these tests check their exit status and summaries:
 
 * ``test_fuzz_random``: random descriptor types x attribute names x attribute types x counts x
   values of every Python kind x call orders (create / set / get / element_count / finalize / close /
-  drop / gc, repeated).
+  drop / gc / __init__ again / is_same_topology / get_execution_plan_workspace_size, repeated).
 * ``test_fuzz_structured``: each descriptor type's own attributes with the schema's attribute types,
   plausible values and children from a pool of real descriptors (often of the wrong type,
   unfinalized, closed or finalized while empty), then ``finalize`` (sometimes with
   ``check_required=False``) and ``get`` of every attribute; finalized results feed the next link of a
-  chain (op -> graph -> heuristics -> engine config -> plan).
+  chain (op -> graph -> heuristics -> engine config -> plan); serialized plans and device profiles are
+  mutated (truncated, numbers changed, keys renamed, characters flipped, arrays retyped).
+
+Both start with the same prelude (a pool of real descriptors) and replay every crash found so far
+(``regression_cases`` in the worker) before fuzzing.
 
 Each mode makes at least ``CUDNN_BACKEND_FUZZ_CALLS`` (default 25,000) calls per run. The seed is
 ``CUDNN_BACKEND_FUZZ_SEED`` when set, else a fresh one per run (printed, and part of every failure
@@ -65,7 +69,7 @@ class Run:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-                self.returncode = "timeout (hang)"
+                self.returncode = "timeout (a hang: the reproducer's last call)"
             self.seconds = time.monotonic() - self.started
         return self
 
@@ -138,7 +142,7 @@ def check(run):
     if summary is None:
         pytest.fail(run.failure_report("no FUZZ-SUMMARY line"), pytrace=False)
     print(f"fuzz {run.mode}: seed {SEED}, {summary['calls']} calls ({summary['cudnn_calls']} reached cuDNN) in "
-          f"{run.seconds:.1f} s, {summary['examples']} examples; outcomes {summary['outcomes']}")
+          f"{summary['seconds']:.1f} s, {summary['examples']} examples; outcomes {summary['outcomes']}")
     unexpected = set(summary["outcomes"]) - OUR_EXCEPTIONS - {"ok", "skipped_known_crash"}
     assert not unexpected, run.failure_report(f"unexpected outcomes {unexpected}")
     assert summary["calls"] >= MIN_CALLS, run.failure_report(
