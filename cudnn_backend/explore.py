@@ -383,6 +383,7 @@ def explore(pattern_name="conv_bias_relu", *, dtype="half", layout="nhwc", modes
         profile = None
     else:
         profile = device_profile or DeviceProfile.bundled("h200")
+        profile.check_version()  # a profile only loads into the cuDNN version that wrote it
         device = f"no GPU: offline against the {profile.device_name} profile (cuDNN {profile.cudnn_version_string})"
     ex = Exploration(pattern_name, params, device, format_version(get_version()), bool(timed))
     op_graph = pattern.build(handle)
@@ -647,6 +648,18 @@ def add_arguments(p: argparse.ArgumentParser):
 
 
 def main_explore(args) -> int:
+    from cudnn_backend.profiles import DeviceProfileError
+
+    try:
+        return _main_explore(args)
+    except DeviceProfileError as e:
+        print(f"explore: {e}\n\nWithout a GPU, exploration runs against a device profile captured with the same "
+              "cuDNN version: the bundled H200 profile needs cuDNN 9.19.0 (pip install nvidia-cudnn-cu13==9.19.0.56), "
+              "or capture one on a GPU with DeviceProfile.capture() and pass it to explore().", file=sys.stderr)
+        return 2
+
+
+def _main_explore(args) -> int:
     modes = tuple(m.strip().upper() for m in args.modes.split(",") if m.strip())
     common = dict(dtype=args.dtype, layout=args.layout, modes=modes, time_configs=args.time_configs,
                   sweep=args.sweep, max_configs=args.max_configs, compile_budget_s=args.compile_budget,
