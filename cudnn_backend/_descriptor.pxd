@@ -6,6 +6,7 @@ cdef class Handle:
     cdef cudnnHandle_t _handle
     cdef object _stream_ref
     cdef readonly object device
+    cdef int _busy  # cuDNN calls in flight with the GIL released: close() waits for none
     cdef object __weakref__
     cdef int _need_open(self) except -1
 
@@ -16,6 +17,7 @@ cdef class Descriptor:
     cdef bint _finalized
     cdef dict _children      # attribute value -> tuple of objects kept alive (child descriptors, handle)
     cdef set _set_attributes  # attribute values set through set()
+    cdef int _busy  # cuDNN calls in flight with the GIL released: close() refuses while any are
     cdef object __weakref__
     cdef int _check_open(self) except -1
 

@@ -5,9 +5,12 @@ Every call is checked against the generated attribute schema before cuDNN sees i
 the process on some misuse, e.g. a descriptor of the wrong type where a tensor is expected), and
 every non-success status becomes a ``CudnnError`` carrying cuDNN's own message.
 """
+import enum
 import fractions
 import numbers
 import operator
+
+import numpy as np
 
 cimport cython
 
@@ -54,10 +57,6 @@ cdef int raise_status(cudnnStatus_t status, str function, object descriptor_type
     raise make_error(<int>status, function, descriptor_type, attribute, last_error_string())
 
 
-def _version_tuple(text):
-    return tuple(int(x) for x in text.split("."))
-
-
 cdef dict _UNAVAILABLE = None  # enumerant name -> the version that introduced it, newer than the loaded cuDNN
 
 
@@ -77,6 +76,8 @@ def check_available(name, context=""):
 
 
 def _as_enum(enum_cls, value, what):
+    if isinstance(value, enum.Enum) and not isinstance(value, enum_cls):
+        raise TypeError(f"{what}: expected a {enum_cls.__name__}, not {type(value).__name__}.{value.name}")
     if isinstance(value, str):
         try:
             return enum_cls[value]
@@ -125,6 +126,8 @@ cdef class Handle:
     def __init__(self, device=None):
         cdef cudnnStatus_t status
         cdef cudnnHandle_t h = NULL
+        if self._handle != NULL:
+            raise TypeError("this Handle is already created; make a new Handle")
         self.device = device
         if device is not None:
             from cuda.bindings import runtime as cudart
@@ -147,6 +150,8 @@ cdef class Handle:
         """Destroy the handle now; idempotent."""
         cdef cudnnStatus_t status
         if self._handle != NULL:
+            if self._busy:
+                raise RuntimeError("this Handle is in use by a cuDNN call on another thread; close it after that")
             with nogil:
                 status = cycudnn.cudnnDestroy(self._handle)
             self._handle = NULL
@@ -173,8 +178,12 @@ cdef class Handle:
         cdef cudaStream_t s = NULL
         cdef cudnnStatus_t status
         self._need_open()
-        with nogil:
-            status = cycudnn.cudnnGetStream(self._handle, &s)
+        self._busy += 1
+        try:
+            with nogil:
+                status = cycudnn.cudnnGetStream(self._handle, &s)
+        finally:
+            self._busy -= 1
         raise_status(status, "cudnnGetStream")
         return <intptr_t>s
 
@@ -183,8 +192,12 @@ cdef class Handle:
         cdef cudnnStatus_t status
         cdef intptr_t s = _stream_to_int(value)
         self._need_open()
-        with nogil:
-            status = cycudnn.cudnnSetStream(self._handle, <cudaStream_t>s)
+        self._busy += 1
+        try:
+            with nogil:
+                status = cycudnn.cudnnSetStream(self._handle, <cudaStream_t>s)
+        finally:
+            self._busy -= 1
         raise_status(status, "cudnnSetStream")
         self._stream_ref = value  # keep the stream object alive while the handle uses it
 
@@ -292,15 +305,8 @@ cdef object _as_sequence(object values, str kind):
         return (values,)
     if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") and not hasattr(values, "__iter__"):
         return [values]
-    try:
-        import numpy as np
-
-        if isinstance(values, np.ndarray):
-            return values.reshape(-1).tolist()
-    except ImportError:  # pragma: no cover
-        pass
-    if isinstance(values, (Descriptor, Handle, fractions.Fraction)):
-        return [values]
+    if isinstance(values, np.ndarray):
+        return values.reshape(-1).tolist()
     return list(values)
 
 
@@ -390,8 +396,6 @@ def _host_copies(items, what, keep):
             raise TypeError(f"{what}: cuDNN reads host memory at this address; pass the value's bytes "
                             f"(bytes, bytearray or a numpy value), not a raw pointer")
         try:
-            import numpy as np
-
             copy = np.frombuffer(bytes(memoryview(np.asarray(v) if not isinstance(v, (bytes, bytearray, memoryview))
                                                   else v)), dtype=np.uint8).copy()
         except (TypeError, ValueError):
@@ -564,8 +568,8 @@ cdef object _call_key(int dtype, object attribute, object attribute_type):
     non-negative ints (IntEnum's Python-level __hash__ would cost more than the cuDNN call),
     else the tuple itself."""
     cdef long long a, t
-    if (type(attribute) is not bool and type(attribute_type) is not bool and isinstance(attribute, int)
-            and isinstance(attribute_type, int)):
+    if ((type(attribute) is int or type(attribute) is AttributeName)
+            and (type(attribute_type) is int or type(attribute_type) is AttributeType)):
         try:
             a = attribute
             t = attribute_type
@@ -574,6 +578,16 @@ cdef object _call_key(int dtype, object attribute, object attribute_type):
         if 0 <= a < 0x7FFFFFFF and 0 <= t < 0xFF:
             return ((<long long>dtype) << 40) | (a << 8) | t
     return (dtype, attribute, attribute_type)
+
+
+cdef inline void _hold(Descriptor d, list children, int delta):
+    """Count a cuDNN call in flight on ``d`` and on the descriptors/handles it reads (see close())."""
+    d._busy += delta
+    for c in children:
+        if isinstance(c, Descriptor):
+            (<Descriptor>c)._busy += delta
+        elif isinstance(c, Handle):
+            (<Handle>c)._busy += delta
 
 
 cdef inline bint _cacheable(object key, object attribute, object attribute_type):
@@ -608,7 +622,7 @@ cdef class Descriptor:
         cdef int dt
         if self._ptr != NULL:
             raise TypeError(f"this {DescriptorType(self._dtype).name} is already created; make a new Descriptor")
-        if type(descriptor_type) is not str and isinstance(descriptor_type, int) and descriptor_type in _CREATABLE:
+        if (type(descriptor_type) is int or type(descriptor_type) is DescriptorType) and descriptor_type in _CREATABLE:
             dt = descriptor_type  # validated before: skip the enum round trip
         else:
             dtype = _as_enum(DescriptorType, descriptor_type, "descriptor type")
@@ -634,6 +648,9 @@ cdef class Descriptor:
         """Destroy the descriptor now and release its children; idempotent."""
         cdef cudnnStatus_t status
         if self._ptr != NULL:
+            if self._busy:
+                raise RuntimeError(f"this {DescriptorType(self._dtype).name} is in use by a cuDNN call on another "
+                                   "thread; close it after that")
             with nogil:
                 status = cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
             self._ptr = NULL
@@ -721,10 +738,11 @@ cdef class Descriptor:
         cdef tuple plan
         self._check_open()
         key = _call_key(self._dtype, attribute, attribute_type)
-        plan = <tuple>_SET_CACHE.get(key) if _cacheable(key, attribute, attribute_type) else None
+        cacheable = _cacheable(key, attribute, attribute_type)
+        plan = <tuple>_SET_CACHE.get(key) if cacheable else None
         if plan is None:
             plan = self._set_plan(attribute, attribute_type)
-            if _cacheable(key, attribute, attribute_type):
+            if cacheable:
                 _SET_CACHE[key] = plan
         attr, atype, kind, what, count_min, count_max, accepts, host_data = plan
         if attr == CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION or attr == CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION:
@@ -751,8 +769,12 @@ cdef class Descriptor:
         c_attr_i = attr
         c_attr = <cudnnBackendAttributeName_t>c_attr_i
         c_type = <cudnnBackendAttributeType_t><int>atype
-        with nogil:
-            status = cycudnn.cudnnBackendSetAttribute(self._ptr, c_attr, c_type, n, buf.data)
+        _hold(self, keep, 1)  # the children cuDNN reads must not be closed meanwhile either
+        try:
+            with nogil:
+                status = cycudnn.cudnnBackendSetAttribute(self._ptr, c_attr, c_type, n, buf.data)
+        finally:
+            _hold(self, keep, -1)
         if status != CUDNN_STATUS_SUCCESS:
             raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
         if keep:
@@ -784,8 +806,12 @@ cdef class Descriptor:
         c_attr = <cudnnBackendAttributeName_t><int>attr
         c_type = <cudnnBackendAttributeType_t><int>(spec.get_type if spec.get_type is not None else atype)
         clear_last_error()
-        with nogil:
-            status = cycudnn.cudnnBackendGetAttribute(self._ptr, c_attr, c_type, 0, &count, NULL)
+        self._busy += 1
+        try:
+            with nogil:
+                status = cycudnn.cudnnBackendGetAttribute(self._ptr, c_attr, c_type, 0, &count, NULL)
+        finally:
+            self._busy -= 1
         raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), attr)
         return count
 
@@ -853,9 +879,13 @@ cdef class Descriptor:
         c_attr = <cudnnBackendAttributeName_t><int>attr
         c_type = <cudnnBackendAttributeType_t><int>transport
         clear_last_error()
-        with nogil:
-            status = cycudnn.cudnnBackendGetAttribute(self._ptr, c_attr, c_type, requested, &got,
-                                                      <void*>buf.data if requested > 0 else NULL)
+        self._busy += 1
+        try:
+            with nogil:
+                status = cycudnn.cudnnBackendGetAttribute(self._ptr, c_attr, c_type, requested, &got,
+                                                          <void*>buf.data if requested > 0 else NULL)
+        finally:
+            self._busy -= 1
         raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), attr)
         n = min(got, requested)
         if elem != _SIZE[kind] and n > 1:
@@ -889,8 +919,12 @@ cdef class Descriptor:
                                      f"not set: {', '.join(missing)}")
         if self._dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or self._dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
             _check_finalize_preconditions(DescriptorType(self._dtype), self._set_attributes)
-        with nogil:
-            status = cycudnn.cudnnBackendFinalize(self._ptr)
+        self._busy += 1
+        try:
+            with nogil:
+                status = cycudnn.cudnnBackendFinalize(self._ptr)
+        finally:
+            self._busy -= 1
         if status != CUDNN_STATUS_SUCCESS:
             raise_status(status, "cudnnBackendFinalize", DescriptorType(self._dtype))
         # cuDNN keeps warnings of a successful finalize as its "last error": read them away now, so a

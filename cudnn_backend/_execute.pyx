@@ -386,10 +386,19 @@ cdef class VariantPack:
         cdef cudnnBackendDescriptor_t p = NULL
         cdef cudnnBackendDescriptor_t v
         cdef cudnnStatus_t st
+        cdef Handle hobj
+        cdef Descriptor pdesc
         self._resolve_call(handle, plan, &h, &p)
         v = self._ptr
+        # neither the handle nor the plan may be closed by another thread while cuDNN uses them
+        hobj = handle if handle is not None else <Handle>self._plan_handle
+        pdesc = self._plan_desc
+        hobj._busy += 1
+        pdesc._busy += 1
         with nogil:
             st = cycudnn.cudnnBackendExecute(h, p, v)
+        hobj._busy -= 1
+        pdesc._busy -= 1
         if st != CUDNN_STATUS_SUCCESS:
             raise_status(st, "cudnnBackendExecute", _PLAN)
         return 0

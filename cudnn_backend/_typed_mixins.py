@@ -8,7 +8,7 @@ namespace wins), so the names here never repeat a keyword."""
 from __future__ import annotations
 
 from cudnn_backend import arrays as _arrays
-from cudnn_backend._generated.enums import DataType, DescriptorType
+from cudnn_backend._generated.enums import DescriptorType
 
 T = DescriptorType
 
@@ -74,17 +74,10 @@ class TensorMixin:
     def virtual(self) -> bool:
         return bool(self.value("is_virtual"))
 
-    def signature(self) -> tuple:
-        """What must agree between two descriptors of one tensor (same UID)."""
-        dt = self.value("data_type")
-        return (self.shape, tuple(self.value("strides") or ()), int(dt) if dt is not None else None, self.virtual)
-
     def describe(self) -> str:
-        dt = self.value("data_type")
-        dt_name = DataType(dt).name.replace("CUDNN_DATA_", "").lower() if dt is not None else "?"
-        virtual = " virtual" if self.virtual else ""
-        return (f"{self.name} (uid {self.uid}) {list(self.shape)} strides {list(self.value('strides') or [])} "
-                f"{dt_name}{virtual}")
+        from cudnn_backend.graph import TensorInfo
+
+        return TensorInfo(self).describe()
 
 
 class OperationGraphMixin:

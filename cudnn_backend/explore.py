@@ -3,8 +3,9 @@ GPU — how fast each one runs.
 
 Without a GPU the exploration runs offline against the bundled H200 device profile (heuristics,
 engines, knobs, plans; no timings). With a GPU every config of heuristics A and B is built, checked
-against a reference and timed (CUDA events, median after warm-up, inputs rotated so caches don't
-flatter); ``--sweep`` adds a neighbourhood search around those configs (one knob at a time),
+(against an fp32 torch reference where one is known: conv, conv + bias + ReLU, matmul + bias + GELU;
+else against the first working config) and timed (CUDA events, median after warm-up, inputs rotated
+so caches don't flatter); ``--sweep`` adds a neighbourhood search around those configs (one knob at a time),
 rejecting invalid knob combinations at engine-config finalize, before any plan is built.
 """
 from __future__ import annotations
@@ -216,7 +217,8 @@ class _Buffers:
             if t.get_keyword("is_virtual"):
                 continue
             if t.get_keyword("is_by_value"):
-                self.by_uid[uid] = float(t.__dict__.get("scalar_value", 1e-5) or 1e-5)
+                v = t.__dict__.get("scalar_value")
+                self.by_uid[uid] = 1e-5 if v is None else float(v)
                 continue
             dims, strides = t.get_keyword("dimensions"), t.get_keyword("strides")
             tt = torch.empty_strided(dims, strides, dtype=_torch_dtype(t.get_keyword("data_type")), device="cuda")
@@ -249,11 +251,12 @@ def _reference(pattern, bufs):
 
     p, b = pattern, bufs.by_uid
     u = lambda name: b[p.tensors[name].get_keyword("unique_id")].float()  # noqa: E731
-    pad = p.params.get("padding", 1) if p.params else 1
+    conv = dict(padding=p.params.get("padding", 1), stride=p.params.get("stride", 1),
+                dilation=p.params.get("dilation", 1))
     if p.name == "conv_bias_relu":
-        return torch.relu(F.conv2d(u("x"), u("w"), padding=pad) + u("bias"))
+        return torch.relu(F.conv2d(u("x"), u("w"), **conv) + u("bias"))
     if p.name == "conv_fwd":
-        return F.conv2d(u("x"), u("w"), padding=pad)
+        return F.conv2d(u("x"), u("w"), **conv)
     if p.name == "matmul_bias_gelu":
         mode = "tanh" if "tanh" in str(p.params.get("gelu", "tanh")) else "none"
         return F.gelu(torch.matmul(u("a"), u("b")) + u("bias"), approximate=mode)
@@ -423,18 +426,32 @@ def explore(pattern_name="conv_bias_relu", *, dtype="half", layout="nhwc", modes
         candidates = candidates[:max_configs]
 
     if not timed:
-        # offline: build every candidate's plan against the profile (no timings)
+        # plans only, no timings: against the profile without a GPU, with the handle on one
         for cfg, r in candidates:
             t0 = time.perf_counter()
             try:
-                plan = _plans.build_plan(cfg, device_profile=profile)
+                plan = _plans.build_plan(cfg, handle=handle, device_profile=profile)
                 r.status, r.workspace = "plan ok", plan.workspace_size
             except CudnnBackendError as e:
                 r.status, r.reason = "plan failed", _short_reason(e)
             r.plan_seconds = time.perf_counter() - t0
             ex.results.append(r)
-        ex.notes.append("no GPU: offline exploration against the bundled device profile, no timings")
+        if handle is not None:
+            handle.close()
+            ex.notes.append("plans built on the GPU, not timed (--no-time)")
+        else:
+            ex.notes.append("no GPU: offline exploration against the bundled device profile, no timings")
         return ex
+    try:
+        return _timed(ex, pattern, candidates, seen, handle, dtype, sweep, sweep_seeds, compile_budget_s, repeats,
+                      warmup, quiet)
+    finally:
+        handle.close()
+
+
+def _timed(ex, pattern, candidates, seen, handle, dtype, sweep, sweep_seeds, compile_budget_s, repeats, warmup,
+           quiet):
+    """Build, check and time every candidate on the GPU (and the sweep's neighbours)."""
 
     import torch
 
@@ -472,17 +489,25 @@ def explore(pattern_name="conv_bias_relu", *, dtype="half", layout="nhwc", modes
         except (CudnnBackendError, ValueError, RuntimeError) as e:
             r.status, r.reason = "execute failed", _short_reason(e)
             return
-        out = sets[0].by_uid[out_uid].float()
-        if ref is not None:
-            r.rel_error = _rel_error(out, ref)
-        elif baseline_out is None:
-            baseline_out, r.rel_error = out.clone(), 0.0
-        else:
-            r.rel_error = _rel_error(out, baseline_out)
+        try:
+            out = sets[0].by_uid[out_uid].float()
+            if ref is not None:
+                r.rel_error = _rel_error(out, ref)
+            elif baseline_out is None:
+                baseline_out, r.rel_error = out.clone(), 0.0
+            else:
+                r.rel_error = _rel_error(out, baseline_out)
+        except RuntimeError as e:  # e.g. a reference of another shape
+            r.status, r.reason = "wrong result", _short_reason(e)
+            return
         if not (r.rel_error <= TOLERANCE.get(DTYPES.get(dtype), 2e-2)):
             r.status, r.reason = "wrong result", f"relative error {r.rel_error:.3g}"
             return
-        r.time_us = timer.time(plan, packs)
+        try:
+            r.time_us = timer.time(plan, packs)
+        except (CudnnBackendError, RuntimeError) as e:
+            r.status, r.reason = "execute failed", _short_reason(e)
+            return
         r.kernels = _kernel_count(handle, plan, packs[0])
         r.status = "ok"
 
@@ -523,7 +548,6 @@ def explore(pattern_name="conv_bias_relu", *, dtype="half", layout="nhwc", modes
         if pick is not None and r.time_us:
             r.speedup = pick.time_us / r.time_us
     ex.results.sort(key=lambda r: (r.time_us is None, r.time_us or 0.0))
-    handle.close()
     return ex
 
 

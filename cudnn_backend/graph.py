@@ -119,7 +119,7 @@ class TensorInfo(tuple):
     def __new__(cls, t):
         if isinstance(t, Tensor):
             uid, dims, strides = t.uid, t.shape, tuple(t.value("strides") or ())
-            dt, virtual, name = t.value("data_type"), t.virtual, t.name
+            dt, virtual, name = t.value("data_type"), t.virtual, t  # the name is read live (it can change)
             unconsumed_ok = bool(t.__dict__.get("allow_unconsumed", False))
         else:  # a generic Descriptor of tensor type, set through C names
             read = lambda attr, atype: t.get(attr, atype) if t.finalized else []  # noqa: E731
@@ -138,7 +138,7 @@ class TensorInfo(tuple):
     strides = property(lambda self: self[2])
     data_type = property(lambda self: self[3])
     virtual = property(lambda self: self[4])
-    name = property(lambda self: self[5])
+    name = property(lambda self: self[5] if isinstance(self[5], str) else self[5].name)
     # a virtual output nothing reads, on purpose (e.g. softmax stats of attention inference)
     unconsumed_ok = property(lambda self: self[6])
 
@@ -182,6 +182,8 @@ def _info(t) -> TensorInfo:
 
 def _tensor_slots(op):
     """[(keyword, TensorInfo, is_output)] of an operation (kept on finalized operations)."""
+    if not isinstance(op, TypedDescriptor):
+        raise TypeError(f"graph inspection needs typed operation descriptors, not {op!r}")
     d = op.__dict__
     slots = d.get("_tensor_slots") if op.finalized else None
     if slots is None:
@@ -233,10 +235,9 @@ def check_operations(operations):
     operations = list(operations)
     if not operations:
         raise GraphError("an operation graph needs at least one operation")
-    by_uid = {}
-    produced, consumed = {}, {}
-    for op in operations:
-        slots = _tensor_slots(op)
+    all_slots = [(op, _tensor_slots(op)) for op in operations]
+    producer = {}  # uid -> (operation, TensorInfo as it writes it)
+    for op, slots in all_slots:
         ins = {t.uid for _, t, out in slots if not out}
         outs = {t.uid for _, t, out in slots if out}
         if len(operations) > 1 and ins & outs:
@@ -244,36 +245,35 @@ def check_operations(operations):
             raise GraphError(
                 f"{_op_label(op)} reads and writes UID {uid}: in-place operations are allowed only in single-node "
                 f"graphs (cuDNN treats this as a cycle); give the output its own tensor")
-        for name, t, out in slots:
-            prev = by_uid.get(t.uid)
-            if prev is not None and prev.signature() != t.signature():
-                if out or t.uid in produced:
-                    raise GraphError(f"{_op_label(op)}.{name}: tensor UID {t.uid} is {t.describe()} here but "
-                                     f"{prev.describe()} where it is produced: consumer and producer shapes differ")
-                raise GraphError(f"duplicate UID {t.uid}: {prev.describe()} and {t.describe()} are different tensors")
-            by_uid.setdefault(t.uid, t)
+        for _, t, out in slots:
             if out:
-                if t.uid in produced and produced[t.uid] is not op:
-                    raise GraphError(f"UID {t.uid} ({t.name}) is produced by both {_op_label(produced[t.uid])} "
+                if t.uid in producer and producer[t.uid][0] is not op:
+                    raise GraphError(f"UID {t.uid} ({t.name}) is produced by both {_op_label(producer[t.uid][0])} "
                                      f"and {_op_label(op)}")
-                produced[t.uid] = op
-            else:
+                producer[t.uid] = (op, t)
+    by_uid, consumed = {}, {}
+    for op, slots in all_slots:
+        for name, t, out in slots:
+            if not out:
                 consumed.setdefault(t.uid, []).append(op)
+            if t.uid in producer:
+                pop, pt = producer[t.uid]
+                if not out and pt.signature() != t.signature():
+                    raise GraphError(f"{_op_label(op)}.{name} reads UID {t.uid} as {t.describe()} but "
+                                     f"{_op_label(pop)} produces {pt.describe()}: consumer and producer shapes differ")
+                by_uid.setdefault(t.uid, pt)
+                continue
+            prev = by_uid.setdefault(t.uid, t)
+            if prev.signature() != t.signature():
+                raise GraphError(f"duplicate UID {t.uid}: {prev.describe()} and {t.describe()} are different tensors")
     for uid, t in by_uid.items():
         if not t.virtual:
             continue
-        if uid not in produced:
+        if uid not in producer:
             raise GraphError(f"virtual tensor {t.describe()} is consumed but no operation produces it")
         if uid not in consumed and not t.unconsumed_ok:
-            raise GraphError(f"virtual tensor {t.describe()} is produced by {_op_label(produced[uid])} but nothing "
+            raise GraphError(f"virtual tensor {t.describe()} is produced by {_op_label(producer[uid][0])} but nothing "
                              f"consumes it; make it a real (non-virtual) output, or mark it allow_unconsumed")
-    for uid, t in by_uid.items():
-        if uid in produced:
-            for op in consumed.get(uid, ()):
-                for name, ct, out in _tensor_slots(op):
-                    if ct.uid == uid and not out and ct.shape != t.shape:
-                        raise GraphError(f"{_op_label(op)}.{name} reads UID {uid} as {list(ct.shape)} but "
-                                         f"{_op_label(produced[uid])} produces {list(t.shape)}")
     topological_order(operations)
 
 
@@ -395,8 +395,8 @@ class Graph:
         if not op.finalized:
             op.finalize()
         self.operations.append(op)
-        for _, t, _ in tensor_descriptors(op):
-            self.tensors.setdefault(TensorInfo(t).uid, t)
+        for uid, t in graph_tensors([op]).items():
+            self.tensors.setdefault(uid, t)
         return op
 
     # -- operations ------------------------------------------------------------------------------
@@ -517,5 +517,5 @@ def graph_tensors(operations) -> dict:
     out = {}
     for op in operations:
         for _, t, _ in tensor_descriptors(op):
-            out.setdefault(TensorInfo(t).uid, t)
+            out.setdefault(_info(t).uid, t)
     return out

@@ -511,3 +511,23 @@ def test_validation_cache_never_admits_floats_or_bools():
         t.set(float(CUDNN_ATTR_TENSOR_UNIQUE_ID), float(CUDNN_TYPE_INT64), 5)
     with pytest.raises(TypeError):
         t.get(float(CUDNN_ATTR_TENSOR_UNIQUE_ID), CUDNN_TYPE_INT64)
+
+
+def test_bools_and_other_enums_are_not_descriptor_types_or_attributes():
+    cb.Descriptor(1)  # warm the validated-type cache with the int form
+    with pytest.raises(TypeError):
+        cb.Descriptor(True)
+    with pytest.raises(TypeError, match="expected a DescriptorType, not DataType"):
+        cb.Descriptor(CUDNN_DATA_FLOAT)
+    conv = cb.Descriptor(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR)
+    with pytest.raises(TypeError, match="expected a DataType, not ConvolutionMode"):
+        conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, CUDNN_CROSS_CORRELATION)
+    with pytest.raises(TypeError, match="expected a AttributeName, not DataType"):
+        conv.set(CUDNN_DATA_FLOAT, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT)
+
+
+def test_handle_init_twice_is_refused_before_cudnn():
+    h = cb.Handle.__new__(cb.Handle)
+    assert h.closed
+    # a never-initialized handle can be closed and is reported closed; (creating one needs a GPU)
+    h.close()

@@ -366,3 +366,29 @@ def test_consumer_shape_differs_from_producer():
     _relu(g, wrong, y)
     with pytest.raises(GraphError, match=r"producer shapes differ|produces \[1, 8, 4, 4\]"):
         g.build()
+
+
+def test_renaming_a_finalized_tensor_shows_in_tables():
+    g = _cbr_graph()
+    g.build()
+    x = g.tensors[1]
+    assert "X (uid 1)" in g.table()
+    x.name = "input"
+    assert "input (uid 1)" in g.table() and "input" in g.to_dot()
+
+
+def test_graph_inspection_needs_typed_operations():
+    with pytest.raises(TypeError, match="typed operation descriptors"):
+        check_operations([cb.Descriptor(cb.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)])
+
+
+def test_consumer_listed_before_its_producer_is_described_right():
+    g = Graph()
+    x = g.tensor([1, 8, 4, 4])
+    v = g.pointwise("CUDNN_POINTWISE_RELU_FWD", x)
+    wrong = gg.tensor(v.uid, [1, 8, 2, 8], [128, 16, 8, 1], data_type=cb.CUDNN_DATA_FLOAT, virtual=True)
+    y = g.tensor([1, 8, 2, 8])
+    consumer = _relu(Graph(), wrong, y)
+    with pytest.raises(GraphError, match=r"reads UID 2 as .*\[1, 8, 2, 8\].* but Pointwise RELU_FWD produces .*"
+                                         r"\[1, 8, 4, 4\].*consumer and producer shapes differ"):
+        check_operations([consumer, *g.operations])

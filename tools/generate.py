@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate cudnn-backend's declarations from cuDNN's ``cudnn_graph.h``.
 
-One command regenerates everything (see docs/generating.md)::
+One command regenerates everything (see README, "Regenerating the declarations")::
 
     python tools/generate.py [--header PATH/TO/cudnn_graph.h]
 
@@ -298,7 +298,7 @@ def write_c_header(version: str, enums: list[Enum], funcs: list[Function]) -> st
 
 
 def _cy_type(c_type: str) -> str:
-    return c_type.replace("const ", "const ").replace(" *", "*")
+    return c_type.replace(" *", "*")
 
 
 SENTINEL = "_CUDNNSTATUS_INTERNAL_LOADING_ERROR"

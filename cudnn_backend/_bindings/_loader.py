@@ -144,9 +144,5 @@ def loaded() -> LoadedCudnn | None:
     return _loaded
 
 
-def loaded_version() -> int:
-    return load_cudnn().version
-
-
 def loaded_version_string() -> str:
     return load_cudnn().version_string
