@@ -419,26 +419,24 @@ class Graph:
         self.add(OperationConvolutionForward(x=x, w=w, y=y, conv_desc=conv, alpha=alpha, beta=beta))
         return y
 
-    def conv_bwd_data(self, dy, w, x_dims, *, padding=0, stride=1, dilation=1, post_padding=None, compute=None,
-                      output=False, alpha=1.0, beta=0.0, name=None) -> Tensor:
-        nsp = len(dy.shape) - 2
-        conv = self.convolution_descriptor(nsp, padding, stride, dilation, post_padding, compute)
-        expected = shapes.conv_output_dims(x_dims, w.shape, padding, stride, dilation, post_padding,
-                                           groups=x_dims[1] // w.shape[1])
+    def _backward_convolution(self, dy, x_dims, w_dims, padding, stride, dilation, post_padding, compute):
+        """The convolution descriptor of a backward conv, after checking dy is the forward output's shape."""
+        expected = shapes.conv_output_dims(x_dims, w_dims, padding, stride, dilation, post_padding,
+                                           groups=x_dims[1] // w_dims[1])
         if list(expected) != list(dy.shape):
             raise GraphError(f"dy {list(dy.shape)} does not match the forward output {expected} of x {list(x_dims)}")
+        return self.convolution_descriptor(len(dy.shape) - 2, padding, stride, dilation, post_padding, compute)
+
+    def conv_bwd_data(self, dy, w, x_dims, *, padding=0, stride=1, dilation=1, post_padding=None, compute=None,
+                      output=False, alpha=1.0, beta=0.0, name=None) -> Tensor:
+        conv = self._backward_convolution(dy, x_dims, w.shape, padding, stride, dilation, post_padding, compute)
         dx = self._output(output, x_dims, dy, name=name)
         self.add(OperationConvolutionBackwardData(dy=dy, w=w, dx=dx, conv_desc=conv, alpha=alpha, beta=beta))
         return dx
 
     def conv_bwd_filter(self, x, dy, w_dims, *, padding=0, stride=1, dilation=1, post_padding=None, compute=None,
                         output=False, alpha=1.0, beta=0.0, name=None) -> Tensor:
-        nsp = len(x.shape) - 2
-        conv = self.convolution_descriptor(nsp, padding, stride, dilation, post_padding, compute)
-        expected = shapes.conv_output_dims(x.shape, w_dims, padding, stride, dilation, post_padding,
-                                           groups=x.shape[1] // w_dims[1])
-        if list(expected) != list(dy.shape):
-            raise GraphError(f"dy {list(dy.shape)} does not match the forward output {expected}")
+        conv = self._backward_convolution(dy, x.shape, w_dims, padding, stride, dilation, post_padding, compute)
         dw = self._output(output, w_dims, x, name=name)
         self.add(OperationConvolutionBackwardFilter(x=x, dy=dy, dw=dw, conv_desc=conv, alpha=alpha, beta=beta))
         return dw

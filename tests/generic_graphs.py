@@ -63,3 +63,11 @@ def heuristics(graph, mode, dp=None):
         heur.set(CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR, dp)
     heur.finalize()
     return heur.get(CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR)
+
+
+def offline_plan(graph, dp, mode=CUDNN_HEUR_MODE_A):
+    """The first config of ``mode`` as an execution plan built against a device profile (no GPU)."""
+    plan = cb.Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
+    plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, heuristics(graph, mode, dp)[0])
+    plan.set(CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR, dp)
+    return plan.finalize()

@@ -189,13 +189,7 @@ def test_notebook_conv_heuristics_against_h200_profile(h200_profile_json):
 
 
 def test_plan_finalizes_offline_and_serializes(h200_profile_json):
-    graph = gg.notebook_conv_graph()
-    dp = gg.device_prop(h200_profile_json)
-    config = gg.heuristics(graph, CUDNN_HEUR_MODE_A, dp)[0]
-    plan = cb.Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
-    plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, config)
-    plan.set(CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR, dp)
-    plan.finalize()
+    plan = gg.offline_plan(gg.notebook_conv_graph(), gg.device_prop(h200_profile_json))
     text = plan.get(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR)
     assert text.startswith("{") and len(text) > 100
     [workspace] = plan.get(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64)
@@ -462,13 +456,8 @@ def test_concat_inputs_get_is_refused():
 
 
 def _plan_json(h200_profile_json):
-    graph = gg.notebook_conv_graph()
-    dp = gg.device_prop(h200_profile_json)
-    plan = cb.Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
-    plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-             gg.heuristics(graph, CUDNN_HEUR_MODE_A, dp)[0])
-    plan.set(CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR, dp)
-    return plan.finalize().get(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR)
+    plan = gg.offline_plan(gg.notebook_conv_graph(), gg.device_prop(h200_profile_json))
+    return plan.get(CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR)
 
 
 def test_serialized_graphs_cudnn_cannot_read_are_refused(h200_profile_json):

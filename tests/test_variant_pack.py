@@ -778,12 +778,7 @@ def test_tensor_spec_nbytes():
 def test_generic_descriptors_plan_and_graph(h200_profile_json):
     """Graphs and plans made through the generic Descriptor with C names work the same."""
     graph = gg.notebook_conv_graph()
-    dp = gg.device_prop(h200_profile_json)
-    plan = cb.Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
-    plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-             gg.heuristics(graph, CUDNN_HEUR_MODE_A, dp)[0])
-    plan.set(CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR, dp)
-    plan.finalize()
+    plan = gg.offline_plan(graph, gg.device_prop(h200_profile_json))
     pack = VariantPack(plan, {1: ADDR[0], 2: ADDR[1], 3: ADDR[2]}, workspace=ADDR[3])
     assert pack.uids == (1, 2, 3)
     with pytest.raises(ValueError, match=r"missing buffers for UID\(s\) 3"):
