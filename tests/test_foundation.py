@@ -515,8 +515,10 @@ def test_bools_and_other_enums_are_not_descriptor_types_or_attributes():
         conv.set(CUDNN_DATA_FLOAT, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT)
 
 
-def test_handle_init_twice_is_refused_before_cudnn():
+def test_never_initialized_handle_reports_closed_and_closes():
+    # (a created Handle needs a GPU; its second __init__ is refused with TypeError, see Handle.__init__)
     h = cb.Handle.__new__(cb.Handle)
-    assert h.closed
-    # a never-initialized handle can be closed and is reported closed; (creating one needs a GPU)
+    assert h.closed and h.ptr == 0
     h.close()
+    with pytest.raises(ValueError, match="closed"):
+        h.stream = 0
