@@ -15,14 +15,28 @@ STUB_SOURCE = "cudnn_backend/_nodevice/libcuda_stub.c"
 # cuDNN opens the driver under both names; one stand-in object per soname so both resolve to it.
 STUB_SONAMES = ("libcuda.so.1", "libcuda.so")
 
+# The generated typed classes are thin (keyword parsing, then the core's checked set): -O1 compiles
+# their 80,000 lines of C three times faster than -O2 and the hot paths live in core._descriptor.
+OPT = {"cudnn_backend.typed._classes": "-O1"}
 extensions = [
-    Extension(name, [src], include_dirs=[INCLUDE], extra_compile_args=["-O2"], libraries=["dl"])
+    Extension(name, [src], include_dirs=[INCLUDE], extra_compile_args=[OPT.get(name, "-O2")], libraries=["dl"])
     for name, src in [
         ("cudnn_backend._bindings.cycudnn", "cudnn_backend/_bindings/cycudnn.pyx"),
-        ("cudnn_backend._descriptor", "cudnn_backend/_descriptor.pyx"),
-        ("cudnn_backend._logging", "cudnn_backend/_logging.pyx"),
-        ("cudnn_backend._execute", "cudnn_backend/_execute.pyx"),
+        ("cudnn_backend.core._descriptor", "cudnn_backend/core/_descriptor.pyx"),
+        ("cudnn_backend.core._logging", "cudnn_backend/core/_logging.pyx"),
+        ("cudnn_backend.typed._base", "cudnn_backend/typed/_base.pyx"),
+        ("cudnn_backend.typed._classes", "cudnn_backend/typed/_classes.pyx"),
+        ("cudnn_backend.runtime._execute", "cudnn_backend/runtime/_execute.pyx"),
+        ("cudnn_backend.graph._core", "cudnn_backend/graph/_core.pyx"),
     ]
+]
+# The operation families and shape maths stay plain Python source, compiled as they are (Cython's pure
+# Python mode): the builder's per-call bookkeeping is what graph construction's speed is made of.
+COMPILED_PY = ["shapes", "_util", "conv", "pointwise", "matmul", "reduction", "norm", "resample", "layout", "rng",
+               "attention", "quantize", "rope", "band", "moe", "signal", "_graph"]
+extensions += [
+    Extension(f"cudnn_backend.graph.{m}", [f"cudnn_backend/graph/{m}.py"], extra_compile_args=["-O1"])
+    for m in COMPILED_PY
 ]
 
 
@@ -52,13 +66,16 @@ class BuildPyWithHeaders(build_py):
         shutil.copytree(INCLUDE, target)
 
 
+PACKAGES = ["cudnn_backend", "cudnn_backend._bindings", "cudnn_backend._nodevice", "cudnn_backend.data",
+            "cudnn_backend.core", "cudnn_backend.typed", "cudnn_backend.graph", "cudnn_backend.runtime",
+            "cudnn_backend.patterns", "cudnn_backend.tune", "cudnn_backend.cli"]
+
 setup(
-    packages=["cudnn_backend", "cudnn_backend._bindings", "cudnn_backend._generated", "cudnn_backend._nodevice",
-              "cudnn_backend.data"],
+    packages=PACKAGES,
     package_data={
-        "cudnn_backend": ["*.pxd", "*.pyx"],
-        "cudnn_backend._bindings": ["*.pxd", "*.pyx"],
-        "cudnn_backend._generated": ["*.json"],
+        **{p: ["*.pxd", "*.pyx", "*.pyi"] for p in PACKAGES},
+        "cudnn_backend": ["py.typed", "*.pyi"],
+        "cudnn_backend._bindings": ["*.pxd", "*.pyx", "*.json"],
         "cudnn_backend._nodevice": ["*.c", "libcuda.so*"],
         "cudnn_backend.data": ["*.json"],
     },

@@ -1,24 +1,29 @@
 """cudnn-backend: full manual control over NVIDIA cuDNN's backend graph API from Python.
 
-Layers (each a module or folder; lower layers never import higher ones):
+Layers, each a folder, importing only downward (import-linter checks it)::
 
-* ``_bindings/cycudnn.pxd``  raw one-to-one declarations of cudnn_graph.h (generated, ``nogil``)
-* ``_bindings/_loader.py``   finds and loads libcudnn (cuda-pathfinder) and, without a GPU, the
-  no-device driver stand-in
-* ``_generated/enums.py``, ``schema.py``  Python enums and the attribute schema (generated)
-* ``_descriptor.pyx``, ``_errors.py``, ``_logging.pyx``  checked wrappers: ``Handle``,
-  ``Descriptor``, ``CudnnError``, logging
-* ``info.py``, ``__main__.py``  tools
+    errors        every exception class
+    _bindings     raw declarations (cycudnn.pxd), the loader, the generated enums and schema
+    core          Descriptor, Handle, logging, schema queries, versions, the device probe
+    typed         the generated typed classes, tensors from arrays, introspection
+    graph         the Graph builder: every operation family a method; shapes; graph checks
+    runtime       profiles, engines, heuristics, plans, variant packs, execution, CUDA graphs, memory
+    patterns      ready-made graphs built from Graph methods
+    tune          explore, autotune, the plan cache, fusion reports, microbenchmarks, sweeps
+    cli           the command line and all terminal output
 
 Every enumerant of cudnn_graph.h is a module attribute under its exact C name
-(``cudnn_backend.CUDNN_ATTR_TENSOR_UNIQUE_ID``).
+(``cudnn_backend.CUDNN_ATTR_TENSOR_UNIQUE_ID``). ``import cudnn_backend`` loads the lower layers;
+the others load on first use (PEP 562).
 """
+import importlib as _importlib
 import pathlib as _pathlib
 
 from cudnn_backend._version import __version__
-from cudnn_backend._generated import enums as _enums
-from cudnn_backend._generated.enums import *  # noqa: F401,F403 - every enum and enumerant by C name
-from cudnn_backend._errors import (
+from cudnn_backend._bindings import _loader
+from cudnn_backend._bindings.enums import *  # noqa: F401,F403 - every enum and enumerant by C name
+from cudnn_backend.errors import (
+    CudaError,
     CudnnBackendError,
     CudnnBadParamError,
     CudnnError,
@@ -28,14 +33,26 @@ from cudnn_backend._errors import (
     CudnnLibraryNotFoundError,
     CudnnNotInitializedError,
     CudnnNotSupportedError,
+    CudnnShutdownError,
     CudnnUnsafeCallError,
     CudnnVersionError,
+    DeviceProfileError,
+    DeviceProfileVersionError,
+    EngineError,
+    GraphError,
+    NativeCudaGraphNotSupportedError,
+    NoDeviceError,
+    NoWorkingPlanError,
+    PlanCacheError,
+    PlanVersionError,
 )
-from cudnn_backend import schema
-from cudnn_backend._descriptor import (
+from cudnn_backend.core import (
     Descriptor,
     Handle,
     check_available,
+    cudnn_messages,
+    disable_logging,
+    enable_logging,
     get_cudart_version,
     get_error_string,
     get_execution_plan_workspace_size,
@@ -43,28 +60,71 @@ from cudnn_backend._descriptor import (
     get_property,
     get_version,
     graph_version_check,
+    info,
     is_same_topology,
     last_error_string,
+    logging_enabled,
+    schema,
 )
-from cudnn_backend._logging import disable_logging, enable_logging, logging_enabled
-from cudnn_backend.info import info
 
-# the higher layers, for convenience (each module is also importable on its own)
-from cudnn_backend import typed  # noqa: E402
-from cudnn_backend.typed import descriptor_class  # noqa: E402
-from cudnn_backend.graph import Graph, GraphError  # noqa: E402
-from cudnn_backend.profiles import DeviceProfile  # noqa: E402
-from cudnn_backend.heuristics import build_first_plan, get_configs  # noqa: E402
-from cudnn_backend.engines import list_engines, make_config  # noqa: E402
-from cudnn_backend.plans import build_plan, plan_from_json  # noqa: E402
-from cudnn_backend.execution import (  # noqa: E402
-    CudaGraph,
-    NativeCudaGraphNotSupportedError,
-    VariantPack,
-    execute,
-    populate_cuda_graph,
-    update_cuda_graph,
-)
+# name -> (module, attribute or None for the module itself), imported on first access
+_LAZY = {
+    "typed": ("cudnn_backend.typed", None),
+    "descriptor_class": ("cudnn_backend.typed", "descriptor_class"),
+    "arrays": ("cudnn_backend.typed.arrays", None),
+    "graph": ("cudnn_backend.graph", None),
+    "Graph": ("cudnn_backend.graph", "Graph"),
+    "shapes": ("cudnn_backend.graph.shapes", None),
+    "runtime": ("cudnn_backend.runtime", None),
+    "profiles": ("cudnn_backend.runtime.profiles", None),
+    "engines": ("cudnn_backend.runtime.engines", None),
+    "heuristics": ("cudnn_backend.runtime.heuristics", None),
+    "plans": ("cudnn_backend.runtime.plans", None),
+    "execution": ("cudnn_backend.runtime.execution", None),
+    "memory": ("cudnn_backend.runtime.memory", None),
+    "DeviceProfile": ("cudnn_backend.runtime.profiles", "DeviceProfile"),
+    "Config": ("cudnn_backend.runtime.engines", "Config"),
+    "Plan": ("cudnn_backend.runtime.plans", "Plan"),
+    "build_first_plan": ("cudnn_backend.runtime.heuristics", "build_first_plan"),
+    "get_configs": ("cudnn_backend.runtime.heuristics", "get_configs"),
+    "list_engines": ("cudnn_backend.runtime.engines", "list_engines"),
+    "make_config": ("cudnn_backend.runtime.engines", "make_config"),
+    "build_plan": ("cudnn_backend.runtime.plans", "build_plan"),
+    "plan_from_json": ("cudnn_backend.runtime.plans", "plan_from_json"),
+    "load_plan": ("cudnn_backend.runtime.plans", "load_plan"),
+    "CudaGraph": ("cudnn_backend.runtime.execution", "CudaGraph"),
+    "VariantPack": ("cudnn_backend.runtime.execution", "VariantPack"),
+    "execute": ("cudnn_backend.runtime.execution", "execute"),
+    "populate_cuda_graph": ("cudnn_backend.runtime.execution", "populate_cuda_graph"),
+    "update_cuda_graph": ("cudnn_backend.runtime.execution", "update_cuda_graph"),
+    "patterns": ("cudnn_backend.patterns", None),
+    "Pattern": ("cudnn_backend.patterns", "Pattern"),
+    "tune": ("cudnn_backend.tune", None),
+    "explore": ("cudnn_backend.tune", "explore"),
+    "autotune": ("cudnn_backend.tune", "autotune"),
+    "Exploration": ("cudnn_backend.tune", "Exploration"),
+    "PlanCache": ("cudnn_backend.tune", "PlanCache"),
+    "fusion_report": ("cudnn_backend.tune", "fusion_report"),
+    "bench": ("cudnn_backend.tune", "bench"),
+    "sweep": ("cudnn_backend.tune", "sweep"),
+    "cli": ("cudnn_backend.cli", None),
+}
+
+
+def __getattr__(name):  # PEP 562: the higher layers load on first use
+    try:
+        module, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'cudnn_backend' has no attribute {name!r}") from None
+    value = _importlib.import_module(module)
+    if attribute is not None:
+        value = getattr(value, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def get_include() -> str:
@@ -76,6 +136,4 @@ def get_include() -> str:
 
 def loaded_library():
     """Where and which cuDNN was loaded (loads it if nothing has yet)."""
-    from cudnn_backend._bindings import _loader
-
     return _loader.load_cudnn()

@@ -423,31 +423,50 @@ def extract_schema(header_text: str) -> dict:
 
 
 def extract_schema_with_report(header_text: str) -> tuple[dict, dict]:
-    """Like extract_schema, plus a report (not package data): notes on the
-    docs, which attributes were overridden, which were documented, and
-    override entries that name nothing in this header."""
-    version = parse_header_version(header_text)
+    """Like extract_schema, plus a report (not package data)."""
+    return build_schema(parse_header(header_text))
+
+
+def parse_header(header_text: str) -> dict:
+    """What the schema needs from the header, as plain data without the header's prose: the three
+    enums (names, values, @since, deprecation) and each documented attribute entry, interpreted
+    (types, counts, role, default, accepted descriptor types). tools/generate.py keeps this in
+    tools/cudnn_graph_ir.json, so the schema can be rebuilt (and checked in CI) without the header."""
     max_dims = parse_max_dims(header_text)
-    attrs = parse_enum(header_text, "cudnnBackendAttributeName_t")
-    types = parse_enum(header_text, "cudnnBackendAttributeType_t")
     descs = parse_enum(header_text, "cudnnBackendDescriptorType_t")
+    op_descs = [d["name"] for d in descs if d["name"].startswith("CUDNN_BACKEND_OPERATION_")]
+    return {
+        "header_version": parse_header_version(header_text),
+        "max_dims": max_dims,
+        "attributes": parse_enum(header_text, "cudnnBackendAttributeName_t"),
+        "types": parse_enum(header_text, "cudnnBackendAttributeType_t"),
+        "descriptors": descs,
+        "doc_entries": [{"name": e["name"], "line": e["line"], "info": _interpret_entry(e, max_dims, op_descs)}
+                        for e in _parse_doc_entries(header_text)],
+    }
+
+
+def build_schema(raw: dict) -> tuple[dict, dict]:
+    """The schema and a report from ``parse_header``'s data and the override tables."""
+    version = raw["header_version"]
+    max_dims = raw["max_dims"]
+    attrs, types, descs = raw["attributes"], raw["types"], raw["descriptors"]
     type_names = {t["name"] for t in types}
     desc_names = [d["name"] for d in descs]
     desc_set = set(desc_names)
     attr_names = [a["name"] for a in attrs]
     attr_set = set(attr_names)
-    op_descs = [d for d in desc_names if d.startswith("CUDNN_BACKEND_OPERATION_")]
 
     # ---- documentation, by attribute name
     doc_info: dict[str, dict] = {}
     notes: list[str] = []
-    for e in _parse_doc_entries(header_text):
+    for e in raw["doc_entries"]:
         name = ov.DOC_NAME_ALIASES.get(e["name"], e["name"])
         if name not in attr_set:
             if e["name"] not in ov.DOC_ONLY_NAMES:
                 notes.append(f"line {e['line']}: doc entry for unknown attribute {e['name']} ignored")
             continue
-        info = _interpret_entry(e, max_dims, op_descs)
+        info = e["info"]
         cur = doc_info.setdefault(name, {})
         for k, v in info.items():
             if k in cur and cur[k] != v:
@@ -505,6 +524,10 @@ def extract_schema_with_report(header_text: str) -> tuple[dict, dict]:
             "host_data": bool(info.get("host_data", False)),
             # the count query is wrong for this attribute: get() asks for up to this many elements
             "get_max_count": info.get("get_max_count"),
+            # integer elements must be >= this (sizes, strides, paddings): refused before cuDNN divides by them
+            "value_min": ov.VALUE_MIN.get(name),
+            # "input"/"output" for an operation's tensor attributes (what graph checks and tables need)
+            "io": _io_of(name, assignment[name][0], accepts),
         }
 
     # ---- descriptors
@@ -549,6 +572,12 @@ def extract_schema_with_report(header_text: str) -> tuple[dict, dict]:
         "max_dims": max_dims,
     }
     return schema, report
+
+
+def _io_of(name: str, descriptor: str, accepts) -> str | None:
+    if not descriptor.startswith("CUDNN_BACKEND_OPERATION_") or not accepts or "CUDNN_BACKEND_TENSOR_DESCRIPTOR" not in accepts:
+        return None
+    return "output" if name in ov.TENSOR_OUTPUTS.get(descriptor, ()) else "input"
 
 
 def check_schema(schema: dict, expect_descriptors: int | None = None, expect_attributes: int | None = None) -> list[str]:

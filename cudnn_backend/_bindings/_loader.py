@@ -17,6 +17,14 @@ import pathlib
 import threading
 from dataclasses import dataclass
 
+from cudnn_backend.errors import CudnnLibraryNotFoundError
+
+try:
+    from cuda.pathfinder import load_nvidia_dynamic_lib
+except ImportError as _e:  # pragma: no cover - a dependency of the package
+    load_nvidia_dynamic_lib = None
+    _PATHFINDER_ERROR = str(_e)
+
 LOCK = threading.RLock()
 ENV_LIBCUDNN = "CUDNN_BACKEND_LIBCUDNN"
 ENV_NODEVICE = "CUDNN_BACKEND_NODEVICE"
@@ -44,13 +52,9 @@ _driver: str | None = None
 
 
 def format_version(v: int) -> str:
-    """cudnnGetVersion's MAJOR*10000 + MINOR*100 + PATCH as 'MAJOR.MINOR.PATCH'."""
+    """cudnnGetVersion's MAJOR*10000 + MINOR*100 + PATCH as 'MAJOR.MINOR.PATCH' (the one formatter;
+    ``core.versions`` parses)."""
     return f"{v // 10000}.{v % 10000 // 100}.{v % 100}"
-
-
-def parse_version(text: str) -> int:
-    major, minor, patch = (int(x) for x in text.split("."))
-    return major * 10000 + minor * 100 + patch
 
 
 def _stand_in_paths() -> list[pathlib.Path]:
@@ -89,9 +93,9 @@ def _preload(libname: str) -> str | None:
     NVRTC: without it runtime-compiled engines vanish. cublasLt: a cuDNN outside the wheel layout
     that cannot find it aborts the process at the first heuristics query.
     """
+    if load_nvidia_dynamic_lib is None:
+        return None
     try:
-        from cuda.pathfinder import load_nvidia_dynamic_lib
-
         return load_nvidia_dynamic_lib(libname).abs_path
     except Exception:  # absent, cuDNN reports what it misses itself
         return None
@@ -109,30 +113,20 @@ def load_cudnn() -> LoadedCudnn:
         if forced:
             path, found_via = forced, f"${ENV_LIBCUDNN}"
         else:
-            try:
-                from cuda.pathfinder import load_nvidia_dynamic_lib
-            except ImportError as e:  # pragma: no cover - a dependency of the package
-                from cudnn_backend._errors import CudnnLibraryNotFoundError
-
-                raise CudnnLibraryNotFoundError(f"cuda-pathfinder is not importable ({e})") from e
+            if load_nvidia_dynamic_lib is None:  # pragma: no cover - a dependency of the package
+                raise CudnnLibraryNotFoundError(f"cuda-pathfinder is not importable ({_PATHFINDER_ERROR})")
             try:
                 found = load_nvidia_dynamic_lib("cudnn")
             except Exception as e:
-                from cudnn_backend._errors import CudnnLibraryNotFoundError
-
                 raise CudnnLibraryNotFoundError(f"cuda-pathfinder: {e}") from e
             path, found_via = found.abs_path, f"cuda-pathfinder ({found.found_via})"
         try:
             lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
         except OSError as e:
-            from cudnn_backend._errors import CudnnLibraryNotFoundError
-
             raise CudnnLibraryNotFoundError(f"{path}: {e}") from e
         lib.cudnnGetVersion.restype = ctypes.c_size_t
         version = int(lib.cudnnGetVersion())
         if version < 90000:
-            from cudnn_backend._errors import CudnnLibraryNotFoundError
-
             raise CudnnLibraryNotFoundError(f"{path} is cuDNN {format_version(version)}; cudnn-backend needs cuDNN >= 9.0")
         _loaded = LoadedCudnn(path=path, handle=lib._handle, found_via=found_via, version=version, driver=driver,
                               nvrtc=nvrtc)

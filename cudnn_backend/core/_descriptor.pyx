@@ -1,0 +1,1566 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The checked core over the raw bindings: ``Handle``, the generic backend ``Descriptor``, and the call
+gate every cuDNN call of the package passes.
+
+Every set/get/finalize is checked against the generated attribute schema before cuDNN sees it
+(cuDNN aborts the process on some misuse, e.g. a descriptor of the wrong type as a child), and
+every non-success status becomes a ``CudnnError`` carrying cuDNN's own message.
+
+Speed: the schema is turned into C tables on first use, so a checked ``set`` is a few table reads,
+a conversion loop over the values and the cuDNN call with the GIL released. The typed classes
+(``cudnn_backend.typed``) call ``Descriptor._set`` with their attribute and type as constants.
+
+Safety:
+
+* ``close()`` swaps the pointer out while holding the GIL, so two threads closing one object destroy
+  it once; a descriptor or handle closed while another thread's cuDNN call uses it is destroyed by
+  that call when it returns (``_busy`` counts such calls).
+* the call gate counts cuDNN calls in flight process-wide; at exit an ``atexit`` hook refuses new
+  calls and waits (bounded) for those in flight, so cuDNN's libraries are not torn down under them.
+* a ``KeyboardInterrupt`` (or ``SystemExit``) raised inside cuDNN's logging callback is kept and
+  raised in the calling thread when the cuDNN call returns (``note_interrupt``).
+"""
+import atexit
+import enum
+import fractions
+import math
+import numbers
+import operator
+import threading
+import time
+
+cimport cython
+from cpython.bool cimport PyBool_Check
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.long cimport PyLong_AsLongLong, PyLong_AsUnsignedLongLong, PyLong_CheckExact
+from cpython.ref cimport Py_INCREF, PyObject
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint64_t, uintptr_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy, memset
+
+from cudnn_backend._bindings.cycudnn cimport *
+from cudnn_backend._bindings cimport cycudnn
+
+import numpy as np
+
+from cudnn_backend._bindings import _loader
+from cudnn_backend._bindings import enums as _enums
+from cudnn_backend._bindings.enums import AttributeName, AttributeType, DescriptorType, Status
+from cudnn_backend.core import json_checks as _json_checks
+from cudnn_backend.core import op_checks as _op_checks
+from cudnn_backend.core import schema as _schema
+from cudnn_backend.core.versions import format_version, parse_version
+from cudnn_backend.errors import (
+    CudnnBackendError,
+    CudnnBadParamError,
+    CudnnShutdownError,
+    CudnnUnsafeCallError,
+    CudnnVersionError,
+    make_error,
+)
+
+cdef enum:
+    LAST_ERROR_SIZE = 4096
+    MAX_TYPES = 64
+    INLINE_BYTES = 256           # most attribute arrays fit: no malloc for them
+    MAX_SET_ELEMENTS = 1 << 20   # no attribute takes more (a lying __len__ is refused before allocation)
+    MAX_GET_ELEMENTS = 1 << 24
+    MAX_GET_DESCRIPTORS = 1 << 14
+
+# element kinds
+cdef enum:
+    K_NONE = 0
+    K_HANDLE = 1
+    K_BOOL = 2
+    K_INT64 = 3
+    K_INT32 = 4
+    K_FLOAT = 5
+    K_DOUBLE = 6
+    K_PTR = 7
+    K_CHAR = 8
+    K_FRACTION = 9
+    K_ENUM = 10
+    K_DESC = 11
+
+# attribute flags
+cdef enum:
+    F_HOST_DATA = 1
+    F_SET_UNSUPPORTED = 2
+    F_GET_UNSUPPORTED = 4
+    F_JSON = 8
+    F_AVAILABLE = 16
+
+cdef enum:
+    ROLE_REQUIRED = 0
+    ROLE_OPTIONAL = 1
+    ROLE_GET_ONLY = 2
+
+ctypedef struct AttrSpec:
+    int descriptor          # owning descriptor type, -1 for a value that is no attribute
+    uint64_t types          # accepted attribute types (bit per type value)
+    int default_type        # the preferred (first) attribute type
+    int count_min
+    int count_max           # -1: unbounded
+    int role
+    int flags
+    uint64_t accepts        # descriptor types a descriptor-valued attribute takes (bit per type value)
+    int get_type            # the type cuDNN's Get wants when it differs, else -1
+    int get_max_count       # cuDNN's count query is wrong: ask for this many (0: ask)
+    int64_t value_min       # integer elements must be >= this
+    int io                  # 0: not a tensor slot, 1: input tensor, 2: output tensor
+
+INT64_MIN = -int("9223372036854775808")
+INT64_MAX = int("9223372036854775807")
+ADDRESS_LIMIT = int("18446744073709551616")  # 2**64: addresses are below it
+PY_MAX_SET_ELEMENTS = MAX_SET_ELEMENTS
+PY_MAX_GET_ELEMENTS = MAX_GET_ELEMENTS
+PY_MAX_GET_DESCRIPTORS = MAX_GET_DESCRIPTORS
+
+
+# ------------------------------------------------------------------------------------------------
+# the call gate: calls in flight, the exit gate, interrupts raised inside cuDNN's callback
+# ------------------------------------------------------------------------------------------------
+cdef Py_ssize_t _calls_in_flight = 0
+cdef bint _exiting = False
+cdef object _pending_interrupt = None
+EXIT_WAIT_SECONDS = 30.0  # how long the atexit hook waits for cuDNN calls in flight
+
+
+cdef int enter_call() except -1:
+    """Before a cuDNN call that releases the GIL (GIL held)."""
+    global _calls_in_flight
+    if _exiting:
+        raise CudnnShutdownError("the interpreter is exiting: no new cuDNN call is started (cuDNN's libraries are "
+                                 "being torn down)")
+    _calls_in_flight += 1
+    return 0
+
+
+cdef int leave_call() except -1:
+    """After the call returned (GIL held again): raise an interrupt cuDNN's callback kept meanwhile."""
+    global _calls_in_flight, _pending_interrupt
+    _calls_in_flight -= 1
+    if _pending_interrupt is not None:
+        exc, _pending_interrupt = _pending_interrupt, None
+        raise exc
+    return 0
+
+
+cdef int _raise_pending_interrupt() except -1:
+    global _pending_interrupt
+    exc, _pending_interrupt = _pending_interrupt, None
+    if exc is not None:
+        raise exc
+    return 0
+
+
+cdef void note_interrupt(object exc) noexcept:
+    """Keep a KeyboardInterrupt/SystemExit raised inside a cuDNN callback for the calling thread."""
+    global _pending_interrupt
+    if _pending_interrupt is None:
+        _pending_interrupt = exc
+
+
+def calls_in_flight():
+    """How many cuDNN calls are running now (with the GIL released), process-wide."""
+    return _calls_in_flight
+
+
+def _wait_at_exit(timeout=None):
+    """The atexit hook: refuse new cuDNN calls, then wait (bounded) for those in flight to return."""
+    global _exiting
+    _exiting = True
+    deadline = time.monotonic() + (EXIT_WAIT_SECONDS if timeout is None else timeout)
+    while _calls_in_flight > 0 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return _calls_in_flight
+
+
+atexit.register(_wait_at_exit)
+
+
+# ------------------------------------------------------------------------------------------------
+# errors and versions
+# ------------------------------------------------------------------------------------------------
+def last_error_string():
+    """cuDNN's message for the last failed call on this thread (cudnnGetLastErrorString)."""
+    cdef char buf[LAST_ERROR_SIZE]
+    buf[0] = 0
+    cycudnn.cudnnGetLastErrorString(buf, LAST_ERROR_SIZE)
+    return buf[:LAST_ERROR_SIZE].split(b"\0", 1)[0].decode("utf-8", "replace").strip()
+
+
+cdef int clear_last_error() except -1:
+    """cuDNN keeps the last message across successful calls (warnings too): read it away, so an error is
+    never explained by an older call's text."""
+    cdef char buf[2]
+    cycudnn.cudnnGetLastErrorString(buf, 2)
+    return 0
+
+
+def clear_error():
+    """Forget cuDNN's last message (before a call whose failure should report its own)."""
+    clear_last_error()
+
+
+cdef object _status_member(int status):
+    try:
+        return Status(status)
+    except ValueError:  # newer than the header
+        return status
+
+
+cdef int raise_status(cudnnStatus_t status, str function, object descriptor_type=None, object attribute=None) except -1:
+    if status == CUDNN_STATUS_SUCCESS:
+        return 0
+    raise make_error(_status_member(<int>status), function, descriptor_type, attribute, last_error_string())
+
+
+def _name_of(enum_cls, value):
+    try:
+        return enum_cls(value)
+    except ValueError:
+        return value
+
+
+# ------------------------------------------------------------------------------------------------
+# the schema as C tables (built on first use, against the loaded cuDNN's version)
+# ------------------------------------------------------------------------------------------------
+cdef AttrSpec* _ATTR = NULL
+cdef int _N_ATTR = 0
+cdef PyObject** _KEY = NULL  # attribute value -> the int object _deps is keyed by (made once: no int per set)
+cdef int _TYPE_KIND[MAX_TYPES]
+cdef bint _TYPE_AVAILABLE[MAX_TYPES]
+cdef uint8_t* _ENUM_OK[MAX_TYPES]       # enum-valued types: value -> 0 invalid, 1 valid, 2 newer than loaded
+cdef int _ENUM_MAX[MAX_TYPES]
+cdef uint8_t _DESC_OK[MAX_TYPES]        # descriptor type -> 0 unknown, 1 available, 2 newer than loaded
+cdef int* _REQUIRED[MAX_TYPES]          # descriptor type -> required attribute values
+cdef int _N_REQUIRED[MAX_TYPES]
+cdef bint _READY = False
+cdef list _ENUM_CLASS = [None] * MAX_TYPES   # attribute type -> IntEnum class of its values
+cdef dict _FINALIZE_CHECK = {}          # descriptor type -> Python check run before finalize
+cdef bint _HAS_FINALIZE_CHECK[MAX_TYPES]
+cdef dict _JSON_CHECK = {}              # attribute -> JSON checker returning canonical text
+cdef dict _UNAVAILABLE = {}             # enumerant C name -> version newer than the loaded cuDNN
+cdef int _LOADED_VERSION = 0
+cdef object _TABLE_LOCK = threading.Lock()
+cdef list _KEY_OBJECTS = []  # owns the int objects _KEY points at
+
+cdef dict _KIND_OF_TYPE_NAME = {
+    "CUDNN_TYPE_HANDLE": K_HANDLE, "CUDNN_TYPE_BOOLEAN": K_BOOL, "CUDNN_TYPE_INT64": K_INT64,
+    "CUDNN_TYPE_INT32": K_INT32, "CUDNN_TYPE_FLOAT": K_FLOAT, "CUDNN_TYPE_DOUBLE": K_DOUBLE,
+    "CUDNN_TYPE_VOID_PTR": K_PTR, "CUDNN_TYPE_CHAR": K_CHAR, "CUDNN_TYPE_FRACTION": K_FRACTION,
+    "CUDNN_TYPE_BACKEND_DESCRIPTOR": K_DESC,
+}
+cdef Py_ssize_t _KIND_SIZE[12]
+_KIND_SIZE[K_NONE] = 0
+_KIND_SIZE[K_HANDLE] = sizeof(cudnnHandle_t)
+_KIND_SIZE[K_BOOL] = sizeof(uint8_t)
+_KIND_SIZE[K_INT64] = sizeof(int64_t)
+_KIND_SIZE[K_INT32] = sizeof(int32_t)
+_KIND_SIZE[K_FLOAT] = sizeof(float)
+_KIND_SIZE[K_DOUBLE] = sizeof(double)
+_KIND_SIZE[K_PTR] = sizeof(void*)
+_KIND_SIZE[K_CHAR] = sizeof(char)
+_KIND_SIZE[K_FRACTION] = sizeof(cudnnFraction_t)
+_KIND_SIZE[K_ENUM] = sizeof(int32_t)
+_KIND_SIZE[K_DESC] = sizeof(cudnnBackendDescriptor_t)
+KIND_NAMES = ("none", "handle", "bool", "int64", "int32", "float", "double", "ptr", "char", "fraction", "enum",
+              "descriptor")
+
+_JSON_ATTRIBUTES = {
+    "CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION": _json_checks.check_plan_json,
+    "CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION": _json_checks.check_kernel_cache_json,
+    "CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION": _json_checks.check_deviceprop_json,
+}
+
+
+cdef inline int _ensure_tables() except -1:
+    if not _READY:
+        _build_tables()
+    return 0
+
+
+cdef int _build_tables() except -1:
+    global _ATTR, _N_ATTR, _READY, _LOADED_VERSION, _KEY
+    cdef AttrSpec* spec
+    cdef int t, v, i
+    with _TABLE_LOCK:
+        if _READY:
+            return 0
+        _LOADED_VERSION = _loader.load_cudnn().version
+        for name, since in _enums.SINCE.items():
+            if parse_version(since) > _LOADED_VERSION:
+                _UNAVAILABLE[name] = since
+        # attribute types
+        for member in AttributeType:
+            t = int(member)
+            if t >= MAX_TYPES:
+                continue
+            _TYPE_AVAILABLE[t] = member.name not in _UNAVAILABLE
+            kind = _KIND_OF_TYPE_NAME.get(member.name)
+            enum_name = _enums.ATTRIBUTE_TYPE_ENUM.get(member.name)
+            enum_cls = getattr(_enums, enum_name, None) if enum_name else None
+            if kind is None and isinstance(enum_cls, type) and issubclass(enum_cls, enum.IntEnum):
+                kind = K_ENUM
+                _ENUM_CLASS[t] = enum_cls
+                top = max(int(m) for m in enum_cls)
+                _ENUM_MAX[t] = top
+                _ENUM_OK[t] = <uint8_t*>calloc(top + 1, 1)
+                for m in enum_cls:
+                    if int(m) >= 0:
+                        _ENUM_OK[t][int(m)] = 2 if m.name in _UNAVAILABLE else 1
+            _TYPE_KIND[t] = kind if kind is not None else K_NONE
+        # descriptor types and their required attributes
+        for member in DescriptorType:
+            t = int(member)
+            if t < MAX_TYPES:
+                _DESC_OK[t] = 2 if member.name in _UNAVAILABLE else 1
+                dspec = _schema.DESCRIPTORS.get(member)
+                required = [int(a) for a in dspec.required] if dspec is not None else []
+                _N_REQUIRED[t] = len(required)
+                _REQUIRED[t] = <int*>calloc(max(1, len(required)), sizeof(int))
+                for i in range(len(required)):
+                    _REQUIRED[t][i] = required[i]
+        # attributes
+        top = max(int(a) for a in AttributeName) + 1
+        _ATTR = <AttrSpec*>calloc(top, sizeof(AttrSpec))
+        _KEY = <PyObject**>calloc(top, sizeof(PyObject*))
+        _KEY_OBJECTS.extend(range(top))
+        for i in range(top):
+            _KEY[i] = <PyObject*>_KEY_OBJECTS[i]
+        _N_ATTR = top
+        for i in range(top):
+            _ATTR[i].descriptor = -1
+        for attr, a in _schema.ATTRIBUTES.items():
+            spec = &_ATTR[int(attr)]
+            spec.descriptor = int(a.descriptor)
+            spec.types = 0
+            for at in a.types:
+                spec.types |= (<uint64_t>1) << int(at)
+            spec.default_type = int(a.types[0])
+            spec.count_min = a.count_min
+            spec.count_max = -1 if a.count_max is None else a.count_max
+            spec.role = {"required": ROLE_REQUIRED, "optional": ROLE_OPTIONAL, "get_only": ROLE_GET_ONLY}[a.role]
+            spec.flags = 0
+            if a.host_data:
+                spec.flags |= F_HOST_DATA
+            if a.set_unsupported:
+                spec.flags |= F_SET_UNSUPPORTED
+            if a.get_unsupported:
+                spec.flags |= F_GET_UNSUPPORTED
+            if attr.name not in _UNAVAILABLE:
+                spec.flags |= F_AVAILABLE
+            checker = _JSON_ATTRIBUTES.get(attr.name)
+            if checker is not None:
+                spec.flags |= F_JSON
+                _JSON_CHECK[int(attr)] = checker
+            spec.accepts = 0
+            for d in a.accepts or ():
+                spec.accepts |= (<uint64_t>1) << int(d)
+            spec.get_type = -1 if a.get_type is None else int(a.get_type)
+            spec.get_max_count = a.get_max_count or 0
+            spec.value_min = INT64_MIN if a.value_min is None else a.value_min
+            spec.io = {None: 0, "input": 1, "output": 2}[a.io]
+        for dtype, check in _op_checks.FINALIZE_CHECKS.items():
+            _FINALIZE_CHECK[int(dtype)] = check
+            _HAS_FINALIZE_CHECK[int(dtype)] = True
+        _READY = True
+    return 0
+
+
+def check_available(name, context=""):
+    """Raise CudnnVersionError if the enumerant ``name`` (C name) is newer than the loaded cuDNN."""
+    _ensure_tables()
+    since = _UNAVAILABLE.get(name)
+    if since is not None:
+        raise CudnnVersionError(name, since, format_version(_LOADED_VERSION), context)
+
+
+def unavailable_enumerants():
+    """{C name: version} of every enumerant of the header newer than the loaded cuDNN."""
+    _ensure_tables()
+    return dict(_UNAVAILABLE)
+
+
+# ------------------------------------------------------------------------------------------------
+# argument coercion (no float, bool or string is ever taken as an int)
+# ------------------------------------------------------------------------------------------------
+cdef str _w(object what):
+    """An error message's subject: a string, or (descriptor type, attribute) formatted only when needed."""
+    if type(what) is tuple:
+        return _what((<tuple>what)[0], (<tuple>what)[1])
+    return what
+
+
+cdef str _what(int dtype, int attr):
+    return f"{_name_of(DescriptorType, dtype).name if dtype >= 0 else '?'}.{_attr_name(attr)}"
+
+
+cdef str _attr_name(int attr):
+    m = _name_of(AttributeName, attr)
+    return m.name if isinstance(m, AttributeName) else str(attr)
+
+
+cdef int _enum_arg(object value, object enum_cls, str what) except? -1:
+    """An enum argument (descriptor type, attribute, attribute type) as a C int: a member of ``enum_cls``,
+    its C name, or an int (not a bool, not a member of another enum)."""
+    if type(value) is enum_cls:
+        return <int>value
+    if PyLong_CheckExact(value):
+        v = value
+    elif isinstance(value, str):
+        try:
+            return int(enum_cls[value])
+        except KeyError:
+            raise ValueError(f"{what}: {value!r} is not a {enum_cls.__name__} name") from None
+    elif isinstance(value, bool) or isinstance(value, enum.Enum):
+        raise TypeError(f"{what}: expected a {enum_cls.__name__} member, its C name or an int, not "
+                        f"{type(value).__name__}{'.' + value.name if isinstance(value, enum.Enum) else ''}")
+    else:
+        v = _index(value, what)
+    if v < 0 or v > 0x7FFFFFFF:
+        raise ValueError(f"{what}: {v} is not a valid {enum_cls.__name__}")
+    return <int>v
+
+
+cdef object _index(object v, object what):
+    """operator.index with every failure as TypeError naming ``what`` (floats, strings and bools refused)."""
+    if isinstance(v, bool):
+        raise TypeError(f"{_w(what)}: expected an integer, not bool")
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"{_w(what)}: expected an integer, not {type(v).__name__}") from None
+    except Exception as e:  # a raising __index__
+        raise TypeError(f"{_w(what)}: cannot read an integer from {type(v).__name__} ({type(e).__name__}: {e})") from None
+
+
+def as_int(value, what, minimum=None, maximum=None):
+    """An exact int from an integer-like value: floats, strings, bools and raising ``__index__`` refused with a
+    TypeError naming ``what``; bounds with a ValueError."""
+    v = value if PyLong_CheckExact(value) else _index(value, what)
+    if minimum is not None and v < minimum:
+        raise ValueError(f"{what}: {v} is below the minimum {minimum}")
+    if maximum is not None and v > maximum:
+        raise ValueError(f"{what}: {v} is above the maximum {maximum}")
+    return v
+
+
+cdef inline int64_t _int64(object v, object what) except? -1:
+    cdef int64_t out
+    if PyLong_CheckExact(v):
+        try:
+            return PyLong_AsLongLong(v)
+        except OverflowError:
+            raise ValueError(f"{_w(what)}: {v} does not fit in 64 bits") from None
+    i = _index(v, what)
+    try:
+        out = PyLong_AsLongLong(i)
+    except OverflowError:
+        raise ValueError(f"{_w(what)}: {i} does not fit in 64 bits") from None
+    return out
+
+
+cdef double _real(object v, object what) except? -1.0:
+    if type(v) is float:
+        return PyFloat_AS_DOUBLE(v)
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{_w(what)}: expected a real number, not {type(v).__name__}")
+    try:
+        return float(v)
+    except OverflowError:
+        raise ValueError(f"{_w(what)}: {v} does not fit in a double") from None
+    except Exception as e:
+        raise TypeError(f"{_w(what)}: cannot read a number from {type(v).__name__} ({type(e).__name__}: {e})") from None
+
+
+cdef object _items(object values, int kind, object what):
+    """The elements to set: a list or tuple as it is; one value as a 1-tuple; other sequences copied with
+    a cap on their length (a lying ``__len__`` is refused before anything is allocated)."""
+    cdef type t = type(values)
+    if t is list or t is tuple:
+        if kind == K_FRACTION and t is tuple and len(values) == 2 and _is_int_like(values[0]) and \
+                _is_int_like(values[1]):
+            return (values,)  # one (numerator, denominator)
+        return values
+    if kind == K_CHAR:
+        return values
+    if t is int or t is float or t is bool or isinstance(values, (numbers.Number, Descriptor, Handle, str, bytes,
+                                                                  bytearray, enum.Enum)):
+        return (values,)
+    if isinstance(values, np.ndarray):
+        if values.size > MAX_SET_ELEMENTS:
+            raise ValueError(f"{_w(what)}: {values.size} elements; no attribute takes more than {MAX_SET_ELEMENTS}")
+        return values.reshape(-1).tolist()
+    if not hasattr(values, "__iter__"):
+        return (values,)
+    try:
+        n = len(values)
+    except TypeError:
+        n = None
+    except Exception as e:
+        raise TypeError(f"{_w(what)}: len() of the {type(values).__name__} failed ({type(e).__name__}: {e})") from None
+    if n is not None and (not isinstance(n, int) or n < 0 or n > MAX_SET_ELEMENTS):
+        raise ValueError(f"{_w(what)}: the {type(values).__name__} claims {n} elements; no attribute takes more than "
+                         f"{MAX_SET_ELEMENTS}")
+    out = []
+    try:
+        for v in values:
+            out.append(v)
+            if len(out) > MAX_SET_ELEMENTS:
+                raise ValueError(f"{_w(what)}: more than {MAX_SET_ELEMENTS} elements")
+    except (ValueError, TypeError):
+        raise
+    except Exception as e:
+        raise TypeError(f"{_w(what)}: iterating the {type(values).__name__} failed ({type(e).__name__}: {e})") from None
+    return out
+
+
+cdef bint _is_int_like(object v):
+    return (PyLong_CheckExact(v) or isinstance(v, numbers.Integral)) and not isinstance(v, bool)
+
+
+# ------------------------------------------------------------------------------------------------
+# the element buffer of one set/get call
+# ------------------------------------------------------------------------------------------------
+@cython.freelist(8)
+cdef class _Buffer:
+    """The element array of one Set/GetAttribute call (inline when small, else malloc'ed)."""
+    cdef char* data
+    cdef Py_ssize_t nbytes
+    cdef char inline_data[INLINE_BYTES]
+
+    def __cinit__(self, Py_ssize_t nbytes):
+        self.nbytes = nbytes
+        if nbytes <= INLINE_BYTES:
+            self.data = self.inline_data
+        else:
+            self.data = <char*>malloc(nbytes)
+            if self.data == NULL:
+                raise MemoryError()
+        memset(self.data, 0, nbytes if nbytes > 0 else 1)
+
+    def __dealloc__(self):
+        if self.data != self.inline_data:
+            free(self.data)
+
+
+cdef object _host_copy(object v, object what):
+    """Host data cuDNN reads through a VOID_PTR attribute: a private copy of a bytes-like value."""
+    if v is None or (_is_int_like(v)):
+        raise TypeError(f"{_w(what)}: cuDNN reads host memory at this address; pass the value's bytes (bytes, "
+                        f"bytearray or a numpy value), not a raw pointer")
+    try:
+        raw = bytes(memoryview(v if isinstance(v, (bytes, bytearray, memoryview)) else np.asarray(v)))
+    except (TypeError, ValueError, BufferError):
+        raise TypeError(f"{_w(what)}: expected bytes-like host data, not {type(v).__name__}") from None
+    if not raw:
+        raise ValueError(f"{_w(what)}: empty host data")
+    return np.frombuffer(raw, dtype=np.uint8).copy()
+
+
+cdef object _char_bytes(object values, int attr, object what):
+    """CHAR attributes: str or bytes; JSON attributes are checked and made canonical first."""
+    checker = _JSON_CHECK.get(attr)
+    if checker is not None:
+        if not isinstance(values, (str, bytes, bytearray, memoryview)):
+            raise TypeError(f"{_w(what)}: takes JSON text (str or bytes), not {type(values).__name__}")
+        values = checker(values)  # JsonCheckError (a ValueError) names the JSON field
+    if isinstance(values, str):
+        try:
+            return values.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(f"{_w(what)}: the text is not valid Unicode ({e.reason} at {e.start})") from None
+    if isinstance(values, (bytes, bytearray, memoryview)):
+        return bytes(values)
+    raise TypeError(f"{_w(what)}: CUDNN_TYPE_CHAR takes str or bytes, not {type(values).__name__}")
+
+
+cdef int _enum_element(object v, int atype, object what) except? -1:
+    """One enum-typed element as an int: a member of the attribute type's enum, its C name or an int."""
+    cdef object cls = _ENUM_CLASS[atype]
+    cdef int64_t i
+    if type(v) is cls:
+        i = <int64_t>v
+    elif PyLong_CheckExact(v):
+        i = _int64(v, what)
+    elif isinstance(v, str):
+        try:
+            i = int(cls[v])
+        except KeyError:
+            raise ValueError(f"{_w(what)}: {v!r} is not a {cls.__name__} name") from None
+    elif isinstance(v, bool) or isinstance(v, enum.Enum):
+        raise TypeError(f"{_w(what)}: expected a {cls.__name__} member, not {type(v).__name__}"
+                        f"{'.' + v.name if isinstance(v, enum.Enum) else ''}")
+    else:
+        i = _int64(v, what)
+    if i < 0 or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i] == 0:
+        raise ValueError(f"{_w(what)}: {i} is not a valid {cls.__name__}")
+    if _ENUM_OK[atype][i] == 2:
+        name = cls(i).name
+        raise CudnnVersionError(name, _UNAVAILABLE[name], format_version(_LOADED_VERSION), what)
+    return <int>i
+
+
+cdef inline int _enum_member_value(int i, int atype, int dtype, int attr) except? -1:
+    """A member of the attribute type's own enum: only the loaded cuDNN's version is left to check."""
+    if i < 0 or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i] == 0:
+        raise ValueError(f"{_what(dtype, attr)}: {i} is not a valid {_ENUM_CLASS[atype].__name__}")
+    if _ENUM_OK[atype][i] == 2:
+        name = _ENUM_CLASS[atype](i).name
+        raise CudnnVersionError(name, _UNAVAILABLE[name], format_version(_LOADED_VERSION), _what(dtype, attr))
+    return i
+
+
+cdef object _fraction_element(object v, object what):
+    if isinstance(v, fractions.Fraction):
+        return (_int64(v.numerator, what), _int64(v.denominator, what))
+    if type(v) is tuple and len(v) == 2:
+        num, den = _int64(v[0], what), _int64(v[1], what)
+    elif _is_int_like(v):
+        num, den = _int64(v, what), 1
+    else:
+        raise TypeError(f"{_w(what)}: CUDNN_TYPE_FRACTION takes fractions.Fraction, (numerator, denominator) or an int, "
+                        f"not {type(v).__name__}")
+    if den == 0:
+        raise ValueError(f"{_w(what)}: fraction {num}/{den} has a zero denominator")
+    return (num, den)
+
+
+# ------------------------------------------------------------------------------------------------
+# Handle
+# ------------------------------------------------------------------------------------------------
+def _stream_to_int(stream):
+    """An int, a cuda-bindings or cuda.core stream, anything with __cuda_stream__, or a torch stream."""
+    if stream is None:
+        return 0
+    if isinstance(stream, bool):
+        raise TypeError("stream: expected an int, a CUDA stream object or None, not bool")
+    if hasattr(stream, "__cuda_stream__"):
+        proto = stream.__cuda_stream__
+        proto = proto() if callable(proto) else proto
+        return as_int(proto[1], "stream", 0, ADDRESS_LIMIT - 1)
+    if hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
+        return as_int(stream.cuda_stream, "stream", 0, ADDRESS_LIMIT - 1)
+    if isinstance(stream, numbers.Integral):
+        return as_int(stream, "stream", 0, ADDRESS_LIMIT - 1)
+    try:
+        return as_int(int(stream), "stream", 0, ADDRESS_LIMIT - 1)  # cuda-bindings CUstream / cudaStream_t
+    except (TypeError, ValueError):
+        raise TypeError(f"stream: cannot use a {type(stream).__name__} as a CUDA stream") from None
+
+
+cdef class Handle:
+    """A cuDNN handle (cudnnCreate/cudnnDestroy); needs a GPU.
+
+    ``device`` selects the CUDA device first (through cuda-bindings) when given. ``close()`` is
+    idempotent and safe from several threads; a handle closed while another thread's cuDNN call uses
+    it is destroyed when that call returns.
+    """
+
+    def __cinit__(self, *args, **kwargs):
+        self._handle = NULL
+        self._pending = NULL
+        self._stream_ref = None
+        self._busy = 0
+
+    def __init__(self, device=None):
+        cdef cudnnStatus_t status
+        cdef cudnnHandle_t h = NULL
+        if self._handle != NULL:
+            raise TypeError("this Handle is already created; make a new Handle")
+        if device is not None:
+            device = as_int(device, "device", 0, 1 << 20)
+            try:
+                from cuda.bindings import runtime as cudart  # optional dependency, only for device=
+            except ImportError:
+                raise ImportError("Handle(device=...) needs cuda-bindings: pip install 'cudnn-backend[gpu]'") from None
+            err, = cudart.cudaSetDevice(device)
+            if int(err) != 0:
+                raise ValueError(f"device: cudaSetDevice({device}) failed with {err!r}")
+        self.device = device
+        enter_call()
+        with nogil:
+            status = cycudnn.cudnnCreate(&h)
+        leave_call()
+        raise_status(status, "cudnnCreate")
+        self._handle = h
+
+    def __dealloc__(self):
+        # Only C calls here: safe during interpreter shutdown (the library is never unloaded).
+        if self._handle != NULL:
+            cycudnn.cudnnDestroy(self._handle)
+            self._handle = NULL
+        if self._pending != NULL:
+            cycudnn.cudnnDestroy(self._pending)
+            self._pending = NULL
+
+    cdef void _leave(self) noexcept:
+        cdef cudnnHandle_t p
+        self._busy -= 1
+        if self._busy == 0 and self._pending != NULL:
+            p = self._pending
+            self._pending = NULL
+            cycudnn.cudnnDestroy(p)
+
+    def close(self):
+        """Destroy the handle now (idempotent; at most once whatever the threads)."""
+        cdef cudnnStatus_t status
+        cdef cudnnHandle_t h = self._handle
+        if h == NULL:
+            return
+        self._handle = NULL  # under the GIL: no other thread can take it from here on
+        self._stream_ref = None
+        if self._busy > 0:
+            self._pending = h  # the last call in flight destroys it
+            return
+        with nogil:
+            status = cycudnn.cudnnDestroy(h)
+        raise_status(status, "cudnnDestroy")
+
+    @property
+    def closed(self):
+        return self._handle == NULL
+
+    @property
+    def ptr(self):
+        """The raw cudnnHandle_t as an int."""
+        return <intptr_t>self._handle
+
+    cdef int _need_open(self) except -1:
+        if self._handle == NULL:
+            raise ValueError("handle: this Handle is closed")
+        return 0
+
+    @property
+    def stream(self):
+        """The CUDA stream cuDNN launches on, as an int (0: the legacy default stream)."""
+        cdef cudaStream_t s = NULL
+        cdef cudnnStatus_t status
+        cdef cudnnHandle_t h
+        self._need_open()
+        h = self._handle
+        enter_call()
+        self._busy += 1
+        with nogil:
+            status = cycudnn.cudnnGetStream(h, &s)
+        self._leave()
+        leave_call()
+        raise_status(status, "cudnnGetStream")
+        return <intptr_t>s
+
+    @stream.setter
+    def stream(self, value):
+        cdef cudnnStatus_t status
+        cdef intptr_t s = _stream_to_int(value)
+        cdef cudnnHandle_t h
+        self._need_open()
+        h = self._handle
+        enter_call()
+        self._busy += 1
+        with nogil:
+            status = cycudnn.cudnnSetStream(h, <cudaStream_t>s)
+        self._leave()
+        leave_call()
+        raise_status(status, "cudnnSetStream")
+        self._stream_ref = value  # keep the stream object alive while the handle uses it
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __reduce__(self):
+        raise TypeError("cannot pickle a cudnn_backend.Handle: it is a live cuDNN context of this process; make a "
+                        "new Handle() where it is needed")
+
+    def __repr__(self):
+        state = "closed" if self._handle == NULL else f"0x{<intptr_t>self._handle:x}"
+        return f"<cudnn_backend.Handle {state} device={self.device}>"
+
+
+# ------------------------------------------------------------------------------------------------
+# Descriptor
+# ------------------------------------------------------------------------------------------------
+cdef inline void _hold(list children, int delta):
+    """Count a cuDNN call in flight on the descriptors/handles it reads (see close())."""
+    cdef object c
+    for c in children:
+        if type(c) is Handle or isinstance(c, Handle):
+            if delta > 0:
+                (<Handle>c)._busy += 1
+            else:
+                (<Handle>c)._leave()
+        else:
+            if delta > 0:
+                (<Descriptor>c)._busy += 1
+            else:
+                (<Descriptor>c)._leave()
+
+
+def _check_finalize_preconditions(int dtype, dict deps):
+    """Finalize calls cuDNN is known to crash on, refused first."""
+    A = AttributeName
+    if dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
+        if int(A.CUDNN_ATTR_ENGINECFG_ENGINE) not in deps:
+            # cuDNN 9.19 segfaults finalizing an engine config without an engine
+            raise CudnnUnsafeCallError("CUDNN_BACKEND_ENGINECFG_DESCRIPTOR cannot be finalized without "
+                                       "CUDNN_ATTR_ENGINECFG_ENGINE")
+    elif dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
+        if int(A.CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG) not in deps:
+            if int(A.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION) not in deps:
+                raise ValueError("CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR cannot be finalized: set "
+                                 "CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, or CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION "
+                                 "to deserialize a plan")
+            if int(A.CUDNN_ATTR_EXECUTION_PLAN_HANDLE) not in deps and \
+                    int(A.CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP) not in deps:
+                # cuDNN 9.19 crashes (SIGSEGV) deserializing a plan with neither
+                raise CudnnUnsafeCallError("a plan deserialized from JSON needs CUDNN_ATTR_EXECUTION_PLAN_HANDLE or "
+                                           "CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP before finalize")
+
+
+cdef class Descriptor:
+    """A cuDNN backend descriptor of one ``CUDNN_BACKEND_*_DESCRIPTOR`` type.
+
+    Created by ``cudnnBackendCreateDescriptor`` and destroyed when collected or on ``close()``.
+    ``set``/``get`` take C attribute names (``CUDNN_ATTR_*``) and attribute types (``CUDNN_TYPE_*``),
+    as enum members, ints or strings, and are checked against the schema before cuDNN is called.
+    Everything set on a descriptor (children, handles, host data) is kept alive with it, in one
+    field; ``values`` shows it.
+    """
+
+    def __cinit__(self, *args, **kwargs):
+        self._ptr = NULL
+        self._pending = NULL
+        self._dtype = -1
+        self._finalized = False
+        self._busy = 0
+        self._deps = {}
+        self._atypes = None
+
+    def __init__(self, descriptor_type):
+        if self._ptr != NULL:
+            raise TypeError(f"this {_name_of(DescriptorType, self._dtype).name} is already created; make a new "
+                            "Descriptor")
+        self._create(_enum_arg(descriptor_type, DescriptorType, "descriptor_type"))
+
+    cdef int _create(self, int dtype) except -1:
+        cdef cudnnStatus_t status
+        cdef cudnnBackendDescriptor_t p = NULL
+        cdef cudnnBackendDescriptorType_t c_dtype
+        _ensure_tables()
+        if dtype < 0 or dtype >= MAX_TYPES or _DESC_OK[dtype] == 0:
+            raise ValueError(f"descriptor_type: {dtype} is not a valid DescriptorType")
+        if _DESC_OK[dtype] == 2:
+            check_available(DescriptorType(dtype).name, "descriptor type")
+        c_dtype = <cudnnBackendDescriptorType_t>dtype
+        # an allocation in cuDNN: with the GIL held, as for set()
+        status = cycudnn.cudnnBackendCreateDescriptor(c_dtype, &p)
+        if status != CUDNN_STATUS_SUCCESS:
+            raise_status(status, "cudnnBackendCreateDescriptor", DescriptorType(dtype))
+        self._ptr = p
+        self._dtype = dtype
+        return 0
+
+    def __dealloc__(self):
+        # Only C calls: safe during interpreter shutdown (the library is never unloaded). The children
+        # are released after this, when _deps goes, so a parent never outlives them.
+        if self._ptr != NULL:
+            cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
+            self._ptr = NULL
+        if self._pending != NULL:
+            cycudnn.cudnnBackendDestroyDescriptor(self._pending)
+            self._pending = NULL
+
+    cdef void _leave(self) noexcept:
+        cdef cudnnBackendDescriptor_t p
+        self._busy -= 1
+        if self._busy == 0 and self._pending != NULL:
+            p = self._pending
+            self._pending = NULL
+            cycudnn.cudnnBackendDestroyDescriptor(p)
+
+    def close(self):
+        """Destroy the descriptor now and release what it kept (idempotent; at most once whatever the threads)."""
+        cdef cudnnStatus_t status
+        cdef cudnnBackendDescriptor_t p = self._ptr
+        if p == NULL:
+            return
+        self._ptr = NULL  # under the GIL: no other thread can take it from here on
+        if self._busy > 0:
+            self._pending = p  # the last call in flight destroys it (and holds its own references meanwhile)
+            self._deps = {}
+            return
+        with nogil:
+            status = cycudnn.cudnnBackendDestroyDescriptor(p)
+        self._deps = {}
+        raise_status(status, "cudnnBackendDestroyDescriptor", _name_of(DescriptorType, self._dtype))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __reduce__(self):
+        raise TypeError(f"cannot pickle a {type(self).__name__}: it wraps a live cuDNN descriptor of this process "
+                        "(to_dict() / a plan's to_json() give plain data)")
+
+    def __copy__(self):
+        raise TypeError(f"cannot copy a {type(self).__name__}: it wraps a live cuDNN descriptor; build another one")
+
+    def __deepcopy__(self, memo):
+        raise TypeError(f"cannot copy a {type(self).__name__}: it wraps a live cuDNN descriptor; build another one")
+
+    cdef int _check_open(self) except -1:
+        if self._ptr == NULL:
+            raise ValueError(f"this {_name_of(DescriptorType, self._dtype).name if self._dtype >= 0 else 'descriptor'} "
+                             "is closed")
+        return 0
+
+    # -- introspection ---------------------------------------------------------------------------
+    @property
+    def descriptor_type(self):
+        return DescriptorType(self._dtype)
+
+    @property
+    def finalized(self):
+        return self._finalized
+
+    @property
+    def closed(self):
+        return self._ptr == NULL
+
+    @property
+    def ptr(self):
+        """The raw cudnnBackendDescriptor_t as an int (for interop)."""
+        return <intptr_t>self._ptr
+
+    @property
+    def children(self):
+        """{attribute: tuple of the descriptors and handles kept alive for it}."""
+        out = {}
+        for k, v in self._deps.items():
+            if k == READ_FROM:
+                continue
+            items = v if type(v) is tuple else (v,)
+            kept = tuple(x for x in items if isinstance(x, (Descriptor, Handle)))
+            if kept:
+                out[AttributeName(k)] = kept
+        return out
+
+    @property
+    def set_attributes(self):
+        """The attributes set (in no particular order)."""
+        return frozenset(AttributeName(a) for a in self._deps if a != READ_FROM)
+
+    @property
+    def values(self):
+        """{attribute: value as set}: ints, floats, bools, tuples, enum values as ints, child descriptors."""
+        return {AttributeName(a): v for a, v in self._deps.items() if a != READ_FROM}
+
+    @property
+    def read_from(self):
+        """The descriptor this one was read from with get() (kept alive with it), or None."""
+        return self._deps.get(READ_FROM)
+
+    cdef object _value(self, int attr):
+        return self._deps.get(<object>_KEY[attr]) if 0 <= attr < _N_ATTR else None
+
+    def value_of(self, attribute):
+        """The value set for ``attribute`` (its int value or member), or None when it was not set."""
+        return self._deps.get(_enum_arg(attribute, AttributeName, "attribute"))
+
+    def attribute_type_of(self, attribute):
+        """The attribute type ``attribute`` was set with (None when it was not set)."""
+        cdef int a = _enum_arg(attribute, AttributeName, "attribute")
+        _ensure_tables()
+        if a not in self._deps:
+            return None
+        if self._atypes is not None and a in self._atypes:
+            return AttributeType(self._atypes[a])
+        return AttributeType(_ATTR[a].default_type)
+
+    # -- set ---------------------------------------------------------------------------------------
+    def set(self, attribute, attribute_type, values):
+        """cudnnBackendSetAttribute: ``values`` is one value or a sequence (str/bytes for CUDNN_TYPE_CHAR)."""
+        self._set(_enum_arg(attribute, AttributeName, "attribute"),
+                  _enum_arg(attribute_type, AttributeType, "attribute_type"), values)
+
+    cdef int _set(self, int attr, int atype, object values) except -1:
+        # cudnnBackendSetAttribute copies a few values: it runs with the GIL held (releasing and taking the
+        # GIL back would cost as much as the call, and no other thread can close what it reads meanwhile).
+        cdef AttrSpec* spec
+        cdef int kind
+        cdef Py_ssize_t i, n, size
+        cdef char inline_data[INLINE_BYTES]
+        cdef char* data = inline_data
+        cdef bint owned = False
+        cdef object items = None
+        cdef object stored = None
+        cdef object v
+        cdef int64_t i64
+        cdef cudnnStatus_t status
+        cdef cudnnFraction_t* fr
+        cdef Descriptor d
+        cdef Handle h
+        cdef uint64_t u64
+        cdef bytes raw
+        cdef double dv
+        _ensure_tables()
+        if self._ptr == NULL:
+            self._check_open()
+        if attr < 0 or attr >= _N_ATTR or _ATTR[attr].descriptor < 0:
+            raise ValueError(f"attribute: {attr} is not a valid AttributeName")
+        spec = &_ATTR[attr]
+        if spec.descriptor != self._dtype:
+            raise ValueError(f"{_attr_name(attr)} is an attribute of {DescriptorType(spec.descriptor).name}, not of "
+                             f"{_name_of(DescriptorType, self._dtype).name}")
+        if atype < 0 or atype >= MAX_TYPES or not (spec.types >> atype) & 1:
+            raise TypeError(f"{_what(self._dtype, attr)} takes attribute type {_type_names(spec.types)}, not "
+                            f"{_name_of(AttributeType, atype).name if 0 <= atype < MAX_TYPES else atype}")
+        if not (spec.flags & F_AVAILABLE):
+            check_available(_attr_name(attr), _what(self._dtype, attr))
+        if not _TYPE_AVAILABLE[atype]:
+            check_available(AttributeType(atype).name, _what(self._dtype, attr))
+        if spec.role == ROLE_GET_ONLY:
+            raise ValueError(f"{_what(self._dtype, attr)} is get-only")
+        if spec.flags & F_SET_UNSUPPORTED:
+            raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)} cannot be set from Python: "
+                                       f"{_schema.ATTRIBUTES[AttributeName(attr)].set_unsupported}")
+        if self._finalized:
+            raise ValueError(f"{_what(self._dtype, attr)}: the descriptor is already finalized; set attributes before "
+                             "finalize()")
+        kind = _TYPE_KIND[atype]
+        if kind == K_CHAR:
+            raw = _char_bytes(values, attr, (self._dtype, attr))
+            n = PyBytes_GET_SIZE(raw)
+            stored = raw.decode("utf-8")
+            status = cycudnn.cudnnBackendSetAttribute(self._ptr, <cudnnBackendAttributeName_t>attr,
+                                                      <cudnnBackendAttributeType_t>atype, n, PyBytes_AS_STRING(raw))
+        else:
+            if (type(values) is list or type(values) is tuple) and kind != K_FRACTION:
+                items = values
+                n = len(items)
+            elif (isinstance(values, int) or type(values) is float or values is None or isinstance(values, Descriptor)
+                  or isinstance(values, Handle)):
+                n = 1  # one value, taken as it is (no sequence made)
+            else:
+                items = _items(values, kind, (self._dtype, attr))
+                n = len(items)
+            if n < spec.count_min or (spec.count_max >= 0 and n > spec.count_max):
+                raise ValueError(f"{_what(self._dtype, attr)} takes "
+                                 f"{_schema.ATTRIBUTES[AttributeName(attr)].count_text()} element(s), got {n}")
+            size = _KIND_SIZE[kind]
+            if n * size > INLINE_BYTES:
+                data = <char*>malloc(n * size)
+                if data == NULL:
+                    raise MemoryError()
+                owned = True
+            try:
+                if items is not None and not (spec.count_max == 1 and n == 1):
+                    stored = PyTuple_New(n)
+                for i in range(n):
+                    v = values if items is None else items[i]
+                    if kind == K_INT64 or kind == K_INT32:
+                        if PyLong_CheckExact(v):
+                            try:
+                                i64 = PyLong_AsLongLong(v)
+                            except OverflowError:
+                                raise ValueError(f"{_what(self._dtype, attr)}: {v} does not fit in 64 bits") from None
+                        else:
+                            i64 = _int64(v, (self._dtype, attr))
+                            v = i64
+                        if i64 < spec.value_min:
+                            raise ValueError(_below_minimum(self._dtype, attr, i64, spec.value_min, i))
+                        if kind == K_INT64:
+                            (<int64_t*>data)[i] = i64
+                        else:
+                            if i64 < -2147483648 or i64 > 2147483647:
+                                raise ValueError(f"{_what(self._dtype, attr)}: {i64} does not fit in 32 bits")
+                            (<int32_t*>data)[i] = <int32_t>i64
+                    elif kind == K_ENUM:
+                        if type(v) is _ENUM_CLASS[atype]:  # a member is kept as it is (no int made)
+                            i64 = _enum_member_value(<int>v, atype, self._dtype, attr)
+                        else:
+                            i64 = _enum_element(v, atype, (self._dtype, attr))
+                            v = <int>i64
+                        (<int32_t*>data)[i] = <int32_t>i64
+                    elif kind == K_DESC:
+                        if not isinstance(v, Descriptor):
+                            raise TypeError(f"{_what(self._dtype, attr)} takes cudnn_backend.Descriptor objects, not "
+                                            f"{type(v).__name__}")
+                        d = <Descriptor>v
+                        if d._ptr == NULL:
+                            raise ValueError(f"{_what(self._dtype, attr)}: element {i} "
+                                             f"({_name_of(DescriptorType, d._dtype).name}) is closed")
+                        if spec.accepts and not ((spec.accepts >> d._dtype) & 1):
+                            raise TypeError(f"{_what(self._dtype, attr)} takes {_descriptor_names(spec.accepts)}, "
+                                            f"element {i} is a "
+                                            f"{DescriptorType(d._dtype).name}")
+                        if not d._finalized:
+                            raise ValueError(f"{_what(self._dtype, attr)}: element {i} "
+                                             f"({DescriptorType(d._dtype).name}) is not finalized; finalize it first")
+                        (<cudnnBackendDescriptor_t*>data)[i] = d._ptr
+                    elif kind == K_FLOAT:
+                        dv = PyFloat_AS_DOUBLE(v) if type(v) is float else _real(v, (self._dtype, attr))
+                        (<float*>data)[i] = <float>dv
+                        v = <double>(<float>dv)
+                    elif kind == K_DOUBLE:
+                        dv = PyFloat_AS_DOUBLE(v) if type(v) is float else _real(v, (self._dtype, attr))
+                        (<double*>data)[i] = dv
+                        if type(v) is not float:
+                            v = dv
+                    elif kind == K_BOOL:
+                        if v is True or v is False:
+                            pass
+                        elif type(v).__module__ == "numpy" and type(v).__name__ in ("bool_", "bool"):
+                            v = bool(v)
+                        elif PyLong_CheckExact(v) and (v == 0 or v == 1):
+                            v = v == 1
+                        else:
+                            raise TypeError(f"{_what(self._dtype, attr)}: expected a bool, not {v!r}")
+                        (<uint8_t*>data)[i] = 1 if v else 0
+                    elif kind == K_FRACTION:
+                        v = _fraction_element(v, (self._dtype, attr))
+                        if v[0] < spec.value_min:
+                            raise ValueError(_below_minimum(self._dtype, attr, v[0], spec.value_min, i))
+                        fr = &(<cudnnFraction_t*>data)[i]
+                        fr.numerator = v[0]
+                        fr.denominator = v[1]
+                    elif kind == K_PTR:
+                        if spec.flags & F_HOST_DATA:
+                            v = _host_copy(v, (self._dtype, attr))
+                            (<void**>data)[i] = <void*><intptr_t>v.ctypes.data
+                        elif v is None:
+                            v = 0
+                            (<void**>data)[i] = NULL
+                        else:
+                            v = _index(v, (self._dtype, attr))
+                            if v < 0 or v >= ADDRESS_LIMIT:
+                                raise ValueError(f"{_what(self._dtype, attr)}: {v} is not a valid address")
+                            u64 = v
+                            (<void**>data)[i] = <void*><uintptr_t>u64
+                    elif kind == K_HANDLE:
+                        if not isinstance(v, Handle):
+                            raise TypeError(f"{_what(self._dtype, attr)} takes a cudnn_backend.Handle, not "
+                                            f"{type(v).__name__}")
+                        h = <Handle>v
+                        if h._handle == NULL:
+                            raise ValueError(f"{_what(self._dtype, attr)}: the Handle is closed")
+                        (<cudnnHandle_t*>data)[i] = h._handle
+                    else:
+                        raise TypeError(f"{_what(self._dtype, attr)}: attribute type {AttributeType(atype).name} is "
+                                        "not supported")
+                    if stored is not None:
+                        Py_INCREF(v)
+                        PyTuple_SET_ITEM(stored, i, v)
+                    else:
+                        stored = v
+                status = cycudnn.cudnnBackendSetAttribute(self._ptr, <cudnnBackendAttributeName_t>attr,
+                                                          <cudnnBackendAttributeType_t>atype, n, data)
+            finally:
+                if owned:
+                    free(data)
+        if _pending_interrupt is not None:
+            _raise_pending_interrupt()
+        if status != CUDNN_STATUS_SUCCESS:
+            raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
+        self._deps[<object>_KEY[attr]] = stored
+        if atype != spec.default_type:
+            if self._atypes is None:
+                self._atypes = {}
+            self._atypes[attr] = atype
+        elif self._atypes is not None:
+            self._atypes.pop(attr, None)
+        return 0
+
+    cdef int _set_auto(self, int attr, object values) except -1:
+        """Set with the attribute type the value calls for, where the attribute takes several."""
+        _ensure_tables()
+        self._set(attr, _choose_type(attr, values), values)
+        return 0
+
+    def set_auto(self, attribute, values):
+        """Set ``attribute`` with the attribute type its schema prefers for ``values`` (see ``choose_type``)."""
+        self._set_auto(_enum_arg(attribute, AttributeName, "attribute"), values)
+
+    # -- get ---------------------------------------------------------------------------------------
+    cdef tuple _get_spec(self, object attribute, object attribute_type):
+        cdef int attr = _enum_arg(attribute, AttributeName, "attribute")
+        cdef int atype = _enum_arg(attribute_type, AttributeType, "attribute_type")
+        cdef AttrSpec* spec
+        _ensure_tables()
+        self._check_open()
+        if attr < 0 or attr >= _N_ATTR or _ATTR[attr].descriptor < 0:
+            raise ValueError(f"attribute: {attr} is not a valid AttributeName")
+        spec = &_ATTR[attr]
+        if spec.descriptor != self._dtype:
+            raise ValueError(f"{_attr_name(attr)} is an attribute of {DescriptorType(spec.descriptor).name}, not of "
+                             f"{_name_of(DescriptorType, self._dtype).name}")
+        if atype < 0 or atype >= MAX_TYPES or not (spec.types >> atype) & 1:
+            raise TypeError(f"{_what(self._dtype, attr)} takes attribute type {_type_names(spec.types)}, not "
+                            f"{_name_of(AttributeType, atype).name if 0 <= atype < MAX_TYPES else atype}")
+        if not (spec.flags & F_AVAILABLE):
+            check_available(_attr_name(attr), _what(self._dtype, attr))
+        if not _TYPE_AVAILABLE[atype]:
+            check_available(AttributeType(atype).name, _what(self._dtype, attr))
+        if spec.flags & F_GET_UNSUPPORTED:
+            raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)} cannot be read with get(): "
+                                       f"{_schema.ATTRIBUTES[AttributeName(attr)].get_unsupported}")
+        return attr, atype
+
+    def element_count(self, attribute, attribute_type):
+        """How many elements cuDNN holds for an attribute (GetAttribute with requestedElementCount 0)."""
+        attr, atype = self._get_spec(attribute, attribute_type)
+        return self._count(attr, atype)
+
+    cdef int64_t _count(self, int attr, int atype) except -1:
+        cdef cudnnStatus_t status
+        cdef int64_t count = 0
+        cdef cudnnBackendDescriptor_t p = self._ptr
+        cdef int transport = _ATTR[attr].get_type if _ATTR[attr].get_type >= 0 else atype
+        clear_last_error()
+        enter_call()
+        self._busy += 1
+        with nogil:
+            status = cycudnn.cudnnBackendGetAttribute(p, <cudnnBackendAttributeName_t>attr,
+                                                      <cudnnBackendAttributeType_t>transport, 0, &count, NULL)
+        self._leave()
+        leave_call()
+        raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
+        return count
+
+    def get(self, attribute, attribute_type, count=None, descriptor_type=None, cls=None):
+        """cudnnBackendGetAttribute: a list of values (a str for CUDNN_TYPE_CHAR).
+
+        ``count=None`` asks cuDNN for the element count first. For descriptor-valued attributes the
+        children are created here, of the schema's descriptor type (or ``descriptor_type`` where the
+        attribute accepts several), as ``cls`` (a Descriptor subclass, e.g. a typed class) or plain
+        Descriptors; each keeps this descriptor alive.
+        """
+        cdef cudnnStatus_t status
+        cdef _Buffer buf
+        cdef int64_t requested, got = 0
+        cdef Descriptor child
+        cdef Py_ssize_t i, elem
+        cdef int attr, atype, kind, transport, child_type
+        cdef AttrSpec* spec
+        cdef cudnnBackendDescriptor_t p
+        attr, atype = self._get_spec(attribute, attribute_type)
+        spec = &_ATTR[attr]
+        kind = _TYPE_KIND[atype]
+        if kind == K_NONE:
+            raise TypeError(f"{_what(self._dtype, attr)}: attribute type {AttributeType(atype).name} is not supported")
+        if count is None and spec.get_max_count:
+            requested = spec.get_max_count
+        elif count is None:
+            try:
+                requested = self._count(attr, atype)
+            except CudnnBadParamError:
+                # some attributes refuse the count query (BAD_PARAM) but answer a sized get
+                if spec.count_max < 0:
+                    raise
+                requested = spec.count_max
+        else:
+            requested = as_int(count, f"{_what(self._dtype, attr)}: count", 0)
+            limit = MAX_GET_DESCRIPTORS if kind == K_DESC else MAX_GET_ELEMENTS
+            if requested > limit:
+                raise ValueError(f"{_what(self._dtype, attr)}: count {requested} is too large (at most {limit})")
+        if requested < 0 or requested > (MAX_GET_DESCRIPTORS if kind == K_DESC else MAX_GET_ELEMENTS):
+            raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)}: cuDNN reports {requested} elements")
+        children = []
+        if kind == K_DESC:
+            child_type = _child_type(spec, descriptor_type, _what(self._dtype, attr))
+            if cls is not None and not (isinstance(cls, type) and issubclass(cls, Descriptor)):
+                raise TypeError("cls: expected a Descriptor subclass")
+            for i in range(requested):
+                child = (cls or Descriptor).__new__(cls or Descriptor)
+                child._create(child_type)
+                children.append(child)
+        transport = spec.get_type if spec.get_type >= 0 else atype
+        elem = max(_KIND_SIZE[kind], _KIND_SIZE[_TYPE_KIND[transport]])
+        buf = _Buffer(requested * elem + (1 if kind == K_CHAR else 0))
+        if kind == K_DESC:
+            for i in range(requested):
+                (<cudnnBackendDescriptor_t*>buf.data)[i] = (<Descriptor>children[i])._ptr
+        p = self._ptr
+        clear_last_error()
+        enter_call()
+        self._busy += 1
+        if children:
+            _hold(children, 1)
+        with nogil:
+            status = cycudnn.cudnnBackendGetAttribute(p, <cudnnBackendAttributeName_t>attr,
+                                                      <cudnnBackendAttributeType_t>transport, requested, &got,
+                                                      <void*>buf.data if requested > 0 else NULL)
+        if children:
+            _hold(children, -1)
+        self._leave()
+        leave_call()
+        raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
+        n = min(got, requested)
+        if elem != _KIND_SIZE[kind] and n > 1:
+            raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)}: multi-element get through "
+                                       f"{AttributeType(transport).name}")
+        if kind == K_CHAR:
+            return buf.data[:n].split(b"\0", 1)[0].decode("utf-8", "replace")
+        if kind == K_DESC:
+            for i in range(n):
+                child = <Descriptor>children[i]
+                child._finalized = True  # cuDNN filled it in: as finalized as its parent's contents
+                child._deps[READ_FROM] = self
+            for i in range(n, requested):
+                (<Descriptor>children[i]).close()
+        return _unpack(kind, buf, n, atype, children)
+
+    # -- finalize ----------------------------------------------------------------------------------
+    cpdef finalize(self, check_required=True):
+        """cudnnBackendFinalize, after checking the schema's required attributes and what cuDNN crashes on."""
+        cdef cudnnStatus_t status
+        cdef int i, a
+        cdef cudnnBackendDescriptor_t p
+        _ensure_tables()
+        self._check_open()
+        if self._finalized:
+            raise ValueError(f"this {DescriptorType(self._dtype).name} is already finalized")
+        if check_required:
+            for i in range(_N_REQUIRED[self._dtype]):
+                a = _REQUIRED[self._dtype][i]
+                if a not in self._deps:
+                    missing = [_attr_name(_REQUIRED[self._dtype][j]) for j in range(_N_REQUIRED[self._dtype])
+                               if _REQUIRED[self._dtype][j] not in self._deps]
+                    raise ValueError(f"{DescriptorType(self._dtype).name} cannot be finalized: required attribute(s) "
+                                     f"not set: {', '.join(missing)}")
+        if self._dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or self._dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
+            _check_finalize_preconditions(self._dtype, self._deps)
+        if _HAS_FINALIZE_CHECK[self._dtype]:
+            _FINALIZE_CHECK[self._dtype](self)
+        p = self._ptr
+        enter_call()
+        self._busy += 1
+        with nogil:
+            status = cycudnn.cudnnBackendFinalize(p)
+        self._leave()
+        leave_call()
+        if status != CUDNN_STATUS_SUCCESS:
+            raise_status(status, "cudnnBackendFinalize", DescriptorType(self._dtype))
+        if self._dtype != CUDNN_BACKEND_TENSOR_DESCRIPTOR and self._dtype != CUDNN_BACKEND_POINTWISE_DESCRIPTOR:
+            # cuDNN keeps warnings of a successful finalize as its "last error": read them away now, so a
+            # later failure is never explained by this call's text (tensors and pointwise descriptors give none)
+            clear_last_error()
+        self._finalized = True
+        return self
+
+    def __repr__(self):
+        name = _name_of(DescriptorType, self._dtype).name if self._dtype >= 0 else "?"
+        state = "closed" if self._ptr == NULL else ("finalized" if self._finalized else "not finalized")
+        return f"<cudnn_backend.Descriptor {name} {state} at 0x{<intptr_t>self._ptr:x}>"
+
+
+cdef str _type_names(uint64_t mask):
+    return " or ".join([AttributeType(t).name for t in range(MAX_TYPES) if (mask >> t) & 1])
+
+
+cdef str _descriptor_names(uint64_t mask):
+    return " or ".join([DescriptorType(t).name for t in range(MAX_TYPES) if (mask >> t) & 1])
+
+
+cdef str _below_minimum(int dtype, int attr, int64_t value, int64_t minimum, Py_ssize_t index):
+    return (f"{_what(dtype, attr)}: element {index} is {value}; it must be >= {minimum}"
+            + (" (zero and negative sizes are refused: cuDNN divides by them)" if minimum == 1 else ""))
+
+
+cdef int _child_type(AttrSpec* spec, object descriptor_type, str what) except -1:
+    accepted = [t for t in range(MAX_TYPES) if (spec.accepts >> t) & 1]
+    if descriptor_type is None:
+        if len(accepted) != 1:
+            raise TypeError(f"{what} can hold several descriptor types "
+                            f"({', '.join(DescriptorType(t).name for t in accepted)}); pass descriptor_type=")
+        return accepted[0]
+    t = _enum_arg(descriptor_type, DescriptorType, f"{what}: descriptor_type")
+    if accepted and t not in accepted:
+        raise TypeError(f"{what} holds {' or '.join(DescriptorType(a).name for a in accepted)}, not "
+                        f"{_name_of(DescriptorType, t).name}")
+    return t
+
+
+cdef list _unpack(int kind, _Buffer buf, Py_ssize_t n, int atype, list children):
+    cdef Py_ssize_t i
+    cdef list out = []
+    cdef cudnnFraction_t fr
+    enum_cls = _ENUM_CLASS[atype] if kind == K_ENUM else None
+    for i in range(n):
+        if kind == K_INT64:
+            out.append((<int64_t*>buf.data)[i])
+        elif kind == K_INT32:
+            out.append((<int32_t*>buf.data)[i])
+        elif kind == K_ENUM:
+            v = (<int32_t*>buf.data)[i]
+            try:
+                out.append(enum_cls(v))
+            except ValueError:  # a value newer than our header
+                out.append(v)
+        elif kind == K_BOOL:
+            out.append(bool((<uint8_t*>buf.data)[i]))
+        elif kind == K_FLOAT:
+            out.append((<float*>buf.data)[i])
+        elif kind == K_DOUBLE:
+            out.append((<double*>buf.data)[i])
+        elif kind == K_PTR:
+            out.append(<uintptr_t>(<void**>buf.data)[i])
+        elif kind == K_FRACTION:
+            fr = (<cudnnFraction_t*>buf.data)[i]
+            out.append((fr.numerator, fr.denominator))
+        elif kind == K_DESC:
+            out.append(children[i])
+        elif kind == K_HANDLE:
+            out.append(<uintptr_t>(<cudnnHandle_t*>buf.data)[i])
+    return out
+
+
+cdef int _choose_type(int attr, object value) except -1:
+    """The attribute type to set ``value`` with: the only one, or the one that fits the value."""
+    cdef AttrSpec* spec
+    cdef int t
+    if attr < 0 or attr >= _N_ATTR or _ATTR[attr].descriptor < 0:
+        raise ValueError(f"attribute: {attr} is not a valid AttributeName")
+    spec = &_ATTR[attr]
+    if (spec.types & (spec.types - 1)) == 0:
+        return spec.default_type
+    probe = value
+    if (type(value) is list or type(value) is tuple) and len(value) > 0:
+        probe = value[0]
+    if type(probe) is float:
+        for t in (CUDNN_TYPE_DOUBLE, CUDNN_TYPE_FLOAT):
+            if (spec.types >> t) & 1:
+                return t
+    if isinstance(probe, Descriptor) and (spec.types >> CUDNN_TYPE_BACKEND_DESCRIPTOR) & 1:
+        return CUDNN_TYPE_BACKEND_DESCRIPTOR
+    if (spec.types >> CUDNN_TYPE_FRACTION) & 1 and (isinstance(probe, fractions.Fraction) or type(probe) is tuple):
+        return CUDNN_TYPE_FRACTION
+    if _is_int_like(probe):
+        for t in (CUDNN_TYPE_INT64, CUDNN_TYPE_INT32):
+            if (spec.types >> t) & 1:
+                return t
+    if isinstance(probe, numbers.Real) and not isinstance(probe, bool):
+        for t in (CUDNN_TYPE_DOUBLE, CUDNN_TYPE_FLOAT):
+            if (spec.types >> t) & 1:
+                return t
+    return spec.default_type
+
+
+def choose_type(attribute, value):
+    """The attribute type ``set_auto`` uses for ``value`` (AttributeType)."""
+    _ensure_tables()
+    return AttributeType(_choose_type(_enum_arg(attribute, AttributeName, "attribute"), value))
+
+
+def attribute_io(attribute):
+    """'input' or 'output' for an operation's tensor attribute, else None (from the generated schema)."""
+    cdef int a = _enum_arg(attribute, AttributeName, "attribute")
+    _ensure_tables()
+    if a < 0 or a >= _N_ATTR:
+        return None
+    return (None, "input", "output")[_ATTR[a].io]
+
+
+# ------------------------------------------------------------------------------------------------
+# library-level queries
+# ------------------------------------------------------------------------------------------------
+def get_version():
+    """cudnnGetVersion of the loaded library (MAJOR*10000 + MINOR*100 + PATCH)."""
+    return cycudnn.cudnnGetVersion()
+
+
+def get_cudart_version():
+    """cudnnGetCudartVersion: the CUDA runtime version cuDNN was built against."""
+    return cycudnn.cudnnGetCudartVersion()
+
+
+def get_max_device_version():
+    """cudnnGetMaxDeviceVersion: the newest compute capability the library supports (e.g. 1200)."""
+    return cycudnn.cudnnGetMaxDeviceVersion()
+
+
+def get_property(prop):
+    """cudnnGetProperty(MAJOR_VERSION=0 / MINOR_VERSION=1 / PATCH_LEVEL=2)."""
+    cdef int value = 0
+    cdef cudnnStatus_t status
+    cdef libraryPropertyType c_prop
+    p = as_int(prop, "property", 0, 2)
+    c_prop = <libraryPropertyType><int>p
+    with nogil:
+        status = cycudnn.cudnnGetProperty(c_prop, &value)
+    raise_status(status, "cudnnGetProperty")
+    return value
+
+
+def graph_version_check():
+    """cudnnGraphVersionCheck: raises if cuDNN's graph sub-library does not match."""
+    cdef cudnnStatus_t status
+    with nogil:
+        status = cycudnn.cudnnGraphVersionCheck()
+    raise_status(status, "cudnnGraphVersionCheck")
+
+
+def get_error_string(status):
+    """cudnnGetErrorString: cuDNN's name for a status code."""
+    cdef const char* s = cycudnn.cudnnGetErrorString(<cudnnStatus_t><int>as_int(status, "status", 0, 0x7FFFFFFF))
+    return (<bytes>s).decode() if s != NULL else ""
+
+
+def get_execution_plan_workspace_size(Handle handle, Descriptor execution_plan not None, Descriptor variant_pack=None):
+    """cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23): the workspace a plan needs for a variant pack."""
+    cdef size_t size = 0
+    cdef cudnnStatus_t status
+    cdef cudnnBackendDescriptor_t pack = NULL
+    cdef cudnnHandle_t c_handle = NULL
+    cdef cudnnBackendDescriptor_t plan_ptr
+    if handle is not None:
+        handle._need_open()
+        c_handle = handle._handle
+    execution_plan._check_open()
+    if execution_plan._dtype != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
+        raise TypeError("execution_plan: expected a CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR")
+    if variant_pack is not None:
+        variant_pack._check_open()
+        if variant_pack._dtype != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
+            raise TypeError("variant_pack: expected a CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR")
+        pack = variant_pack._ptr
+    plan_ptr = execution_plan._ptr
+    enter_call()
+    with nogil:
+        status = cycudnn.cudnnGetExecutionPlanWorkspaceSize(c_handle, plan_ptr, pack, &size)
+    leave_call()
+    raise_status(status, "cudnnGetExecutionPlanWorkspaceSize", execution_plan.descriptor_type)
+    return size
+
+
+def is_same_topology(Descriptor graph not None, Descriptor other not None):
+    """CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY: whether two finalized operation graphs have the
+    same topology (a query, not an attribute: cuDNN writes the answer into the element count)."""
+    cdef cudnnStatus_t status
+    cdef int64_t answer = 0
+    cdef cudnnBackendDescriptor_t other_ptr, graph_ptr
+    cdef cudnnBackendAttributeName_t c_attr = CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY
+    graph._check_open()
+    other._check_open()
+    for g in (graph, other):
+        if g.descriptor_type != DescriptorType.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR or not g.finalized:
+            raise TypeError("is_same_topology compares two finalized CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTORs")
+    check_available("CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY", "is_same_topology")
+    other_ptr = other._ptr
+    graph_ptr = graph._ptr
+    enter_call()
+    with nogil:
+        status = cycudnn.cudnnBackendGetAttribute(graph_ptr, c_attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &answer,
+                                                  &other_ptr)
+    leave_call()
+    raise_status(status, "cudnnBackendGetAttribute", graph.descriptor_type,
+                 AttributeName.CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY)
+    return bool(answer & 0xFF)

@@ -1,0 +1,173 @@
+"""Shape checks cuDNN does not make, run before an operation descriptor is finalized (every API).
+
+cuDNN 9.19 accepts some statistics outputs whose shape disagrees with their input and then writes out
+of bounds at execution: cudnn-frontend's scale_bias_conv_genstats sample declares GEN_STATS' sum and
+square-sum as [1,32,1,1] for a 256-channel input, and cuDNN writes all 256 sums (1,024 bytes) into
+each 128-byte buffer. So statistics tensors (GEN_STATS, BN finalize, norm mean / inverse variance,
+reductions, ...) are checked against the tensor they summarize here, with the tensors named.
+``Descriptor.finalize`` calls ``FINALIZE_CHECKS[descriptor type](descriptor)``.
+"""
+from __future__ import annotations
+
+from cudnn_backend._bindings.enums import AttributeName, DescriptorType, NormFwdPhase, NormMode
+from cudnn_backend.errors import GraphError
+
+__all__ = ["FINALIZE_CHECKS", "expected_norm_stats_dims"]
+
+A = AttributeName
+T = DescriptorType
+
+
+def _dims(t):
+    """The dims set on a tensor descriptor (None when unknown: then nothing is checked)."""
+    if t is None:
+        return None
+    d = t.values.get(A.CUDNN_ATTR_TENSOR_DIMENSIONS)
+    if d is None:
+        return None
+    return tuple(d) if isinstance(d, tuple) else (d,)
+
+
+def _name(t, slot):
+    name = getattr(t, "name", None)
+    if not isinstance(name, str):
+        uid = t.values.get(A.CUDNN_ATTR_TENSOR_UNIQUE_ID)
+        name = f"t{uid}" if uid is not None else "tensor"
+    return f"{slot} ({name})"
+
+
+def _op(op):
+    return op.descriptor_type.name
+
+
+def _need(op, slot_t, slot, expected, reason):
+    dims = _dims(slot_t)
+    if dims is None or expected is None:
+        return
+    if tuple(dims) != tuple(expected):
+        raise GraphError(f"{_op(op)}: {_name(slot_t, slot)} has dims {list(dims)} but must be {list(expected)} "
+                         f"({reason}); cuDNN would accept it and write out of bounds")
+
+
+def _per_channel(x_dims):
+    return (1, x_dims[1], *([1] * (len(x_dims) - 2)))
+
+
+def check_gen_stats(op):
+    v = op.values
+    x = v.get(A.CUDNN_ATTR_OPERATION_GENSTATS_XDESC)
+    xd = _dims(x)
+    if xd is None or len(xd) < 2:
+        return
+    for attr, slot in ((A.CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, "sumdesc"),
+                       (A.CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, "sqsumdesc")):
+        _need(op, v.get(attr), slot, _per_channel(xd), f"one value per channel of xdesc {list(xd)}")
+
+
+_BN_FINALIZE_PER_CHANNEL = [
+    (A.CUDNN_ATTR_OPERATION_BN_FINALIZE_Y_SQ_SUM_DESC, "y_sq_sum_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_FINALIZE_SCALE_DESC, "scale_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_FINALIZE_BIAS_DESC, "bias_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_FINALIZE_PREV_RUNNING_MEAN_DESC, "prev_running_mean_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_FINALIZE_PREV_RUNNING_VAR_DESC, "prev_running_var_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_FINALIZE_UPDATED_RUNNING_MEAN_DESC, "updated_running_mean_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_FINALIZE_UPDATED_RUNNING_VAR_DESC, "updated_running_var_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_FINALIZE_SAVED_MEAN_DESC, "saved_mean_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_FINALIZE_SAVED_INV_STD_DESC, "saved_inv_std_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_FINALIZE_EQ_SCALE_DESC, "eq_scale_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_FINALIZE_EQ_BIAS_DESC, "eq_bias_desc"),
+]
+
+
+def check_bn_finalize(op):
+    v = op.values
+    sd = _dims(v.get(A.CUDNN_ATTR_OPERATION_BN_FINALIZE_Y_SUM_DESC))
+    if sd is None:
+        return
+    for attr, slot in _BN_FINALIZE_PER_CHANNEL:
+        _need(op, v.get(attr), slot, sd, f"the per-channel shape of y_sum_desc {list(sd)}")
+
+
+def expected_norm_stats_dims(mode, x_dims, scale_dims):
+    """Mean / inverse-variance dims a normalization writes: batch norm one value per channel, instance
+    norm one per (sample, channel), layer / RMS / adaptive layer norm one per position the scale does
+    not span (x's dims with the normalized axes, where the scale is not 1, set to 1)."""
+    x_dims = tuple(x_dims)
+    try:
+        mode = NormMode(int(mode))
+    except (TypeError, ValueError):
+        return None
+    if mode == NormMode.CUDNN_BATCH_NORM:
+        return _per_channel(x_dims)
+    if mode == NormMode.CUDNN_INSTANCE_NORM:
+        return (x_dims[0], x_dims[1], *([1] * (len(x_dims) - 2)))
+    if scale_dims is None or len(scale_dims) != len(x_dims):
+        return None
+    if mode in (NormMode.CUDNN_LAYER_NORM, NormMode.CUDNN_RMS_NORM) or mode.name == "CUDNN_ADA_LAYER_NORM":
+        return tuple(1 if s != 1 else d for d, s in zip(x_dims, scale_dims))
+    return None  # GROUP_NORM and newer modes: cuDNN's own checks
+
+
+def check_norm_forward(op):
+    v = op.values
+    xd = _dims(v.get(A.CUDNN_ATTR_OPERATION_NORM_FWD_XDESC))
+    mode = v.get(A.CUDNN_ATTR_OPERATION_NORM_FWD_MODE)
+    if xd is None or mode is None or len(xd) < 2:
+        return
+    expected = expected_norm_stats_dims(mode, xd, _dims(v.get(A.CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC)))
+    for attr, slot in ((A.CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, "mean_desc"),
+                       (A.CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, "inv_variance_desc")):
+        _need(op, v.get(attr), slot, expected, f"the statistics of xdesc {list(xd)} for {NormMode(mode).name}")
+    if v.get(A.CUDNN_ATTR_OPERATION_NORM_FWD_PHASE) == NormFwdPhase.CUDNN_NORM_FWD_TRAINING and \
+            int(mode) == NormMode.CUDNN_BATCH_NORM:
+        for attr, slot in ((A.CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC, "output_running_mean_desc"),
+                           (A.CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC, "output_running_var_desc"),
+                           (A.CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC, "input_running_mean_desc"),
+                           (A.CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC, "input_running_var_desc")):
+            _need(op, v.get(attr), slot, _per_channel(xd), f"one running statistic per channel of xdesc {list(xd)}")
+    _need(op, v.get(A.CUDNN_ATTR_OPERATION_NORM_FWD_YDESC), "ydesc", xd, "the output has the input's shape")
+
+
+def check_norm_backward(op):
+    v = op.values
+    xd = _dims(v.get(A.CUDNN_ATTR_OPERATION_NORM_BWD_XDESC))
+    mode = v.get(A.CUDNN_ATTR_OPERATION_NORM_BWD_MODE)
+    if xd is None or mode is None or len(xd) < 2:
+        return
+    sd = _dims(v.get(A.CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC))
+    expected = expected_norm_stats_dims(mode, xd, sd)
+    for attr, slot in ((A.CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, "mean_desc"),
+                       (A.CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, "inv_variance_desc")):
+        _need(op, v.get(attr), slot, expected, f"the statistics of xdesc {list(xd)} for {NormMode(mode).name}")
+    for attr, slot in ((A.CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC, "dscale_desc"),
+                       (A.CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, "dbias_desc")):
+        _need(op, v.get(attr), slot, sd, "the gradient of the scale has the scale's shape")
+    _need(op, v.get(A.CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC), "dxdesc", xd, "the gradient has the input's shape")
+
+
+def check_reduction(op):
+    v = op.values
+    x, y = v.get(A.CUDNN_ATTR_OPERATION_REDUCTION_XDESC), v.get(A.CUDNN_ATTR_OPERATION_REDUCTION_YDESC)
+    xd, yd = _dims(x), _dims(y)
+    if xd is None or yd is None:
+        return
+    if len(xd) != len(yd) or any(b != 1 and b != a for a, b in zip(xd, yd)):
+        raise GraphError(f"{_op(op)}: {_name(y, 'ydesc')} has dims {list(yd)}, which is no reduction of "
+                         f"{_name(x, 'xdesc')} {list(xd)}: each output dim must equal the input's or be 1 "
+                         "(same rank)")
+
+
+def check_resample_fwd(op):
+    v = op.values
+    yd = _dims(v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC))
+    _need(op, v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC), "idxdesc", yd, "one index per output element")
+
+
+FINALIZE_CHECKS = {
+    T.CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR: check_gen_stats,
+    T.CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR: check_bn_finalize,
+    T.CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR: check_norm_forward,
+    T.CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR: check_norm_backward,
+    T.CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR: check_reduction,
+    T.CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR: check_resample_fwd,
+}

@@ -1,0 +1,246 @@
+"""Every exception cudnn-backend raises, in one module (the lowest layer: it imports nothing of the package).
+
+``CudnnBackendError`` is the one documented common base. Under it:
+
+* ``CudnnError`` and its status-category subclasses: *cuDNN* refused a call. They carry ``.status``
+  (a ``Status`` member), the function, the descriptor type and attribute involved, cuDNN's own text
+  from ``cudnnGetLastErrorString`` and a hint on getting cuDNN's log.
+* ``CudnnVersionError``, ``CudnnFunctionNotFoundError``, ``CudnnLibraryNotFoundError``: the loaded
+  cuDNN is too old, or missing.
+* ``CudnnUnsafeCallError``: refused before cuDNN saw it, because cuDNN is known to crash on it.
+* the errors of the higher layers (graphs, engines, plans, profiles, CUDA, the plan cache).
+
+Mistakes in arguments caught before cuDNN is called raise ``TypeError``/``ValueError`` naming the
+parameter, attribute or JSON field; several classes here also derive from those, so both
+``except ValueError`` and ``except CudnnBackendError`` catch them. Every exception here pickles.
+"""
+from __future__ import annotations
+
+DEBUG_HINT = "for cuDNN's own log, run with CUDNN_LOGLEVEL_DBG=3 CUDNN_LOGDEST_DBG=stderr"
+
+__all__ = [
+    "DEBUG_HINT", "CudnnBackendError", "CudnnLibraryNotFoundError", "CudnnFunctionNotFoundError", "CudnnVersionError",
+    "CudnnUnsafeCallError", "CudnnShutdownError", "CudnnError", "CudnnNotInitializedError", "CudnnBadParamError",
+    "CudnnNotSupportedError", "CudnnInternalError", "CudnnExecutionFailedError", "NativeCudaGraphNotSupportedError",
+    "GraphError", "EngineError", "NoDeviceError", "NoWorkingPlanError", "PlanVersionError", "DeviceProfileError",
+    "DeviceProfileVersionError", "CudaError", "PlanCacheError", "JsonCheckError", "error_class", "make_error",
+]
+
+
+class CudnnBackendError(Exception):
+    """Base class of every error specific to cudnn-backend (cuDNN's refusals and the package's own)."""
+
+
+class CudnnLibraryNotFoundError(CudnnBackendError, OSError):
+    """libcudnn could not be found or loaded."""
+
+    def __init__(self, detail: str):
+        self.detail = detail
+        super().__init__(
+            "cuDNN 9 (libcudnn.so.9) could not be loaded: "
+            f"{detail}\nInstall it with `pip install nvidia-cudnn-cu13` (CUDA 13) or `pip install nvidia-cudnn-cu12` "
+            "(CUDA 12), i.e. `pip install cudnn-backend[cu13]`, or point CUDNN_BACKEND_LIBCUDNN at a libcudnn.so.9."
+        )
+
+    def __reduce__(self):
+        return (type(self), (self.detail,))
+
+
+class CudnnFunctionNotFoundError(CudnnBackendError, AttributeError):
+    """The loaded cuDNN lacks a function of cudnn_graph.h (it is older than the function)."""
+
+    def __init__(self, function: str, since: str, loaded: str):
+        self.function, self.since, self.loaded = function, since, loaded
+        super().__init__(f"{function} is not in the loaded cuDNN {loaded}: it was introduced in cuDNN {since}")
+
+    def __reduce__(self):
+        return (type(self), (self.function, self.since, self.loaded))
+
+
+class CudnnVersionError(CudnnBackendError, NotImplementedError):
+    """An enumerant (descriptor type, attribute, attribute type, value) is newer than the loaded cuDNN."""
+
+    def __init__(self, name: str, since: str, loaded: str, context: str = ""):
+        self.name, self.since, self.loaded, self.context = name, since, loaded, context
+        where = f" ({context})" if context else ""
+        super().__init__(f"{name}{where} needs cuDNN {since}; the loaded cuDNN is {loaded}")
+
+    def __reduce__(self):
+        return (type(self), (self.name, self.since, self.loaded, self.context))
+
+
+class CudnnUnsafeCallError(CudnnBackendError, ValueError):
+    """A call refused before cuDNN sees it because cuDNN is known to crash on it."""
+
+
+class CudnnShutdownError(CudnnBackendError, RuntimeError):
+    """A cuDNN call started while the interpreter is exiting (refused: cuDNN's libraries are being torn down)."""
+
+
+class CudnnError(CudnnBackendError, RuntimeError):
+    """cuDNN returned a status other than CUDNN_STATUS_SUCCESS.
+
+    ``status`` is the ``Status`` member (a plain int for a status newer than the header); pickling
+    keeps the members as they are (enum members pickle by name).
+    """
+
+    def __init__(self, status, function: str = "", descriptor_type=None, attribute=None, cudnn_message: str = "",
+                 hint: str = DEBUG_HINT):
+        self.status = status
+        self.function = function
+        self.descriptor_type = descriptor_type
+        self.attribute = attribute
+        self.cudnn_message = cudnn_message
+        self.hint = hint
+        super().__init__(self._compose())
+
+    def _compose(self) -> str:
+        status_name = getattr(self.status, "name", str(self.status))
+        msg = f"{self.function or 'cuDNN call'} failed with {status_name} ({int(self.status)})"
+        what = [getattr(x, "name", str(x)) for x in (self.descriptor_type, self.attribute) if x is not None]
+        if what:
+            msg += " on " + ", ".join(what)
+        if self.cudnn_message:
+            msg += f": {self.cudnn_message}"
+        if self.hint:
+            msg += f"\n  hint: {self.hint}"
+        return msg
+
+    @property
+    def reason(self) -> str:
+        """One line: the status name and cuDNN's own message (what tables of refused configs show)."""
+        status_name = getattr(self.status, "name", str(self.status))
+        return f"{status_name}: {self.cudnn_message}" if self.cudnn_message else status_name
+
+    def __reduce__(self):
+        return (type(self), (self.status, self.function, self.descriptor_type, self.attribute, self.cudnn_message,
+                             self.hint))
+
+
+class CudnnNotInitializedError(CudnnError):
+    """Status category 1xxx: initialization, versions, sub-libraries, licensing."""
+
+
+class CudnnBadParamError(CudnnError):
+    """Status category 2xxx: a bad parameter."""
+
+
+class CudnnNotSupportedError(CudnnError):
+    """Status category 3xxx: not supported (graph pattern, shape, layout, architecture, ...)."""
+
+
+class CudnnInternalError(CudnnError):
+    """Status category 4xxx: an internal error (allocation, compilation, ...)."""
+
+
+class CudnnExecutionFailedError(CudnnError):
+    """Status category 5xxx: execution failed (CUDA errors, cuBLAS, ...)."""
+
+
+class NativeCudaGraphNotSupportedError(CudnnNotSupportedError):
+    """The plan's engine cannot populate a CUDA graph through cuDNN's native CUDA graph API."""
+
+
+_BY_CATEGORY = {
+    1000: CudnnNotInitializedError,
+    2000: CudnnBadParamError,
+    3000: CudnnNotSupportedError,
+    4000: CudnnInternalError,
+    5000: CudnnExecutionFailedError,
+}
+
+
+def error_class(status: int) -> type[CudnnError]:
+    """The CudnnError subclass for a status code (by its category, status // 1000 * 1000)."""
+    return _BY_CATEGORY.get(int(status) // 1000 * 1000, CudnnError)
+
+
+def make_error(status, function: str, descriptor_type=None, attribute=None, cudnn_message: str = "") -> CudnnError:
+    """The CudnnError (subclass by category) for a status; ``status`` is best given as a ``Status`` member."""
+    return error_class(status)(status, function, descriptor_type, attribute, cudnn_message)
+
+
+# -------------------------------------------------------------------------------------------------
+# the higher layers
+# -------------------------------------------------------------------------------------------------
+class GraphError(CudnnBackendError, ValueError):
+    """An operation graph that cuDNN would refuse, misread or run out of bounds, caught before finalize."""
+
+
+class EngineError(CudnnBackendError, ValueError):
+    """An engine or engine configuration request that cannot be met (caught before cuDNN is called)."""
+
+
+class NoDeviceError(CudnnBackendError, RuntimeError):
+    """No GPU is visible and no device profile was given, so cuDNN cannot choose engines."""
+
+
+class NoWorkingPlanError(CudnnBackendError, RuntimeError):
+    """No engine configuration built an execution plan; ``.report`` lists each one and why it failed."""
+
+    def __init__(self, message: str, report=None):
+        super().__init__(message)
+        self.report = report
+
+    def __reduce__(self):
+        plain = getattr(self.report, "plain", None)
+        return (type(self), (self.args[0], plain() if callable(plain) else self.report))
+
+
+class PlanVersionError(CudnnBackendError, ValueError):
+    """A serialized plan from another cuDNN version than the loaded one."""
+
+
+class DeviceProfileError(CudnnBackendError, ValueError):
+    """A device profile that cannot be read or used."""
+
+
+class DeviceProfileVersionError(DeviceProfileError):
+    """The profile was written by another cuDNN version than the one loaded."""
+
+    def __init__(self, message: str, profile_version=None, loaded_version=None):
+        super().__init__(message)
+        self.profile_version = profile_version
+        self.loaded_version = loaded_version
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.profile_version, self.loaded_version))
+
+
+class CudaError(CudnnBackendError, RuntimeError):
+    """A CUDA runtime or driver call (through cuda-bindings) returned an error."""
+
+    def __init__(self, function: str, code, name: str = "", text: str = ""):
+        self.function, self.code, self.name, self.text = function, code, name, text
+        detail = f"{name}: {text}" if text else name
+        try:
+            number = int(code)
+        except (TypeError, ValueError):
+            number = code
+        super().__init__(f"{function} failed with {detail or code} ({number})")
+
+    def __reduce__(self):
+        try:
+            code = int(self.code)
+        except (TypeError, ValueError):
+            code = self.code
+        return (type(self), (self.function, code, self.name, self.text))
+
+
+class JsonCheckError(CudnnBackendError, ValueError):
+    """JSON that cuDNN must not be given (cuDNN crashes on some): ``kind`` ("plan", "kernel cache", "device
+    profile"), ``path`` (the JSON field, e.g. "operationGraph.tensors[1].dim[0]") and ``problem``."""
+
+    def __init__(self, kind, path, problem):
+        self.kind = kind
+        self.path = path
+        self.problem = problem
+        where = f"{path}: " if path else ""
+        super().__init__(f"{kind} JSON: {where}{problem}")
+
+    def __reduce__(self):
+        return (type(self), (self.kind, self.path, self.problem))
+
+
+class PlanCacheError(CudnnBackendError, ValueError):
+    """A plan cache that cannot be opened or written (a corrupt or foreign entry is a miss, not this)."""

@@ -1,0 +1,70 @@
+"""The ``Graph`` builder's core: tensors, UIDs, outputs, adding operations, checks and finalize.
+
+The operation families are mixins, one module each (``conv``, ``pointwise``, ``matmul``, ``reduction``,
+``norm``, ``resample``, ``layout``, ``rng``, ``attention``, ``quantize``, ``rope``, ``band``, ``moe``,
+``signal``), so every operation is a ``Graph`` method and patterns are built from those methods alone.
+"""
+from __future__ import annotations
+
+from cudnn_backend.graph._core import GraphCore
+from cudnn_backend.graph.attention import AttentionOps
+from cudnn_backend.graph.band import BandOps
+from cudnn_backend.graph.conv import ConvolutionOps
+from cudnn_backend.graph.layout import LayoutOps
+from cudnn_backend.graph.matmul import MatmulOps
+from cudnn_backend.graph.moe import MoeOps
+from cudnn_backend.graph.norm import NormOps
+from cudnn_backend.graph.pointwise import PointwiseOps
+from cudnn_backend.graph.quantize import QuantizeOps
+from cudnn_backend.graph.reduction import ReductionOps
+from cudnn_backend.graph.resample import ResampleOps
+from cudnn_backend.graph.rng import RngOps
+from cudnn_backend.graph.rope import RopeOps
+from cudnn_backend.graph.signal import SignalOps
+from cudnn_backend.typed.introspection import graph_tensors, operations_dot, operations_table
+
+__all__ = ["Graph"]
+
+
+class Graph(GraphCore, ConvolutionOps, PointwiseOps, MatmulOps, ReductionOps, NormOps, ResampleOps, LayoutOps,
+            RngOps, AttentionOps, QuantizeOps, RopeOps, BandOps, MoeOps, SignalOps):
+    """Builds an operation graph: tensors, operations (every family a method), checks, finalize.
+
+    ``Graph(name="graph", io_data_type=HALF, intermediate_data_type=FLOAT, compute_data_type=FLOAT)``
+    (data types as members, C names or short names like "half", "bfloat16", "float").
+
+    Operation methods return their output tensor (or a dict of tensors): virtual by default (an
+    intermediate, ``intermediate_data_type``), a real tensor with ``output=True`` (``io_data_type``), or
+    the tensor given as ``output=``; ``output_data_type=`` overrides the type, ``name=`` names it,
+    ``compute=`` sets the operation's compute type (default ``compute_data_type``). Every descriptor the
+    graph makes stays reachable (``graph.tensors``, ``graph.operations``) and can be inspected before
+    ``build()``. The bookkeeping (tensors, outputs, adding operations, the graph checks, finalize) is
+    compiled (``graph/_core.pyx``); the families are the mixins.
+    """
+
+    def table(self) -> str:
+        """A text table of the operations in topological order with their tensors (name, UID, dims, strides, type)."""
+        return operations_table(self.operations)
+
+    def to_dot(self) -> str:
+        """Graphviz DOT of the dataflow: tensors as ellipses (virtual ones dashed), operations as boxes."""
+        return operations_dot(self.operations, self.name)
+
+    def graph_tensors(self) -> dict:
+        """{uid: Tensor} of the tensors the operations read or write."""
+        return graph_tensors(self.operations)
+
+    def __copy__(self):
+        raise TypeError("cannot copy a Graph: its tensors and operations are live cuDNN descriptors shared with the "
+                        "original; build the graph again (a function that builds it is the way to copy it)")
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __reduce__(self):
+        raise TypeError("cannot pickle a Graph: it holds live cuDNN descriptors; pickle the function (and arguments) "
+                        "that builds it")
+
+    def __repr__(self):
+        state = "built" if self.op_graph is not None else "not built"
+        return f"<Graph {self.name!r}: {len(self.operations)} operations, {len(self.tensors)} tensors, {state}>"

@@ -1,0 +1,54 @@
+"""Argument coercion shared by the operation families: data types and enum choices by member, C name,
+short name or value; version gates."""
+from __future__ import annotations
+
+import enum
+
+from cudnn_backend._bindings.enums import DataType
+from cudnn_backend.core._descriptor import as_int, check_available
+
+__all__ = ["as_data_type", "as_choice", "require"]
+
+_DATA_TYPE_NAMES = {
+    "half": DataType.CUDNN_DATA_HALF, "float16": DataType.CUDNN_DATA_HALF, "fp16": DataType.CUDNN_DATA_HALF,
+    "float": DataType.CUDNN_DATA_FLOAT, "float32": DataType.CUDNN_DATA_FLOAT, "fp32": DataType.CUDNN_DATA_FLOAT,
+    "bfloat16": DataType.CUDNN_DATA_BFLOAT16, "bf16": DataType.CUDNN_DATA_BFLOAT16,
+    "double": DataType.CUDNN_DATA_DOUBLE, "float64": DataType.CUDNN_DATA_DOUBLE,
+    "int8": DataType.CUDNN_DATA_INT8, "uint8": DataType.CUDNN_DATA_UINT8, "int32": DataType.CUDNN_DATA_INT32,
+    "int64": DataType.CUDNN_DATA_INT64, "bool": DataType.CUDNN_DATA_BOOLEAN, "boolean": DataType.CUDNN_DATA_BOOLEAN,
+    "fp8_e4m3": DataType.CUDNN_DATA_FP8_E4M3, "fp8_e5m2": DataType.CUDNN_DATA_FP8_E5M2,
+}
+
+
+def as_data_type(value, what="data_type") -> DataType:
+    """A DataType from a member, its C name, a short name ("half", "float", "bfloat16", "fp8_e4m3", ...) or an int."""
+    return as_choice(DataType, value, what, "CUDNN_DATA_", _DATA_TYPE_NAMES)
+
+
+def as_choice(enum_cls, value, what, prefix="", aliases=None):
+    """A member of ``enum_cls`` from a member, its C name, its name without ``prefix`` (any case), an alias or an
+    int; a member of another enum, a bool, a float is refused (TypeError), an unknown name too (ValueError)."""
+    if isinstance(value, enum_cls):
+        return value
+    if isinstance(value, enum.Enum) or isinstance(value, bool):
+        raise TypeError(f"{what}: expected a {enum_cls.__name__}, not {type(value).__name__}"
+                        f"{'.' + value.name if isinstance(value, enum.Enum) else ''}")
+    if isinstance(value, str):
+        key = value.strip()
+        if aliases and key.lower() in aliases:
+            return aliases[key.lower()]
+        for candidate in (key, key.upper(), prefix + key.upper()):
+            if candidate in enum_cls.__members__:
+                return enum_cls[candidate]
+        names = ", ".join(m[len(prefix):].lower() if m.startswith(prefix) else m for m in list(enum_cls.__members__)[:8])
+        raise ValueError(f"{what}: {value!r} is not a {enum_cls.__name__} (e.g. {names}, ...)")
+    v = as_int(value, what)
+    try:
+        return enum_cls(v)
+    except ValueError:
+        raise ValueError(f"{what}: {v} is not a valid {enum_cls.__name__}") from None
+
+
+def require(name: str, what: str):
+    """CudnnVersionError unless the loaded cuDNN has the enumerant ``name`` (checked before any descriptor)."""
+    check_available(name, what)

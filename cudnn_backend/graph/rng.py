@@ -1,0 +1,50 @@
+"""Random numbers: Bernoulli (dropout masks), uniform and normal distributions (Philox: seed + offset)."""
+from __future__ import annotations
+
+from cudnn_backend._bindings.enums import DataType, RngDistribution
+from cudnn_backend.graph import shapes
+from cudnn_backend.graph._util import as_choice
+from cudnn_backend.typed import OperationRng, Rng, TensorBase
+
+__all__ = ["RngOps"]
+
+_I64 = DataType.CUDNN_DATA_INT64
+_DIST = {"bernoulli": RngDistribution.CUDNN_RNG_DISTRIBUTION_BERNOULLI,
+         "uniform": RngDistribution.CUDNN_RNG_DISTRIBUTION_UNIFORM,
+         "normal": RngDistribution.CUDNN_RNG_DISTRIBUTION_NORMAL}
+
+
+class RngOps:
+    """``rng(dims, ...)``."""
+
+    def rng(self, dims, *, distribution="bernoulli", probability=0.5, minimum=None, maximum=None, mean=None, std=None,
+            seed=None, offset=None, strides=None, output=True, output_data_type=DataType.CUDNN_DATA_FLOAT, name="rng"):
+        """RNG: ``{"y", "seed", "offset"}``. ``seed`` is an int (set on the operation) or an INT64 [1,...] tensor
+        (made here when None); ``offset`` an INT64 [1,...] tensor (made here when None)."""
+        dims = shapes.as_dims(dims, "dims")
+        ones = [1] * len(dims)
+        dist = as_choice(RngDistribution, distribution, "distribution", "CUDNN_RNG_DISTRIBUTION_", _DIST)
+        desc = Rng(distribution=dist)
+        if dist == RngDistribution.CUDNN_RNG_DISTRIBUTION_BERNOULLI:
+            desc.bernoulli_dist_probability = float(probability)
+        if minimum is not None:
+            desc.uniform_dist_minimum = minimum
+        if maximum is not None:
+            desc.uniform_dist_maximum = maximum
+        if mean is not None:
+            desc.normal_dist_mean = mean
+        if std is not None:
+            desc.normal_dist_standard_deviation = std
+        desc.finalize()
+        if seed is None:
+            seed = self.tensor(ones, ones, _I64, name=f"{name}_seed")
+        elif isinstance(seed, TensorBase):
+            self._need_tensor(seed, "seed")
+        if offset is None:
+            offset = self.tensor(ones, ones, _I64, name=f"{name}_offset")
+        else:
+            self._need_tensor(offset, "offset")
+        y = self._output(output, dims, None, output_data_type, f"{name}_y",
+                         strides=shapes.as_strides(strides, len(dims)) if strides is not None else None)
+        self.add(OperationRng(ydesc=y, desc=desc, seed=seed, offset_desc=offset))
+        return {"y": y, "seed": seed, "offset": offset}

@@ -1,0 +1,126 @@
+"""``Pattern``: a ready-made graph, its important tensors by name, and (where the math is known) an fp32
+reference of what it computes."""
+from __future__ import annotations
+
+from cudnn_backend.core._descriptor import as_int
+from cudnn_backend.graph import Graph
+from cudnn_backend.runtime import heuristics as _heuristics
+from cudnn_backend.typed import TensorBase, TypedDescriptor
+
+__all__ = ["Pattern", "size", "finish"]
+
+
+def size(value, what, minimum=1) -> int:
+    """A pattern's size parameter: an exact int >= ``minimum`` (ValueError/TypeError naming the parameter)."""
+    return as_int(value, what, minimum)
+
+
+class Pattern:
+    """A pattern's Graph and its important tensors by name; ``op_graph`` once built.
+
+    ``graph, tensors = pattern`` unpacks it; ``pattern.y`` / ``pattern["y"]`` name tensors; ``params`` are
+    the arguments it was made with; ``reference(inputs)`` (where the math is known) computes its outputs
+    in fp32 from ``{name: torch tensor}`` (``reference`` is None otherwise).
+    """
+
+    def __init__(self, name: str, graph: Graph, tensors: dict, *, notes: str = "", params: dict | None = None,
+                 reference=None):
+        self.name = name
+        self.graph = graph
+        self.tensors = {k: v for k, v in tensors.items() if v is not None}
+        self.notes = notes
+        self.params = dict(params or {})
+        self.reference = reference
+
+    # -- access ----------------------------------------------------------------------------------
+    def __iter__(self):
+        return iter((self.graph, self.tensors))
+
+    def __getitem__(self, name) -> TensorBase:
+        return self.tensors[name]
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        tensors = self.__dict__.get("tensors", {})
+        if name in tensors:
+            return tensors[name]
+        raise AttributeError(f"pattern {self.__dict__.get('name')!r} has no tensor {name!r}; it has "
+                             f"{', '.join(tensors)}")
+
+    @property
+    def op_graph(self):
+        return self.graph.op_graph
+
+    @property
+    def built(self) -> bool:
+        return self.graph.op_graph is not None
+
+    @property
+    def operations(self) -> list:
+        return list(self.graph.operations)
+
+    def outputs(self) -> dict:
+        """{name: tensor} of the named tensors the graph writes and keeps (real, not virtual)."""
+        written = {sig[0] for slots in self.graph.slots for _, _, sig, out in slots if out}
+        return {n: t for n, t in self.tensors.items() if not t.virtual and t.uid in written}
+
+    def inputs(self) -> dict:
+        """{name: tensor} of the named real tensors the graph reads and does not write (by-value scalars too)."""
+        outs = {t.uid for t in self.outputs().values()}
+        return {n: t for n, t in self.tensors.items() if not t.virtual and t.uid not in outs}
+
+    def descriptors(self) -> list:
+        """Every descriptor this pattern created: operations, their child descriptors and tensors, each once."""
+        seen, out = set(), []
+
+        def visit(d):
+            if not isinstance(d, TypedDescriptor) or id(d) in seen:
+                return
+            seen.add(id(d))
+            out.append(d)
+            for value in d.values.values():
+                for v in value if isinstance(value, tuple) else (value,):
+                    visit(v)
+
+        for op in self.graph.operations:
+            visit(op)
+        for t in self.graph.tensors.values():
+            visit(t)
+        return out
+
+    # -- finalize and engines ------------------------------------------------------------------------
+    def build(self, handle=None):
+        """Finalize the OperationGraph (idempotent)."""
+        return self.graph.build(handle)
+
+    def heuristics(self, mode="A", device_profile=None) -> list:
+        return _heuristics.get_configs(self.build(), mode, device_profile)
+
+    def engine_config_counts(self, device_profile=None, modes=("A", "FALLBACK")) -> dict:
+        return _heuristics.engine_config_counts(self.build(), device_profile, modes)
+
+    def why_no_engine(self, device_profile=None, modes=("A", "FALLBACK")) -> str:
+        return _heuristics.why_no_engine(self.build(), device_profile, modes)
+
+    def table(self) -> str:
+        return self.graph.table()
+
+    def to_dot(self) -> str:
+        return self.graph.to_dot()
+
+    def __reduce__(self):
+        raise TypeError("cannot pickle a Pattern: it holds live cuDNN descriptors; pickle its name and params and "
+                        "call the pattern function again")
+
+    def __repr__(self):
+        state = "built" if self.built else "not built"
+        return (f"<Pattern {self.name!r}: {len(self.graph.operations)} operations, tensors "
+                f"{', '.join(self.tensors)} ({state})>")
+
+
+def finish(name, g, tensors, build, **kwargs) -> Pattern:
+    p = Pattern(name, g, tensors, **kwargs)
+    if build:
+        p.build()
+    return p

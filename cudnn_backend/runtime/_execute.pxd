@@ -1,0 +1,48 @@
+# Variant packs and execution (see _execute.pyx). Downstream Cython code can cimport VariantPack
+# and reach its raw arrays: _uids/_ptrs hold _n entries, _ptr is the finalized
+# CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR (re-made by _rebuild() after pointers change).
+from libc.stdint cimport int64_t, uintptr_t
+from cudnn_backend._bindings.cycudnn cimport cudnnBackendDescriptor_t, cudnnHandle_t
+from cudnn_backend.core._descriptor cimport Descriptor, Handle
+
+
+cdef class VariantPack:
+    cdef cudnnBackendDescriptor_t _ptr   # the finalized variant pack descriptor (NULL once closed)
+    cdef cudnnBackendDescriptor_t _pending  # closed during an execute on another thread: destroyed by that call
+    cdef int _busy                       # executes in flight (GIL released) that use this pack
+    cdef Py_ssize_t _n                   # number of bound UIDs (slots)
+    cdef int64_t* _uids                  # [n] UIDs, in slot order
+    cdef void** _ptrs                    # [n] data pointers (host address of the scalar for by-value slots)
+    cdef void** _scratch                 # [n] staging for positional rebinds (validated, then committed)
+    cdef int64_t* _align                 # [n] required byte alignment (0: not checked)
+    cdef int64_t* _min_bytes             # [n] bytes the tensor spans (-1: unknown)
+    cdef unsigned char* _by_value        # [n] 1 for a by-value (host scalar) slot
+    cdef char* _scalars                  # [n * 16] host storage of by-value scalars
+    cdef Py_ssize_t _ndev                # number of device (pointer) slots
+    cdef Py_ssize_t* _dev_slot           # [ndev] slot of each device slot, in positional order
+    cdef void* _workspace
+    cdef int64_t _workspace_nbytes       # capacity when known, else -1
+    cdef bint _dirty                     # pointers changed since the descriptor was finalized
+    cdef list _keep                      # [n] objects kept alive (the buffers), or None
+    cdef object _workspace_keep
+    cdef bint _owns_workspace
+    cdef dict _slot_of                   # uid -> slot
+    cdef dict _specs                     # uid -> TensorSpec (empty when the graph is unknown)
+    cdef object _plan_obj                # the plan last checked against this pack
+    cdef Descriptor _plan_desc           # its CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR
+    cdef object _plan_handle             # the plan's Handle, if it has one
+    cdef bint _check_dtype
+    cdef object __weakref__
+
+    cdef int _alloc(self, Py_ssize_t n) except -1
+    cdef void _free_arrays(self) noexcept
+    cdef void _leave(self) noexcept
+    cdef int _check_open(self) except -1
+    cdef int _rebuild(self) except -1
+    cdef int _adopt_plan(self, object plan) except -1
+    cdef int _resolve_call(self, Handle handle, object plan, cudnnHandle_t* h, cudnnBackendDescriptor_t* p) except -1
+    cdef int _run(self, Handle handle, object plan) except -1
+    cdef int _bind_positional(self, object pointers) except -1
+    cdef int _raise_pointer_error(self, Py_ssize_t slot, uintptr_t pv) except -1
+    cdef int _bind_objects(self, object seq) except -1
+    cdef int _rebind_mapping(self, object buffers) except -1

@@ -1,0 +1,806 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Variant packs, execution and cuDNN's native CUDA graph API: the per-call fast paths.
+
+``VariantPack`` holds the C arrays cuDNN reads (UIDs, data pointers, workspace) and the finalized
+``CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR`` built from them, plus the objects that own the memory.
+It is checked against the plan's graph once, when built (see execution.py for the checks); after
+that ``execute``, ``bind_and_execute`` and the CUDA graph calls touch only C data: no Python
+object is created per call, and the GIL is released while cuDNN runs.
+
+Rebinding pointers re-makes the finalized descriptor (cuDNN refuses SetAttribute on a finalized
+descriptor): by default ``cudnnBackendInitialize`` + three SetAttribute + Finalize on the same
+descriptor, which measured cheaper than creating a fresh one (see ``rebuild_strategy``).
+
+A VariantPack is not thread-safe: use one per thread.
+"""
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
+from cpython.long cimport PyLong_CheckExact
+from libc.stdint cimport int64_t, intptr_t, uint64_t, uintptr_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy, memset
+
+from cudnn_backend._bindings.cycudnn cimport *
+from cudnn_backend._bindings cimport cycudnn
+from cudnn_backend.core._descriptor cimport Descriptor, Handle, enter_call, leave_call, raise_status
+
+from cudnn_backend.core._descriptor import last_error_string
+from cudnn_backend.errors import CudnnUnsafeCallError, NativeCudaGraphNotSupportedError, make_error
+from cudnn_backend.runtime import _packing
+from cudnn_backend.runtime import memory
+from cudnn_backend._bindings.enums import AttributeName as _AttributeName
+from cudnn_backend._bindings.enums import DescriptorType as _DescriptorType
+from cudnn_backend._bindings.enums import Status as _Status
+
+cdef enum:
+    SCALAR_BYTES = 16          # host storage per by-value slot (the largest scalar: complex double)
+    REBUILD_REINITIALIZE = 0   # cudnnBackendInitialize + set + finalize, same descriptor
+    REBUILD_RECREATE = 1       # create a new descriptor, set + finalize, destroy the old one
+
+cdef int _rebuild_strategy = REBUILD_REINITIALIZE
+
+_VP = _DescriptorType.CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR
+_PLAN = _DescriptorType.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR
+_ATTR_UIDS = _AttributeName.CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS
+_ATTR_PTRS = _AttributeName.CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS
+_ATTR_WS = _AttributeName.CUDNN_ATTR_VARIANT_PACK_WORKSPACE
+
+_STRATEGIES = {"reinitialize": REBUILD_REINITIALIZE, "recreate": REBUILD_RECREATE}
+
+
+def rebuild_strategy(name=None):
+    """How packs re-make their descriptor after a rebind: 'reinitialize' (default) or 'recreate'.
+
+    With a name, sets it (process-wide) and returns the previous one; for benchmarks.
+    """
+    global _rebuild_strategy
+    previous = "reinitialize" if _rebuild_strategy == REBUILD_REINITIALIZE else "recreate"
+    if name is not None:
+        if name not in _STRATEGIES:
+            raise ValueError(f"rebuild strategy must be one of {', '.join(_STRATEGIES)}, not {name!r}")
+        _rebuild_strategy = _STRATEGIES[name]
+    return previous
+
+
+_GRAPH_HINT = ("cudnnBackendPopulateCudaGraph/UpdateCudaGraph need cuDNN >= 9.5 and an engine whose behavior notes "
+               "include CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API (choose such an engine config), or "
+               "capture execute() on a stream instead (cudaStreamBeginCapture / torch.cuda.graph)")
+
+
+cdef int _raise_graph_status(cudnnStatus_t status, str function, object plan) except -1:
+    message = last_error_string()
+    native = status == CUDNN_STATUS_NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API or status == CUDNN_STATUS_NOT_SUPPORTED
+    if not native:  # whatever cuDNN said, an engine without the behavior note is the cause
+        native = _packing.plan_supports_native_cuda_graph(plan) is False
+    if native:
+        raise NativeCudaGraphNotSupportedError(_status(status), function, None, None, message, _GRAPH_HINT)
+    raise make_error(_status(status), function, None, None, message)
+
+
+cdef object _status(cudnnStatus_t status):
+    try:
+        return _Status(<int>status)
+    except ValueError:
+        return <int>status
+
+
+cdef int _set_and_finalize(cudnnBackendDescriptor_t d, int64_t n, int64_t* uids, void** ptrs, void* ws) except -1:
+    cdef cudnnStatus_t st
+    st = cycudnn.cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids)
+    if st != CUDNN_STATUS_SUCCESS:
+        raise_status(st, "cudnnBackendSetAttribute", _VP, _ATTR_UIDS)
+    st = cycudnn.cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs)
+    if st != CUDNN_STATUS_SUCCESS:
+        raise_status(st, "cudnnBackendSetAttribute", _VP, _ATTR_PTRS)
+    st = cycudnn.cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws)
+    if st != CUDNN_STATUS_SUCCESS:
+        raise_status(st, "cudnnBackendSetAttribute", _VP, _ATTR_WS)
+    st = cycudnn.cudnnBackendFinalize(d)
+    if st != CUDNN_STATUS_SUCCESS:
+        raise_status(st, "cudnnBackendFinalize", _VP)
+    return 0
+
+
+cdef inline bint _int64_format(const char* fmt):
+    """True for a buffer format of one 8-byte integer in native/little byte order ('q', '<q', 'l', 'Q', ...)."""
+    if fmt == NULL:
+        return False
+    if fmt[0] == b'@' or fmt[0] == b'=' or fmt[0] == b'<':
+        fmt += 1
+    if fmt[0] == 0 or fmt[1] != 0:
+        return False
+    return fmt[0] == b'q' or fmt[0] == b'Q' or fmt[0] == b'l' or fmt[0] == b'L' or fmt[0] == b'n' or fmt[0] == b'N'
+
+
+cdef object _MISSING = object()
+
+
+cdef class VariantPack:
+    """The buffers of one execution: ``{uid or Tensor: buffer}`` plus a workspace, checked against a plan.
+
+    ``VariantPack(plan, buffers, workspace=None, *, operation_graph=None, tensors=None, check_dtype=True)``
+
+    * every non-virtual UID of the plan's graph must be bound and no other (ValueError naming them);
+    * a buffer is an int device address, a torch/cupy array, anything with __cuda_array_interface__
+      or DLPack, a cuda.core Buffer or a memory.DeviceBuffer; the pack keeps the objects alive;
+    * by-value tensors take a number, stored by the pack in the tensor's data type;
+    * pointers must meet the tensor's byte alignment, buffers of known size must hold the tensor;
+    * with ``workspace=None`` a workspace of ``plan.workspace_size`` bytes is allocated (and freed
+      with the pack) when the plan needs one.
+
+    The graph comes from ``tensors=``/``operation_graph=``, else ``plan.operation_graph``, else the
+    plan's JSON; when none is known, the UIDs given are taken as they are (all as device pointers).
+    """
+
+    def __cinit__(self, *args, **kwargs):
+        self._ptr = NULL
+        self._pending = NULL
+        self._busy = 0
+        self._n = 0
+        self._ndev = 0
+        self._uids = NULL
+        self._ptrs = NULL
+        self._scratch = NULL
+        self._align = NULL
+        self._min_bytes = NULL
+        self._by_value = NULL
+        self._scalars = NULL
+        self._dev_slot = NULL
+        self._workspace = NULL
+        self._workspace_nbytes = -1
+        self._dirty = False
+        self._keep = []
+        self._workspace_keep = None
+        self._owns_workspace = False
+        self._slot_of = {}
+        self._specs = {}
+        self._plan_obj = None
+        self._plan_desc = None
+        self._plan_handle = None
+        self._check_dtype = True
+
+    def __init__(self, plan=None, buffers=None, workspace=None, *, operation_graph=None, tensors=None,
+                 bint check_dtype=True):
+        cdef Py_ssize_t i, n, j
+        cdef cudnnStatus_t st
+        cdef cudnnBackendDescriptor_t d = NULL
+        cdef bytes raw
+        if self._ptr != NULL or self._uids != NULL:
+            raise RuntimeError("VariantPack.__init__ called twice")
+        desc = None
+        if plan is not None:
+            desc = _packing.plan_descriptor(plan)
+            if desc.closed:
+                raise ValueError("the execution plan is closed")
+        slots, specs = _packing.prepare_pack(plan, buffers, operation_graph, tensors, check_dtype)
+        needed = _packing.plan_workspace_size(plan) if plan is not None else 0
+        ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed)
+
+        n = len(slots)
+        self._check_dtype = check_dtype
+        self._alloc(n)
+        self._keep = [None] * n
+        j = 0
+        for i in range(n):
+            uid, ptr, raw_value, keep, align, need, by_value = slots[i]
+            self._uids[i] = uid
+            self._align[i] = align
+            self._min_bytes[i] = need
+            self._slot_of[uid] = i
+            if by_value:
+                self._by_value[i] = 1
+                raw = raw_value
+                memcpy(self._scalars + i * SCALAR_BYTES, <const char*>raw, len(raw))
+                self._ptrs[i] = <void*>(self._scalars + i * SCALAR_BYTES)
+            else:
+                self._ptrs[i] = <void*><uintptr_t>ptr
+                self._dev_slot[j] = i
+                j += 1
+            self._keep[i] = keep
+        self._ndev = j
+        self._specs = dict(specs)
+        self._workspace = <void*><uintptr_t>ws_ptr
+        self._workspace_nbytes = ws_cap
+        self._workspace_keep = ws_keep
+        self._owns_workspace = owned
+
+        st = cycudnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &d)
+        raise_status(st, "cudnnBackendCreateDescriptor", _VP)
+        try:
+            _set_and_finalize(d, self._n, self._uids, self._ptrs, self._workspace)
+        except BaseException:
+            cycudnn.cudnnBackendDestroyDescriptor(d)
+            raise
+        self._ptr = d
+        if plan is not None:
+            self._plan_obj = plan
+            self._plan_desc = desc
+            self._plan_handle = _packing.plan_handle(plan)
+
+    cdef int _alloc(self, Py_ssize_t n) except -1:
+        cdef Py_ssize_t m = n if n > 0 else 1
+        self._n = n
+        self._uids = <int64_t*>calloc(m, sizeof(int64_t))
+        self._ptrs = <void**>calloc(m, sizeof(void*))
+        self._scratch = <void**>calloc(m, sizeof(void*))
+        self._align = <int64_t*>calloc(m, sizeof(int64_t))
+        self._min_bytes = <int64_t*>calloc(m, sizeof(int64_t))
+        self._by_value = <unsigned char*>calloc(m, sizeof(unsigned char))
+        self._scalars = <char*>calloc(m, SCALAR_BYTES)
+        self._dev_slot = <Py_ssize_t*>calloc(m, sizeof(Py_ssize_t))
+        if (self._uids == NULL or self._ptrs == NULL or self._scratch == NULL or self._align == NULL
+                or self._min_bytes == NULL or self._by_value == NULL or self._scalars == NULL
+                or self._dev_slot == NULL):
+            raise MemoryError()
+        return 0
+
+    cdef void _free_arrays(self) noexcept:
+        free(self._uids)
+        free(self._ptrs)
+        free(self._scratch)
+        free(self._align)
+        free(self._min_bytes)
+        free(self._by_value)
+        free(self._scalars)
+        free(self._dev_slot)
+        self._uids = NULL
+        self._ptrs = NULL
+        self._scratch = NULL
+        self._align = NULL
+        self._min_bytes = NULL
+        self._by_value = NULL
+        self._scalars = NULL
+        self._dev_slot = NULL
+        self._n = 0
+        self._ndev = 0
+
+    def __dealloc__(self):
+        # C only: safe at interpreter shutdown. The kept buffers and workspace go with the object.
+        if self._ptr != NULL:
+            cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
+            self._ptr = NULL
+        if self._pending != NULL:
+            cycudnn.cudnnBackendDestroyDescriptor(self._pending)
+            self._pending = NULL
+        self._free_arrays()
+
+    def __reduce__(self):
+        raise TypeError("cannot pickle a VariantPack: it binds device pointers of this process; build one where "
+                        "the buffers live")
+
+    def close(self):
+        """Destroy the descriptor and release the buffers and workspace now (idempotent; at most once whatever
+        the threads; while another thread's execute uses the pack, that call destroys it when it returns)."""
+        cdef cudnnStatus_t st = CUDNN_STATUS_SUCCESS
+        cdef cudnnBackendDescriptor_t d = self._ptr
+        if d == NULL:
+            return
+        self._ptr = NULL  # under the GIL: no other thread can take it from here on
+        if self._busy > 0:
+            self._pending = d
+        else:
+            st = cycudnn.cudnnBackendDestroyDescriptor(d)
+            self._free_arrays()
+        self._keep = []
+        self._slot_of = {}
+        self._workspace = NULL
+        self._workspace_keep = None
+        self._plan_obj = None
+        self._plan_desc = None
+        self._plan_handle = None
+        raise_status(st, "cudnnBackendDestroyDescriptor", _VP)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    cdef int _check_open(self) except -1:
+        if self._ptr == NULL:
+            raise ValueError("this VariantPack is closed")
+        return 0
+
+    # -- the finalized descriptor ---------------------------------------------------------------
+    cdef int _rebuild(self) except -1:
+        """Re-make the finalized descriptor from the current arrays."""
+        cdef cudnnStatus_t st
+        cdef cudnnBackendDescriptor_t d = NULL
+        self._check_open()
+        if self._busy:
+            raise CudnnUnsafeCallError("this VariantPack is being executed by another thread: rebind it after that "
+                                       "call returns (a VariantPack is for one thread at a time)")
+        if _rebuild_strategy == REBUILD_REINITIALIZE:
+            self._dirty = True  # stays so if anything below fails
+            st = cycudnn.cudnnBackendInitialize(self._ptr)
+            if st == CUDNN_STATUS_SUCCESS:
+                _set_and_finalize(self._ptr, self._n, self._uids, self._ptrs, self._workspace)
+                self._dirty = False
+                return 0
+            # a cuDNN that will not re-initialize: fall through to a fresh descriptor
+        st = cycudnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &d)
+        raise_status(st, "cudnnBackendCreateDescriptor", _VP)
+        try:
+            _set_and_finalize(d, self._n, self._uids, self._ptrs, self._workspace)
+        except BaseException:
+            cycudnn.cudnnBackendDestroyDescriptor(d)
+            self._dirty = True
+            raise
+        cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
+        self._ptr = d
+        self._dirty = False
+        return 0
+
+    # -- plans ----------------------------------------------------------------------------------
+    cdef int _adopt_plan(self, object plan) except -1:
+        """Check a plan other than the one last used against this pack, and cache it."""
+        if plan is None:
+            if self._plan_obj is not None:
+                return 0
+            raise ValueError("no plan: pass the execution plan to run")
+        desc = _packing.plan_descriptor(plan)
+        if desc.closed:
+            raise ValueError("the execution plan is closed")
+        specs = _packing.tensor_specs(plan)
+        if specs is not None:
+            required = {u for u, s in specs.items() if not s.virtual}
+            mine = set(self._slot_of)
+            if required != mine:
+                missing = sorted(required - mine)
+                extra = sorted(mine - required)
+                parts = []
+                if missing:
+                    parts.append("the plan also needs UID(s) " + ", ".join(map(str, missing)))
+                if extra:
+                    parts.append("the pack binds UID(s) " + ", ".join(map(str, extra)) + " the plan does not use")
+                raise ValueError("this variant pack does not fit the plan: " + "; ".join(parts))
+            for uid, slot in self._slot_of.items():
+                if bool(specs[uid].by_value) != bool(self._by_value[slot]):
+                    how = "by value" if specs[uid].by_value else "as a device pointer"
+                    raise ValueError(f"UID {uid} is passed {how} in this plan but not in this variant pack")
+        needed = _packing.plan_workspace_size(plan)
+        if needed > 0 and (self._workspace == NULL or 0 <= self._workspace_nbytes < needed):
+            if self._workspace != NULL and not self._owns_workspace:
+                raise ValueError(f"the plan needs a {needed}-byte workspace; this pack's holds {self._workspace_nbytes}")
+            ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(None, needed)
+            self._workspace = <void*><uintptr_t>ws_ptr
+            self._workspace_nbytes = ws_cap
+            self._workspace_keep = ws_keep
+            self._owns_workspace = owned
+            self._dirty = True
+        self._plan_obj = plan
+        self._plan_desc = desc
+        self._plan_handle = _packing.plan_handle(plan)
+        return 0
+
+    cdef int _resolve_call(self, Handle handle, object plan, cudnnHandle_t* h,
+                           cudnnBackendDescriptor_t* p) except -1:
+        if self._ptr == NULL:
+            raise ValueError("this VariantPack is closed")
+        if plan is not self._plan_obj:
+            self._adopt_plan(plan)
+        p[0] = self._plan_desc._ptr
+        if p[0] == NULL:
+            raise ValueError("the execution plan is closed")
+        if handle is None:
+            handle = self._plan_handle
+            if handle is None:
+                raise ValueError("no cuDNN handle: pass one (the plan was not built with one)")
+        h[0] = handle._handle
+        if h[0] == NULL:
+            raise ValueError("the Handle is closed")
+        if self._dirty:
+            self._rebuild()
+        return 0
+
+    cdef int _run(self, Handle handle, object plan) except -1:
+        cdef cudnnHandle_t h = NULL
+        cdef cudnnBackendDescriptor_t p = NULL
+        cdef cudnnBackendDescriptor_t v
+        cdef cudnnStatus_t st
+        cdef Handle hobj
+        cdef Descriptor pdesc
+        self._resolve_call(handle, plan, &h, &p)
+        v = self._ptr
+        # neither the handle, the plan nor this pack may be destroyed by another thread while cuDNN uses
+        # them: a close() meanwhile leaves the destruction to the last call in flight (_leave)
+        hobj = handle if handle is not None else <Handle>self._plan_handle
+        pdesc = self._plan_desc
+        enter_call()
+        hobj._busy += 1
+        pdesc._busy += 1
+        self._busy += 1
+        with nogil:
+            st = cycudnn.cudnnBackendExecute(h, p, v)
+        self._leave()
+        pdesc._leave()
+        hobj._leave()
+        leave_call()
+        if st != CUDNN_STATUS_SUCCESS:
+            raise_status(st, "cudnnBackendExecute", _PLAN)
+        return 0
+
+    cdef void _leave(self) noexcept:
+        cdef cudnnBackendDescriptor_t d
+        self._busy -= 1
+        if self._busy == 0 and self._pending != NULL:
+            d = self._pending
+            self._pending = NULL
+            cycudnn.cudnnBackendDestroyDescriptor(d)
+            self._free_arrays()
+
+    def check_plan(self, plan):
+        """Check that this pack fits ``plan`` (same non-virtual UIDs, by-value alike, workspace big enough,
+        allocating one if the pack owns or lacks it) and make it the pack's plan; raises ValueError if not."""
+        self._check_open()
+        if plan is None:
+            raise ValueError("no plan given")
+        if plan is not self._plan_obj:
+            self._adopt_plan(plan)
+        if self._dirty:
+            self._rebuild()
+        return self
+
+    def execute(self, handle=None, plan=None):
+        """cudnnBackendExecute on the handle's stream (GIL released). ``plan=None``: the pack's plan;
+        ``handle=None``: the plan's handle."""
+        self._run(handle, plan)
+
+    # -- rebinding ------------------------------------------------------------------------------
+    cdef int _bind_positional(self, object pointers) except -1:
+        """New device pointers for the pointer slots, in ``pointer_uids`` order: a tuple/list of ints,
+        or a buffer of int64/uint64 (array.array('q'), numpy int64). All checked before any is stored."""
+        cdef Py_ssize_t j, k, nd = self._ndev
+        cdef Py_buffer view
+        cdef bint is_tuple
+        cdef object item
+        cdef uint64_t v
+        cdef uintptr_t pv
+        cdef bint changed = False
+        self._check_open()
+        if type(pointers) is tuple or type(pointers) is list:
+            if len(pointers) != nd:
+                raise ValueError(f"{len(pointers)} pointers given; this pack binds {nd} device pointers "
+                                 f"(UIDs {', '.join(map(str, self.pointer_uids))}, in that order)")
+            is_tuple = type(pointers) is tuple
+            for j in range(nd):
+                item = (<tuple>pointers)[j] if is_tuple else (<list>pointers)[j]
+                if not PyLong_CheckExact(item):
+                    return self._bind_objects(pointers)
+                try:
+                    v = <uint64_t>item
+                except OverflowError:
+                    raise ValueError(f"UID {self._uids[self._dev_slot[j]]}: {item} is not a valid address") from None
+                self._scratch[j] = <void*><uintptr_t>v
+        elif PyObject_CheckBuffer(pointers):
+            PyObject_GetBuffer(pointers, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
+            try:
+                if view.itemsize != 8 or not _int64_format(view.format):
+                    fmt = (<bytes>view.format).decode() if view.format != NULL else "B"
+                    raise TypeError(f"a pointer buffer must hold 64-bit integers (array.array('q'), numpy int64), "
+                                    f"not format {fmt!r}")
+                if view.len // 8 != nd:
+                    raise ValueError(f"{view.len // 8} pointers given; this pack binds {nd} device pointers "
+                                     f"(UIDs {', '.join(map(str, self.pointer_uids))}, in that order)")
+                if nd:
+                    memcpy(self._scratch, view.buf, nd * sizeof(void*))
+            finally:
+                PyBuffer_Release(&view)
+        elif hasattr(pointers, "items"):
+            raise TypeError("pass a mapping of new buffers to rebind(), not to a positional binder")
+        else:
+            try:
+                seq = tuple(pointers)
+            except TypeError:
+                raise TypeError(f"pointers must be a tuple/list of ints or a buffer of int64, not "
+                                f"{type(pointers).__name__}") from None
+            return self._bind_objects(seq)
+        # check all, then store
+        for j in range(nd):
+            k = self._dev_slot[j]
+            pv = <uintptr_t>self._scratch[j]
+            if pv == 0 or (self._align[k] > 0 and pv % <uintptr_t>self._align[k] != 0):
+                self._raise_pointer_error(k, pv)
+        for j in range(nd):
+            k = self._dev_slot[j]
+            if self._ptrs[k] != self._scratch[j]:
+                self._ptrs[k] = self._scratch[j]
+                changed = True
+                if self._keep[k] is not None:
+                    self._keep[k] = None
+        if changed:
+            self._dirty = True
+        return 0
+
+    cdef int _raise_pointer_error(self, Py_ssize_t slot, uintptr_t pv) except -1:
+        uid = self._uids[slot]
+        spec = self._specs.get(uid)
+        what = f"UID {uid}" + (f" ({spec.name})" if spec is not None and spec.name != str(uid) else "")
+        if pv == 0:
+            raise ValueError(f"{what}: null device pointer")
+        raise ValueError(f"{what}: pointer 0x{pv:x} is not aligned to the tensor's byte alignment {self._align[slot]} "
+                         f"(it is {pv & (~pv + 1)}-byte aligned)")
+
+    cdef int _bind_objects(self, object seq) except -1:
+        """Positional binding of arbitrary buffer objects (the slow path): through rebind()."""
+        seq = tuple(seq)
+        if len(seq) != self._ndev:
+            raise ValueError(f"{len(seq)} pointers given; this pack binds {self._ndev} device pointers "
+                             f"(UIDs {', '.join(map(str, self.pointer_uids))}, in that order)")
+        uids = self.pointer_uids
+        self._rebind_mapping(dict(zip(uids, seq)))
+        return 0
+
+    cdef int _rebind_mapping(self, object buffers) except -1:
+        cdef Py_ssize_t slot
+        cdef bytes raw
+        updates = []
+        unknown = []
+        seen = set()
+        for key, value in buffers.items():
+            uid = _packing.uid_of(key)
+            if uid in seen:
+                raise ValueError(f"UID {uid} is bound twice")
+            seen.add(uid)
+            if uid not in self._slot_of:
+                unknown.append(uid)
+                continue
+            slot = self._slot_of[uid]
+            spec = self._specs.get(uid)
+            if spec is not None and spec.virtual:
+                raise ValueError(f"UID {uid} is a virtual tensor; do not bind it")
+            if self._by_value[slot]:
+                updates.append((slot, 0, _packing.scalar_bytes(value, spec.data_type if spec is not None else None,
+                                                         f"UID {uid}"), None))
+                continue
+            ptr, _, keep = _packing.resolve_slot(uid, spec, value, self._check_dtype)
+            if spec is None:  # no graph known: still check against what the pack knows
+                if self._align[slot] > 0 and ptr % self._align[slot]:
+                    self._raise_pointer_error(slot, ptr)
+            updates.append((slot, ptr, None, keep))
+        if unknown:
+            virtual = [u for u in unknown if u in self._specs and self._specs[u].virtual]
+            if virtual:
+                raise ValueError(f"UID(s) {', '.join(map(str, sorted(virtual)))} are virtual tensors; cuDNN keeps them "
+                                 f"internally: do not bind them")
+            raise ValueError(f"unknown UID(s) {', '.join(map(str, sorted(unknown)))}: this pack binds "
+                             f"{', '.join(map(str, self.uids))}")
+        for slot, ptr, raw_value, keep in updates:
+            if raw_value is not None:
+                raw = raw_value
+                memset(self._scalars + slot * SCALAR_BYTES, 0, SCALAR_BYTES)
+                memcpy(self._scalars + slot * SCALAR_BYTES, <const char*>raw, len(raw))
+            else:
+                self._ptrs[slot] = <void*><uintptr_t>ptr
+                self._keep[slot] = keep
+            self._dirty = True
+        return 0
+
+    def rebind(self, buffers=None, *, workspace=_MISSING):
+        """New buffers for some UIDs: ``{uid or Tensor: buffer}`` (checked like the constructor's), or a
+        sequence/int64 buffer of pointers in ``pointer_uids`` order; ``workspace=`` replaces the workspace.
+        The descriptor is re-finalized at once. By-value UIDs take numbers, as in the constructor."""
+        self._check_open()
+        if buffers is not None:
+            if hasattr(buffers, "items"):
+                self._rebind_mapping(buffers)
+            else:
+                self._bind_positional(buffers)
+        if workspace is not _MISSING:
+            needed = _packing.plan_workspace_size(self._plan_obj) if self._plan_obj is not None else 0
+            ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed)
+            self._workspace = <void*><uintptr_t>ws_ptr
+            self._workspace_nbytes = ws_cap
+            self._workspace_keep = ws_keep
+            self._owns_workspace = owned
+            self._dirty = True
+        if self._dirty:
+            self._rebuild()
+        return self
+
+    def rebind_pointers(self, pointers):
+        """Positional rebind (a tuple/list of ints or an int64 buffer, in ``pointer_uids`` order); re-finalizes."""
+        self._bind_positional(pointers)
+        if self._dirty:
+            self._rebuild()
+
+    def bind_and_execute(self, handle, plan, pointers):
+        """Bind new device pointers (``pointer_uids`` order: a tuple/list of ints, or an int64
+        array.array/numpy buffer) and execute, with no Python object created on the way."""
+        self._bind_positional(pointers)
+        self._run(handle, plan)
+
+    def set_scalar(self, key, value):
+        """A new value for a by-value tensor (uid or Tensor)."""
+        self._check_open()
+        uid = _packing.uid_of(key)
+        if uid not in self._slot_of:
+            raise ValueError(f"unknown UID {uid}: this pack binds {', '.join(map(str, self.uids))}")
+        if not self._by_value[self._slot_of[uid]]:
+            raise ValueError(f"UID {uid} is not a by-value tensor; rebind() it to a buffer instead")
+        self._rebind_mapping({uid: value})
+
+    # -- introspection --------------------------------------------------------------------------
+    @property
+    def closed(self):
+        return self._ptr == NULL
+
+    @property
+    def ptr(self):
+        """The finalized cudnnBackendDescriptor_t (re-made after rebinds: read it again after one)."""
+        if self._dirty and self._ptr != NULL:
+            self._rebuild()
+        return <intptr_t>self._ptr
+
+    @property
+    def uids(self):
+        """The bound UIDs, in slot order."""
+        return tuple(self._uids[i] for i in range(self._n))
+
+    @property
+    def pointer_uids(self):
+        """The UIDs bound to device pointers, in the order positional rebinds take them."""
+        return tuple(self._uids[self._dev_slot[j]] for j in range(self._ndev))
+
+    @property
+    def scalar_uids(self):
+        """The UIDs of by-value tensors."""
+        return tuple(self._uids[i] for i in range(self._n) if self._by_value[i])
+
+    @property
+    def data_pointers(self):
+        """The device pointers, in ``pointer_uids`` order."""
+        return tuple(<uintptr_t>self._ptrs[self._dev_slot[j]] for j in range(self._ndev))
+
+    @property
+    def pointers(self):
+        """{uid: address}: device pointers, and the pack's host address for by-value scalars."""
+        return {self._uids[i]: <uintptr_t>self._ptrs[i] for i in range(self._n)}
+
+    @property
+    def scalars(self):
+        """{uid: value} of the by-value tensors."""
+        out = {}
+        for i in range(self._n):
+            if self._by_value[i]:
+                spec = self._specs.get(self._uids[i])
+                out[self._uids[i]] = _packing.scalar_value(self._scalars[i * SCALAR_BYTES:(i + 1) * SCALAR_BYTES],
+                                                     spec.data_type if spec is not None else None)
+        return out
+
+    @property
+    def buffers(self):
+        """{uid: the object kept for it (or its address when bound to a plain int)}; by-value UIDs left out."""
+        return {self._uids[i]: (self._keep[i] if self._keep[i] is not None else <uintptr_t>self._ptrs[i])
+                for i in range(self._n) if not self._by_value[i]}
+
+    @property
+    def workspace(self):
+        """The workspace address (0: none)."""
+        return <uintptr_t>self._workspace
+
+    @property
+    def workspace_nbytes(self):
+        """The workspace's size when known, else None."""
+        return None if self._workspace_nbytes < 0 else self._workspace_nbytes
+
+    @property
+    def workspace_buffer(self):
+        """The object holding the workspace (a DeviceBuffer the pack allocated, or the one given), or None."""
+        return self._workspace_keep
+
+    @property
+    def owns_workspace(self):
+        return self._owns_workspace
+
+    @property
+    def tensors(self):
+        """{uid: TensorSpec} of the plan's graph, virtual tensors included (empty when unknown)."""
+        return dict(self._specs)
+
+    @property
+    def plan(self):
+        """The plan last checked against this pack."""
+        return self._plan_obj
+
+    def __len__(self):
+        return self._n
+
+    def __contains__(self, key):
+        try:
+            return _packing.uid_of(key) in self._slot_of
+        except TypeError:
+            return False
+
+    def __repr__(self):
+        if self._ptr == NULL:
+            return "<cudnn_backend.VariantPack closed>"
+        parts = []
+        for i in range(self._n):
+            if self._by_value[i]:
+                parts.append(f"{self._uids[i]}=<scalar>")
+            else:
+                parts.append(f"{self._uids[i]}=0x{<uintptr_t>self._ptrs[i]:x}")
+        ws = f"0x{<uintptr_t>self._workspace:x}" if self._workspace != NULL else "none"
+        return f"<cudnn_backend.VariantPack {', '.join(parts)}; workspace {ws}>"
+
+
+# ------------------------------------------------------------------------------------------------
+# module-level calls
+# ------------------------------------------------------------------------------------------------
+def execute(Handle handle, plan, pack, workspace=None):
+    """Run ``plan`` on the handle's stream with the buffers of ``pack`` (a VariantPack, or a
+    ``{uid: buffer}`` mapping, packed here: slower). The GIL is released while cuDNN runs;
+    ``handle=None`` uses the plan's handle."""
+    cdef VariantPack vp
+    if type(pack) is VariantPack:
+        vp = <VariantPack>pack
+    elif isinstance(pack, VariantPack):
+        vp = <VariantPack>pack
+    else:
+        vp = VariantPack(plan, pack, workspace)
+    vp._run(handle, plan)
+
+
+cdef intptr_t _graph_address(object graph) except? -1:
+    if graph is None or isinstance(graph, bool):
+        raise TypeError("a CUDA graph is a cuda-bindings cudaGraph_t/CUgraph or an int address")
+    try:
+        g = int(graph)
+    except (TypeError, ValueError):
+        raise TypeError(f"cannot use {type(graph).__name__} as a CUDA graph (need cudaGraph_t, CUgraph or an int)") from None
+    if g == 0:
+        raise ValueError("null CUDA graph")
+    return <intptr_t>g
+
+
+def populate_cuda_graph(Handle handle, plan, VariantPack pack not None, graph=None):
+    """cudnnBackendPopulateCudaGraph: record the plan's work with ``pack``'s buffers into ``graph``
+    (an empty cuda-bindings cudaGraph_t/CUgraph or int; None creates one with cudaGraphCreate).
+    Returns the graph. Needs cuDNN >= 9.5 and an engine supporting the native CUDA graph API."""
+    cdef cudnnHandle_t h = NULL
+    cdef cudnnBackendDescriptor_t p = NULL
+    cdef cudnnBackendDescriptor_t v
+    cdef cudaGraph_t g
+    cdef cudnnStatus_t st
+    pack._resolve_call(handle, plan, &h, &p)
+    v = pack._ptr
+    created = graph is None
+    if created:
+        graph = memory.check(memory.cudart().cudaGraphCreate(0), "cudaGraphCreate")
+    try:
+        g = <cudaGraph_t>_graph_address(graph)
+        enter_call()
+        pack._busy += 1
+        with nogil:
+            st = cycudnn.cudnnBackendPopulateCudaGraph(h, p, v, g)
+        pack._leave()
+        leave_call()
+        if st != CUDNN_STATUS_SUCCESS:
+            _raise_graph_status(st, "cudnnBackendPopulateCudaGraph", pack._plan_obj)
+    except BaseException:
+        if created:
+            memory.cudart().cudaGraphDestroy(graph)
+        raise
+    return graph
+
+
+def update_cuda_graph(Handle handle, plan, VariantPack pack not None, graph):
+    """cudnnBackendUpdateCudaGraph: point a graph that cuDNN populated for ``plan`` at ``pack``'s buffers.
+    An executable made from it needs cudaGraphExecUpdate (CudaGraph.update does both)."""
+    cdef cudnnHandle_t h = NULL
+    cdef cudnnBackendDescriptor_t p = NULL
+    cdef cudnnBackendDescriptor_t v
+    cdef cudaGraph_t g
+    cdef cudnnStatus_t st
+    pack._resolve_call(handle, plan, &h, &p)
+    v = pack._ptr
+    g = <cudaGraph_t>_graph_address(graph)
+    enter_call()
+    pack._busy += 1
+    with nogil:
+        st = cycudnn.cudnnBackendUpdateCudaGraph(h, p, v, g)
+    pack._leave()
+    leave_call()
+    if st != CUDNN_STATUS_SUCCESS:
+        _raise_graph_status(st, "cudnnBackendUpdateCudaGraph", pack._plan_obj)
+    return graph

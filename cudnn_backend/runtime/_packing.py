@@ -1,0 +1,509 @@
+"""What a variant pack needs to know before cuDNN sees it: the plan's tensors, buffers, scalars, workspace.
+
+Every check of ``VariantPack`` (``_execute.pyx``) lives here, in Python: which UIDs the plan's graph
+reads and writes (``tensor_specs``: from the graph, else the plan's JSON), what each buffer object is
+(``resolve_buffer``: ints, torch, cupy, ``__cuda_array_interface__``, DLPack, cuda.core, ``DeviceBuffer``),
+by-value scalars in the tensor's data type (``scalar_bytes``) and the workspace. The compiled pack keeps
+only C arrays; the per-call paths never come back here.
+"""
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import operator
+import struct
+import weakref
+from dataclasses import dataclass
+
+from cudnn_backend._bindings.enums import AttributeName as A
+from cudnn_backend._bindings.enums import AttributeType as AT
+from cudnn_backend._bindings.enums import DataType, DescriptorType
+from cudnn_backend.core._descriptor import Descriptor, Handle
+from cudnn_backend.core.json_checks import check_plan_json
+from cudnn_backend.runtime import memory
+from cudnn_backend.typed import arrays
+from cudnn_backend.typed.arrays import DATA_TYPE_BITS
+from cudnn_backend.typed.introspection import signature_of, tensor_slots
+
+__all__ = [
+    "TensorSpec", "tensor_spec", "tensor_specs", "graph_tensor_specs", "plan_json_tensor_specs", "plan_descriptor",
+    "plan_workspace_size", "plan_handle", "plan_operation_graph", "Resolved", "resolve_buffer", "scalar_bytes",
+    "scalar_value", "uid_of", "resolve_slot", "prepare_pack", "resolve_workspace", "SCALAR_CAPACITY",
+]
+
+D = DataType
+T = DescriptorType
+
+# struct formats of the data types a by-value scalar can have (bfloat16 is converted by hand)
+_SCALAR_FORMAT = {
+    D.CUDNN_DATA_FLOAT: "<f", D.CUDNN_DATA_DOUBLE: "<d", D.CUDNN_DATA_HALF: "<e", D.CUDNN_DATA_INT8: "<b",
+    D.CUDNN_DATA_UINT8: "<B", D.CUDNN_DATA_INT32: "<i", D.CUDNN_DATA_INT64: "<q", D.CUDNN_DATA_BOOLEAN: "<?",
+}
+for _name, _fmt in (("CUDNN_DATA_UINT32", "<I"), ("CUDNN_DATA_BYTE_BOOLEAN", "<?")):
+    if _name in D.__members__:
+        _SCALAR_FORMAT[D[_name]] = _fmt
+SCALAR_CAPACITY = 16  # bytes of host storage per by-value slot
+
+
+# ---------------------------------------------------------------------------------------------
+# what the plan's graph says about each tensor
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TensorSpec:
+    """What a variant pack needs to know about one tensor of the plan's graph."""
+
+    uid: int
+    name: str
+    dims: tuple
+    strides: tuple
+    data_type: DataType | None
+    virtual: bool = False
+    by_value: bool = False
+    alignment: int | None = None  # CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, when known
+    vector_count: int = 1
+    value: object = None  # a by-value tensor's value when the graph gave it one (Graph.scalar, patterns)
+
+    @property
+    def itemsize(self) -> float | None:
+        bits = DATA_TYPE_BITS.get(self.data_type)
+        return None if bits is None else bits / 8
+
+    @property
+    def nbytes(self) -> int | None:
+        """Bytes the tensor spans: (1 + sum((dim - 1) * |stride|)) elements; None if unknown."""
+        if self.vector_count not in (None, 1) or self.data_type is None:
+            return None
+        return arrays.span_bytes(self.dims, self.strides, self.data_type)
+
+    def describe(self) -> str:
+        dt = self.data_type.name.replace("CUDNN_DATA_", "").lower() if self.data_type is not None else "?"
+        kind = " virtual" if self.virtual else (" by-value" if self.by_value else "")
+        label = f"{self.name} " if self.name and self.name != str(self.uid) else ""
+        return f"{label}(uid {self.uid}) {list(self.dims)} strides {list(self.strides)} {dt}{kind}"
+
+
+def tensor_spec(tensor) -> TensorSpec:
+    """The TensorSpec of a tensor descriptor (typed ``Tensor`` or a generic ``Descriptor``)."""
+    uid, dims, strides, dt, virtual, by_value = signature_of(tensor)
+    values = tensor.values
+    align = values.get(A.CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT)
+    vc = values.get(A.CUDNN_ATTR_TENSOR_VECTOR_COUNT, 1)
+    name = getattr(tensor, "name", None)
+    value = getattr(tensor, "scalar_value", None) if by_value else None
+    try:
+        data_type = DataType(int(dt)) if dt is not None else None
+    except ValueError:
+        data_type = None
+    return TensorSpec(int(uid), name if isinstance(name, str) else str(uid), tuple(dims), tuple(strides), data_type,
+                      bool(virtual), bool(by_value), int(align) if align else None, int(vc) if vc else 1, value)
+
+
+def _operations_of(operation_graph) -> list:
+    if isinstance(operation_graph, (list, tuple)):
+        return list(operation_graph)
+    if isinstance(operation_graph, Descriptor):
+        ops = operation_graph.values.get(A.CUDNN_ATTR_OPERATIONGRAPH_OPS, ())
+        return list(ops) if isinstance(ops, tuple) else [ops]
+    return []
+
+
+def graph_tensor_specs(operation_graph) -> dict | None:
+    """{uid: TensorSpec} of every tensor the operations of an operation graph (or a list of
+    operations) read or write; None when the graph's operations are not known on the Python side."""
+    specs = {}
+    for op in _operations_of(operation_graph):
+        for _, t, _ in tensor_slots(op):
+            if not t.closed:
+                spec = tensor_spec(t)
+                specs.setdefault(spec.uid, spec)
+    return specs or None
+
+
+def _specs_from_tensors(tensors) -> dict:
+    if isinstance(tensors, dict):
+        tensors = tensors.values()
+    specs = {}
+    for t in tensors:
+        spec = t if isinstance(t, TensorSpec) else tensor_spec(t)
+        specs[spec.uid] = spec
+    return specs
+
+
+# ---------------------------------------------------------------------------------------------
+# plans, whatever wraps them
+# ---------------------------------------------------------------------------------------------
+def _is_plan_descriptor(d) -> bool:
+    return isinstance(d, Descriptor) and d.descriptor_type == T.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR
+
+
+def plan_descriptor(plan) -> Descriptor:
+    """The CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR of a plan: the descriptor itself, or the one a Plan holds."""
+    if _is_plan_descriptor(plan):
+        return plan
+    d = getattr(plan, "descriptor", None)
+    if _is_plan_descriptor(d):
+        return d
+    raise TypeError(f"plan: a {type(plan).__name__} is no execution plan: pass a Plan (build_plan, plan_from_json) or "
+                    "an ExecutionPlan descriptor")
+
+
+def plan_workspace_size(plan) -> int:
+    """The workspace (bytes) the plan needs."""
+    ws = getattr(plan, "workspace_size", None)
+    if isinstance(ws, int):
+        return ws
+    values = plan_descriptor(plan).get(A.CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, AT.CUDNN_TYPE_INT64)
+    return int(values[0]) if values else 0
+
+
+def plan_handle(plan):
+    """The Handle the plan was built with, if known."""
+    h = getattr(plan, "handle", None)
+    if isinstance(h, Handle):
+        return h
+    h = plan_descriptor(plan).values.get(A.CUDNN_ATTR_EXECUTION_PLAN_HANDLE)
+    return h if isinstance(h, Handle) else None
+
+
+def plan_supports_native_cuda_graph(plan) -> bool | None:
+    """Whether the plan's engine has CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API (None: unknown)."""
+    answer = getattr(plan, "supports_native_cuda_graph", None)
+    if isinstance(answer, bool):
+        return answer
+    try:
+        cfg = plan_descriptor(plan).get(A.CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, AT.CUDNN_TYPE_BACKEND_DESCRIPTOR)
+        engine = cfg[0].get(A.CUDNN_ATTR_ENGINECFG_ENGINE, AT.CUDNN_TYPE_BACKEND_DESCRIPTOR)[0]
+        notes = engine.get(A.CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, AT.CUDNN_TYPE_BEHAVIOR_NOTE)
+    except Exception:  # noqa: BLE001 - e.g. a plan loaded from JSON whose config cuDNN cannot return
+        return None
+    return any(getattr(n, "name", "") == "CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API" for n in notes)
+
+
+def plan_operation_graph(plan):
+    """``plan.operation_graph`` when the plan knows its graph (Plans from build_plan), else None."""
+    return getattr(plan, "operation_graph", None)
+
+
+_json_specs_cache = weakref.WeakKeyDictionary()  # plan descriptor -> specs (a finalized plan does not change)
+
+
+def plan_json_tensor_specs(plan) -> dict | None:
+    """{uid: TensorSpec} from the tensors listed in the plan's JSON representation, or None."""
+    desc = plan_descriptor(plan)
+    try:
+        return _json_specs_cache[desc]
+    except (KeyError, TypeError):
+        pass
+    specs = _parse_plan_json(desc)
+    try:
+        _json_specs_cache[desc] = specs
+    except TypeError:
+        pass
+    return specs
+
+
+def _parse_plan_json(desc) -> dict | None:
+    try:
+        text = desc.get(A.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, AT.CUDNN_TYPE_CHAR)
+        tensors = json.loads(check_plan_json(text))["operationGraph"]["tensors"]
+        specs = {}
+        for t in tensors:
+            uid = int(t["name"])
+            dt = t.get("dataType")
+            specs[uid] = TensorSpec(
+                uid, str(uid), tuple(int(x) for x in t.get("dim", ())), tuple(int(x) for x in t.get("stride", ())),
+                D[dt] if dt in D.__members__ else None, bool(t.get("isVirtual", False)),
+                bool(t.get("isByValue", False)), int(t["ptrAlignment"]) if t.get("ptrAlignment") else None,
+                int(t.get("vectCount", 1) or 1))
+        return specs or None
+    except Exception:  # noqa: BLE001 - no JSON for this engine, or a layout we do not know: graph unknown
+        return None
+
+
+def tensor_specs(plan=None, operation_graph=None, tensors=None) -> dict | None:
+    """{uid: TensorSpec} of the tensors a plan's graph reads and writes, virtual ones included.
+
+    From ``tensors`` (Tensor descriptors or TensorSpecs) or ``operation_graph`` when given, else
+    ``plan.operation_graph``, else the plan's JSON; None when none of them tells.
+    """
+    if tensors is not None:
+        return _specs_from_tensors(tensors)
+    if operation_graph is not None:
+        specs = graph_tensor_specs(operation_graph)
+        if specs is None:
+            raise ValueError("the operation graph given has no operations known on the Python side; pass tensors=")
+        return specs
+    if plan is None:
+        return None
+    og = plan_operation_graph(plan)
+    if og is not None:
+        specs = graph_tensor_specs(og)
+        if specs is not None:
+            return specs
+    return plan_json_tensor_specs(plan)
+
+
+# ---------------------------------------------------------------------------------------------
+# buffers
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Resolved:
+    ptr: int
+    nbytes: int | None  # bytes available from ptr on, when known
+    keep: object  # the object to keep alive (None for a plain int)
+    data_type: DataType | None
+
+
+_ACCEPTED = ("an int device address, a torch/cupy array, an object with __cuda_array_interface__ or __dlpack__, "
+             "a cuda.core Buffer or a cudnn_backend.memory.DeviceBuffer")
+
+
+def _as_address(value, what) -> int:
+    try:
+        ptr = operator.index(value)
+    except TypeError:
+        ptr = int(value)
+    if ptr < 0 or ptr >= 1 << 64:
+        raise ValueError(f"{what}: {ptr} is not a valid address")
+    return ptr
+
+
+def resolve_buffer(obj, what="buffer") -> Resolved:
+    """The device address, size, owner and data type of one buffer object."""
+    if obj is None:
+        raise TypeError(f"{what}: got None; need {_ACCEPTED}")
+    if isinstance(obj, bool):
+        raise TypeError(f"{what}: got a bool; need {_ACCEPTED}")
+    if isinstance(obj, numbers.Integral):
+        return Resolved(_as_address(obj, what), None, None, None)
+    if isinstance(obj, memory.DeviceBuffer):
+        return Resolved(obj.ptr, obj.nbytes, obj, None)
+    module = type(obj).__module__ or ""
+    if module.startswith("torch"):
+        if not getattr(obj, "is_cuda", False):
+            raise TypeError(f"{what}: the torch tensor is on {getattr(obj, 'device', 'the host')}; cuDNN needs device "
+                            f"memory (move it with .cuda())")
+        info = arrays.describe(obj)
+        return Resolved(info.ptr, info.nbytes, obj, info.data_type)
+    if module.startswith("cuda.core") and hasattr(obj, "handle") and hasattr(obj, "size"):
+        if getattr(obj, "is_device_accessible", True) is False:
+            raise TypeError(f"{what}: the cuda.core Buffer is not device accessible")
+        handle = obj.handle
+        return Resolved(_as_address(handle if handle is not None else 0, what), int(obj.size), obj, None)
+    if module.startswith("cuda.bindings") or module.startswith("cuda.cuda"):  # CUdeviceptr and friends
+        return Resolved(_as_address(int(obj), what), None, obj, None)
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        if not isinstance(cai, dict) or "data" not in cai or "shape" not in cai or "typestr" not in cai:
+            raise TypeError(f"{what}: malformed __cuda_array_interface__ on {type(obj).__name__}")
+        if cai.get("mask") is not None:
+            raise TypeError(f"{what}: masked arrays are not supported")
+        ptr = _as_address(cai["data"][0] or 0, what)
+        try:
+            info = arrays.describe(obj)
+            nbytes, dt = info.nbytes, info.data_type
+        except (TypeError, KeyError):  # a typestr cuDNN has no data type for: size from the item size
+            itemsize = int(cai["typestr"][2:] or 1)
+            shape = tuple(int(n) for n in cai["shape"])
+            strides = cai.get("strides") or ()
+            if 0 in shape:
+                nbytes = 0
+            elif strides:
+                nbytes = sum((n - 1) * abs(int(st)) for n, st in zip(shape, strides)) + itemsize
+            else:
+                nbytes = math.prod(shape) * itemsize
+            dt = None
+        return Resolved(ptr, nbytes, obj, dt)
+    if hasattr(obj, "__array_interface__") or module.startswith("numpy"):
+        raise TypeError(f"{what}: a numpy array is host memory; cuDNN needs device memory (copy it with "
+                        f"cupy.asarray or torch.as_tensor(..., device='cuda'))")
+    if hasattr(obj, "__dlpack__"):
+        info = arrays.describe(obj)
+        try:
+            device_type = int(obj.__dlpack_device__()[0])
+        except Exception:  # noqa: BLE001 - no __dlpack_device__: the capsule's device decides
+            device_type = None
+        if info.device != "cuda" and device_type not in (2, 13):  # kDLCUDA, kDLCUDAManaged
+            raise TypeError(f"{what}: the DLPack tensor is on the {info.device} device; cuDNN needs device memory")
+        return Resolved(_as_address(info.ptr or 0, what), info.nbytes, obj, info.data_type)
+    raise TypeError(f"{what}: cannot use a {type(obj).__name__} as a buffer; need {_ACCEPTED}")
+
+
+def _float_to_bf16_bytes(value: float) -> bytes:
+    (bits,) = struct.unpack("<I", struct.pack("<f", value))
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:  # NaN: keep it a NaN
+        return struct.pack("<H", (bits >> 16) | 0x0040)
+    bits += 0x7FFF + ((bits >> 16) & 1)  # round to nearest even
+    return struct.pack("<H", (bits >> 16) & 0xFFFF)
+
+
+def scalar_bytes(value, data_type, what="scalar") -> bytes:
+    """A by-value scalar's bytes in ``data_type`` (little-endian), from a number, a 1-element array or raw bytes."""
+    data_type = DataType(int(data_type)) if data_type is not None else D.CUDNN_DATA_FLOAT
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)
+        bits = DATA_TYPE_BITS.get(data_type)
+        if bits is not None and len(raw) != (bits + 7) // 8:
+            raise ValueError(f"{what}: {len(raw)} raw bytes for a {data_type.name} scalar of {(bits + 7) // 8} bytes")
+        if len(raw) > SCALAR_CAPACITY:
+            raise ValueError(f"{what}: a by-value scalar holds at most {SCALAR_CAPACITY} bytes")
+        return raw
+    if not isinstance(value, numbers.Number) and hasattr(value, "item"):  # numpy/torch/cupy arrays of one element
+        size = value.numel() if hasattr(value, "numel") else getattr(value, "size", 1)
+        if size != 1:
+            raise ValueError(f"{what}: a by-value scalar takes one value, got an array of {size}")
+        value = value.item()
+    if not isinstance(value, numbers.Real):
+        raise TypeError(f"{what}: a by-value tensor takes a real number (int, float, bool), a 1-element array or raw "
+                        f"bytes, not {type(value).__name__}")
+    if data_type == D.CUDNN_DATA_BFLOAT16:
+        try:
+            return _float_to_bf16_bytes(float(value))
+        except (struct.error, OverflowError) as e:
+            raise ValueError(f"{what}: {value!r} does not fit in {data_type.name} ({e})") from None
+    fmt = _SCALAR_FORMAT.get(data_type)
+    if fmt is None:
+        raise TypeError(f"{what}: by-value scalars of {data_type.name} are not supported; pass the raw bytes")
+    if fmt[-1] == "?":
+        value = bool(value)
+    elif fmt[-1] in "bBiIq":
+        if isinstance(value, numbers.Integral):
+            value = int(value)
+        elif float(value).is_integer():
+            value = int(float(value))
+        else:
+            raise ValueError(f"{what}: {value} is not an integer ({data_type.name})")
+    else:
+        value = float(value)
+    try:
+        return struct.pack(fmt, value)
+    except (struct.error, OverflowError) as e:
+        raise ValueError(f"{what}: {value!r} does not fit in {data_type.name} ({e})") from None
+
+
+def scalar_value(raw: bytes, data_type):
+    """The Python value of a by-value scalar's bytes (inverse of scalar_bytes)."""
+    data_type = DataType(int(data_type)) if data_type is not None else D.CUDNN_DATA_FLOAT
+    if data_type == D.CUDNN_DATA_BFLOAT16:
+        (h,) = struct.unpack("<H", raw[:2])
+        return struct.unpack("<f", struct.pack("<I", h << 16))[0]
+    fmt = _SCALAR_FORMAT.get(data_type)
+    if fmt is None:
+        return bytes(raw)
+    return struct.unpack(fmt, raw[:struct.calcsize(fmt)])[0]
+
+
+def uid_of(key) -> int:
+    """The UID a variant-pack key names: an int, or a tensor descriptor (its unique_id)."""
+    if isinstance(key, bool):
+        raise TypeError("a variant pack key is a UID (int) or a tensor descriptor, not a bool")
+    if isinstance(key, numbers.Integral):
+        return int(key)
+    if isinstance(key, TensorSpec):
+        return key.uid
+    if _is_tensor(key):
+        uid = getattr(key, "uid", None)
+        if uid is None:
+            uid = _first(key.get(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, AT.CUDNN_TYPE_INT64))
+        return int(uid)
+    raise TypeError(f"a variant pack key is a UID (int) or a tensor descriptor, not {type(key).__name__}")
+
+
+def _spec_text(uid, specs):
+    spec = specs.get(uid) if specs else None
+    return spec.describe() if spec is not None else f"uid {uid}"
+
+
+def resolve_slot(uid, spec, value, check_dtype=True):
+    """(pointer, scalar bytes, object to keep) for binding ``value`` to ``uid``; raises on every mismatch."""
+    what = f"UID {uid}" + (f" ({spec.name})" if spec is not None and spec.name != str(uid) else "")
+    if spec is not None and spec.virtual:
+        raise ValueError(f"{what} is a virtual tensor ({spec.describe()}): cuDNN keeps it internally; do not bind it")
+    if spec is not None and spec.by_value:
+        return 0, scalar_bytes(value, spec.data_type, what), None
+    r = resolve_buffer(value, what)
+    if r.ptr == 0:
+        raise ValueError(f"{what}: null device pointer")
+    if spec is not None:
+        if spec.alignment and r.ptr % spec.alignment:
+            raise ValueError(f"{what}: pointer 0x{r.ptr:x} is not aligned to the tensor's byte alignment "
+                             f"{spec.alignment} (it is {r.ptr & -r.ptr}-byte aligned)")
+        need = spec.nbytes
+        if need is not None and r.nbytes is not None and r.nbytes < need:
+            raise ValueError(f"{what}: the buffer holds {r.nbytes} bytes but the tensor {spec.describe()} spans "
+                             f"{need} bytes")
+        if (check_dtype and r.data_type is not None and spec.data_type is not None and r.data_type != spec.data_type
+                and r.data_type != D.CUDNN_DATA_UINT8):
+            raise ValueError(f"{what}: the buffer holds {r.data_type.name} but the tensor is {spec.data_type.name} "
+                             f"(pass check_dtype=False to bind it anyway)")
+    return r.ptr, None, r.keep
+
+
+def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=True):
+    """Check ``buffers`` against the plan's graph; returns (slots, specs) where slots is a list of
+    (uid, pointer, scalar bytes or None, keep, alignment, min bytes, by_value), in UID order."""
+    if buffers is None:
+        buffers = {}
+    if not hasattr(buffers, "items"):
+        raise TypeError(f"buffers must be a mapping {{uid or Tensor: buffer}}, not {type(buffers).__name__}")
+    specs = tensor_specs(plan, operation_graph, tensors)
+    given = {}
+    for key, value in buffers.items():
+        uid = uid_of(key)
+        if uid in given:
+            raise ValueError(f"UID {uid} is bound twice")
+        given[uid] = value
+    if specs is not None:
+        for uid, spec in specs.items():  # by-value tensors whose value the graph holds bind themselves
+            if spec.by_value and not spec.virtual and uid not in given and spec.value is not None:
+                given[uid] = spec.value
+        required = sorted(u for u, s in specs.items() if not s.virtual)
+        bound_virtual = sorted(u for u in given if u in specs and specs[u].virtual)
+        missing = [u for u in required if u not in given]
+        extra = sorted(u for u in given if u not in specs)
+        problems = []
+        if missing:
+            problems.append("missing buffers for UID(s) " + ", ".join(str(u) for u in missing) + ": "
+                            + "; ".join(_spec_text(u, specs) for u in missing))
+        if extra:
+            problems.append("unknown UID(s) " + ", ".join(str(u) for u in extra) + " (not in the plan's graph, whose "
+                            "non-virtual tensors are " + ", ".join(str(u) for u in required) + ")")
+        if bound_virtual:
+            problems.append("virtual UID(s) " + ", ".join(str(u) for u in bound_virtual) + " bound (cuDNN keeps "
+                            "virtual tensors internally): " + "; ".join(_spec_text(u, specs) for u in bound_virtual))
+        if problems:
+            raise ValueError("variant pack does not match the plan's graph: " + "; ".join(problems))
+        order = required
+    else:
+        order = list(given)
+    slots = []
+    for uid in order:
+        spec = specs.get(uid) if specs else None
+        ptr, raw, keep = resolve_slot(uid, spec, given[uid], check_dtype)
+        align = spec.alignment if spec is not None and spec.alignment and not spec.by_value else 0
+        need = spec.nbytes if spec is not None and not spec.by_value else None
+        slots.append((uid, ptr, raw, keep, align or 0, -1 if need is None else need,
+                      bool(spec is not None and spec.by_value)))
+    return slots, (specs or {})
+
+
+def resolve_workspace(workspace, needed, what="workspace"):
+    """(pointer, capacity or -1, keep, owned) for a workspace argument; allocates when None and needed."""
+    if workspace is None:
+        if needed and needed > 0:
+            buf = memory.allocate_workspace(needed)
+            if buf is None:
+                return 0, 0, None, False
+            return int(buf.ptr), int(buf.nbytes), buf, True
+        return 0, 0, None, False
+    if isinstance(workspace, numbers.Integral) and not isinstance(workspace, bool) and int(workspace) == 0:
+        if needed and needed > 0:
+            raise ValueError(f"the plan needs a {needed}-byte workspace; workspace=0 gives none")
+        return 0, 0, None, False
+    r = resolve_buffer(workspace, what)
+    if needed and r.nbytes is not None and r.nbytes < needed:
+        raise ValueError(f"the workspace holds {r.nbytes} bytes but the plan needs {needed}")
+    return r.ptr, (-1 if r.nbytes is None else r.nbytes), r.keep, False
+
+

@@ -1,0 +1,209 @@
+"""Executing plans: variant packs, ``execute``, cuDNN's native CUDA graph API, and kernel counts.
+
+    pack = VariantPack(plan, {x: x_gpu, w: w_gpu, y: y_gpu})   # checked once against the plan's graph
+    execute(handle, plan, pack)                               # GIL released, no per-call Python objects
+    pack.bind_and_execute(handle, plan, (x2_ptr, w2_ptr, y2_ptr))   # new pointers, in pack.pointer_uids order
+
+    g = CudaGraph(handle, plan, pack)      # cudnnBackendPopulateCudaGraph + instantiate
+    g.launch(); g.update(other_pack); g.kernel_count()
+
+A buffer is an int (a device address), a torch tensor, a cupy array, anything with
+``__cuda_array_interface__`` or DLPack, a cuda.core ``Buffer`` or a ``memory.DeviceBuffer``. By-value
+tensors take a number (packed into a small host buffer the pack owns, in the tensor's data type).
+
+The plan's graph (``plan.operation_graph``, or the tensors in the plan's JSON, or ``operation_graph=``
+/ ``tensors=`` given explicitly) tells which UIDs must be bound, which are by value, their byte
+alignment and size; with no graph known the UIDs are taken as given, all as device pointers.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from cudnn_backend.core._descriptor import _stream_to_int
+from cudnn_backend.errors import CudaError, NativeCudaGraphNotSupportedError
+from cudnn_backend.runtime import memory
+from cudnn_backend.runtime._execute import VariantPack, execute, populate_cuda_graph, update_cuda_graph
+from cudnn_backend.runtime._packing import (
+    TensorSpec,
+    plan_descriptor,
+    plan_handle,
+    resolve_buffer,
+    tensor_specs,
+)
+
+__all__ = [
+    "CudaGraph", "NativeCudaGraphNotSupportedError", "TensorSpec", "VariantPack", "captured_kernel_count",
+    "count_kernel_nodes", "execute", "graph_node_types", "plan_descriptor", "populate_cuda_graph", "resolve_buffer",
+    "tensor_specs", "update_cuda_graph", "variant_pack", "CudaError",
+]
+
+
+def variant_pack(plan, buffers, workspace=None, **kwargs) -> VariantPack:
+    """``VariantPack(plan, buffers, workspace, **kwargs)``: a checked variant pack for ``plan``."""
+    return VariantPack(plan, buffers, workspace, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# CUDA graphs
+# ---------------------------------------------------------------------------------------------
+def _rt():
+    return memory.cudart()
+
+
+def graph_node_types(graph) -> Counter:
+    """Counter of node type names (e.g. 'cudaGraphNodeTypeKernel') of a CUDA graph, child graphs included."""
+    rt = _rt()
+    counts = Counter()
+    _walk_nodes(rt, graph, counts, depth=0)
+    return counts
+
+
+def _walk_nodes(rt, graph, counts, depth):
+    if depth > 32:
+        raise CudaError("cudaGraphGetNodes", -1, "nesting", "CUDA graph nesting deeper than 32 levels")
+    _, n = memory.check(rt.cudaGraphGetNodes(graph, 0), "cudaGraphGetNodes")
+    if not n:
+        return
+    nodes, _ = memory.check(rt.cudaGraphGetNodes(graph, n), "cudaGraphGetNodes")
+    child_type = rt.cudaGraphNodeType.cudaGraphNodeTypeGraph
+    for node in nodes[:n]:
+        if node is None or int(node) == 0:
+            continue
+        node_type = memory.check(rt.cudaGraphNodeGetType(node), "cudaGraphNodeGetType")
+        if node_type == child_type:
+            child = memory.check(rt.cudaGraphChildGraphNodeGetGraph(node), "cudaGraphChildGraphNodeGetGraph")
+            _walk_nodes(rt, child, counts, depth + 1)
+        else:
+            counts[getattr(node_type, "name", str(node_type))] += 1
+
+
+def count_kernel_nodes(graph) -> int:
+    """Kernel nodes in a CUDA graph, recursing into child graphs: how many kernels one replay launches."""
+    return graph_node_types(graph).get("cudaGraphNodeTypeKernel", 0)
+
+
+def captured_kernel_count(handle, plan, pack) -> int:
+    """Kernels one execute() of ``plan`` launches, by stream capture into a CUDA graph: for any engine
+    (the native CUDA graph API needs SUPPORTS_CUDA_GRAPH_NATIVE_API). The handle's stream is restored."""
+    rt = _rt()
+    stream = memory.check(rt.cudaStreamCreateWithFlags(rt.cudaStreamNonBlocking), "cudaStreamCreateWithFlags")
+    old = handle.stream
+    graph = None
+    try:
+        handle.stream = int(stream)
+        memory.check(rt.cudaStreamBeginCapture(stream, rt.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal),
+                     "cudaStreamBeginCapture")
+        try:
+            execute(handle, plan, pack)
+        finally:
+            graph = memory.check(rt.cudaStreamEndCapture(stream), "cudaStreamEndCapture")
+        return count_kernel_nodes(graph)
+    finally:
+        handle.stream = old
+        if graph is not None:
+            rt.cudaGraphDestroy(graph)
+        rt.cudaStreamDestroy(stream)
+
+
+class CudaGraph:
+    """A CUDA graph that cuDNN populated for one plan and variant pack, and its executable.
+
+    ``launch(stream)`` replays it (default: the handle's stream); ``update(pack)`` points it at the
+    buffers of another pack (cudnnBackendUpdateCudaGraph, then cudaGraphExecUpdate, re-instantiating
+    if that fails); ``kernel_count()`` counts its kernel nodes. The packs bound stay alive with it.
+    """
+
+    def __init__(self, handle, plan, pack, graph=None, instantiate=True):
+        rt = _rt()
+        if handle is None:
+            handle = plan_handle(plan)
+            if handle is None:
+                raise ValueError("no cuDNN handle: pass one (the plan was not built with one)")
+        self.handle, self.plan, self.pack = handle, plan, pack
+        self._rt = rt
+        self._exec = None
+        self.graph = None
+        self._owns_graph = graph is None
+        self.graph = populate_cuda_graph(handle, plan, pack, graph)
+        if instantiate:
+            self.instantiate()
+
+    @property
+    def closed(self) -> bool:
+        return self.graph is None
+
+    def _need_open(self):
+        if self.graph is None:
+            raise ValueError("this CudaGraph is closed")
+
+    def instantiate(self):
+        """(Re)create the executable graph from the graph."""
+        self._need_open()
+        self._destroy_exec()
+        self._exec = memory.check(self._rt.cudaGraphInstantiate(self.graph, 0), "cudaGraphInstantiate")
+        return self._exec
+
+    @property
+    def graph_exec(self):
+        return self._exec
+
+    def launch(self, stream=None):
+        """cudaGraphLaunch on ``stream`` (an int, a CUDA stream object; default: the handle's stream)."""
+        self._need_open()
+        if self._exec is None:
+            self.instantiate()
+        s = self.handle.stream if stream is None else _stream_to_int(stream)
+        memory.check(self._rt.cudaGraphLaunch(self._exec, s), "cudaGraphLaunch")
+
+    def update(self, pack):
+        """Rebind the graph to ``pack``'s buffers (same plan, same UIDs) and update the executable."""
+        self._need_open()
+        update_cuda_graph(self.handle, self.plan, pack, self.graph)
+        self.pack = pack
+        if self._exec is not None:
+            result = self._rt.cudaGraphExecUpdate(self._exec, self.graph)
+            if int(result[0]) != 0:
+                self.instantiate()
+
+    def node_types(self) -> Counter:
+        self._need_open()
+        return graph_node_types(self.graph)
+
+    def kernel_count(self) -> int:
+        """Kernel nodes the plan recorded (child graphs included): 1 means cuDNN fused everything into one kernel."""
+        self._need_open()
+        return count_kernel_nodes(self.graph)
+
+    def _destroy_exec(self):
+        e, self._exec = self._exec, None
+        if e is not None:
+            memory.check(self._rt.cudaGraphExecDestroy(e), "cudaGraphExecDestroy")
+
+    def close(self):
+        """Destroy the executable, and the graph if this object created it; idempotent."""
+        if self.graph is None:
+            return
+        try:
+            self._destroy_exec()
+        finally:
+            g, self.graph = self.graph, None
+            if self._owns_graph:
+                memory.check(self._rt.cudaGraphDestroy(g), "cudaGraphDestroy")
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        state = "closed" if self.graph is None else f"graph 0x{int(self.graph):x}"
+        return f"<cudnn_backend.CudaGraph {state}>"
+
+

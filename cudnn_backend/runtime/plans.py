@@ -1,0 +1,458 @@
+"""Execution plans: built from an engine config, serialized to JSON and loaded back.
+
+``build_plan(config, handle=..., device_profile=...)`` finalizes an ``ExecutionPlan`` descriptor and
+returns a ``Plan``: the high-level object that holds the descriptor (``plan.descriptor``), as h5py's
+objects hold their low-level ids, with the operation graph, the config, the handle and the device
+properties it was built for. A plan built on a CPU machine against a GPU's profile can be serialized,
+shipped and loaded onto a handle on that GPU. Runtime-compiled engines (NVRTC) compile while the plan
+is built; the JSON then carries the compiled kernel, and a kernel cache (``make_kernel_cache``) lets
+plans of same-topology graphs reuse compiled kernels.
+
+Refusals are remembered: cuDNN keeps about 7 KB each time it refuses to build a runtime-compiled
+config (``INTERNAL_ERROR_COMPILATION_FAILED``; 6.7 MiB per 1,000 measured on cuDNN 9.19), so a config
+refused once for a graph and device is not handed to cuDNN again in this process: ``build_plan``
+raises the remembered error at once (``retry_refused=True`` asks cuDNN anyway; ``forget_refusals()``
+clears the record).
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import threading
+import weakref
+
+from cudnn_backend._bindings.enums import AttributeName, AttributeType, BehaviorNote, DescriptorType
+from cudnn_backend.core._descriptor import Descriptor, Handle, as_int, clear_error
+from cudnn_backend.core.json_checks import check_plan_json
+from cudnn_backend.core.versions import format_version, loaded_version
+from cudnn_backend.core import device as _device
+from cudnn_backend.errors import CudnnBackendError, CudnnError, NoDeviceError, PlanVersionError
+from cudnn_backend.runtime import engines as _engines
+from cudnn_backend.runtime.profiles import as_deviceprop, profile_of
+from cudnn_backend.typed import DeviceProp, ExecutionPlan, KernelCache
+from cudnn_backend.typed.introspection import graph_fingerprint
+
+__all__ = ["Plan", "build_plan", "plan_from_json", "load_plan", "save_plan", "plan_json_info", "check_plan_version",
+           "make_kernel_cache", "kernel_cache_json", "as_plan", "forget_refusals", "refused", "device_key",
+           "PlanVersionError"]
+
+A = AttributeName
+AT = AttributeType
+DT = DescriptorType
+
+
+# ---------------------------------------------------------------------------------------------
+# what a plan is for: device keys and the refusal record
+# ---------------------------------------------------------------------------------------------
+_device_keys: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Handle / DeviceProp -> key
+
+
+def device_key(handle=None, deviceprop=None) -> tuple:
+    """(device name, SM version, SM count) of a handle's GPU or of a DEVICEPROP descriptor."""
+    source = deviceprop if deviceprop is not None else handle
+    if source is None:
+        raise ValueError("device_key needs a handle or a device profile")
+    try:
+        return _device_keys[source]
+    except KeyError:
+        pass
+    if deviceprop is None:
+        from_handle = _deviceprop_of_handle(handle)
+        text = from_handle.json_representation
+    else:
+        text = deviceprop.json_representation
+    props = json.loads(text) if text else {}
+    key = (str(props.get("deviceName", "unknown")), int(props.get("deviceVer", 0) or 0),
+           int(props.get("multiProcessorCount", 0) or 0))
+    _device_keys[source] = key
+    return key
+
+
+def _deviceprop_of_handle(handle):
+    dp = DeviceProp(handle=handle)
+    dp.finalize()
+    return dp
+
+
+_refused: dict = {}
+_refused_lock = threading.Lock()
+
+
+def _refusal_key(config: "_engines.Config", handle, deviceprop):
+    graph = config.operation_graph
+    if graph is None:
+        return None
+    try:
+        return (graph_fingerprint(graph), device_key(handle, deviceprop), config.key)
+    except (CudnnBackendError, ValueError, TypeError):
+        return None
+
+
+def refused(config, handle=None, device_profile=None):
+    """The error cuDNN refused ``config`` with for this graph and device earlier in this process, or None."""
+    config = _engines.as_config(config)
+    key = _refusal_key(config, handle, as_deviceprop(device_profile) or config.deviceprop)
+    return _refused.get(key) if key is not None else None
+
+
+def forget_refusals():
+    """Clear the record of refused configs (build_plan then asks cuDNN again)."""
+    with _refused_lock:
+        _refused.clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# the plan
+# ---------------------------------------------------------------------------------------------
+class Plan:
+    """A finalized execution plan and what it was built for.
+
+    ``descriptor`` is the ``ExecutionPlan`` descriptor (it keeps its config, engine and graph alive in
+    cuDNN's terms); ``operation_graph``, ``config``, ``handle``, ``deviceprop``, ``kernel_cache`` are
+    what the plan was built or loaded with (None where unknown, e.g. the graph of a plan loaded from
+    JSON without one). ``workspace_size`` (bytes), ``engine_index``, ``knobs``, the notes, ``to_json()``
+    and ``save()`` read it; variant packs and ``execute`` take it.
+    """
+
+    __slots__ = ("descriptor", "operation_graph", "config", "handle", "deviceprop", "kernel_cache", "_workspace",
+                 "_index", "_knobs", "_json_info", "__weakref__")
+
+    def __init__(self, descriptor, *, operation_graph=None, config=None, handle=None, deviceprop=None,
+                 kernel_cache=None):
+        _engines._need_finalized(descriptor, DT.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, "descriptor")
+        self.descriptor = descriptor
+        self.operation_graph = operation_graph
+        self.config = config
+        self.handle = handle
+        self.deviceprop = deviceprop
+        self.kernel_cache = kernel_cache
+        self._workspace = None
+        self._index = None
+        self._knobs = None
+        self._json_info = None
+
+    # -- what the plan is --------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self.descriptor.closed
+
+    def close(self):
+        """Destroy the plan's descriptor now (idempotent)."""
+        self.descriptor.close()
+
+    @property
+    def workspace_size(self) -> int:
+        """The workspace (bytes) the plan needs."""
+        if self._workspace is None:
+            self._workspace = int(self.descriptor.get(A.CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, AT.CUDNN_TYPE_INT64)[0])
+        return self._workspace
+
+    def _config_or_json(self):
+        if self.config is not None:
+            return self.config
+        try:
+            cfg = self.descriptor.engine_config
+        except CudnnError:
+            cfg = None
+        if cfg is not None:
+            self.config = _engines.Config(cfg, self.operation_graph, self.deviceprop)
+        return self.config
+
+    @property
+    def engine_index(self) -> int:
+        if self._index is None:
+            cfg = self._config_or_json()
+            try:
+                self._index = cfg.engine_index if cfg is not None else self.json_info["engine"]
+            except CudnnError:
+                self._index = self.json_info["engine"]
+        return self._index
+
+    @property
+    def knobs(self) -> dict:
+        """``{KnobType: value}`` of the plan's engine config."""
+        if self._knobs is None:
+            cfg = self._config_or_json()
+            try:
+                self._knobs = cfg.knobs if cfg is not None else None
+            except CudnnError:
+                self._knobs = None
+            if self._knobs is None:
+                self._knobs = {_engines.knob_type(k): v for k, v in self.json_info["knobs"].items()}
+        return dict(self._knobs)
+
+    @property
+    def numerical_notes(self) -> tuple:
+        cfg = self._config_or_json()
+        return cfg.numerical_notes if cfg is not None else ()
+
+    @property
+    def behavior_notes(self) -> tuple:
+        cfg = self._config_or_json()
+        return cfg.behavior_notes if cfg is not None else ()
+
+    @property
+    def supports_native_cuda_graph(self) -> bool | None:
+        """Whether the engine has CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API (None: unknown)."""
+        try:
+            notes = self.behavior_notes
+        except CudnnBackendError:
+            return None
+        if not notes and self._config_or_json() is None:
+            return None
+        return BehaviorNote.CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API in notes
+
+    def to_json(self) -> str:
+        """CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION: the plan serialized (graph, device, engine, kernels)."""
+        text = self.descriptor.get(A.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, AT.CUDNN_TYPE_CHAR)
+        if not text:
+            raise CudnnBackendError("cuDNN returned an empty CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION")
+        return text
+
+    @property
+    def json_info(self) -> dict:
+        """What the plan's JSON says about itself: cuDNN version, device, engine, knobs."""
+        if self._json_info is None:
+            self._json_info = plan_json_info(self.to_json())
+        return self._json_info
+
+    def save(self, path) -> pathlib.Path:
+        """Write the plan's JSON to ``path``; returns the path."""
+        return save_plan(self, path)
+
+    def computed_intermediate_uids(self) -> list:
+        """CUDNN_ATTR_EXECUTION_PLAN_COMPUTED_INTERMEDIATE_UIDS (cuDNN may answer NOT_SUPPORTED: CudnnError)."""
+        return [int(u) for u in self.descriptor.get(A.CUDNN_ATTR_EXECUTION_PLAN_COMPUTED_INTERMEDIATE_UIDS,
+                                                    AT.CUDNN_TYPE_INT64)]
+
+    def summary(self) -> dict:
+        """Engine, knobs, workspace, notes and device, as plain data."""
+        profile = profile_of(self.deviceprop)
+        return {
+            "engine": self.engine_index,
+            "knobs": {_engines.short_name(k): v for k, v in self.knobs.items()},
+            "numerical_notes": [_engines.short_name(n) for n in self.numerical_notes],
+            "behavior_notes": [_engines.short_name(n) for n in self.behavior_notes],
+            "workspace_size": self.workspace_size,
+            "handle": self.handle is not None,
+            "device": profile.device_name if profile is not None else None,
+        }
+
+    as_dict = summary
+
+    def __reduce__(self):
+        raise TypeError("cannot pickle a Plan: it holds live cuDNN descriptors; pickle plan.to_json() and load it "
+                        "with plan_from_json")
+
+    def __repr__(self):
+        if self.closed:
+            return "<Plan closed>"
+        knobs = ", ".join(f"{_engines.short_name(k)}={v}" for k, v in self.knobs.items())
+        return f"<Plan engine {self.engine_index} {{{knobs}}} workspace {self.workspace_size} B>"
+
+
+def as_plan(plan, what="plan") -> Plan:
+    """A Plan from a Plan or a finalized ExecutionPlan descriptor."""
+    if isinstance(plan, Plan):
+        return plan
+    if isinstance(plan, Descriptor) and plan.descriptor_type == DT.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
+        _engines._need_finalized(plan, DT.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, what)
+        handle = plan.handle if hasattr(plan, "handle") else None
+        return Plan(plan, handle=handle, deviceprop=getattr(plan, "deviceprop", None))
+    raise TypeError(f"{what}: expected a Plan or a finalized CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, not "
+                    f"{type(plan).__name__}")
+
+
+def _check_handle(handle):
+    if handle is None:
+        return None
+    if not isinstance(handle, Handle):
+        raise TypeError(f"handle: expected a cudnn_backend.Handle, not {type(handle).__name__}")
+    if handle.closed:
+        raise ValueError("handle: the Handle is closed")
+    return handle
+
+
+def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, run_only_intermediate_uids=None,
+               allow_version_mismatch=None, retry_refused=False) -> Plan:
+    """A Plan for a Config (or EngineConfig descriptor), with a ``Handle`` and/or a device profile.
+
+    Without either, the profile the config was chosen for is used; on a machine without a GPU one of
+    them is required. ``kernel_cache`` (a finalized KernelCache) lets runtime-compiled engines reuse
+    kernels; ``run_only_intermediate_uids`` sets CUDNN_ATTR_EXECUTION_PLAN_RUN_ONLY_INTERMEDIATE_UIDS.
+    A config cuDNN refused before for this graph and device raises that error again without asking
+    cuDNN (see the module's notes), unless ``retry_refused``.
+    """
+    config = _engines.as_config(config)
+    handle = _check_handle(handle)
+    dp = as_deviceprop(device_profile, allow_version_mismatch)
+    if dp is None and handle is None:
+        dp = config.deviceprop
+        if dp is None and _device.driver() != "cuda":
+            raise NoDeviceError(f"build_plan: no GPU is visible here (CUDA driver: {_device.driver()}); pass handle= "
+                                "on a GPU machine or device_profile= (e.g. DeviceProfile.bundled('h200')) to build the "
+                                "plan offline")
+    plan = ExecutionPlan(engine_config=config.descriptor)
+    if handle is not None:
+        plan.handle = handle
+    if dp is not None:
+        plan.deviceprop = dp
+    if kernel_cache is not None:
+        _engines._need_finalized(kernel_cache, DT.CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel_cache")
+        plan.kernel_cache = kernel_cache
+    if run_only_intermediate_uids is not None:
+        plan.run_only_intermediate_uids = [as_int(u, "run_only_intermediate_uids") for u in run_only_intermediate_uids]
+    key = _refusal_key(config, handle, dp)
+    if key is not None and not retry_refused:
+        earlier = _refused.get(key)
+        if earlier is not None:
+            raise earlier
+    clear_error()  # a failure reports its own message
+    try:
+        plan.finalize()
+    except CudnnError as e:
+        if key is not None:
+            with _refused_lock:
+                _refused[key] = e
+        raise
+    return Plan(plan, operation_graph=config.operation_graph, config=config, handle=handle, deviceprop=dp,
+                kernel_cache=kernel_cache)
+
+
+# ---------------------------------------------------------------------------------------------
+# serialization
+# ---------------------------------------------------------------------------------------------
+def plan_json_info(text) -> dict:
+    """What a serialized plan says about itself, without cuDNN: cuDNN version, device, engine, knobs."""
+    try:
+        data = json.loads(check_plan_json(text))
+    except ValueError as e:
+        raise ValueError(f"not a serialized cuDNN execution plan: {e}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("engine"), dict):
+        raise ValueError("not a serialized cuDNN execution plan: no 'engine' object")
+    engine = data["engine"]
+    gpu = data.get("GPUProfile") if isinstance(data.get("GPUProfile"), dict) else {}
+    knobs = engine.get("knobChoices") if isinstance(engine.get("knobChoices"), dict) else {}
+    out_knobs = {}
+    for k, v in knobs.items():
+        try:
+            out_knobs[_engines.short_name(_engines.knob_type(k))] = as_int(v, f"knobChoices.{k}")
+        except (TypeError, ValueError):
+            raise ValueError(f"not a serialized cuDNN execution plan: knobChoices.{k} = {v!r}") from None
+    version = data.get("cudnnVersion")
+    return {
+        "cudnn_version": as_int(version, "cudnnVersion") if version is not None else None,
+        "schema_version": data.get("schemaVersion"),
+        "device_name": gpu.get("deviceName"),
+        "device_version": gpu.get("deviceVer"),
+        "sm_count": gpu.get("multiProcessorCount"),
+        "engine": as_int(engine["engineId"], "engine.engineId") if "engineId" in engine else None,
+        "sm_version": engine.get("smVersion"),
+        "knobs": out_knobs,
+        "target_sm_count": engine.get("targetSMcount"),
+    }
+
+
+def check_plan_version(text, allow_version_mismatch=False) -> int | None:
+    """Refuse (PlanVersionError) a serialized plan written by another cuDNN version than the loaded one.
+
+    cuDNN itself compares the exact version (9.19.0 refuses a 9.19.1 plan with
+    CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH); this says so before cuDNN is called.
+    """
+    version = plan_json_info(text)["cudnn_version"]
+    if allow_version_mismatch or version is None:
+        return version
+    loaded = loaded_version()
+    if version != loaded:
+        raise PlanVersionError(
+            f"this execution plan was serialized by cuDNN {format_version(version) if version >= 90000 else version}, "
+            f"but the loaded cuDNN is {format_version(loaded)}; cuDNN does not load plans across versions. Rebuild "
+            "the plan (its engine and knobs are in plan_json_info(text)), or pass allow_version_mismatch=True to let "
+            "cuDNN try.")
+    return version
+
+
+def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=None, kernel_cache=None,
+                   allow_version_mismatch=None) -> Plan:
+    """A Plan deserialized from ``to_json()`` text: the JSON is checked field by field (cuDNN crashes on
+    malformed plans), then set and finalized with the handle.
+
+    Needs a ``handle`` (the plan can then run on its GPU) or a ``device_profile`` (offline: the plan can
+    be inspected, e.g. workspace size, engine and knobs, but not run). ``operation_graph`` (optional) is
+    remembered as ``plan.operation_graph`` for whoever builds variant packs.
+    """
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"text: the plan JSON is not UTF-8 ({e.reason} at byte {e.start})") from None
+    if not isinstance(text, str) or not text:
+        raise TypeError("text: plan_from_json takes the plan's JSON text (Plan.to_json())")
+    handle = _check_handle(handle)
+    dp = as_deviceprop(device_profile, allow_version_mismatch)
+    if handle is None and dp is None:
+        raise ValueError("plan_from_json needs handle= (to run the plan on that GPU) or device_profile= (to inspect "
+                         "it offline); cuDNN cannot deserialize a plan with neither (it crashes)")
+    text = check_plan_json(text)
+    check_plan_version(text, bool(allow_version_mismatch))
+    if operation_graph is not None:
+        _engines.check_graph(operation_graph)
+    plan = ExecutionPlan(json_representation=text)
+    if handle is not None:
+        plan.handle = handle
+    if dp is not None:
+        plan.deviceprop = dp
+    if kernel_cache is not None:
+        _engines._need_finalized(kernel_cache, DT.CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel_cache")
+        plan.kernel_cache = kernel_cache
+    clear_error()
+    plan.finalize(check_required=False)  # ENGINE_CONFIG is required when building, not when deserializing
+    return Plan(plan, operation_graph=operation_graph, handle=handle, deviceprop=dp, kernel_cache=kernel_cache)
+
+
+def save_plan(plan, path) -> pathlib.Path:
+    """Write the plan's JSON to ``path``; returns the path."""
+    path = pathlib.Path(os.fspath(path))
+    path.write_text(as_plan(plan).to_json(), encoding="utf-8")
+    return path
+
+
+def load_plan(path, handle=None, device_profile=None, **kwargs) -> Plan:
+    """``plan_from_json`` of a file written by ``save_plan``."""
+    path = pathlib.Path(os.fspath(path))
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ValueError(f"path: cannot read {str(path)!r}: {e}") from None
+    return plan_from_json(raw, handle, device_profile, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# kernel cache
+# ---------------------------------------------------------------------------------------------
+def make_kernel_cache(operation_graph=None, json_text=None):
+    """A finalized CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR (cuDNN >= 9.4).
+
+    cuDNN only finalizes it with an operation graph (9.5+: CUDNN_ATTR_KERNEL_CACHE_OPERATION_GRAPH);
+    kernels are cached for dynamic-shape graphs (``is_dynamic_shape_enabled``) so that plans of later
+    same-topology graphs skip runtime compilation. ``json_text`` (cuDNN >= 9.10) restores a cache saved
+    with ``kernel_cache_json`` (checked field by field first: cuDNN crashes on malformed caches).
+    """
+    if operation_graph is None:
+        raise ValueError("operation_graph: make_kernel_cache needs one (cuDNN refuses to finalize a kernel cache "
+                         "without one: CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED)")
+    _engines.check_graph(operation_graph)
+    cache = KernelCache(operation_graph=operation_graph)
+    if json_text is not None:
+        cache.json_representation = json_text
+    clear_error()
+    cache.finalize()
+    return cache
+
+
+def kernel_cache_json(cache) -> str:
+    """CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION (cuDNN >= 9.10) of a cache that has been used."""
+    _engines._need_finalized(cache, DT.CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "cache")
+    return cache.get(A.CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION, AT.CUDNN_TYPE_CHAR)
+

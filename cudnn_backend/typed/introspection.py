@@ -1,0 +1,355 @@
+"""Descriptors as data: the tensors of an operation, operation order, tables, Graphviz DOT, ``to_dict``.
+
+Works on typed and generic descriptors alike: what was set is read from the descriptor
+(``Descriptor.values``) and which tensor attributes are outputs comes from the generated schema.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import numbers
+import weakref
+
+from cudnn_backend._bindings import enums as _enums
+from cudnn_backend._bindings.enums import (
+    AttributeName,
+    AttributeType,
+    DataType,
+    DescriptorType,
+    PointwiseMode,
+)
+from cudnn_backend.core import schema as _schema
+from cudnn_backend.core._descriptor import Descriptor, attribute_io
+from cudnn_backend.errors import GraphError
+
+__all__ = [
+    "tensor_slots", "signature_of", "read_signature", "describe_signature", "describe_tensor", "tensor_name",
+    "operation_label", "topological_order", "operations_table", "operations_dot", "to_dict", "short",
+    "keyword_of", "graph_tensors", "canonical_graph", "graph_fingerprint",
+]
+
+A = AttributeName
+T = DescriptorType
+_TENSOR = int(T.CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+_KEYWORD: dict[int, str] = {}
+_TENSOR_ATTRS: dict[int, tuple] = {}  # operation type -> ((attribute, keyword, is output), ...)
+
+
+def keyword_of(attribute) -> str:
+    """CUDNN_ATTR_TENSOR_UNIQUE_ID -> unique_id: the attribute's typed keyword."""
+    a = int(attribute)
+    kw = _KEYWORD.get(a)
+    if kw is None:
+        spec = _schema.ATTRIBUTES[AttributeName(a)]
+        kw = _KEYWORD[a] = spec.name.name[len(_schema.DESCRIPTORS[spec.descriptor].attribute_prefix):].lower()
+    return kw
+
+
+def _tensor_attributes(dtype: int) -> tuple:
+    entry = _TENSOR_ATTRS.get(dtype)
+    if entry is None:
+        spec = _schema.DESCRIPTORS[DescriptorType(dtype)]
+        entry = tuple((int(a), keyword_of(a), attribute_io(a) == "output") for a in spec.attributes
+                      if attribute_io(a) is not None)
+        _TENSOR_ATTRS[dtype] = entry
+    return entry
+
+
+def tensor_slots(op) -> list:
+    """[(keyword, tensor descriptor, is_output)] of an operation's tensor attributes that were set."""
+    if not isinstance(op, Descriptor):
+        raise TypeError(f"expected an operation descriptor, not {type(op).__name__}")
+    values = op.values
+    out = []
+    for attr, kw, is_out in _tensor_attributes(int(op.descriptor_type)):
+        v = values.get(attr)
+        if v is None:
+            continue
+        for t in v if isinstance(v, tuple) else (v,):
+            if isinstance(t, Descriptor) and int(t.descriptor_type) == _TENSOR:
+                out.append((kw, t, is_out))
+    return out
+
+
+def read_signature(t) -> tuple:
+    """(uid, dims, strides, data type, virtual, by value) of a tensor read back from cuDNN."""
+    def one(attr, atype, default=None):
+        try:
+            values = t.get(attr, atype)
+        except Exception:  # noqa: BLE001 - an attribute cuDNN does not report: unknown
+            return default
+        return values[0] if values else default
+
+    def many(attr):
+        try:
+            return tuple(int(x) for x in t.get(attr, AttributeType.CUDNN_TYPE_INT64))
+        except Exception:  # noqa: BLE001
+            return ()
+
+    dt = one(A.CUDNN_ATTR_TENSOR_DATA_TYPE, AttributeType.CUDNN_TYPE_DATA_TYPE)
+    return (int(one(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, AttributeType.CUDNN_TYPE_INT64, -1)),
+            many(A.CUDNN_ATTR_TENSOR_DIMENSIONS), many(A.CUDNN_ATTR_TENSOR_STRIDES),
+            None if dt is None else int(dt),
+            bool(one(A.CUDNN_ATTR_TENSOR_IS_VIRTUAL, AttributeType.CUDNN_TYPE_BOOLEAN, False)),
+            bool(one(A.CUDNN_ATTR_TENSOR_IS_BY_VALUE, AttributeType.CUDNN_TYPE_BOOLEAN, False)))
+
+
+def signature_of(t) -> tuple:
+    """(uid, dims, strides, data type, virtual, by value) of any tensor descriptor, typed or generic."""
+    sig = getattr(t, "signature", None)
+    if sig is not None:
+        return sig()
+    values = t.values
+    if t.finalized and A.CUDNN_ATTR_TENSOR_UNIQUE_ID not in values:
+        return read_signature(t)
+
+    def tup(v):
+        return v if isinstance(v, tuple) else (() if v is None else (v,))
+
+    return (values.get(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, -1), tup(values.get(A.CUDNN_ATTR_TENSOR_DIMENSIONS)),
+            tup(values.get(A.CUDNN_ATTR_TENSOR_STRIDES)), values.get(A.CUDNN_ATTR_TENSOR_DATA_TYPE),
+            bool(values.get(A.CUDNN_ATTR_TENSOR_IS_VIRTUAL, False)),
+            bool(values.get(A.CUDNN_ATTR_TENSOR_IS_BY_VALUE, False)))
+
+
+def tensor_name(t) -> str:
+    name = getattr(t, "name", None)
+    return name if isinstance(name, str) else f"t{signature_of(t)[0]}"
+
+
+def _dtype_name(value) -> str:
+    if value is None:
+        return "?"
+    try:
+        return DataType(value).name.replace("CUDNN_DATA_", "").lower()
+    except ValueError:
+        return str(value)
+
+
+def describe_signature(name, sig) -> str:
+    uid, dims, strides, dt, virtual, by_value = sig
+    kind = " virtual" if virtual else (" by-value" if by_value else "")
+    return f"{name} (uid {uid}) {list(dims)} strides {list(strides)} {_dtype_name(dt)}{kind}"
+
+
+def describe_tensor(t) -> str:
+    return describe_signature(tensor_name(t), signature_of(t))
+
+
+def operation_label(op) -> str:
+    """``ConvolutionForward``, ``Pointwise ADD``, ...: the operation type without its prefix (and the mode)."""
+    dtype = op.descriptor_type
+    label = "".join(w.capitalize() for w in dtype.name[len("CUDNN_BACKEND_OPERATION_"):-len("_DESCRIPTOR")].split("_"))
+    if dtype == T.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR:
+        pw = op.values.get(A.CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR)
+        mode = pw.values.get(A.CUDNN_ATTR_POINTWISE_MODE) if isinstance(pw, Descriptor) else None
+        if mode is not None:
+            try:
+                label += " " + PointwiseMode(mode).name.replace("CUDNN_POINTWISE_", "")
+            except ValueError:
+                pass
+    return label
+
+
+def topological_order(operations) -> list:
+    """Operations ordered producers first (Kahn's algorithm over tensor UIDs); GraphError on a cycle."""
+    operations = list(operations)
+    slots = [[(signature_of(t)[0], out) for _, t, out in tensor_slots(op)] for op in operations]
+    producers = {}
+    for i, s in enumerate(slots):
+        for uid, out in s:
+            if out:
+                producers.setdefault(uid, i)
+    deps = [set() for _ in operations]
+    for i, s in enumerate(slots):
+        for uid, out in s:
+            p = producers.get(uid)
+            if not out and p is not None and p != i:
+                deps[i].add(p)
+    order, ready, placed = [], [i for i, d in enumerate(deps) if not d], set()
+    while ready:
+        i = ready.pop(0)
+        order.append(i)
+        placed.add(i)
+        for j, d in enumerate(deps):
+            if i in d:
+                d.discard(i)
+                if not d and j not in placed and j not in ready:
+                    ready.append(j)
+    if len(order) != len(operations):
+        raise GraphError("the operations form a cycle (an input depends on its own output)")
+    return [operations[i] for i in order]
+
+
+def graph_tensors(operations) -> dict:
+    """{uid: tensor descriptor} of every tensor the operations read or write (first seen per UID)."""
+    out = {}
+    for op in operations:
+        for _, t, _ in tensor_slots(op):
+            out.setdefault(signature_of(t)[0], t)
+    return out
+
+
+def operations_table(operations) -> str:
+    """A text table of the operations in topological order with their input and output tensors."""
+    rows = [("#", "operation", "inputs", "outputs")]
+    for i, op in enumerate(topological_order(operations)):
+        slots = tensor_slots(op)
+        ins = "; ".join(f"{n}={describe_tensor(t)}" for n, t, out in slots if not out)
+        outs = "; ".join(f"{n}={describe_tensor(t)}" for n, t, out in slots if out)
+        rows.append((str(i), operation_label(op), ins, outs))
+    widths = [max(len(r[c]) for r in rows) for c in range(3)]
+    lines = ["  ".join(r[c].ljust(widths[c]) for c in range(3)) + "  " + r[3] for r in rows]
+    lines.insert(1, "-" * max(len(x) for x in lines))
+    return "\n".join(lines)
+
+
+def _dot_quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def operations_dot(operations, name="cudnn_graph") -> str:
+    """Graphviz DOT of the dataflow: tensors as ellipses (virtual ones dashed), operations as boxes."""
+    lines = [f"digraph {_dot_quote(str(name))} {{", "  rankdir=LR;", '  node [fontname="Helvetica"];']
+    ops = topological_order(operations)
+    tensors = {}
+    for op in ops:
+        for _, t, _ in tensor_slots(op):
+            tensors.setdefault(signature_of(t)[0], t)
+    for uid, t in tensors.items():
+        sig = signature_of(t)
+        style = "dashed" if sig[4] else "solid"
+        label = f"{tensor_name(t)}\nuid {uid} {'x'.join(map(str, sig[1]))}"
+        lines.append(f"  t{uid} [shape=ellipse, style={style}, label={_dot_quote(label)}];")
+    for i, op in enumerate(ops):
+        lines.append(f"  op{i} [shape=box, style=filled, fillcolor=lightblue, label={_dot_quote(operation_label(op))}];")
+        for slot, t, out in tensor_slots(op):
+            uid = signature_of(t)[0]
+            edge = f"op{i} -> t{uid}" if out else f"t{uid} -> op{i}"
+            lines.append(f"  {edge} [label={_dot_quote(slot)}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def short(value) -> str:
+    """A value for a repr: descriptors by class, enum members by name, long things cut."""
+    if isinstance(value, Descriptor):
+        return f"<{type(value).__name__}>"
+    if isinstance(value, (list, tuple)) and value and isinstance(value[0], Descriptor):
+        return "[" + ", ".join(short(v) for v in value) + "]"
+    if hasattr(value, "name") and isinstance(value, int):
+        return value.name
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _plain(value):
+    if isinstance(value, Descriptor):
+        return to_dict(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if hasattr(value, "name") and isinstance(value, int):  # IntEnum member
+        return value.name
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value
+
+
+def to_dict(descriptor) -> dict:
+    """A descriptor and its children as plain data: ``{"descriptor_type", "finalized", "attributes"}``
+    with keywords and enum values by C name (handles, live objects, are left out)."""
+    out = {}
+    keywords = getattr(type(descriptor), "KEYWORDS", None)
+    for attr, value in descriptor.values.items():
+        kw = keyword_of(attr)
+        if descriptor.attribute_type_of(attr) == AttributeType.CUDNN_TYPE_HANDLE:
+            continue  # a live handle is not data
+        shown = getattr(descriptor, kw) if keywords is not None else value
+        out[kw] = _plain(shown)
+    return {"descriptor_type": descriptor.descriptor_type.name, "finalized": descriptor.finalized, "attributes": out}
+
+
+def _canonical(descriptor, memo) -> dict:
+    """A descriptor and its children as canonical plain data (for fingerprints): every attribute set, by
+    C name, enum values by C name, child descriptors inline, handles and host pointers left out."""
+    key = id(descriptor)
+    if key in memo:
+        return memo[key]
+    out = {}
+    for attr, value in sorted(descriptor.values.items(), key=lambda kv: int(kv[0])):
+        atype = descriptor.attribute_type_of(attr)
+        if atype in (AttributeType.CUDNN_TYPE_HANDLE, AttributeType.CUDNN_TYPE_VOID_PTR):
+            continue
+        items = value if isinstance(value, tuple) else (value,)
+        shown = []
+        for v in items:
+            if isinstance(v, Descriptor):
+                shown.append(_canonical(v, memo))
+            elif isinstance(v, tuple):
+                shown.append([int(x) for x in v])
+            elif isinstance(v, bool) or v is None:
+                shown.append(v)
+            elif isinstance(v, numbers.Integral):
+                shown.append(_enum_name(atype, int(v)))
+            elif isinstance(v, numbers.Real):
+                shown.append(repr(float(v)))
+            else:
+                shown.append(str(v))
+        out[AttributeName(attr).name] = shown
+    result = {"type": descriptor.descriptor_type.name, "attributes": out}
+    memo[key] = result
+    return result
+
+
+def _enum_name(atype, value):
+    enum_name = _ENUM_OF_TYPE.get(atype)
+    if enum_name is None:
+        return value
+    try:
+        return enum_name(value).name
+    except ValueError:
+        return value
+
+
+def _enum_classes():
+    out = {}
+    for t in AttributeType:
+        name = _enums.ATTRIBUTE_TYPE_ENUM.get(t.name)
+        cls = getattr(_enums, name, None) if name else None
+        if isinstance(cls, type) and issubclass(cls, int):
+            out[t] = cls
+    return out
+
+
+_ENUM_OF_TYPE = _enum_classes()
+
+
+def canonical_graph(operation_graph) -> dict:
+    """The operation graph as canonical plain data: its operations in topological order, each with every
+    attribute set (tensors: dims, strides, data type, UID, virtual, by-value, ...), handles left out."""
+    memo: dict = {}
+    ops = topological_order(operation_graph.operations) if hasattr(operation_graph, "operations") else []
+    if not ops:
+        ops = list(operation_graph.values.get(AttributeName.CUDNN_ATTR_OPERATIONGRAPH_OPS, ()))
+    return {"operations": [_canonical(op, memo) for op in ops]}
+
+
+def graph_fingerprint(operation_graph) -> str:
+    """SHA-256 of ``canonical_graph``: equal for graphs that are the same computation on the same tensors,
+    however they were built (generic, typed or Graph); kept on the finalized graph (it cannot change)."""
+    try:
+        return _FINGERPRINTS[operation_graph]
+    except (KeyError, TypeError):
+        pass
+    text = json.dumps(canonical_graph(operation_graph), sort_keys=True, separators=(",", ":"))
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    if operation_graph.finalized:
+        _FINGERPRINTS[operation_graph] = digest
+    return digest
+
+
+_FINGERPRINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
