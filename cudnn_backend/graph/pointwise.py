@@ -17,7 +17,10 @@ _GEN_INDEX = int(PointwiseMode.CUDNN_POINTWISE_GEN_INDEX)
 
 
 def pointwise_mode(mode) -> PointwiseMode:
-    """A PointwiseMode from a member, its C name or its short name ("ADD", "relu_fwd", ...)."""
+    """A PointwiseMode from a member, its C name or its short name ("ADD", "relu_fwd", or "relu" for the
+    forward activation)."""
+    if isinstance(mode, str) and ("CUDNN_POINTWISE_" + mode.strip().upper() + "_FWD") in PointwiseMode.__members__:
+        return PointwiseMode["CUDNN_POINTWISE_" + mode.strip().upper() + "_FWD"]
     return as_choice(PointwiseMode, mode, "mode", "CUDNN_POINTWISE_")
 
 
