@@ -107,6 +107,8 @@ _LAZY = {
     "fusion_report": ("cudnn_backend.tune", "fusion_report"),
     "bench": ("cudnn_backend.tune", "bench"),
     "sweep": ("cudnn_backend.tune", "sweep"),
+    "Task": ("cudnn_backend.tune", "Task"),
+    "presets": ("cudnn_backend.patterns.presets", None),
     "cli": ("cudnn_backend.cli", None),
 }
 

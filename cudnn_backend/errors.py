@@ -23,7 +23,8 @@ __all__ = [
     "CudnnUnsafeCallError", "CudnnShutdownError", "CudnnError", "CudnnNotInitializedError", "CudnnBadParamError",
     "CudnnNotSupportedError", "CudnnInternalError", "CudnnExecutionFailedError", "NativeCudaGraphNotSupportedError",
     "GraphError", "EngineError", "NoDeviceError", "NoWorkingPlanError", "PlanVersionError", "DeviceProfileError",
-    "DeviceProfileVersionError", "CudaError", "PlanCacheError", "JsonCheckError", "error_class", "make_error",
+    "DeviceProfileVersionError", "CudaError", "PlanCacheError", "JsonCheckError", "MissingDependencyError", "SweepError",
+    "error_class", "make_error",
 ]
 
 
@@ -244,3 +245,21 @@ class JsonCheckError(CudnnBackendError, ValueError):
 
 class PlanCacheError(CudnnBackendError, ValueError):
     """A plan cache that cannot be opened or written (a corrupt or foreign entry is a miss, not this)."""
+
+
+class MissingDependencyError(CudnnBackendError, ImportError):
+    """An optional dependency (torch, matplotlib, pandas, ray, cuda-bindings...) that this call needs is not
+    installed: ``package`` and the ``extra`` that installs it."""
+
+    def __init__(self, package: str, needed_for: str, extra: str = ""):
+        self.package, self.needed_for, self.extra = package, needed_for, extra
+        how = f"pip install 'cudnn-backend[{extra}]'" if extra else f"pip install {package}"
+        super().__init__(f"{needed_for} needs {package}, which is not installed ({how})", name=package)
+
+    def __reduce__(self):
+        return (type(self), (self.package, self.needed_for, self.extra))
+
+
+class SweepError(CudnnBackendError, RuntimeError):
+    """A sweep that could not run at all (no task given, no GPU for a GPU executor, Ray unreachable); a task
+    that fails inside a sweep is reported in its result instead."""

@@ -7,7 +7,7 @@ knobs it has (``KnobSpec``: type, minimum, maximum, stride). An engine plus knob
 
     infos = list_engines(graph, device_profile="h200")
     for info in infos:
-        print(info.global_index, info.supported, info.reason, info.numerical_notes, info.knobs)
+        print(info.engine_index, info.supported, info.reason, info.numerical_notes, info.knobs)
     cfg = make_config(infos[22], {"TILE_SIZE": 2, "STAGES": 3})
     cfg.engine_index, cfg.knobs     # 22, {KnobType.CUDNN_KNOB_TYPE_TILE_SIZE: 2, ...}
 
@@ -353,7 +353,7 @@ def engine_global_index(engine) -> int:
 class EngineInfo:
     """One engine for one operation graph: supported or not (and cuDNN's reason), notes and knobs."""
 
-    global_index: int
+    engine_index: int
     supported: bool
     reason: str = ""
     status: object = None
@@ -368,6 +368,11 @@ class EngineInfo:
         return BehaviorNote.CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION in self.behavior_notes
 
     @property
+    def global_index(self) -> int:
+        """The same number as ``engine_index`` (cuDNN's CUDNN_ATTR_ENGINE_GLOBAL_INDEX); kept for old code."""
+        return self.engine_index
+
+    @property
     def knob_space_size(self) -> int:
         return knob_space_size(self.knobs)
 
@@ -380,7 +385,7 @@ class EngineInfo:
 
     def as_dict(self) -> dict:
         return {
-            "engine": self.global_index,
+            "engine": self.engine_index,
             "supported": self.supported,
             "reason": self.reason,
             "status": getattr(self.status, "name", self.status),
@@ -566,7 +571,7 @@ def make_config(engine, knobs=None, *, check=True, finalize=True) -> Config:
     """
     if isinstance(engine, EngineInfo):
         if engine.engine is None:
-            raise EngineError(f"engine {engine.global_index} is not supported ({engine.reason}); no config")
+            raise EngineError(f"engine {engine.engine_index} is not supported ({engine.reason}); no config")
         engine = engine.engine
     _need_finalized(engine, DT.CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine")
     choices = normalize_knobs(knobs)
@@ -643,7 +648,7 @@ def rejection(item, *, require_numerical=(), exclude_numerical=(), require_behav
               max_workspace=None) -> str | None:
     """Why ``item`` fails the filters (None when it passes). Notes by member, C name or short name."""
     if isinstance(item, EngineInfo) and not item.supported:
-        return f"engine {item.global_index} is not supported: {item.reason}"
+        return f"engine {item.engine_index} is not supported: {item.reason}"
     if max_workspace is not None:
         max_workspace = as_int(max_workspace, "max_workspace", 0)
     num, beh, ws = _notes_of(item)

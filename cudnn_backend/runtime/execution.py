@@ -17,7 +17,9 @@ alignment and size; with no graph known the UIDs are taken as given, all as devi
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
+from dataclasses import dataclass
 
 from cudnn_backend.core._descriptor import _stream_to_int
 from cudnn_backend.errors import CudaError, NativeCudaGraphNotSupportedError
@@ -33,6 +35,7 @@ from cudnn_backend.runtime._packing import (
 
 __all__ = [
     "CudaGraph", "NativeCudaGraphNotSupportedError", "TensorSpec", "VariantPack", "captured_kernel_count",
+    "KernelNode", "graph_kernels", "captured_kernels", "demangle_short",
     "count_kernel_nodes", "execute", "graph_node_types", "plan_descriptor", "populate_cuda_graph", "resolve_buffer",
     "tensor_specs", "update_cuda_graph", "variant_pack", "CudaError",
 ]
@@ -77,6 +80,101 @@ def _walk_nodes(rt, graph, counts, depth):
             counts[getattr(node_type, "name", str(node_type))] += 1
 
 
+@dataclass(frozen=True)
+class KernelNode:
+    """One kernel a CUDA graph launches: its (mangled) name, a short readable name, grid, block and dynamic
+    shared memory in bytes."""
+
+    name: str
+    grid: tuple
+    block: tuple
+    shared_mem_bytes: int
+
+    @property
+    def short_name(self) -> str:
+        return demangle_short(self.name)
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "short_name": self.short_name, "grid": list(self.grid), "block": list(self.block),
+                "shared_mem_bytes": self.shared_mem_bytes}
+
+
+_LENGTH_PREFIXED = re.compile(r"(\d+)")
+
+
+def demangle_short(name: str) -> str:
+    """The qualified function name of an Itanium-mangled C++ symbol (``_ZN4cask7kernelEv`` -> ``cask::kernel``),
+    template and parameter lists dropped; other names unchanged. Enough to tell cuDNN's kernels apart without a
+    demangler."""
+    if not name.startswith("_Z"):
+        return name
+    i = 2
+    nested = name.startswith("N", i)
+    if nested:
+        i += 1
+        while i < len(name) and name[i] in "rVKL":  # cv-qualifiers of a nested name
+            i += 1
+    parts = []
+    while i < len(name) and name[i].isdigit():
+        m = _LENGTH_PREFIXED.match(name, i)
+        n = int(m.group(1))
+        start = m.end()
+        parts.append(name[start:start + n])
+        i = start + n
+        if not nested:
+            break
+    return "::".join(parts) if parts else name
+
+
+def _kernel_name(driver, params) -> str:
+    func = getattr(params, "func", None)
+    if func is not None and int(func) != 0:
+        err, raw = driver.cuFuncGetName(func)
+        if int(err) == 0 and raw:
+            return raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
+    kern = getattr(params, "kern", None)
+    if kern is not None and int(kern) != 0 and hasattr(driver, "cuKernelGetName"):
+        err, raw = driver.cuKernelGetName(kern)
+        if int(err) == 0 and raw:
+            return raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
+    return "<unnamed kernel>"
+
+
+def graph_kernels(graph) -> list:
+    """The kernels of a CUDA graph (child graphs included) as ``KernelNode``s, in node order: names read with
+    the driver API (``cuGraphKernelNodeGetParams``, ``cuFuncGetName``)."""
+    rt = _rt()
+    driver = memory.cudriver()
+    out = []
+    _collect_kernels(rt, driver, graph, out, 0)
+    return out
+
+
+def _collect_kernels(rt, driver, graph, out, depth):
+    if depth > 32:
+        raise CudaError("cudaGraphGetNodes", -1, "nesting", "CUDA graph nesting deeper than 32 levels")
+    _, n = memory.check(rt.cudaGraphGetNodes(graph, 0), "cudaGraphGetNodes")
+    if not n:
+        return
+    nodes, _ = memory.check(rt.cudaGraphGetNodes(graph, n), "cudaGraphGetNodes")
+    kinds = rt.cudaGraphNodeType
+    for node in nodes[:n]:
+        if node is None or int(node) == 0:
+            continue
+        node_type = memory.check(rt.cudaGraphNodeGetType(node), "cudaGraphNodeGetType")
+        if node_type == kinds.cudaGraphNodeTypeGraph:
+            child = memory.check(rt.cudaGraphChildGraphNodeGetGraph(node), "cudaGraphChildGraphNodeGetGraph")
+            _collect_kernels(rt, driver, child, out, depth + 1)
+        elif node_type == kinds.cudaGraphNodeTypeKernel:
+            err, params = driver.cuGraphKernelNodeGetParams(driver.CUgraphNode(int(node)))
+            if int(err) != 0:
+                raise CudaError("cuGraphKernelNodeGetParams", err, getattr(err, "name", ""))
+            out.append(KernelNode(_kernel_name(driver, params),
+                                  (int(params.gridDimX), int(params.gridDimY), int(params.gridDimZ)),
+                                  (int(params.blockDimX), int(params.blockDimY), int(params.blockDimZ)),
+                                  int(params.sharedMemBytes)))
+
+
 def count_kernel_nodes(graph) -> int:
     """Kernel nodes in a CUDA graph, recursing into child graphs: how many kernels one replay launches."""
     return graph_node_types(graph).get("cudaGraphNodeTypeKernel", 0)
@@ -85,6 +183,15 @@ def count_kernel_nodes(graph) -> int:
 def captured_kernel_count(handle, plan, pack) -> int:
     """Kernels one execute() of ``plan`` launches, by stream capture into a CUDA graph: for any engine
     (the native CUDA graph API needs SUPPORTS_CUDA_GRAPH_NATIVE_API). The handle's stream is restored."""
+    return _captured(handle, plan, pack, count_kernel_nodes)
+
+
+def captured_kernels(handle, plan, pack) -> list:
+    """The ``KernelNode``s one execute() of ``plan`` launches, by stream capture into a CUDA graph (any engine)."""
+    return _captured(handle, plan, pack, graph_kernels)
+
+
+def _captured(handle, plan, pack, read):
     rt = _rt()
     stream = memory.check(rt.cudaStreamCreateWithFlags(rt.cudaStreamNonBlocking), "cudaStreamCreateWithFlags")
     old = handle.stream
@@ -97,7 +204,7 @@ def captured_kernel_count(handle, plan, pack) -> int:
             execute(handle, plan, pack)
         finally:
             graph = memory.check(rt.cudaStreamEndCapture(stream), "cudaStreamEndCapture")
-        return count_kernel_nodes(graph)
+        return read(graph)
     finally:
         handle.stream = old
         if graph is not None:
@@ -173,6 +280,11 @@ class CudaGraph:
         """Kernel nodes the plan recorded (child graphs included): 1 means cuDNN fused everything into one kernel."""
         self._need_open()
         return count_kernel_nodes(self.graph)
+
+    def kernels(self) -> list:
+        """The ``KernelNode``s the plan recorded: names, grids and blocks."""
+        self._need_open()
+        return graph_kernels(self.graph)
 
     def _destroy_exec(self):
         e, self._exec = self._exec, None

@@ -14,13 +14,14 @@ import threading
 
 import numpy as np
 
-from cudnn_backend.errors import CudaError
+from cudnn_backend.errors import CudaError, MissingDependencyError
 
-__all__ = ["CudaError", "DeviceBuffer", "allocate", "allocate_workspace", "check", "cudart"]
+__all__ = ["CudaError", "DeviceBuffer", "allocate", "allocate_workspace", "check", "cudart", "cudriver"]
 
 
 _lock = threading.Lock()
 _cudart = None
+_cudriver = None
 
 
 def cudart():
@@ -32,12 +33,25 @@ def cudart():
                 try:
                     from cuda.bindings import runtime
                 except ImportError as e:
-                    raise ImportError(
-                        "device memory needs cuda-bindings: pip install 'cudnn-backend[gpu]' (or cuda-bindings); "
-                        "without it, pass device pointers yourself (e.g. torch or cupy arrays, and workspace=)"
-                    ) from e
+                    raise MissingDependencyError(
+                        "cuda-bindings", "device memory and CUDA graphs (without it, pass device pointers yourself: "
+                        "torch or cupy arrays, and workspace=)", "gpu") from e
                 _cudart = runtime
     return _cudart
+
+
+def cudriver():
+    """``cuda.bindings.driver``, imported on first use (kernel names of CUDA graph nodes)."""
+    global _cudriver
+    if _cudriver is None:
+        with _lock:
+            if _cudriver is None:
+                try:
+                    from cuda.bindings import driver
+                except ImportError as e:
+                    raise MissingDependencyError("cuda-bindings", "reading kernel nodes", "gpu") from e
+                _cudriver = driver
+    return _cudriver
 
 
 def _error_text(rt, err):

@@ -30,11 +30,12 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.errors import CudnnBackendError, CudnnError, NoDeviceError, PlanVersionError
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime.profiles import as_deviceprop, profile_of
-from cudnn_backend.typed import DeviceProp, ExecutionPlan, KernelCache
+from cudnn_backend.typed import DeviceProp, Engine, EngineConfig, ExecutionPlan, KernelCache, OperationGraph
 from cudnn_backend.typed.introspection import graph_fingerprint
 
 __all__ = ["Plan", "build_plan", "plan_from_json", "load_plan", "save_plan", "plan_json_info", "check_plan_version",
            "make_kernel_cache", "kernel_cache_json", "as_plan", "forget_refusals", "refused", "device_key",
+           "deviceprop_of_handle", "operation_graph_of",
            "PlanVersionError"]
 
 A = AttributeName
@@ -58,7 +59,7 @@ def device_key(handle=None, deviceprop=None) -> tuple:
     except KeyError:
         pass
     if deviceprop is None:
-        from_handle = _deviceprop_of_handle(handle)
+        from_handle = deviceprop_of_handle(handle)
         text = from_handle.json_representation
     else:
         text = deviceprop.json_representation
@@ -69,7 +70,9 @@ def device_key(handle=None, deviceprop=None) -> tuple:
     return key
 
 
-def _deviceprop_of_handle(handle):
+def deviceprop_of_handle(handle):
+    """A finalized DEVICEPROP descriptor of the handle's GPU (what heuristics and plans need when the operation
+    graph was finalized without a handle)."""
     dp = DeviceProp(handle=handle)
     dp.finalize()
     return dp
@@ -262,6 +265,26 @@ def as_plan(plan, what="plan") -> Plan:
         return Plan(plan, handle=handle, deviceprop=getattr(plan, "deviceprop", None))
     raise TypeError(f"{what}: expected a Plan or a finalized CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, not "
                     f"{type(plan).__name__}")
+
+
+def operation_graph_of(plan):
+    """The plan's finalized operation graph: ``plan.operation_graph`` when known, else read back from cuDNN through
+    the plan's engine config and engine (a plan loaded from JSON). Its operations are not readable from Python
+    (cuDNN does not return them); the plan's JSON describes them."""
+    plan = as_plan(plan)
+    if plan.operation_graph is not None:
+        return plan.operation_graph
+    configs = plan.descriptor.get(A.CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, AT.CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                  cls=EngineConfig)
+    if not configs:
+        raise ValueError("the plan holds no engine config to read its operation graph from")
+    engines = configs[0].get(A.CUDNN_ATTR_ENGINECFG_ENGINE, AT.CUDNN_TYPE_BACKEND_DESCRIPTOR, cls=Engine)
+    if not engines:
+        raise ValueError("the plan's engine config holds no engine")
+    graphs = engines[0].get(A.CUDNN_ATTR_ENGINE_OPERATION_GRAPH, AT.CUDNN_TYPE_BACKEND_DESCRIPTOR, cls=OperationGraph)
+    if not graphs:
+        raise ValueError("the plan's engine holds no operation graph")
+    return graphs[0]
 
 
 def _check_handle(handle):

@@ -3,8 +3,10 @@
 profiles by name or file."""
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
+import json
 import os
 import pathlib
 import sys
@@ -14,26 +16,50 @@ from cudnn_backend._bindings.enums import AttributeName, DataType, DescriptorTyp
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.graph import Graph
 from cudnn_backend.patterns import CATALOGUE, Pattern
+from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.runtime.engines import check_graph
 from cudnn_backend.runtime.profiles import DeviceProfile, bundled_profiles
-from cudnn_backend.typed.introspection import signature_of, tensor_name, tensor_slots
+from cudnn_backend.typed.introspection import (
+    graph_fingerprint,
+    operation_label,
+    signature_of,
+    tensor_name,
+    tensor_slots,
+    topological_order,
+)
 
-__all__ = ["Subject", "resolve", "load_builder", "device_profile", "describe_graph", "operations_of"]
+__all__ = ["Subject", "resolve", "load_builder", "device_profile", "describe_graph", "describe_operations",
+           "graph_summary", "operations_of"]
 
 
 @dataclass
 class Subject:
-    """A graph to explore: the finalized operation graph, and what is known about it."""
+    """A graph to explore: the finalized operation graph, and what is known about it (the ``Graph`` or
+    ``Pattern`` it came from; or, for a saved plan, the ``plan`` and its JSON ``json_graph``, since the
+    operations of a graph read back from cuDNN are not readable)."""
 
     op_graph: object
     name: str
     graph: Graph | None = None
     pattern: Pattern | None = None
     params: dict = field(default_factory=dict)
+    plan: object = None
+    json_graph: dict | None = None
 
     @property
     def reference(self):
         return self.pattern.reference if self.pattern is not None else None
+
+    @property
+    def fingerprint(self) -> str:
+        """The graph's canonical fingerprint (``json:``-prefixed for a graph known only from a plan's JSON)."""
+        if self.json_graph is not None:
+            text = json.dumps(self.json_graph, sort_keys=True, separators=(",", ":"))
+            return "json:" + hashlib.sha256(text.encode()).hexdigest()
+        return graph_fingerprint(self.op_graph)
+
+    def summary(self) -> dict:
+        return graph_summary(self.json_graph if self.json_graph is not None else self.op_graph)
 
 
 def load_builder(ref: str):
@@ -67,10 +93,21 @@ def load_builder(ref: str):
     return fn
 
 
-def resolve(graph, *, handle=None, args=(), kwargs=None, name=None) -> Subject:
-    """A Subject from a Graph, a Pattern, a finalized operation graph, a pattern name of the catalogue, or a
-    builder reference (called with ``args``/``kwargs``; it returns any of the others)."""
+def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profile=None) -> Subject:
+    """A Subject from a Graph, a Pattern, a finalized operation graph, a pattern name of the catalogue, a
+    builder reference (called with ``args``/``kwargs``; it returns any of the others), a ``Plan``, or the path
+    of a saved plan (``.json``; loaded with ``handle`` or ``device_profile``)."""
     kwargs = kwargs or {}
+    if isinstance(graph, Subject):
+        return graph
+    if isinstance(graph, _plans.Plan):
+        return _plan_subject(graph, name or "plan")
+    if isinstance(graph, (str, os.PathLike)) and os.fspath(graph).endswith(".json"):
+        path = pathlib.Path(graph)
+        if not path.is_file():
+            raise ValueError(f"plan: {str(path)!r} is not a file")
+        plan = _plans.load_plan(path, handle=handle, device_profile=device_profile)
+        return _plan_subject(plan, name or path.stem)
     if isinstance(graph, str):
         fn = CATALOGUE.get(graph)
         if fn is None:
@@ -90,6 +127,12 @@ def resolve(graph, *, handle=None, args=(), kwargs=None, name=None) -> Subject:
                     f"FILE.py:FUNC, not {type(graph).__name__}")
 
 
+def _plan_subject(plan, name) -> Subject:
+    data = json.loads(plan.to_json())
+    og = _plans.operation_graph_of(plan)
+    return Subject(og, name, plan=plan, json_graph=data.get("operationGraph") or {})
+
+
 def device_profile(value):
     """A DeviceProfile from a bundled name ("h100", "h200"), a file path, or a DeviceProfile (None stays None)."""
     if value is None or isinstance(value, DeviceProfile):
@@ -105,9 +148,75 @@ def device_profile(value):
                     f"DeviceProfile, not {type(value).__name__}")
 
 
-def describe_graph(subject: Subject) -> list[dict]:
+def graph_summary(op_graph) -> dict:
+    """{"tensors": describe_graph rows, "operations": describe_operations rows}: the graph as data for reports
+    (from a plan's JSON ``operationGraph`` when given a dict)."""
+    if isinstance(op_graph, dict):
+        return _json_summary(op_graph)
+    return {"tensors": describe_graph(op_graph), "operations": describe_operations(op_graph)}
+
+
+def _json_summary(data: dict) -> dict:
+    tensors, written = [], set()
+    nodes = data.get("nodes", []) if isinstance(data.get("nodes"), list) else []
+    ops = []
+    names = {str(t.get("name")) for t in data.get("tensors", []) if isinstance(t, dict)}
+    for node in nodes:
+        if not isinstance(node, dict):
+            continue
+        refs = {k: v for k, v in node.items() if isinstance(v, str) and v in names and k != "operation"}
+        label = str(node.get("operation", "?")).replace("CUDNN_BACKEND_OPERATION_", "").replace("_DESCRIPTOR", "")
+        mode = node.get("pointwiseMode") or node.get("mode")
+        if isinstance(mode, str):
+            label += " " + mode.replace("CUDNN_POINTWISE_", "").replace("CUDNN_", "")
+        ops.append({"operation": label, "inputs": ", ".join(f"{k}={v}" for k, v in refs.items()), "outputs": "",
+                    "compute": str(node.get("mathPrec", "-")).replace("CUDNN_DATA_", "").lower()})
+        written.update(refs.values())
+    for t in data.get("tensors", []):
+        if not isinstance(t, dict):
+            continue
+        virtual, by_value = bool(t.get("isVirtual")), bool(t.get("isByValue"))
+        tensors.append({"name": str(t.get("name")), "uid": int(t.get("name")) if str(t.get("name")).isdigit() else
+                        t.get("name"), "dims": list(t.get("dim", [])), "strides": list(t.get("stride", [])),
+                        "data_type": str(t.get("dataType", "?")).replace("CUDNN_DATA_", "").lower(),
+                        "role": "virtual" if virtual else ("scalar" if by_value else "tensor")})
+    return {"tensors": tensors, "operations": ops}
+
+
+_COMPUTE_ATTRS = frozenset(int(a) for a in AttributeName if a.name.endswith(("_COMP_TYPE", "_MATH_PREC",
+                                                                                "_COMPUTE_DATA_TYPE")))
+
+
+def _compute_type(op) -> str:
+    for value in (op, *[v for v in op.values.values() if isinstance(v, Descriptor)]):
+        for attr, v in value.values.items():
+            if int(attr) in _COMPUTE_ATTRS and v is not None:
+                return _dt_name(v)
+    return "-"
+
+
+def describe_operations(op_graph) -> list[dict]:
+    """One row per operation, producers first: label (``ConvolutionForward``, ``Pointwise ADD``), its inputs and
+    outputs (``slot=name``) and its compute data type."""
+    try:
+        ops = topological_order(operations_of(op_graph))
+    except Exception:  # noqa: BLE001 - a graph cuDNN accepted but we cannot order: keep its own order
+        ops = list(operations_of(op_graph))
+    rows = []
+    for op in ops:
+        ins, outs = [], []
+        for slot, t, out in tensor_slots(op):
+            (outs if out else ins).append(f"{slot}={tensor_name(t)}")
+        rows.append({"operation": operation_label(op), "inputs": ", ".join(ins), "outputs": ", ".join(outs),
+                     "compute": _compute_type(op)})
+    return rows
+
+
+def describe_graph(op_graph) -> list[dict]:
     """One row per tensor of the graph: name, UID, shape, strides, data type, role, virtual/by-value."""
-    from_ops = operations_of(subject.op_graph)
+    if isinstance(op_graph, Subject):
+        op_graph = op_graph.op_graph
+    from_ops = operations_of(op_graph)
     rows = {}
     written = set()
     for op in from_ops:
@@ -121,7 +230,7 @@ def describe_graph(subject: Subject) -> list[dict]:
         role = "virtual" if sig[4] else ("scalar" if sig[5] else ("output" if uid in written else "input"))
         out.append({"name": tensor_name(t), "uid": uid, "dims": list(sig[1]), "strides": list(sig[2]),
                     "data_type": _dt_name(sig[3]), "role": role})
-    return out
+    return sorted(out, key=lambda r: r["uid"])
 
 
 def operations_of(op_graph) -> tuple:

@@ -55,6 +55,7 @@ class BufferSet:
     by_uid: dict
     outputs: set
     specs: dict = field(repr=False, default_factory=dict)
+    outputs_known: bool = True
 
     def poison(self):
         """Outputs to NaN (floats) or their type's maximum, so a kernel that writes nothing is caught."""
@@ -92,14 +93,24 @@ def _random(spec: TensorSpec, gen, scale=0.5):
     return t
 
 
-def make_buffer_sets(op_graph, count=4, *, seed=0, user=None) -> list[BufferSet]:
+def make_buffer_sets(op_graph, count=4, *, seed=0, user=None, plan=None) -> list[BufferSet]:
     """``count`` sets of buffers for the graph's real tensors: inputs random (floats standard normal * 0.5,
     integers in [0, 8), booleans fair), by-value scalars from their recorded values (1 when none), outputs
-    poisoned. ``user`` ({uid or tensor: buffer}) replaces the generated buffers of those tensors in every set."""
+    poisoned. ``user`` ({uid or tensor: buffer}) replaces the generated buffers of those tensors in every set.
+
+    With ``op_graph`` None the tensors come from ``plan``'s JSON; which of them are outputs is then unknown
+    (``BufferSet.outputs`` is empty and ``outputs_known`` False): every tensor gets random data."""
     import torch
 
-    specs = tensor_specs(operation_graph=op_graph)
-    inputs, outputs = io_uids(op_graph)
+    if op_graph is not None:
+        specs = tensor_specs(operation_graph=op_graph)
+        _, outputs = io_uids(op_graph)
+        known = True
+    else:
+        specs = tensor_specs(plan=plan)
+        if not specs:
+            raise ValueError("the plan's tensors are unknown: its JSON lists none; pass buffers=")
+        outputs, known = set(), False
     given = {}
     for key, value in (user or {}).items():
         uid = key if isinstance(key, int) else signature_of(key)[0]
@@ -117,7 +128,7 @@ def make_buffer_sets(op_graph, count=4, *, seed=0, user=None) -> list[BufferSet]
                 by_uid[uid] = 1.0 if spec.value is None else spec.value
             else:
                 by_uid[uid] = _random(spec, gen)
-        bs = BufferSet(by_uid, {u for u in outputs if u not in given}, specs)
+        bs = BufferSet(by_uid, {u for u in outputs if u not in given}, specs, known)
         bs.poison()
         sets.append(bs)
     return sets

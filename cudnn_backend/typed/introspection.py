@@ -335,6 +335,9 @@ def canonical_graph(operation_graph) -> dict:
     ops = topological_order(operation_graph.operations) if hasattr(operation_graph, "operations") else []
     if not ops:
         ops = list(operation_graph.values.get(AttributeName.CUDNN_ATTR_OPERATIONGRAPH_OPS, ()))
+    if not ops:
+        raise GraphError("this operation graph's operations are unknown on the Python side (a graph read back "
+                         "from cuDNN, e.g. from a loaded plan): it has no canonical form or fingerprint")
     return {"operations": [_canonical(op, memo) for op in ops]}
 
 

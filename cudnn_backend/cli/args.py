@@ -1,0 +1,290 @@
+"""The command line's parser: subcommands, options with help and defaults, and argument types that refuse
+bad values with a one-line error naming the option (exit code 2)."""
+from __future__ import annotations
+
+import argparse
+import ast
+import inspect
+import re
+import sys
+
+from cudnn_backend.patterns import CATALOGUE
+from cudnn_backend.patterns.presets import PRESETS
+
+__all__ = ["build_parser", "size_options", "builder_kwargs", "UsageError", "SIZE_OPTIONS"]
+
+
+class UsageError(Exception):
+    """A command-line mistake found after parsing (exit code 2, one line)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (``prog: error: ...``) and exit code 2."""
+
+    def error(self, message):
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help text with every default shown (options off by default say so once) and descriptions kept as
+    written."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "%(default)" in text or action.default is argparse.SUPPRESS or not action.option_strings:
+            return text
+        if action.default is None:
+            return text
+        if action.default is False:
+            return text + " (default: off)"
+        return text + " (default: %(default)s)"
+
+
+def _int(minimum, what="an integer"):
+    def convert(text):
+        try:
+            value = int(text, 0)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"expected {what} >= {minimum}, not {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what} >= {minimum}, not {value}")
+        return value
+
+    convert.__name__ = f"integer >= {minimum}"
+    return convert
+
+
+positive = _int(1)
+non_negative = _int(0)
+
+
+def seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds >= 0, not {text!r}")
+    return value
+
+
+_BYTES = re.compile(r"^\s*(\d+)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
+
+
+def nbytes(text):
+    """``1048576``, ``64MiB``, ``2GB``, ``512k``: bytes (binary multiples)."""
+    m = _BYTES.match(text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"expected a size in bytes (e.g. 0, 65536, 64MiB, 2GiB), not {text!r}")
+    unit = (m.group(2) or "").lower().rstrip("b").rstrip("i")
+    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[unit]
+
+
+def gpus(text):
+    if text == "all":
+        return "all"
+    return positive(text)
+
+
+def key_value(text):
+    key, sep, value = text.partition("=")
+    if not sep or not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {text!r}")
+    try:
+        return key, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return key, value
+
+
+# size options: (flag, type, help)
+SIZE_OPTIONS = (
+    ("n", positive, "batch size N (conv) or the matmul's N"),
+    ("c", positive, "input channels C"),
+    ("h", positive, "height H (conv) or heads (SDPA)"),
+    ("w", positive, "width W"),
+    ("k", positive, "output channels K (conv) or the matmul's K"),
+    ("r", positive, "filter height R"),
+    ("s", positive, "filter width S"),
+    ("groups", positive, "convolution groups"),
+    ("padding", non_negative, "convolution padding (each spatial side)"),
+    ("stride", positive, "convolution stride"),
+    ("dilation", positive, "convolution dilation"),
+    ("batch", positive, "matmul batch"),
+    ("m", positive, "matmul M"),
+    ("tokens", positive, "norm rows (tokens)"),
+    ("hidden", positive, "norm row length (hidden size)"),
+)
+DTYPES = {"half": "CUDNN_DATA_HALF", "bfloat16": "CUDNN_DATA_BFLOAT16", "float": "CUDNN_DATA_FLOAT"}
+
+
+def size_options(args) -> dict:
+    """The size options given on the command line (None ones left out), plus ``--param`` pairs and --dtype."""
+    out = {name: getattr(args, name) for name, _, _ in SIZE_OPTIONS if getattr(args, name, None) is not None}
+    for key, value in getattr(args, "param", None) or ():
+        out[key] = value
+    if getattr(args, "dtype", None):
+        out["data_type"] = DTYPES[args.dtype]
+    if getattr(args, "layout", None):
+        out["layout"] = args.layout
+    return out
+
+
+def builder_kwargs(fn, name, options: dict) -> dict:
+    """The options a builder takes; a UsageError naming the option for one it does not take."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return dict(options)
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return dict(options)
+    accepted = [p for p in params if params[p].kind in (params[p].POSITIONAL_OR_KEYWORD, params[p].KEYWORD_ONLY)
+                and p != "build"]
+    out = {}
+    for key, value in options.items():
+        if key not in accepted:
+            flag = "--dtype" if key == "data_type" else f"--{key}"
+            raise UsageError(f"option {flag} does not apply to {name} (it takes: {', '.join(accepted) or 'nothing'})")
+        out[key] = value
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+def _graph_inputs(p, *, many=True):
+    g = p.add_argument_group("what to run on (one of)")
+    g.add_argument("pattern", nargs="?", metavar="PATTERN", choices=sorted(CATALOGUE),
+                   help="a built-in pattern: " + ", ".join(sorted(CATALOGUE)) + " (default: conv_bias_relu)")
+    g.add_argument("--graph", action="append", metavar="FILE.py:FUNC",
+                   help="your own graph: FUNC returns a Graph, a Pattern or a finalized operation graph (module:FUNC "
+                        "works too)" + ("; repeat for several" if many else ""))
+    g.add_argument("--plan", metavar="FILE.json", help="a saved execution plan (its graph is explored)")
+    if many:
+        g.add_argument("--preset", choices=sorted(PRESETS), help="a list of graphs: " + ", ".join(sorted(PRESETS)))
+        g.add_argument("--tasks", metavar="FILE", help="a file listing graphs, one per line: BUILDER [key=value ...]")
+    s = p.add_argument_group("sizes (passed to the pattern or FUNC when it takes them)")
+    for name, typ, help_text in SIZE_OPTIONS:
+        s.add_argument(f"--{name}", type=typ, default=None, metavar="N", help=help_text)
+    s.add_argument("--param", action="append", type=key_value, metavar="KEY=VALUE",
+                   help="any other parameter of the pattern or FUNC (value as a Python literal)")
+    s.add_argument("--dtype", choices=sorted(DTYPES), default=None, help="input/output data type (pattern default)")
+    s.add_argument("--layout", choices=["nhwc", "nchw"], default=None, help="tensor layout (pattern default)")
+    p.add_argument("--device-profile", metavar="h100|h200|FILE",
+                   help="work offline for this GPU (a bundled profile or a file from `profile capture`); default: "
+                        "this machine's GPU, or the bundled h200 profile without one")
+
+
+def _explore_options(p, tune=False):
+    e = p.add_argument_group("search")
+    e.add_argument("--modes", default="A,B", help="heuristics modes whose configs are tried (A, B, FALLBACK, INSTANT)")
+    e.add_argument("--max-workspace", type=nbytes, metavar="BYTES", help="skip configs needing more workspace "
+                   "(e.g. 64MiB)")
+    e.add_argument("--sm-count", type=positive, metavar="N", help="ask heuristics for configs using at most N SMs")
+    e.add_argument("--max-configs", type=positive, metavar="N", help="try at most N heuristics configs")
+    e.add_argument("--sweep", action="store_true", help="search knobs around the fastest configs (one knob at a time, "
+                   "then pairs), within --sweep-budget; needs a GPU")
+    e.add_argument("--sweep-budget", type=seconds, default=4.0, metavar="S", help="seconds the knob search may take")
+    e.add_argument("--compile-budget", type=seconds, default=30.0, metavar="S",
+                   help="seconds spent building runtime-compiled plans before the rest are skipped")
+    t = p.add_argument_group("timing (GPU)")
+    t.add_argument("--repeats", type=positive, default=20, help="timed samples per config (the median is reported)")
+    t.add_argument("--warmup", type=non_negative, default=10, help="warm-up calls per config")
+    t.add_argument("--cold", action="store_true", help="flush L2 before every timed call")
+    t.add_argument("--cuda-graph", action="store_true", help="time replays of a CUDA graph (no launch overhead)")
+    m = p.add_argument_group("many graphs")
+    m.add_argument("--gpus", type=gpus, default=None, metavar="all|N",
+                   help="spread the graphs over this many GPUs (one process each); default: one after another here")
+    m.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="send the graphs to Ray: a local ray.init() without ADDRESS, else that cluster")
+    m.add_argument("--workers", type=positive, default=None, metavar="N",
+                   help="CPU worker processes for an offline sweep (--gpus without a GPU)")
+    o = p.add_argument_group("output")
+    o.add_argument("--top", type=positive, default=25, metavar="N", help="rows of the results table")
+    o.add_argument("--no-engines", action="store_true", help="leave out the table of every engine")
+    o.add_argument("--csv", metavar="FILE", help="write every result as CSV")
+    o.add_argument("--json", metavar="FILE", help="write the exploration(s) as JSON")
+    o.add_argument("--plot", metavar="FILE.png", help="plot time per config (matplotlib)")
+    o.add_argument("--heatmap", metavar="FILE.png", help="plot the best time over a knob pair of the best engine "
+                   "(after --sweep; matplotlib)")
+    o.add_argument("--quiet", action="store_true", help="no progress bars")
+    if tune:
+        c = p.add_argument_group("plan cache")
+        c.add_argument("--cache", metavar="FILE", help="the plan cache file (default: the user cache directory, "
+                       "or $CUDNN_BACKEND_PLAN_CACHE)")
+        c.add_argument("--no-cache", action="store_true", help="do not read or write the plan cache")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="cudnn-backend", formatter_class=Formatter,
+                    description="Explore, tune, cache and benchmark cuDNN backend-API plans for your own graphs.\n"
+                                "Run `cudnn-backend COMMAND --help` for a command's options.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub.required = True
+
+    p = sub.add_parser("info", help="package and cuDNN versions, cuDNN's path, CUDA runtime, GPUs",
+                       formatter_class=Formatter, description="What cudnn-backend found on this machine.")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("explore", help="every engine config of a graph: heuristics, engines, knobs, plans; with a "
+                       "GPU, each checked and timed", formatter_class=Formatter,
+                       description="Explore the engine configs cuDNN offers for a graph. With a GPU every config of "
+                                   "the heuristics modes is built, checked (against a reference, or the majority of "
+                                   "configs) and timed; offline (no GPU, or --device-profile) plans are built against "
+                                   "a device profile and nothing is timed.")
+    _graph_inputs(p)
+    _explore_options(p)
+
+    p = sub.add_parser("tune", help="autotune on the GPU: the fastest correct config, stored in the plan cache",
+                       formatter_class=Formatter,
+                       description="Autotune: explore on the GPU, keep the fastest correct config in the persistent plan "
+                                   "cache (a cache hit skips the search), and print it against heuristics' pick.")
+    _graph_inputs(p)
+    _explore_options(p, tune=True)
+
+    p = sub.add_parser("bench", help="per-call host and GPU µs of one plan: execute, bind + execute, CUDA-graph "
+                       "replay", formatter_class=Formatter,
+                       description="Microbenchmark one plan: the plan cache's (after `tune`) or heuristics' first "
+                                   "working config, or a saved --plan.")
+    _graph_inputs(p, many=False)
+    p.add_argument("--iterations", type=positive, default=200, help="calls per timed batch")
+    p.add_argument("--repeats", type=positive, default=7, help="timed batches (median, min and max reported)")
+    p.add_argument("--warmup", type=non_negative, default=50, help="warm-up calls per case")
+    p.add_argument("--cache", metavar="FILE", help="the plan cache file to take a tuned plan from (default: the "
+                   "user cache directory)")
+    p.add_argument("--no-cache", action="store_true", help="ignore the plan cache: use heuristics' pick")
+    p.add_argument("--json", metavar="FILE", help="write the results as JSON")
+
+    p = sub.add_parser("fusion", help="which kernels one execute launches (names, grids, blocks)",
+                       formatter_class=Formatter,
+                       description="\"Were all my ops fused?\": the kernels of the chosen plan (the plan cache's, or "
+                                   "heuristics' first working config), or of every heuristics config with --all.")
+    _graph_inputs(p, many=False)
+    p.add_argument("--all", action="store_true", help="every config of heuristics A and B, not just the chosen plan")
+    p.add_argument("--cache", metavar="FILE", help="the plan cache file to take a tuned plan from")
+    p.add_argument("--no-cache", action="store_true", help="ignore the plan cache")
+    p.add_argument("--json", metavar="FILE", help="write the kernels as JSON")
+
+    p = sub.add_parser("profile", help="device profiles for offline work: capture one here, show one",
+                       formatter_class=Formatter, description="Device profiles: capture this GPU's, or show one.")
+    psub = p.add_subparsers(dest="profile_command", metavar="ACTION", parser_class=Parser)
+    psub.required = True
+    c = psub.add_parser("capture", help="capture this machine's GPU as a profile file", formatter_class=Formatter)
+    c.add_argument("--out", metavar="FILE", help="where to write it (default: <gpu>_deviceprop_cudnn<version>.json)")
+    c.add_argument("--device", type=non_negative, default=0, help="CUDA device ordinal")
+    c = psub.add_parser("show", help="show a profile (a file, or a bundled name: h100, h200)", formatter_class=Formatter)
+    c.add_argument("profile", metavar="FILE|NAME")
+    c.add_argument("--json", action="store_true", help="print the profile's JSON")
+
+    p = sub.add_parser("cache", help="the persistent plan cache: list, show, clear", formatter_class=Formatter,
+                       description="The persistent plan cache that `tune` writes.")
+    csub = p.add_subparsers(dest="cache_command", metavar="ACTION", parser_class=Parser)
+    csub.required = True
+    for name, text in (("list", "list the stored plans"), ("show", "show one stored plan"),
+                       ("clear", "remove every stored plan")):
+        c = csub.add_parser(name, help=text, formatter_class=Formatter)
+        if name == "show":
+            c.add_argument("key", help="the entry's key (or a unique prefix of it, as `cache list` shows)")
+            c.add_argument("--json-plan", action="store_true", help="print the plan's JSON")
+        c.add_argument("--cache", metavar="FILE", help="the cache file (default: the user cache directory)")
+        if name == "list":
+            c.add_argument("--json", action="store_true", help="print JSON")
+    return parser

@@ -1,0 +1,415 @@
+"""``cudnn-backend`` / ``python -m cudnn_backend``: info, explore, tune, bench, fusion, profile, cache.
+
+Mistakes in the arguments end with one line naming the option and exit code 2; a failure of the work itself
+with one line and exit code 1 (``CUDNN_BACKEND_DEBUG=1`` shows the traceback); a closed pipe ends quietly.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import os
+import pathlib
+import sys
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from cudnn_backend.cli import render
+from cudnn_backend.cli.args import UsageError, build_parser, builder_kwargs, size_options
+from cudnn_backend.core import device as _device
+from cudnn_backend.core._descriptor import Handle
+from cudnn_backend.core.info import info as _info
+from cudnn_backend.core.versions import format_version
+from cudnn_backend.errors import CudnnBackendError, MissingDependencyError
+from cudnn_backend.patterns import CATALOGUE
+from cudnn_backend.runtime import heuristics as _heuristics
+from cudnn_backend.runtime.engines import short_name
+from cudnn_backend.runtime.profiles import DeviceProfile
+from cudnn_backend.tune import graphs, plots
+from cudnn_backend.tune.bench import bench
+from cudnn_backend.tune.cache import PlanCache
+from cudnn_backend.tune.explore import autotune, explore
+from cudnn_backend.tune.fusion import fusion_report
+from cudnn_backend.tune.results import headroom_rows
+from cudnn_backend.tune.sweep import Task, sweep, tasks_from_file, tasks_from_preset
+
+__all__ = ["main"]
+
+DEFAULT_PATTERN = "conv_bias_relu"
+
+
+class _Failed(Exception):
+    """An asked-for output that could not be written (the others were): exit code 1 at the end."""
+
+
+# ---------------------------------------------------------------------------------------------
+# what to run on
+# ---------------------------------------------------------------------------------------------
+def _targets(args, many=True) -> tuple[list, str | None]:
+    """(tasks, plan path): the graphs the command names (a plan path is returned alone)."""
+    given = [name for name, v in (("PATTERN", args.pattern), ("--graph", args.graph), ("--plan", args.plan),
+                                  ("--preset", getattr(args, "preset", None)), ("--tasks", getattr(args, "tasks", None)))
+             if v]
+    if len(given) > 1:
+        raise UsageError(f"give one of PATTERN, --graph, --plan{', --preset, --tasks' if many else ''}, not "
+                         f"{' and '.join(given)}")
+    sizes = size_options(args)
+    if args.plan:
+        if sizes:
+            raise UsageError("size options do not apply to --plan (the plan fixes its graph)")
+        if not pathlib.Path(args.plan).is_file():
+            raise UsageError(f"argument --plan: {args.plan!r} is not a file")
+        return [], args.plan
+    if getattr(args, "preset", None) or getattr(args, "tasks", None):
+        if sizes:
+            raise UsageError("size options do not apply to --preset / --tasks (each entry fixes its sizes)")
+        try:
+            return (tasks_from_preset(args.preset) if args.preset else tasks_from_file(args.tasks)), None
+        except OSError as e:
+            raise UsageError(f"argument --tasks: {e}") from None
+        except ValueError as e:
+            raise UsageError(f"argument --tasks: {e}") from None
+    if args.graph:
+        if not many and len(args.graph) > 1:
+            raise UsageError("argument --graph: this command takes one graph")
+        tasks = []
+        for ref in args.graph:
+            try:
+                fn = graphs.load_builder(ref)
+            except ValueError as e:
+                raise UsageError(f"argument --graph: {e}") from None
+            tasks.append(Task(ref, builder_kwargs(fn, ref, sizes)))
+        return tasks, None
+    name = args.pattern or DEFAULT_PATTERN
+    return [Task(name, builder_kwargs(CATALOGUE[name], f"pattern {name}", sizes))], None
+
+
+def _device_profile(args):
+    if not args.device_profile:
+        return None
+    try:
+        return graphs.device_profile(args.device_profile)
+    except (ValueError, TypeError, OSError) as e:
+        raise UsageError(f"argument --device-profile: {e}") from None
+
+
+def _offline(profile) -> bool:
+    return profile is not None or not _device.gpu_available()
+
+
+@contextlib.contextmanager
+def _progress(args, label):
+    """A progress callback on stderr (a bar when stderr is a terminal, nothing otherwise)."""
+    if getattr(args, "quiet", False) or not sys.stderr.isatty():
+        yield None
+        return
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[text]}"), console=render.error_console, transient=True) as bar:
+        task = bar.add_task(label, total=None, text="")
+
+        def update(done, total, item):
+            text = item if isinstance(item, str) else f"{item.task.name}: {'ok' if item.ok else 'failed'}"
+            bar.update(task, completed=done, total=total, text=text[:60])
+
+        yield update
+
+
+def _explore_options(args) -> dict:
+    return dict(modes=args.modes, sweep=args.sweep, sweep_budget_s=args.sweep_budget, compile_budget_s=args.compile_budget,
+                max_workspace=args.max_workspace, sm_count_target=args.sm_count, max_configs=args.max_configs,
+                repeats=args.repeats, warmup=args.warmup, cold=args.cold, cuda_graph=args.cuda_graph)
+
+
+def _note(text):
+    render.error_console.print(f"[yellow]note:[/yellow] {text}")
+
+
+# ---------------------------------------------------------------------------------------------
+# outputs
+# ---------------------------------------------------------------------------------------------
+def _write_outputs(args, explorations: list) -> bool:
+    """--csv, --json, --plot, --heatmap; each attempted whatever happens to the others. False if one failed."""
+    ok = True
+    if args.csv:
+        rows = [row for ex in explorations for row in ex.rows()]
+        with open(args.csv, "w", newline="", encoding="utf-8") as f:
+            cols = list(dict.fromkeys(k for r in rows for k in r)) or ["graph"]
+            w = csv.DictWriter(f, fieldnames=cols)
+            w.writeheader()
+            w.writerows(rows)
+        render.error_console.print(f"wrote {args.csv} ({len(rows)} rows)")
+    if args.json:
+        data = explorations[0].to_dict() if len(explorations) == 1 else [ex.to_dict() for ex in explorations]
+        pathlib.Path(args.json).write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+        render.error_console.print(f"wrote {args.json}")
+    for flag, path, draw in (("--plot", args.plot, plots.plot_exploration), ("--heatmap", args.heatmap,
+                                                                            plots.plot_knob_heatmap)):
+        if not path:
+            continue
+        for i, ex in enumerate(explorations):
+            target = path if len(explorations) == 1 else _numbered(path, i)
+            try:
+                draw(ex, target)
+                render.error_console.print(f"wrote {target}")
+            except MissingDependencyError as e:
+                render.error_console.print(f"[red]{flag}:[/red] {e}; the other outputs were written")
+                ok = False
+                break
+            except ValueError as e:
+                render.error_console.print(f"[red]{flag}:[/red] not written: {e}")
+                ok = False
+    return ok
+
+
+def _numbered(path, i):
+    p = pathlib.Path(path)
+    return p.with_name(f"{p.stem}-{i}{p.suffix}")
+
+
+def _check_outputs_writable(args):
+    for flag in ("csv", "json", "plot", "heatmap"):
+        path = getattr(args, flag, None)
+        if path and not pathlib.Path(path).resolve().parent.is_dir():
+            raise UsageError(f"argument --{flag}: the folder of {path!r} does not exist")
+
+
+# ---------------------------------------------------------------------------------------------
+# commands
+# ---------------------------------------------------------------------------------------------
+def cmd_info(args) -> int:
+    d = _info()
+    if args.json:
+        print(json.dumps(d, indent=2))
+    else:
+        render.info(d)
+    return 0
+
+
+def _many(args, tasks, job, profile, options, cache=None) -> int:
+    executor = "ray" if args.ray else ("processes" if args.gpus is not None or args.workers is not None else "serial")
+    with _progress(args, f"{job} {len(tasks)} graphs") as progress:
+        result = sweep(tasks, job=job, executor=executor, gpus=args.gpus or "all", workers=args.workers,
+                       ray_address=None if args.ray in (None, "local") else args.ray, device_profile=profile,
+                       cache=cache, progress=progress, **options)
+    render.console.print(render.sweep_table(result))
+    explorations = [r.exploration for r in result.results if r.exploration is not None]
+    if any(ex.timed for ex in explorations):
+        render.console.print(render.headroom(headroom_rows(explorations)))
+    for r in result.failures:
+        render.error_console.print(f"[red]failed:[/red] {r.task.name}: {r.error}")
+    ok = _write_outputs(args, explorations) if explorations else True
+    return 0 if ok and not result.failures else 1
+
+
+def cmd_explore(args) -> int:
+    _check_outputs_writable(args)
+    tasks, plan_path = _targets(args)
+    profile = _device_profile(args)
+    if _offline(profile):
+        if args.sweep:
+            _note("--sweep needs a GPU: the knob search compares timings, and offline nothing runs; skipped")
+        if args.plot or args.heatmap:
+            _note("--plot/--heatmap need timings; offline there are none, so no plot will be written")
+        if args.cold or args.cuda_graph:
+            _note("--cold/--cuda-graph change how configs are timed; offline nothing is timed")
+    options = _explore_options(args)
+    if len(tasks) > 1 or args.gpus is not None or args.ray or args.workers is not None:
+        if plan_path:
+            raise UsageError("--gpus/--ray/--workers take several graphs (--preset, --tasks, --graph ...)")
+        options["engines"] = not args.no_engines
+        return _many(args, tasks, "explore", profile, options)
+    target = plan_path or tasks[0].builder
+    with _progress(args, "explore") as progress:
+        ex = explore(target, device_profile=profile, kwargs=tasks[0].kwargs if tasks else None,
+                     name=tasks[0].name if tasks else None, engines=not args.no_engines, progress=progress, **options)
+    render.exploration(ex, top=args.top, engines=not args.no_engines)
+    return 0 if _write_outputs(args, [ex]) else 1
+
+
+def _cache(args):
+    if getattr(args, "no_cache", False):
+        return None
+    return PlanCache(args.cache) if getattr(args, "cache", None) else PlanCache()
+
+
+def cmd_tune(args) -> int:
+    _check_outputs_writable(args)
+    tasks, plan_path = _targets(args)
+    profile = _device_profile(args)
+    options = _explore_options(args)
+    offline = _offline(profile)
+    if offline:
+        _note("tune times configs on a GPU; offline (no GPU, or --device-profile) it picks heuristics' first config "
+              "that builds a plan, and nothing is cached")
+    cache = None if offline else _cache(args)
+    if len(tasks) > 1 or args.gpus is not None or args.ray or args.workers is not None:
+        if plan_path:
+            raise UsageError("--gpus/--ray/--workers take several graphs (--preset, --tasks, --graph ...)")
+        return _many(args, tasks, "tune", profile, options, cache=cache)
+    target = plan_path or tasks[0].builder
+    kw = dict(kwargs=tasks[0].kwargs, name=tasks[0].name) if tasks else {}
+    with _progress(args, "tune") as progress:
+        plan, ex = autotune(target, None, cache=cache, device_profile=profile if offline else None,
+                            progress=progress, engines=not args.no_engines, **kw, **options)
+    try:
+        if ex is None:
+            render.console.print(f"plan cache hit ({cache.path}): engine {plan.engine_index} "
+                                 f"{' '.join(f'{short_name(k)}={v}' for k, v in plan.knobs.items())}; "
+                                 "nothing explored (`cudnn-backend cache clear` to tune again)")
+            return 0
+        render.exploration(ex, top=args.top, engines=not args.no_engines)
+        if cache is not None and ex.best is not None:
+            render.console.print(f"stored in the plan cache {cache.path}")
+        return 0 if _write_outputs(args, [ex]) else 1
+    finally:
+        plan.close()
+
+
+def _plan_for(args, handle, cache):
+    """(plan, name, how it was chosen) for bench and fusion."""
+    tasks, plan_path = _targets(args, many=False)
+    if plan_path:
+        subject = graphs.resolve(plan_path, handle=handle)
+        return subject.plan, subject.name, "saved plan"
+    subject = graphs.resolve(tasks[0].builder, handle=handle, kwargs=tasks[0].kwargs, name=tasks[0].name)
+    if cache is not None:
+        hit = cache.get(subject, handle=handle)
+        if hit is not None:
+            return hit, subject.name, "plan cache (tuned)"
+    plan, _ = _heuristics.build_first_plan(subject.op_graph, handle=handle)
+    return plan, subject.name, "heuristics' first working config"
+
+
+def cmd_bench(args) -> int:
+    if _offline(_device_profile(args)):
+        raise CudnnBackendError("bench runs the plan, so it needs a GPU (none here, or --device-profile given); "
+                                "`cudnn-backend explore --device-profile ...` builds plans offline")
+    from_handle = _new_handle()
+    try:
+        plan, name, how = _plan_for(args, from_handle, _cache(args))
+        report = bench(plan, from_handle, iterations=args.iterations, repeats=args.repeats, warmup=args.warmup,
+                       name=name)
+        report.plan_source = how
+        render.bench(report)
+        if args.json:
+            pathlib.Path(args.json).write_text(json.dumps(report.as_dict(), indent=1) + "\n", encoding="utf-8")
+            render.error_console.print(f"wrote {args.json}")
+        return 0
+    finally:
+        from_handle.close()
+
+
+def _new_handle():
+    return Handle()
+
+
+def cmd_fusion(args) -> int:
+    profile = _device_profile(args)
+    if _offline(profile):
+        raise CudnnBackendError("fusion runs the plan and reads the kernels it launched, so it needs a GPU")
+    if args.all:
+        tasks, plan_path = _targets(args, many=False)
+        target = plan_path or tasks[0].builder
+        ex = explore(target, kwargs=tasks[0].kwargs if tasks else None, name=tasks[0].name if tasks else None,
+                     fusion="all", engines=False)
+        t = render.table(f"kernels per config of {ex.name}")
+        for col in ("from", "engine", "knobs", "status", "time", "kernels", "names"):
+            t.add_column(col, overflow="fold")
+        for r in ex.results:
+            t.add_row(r.label, str(r.engine_index), r.knobs_text(), r.status, render.us(r.time_us),
+                      "-" if r.kernel_count is None else str(r.kernel_count), ", ".join(r.kernels or []))
+        render.console.print(t)
+        if args.json:
+            pathlib.Path(args.json).write_text(json.dumps([{"engine_index": r.engine_index, "knobs": r.knobs,
+                                                            "kernels": r.kernels} for r in ex.results], indent=1))
+        return 0
+    handle = _new_handle()
+    try:
+        plan, name, how = _plan_for(args, handle, _cache(args))
+        report = fusion_report(plan, handle)
+        render.console.print(f"{name}: plan from {how}")
+        render.fusion(report)
+        if args.json:
+            pathlib.Path(args.json).write_text(json.dumps(report.as_dict(), indent=1) + "\n", encoding="utf-8")
+        plan.close()
+        return 0
+    finally:
+        handle.close()
+
+
+def cmd_profile(args) -> int:
+    if args.profile_command == "capture":
+        if not _device.gpu_available():
+            raise CudnnBackendError("profile capture needs this machine's GPU; none is visible")
+        p = DeviceProfile.capture(args.device)
+        slug = "".join(c if c.isalnum() else "_" for c in p.device_name.lower()).strip("_")
+        out = args.out or f"{slug}_deviceprop_cudnn{p.cudnn_version}.json"
+        p.save(out)
+        render.profile(p)
+        render.console.print(f"wrote {out} (cuDNN {format_version(p.cudnn_version)} only loads profiles it wrote)")
+        return 0
+    try:
+        p = graphs.device_profile(args.profile)
+    except (ValueError, OSError) as e:
+        raise UsageError(f"argument FILE|NAME: {e}") from None
+    if args.json:
+        print(json.dumps(p.to_dict(), indent=2))
+    else:
+        render.profile(p)
+    return 0
+
+
+def cmd_cache(args) -> int:
+    cache = PlanCache(args.cache) if args.cache else PlanCache()
+    if args.cache_command == "list":
+        entries = cache.entries()
+        if args.json:
+            print(json.dumps([e.as_dict() for e in entries], indent=1))
+        else:
+            render.cache_entries(entries, cache.path)
+        return 0
+    if args.cache_command == "show":
+        try:
+            e = cache.entry(args.key)
+        except ValueError as err:
+            raise UsageError(f"argument key: {err}") from None
+        if e is None:
+            raise UsageError(f"argument key: no entry {args.key!r} in {cache.path}")
+        if args.json_plan:
+            print(cache.plan_json(e.key))
+        else:
+            render.cache_entry(e)
+        return 0
+    n = cache.clear()
+    render.console.print(f"removed {n} entr{'y' if n == 1 else 'ies'} from {cache.path}")
+    return 0
+
+
+COMMANDS = {"info": cmd_info, "explore": cmd_explore, "tune": cmd_tune, "bench": cmd_bench, "fusion": cmd_fusion,
+            "profile": cmd_profile, "cache": cmd_cache}
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)  # bad arguments: one line, exit code 2 (Parser.error)
+    prog = f"cudnn-backend {args.command}"
+    try:
+        return COMMANDS[args.command](args)
+    except UsageError as e:
+        sys.stderr.write(f"{prog}: error: {e}\n")
+        return 2
+    except BrokenPipeError:
+        # the reader went away (e.g. `| head`): stop quietly, and keep Python from complaining at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{prog}: interrupted\n")
+        return 130
+    except (CudnnBackendError, ValueError, TypeError, OSError) as e:
+        if os.environ.get("CUDNN_BACKEND_DEBUG"):
+            raise
+        text = " ".join(str(e).split()) if str(e) else type(e).__name__
+        sys.stderr.write(f"{prog}: error: {text}\n")
+        return 1
+

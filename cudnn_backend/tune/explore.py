@@ -1,0 +1,636 @@
+"""``explore``: every engine config cuDNN offers for a graph, built, checked and timed; ``autotune``: the
+fastest correct one, built (and stored in a plan cache).
+
+The graph may be a finalized operation graph built with any API (generic ``Descriptor``, typed classes,
+``Graph``), a ``Graph``, a ``Pattern``, a pattern name of the catalogue, or a builder ``"file.py:func"``.
+
+With a GPU (a handle given, or one made here) every config of the heuristics modes asked for is built into a
+plan, run on random inputs with its outputs poisoned first, checked — against the pattern's fp32 reference
+where the package knows the graph, otherwise against the majority of the configs that ran — and timed (see
+``timing.Timer``). ``sweep=True`` then searches around the fastest correct configs: one knob at a time, then
+pairs of knobs, within ``sweep_budget_s``. Without a GPU, or with ``device_profile=``, the exploration runs
+offline against the device profile: heuristics, engines, knobs and plans, no timings.
+
+Configs cuDNN refused are remembered for the process (``runtime.plans``): cuDNN keeps about 7 KB each time
+it refuses a runtime-compiled config, so none is handed to it twice.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import time as _time
+
+from cudnn_backend._bindings.enums import AttributeName
+from cudnn_backend.core import device as _device
+from cudnn_backend.core._descriptor import Handle, as_int, get_version
+from cudnn_backend.core.versions import format_version
+from cudnn_backend.errors import CudaError, CudnnBackendError, MissingDependencyError, NoWorkingPlanError
+from cudnn_backend.runtime import engines as _engines
+from cudnn_backend.runtime import heuristics as _heuristics
+from cudnn_backend.runtime import plans as _plans
+from cudnn_backend.runtime.execution import VariantPack, captured_kernels, execute
+from cudnn_backend.runtime.profiles import DeviceProfile, as_deviceprop
+from cudnn_backend.tune import checking, graphs, inputs, results
+from cudnn_backend.tune.cache import PlanCache
+from cudnn_backend.tune.results import ConfigResult, Exploration
+from cudnn_backend.tune.timing import Timer
+
+__all__ = ["explore", "autotune", "device_of"]
+
+MODES = ("A", "B", "FALLBACK", "INSTANT")
+
+
+def _modes(modes) -> tuple:
+    if isinstance(modes, str):
+        modes = tuple(m for m in modes.replace(" ", "").split(",") if m)
+    out = []
+    for m in modes:
+        name = _engines.short_name(_heuristics.heur_mode(m))
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise ValueError("modes: give at least one heuristics mode (A, B, FALLBACK, INSTANT)")
+    return tuple(out)
+
+
+def device_of(handle=None, deviceprop=None) -> dict:
+    """{name, sm_version, sm_count, source}: the GPU behind a handle, or the one a device profile describes."""
+    name, sm, count = _plans.device_key(handle, deviceprop)
+    return {"name": name, "sm_version": sm, "sm_count": count, "source": "gpu" if deviceprop is None else "profile"}
+
+
+def _knob_names(knobs: dict) -> dict:
+    return {_engines.short_name(k): int(v) for k, v in knobs.items()}
+
+
+def _seconds(value, what):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{what}: expected a number of seconds >= 0, not {value!r}")
+    return float(value)
+
+
+class _Explorer:
+    """The state of one exploration (live descriptors, buffers and plans stay here, not in the Exploration)."""
+
+    def __init__(self, graph, *, handle, device_profile, modes, time, sweep, max_workspace, sm_count_target,
+                 max_configs, engines, sweep_seeds, pair_seeds, knob_values, sweep_budget_s, compile_budget_s,
+                 warmup, repeats, buffer_sets, cold, cuda_graph, buffers, fusion, progress, name, args, kwargs,
+                 keep_plans):
+        self.t0 = _time.perf_counter()
+        self.modes = _modes(modes)
+        self.sweep = bool(sweep)
+        self.max_workspace = None if max_workspace is None else as_int(max_workspace, "max_workspace", 0)
+        self.sm_count_target = None if sm_count_target is None else as_int(sm_count_target, "sm_count_target", 1)
+        self.max_configs = None if max_configs is None else as_int(max_configs, "max_configs", 1)
+        self.sweep_seeds = as_int(sweep_seeds, "sweep_seeds", 1)
+        self.pair_seeds = as_int(pair_seeds, "pair_seeds", 0)
+        self.knob_values = as_int(knob_values, "knob_values", 2)
+        self.sweep_budget = _seconds(sweep_budget_s, "sweep_budget_s")
+        self.compile_budget = _seconds(compile_budget_s, "compile_budget_s")
+        self.want_engines = bool(engines)
+        if fusion not in (True, False, "best", "all"):
+            raise ValueError(f"fusion: expected True, False, 'best' or 'all', not {fusion!r}")
+        self.fusion = fusion
+        self.progress = progress
+        self.keep_plans = keep_plans
+        self.notes: list[str] = []
+        self.owned_handle = None
+        if handle is not None and not isinstance(handle, Handle):
+            raise TypeError(f"handle: expected a cudnn_backend.Handle, not {type(handle).__name__}")
+        profile = graphs.device_profile(device_profile)
+        gpu = _device.gpu_available()
+        if profile is None and handle is None and not gpu:
+            profile = DeviceProfile.bundled("h200")
+            self.notes.append(f"no GPU: offline against the bundled {profile.device_name} profile "
+                              f"(cuDNN {profile.cudnn_version_string}); plans built, nothing timed")
+        elif profile is not None:
+            self.notes.append("offline against the device profile given: plans built, nothing timed")
+        if profile is None and handle is None:
+            handle = self.owned_handle = Handle()
+        self.handle = handle if profile is None else None
+        self.profile = profile
+        self.timed = profile is None and time is not False
+        if self.timed:
+            try:
+                import torch  # noqa: F401 - timing needs it
+            except ImportError as e:
+                if time is True:
+                    raise MissingDependencyError("torch", "timing configs (explore with time=True)") from e
+                self.timed = False
+                self.notes.append("torch is not installed: plans built on the GPU, not run or timed")
+        elif time is True and profile is not None:
+            self.notes.append("time=True asked, but there is no GPU to time on (offline)")
+        if not self.timed and self.sweep:
+            self.notes.append("sweep skipped: the knob search compares timings, and nothing is timed offline")
+            self.sweep = False
+        if self.profile is not None:
+            self.deviceprop = as_deviceprop(self.profile)
+        else:
+            self.deviceprop = None
+        if isinstance(graph, graphs.Subject):
+            self.subject = graph
+        else:
+            self.subject = graphs.resolve(graph, handle=self.handle, args=args, kwargs=kwargs, name=name,
+                                          device_profile=self.deviceprop)
+        self.op_graph = self.subject.op_graph
+        if self.handle is not None and self.op_graph.values.get(AttributeName.CUDNN_ATTR_OPERATIONGRAPH_HANDLE) is None:
+            # a graph finalized without a handle: heuristics and plans target this GPU through its properties
+            self.deviceprop = _plans.deviceprop_of_handle(self.handle)
+        self.device = device_of(self.handle, None) if self.handle is not None else device_of(None, self.deviceprop)
+        self.timer = None
+        if self.timed:
+            self.timer = Timer(self.handle, warmup=warmup, repeats=repeats, cold=cold, cuda_graph=cuda_graph)
+        self.buffer_sets_n = as_int(buffer_sets, "buffer_sets", 1)
+        self.user_buffers = buffers
+        self.configs: dict = {}  # key -> Config
+        self.results: dict = {}  # key -> ConfigResult
+        self.plans: dict = {}  # key -> Plan (kept when keep_plans)
+        self.compile_spent = 0.0
+        self.sets = None
+        self.groups = None
+        self.reference = None
+        self.output_uids = ()
+
+    # -- what was asked ------------------------------------------------------------------------------
+    def exploration(self) -> Exploration:
+        return Exploration(
+            name=self.subject.name, device=self.device, cudnn_version=format_version(get_version()),
+            timed=self.timed, graph=self.subject.summary(), params=dict(self.subject.params),
+            measured=self.timer.describe() if self.timer else "not timed", fingerprint=self.subject.fingerprint)
+
+    def say(self, done, total, text):
+        if self.progress is not None:
+            self.progress(done, total, text)
+
+    # -- heuristics and engines ------------------------------------------------------------------------
+    def heuristics(self, ex: Exploration) -> list:
+        candidates = []
+        for mode in self.modes:
+            try:
+                cfgs = _heuristics.get_configs(self.op_graph, mode, self.deviceprop, self.sm_count_target,
+                                               raise_if_empty=False)
+            except CudnnBackendError as e:
+                ex.notes.append(f"heuristics {mode}: {_engines.reason_of(e)}")
+                cfgs = []
+            ex.heuristics[mode] = [(c.engine_index, _knob_names(c.knobs)) for c in cfgs]
+            for rank, cfg in enumerate(cfgs):
+                key = cfg.key
+                if key in self.results:
+                    r = self.results[key]
+                    r.modes = r.modes + (mode,)
+                    continue
+                r = ConfigResult(cfg.engine_index, _knob_names(cfg.knobs), mode, rank, (mode,),
+                                 numerical_notes=tuple(_engines.short_name(n) for n in cfg.numerical_notes),
+                                 behavior_notes=tuple(_engines.short_name(n) for n in cfg.behavior_notes))
+                self.configs[key] = cfg
+                self.results[key] = r
+                candidates.append(key)
+        if ex.modes_agree:
+            ex.notes.append(f"heuristics A and B agree: the same {len(ex.heuristics['A'])} configs in the same order")
+        if not candidates:
+            why = _heuristics.why_no_engine(self.op_graph, self.deviceprop, tuple(m for m in self.modes))
+            ex.notes.append(f"no engine config from heuristics {', '.join(self.modes)}: {why}")
+        if self.max_configs is not None and len(candidates) > self.max_configs:
+            ex.notes.append(f"max_configs={self.max_configs}: {len(candidates) - self.max_configs} configs of the "
+                            "heuristics lists not tried")
+            for key in candidates[self.max_configs:]:
+                del self.results[key], self.configs[key]
+            candidates = candidates[:self.max_configs]
+        return candidates
+
+    def engines(self, ex: Exploration):
+        try:
+            infos = _engines.list_engines(self.op_graph, self.deviceprop, sm_count_target=self.sm_count_target)
+        except CudnnBackendError as e:
+            ex.notes.append(f"engines: {_engines.reason_of(e)}")
+            return
+        for info in infos:
+            knobs = [{"knob": s.name, "minimum": s.minimum, "maximum": s.maximum, "stride": s.stride,
+                      "values": len(s)} for s in info.knobs]
+            ex.engines.append({
+                "engine_index": info.engine_index, "supported": info.supported,
+                "reason": "" if info.supported else info.reason,
+                "numerical_notes": [_engines.short_name(n) for n in info.numerical_notes],
+                "behavior_notes": [_engines.short_name(n) for n in info.behavior_notes],
+                "knobs": knobs, "knob_space": info.knob_space_size if info.supported else 0,
+            })
+
+    # -- GPU side: buffers, reference, answers -----------------------------------------------------------
+    def prepare_gpu(self, ex: Exploration):
+        if self.subject.plan is not None:  # a saved plan: tensors from its JSON, outputs found by running it
+            self.sets = inputs.make_buffer_sets(None, self.buffer_sets_n, user=self.user_buffers,
+                                                plan=self.subject.plan)
+        else:
+            self.sets = inputs.make_buffer_sets(self.op_graph, self.buffer_sets_n, user=self.user_buffers)
+        first = self.sets[0]
+        self.discover = not first.outputs_known
+        self.output_uids = tuple(sorted(first.outputs))
+        specs = first.specs
+        if self.discover:
+            ex.notes.append("outputs found by running the first config (the tensors it changed); the graph came "
+                            "from a saved plan, whose JSON does not say which tensors are written")
+        elif not self.output_uids:
+            ex.notes.append("the graph writes no real tensor the explorer could check; configs are timed unchecked")
+        ref = self.subject.reference
+        if ref is not None and self.user_buffers is None:
+            pattern = self.subject.pattern
+            try:
+                named = {n: first.by_uid[t.uid] for n, t in pattern.inputs().items() if t.uid in first.by_uid}
+                named = {n: (v.float() if hasattr(v, "float") and v.dtype.is_floating_point else v)
+                         for n, v in named.items()}
+                out = ref(named)
+                by_uid = {}
+                for n, value in out.items():
+                    t = pattern.tensors.get(n)
+                    if t is not None and t.uid in first.outputs:
+                        by_uid[t.uid] = value
+                if by_uid:
+                    self.reference = by_uid
+                    ex.notes.append(f"outputs checked against the fp32 reference of pattern {pattern.name!r} "
+                                    f"({', '.join(str(u) for u in by_uid)} by UID)")
+            except Exception as e:  # noqa: BLE001 - a reference that cannot run falls back to majority voting
+                ex.notes.append(f"the pattern's reference could not run ({type(e).__name__}: {e}); "
+                                "checking against the majority instead")
+        tolerances = {u: checking.agreement_tolerance(specs[u].data_type) for u in self.output_uids}
+        self.groups = checking.AnswerGroups(tolerances)
+        if self.reference is None and self.output_uids:
+            ex.notes.append("outputs checked against the majority of the configs that ran (no reference for this graph)")
+
+    def found_outputs(self, before):
+        import torch
+
+        changed = {u for u, t in before.items() if not torch.equal(t, self.sets[0].by_uid[u])}
+        if not changed:
+            return
+        self.discover = False
+        self.output_uids = tuple(sorted(changed))
+        for i, s in enumerate(self.sets):
+            s.outputs = set(changed)
+            if i:  # set 0 holds the result just computed, checked next
+                s.poison()
+        specs = self.sets[0].specs
+        self.groups = checking.AnswerGroups({u: checking.agreement_tolerance(specs[u].data_type) for u in changed})
+
+    def check_outputs(self, r: ConfigResult, key):
+        """Compare the first buffer set's outputs (just written) with the reference and the other configs."""
+        outs = {u: self.sets[0].by_uid[u] for u in self.output_uids}
+        if not outs:
+            r.correct = None
+            return
+        self.groups.add(key, outs)
+        if self.reference is not None:
+            specs = self.sets[0].specs
+            worst, ok = 0.0, True
+            for u, ref in self.reference.items():
+                e = checking.relative_error(outs[u].float() if outs[u].dtype.is_floating_point else outs[u], ref)
+                worst = max(worst, e)
+                if not e <= checking.tolerance(specs[u].data_type):
+                    ok = False
+            r.rel_error, r.correct = worst, ok
+
+    def settle_correctness(self):
+        """Without a reference: the majority answer group is right; everyone else is wrong."""
+        if self.reference is not None or self.groups is None or not self.groups.groups:
+            return
+        for key, r in self.results.items():
+            if key not in self.groups.member_of:
+                continue
+            r.rel_error = self.groups.error(key)
+            r.correct = self.groups.is_majority(key)
+            if r.status == results.OK and not r.correct:
+                r.status = results.WRONG
+                r.reason = f"disagrees with the majority of configs (relative error {r.rel_error:.2e}; " \
+                           f"{self.groups.summary()})"
+            elif r.status == results.WRONG and r.correct:
+                r.status, r.reason = results.OK, ""
+
+    # -- one config ---------------------------------------------------------------------------------------
+    def try_config(self, key):
+        r, cfg = self.results[key], self.configs[key]
+        if self.max_workspace is not None:
+            ws = cfg.workspace_size
+            if ws is not None and ws > self.max_workspace:
+                r.status, r.workspace_bytes = results.SKIPPED, ws
+                r.reason = f"workspace {results.format_bytes(ws)} exceeds max_workspace {results.format_bytes(self.max_workspace)}"
+                return
+        if r.runtime_compiled and self.compile_budget is not None and self.compile_spent > self.compile_budget:
+            r.status, r.reason = results.SKIPPED, f"runtime-compilation budget of {self.compile_budget:g} s spent"
+            return
+        t0 = _time.perf_counter()
+        try:
+            plan = _plans.build_plan(cfg, handle=self.handle, device_profile=self.deviceprop)
+        except CudnnBackendError as e:
+            r.status, r.reason = results.PLAN_REFUSED, _engines.reason_of(e)
+            return
+        finally:
+            r.plan_seconds = _time.perf_counter() - t0
+            if r.runtime_compiled:
+                self.compile_spent += r.plan_seconds
+        r.plan_built = True
+        r.workspace_bytes = int(plan.workspace_size)
+        if self.max_workspace is not None and r.workspace_bytes > self.max_workspace:
+            r.status = results.SKIPPED
+            r.reason = f"workspace {results.format_bytes(r.workspace_bytes)} exceeds max_workspace"
+            plan.close()
+            return
+        if not self.timed:
+            r.status = results.PLAN_BUILT
+            self._keep(key, plan)
+            return
+        self.run_on_gpu(key, r, plan)
+
+    def _keep(self, key, plan):
+        if self.keep_plans:
+            self.plans[key] = plan
+        else:
+            plan.close()
+
+    def run_on_gpu(self, key, r, plan):
+        import torch
+
+        packs = []
+        try:
+            ws = None
+            if r.workspace_bytes:
+                ws = torch.empty(r.workspace_bytes, dtype=torch.uint8, device="cuda")
+            packs = [VariantPack(plan, s.by_uid, ws if ws is not None else 0) for s in self.sets]
+            before = None
+            if self.discover:
+                before = {u: t.clone() for u, t in self.sets[0].by_uid.items() if hasattr(t, "clone")}
+            self.sets[0].poison()
+            execute(self.handle, plan, packs[0])
+            torch.cuda.synchronize()
+            if before is not None:
+                self.found_outputs(before)
+            self.check_outputs(r, key)
+            timing = self.timer.time(plan, packs)
+            r.time_us, r.min_us, r.max_us = timing.median_us, timing.min_us, timing.max_us
+            if self.fusion in (True, "all"):
+                self.read_kernels(r, plan, packs[0])
+        except (CudnnBackendError, RuntimeError, ValueError) as e:
+            r.status, r.reason = results.EXECUTE_FAILED, _engines.reason_of(e)
+            for p in packs:
+                p.close()
+            plan.close()
+            return
+        r.status = results.OK if r.correct is not False else results.WRONG
+        if r.correct is False:
+            r.reason = f"relative error {r.rel_error:.2e} against the reference"
+        for p in packs:
+            p.close()
+        self._keep(key, plan)
+
+    def read_kernels(self, r, plan, pack):
+        try:
+            ks = captured_kernels(self.handle, plan, pack)
+        except (CudaError, CudnnBackendError, MissingDependencyError) as e:
+            r.kernels, r.kernel_count = None, None
+            r.reason = r.reason or f"kernels not read: {e}"
+            return
+        r.kernels = [k.short_name for k in ks]
+        r.kernel_count = len(ks)
+
+    # -- the knob search ----------------------------------------------------------------------------------
+    def neighbours(self, key, knob_sets):
+        """New config keys around ``key``: each entry of ``knob_sets`` is {KnobType: value} to apply."""
+        base = self.configs[key]
+        engine = base.engine
+        out = []
+        for change in knob_sets:
+            knobs = dict(base.knobs)
+            knobs.update(change)
+            new_key = (base.engine_index, tuple(sorted((int(k), v) for k, v in knobs.items())))
+            if new_key in self.results:
+                continue
+            try:
+                cfg = _engines.make_config(engine, knobs, check=True)
+            except (CudnnBackendError, ValueError):
+                self.invalid += 1
+                continue
+            if cfg.key in self.results:
+                continue
+            self.configs[cfg.key] = cfg
+            self.results[cfg.key] = ConfigResult(
+                cfg.engine_index, _knob_names(cfg.knobs), "sweep", None, (),
+                numerical_notes=self.results[key].numerical_notes, behavior_notes=self.results[key].behavior_notes)
+            out.append(cfg.key)
+        return out
+
+    def spread(self, spec):
+        values = list(spec.values())
+        if len(values) > self.knob_values:
+            step = (len(values) - 1) / (self.knob_values - 1)
+            values = sorted({values[round(i * step)] for i in range(self.knob_values)})
+        return values
+
+    def ranked_ok(self):
+        return sorted((k for k, r in self.results.items() if r.status == results.OK and r.time_us is not None),
+                      key=lambda k: self.results[k].time_us)
+
+    def run_sweep(self, ex: Exploration):
+        self.invalid = 0
+        deadline = None if self.sweep_budget is None else _time.perf_counter() + self.sweep_budget
+        tried = skipped = 0
+        seeds = self.ranked_ok()[:self.sweep_seeds]
+        queue = []
+        for key in seeds:  # one knob at a time, each over up to knob_values values
+            specs = _engines.engine_knobs(self.configs[key].engine)
+            queue += self.neighbours(key, [{s.knob_type: v} for s in specs for v in self.spread(s)])
+        tried, skipped = self._run_queue(queue, deadline, "sweep: one knob", tried, skipped)
+        # pairs of knobs around the best configs, each knob over its two best values from the first pass
+        for key in self.ranked_ok()[:self.pair_seeds]:
+            base = self.configs[key]
+            best_values = {}
+            for k, r in self.results.items():
+                if k[0] != key[0] or r.status != results.OK or r.time_us is None:
+                    continue
+                for kt, v in self.configs[k].knobs.items():
+                    if v != base.knobs.get(kt):
+                        best_values.setdefault(kt, []).append((r.time_us, v))
+            top = {kt: [v for _, v in sorted(vs)[:2]] for kt, vs in best_values.items()}
+            changes = [{k1: v1, k2: v2} for k1, k2 in itertools.combinations(sorted(top, key=int), 2)
+                       for v1 in top[k1] for v2 in top[k2]]
+            queue = self.neighbours(key, changes)
+            tried, skipped = self._run_queue(queue, deadline, "sweep: knob pairs", tried, skipped)
+        note = (f"sweep: {tried} new configs tried around {len(seeds)} seeds (one knob at a time, then pairs around "
+                f"the best {self.pair_seeds}); {self.invalid} knob combinations refused at engine-config finalize")
+        if skipped:
+            note += f"; {skipped} left untried when the {self.sweep_budget:g} s budget ran out"
+        ex.notes.append(note)
+
+    def _run_queue(self, queue, deadline, label, tried, skipped):
+        for i, key in enumerate(queue):
+            if deadline is not None and _time.perf_counter() > deadline:
+                for k in queue[i:]:
+                    r = self.results[k]
+                    r.status, r.reason = results.SKIPPED, "sweep budget spent"
+                skipped += len(queue) - i
+                break
+            self.try_config(key)
+            tried += 1
+            self.say(i + 1, len(queue), f"{label}: engine {key[0]} {self.results[key].status}")
+        return tried, skipped
+
+    # -- the whole run ----------------------------------------------------------------------------------
+    def run(self) -> Exploration:
+        ex = self.exploration()
+        ex.notes.extend(self.notes)
+        candidates = self.heuristics(ex)
+        if self.want_engines:
+            self.engines(ex)
+        if self.timed and candidates:
+            self.prepare_gpu(ex)
+        for i, key in enumerate(candidates):
+            self.try_config(key)
+            r = self.results[key]
+            self.say(i + 1, len(candidates), f"{r.label} engine {r.engine_index}: {r.status}")
+        if self.timed:
+            self.settle_correctness()
+            if self.sweep:
+                self.run_sweep(ex)
+                self.settle_correctness()
+        ex.results = [self.results[k] for k in self.ordered_keys()]
+        if self.timed and self.fusion == "best":
+            self.kernels_of_best(ex)
+        if self.timed and ex.best is not None and ex.heuristics_pick is not None \
+                and ex.heuristics_pick.status != results.OK:
+            ex.notes.append(f"heuristics' first pick ({ex.heuristics_pick.label}) did not work: "
+                            f"{ex.heuristics_pick.status}: {ex.heuristics_pick.reason}")
+        ex.wall_seconds = _time.perf_counter() - self.t0
+        return ex
+
+    def best_key(self):
+        ok = [k for k, r in self.results.items() if r.status == results.OK and r.time_us is not None]
+        return min(ok, key=lambda k: self.results[k].time_us) if ok else None
+
+    def kernels_of_best(self, ex):
+        key = self.best_key()
+        if key is None:
+            return
+        r = self.results[key]
+        plan = self.plans.get(key)
+        own = plan is None
+        try:
+            if own:
+                plan = _plans.build_plan(self.configs[key], handle=self.handle, device_profile=self.deviceprop)
+            pack = VariantPack(plan, self.sets[0].by_uid)
+            try:
+                self.read_kernels(r, plan, pack)
+            finally:
+                pack.close()
+        except CudnnBackendError as e:
+            ex.notes.append(f"kernels of the best config not read: {_engines.reason_of(e)}")
+        finally:
+            if own and plan is not None:
+                plan.close()
+
+    def ordered_keys(self) -> list:
+        """Timed correct configs fastest first, then the rest in heuristics order (sweep finds last)."""
+        def order(key):
+            r = self.results[key]
+            timed = r.status == results.OK and r.time_us is not None
+            src = MODES.index(r.source) if r.source in MODES else len(MODES)
+            return (not timed, r.time_us if timed else 0.0, src, r.rank if r.rank is not None else 1 << 30)
+
+        return sorted(self.results, key=order)
+
+    def close(self):
+        for p in self.plans.values():
+            p.close()
+        self.plans.clear()
+        if self.sets is not None:
+            self.sets = None
+        if self.owned_handle is not None:
+            self.owned_handle.close()
+
+
+def explore(graph, *, handle=None, device_profile=None, modes=("A", "B"), time=None, sweep=False,
+            max_workspace=None, sm_count_target=None, max_configs=None, engines=True, sweep_seeds=3, pair_seeds=2,
+            knob_values=6, sweep_budget_s=4.0, compile_budget_s=30.0, warmup=10, repeats=20, buffer_sets=4,
+            cold=False, cuda_graph=False, buffers=None, fusion=True, progress=None, name=None, args=(),
+            kwargs=None) -> Exploration:
+    """Explore the engine configs cuDNN offers for ``graph`` (see the module's notes).
+
+    ``graph``: a finalized operation graph (any API), a ``Graph``, a ``Pattern``, a catalogue pattern name or
+    ``"file.py:func"`` (called with ``args``/``kwargs``). ``handle``: the GPU to run on (one is made when a GPU
+    is visible and neither it nor ``device_profile`` is given). ``device_profile`` ("h100", "h200", a file, a
+    ``DeviceProfile``): explore offline for that GPU. ``modes``: heuristics modes whose configs are tried.
+    ``time``: None times when a GPU is there, False never. ``sweep``: the knob search (``sweep_seeds`` seeds,
+    ``knob_values`` values per knob, pairs around ``pair_seeds`` configs, ``sweep_budget_s`` seconds).
+    ``max_workspace`` (bytes) skips configs that need more; ``sm_count_target`` asks heuristics for configs
+    using at most that many SMs; ``max_configs`` caps the heuristics configs tried; ``compile_budget_s``
+    caps the time spent building runtime-compiled plans. Timing: ``warmup``, ``repeats``, ``buffer_sets``
+    (inputs rotated), ``cold`` (L2 flushed), ``cuda_graph`` (replayed inside a CUDA graph). ``buffers``
+    ({uid or tensor: device buffer}) replaces the random inputs (outputs are still poisoned first).
+    ``fusion``: True/"all" reads the kernel names of every config run, "best" only the best's, False none.
+    ``progress(done, total, text)`` is called as configs finish.
+    """
+    ex_ = _Explorer(graph, handle=handle, device_profile=device_profile, modes=modes, time=time, sweep=sweep,
+                    max_workspace=max_workspace, sm_count_target=sm_count_target, max_configs=max_configs,
+                    engines=engines, sweep_seeds=sweep_seeds, pair_seeds=pair_seeds, knob_values=knob_values,
+                    sweep_budget_s=sweep_budget_s, compile_budget_s=compile_budget_s, warmup=warmup,
+                    repeats=repeats, buffer_sets=buffer_sets, cold=cold, cuda_graph=cuda_graph, buffers=buffers,
+                    fusion=fusion, progress=progress, name=name, args=args, kwargs=kwargs, keep_plans=False)
+    try:
+        return ex_.run()
+    finally:
+        ex_.close()
+
+
+def autotune(graph, handle=None, *, cache=None, device_profile=None, store=True, **explore_kwargs):
+    """The fastest correct config for ``graph`` on ``handle``'s GPU, built: ``(plan, exploration)``.
+
+    With ``cache`` (a ``PlanCache``, a path, or True for the default cache) a stored plan for this graph,
+    device and cuDNN version is loaded instead (``exploration`` is then None: the hit costs only the plan's
+    deserialization), and a new winner is stored (unless ``store=False``). Offline (``device_profile=`` or no
+    GPU) nothing can be timed, so the plan is heuristics' first working config, and it is not cached.
+    Raises NoWorkingPlanError when no config ran correctly.
+    """
+    if cache is True:
+        cache = PlanCache()
+    elif cache is not None and not isinstance(cache, PlanCache):
+        cache = PlanCache(cache)
+    subject = None
+    if handle is None and device_profile is None and _device.gpu_available():
+        handle = Handle()  # the plan returned keeps it alive
+    if cache is not None and device_profile is None:
+        subject = graphs.resolve(graph, handle=handle, args=explore_kwargs.get("args", ()),
+                                 kwargs=explore_kwargs.get("kwargs"), name=explore_kwargs.get("name"))
+        hit = cache.get(subject, handle=handle) if handle is not None else None
+        if hit is not None:
+            return hit, None
+    ex_ = _Explorer(subject if subject is not None else graph, handle=handle, device_profile=device_profile,
+                    keep_plans=True, **_explore_defaults(explore_kwargs))
+    try:
+        ex = ex_.run()
+        if not ex_.timed:
+            ranked = [k for k in ex_.ordered_keys() if k in ex_.plans]
+            if not ranked:
+                raise NoWorkingPlanError(f"autotune: no config built a plan for {ex.name!r} offline", None)
+            return ex_.plans.pop(ranked[0]), ex
+        key = ex_.best_key()
+        if key is None:
+            raise NoWorkingPlanError(f"autotune: no config of {ex.name!r} ran correctly: {ex.counts()}", None)
+        plan = ex_.plans.pop(key)
+        if cache is not None and store:
+            best = ex_.results[key]
+            cache.put(ex_.subject, plan, time_us=best.time_us, name=ex.name, source=best.label,
+                      headroom=ex.headroom)
+        return plan, ex
+    finally:
+        ex_.close()
+
+
+def _explore_defaults(kwargs) -> dict:
+    d = dict(modes=("A", "B"), time=None, sweep=False, max_workspace=None, sm_count_target=None, max_configs=None,
+             engines=False, sweep_seeds=3, pair_seeds=2, knob_values=6, sweep_budget_s=4.0, compile_budget_s=30.0,
+             warmup=10, repeats=20, buffer_sets=4, cold=False, cuda_graph=False, buffers=None, fusion="best",
+             progress=None, name=None, args=(), kwargs=None)
+    unknown = set(kwargs) - set(d)
+    if unknown:
+        raise TypeError(f"autotune: unexpected keyword argument(s) {', '.join(sorted(unknown))}")
+    d.update(kwargs)
+    return d
+

@@ -1,0 +1,275 @@
+"""What an exploration found: one ``ConfigResult`` per config tried, gathered in an ``Exploration``.
+
+Both are plain data (they pickle, and ``to_json``/``from_json`` round-trip), so sweeps can ship them between
+processes and machines. Terminal output lives in the command line; ``table()`` here is plain text for logs
+and notebooks, ``to_dataframe()`` needs pandas and ``plot()`` matplotlib (optional dependencies).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, fields
+
+from cudnn_backend.errors import MissingDependencyError
+from cudnn_backend.tune import plots
+
+__all__ = ["ConfigResult", "Exploration", "headroom_rows", "format_bytes", "plain_table"]
+
+# statuses a result can end in
+OK = "ok"                    # built, correct, timed
+PLAN_BUILT = "plan built"    # offline, or not timed: the plan was built
+PLAN_REFUSED = "plan refused"
+EXECUTE_FAILED = "execute failed"
+WRONG = "wrong result"
+SKIPPED = "skipped"
+STATUSES = (OK, PLAN_BUILT, PLAN_REFUSED, EXECUTE_FAILED, WRONG, SKIPPED)
+
+
+@dataclass
+class ConfigResult:
+    """One engine config tried.
+
+    ``source`` is where it came from: "A", "B", "FALLBACK" (heuristics modes, ``rank`` its place in that
+    list; ``modes`` every mode that proposed it) or "sweep" (the knob search). ``plan_built`` and ``reason``
+    (cuDNN's own message when it refused) say whether cuDNN built a plan; ``time_us`` is the median time per
+    call (``min_us``/``max_us`` the spread; None offline), ``rel_error`` the relative L2 error of its outputs
+    against the reference or the majority of configs, ``kernels`` the names of the kernels one call launched
+    (the best config, or every config with ``fusion="all"``) and ``kernel_count``.
+    """
+
+    engine_index: int
+    knobs: dict
+    source: str
+    rank: int | None = None
+    modes: tuple = ()
+    status: str = SKIPPED
+    plan_built: bool = False
+    reason: str = ""
+    workspace_bytes: int | None = None
+    time_us: float | None = None
+    min_us: float | None = None
+    max_us: float | None = None
+    rel_error: float | None = None
+    correct: bool | None = None
+    kernels: list | None = None
+    kernel_count: int | None = None
+    numerical_notes: tuple = ()
+    behavior_notes: tuple = ()
+    plan_seconds: float | None = None
+
+    @property
+    def key(self) -> tuple:
+        """(engine_index, sorted knob items): the config's identity within one graph."""
+        return (self.engine_index, tuple(sorted(self.knobs.items())))
+
+    @property
+    def label(self) -> str:
+        """``A#0``, ``B#3``, ``sweep``: where the config came from."""
+        return f"{self.source}#{self.rank}" if self.rank is not None else self.source
+
+    @property
+    def runtime_compiled(self) -> bool:
+        return "RUNTIME_COMPILATION" in self.behavior_notes
+
+    def knobs_text(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.knobs.items()) or "-"
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["modes"] = list(self.modes)
+        d["numerical_notes"] = list(self.numerical_notes)
+        d["behavior_notes"] = list(self.behavior_notes)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ConfigResult":
+        names = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names}
+        for k in ("modes", "numerical_notes", "behavior_notes"):
+            kw[k] = tuple(kw.get(k, ()))
+        return cls(**kw)
+
+
+@dataclass
+class Exploration:
+    """Everything one ``explore`` call learned about one graph.
+
+    ``results`` (``ConfigResult``, fastest correct first when timed), ``heuristics`` ({mode: [(engine_index,
+    knobs), ...]} in cuDNN's order), ``engines`` (one row per engine of the graph: supported or why not,
+    notes, knobs), ``graph`` (tensors and operations), ``device`` (name, SM version, SM count, and whether
+    it was a GPU or a device profile), ``measured`` (how times were taken), ``notes`` and ``wall_seconds``.
+    """
+
+    name: str
+    device: dict
+    cudnn_version: str
+    timed: bool
+    graph: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    measured: str = ""
+    heuristics: dict = field(default_factory=dict)
+    engines: list = field(default_factory=list)
+    results: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    wall_seconds: float | None = None
+    fingerprint: str = ""
+
+    # -- the answers ------------------------------------------------------------------------------
+    @property
+    def best(self) -> ConfigResult | None:
+        """The fastest correct config (None when nothing was timed)."""
+        ok = [r for r in self.results if r.status == OK and r.time_us is not None]
+        return min(ok, key=lambda r: r.time_us) if ok else None
+
+    @property
+    def heuristics_pick(self) -> ConfigResult | None:
+        """Heuristics A's first config (B's, or FALLBACK's, when A was not asked), as tried."""
+        for mode in ("A", "B", "FALLBACK", "INSTANT"):
+            ranked = [r for r in self.results if mode in r.modes or r.source == mode]
+            if ranked:
+                return min(ranked, key=lambda r: (r.source != mode, r.rank if r.rank is not None else 1 << 30))
+        return None
+
+    @property
+    def headroom(self) -> float | None:
+        """The heuristics pick's time over the best config's (1.0: heuristics found the best; None untimed)."""
+        best, pick = self.best, self.heuristics_pick
+        if best is None or pick is None or pick.time_us is None or not best.time_us:
+            return None
+        return pick.time_us / best.time_us
+
+    @property
+    def modes_agree(self) -> bool | None:
+        """Whether heuristics A and B proposed the same configs in the same order (None unless both ran)."""
+        a, b = self.heuristics.get("A"), self.heuristics.get("B")
+        if a is None or b is None:
+            return None
+        return a == b
+
+    def counts(self) -> dict:
+        """{status: how many configs ended so}."""
+        out = {}
+        for r in self.results:
+            out[r.status] = out.get(r.status, 0) + 1
+        return out
+
+    # -- export ---------------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "results"}
+        d["heuristics"] = {m: [[e, dict(k)] for e, k in cfgs] for m, cfgs in self.heuristics.items()}
+        d["results"] = [r.as_dict() for r in self.results]
+        d["headroom"] = self.headroom
+        best, pick = self.best, self.heuristics_pick
+        d["best"] = None if best is None else best.as_dict()
+        d["heuristics_pick"] = None if pick is None else pick.as_dict()
+        return d
+
+    def to_json(self, indent=1) -> str:
+        return json.dumps(self.to_dict(), indent=indent, default=_json_default, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Exploration":
+        names = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names}
+        kw["results"] = [ConfigResult.from_dict(r) for r in d.get("results", [])]
+        kw["heuristics"] = {m: [(int(e), dict(k)) for e, k in cfgs] for m, cfgs in d.get("heuristics", {}).items()}
+        return cls(**kw)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Exploration":
+        return cls.from_dict(json.loads(text))
+
+    def rows(self) -> list[dict]:
+        """One flat dict per result (for CSV, pandas)."""
+        out = []
+        for r in self.results:
+            row = {"graph": self.name, **r.as_dict()}
+            row["knobs"] = r.knobs_text()
+            row["kernels"] = " ".join(r.kernels) if r.kernels else ""
+            row["modes"] = ",".join(r.modes)
+            row["numerical_notes"] = " ".join(r.numerical_notes)
+            row["behavior_notes"] = " ".join(r.behavior_notes)
+            out.append(row)
+        return out
+
+    def to_dataframe(self):
+        """The results as a pandas DataFrame (pandas is an optional dependency)."""
+        try:
+            import pandas as pd
+        except ImportError as e:
+            raise MissingDependencyError("pandas", "Exploration.to_dataframe()", "plot") from e
+        return pd.DataFrame(self.rows())
+
+    def table(self, limit=None) -> str:
+        """The results as a plain-text table (the command line draws a richer one)."""
+        rows = []
+        for r in self.results[:limit]:
+            rows.append({
+                "from": r.label, "engine": r.engine_index, "knobs": r.knobs_text(), "status": r.status,
+                "time": "-" if r.time_us is None else f"{r.time_us:.2f} us",
+                "rel err": "-" if r.rel_error is None else f"{r.rel_error:.1e}",
+                "workspace": format_bytes(r.workspace_bytes), "kernels": "-" if r.kernel_count is None else
+                str(r.kernel_count), "reason": r.reason[:60]})
+        return plain_table(rows)
+
+    def plot(self, path, *, title=None):
+        """Time per config, sorted, heuristics pick marked (matplotlib; optional dependency). Nothing timed
+        (offline) raises ValueError: there is nothing to draw."""
+        return plots.plot_exploration(self, path, title=title)
+
+    def __repr__(self):
+        best = self.best
+        what = f"best engine {best.engine_index} {best.time_us:.2f} us" if best else \
+            f"{self.counts().get(PLAN_BUILT, 0)} plans built (untimed)"
+        return f"<Exploration {self.name!r} on {self.device.get('name')}: {len(self.results)} configs, {what}>"
+
+
+def _json_default(o):
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    if isinstance(o, (set, frozenset, tuple)):
+        return list(o)
+    return str(o)
+
+
+def format_bytes(n) -> str:
+    """``1.5 MiB``-style sizes ("-" for None)."""
+    if n is None:
+        return "-"
+    n = int(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def plain_table(rows: list[dict]) -> str:
+    """A fixed-width text table of dict rows."""
+    if not rows:
+        return "(nothing)"
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    cells = [[str(r.get(c, "")) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)), "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def headroom_rows(explorations) -> list[dict]:
+    """One row per exploration: configs timed, heuristics A's pick and the best found (µs), the headroom."""
+    rows = []
+    for ex in explorations:
+        pick, best = ex.heuristics_pick, ex.best
+        rows.append({
+            "graph": ex.name,
+            "configs timed": sum(1 for r in ex.results if r.status == OK),
+            "sweep timed": sum(1 for r in ex.results if r.status == OK and r.source == "sweep"),
+            "A pick": None if pick is None else f"{pick.engine_index} {pick.knobs_text()}",
+            "A pick us": None if pick is None or pick.time_us is None else round(pick.time_us, 2),
+            "best": None if best is None else f"{best.engine_index} {best.knobs_text()} ({best.label})",
+            "best us": None if best is None else round(best.time_us, 2),
+            "headroom": None if ex.headroom is None else round(ex.headroom, 3),
+            "wall s": None if ex.wall_seconds is None else round(ex.wall_seconds, 1),
+        })
+    return rows
