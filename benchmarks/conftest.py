@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from cudnn_backend.info import gpu_available
+from cudnn_backend.core.device import gpu_available
 
 from percall_support import C_ITERS, CASES, ConvCase
 

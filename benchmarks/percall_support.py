@@ -13,8 +13,8 @@ class ConvCase:
 
     def __init__(self, name, handle, torch):
         from cudnn_backend import patterns
-        from cudnn_backend.heuristics import build_first_plan
-        from cudnn_backend.execution import VariantPack
+        from cudnn_backend.runtime.heuristics import build_first_plan
+        from cudnn_backend.runtime.execution import VariantPack
 
         c = CASES[name]
         self.name, self.sizes = name, c

@@ -25,7 +25,7 @@ def _pedantic(benchmark, fn, *args, **kwargs):
 # execute
 # ---------------------------------------------------------------------------------------------
 def test_execute_prebuilt_pack(benchmark, conv_case, handle, c_results, torch_mod):
-    from cudnn_backend.execution import execute
+    from cudnn_backend.runtime.execution import execute
 
     _pedantic(benchmark, execute, handle, conv_case.plan, conv_case.pack)
     torch_mod.cuda.synchronize()
@@ -41,7 +41,7 @@ def test_bind_and_execute(benchmark, conv_case, handle, c_results, torch_mod):
 
 def test_cuda_graph_replay(benchmark, conv_case, handle, c_results, torch_mod):
     """cuDNN's native CUDA graph of the plan when the engine supports it, else a stream capture."""
-    from cudnn_backend.execution import CudaGraph, NativeCudaGraphNotSupportedError, execute
+    from cudnn_backend.runtime.execution import CudaGraph, NativeCudaGraphNotSupportedError, execute
 
     try:
         graph = CudaGraph(handle, conv_case.plan, conv_case.pack)

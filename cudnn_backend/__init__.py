@@ -40,11 +40,14 @@ from cudnn_backend.errors import (
     DeviceProfileVersionError,
     EngineError,
     GraphError,
+    JsonCheckError,
+    MissingDependencyError,
     NativeCudaGraphNotSupportedError,
     NoDeviceError,
     NoWorkingPlanError,
     PlanCacheError,
     PlanVersionError,
+    SweepError,
 )
 from cudnn_backend.core import (
     Descriptor,

@@ -394,6 +394,10 @@ def scalar_value(raw: bytes, data_type):
     return struct.unpack(fmt, raw[:struct.calcsize(fmt)])[0]
 
 
+def _is_tensor(obj) -> bool:
+    return isinstance(obj, Descriptor) and obj.descriptor_type == DescriptorType.CUDNN_BACKEND_TENSOR_DESCRIPTOR
+
+
 def uid_of(key) -> int:
     """The UID a variant-pack key names: an int, or a tensor descriptor (its unique_id)."""
     if isinstance(key, bool):
@@ -405,7 +409,10 @@ def uid_of(key) -> int:
     if _is_tensor(key):
         uid = getattr(key, "uid", None)
         if uid is None:
-            uid = _first(key.get(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, AT.CUDNN_TYPE_INT64))
+            values = key.get(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, AT.CUDNN_TYPE_INT64)
+            if not values:
+                raise ValueError("a variant pack key: this tensor descriptor has no unique_id")
+            uid = values[0]
         return int(uid)
     raise TypeError(f"a variant pack key is a UID (int) or a tensor descriptor, not {type(key).__name__}")
 

@@ -4,13 +4,13 @@ and ``sweep`` many graphs over every GPU of a host or a Ray cluster.
 
 Timing and checking need a GPU and torch; everything else also runs offline against a device profile.
 """
-from cudnn_backend.tune.bench import BenchCase, BenchReport, bench
+from cudnn_backend.tune.benchmark import BenchCase, BenchReport, bench
 from cudnn_backend.tune.cache import CacheEntry, PlanCache, PlanCacheWarning, default_cache_path
-from cudnn_backend.tune.explore import autotune, device_of, explore
+from cudnn_backend.tune.explorer import autotune, device_of, explore
 from cudnn_backend.tune.fusion import FusionReport, fusion_report
 from cudnn_backend.tune.graphs import Subject, describe_graph, describe_operations, graph_summary, load_builder
 from cudnn_backend.tune.results import ConfigResult, Exploration, headroom_rows
-from cudnn_backend.tune.sweep import SweepResult, Task, TaskResult, run_task, sweep, tasks_from_file, tasks_from_preset
+from cudnn_backend.tune.sweeps import SweepResult, Task, TaskResult, run_task, sweep, tasks_from_file, tasks_from_preset
 from cudnn_backend.tune.timing import Timer, Timing
 
 __all__ = [

@@ -113,7 +113,7 @@ def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profi
         if fn is None:
             fn = load_builder(graph)
         built = fn(*args, **kwargs)
-        return resolve(built, handle=handle, name=name or graph)
+        return resolve(built, handle=handle, name=name)
     if isinstance(graph, Pattern):
         og = graph.graph.op_graph if graph.built else graph.build(handle)
         return Subject(og, name or graph.name, graph.graph, graph, dict(graph.params))

@@ -300,6 +300,10 @@ def _canonical(descriptor, memo) -> dict:
             else:
                 shown.append(str(v))
         out[AttributeName(attr).name] = shown
+    if int(descriptor.descriptor_type) == _TENSOR:  # unset flags are cuDNN's default, false: the same tensor
+        for flag in ("CUDNN_ATTR_TENSOR_IS_VIRTUAL", "CUDNN_ATTR_TENSOR_IS_BY_VALUE"):
+            out.setdefault(flag, [False])
+        out = dict(sorted(out.items()))
     result = {"type": descriptor.descriptor_type.name, "attributes": out}
     memo[key] = result
     return result

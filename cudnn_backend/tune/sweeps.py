@@ -34,9 +34,9 @@ from cudnn_backend.errors import MissingDependencyError, SweepError
 from cudnn_backend.patterns.presets import preset
 from cudnn_backend.runtime.engines import short_name
 from cudnn_backend.tune import graphs
-from cudnn_backend.tune.bench import bench
+from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
-from cudnn_backend.tune.explore import _Explorer, _explore_defaults, autotune, explore
+from cudnn_backend.tune.explorer import _Explorer, _explore_defaults, autotune, explore
 from cudnn_backend.tune.results import Exploration, plain_table
 
 __all__ = ["Task", "TaskResult", "SweepResult", "sweep", "run_task", "tasks_from_preset", "tasks_from_file", "JOBS",

@@ -26,12 +26,12 @@ from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.runtime.engines import short_name
 from cudnn_backend.runtime.profiles import DeviceProfile
 from cudnn_backend.tune import graphs, plots
-from cudnn_backend.tune.bench import bench
+from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
-from cudnn_backend.tune.explore import autotune, explore
+from cudnn_backend.tune.explorer import autotune, explore
 from cudnn_backend.tune.fusion import fusion_report
 from cudnn_backend.tune.results import headroom_rows
-from cudnn_backend.tune.sweep import Task, sweep, tasks_from_file, tasks_from_preset
+from cudnn_backend.tune.sweeps import Task, sweep, tasks_from_file, tasks_from_preset
 
 __all__ = ["main"]
 
@@ -221,7 +221,8 @@ def cmd_explore(args) -> int:
     target = plan_path or tasks[0].builder
     with _progress(args, "explore") as progress:
         ex = explore(target, device_profile=profile, kwargs=tasks[0].kwargs if tasks else None,
-                     name=tasks[0].name if tasks else None, engines=not args.no_engines, progress=progress, **options)
+                     name=(tasks[0].label or None) if tasks else None, engines=not args.no_engines, progress=progress,
+                     **options)
     render.exploration(ex, top=args.top, engines=not args.no_engines)
     return 0 if _write_outputs(args, [ex]) else 1
 
@@ -247,7 +248,7 @@ def cmd_tune(args) -> int:
             raise UsageError("--gpus/--ray/--workers take several graphs (--preset, --tasks, --graph ...)")
         return _many(args, tasks, "tune", profile, options, cache=cache)
     target = plan_path or tasks[0].builder
-    kw = dict(kwargs=tasks[0].kwargs, name=tasks[0].name) if tasks else {}
+    kw = dict(kwargs=tasks[0].kwargs, name=tasks[0].label or None) if tasks else {}
     with _progress(args, "tune") as progress:
         plan, ex = autotune(target, None, cache=cache, device_profile=profile if offline else None,
                             progress=progress, engines=not args.no_engines, **kw, **options)
@@ -271,7 +272,7 @@ def _plan_for(args, handle, cache):
     if plan_path:
         subject = graphs.resolve(plan_path, handle=handle)
         return subject.plan, subject.name, "saved plan"
-    subject = graphs.resolve(tasks[0].builder, handle=handle, kwargs=tasks[0].kwargs, name=tasks[0].name)
+    subject = graphs.resolve(tasks[0].builder, handle=handle, kwargs=tasks[0].kwargs, name=tasks[0].label or None)
     if cache is not None:
         hit = cache.get(subject, handle=handle)
         if hit is not None:
@@ -281,6 +282,7 @@ def _plan_for(args, handle, cache):
 
 
 def cmd_bench(args) -> int:
+    _targets(args, many=False)  # argument mistakes first (exit code 2), then what the machine lacks
     if _offline(_device_profile(args)):
         raise CudnnBackendError("bench runs the plan, so it needs a GPU (none here, or --device-profile given); "
                                 "`cudnn-backend explore --device-profile ...` builds plans offline")
@@ -304,14 +306,15 @@ def _new_handle():
 
 
 def cmd_fusion(args) -> int:
+    _targets(args, many=False)
     profile = _device_profile(args)
     if _offline(profile):
         raise CudnnBackendError("fusion runs the plan and reads the kernels it launched, so it needs a GPU")
     if args.all:
         tasks, plan_path = _targets(args, many=False)
         target = plan_path or tasks[0].builder
-        ex = explore(target, kwargs=tasks[0].kwargs if tasks else None, name=tasks[0].name if tasks else None,
-                     fusion="all", engines=False)
+        ex = explore(target, kwargs=tasks[0].kwargs if tasks else None,
+                     name=(tasks[0].label or None) if tasks else None, fusion="all", engines=False)
         t = render.table(f"kernels per config of {ex.name}")
         for col in ("from", "engine", "knobs", "status", "time", "kernels", "names"):
             t.add_column(col, overflow="fold")

@@ -25,7 +25,7 @@ from cudnn_backend.runtime.engines import short_name
 from cudnn_backend.runtime.execution import CudaGraph, VariantPack, execute
 from cudnn_backend.tune import graphs, inputs, results
 from cudnn_backend.tune.cache import PlanCache
-from cudnn_backend.tune.explore import device_of
+from cudnn_backend.tune.explorer import device_of
 
 __all__ = ["BenchCase", "BenchReport", "bench"]
 

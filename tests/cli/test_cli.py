@@ -1,0 +1,161 @@
+"""The command line, run as a user runs it: `python -m cudnn_backend ...` in a child process."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import cudnn_backend as cb
+
+OFFLINE = not cb.core.device.gpu_available()
+SMALL = ["--n", "1", "--c", "8", "--h", "8", "--w", "8", "--k", "8"]
+
+
+def run(*args, env=None, timeout=300, cwd=None):
+    e = dict(os.environ, COLUMNS="200", **(env or {}))
+    return subprocess.run([sys.executable, "-m", "cudnn_backend", *args], capture_output=True, text=True,
+                          timeout=timeout, env=e, cwd=cwd)
+
+
+COMMANDS = [["info"], ["explore"], ["tune"], ["bench"], ["fusion"], ["profile"], ["profile", "capture"],
+            ["profile", "show"], ["cache"], ["cache", "list"], ["cache", "show"], ["cache", "clear"]]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_every_subcommand_has_help(command):
+    r = run(*command, "--help")
+    assert r.returncode == 0, r.stderr
+    assert "usage: cudnn-backend" in r.stdout
+    if command[0] in ("explore", "tune"):
+        for option in ("--graph", "--plan", "--device-profile", "--max-workspace", "--sm-count", "--sweep", "--cold",
+                       "--cuda-graph", "--csv", "--json", "--plot", "--gpus", "--ray", "--preset"):
+            assert option in r.stdout
+        assert "(default: 20)" in r.stdout and "(default: A,B)" in r.stdout
+
+
+def test_help_for_each_option_of_explore():
+    out = run("explore", "--help").stdout
+    lines = [ln for ln in out.splitlines() if ln.strip().startswith("--")]
+    assert len(lines) > 30
+    undocumented = [ln for ln in lines if len(ln.split()) < 2 and not ln.strip().endswith(("FILE", "N", "S"))]
+    assert not [ln for ln in undocumented if "--" in ln and not any(c.isalpha() for c in ln.split("  ")[-1])]
+
+
+@pytest.mark.parametrize("args, option", [
+    (["explore", "--n", "-8"], "--n"), (["explore", "--c", "0"], "--c"), (["explore", "--padding", "-5"], "--padding"),
+    (["explore", "--stride", "0"], "--stride"), (["explore", "layer_norm_fwd", "--hidden", "0"], "--hidden"),
+    (["explore", "layer_norm_fwd", "--tokens", "0"], "--tokens"), (["explore", "matmul_bias_gelu", "--batch", "0"],
+                                                                   "--batch"),
+    (["explore", "matmul_bias_gelu", "--m", "0"], "--m"), (["explore", "--n", "1.5"], "--n"),
+    (["explore", "--max-workspace", "lots"], "--max-workspace"), (["explore", "--tokens", "4"], "--tokens"),
+    (["explore", "--graph", "missing.py:f"], "--graph"), (["explore", "--sweep-budget", "nan"], "--sweep-budget"),
+    (["explore", "no_such_pattern"], "PATTERN"), (["tune", "--gpus", "0"], "--gpus"),
+    (["explore", "conv_fwd", "--plan", "x.json"], "--plan"), (["explore", "--csv", "/no/such/dir/x.csv"], "--csv"),
+    (["profile", "show", "h999"], "FILE|NAME"), (["bench", "--graph", "a.py:f", "--graph", "b.py:g"], "--graph"),
+])
+def test_bad_arguments_one_line_exit_2(args, option):
+    r = run(*args)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert option in lines[0] or option.lstrip("-") in lines[0]
+
+
+@pytest.mark.skipif(not OFFLINE, reason="offline output")
+def test_explore_own_graph_offline(tmp_path):
+    src = tmp_path / "mine.py"
+    src.write_text("import cudnn_backend as cb\n"
+                   "def conv(n=1, k=8):\n"
+                   "    g = cb.Graph('my_conv')\n"
+                   "    x = g.tensor([n, 8, 8, 8], layout='nhwc', name='x'); w = g.tensor([k, 8, 3, 3], layout='nhwc')\n"
+                   "    g.relu(g.conv_fwd(x, w, padding=1), output=True, name='out')\n"
+                   "    return g\n")
+    out_json, out_csv = tmp_path / "ex.json", tmp_path / "ex.csv"
+    r = run("explore", "--graph", f"{src}:conv", "--n", "2", "--json", str(out_json), "--csv", str(out_csv))
+    assert r.returncode == 0, r.stderr
+    assert "my_conv" in r.stdout and "2×8×8×8" in r.stdout and "plan built" in r.stdout
+    assert "offline" in r.stdout and "engines of this graph" in r.stdout
+    data = json.loads(out_json.read_text())
+    assert data["name"] == "my_conv" and data["results"] and not data["timed"]
+    assert out_csv.read_text().startswith("graph,")
+
+
+@pytest.mark.skipif(not OFFLINE, reason="offline messages")
+def test_offline_sweep_and_plot_say_what_they_cannot_do(tmp_path):
+    r = run("explore", *SMALL, "--sweep", "--plot", str(tmp_path / "p.png"), "--json", str(tmp_path / "e.json"),
+            "--no-engines")
+    assert "--sweep needs a GPU" in r.stderr and "no plot" in r.stderr
+    assert r.returncode == 1 and not (tmp_path / "p.png").exists() and (tmp_path / "e.json").exists()
+
+
+def test_missing_matplotlib_still_writes_the_other_outputs(tmp_path):
+    code = ("import sys; sys.modules['matplotlib'] = None\n"
+            "from cudnn_backend.cli import main\n"
+            f"from cudnn_backend.tune import results\n"
+            "import cudnn_backend.tune.explorer as ex_mod\n"
+            "real = ex_mod.explore\n"
+            "def fake(*a, **k):\n"
+            "    ex = real(*a, **k)\n"
+            "    for r in ex.results: r.status, r.time_us = 'ok', 10.0 + r.engine_index\n"
+            "    ex.timed = True\n"
+            "    return ex\n"
+            "import cudnn_backend.cli.app as m; m.explore = fake\n"
+            f"sys.exit(main(['explore', *{SMALL!r}, '--no-engines', '--plot', {str(tmp_path / 'p.png')!r}, "
+            f"'--csv', {str(tmp_path / 'e.csv')!r}, '--json', {str(tmp_path / 'e.json')!r}]))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, r.stderr
+    assert "matplotlib" in r.stderr and "other outputs were written" in r.stderr and "Traceback" not in r.stderr
+    assert (tmp_path / "e.csv").exists() and (tmp_path / "e.json").exists() and not (tmp_path / "p.png").exists()
+
+
+def test_closed_pipe_exits_quietly():
+    p = subprocess.Popen([sys.executable, "-m", "cudnn_backend", "explore", *SMALL], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=dict(os.environ, COLUMNS="120"))
+    p.stdout.readline()
+    p.stdout.close()  # the reader goes away, as `| head -1` does
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_info_profile_and_cache_commands(tmp_path):
+    r = run("info", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["cudnn_version"].startswith("9.")
+    r = run("profile", "show", "h200")
+    assert r.returncode == 0 and "multiProcessorCount" in r.stdout and "132" in r.stdout
+    cache = tmp_path / "c.sqlite"
+    assert run("cache", "list", "--cache", str(cache)).returncode == 0
+    from cudnn_backend.tune import PlanCache
+    from tests.tune import three_ways
+
+    og = three_ways.graph_builder().build()
+    prof = cb.DeviceProfile.bundled()
+    key = PlanCache(cache).put(og, cb.build_plan(cb.get_configs(og, "A", prof)[0], device_profile=prof),
+                               device_profile=prof, name="cbr", time_us=3.5)
+    r = run("cache", "list", "--cache", str(cache), "--json")
+    assert [e["key"] for e in json.loads(r.stdout)] == [key]
+    r = run("cache", "show", key[:8], "--cache", str(cache))
+    assert r.returncode == 0 and "3.50 µs" in r.stdout
+    r = run("cache", "show", key[:8], "--cache", str(cache), "--json-plan")
+    assert json.loads(r.stdout)["engine"]["engineId"] >= 0
+    r = run("cache", "clear", "--cache", str(cache))
+    assert r.returncode == 0 and "removed 1 entry" in r.stdout
+
+
+@pytest.mark.skipif(not OFFLINE, reason="offline messages")
+def test_tune_bench_fusion_offline():
+    r = run("tune", *SMALL, "--no-engines", "--top", "3")
+    assert r.returncode == 0 and "offline" in r.stderr and "nothing is cached" in r.stderr
+    for command in ("bench", "fusion"):
+        r = run(command, *SMALL)
+        assert r.returncode == 1 and "needs a GPU" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.skipif(not OFFLINE, reason="offline sweep")
+def test_explore_several_graphs_from_a_task_file(tmp_path):
+    listing = tmp_path / "graphs.txt"
+    listing.write_text("conv_fwd n=1 c=8 h=8 w=8 k=8\nconv_fwd n=1 c=6 h=8 w=8 k=8 groups=4\n")
+    r = run("explore", "--tasks", str(listing), "--workers", "2", "--quiet")
+    assert r.returncode == 1  # one graph failed, and it is reported
+    assert "FAILED" in r.stdout and "groups" in r.stderr and "processes executor, 2 worker(s)" in r.stdout

@@ -1,0 +1,143 @@
+"""The persistent plan cache: round trip across processes, misses for another graph or device, corrupt and
+foreign files (a miss with a warning, never a crash), concurrent writers."""
+import json
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+import cudnn_backend as cb
+from cudnn_backend.tune import PlanCache, PlanCacheWarning
+from tests.tune import three_ways
+
+H200 = cb.DeviceProfile.bundled("h200")
+
+
+def _other_device() -> cb.DeviceProfile:
+    """The H200 profile with another SM count: another device as far as keys go (cuDNN accepts it)."""
+    props = json.loads(H200.deviceprop_json)
+    props["multiProcessorCount"] = 100
+    return cb.DeviceProfile.from_json(json.dumps(props), H200.cudnn_version)
+
+
+def _plan(op_graph, profile=H200):
+    return cb.build_plan(cb.get_configs(op_graph, "A", profile)[0], device_profile=profile)
+
+
+def test_put_then_get_in_another_process(tmp_path):
+    path = tmp_path / "plans.sqlite"
+    og = three_ways.graph_builder().build()
+    plan = _plan(og)
+    cache = PlanCache(path)
+    key = cache.put(og, plan, device_profile=H200, time_us=12.5, name="cbr")
+    assert len(key) == 64 and len(cache) == 1
+    code = textwrap.dedent(f"""
+        import json, cudnn_backend as cb
+        from cudnn_backend.tune import PlanCache
+        from tests.tune import three_ways
+        og = three_ways.generic()   # the same computation, built through another API
+        hit = PlanCache({str(path)!r}).get(og, device_profile=cb.DeviceProfile.bundled("h200"))
+        print(json.dumps({{"engine": hit.engine_index, "knobs": {{str(k): v for k, v in hit.knobs.items()}},
+                           "ws": hit.workspace_size}}))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["engine"] == plan.engine_index
+    assert got["knobs"] == {str(k): v for k, v in plan.knobs.items()}
+    assert got["ws"] == plan.workspace_size
+    entry = cache.entry(key[:10])
+    assert entry.time_us == 12.5 and entry.info["name"] == "cbr" and entry.device_name == "NVIDIA H200"
+    assert entry.cudnn_version == cb.get_version() and entry.plan_bytes > 100
+
+
+def test_misses_for_another_graph_or_device(tmp_path):
+    cache = PlanCache(tmp_path / "c.sqlite")
+    og = three_ways.graph_builder().build()
+    cache.put(og, _plan(og), device_profile=H200)
+    assert cache.get(og, device_profile=H200) is not None
+    other_graph = three_ways.graph_builder(k=16).build()
+    assert cache.get(other_graph, device_profile=H200) is None
+    assert cache.get(og, device_profile=_other_device()) is None
+    assert cache.key(og, device_profile=H200) != cache.key(og, device_profile=_other_device())
+
+
+@pytest.mark.parametrize("content", [b"this is not sqlite at all" * 100, b"SQLite format 3\x00" + b"\xff" * 4000])
+def test_corrupt_file_is_a_miss_with_a_warning(tmp_path, content):
+    path = tmp_path / "bad.sqlite"
+    path.write_bytes(content)
+    cache = PlanCache(path)
+    og = three_ways.graph_builder().build()
+    with pytest.warns(PlanCacheWarning):
+        assert cache.get(og, device_profile=H200) is None
+    assert cache.entries() == [] and len(cache) == 0
+    assert cache.put(og, _plan(og), device_profile=H200) == ""  # not stored, not crashed
+
+
+def test_foreign_sqlite_file_is_a_miss(tmp_path):
+    path = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE plans (x INTEGER)")
+    with pytest.warns(PlanCacheWarning, match="foreign"):
+        assert PlanCache(path).get(three_ways.graph_builder().build(), device_profile=H200) is None
+
+
+def test_entry_that_no_longer_loads_is_a_miss(tmp_path):
+    path = tmp_path / "c.sqlite"
+    cache = PlanCache(path)
+    og = three_ways.graph_builder().build()
+    key = cache.put(og, _plan(og), device_profile=H200)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE plans SET plan_json = ? WHERE key = ?", ('{"engine": {"engineId": "x"}}', key))
+    with pytest.warns(PlanCacheWarning, match="could not be loaded"):
+        assert PlanCache(path).get(og, device_profile=H200) is None
+
+
+def test_concurrent_writers_and_listing(tmp_path):
+    path = tmp_path / "c.sqlite"
+    graphs = [three_ways.graph_builder(k=k).build() for k in (8, 16, 24, 32)]
+    plans = [_plan(g) for g in graphs]
+    errors = []
+
+    def writer(i):
+        try:
+            for _ in range(5):
+                PlanCache(path).put(graphs[i], plans[i], device_profile=H200, time_us=float(i))
+        except Exception as e:  # noqa: BLE001 - collected and asserted below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    cache = PlanCache(path)
+    assert len(cache.entries()) == 4
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert cache.remove(cache.entries()[0].key) and len(cache) == 3
+    assert cache.clear() == 3 and cache.entries() == []
+
+
+def test_bad_arguments_name_themselves(tmp_path):
+    cache = PlanCache(tmp_path / "c.sqlite")
+    og = three_ways.graph_builder().build()
+    with pytest.raises(ValueError, match="handle= or device_profile="):
+        cache.get(og)
+    with pytest.raises(TypeError, match="handle"):
+        cache.get(og, handle="gpu")
+    with pytest.raises(ValueError, match="info"):
+        cache.put(og, _plan(og), device_profile=H200, score=float("nan"))
+    with pytest.raises(ValueError, match="key"):
+        cache.entry("")
+
+
+def test_default_location_follows_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDNN_BACKEND_PLAN_CACHE", str(tmp_path / "env.sqlite"))
+    assert PlanCache().path == tmp_path / "env.sqlite"
+    monkeypatch.delenv("CUDNN_BACKEND_PLAN_CACHE")
+    assert PlanCache().path.name == "plans.sqlite"
