@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# The one device call: build the package in place, then run the GPU tests and the benchmarks.
-# Usage (on the GPU machine, from the repo root):  bash tools/gpu_run.sh [tests] [bench] [explore]
+# The one GPU script: build the package, then run the GPU tests, the examples, the benchmarks and the main job.
+# Usage (on the GPU machine, from the repo root):  bash tools/gpu_run.sh [STAGE ...]
+#   stages: tests examples bench tune headroom profile   (default: tests examples bench tune)
 # Results go to $OUT (the device tool brings that folder back); default /tmp/cudnn-backend-out.
 set -uo pipefail
-export PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1 COLUMNS=160
 OUT=${OUT:-/tmp/cudnn-backend-out}
 mkdir -p "$OUT"
-if [ $# -eq 0 ]; then set -- tests bench explore; fi
+if [ $# -eq 0 ]; then set -- tests examples bench tune; fi
 log() { echo "=== $* ($(date -u +%H:%M:%S))"; }
 
-# Wheels carried in .whl/ (pytest-benchmark, cudnn-frontend, ...): the machine has no network.
+# Wheels carried in .whl/ (platformdirs, cudnn-frontend, ...): the machine has no network.
 if compgen -G ".whl/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site
@@ -19,11 +20,14 @@ log build
 python3 -m pip install --no-build-isolation --no-deps -e . -q 2>&1 | tail -20 || exit 1
 python3 -m cudnn_backend info | tee "$OUT/info.txt"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/info.txt"
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 
 SITE=$(python3 -c "import nvidia.cudnn, os; print(os.path.dirname(os.path.dirname(nvidia.cudnn.__path__[0])))")
 CUDNN_INC=$SITE/nvidia/cudnn/include
 CUDNN_LIB=$SITE/nvidia/cudnn/lib
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export CUDNN_BACKEND_PLAN_CACHE="$OUT/plans.sqlite"
+cb() { python3 -m cudnn_backend "$@"; }
 
 for stage in "$@"; do
   case $stage in
@@ -31,28 +35,47 @@ for stage in "$@"; do
       log "GPU tests"
       python3 -m pytest tests -m gpu -q -rs -p no:cacheprovider --junitxml="$OUT/gpu-tests.xml" 2>&1 | tee "$OUT/gpu-tests.log"
       ;;
+    examples)
+      log "examples"
+      for e in examples/*.py; do
+        echo "--- $e"; python3 "$e" > /tmp/example.log 2>&1 && echo "ok $e" || { echo "FAILED $e"; tail -30 /tmp/example.log; }
+      done 2>&1 | tee "$OUT/examples.log"
+      ;;
     bench)
       log "C harness"
       cc -O2 -o /tmp/c_harness benchmarks/c_harness.c -I"$CUDNN_INC" -I"$CUDA_HOME/include" -L"$CUDNN_LIB" \
          -L"$CUDA_HOME/lib64" -l:libcudnn.so.9 -lcudart -lm -Wl,-rpath,"$CUDNN_LIB" || exit 1
-      log "benchmarks"
-      C_HARNESS=/tmp/c_harness python3 -m pytest benchmarks -q -p no:cacheprovider \
+      log "per-call benchmarks"
+      C_HARNESS=/tmp/c_harness python3 -m pytest benchmarks/test_percall.py -q -p no:cacheprovider \
         --benchmark-json="$OUT/benchmarks.json" --benchmark-columns=mean,median,stddev,rounds 2>&1 \
         | tee "$OUT/benchmarks.log"
       python3 benchmarks/summarize.py "$OUT/benchmarks.json" --info "$OUT/info.txt" --out "$OUT/percall.md"
       ;;
-    explore)
-      log explore
-      python3 -m cudnn_backend explore --time --sweep --json "$OUT/explore.json" 2>&1 | tee "$OUT/explore.txt"
+    tune)
+      log "the main job: explore, tune, cache hit in a second process, bench, fusion"
+      { for p in conv_bias_relu matmul_bias_gelu; do
+          /usr/bin/time -f "wall $p %e s" python3 -m cudnn_backend explore $p --sweep --quiet --json "$OUT/explore_$p.json"
+        done
+        cb tune conv_bias_relu --quiet --no-engines --top 10
+        cb tune conv_bias_relu --quiet          # a second process: a plan-cache hit
+        cb cache list
+        python3 benchmarks/tune_gpu.py --out "$OUT/tune_gpu.json"
+        cb bench conv_bias_relu --json "$OUT/bench_conv_bias_relu.json"
+        cb fusion conv_bias_relu --json "$OUT/fusion_conv_bias_relu.json"
+        cb fusion conv_fwd --n 8 --c 64 --h 28 --w 28 --k 64 --groups 4 --layout nchw --dtype bfloat16 \
+          --json "$OUT/fusion_grouped_bf16_nchw.json"
+      } 2>&1 | tee "$OUT/tune.txt"
       ;;
     headroom)
-      log "headroom: ResNet-50-like convs and fused patterns"
-      python3 -m cudnn_backend explore --preset resnet50 --sweep --max-configs 40 --repeats 10 --quiet \
-        --json "$OUT/headroom_resnet50.json" --csv "$OUT/headroom_resnet50.csv" 2>&1 | tee "$OUT/headroom.txt"
-      for p in conv_bias_relu matmul_bias_gelu; do
-        python3 -m cudnn_backend explore --pattern $p --sweep --repeats 10 --quiet --json "$OUT/headroom_$p.json" \
-          2>&1 | tail -25 | tee -a "$OUT/headroom.txt"
+      log "headroom: ResNet-50 at batch 32 and 1, the fused patterns, graphs users bring"
+      for preset in resnet50_b32 resnet50_b1 fused user; do
+        cb tune --preset $preset --no-cache --quiet --repeats 10 --json "$OUT/headroom_$preset.json" 2>&1 \
+          | tee -a "$OUT/headroom.txt"
       done
+      ;;
+    profile)
+      log "device profile capture"
+      cb profile capture --out "$OUT/$(echo "$GPU" | tr 'A-Z ' 'a-z_' | sed 's/nvidia_//')_deviceprop_cudnn$(python3 -c 'import cudnn_backend as c; print(c.get_version())').json"
       ;;
     *)
       log "custom: $stage"; eval "$stage" 2>&1 | tee -a "$OUT/custom.log" ;;

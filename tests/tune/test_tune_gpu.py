@@ -1,0 +1,145 @@
+"""The main job on a GPU: explore times and checks every config, autotune + the plan cache across processes,
+bench, and fusion reports with kernel names."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import cudnn_backend as cb
+from cudnn_backend.tune import PlanCache
+from tests.tune import three_ways
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not cb.core.device.gpu_available(), reason="needs a CUDA GPU")]
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch")
+
+
+def test_explore_times_and_checks_every_config(torch):
+    ex = cb.explore("conv_bias_relu", sweep=True, sweep_budget_s=3.0)
+    assert ex.timed and ex.device["source"] == "gpu"
+    ok = [r for r in ex.results if r.status == "ok"]
+    assert len(ok) >= 5
+    assert all(r.time_us > 0 and r.correct and r.rel_error < 5e-3 for r in ok)
+    assert ex.best is not None and ex.best.time_us <= ex.heuristics_pick.time_us
+    assert ex.headroom >= 1.0
+    assert ex.best.kernels and all(isinstance(k, str) and k for k in ex.best.kernels)
+    assert any("reference" in n for n in ex.notes)
+    assert any(r.source == "sweep" for r in ex.results)
+    assert ex.wall_seconds < 60
+
+
+@pytest.mark.parametrize("how", ["generic", "typed_classes", "graph_builder"])
+def test_explore_graphs_built_any_way_on_the_gpu(torch, how):
+    graph = getattr(three_ways, how)(n=4, c=32, h=16, w=16, k=32)
+    ex = cb.explore(graph, engines=False, max_configs=12)
+    ok = [r for r in ex.results if r.status == "ok"]
+    assert ok, ex.table()
+    assert any("majority" in n for n in ex.notes)  # no pattern: checked against the other configs
+    assert all(r.correct for r in ok)
+
+
+def test_leaky_relu_majority_and_reference(torch):
+    """conv + bias + leaky ReLU (slope 0.01): every config that ran must honour the slope."""
+    g = cb.Graph("conv_bias_leaky_relu")
+    x = g.tensor([4, 32, 16, 16], layout="nhwc", name="x")
+    w = g.tensor([32, 32, 3, 3], layout="nhwc", name="w")
+    b = g.tensor([1, 32, 1, 1], layout="nhwc", name="b")
+    y = g.relu(g.bias(g.conv_fwd(x, w, padding=1), b), relu_lower_clip_slope=0.01, output=True, name="y")
+    ex = cb.explore(g, engines=False)
+    ok = [r for r in ex.results if r.status == "ok"]
+    assert ok
+    # against an fp32 leaky reference on fresh inputs, through the best plan
+    plan, _ = cb.autotune(g)
+    xs = torch.randn(4, 32, 16, 16, device="cuda").half().to(memory_format=torch.channels_last)
+    ws = torch.randn(32, 32, 3, 3, device="cuda").half().to(memory_format=torch.channels_last)
+    bs = torch.randn(1, 32, 1, 1, device="cuda").half()
+    ys = torch.full((4, 32, 16, 16), float("nan"), device="cuda").half().to(memory_format=torch.channels_last)
+    pack = cb.VariantPack(plan, {x: xs, w: ws, b: bs, y: ys})
+    cb.execute(plan.handle, plan, pack)
+    torch.cuda.synchronize()
+    ref = torch.nn.functional.leaky_relu(torch.nn.functional.conv2d(xs.float(), ws.float(), padding=1) + bs.float(),
+                                         0.01)
+    err = float((ys.float() - ref).norm() / ref.norm())
+    assert err < 5e-3, err
+
+
+def test_autotune_then_cache_hit_in_another_process(torch, tmp_path):
+    cache_path = tmp_path / "plans.sqlite"
+    plan, ex = cb.autotune("conv_bias_relu", cache=cache_path, kwargs=dict(n=8, c=64, h=28, w=28, k=64))
+    assert ex is not None and plan.engine_index == ex.best.engine_index
+    entry = PlanCache(cache_path).entries()[0]
+    assert entry.engine_index == plan.engine_index and entry.time_us == pytest.approx(ex.best.time_us)
+    code = textwrap.dedent(f"""
+        import json, time, torch, cudnn_backend as cb
+        from cudnn_backend.tune import PlanCache
+        p = cb.patterns.conv_bias_relu(n=8, c=64, h=28, w=28, k=64, build=False)
+        h = cb.Handle()
+        og = p.build(h)
+        cache = PlanCache({str(cache_path)!r})
+        t0 = time.perf_counter(); plan = cache.get(og, handle=h); hit_ms = (time.perf_counter() - t0) * 1e3
+        plan2, ex = cb.autotune(p, h, cache=cache)
+        assert ex is None, "a hit explores nothing"
+        t = {{n: (torch.randn(*tt.shape, device='cuda') * 0.5).half().as_strided(tt.shape, tt.strides)
+             for n, tt in p.inputs().items()}}
+        y = torch.full(p.y.shape, float('nan'), device='cuda').half().as_strided(p.y.shape, p.y.strides)
+        pack = cb.VariantPack(plan, {{p.x: t['x'], p.w: t['w'], p.bias: t['bias'], p.y: y}})
+        cb.execute(h, plan, pack); torch.cuda.synchronize()
+        ref = p.reference({{k: v.float() for k, v in t.items()}})['y']
+        err = float((y.float() - ref).norm() / ref.norm())
+        print(json.dumps({{"engine": plan.engine_index, "knobs": {{str(k): v for k, v in plan.knobs.items()}},
+                           "err": err, "hit_ms": hit_ms}}))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         cwd=os.getcwd())
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["engine"] == plan.engine_index
+    assert got["knobs"] == {str(k): v for k, v in plan.knobs.items()}
+    assert got["err"] < 5e-3
+
+
+def test_bench_a_plan(torch):
+    p = cb.patterns.conv_fwd(n=1, c=8, h=8, w=8, k=8, build=False)
+    h = cb.Handle()
+    plan, _ = cb.build_first_plan(p.build(h), handle=h)
+    report = cb.bench(plan, h, iterations=50, repeats=3, warmup=5)
+    assert [c.name for c in report.cases] == ["execute", "bind + execute", "cuda graph replay"]
+    for c in report.cases:
+        assert 0 < c.host_us["min"] <= c.host_us["median"] <= c.host_us["max"]
+        assert 0 < c.gpu_us["min"] <= c.gpu_us["median"] <= c.gpu_us["max"]
+    assert json.loads(json.dumps(report.as_dict()))["engine_index"] == plan.engine_index
+
+
+def test_fusion_report_names_the_single_kernel_of_conv_bias_relu(torch):
+    p = cb.patterns.conv_bias_relu(n=8, c=64, h=56, w=56, k=32, build=False)
+    h = cb.Handle()
+    plan, _ = cb.build_first_plan(p.build(h), handle=h)
+    report = cb.fusion_report(plan, h)
+    assert report.fused and report.kernel_count == 1, report.table()
+    k = report.kernels[0]
+    assert k.name and k.name != "<unnamed kernel>" and all(v >= 1 for v in k.grid + k.block)
+
+
+def test_fusion_report_of_a_graph_not_fused_fully(torch):
+    """A grouped bf16 NCHW convolution: cuDNN launches several kernels (4 when measured on an H200)."""
+    p = cb.patterns.conv_fwd(n=8, c=64, h=28, w=28, k=64, groups=4, layout="nchw",
+                             data_type=cb.CUDNN_DATA_BFLOAT16, build=False)
+    h = cb.Handle()
+    plan, _ = cb.build_first_plan(p.build(h), handle=h)
+    report = cb.fusion_report(plan, h)
+    assert report.kernel_count > 1, report.table()
+    assert len({k.name for k in report.kernels}) >= 1 and not report.fused
+
+
+def test_processes_sweep_on_the_gpus_here(torch, tmp_path):
+    tasks = [cb.Task("conv_fwd", dict(n=4, c=32, h=16, w=16, k=32)), cb.Task("conv_fwd", dict(n=4, c=5, k=8, groups=2))]
+    result = cb.sweep(tasks, job="tune", executor="processes", gpus=1, cache=tmp_path / "c.sqlite", max_configs=8)
+    assert result.results[0].ok and result.results[0].winner["time_us"] > 0
+    assert not result.results[1].ok and "groups" in result.results[1].error
+    assert len(PlanCache(tmp_path / "c.sqlite").entries()) == 1
