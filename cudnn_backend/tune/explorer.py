@@ -612,7 +612,9 @@ def autotune(graph, handle=None, *, cache=None, device_profile=None, store=True,
             return ex_.plans.pop(ranked[0]), ex
         key = ex_.best_key()
         if key is None:
-            raise NoWorkingPlanError(f"autotune: no config of {ex.name!r} ran correctly: {ex.counts()}", None)
+            reasons = sorted({r.reason for r in ex.results if r.reason})[:4]
+            raise NoWorkingPlanError(f"autotune: no config of {ex.name!r} ran correctly: {ex.counts()}; "
+                                     f"{'; '.join(reasons) or 'no reason given'}", None)
         plan = ex_.plans.pop(key)
         if cache is not None and store:
             best = ex_.results[key]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import json
 import os
 import pathlib
@@ -112,6 +113,8 @@ def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profi
         fn = CATALOGUE.get(graph)
         if fn is None:
             fn = load_builder(graph)
+        if "build" not in kwargs and _takes(fn, "build"):
+            kwargs = dict(kwargs, build=False)  # finalized here, with the handle, not by the builder without one
         built = fn(*args, **kwargs)
         return resolve(built, handle=handle, name=name)
     if isinstance(graph, Pattern):
@@ -125,6 +128,13 @@ def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profi
         return Subject(graph, name or "operation graph")
     raise TypeError(f"graph: expected a Graph, a Pattern, a finalized OperationGraph descriptor, a pattern name or "
                     f"FILE.py:FUNC, not {type(graph).__name__}")
+
+
+def _takes(fn, parameter) -> bool:
+    try:
+        return parameter in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _plan_subject(plan, name) -> Subject:
