@@ -51,7 +51,7 @@ def graph_tensors():
 # [from_array]
 def from_array():
     """A tensor shaped like an array: dims, strides (in elements), data type and alignment read from it."""
-    a = np.zeros((2, 3, 4, 5), dtype=np.float16).transpose(0, 2, 3, 1)   # a channels-last view
+    a = np.zeros((2, 4, 5, 3), dtype=np.float16).transpose(0, 3, 1, 2)   # logical NCHW, channels-last memory
     t = Tensor.from_array(a, uid=7, name="a")
     return t
 # [/from_array]

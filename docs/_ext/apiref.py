@@ -258,9 +258,10 @@ def _enum_page(w: _Writer) -> str:
                    f"   C type ``{c_name}`` (also ``cudnn_backend.{c_name}``); since cuDNN "
                    f"{enums.ENUM_SINCE.get(c_name, '?')}.\n\n")
         rows = []
-        for member in cls:
-            w.coverage.enumerants[member.name] = cls.__name__
-            rows.append((member.name, str(int(member)), enums.SINCE.get(member.name, "")))
+        for name, member in cls.__members__.items():  # aliases too (another name for the same value)
+            w.coverage.enumerants[name] = cls.__name__
+            alias = f" (same value as {member.name})" if member.name != name else ""
+            rows.append((name, f"{int(member)}{alias}", enums.SINCE.get(name, "")))
         out.append(_table(("C name (a module attribute)", "value", "since cuDNN"), rows, indent="   "))
     return "\n".join(out)
 

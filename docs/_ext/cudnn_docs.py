@@ -19,9 +19,10 @@ import pathlib
 import re
 import sys
 
-from docutils import nodes, utils
+from docutils import nodes
 from docutils.core import publish_doctree
 from docutils.parsers.rst import directives
+from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
 import apiref
@@ -73,7 +74,7 @@ class CudnnGraph(SphinxDirective):
             text.append(f"   :width: {self.options['width']}")
         text += ["", f"   {caption}"]
         node = nodes.container()
-        self.state.nested_parse(utils.string2lines("\n".join(text)), self.content_offset, node)
+        self.state.nested_parse(StringList(text, source=str(path)), self.content_offset, node)
         literal = nodes.literal_block(dot, dot, language="text")
         details = nodes.container(classes=["cudnn-dot"])
         details += nodes.paragraph("", "", nodes.Text("The DOT it draws:"))
@@ -94,9 +95,18 @@ def _parses_cleanly(text: str) -> bool:
     return not stream.getvalue().strip()
 
 
+_EMBEDDED_SIGNATURE = re.compile(r"^[A-Za-z_][\w.]*\(.*\)(\s*->\s*.+)?$")
+
+
 def _process_docstring(app, what, name, obj, options, lines):
     if not lines:
         return
+    if what in ("method", "function") and _EMBEDDED_SIGNATURE.match(lines[0]) and \
+            lines[0].split("(")[0].split(".")[-1] != name.split(".")[-1]:
+        # Cython's embedded signature of the function this name is another name for (Graph.pool = resample)
+        del lines[0]
+        while lines and not lines[0].strip():
+            del lines[0]
     if what in ("data", "attribute") and not isinstance(obj, type) and not callable(obj) and \
             getattr(obj, "__doc__", None) and obj.__doc__ == type(obj).__doc__:
         # an instance without a docstring of its own would show its type's (dict(), ...): say what it is

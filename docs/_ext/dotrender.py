@@ -7,10 +7,16 @@ orders each layer by the mean position of its predecessors, and draws tensors as
 when virtual) and operations as filled boxes, every edge labelled with its attribute keyword.
 
     python docs/_ext/dotrender.py docs/conv_bias_relu.dot docs/conv_bias_relu.png
+    python docs/_ext/dotrender.py --readme    # the README's picture, from the README's own snippet
+
+A PNG carries the SHA-1 of the DOT it was drawn from (text chunk ``Source-SHA1``), so a test can tell
+that a committed picture still matches its DOT.
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import pathlib
 import re
 import sys
 
@@ -153,6 +159,11 @@ def layout(g: DotGraph) -> dict:
     return pos
 
 
+def digest(dot_text: str) -> str:
+    """The SHA-1 of a DOT text, as stored in the PNGs drawn from it."""
+    return hashlib.sha1(dot_text.encode("utf-8")).hexdigest()
+
+
 def render(dot_text: str, path, *, dpi=110):
     """Draw the DOT into ``path`` (PNG or SVG by its suffix); returns the path."""
     import matplotlib
@@ -208,15 +219,39 @@ def render(dot_text: str, path, *, dpi=110):
             mx, my = (x0 + node_w / 2 + x1 - node_w / 2) / 2, (y0 + y1) / 2
             ax.text(mx, my + 0.07, attrs["label"], ha="center", va="bottom", fontsize=7.5, color="#1f3b73",
                     family="DejaVu Sans", bbox=dict(facecolor="white", edgecolor="none", pad=0.5, alpha=0.85))
-    fig.savefig(str(path), dpi=dpi, metadata={"Software": None} if str(path).endswith(".png") else None)
+    png = str(path).endswith(".png")
+    fig.savefig(str(path), dpi=dpi, metadata={"Software": None, "Source-SHA1": digest(dot_text)} if png else None)
     plt.close(fig)
     return path
 
 
+def readme_graph(readme) -> str:
+    """Run the README's snippet (the python block that calls ``to_dot()``) and return its ``op_graph.to_dot()``."""
+    import os
+    import tempfile
+
+    text = pathlib.Path(readme).read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "to_dot()" in b)
+    namespace, cwd = {}, os.getcwd()
+    with tempfile.TemporaryDirectory() as folder:  # the snippet writes cbr.dot
+        os.chdir(folder)
+        try:
+            exec(compile(block, str(readme), "exec"), namespace)  # noqa: S102 - the project's own README
+        finally:
+            os.chdir(cwd)
+    return namespace["op_graph"].to_dot()
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--readme"]:
+        root = pathlib.Path(__file__).resolve().parents[2]
+        dot = readme_graph(root / "README.md")
+        (root / "docs" / "conv_bias_relu.dot").write_text(dot, encoding="utf-8")
+        render(dot, root / "docs" / "conv_bias_relu.png")
+        return 0
     if len(argv) != 2:
-        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
+        print("usage: dotrender.py GRAPH.dot OUT.png  |  dotrender.py --readme", file=sys.stderr)
         return 2
     with open(argv[0], encoding="utf-8") as f:
         render(f.read(), argv[1])
