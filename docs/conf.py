@@ -29,7 +29,7 @@ extensions = [
     "cudnn_docs",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "README_graph.md"]
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 templates_path = []
 html_static_path = []
 html_theme = "furo"
@@ -48,9 +48,3 @@ nitpicky = False
 myst_heading_anchors = 3
 intersphinx_mapping = {}  # offline builds: no inventories fetched
 viewcode_follow_imported_members = True
-
-suppress_warnings = [
-    # The generated typed classes and the enum IntEnums share attribute names across classes; the
-    # reference documents each object once, but Sphinx's own index of cython members can repeat them.
-    "ref.python",
-]

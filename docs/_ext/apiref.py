@@ -303,7 +303,7 @@ def _typed_page(w: _Writer) -> str:
         heading = next((ln for ln in doc_lines if ln.startswith("CUDNN_BACKEND_")), cls.DESCRIPTOR_TYPE.name)
         bases = ", ".join(f":class:`~cudnn_backend.typed.{b.__name__}`" for b in cls.__bases__)
         out.append(f".. py:class:: {path}(*, {sig})\n" if sig else f".. py:class:: {path}()\n")
-        out.append(f"   {heading} (``DESCRIPTOR_TYPE``). Bases: {bases}.\n")
+        out.append(f"   {heading} Bases: {bases}.\n")
         rows = []
         for keyword, attribute in cls.KEYWORDS.items():
             spec = cls.ATTRIBUTES[keyword]

@@ -130,8 +130,16 @@ def _write_plain(app, exception):
         pass
 
 
+def _process_signature(app, what, name, obj, options, signature, return_annotation):
+    """Cython's embedded signatures of methods start with ``self``: drop it, as for Python methods."""
+    if what == "method" and signature and re.match(r"^\(self\b", signature):
+        signature = "(" + re.sub(r"^\(self\s*,?\s*", "", signature)
+    return signature, return_annotation
+
+
 def setup(app):
     app.connect("builder-inited", _generate_reference)
+    app.connect("autodoc-process-signature", _process_signature)
     app.connect("autodoc-process-docstring", _process_docstring)
     app.connect("build-finished", _write_plain)
     app.add_directive("cudnn-graph", CudnnGraph)
