@@ -44,6 +44,7 @@ class LoadedCudnn:
 
     @property
     def version_string(self) -> str:
+        """The version as "MAJOR.MINOR.PATCH"."""
         return format_version(self.version)
 
 
@@ -102,6 +103,8 @@ def _preload(libname: str) -> str | None:
 
 
 def load_cudnn() -> LoadedCudnn:
+    """Find and load libcudnn.so.9 once (and the driver or its stand-in, NVRTC, cublasLt); later calls return
+    the same ``LoadedCudnn``."""
     global _loaded
     with LOCK:
         if _loaded is not None:
@@ -139,4 +142,5 @@ def loaded() -> LoadedCudnn | None:
 
 
 def loaded_version_string() -> str:
+    """The loaded cuDNN's version as "MAJOR.MINOR.PATCH"."""
     return load_cudnn().version_string

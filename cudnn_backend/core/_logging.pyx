@@ -102,6 +102,7 @@ def disable_logging():
 
 
 def logging_enabled():
+    """Whether cuDNN's messages are routed to Python's logging (``enable_logging``)."""
     return _logging_on
 
 

@@ -52,6 +52,7 @@ def gpus() -> list[str]:
 
 
 def gpu_count() -> int:
+    """How many CUDA devices the real driver reports (0 with none, or with the stand-in)."""
     return len(_gpu_names())
 
 

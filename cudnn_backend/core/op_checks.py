@@ -163,6 +163,7 @@ def check_resample_fwd(op):
     _need(op, v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC), "idxdesc", yd, "one index per output element")
 
 
+#: Operation descriptor type -> the shape check ``Descriptor.finalize`` runs first (see the module notes).
 FINALIZE_CHECKS = {
     T.CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR: check_gen_stats,
     T.CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR: check_bn_finalize,

@@ -42,12 +42,15 @@ class AttributeSpec:
 
     @property
     def settable(self) -> bool:
+        """Whether the attribute can be set (every role but get-only)."""
         return self.role != GET_ONLY
 
     def count_ok(self, n: int) -> bool:
+        """Whether ``n`` values is an element count cuDNN accepts for this attribute."""
         return n >= self.count_min and (self.count_max is None or n <= self.count_max)
 
     def count_text(self) -> str:
+        """The accepted element count in words: "exactly 1", "at least 0", "1 to 8"."""
         if self.count_max == self.count_min:
             return f"exactly {self.count_min}"
         if self.count_max is None:
@@ -64,6 +67,7 @@ class DescriptorSpec:
 
     @property
     def required(self) -> tuple[AttributeName, ...]:
+        """The attributes that must be set before this descriptor type finalizes."""
         return tuple(a for a in self.attributes if ATTRIBUTES[a].role == REQUIRED)
 
 

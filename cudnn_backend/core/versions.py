@@ -91,4 +91,5 @@ def loaded_version() -> int:
 
 
 def loaded_version_string() -> str:
+    """The loaded cuDNN's version as "MAJOR.MINOR.PATCH" (loads cuDNN if nothing has yet)."""
     return _format_int(load_cudnn().version)

@@ -40,8 +40,9 @@ class ConvolutionOps:
 
     def conv_fwd(self, x, w, *, padding=0, stride=1, dilation=1, post_padding=None, mode="cross_correlation",
                  compute=None, output=False, output_data_type=None, alpha=1.0, beta=0.0, name=None):
-        """Y = alpha * conv(X, W) + beta * Y: X [N, C, *spatial], W [K, C/groups, *filter] (groups = X's C / W's C),
-        Y [N, K, *out] in X's layout."""
+        """Y = alpha * conv(X, W) + beta * Y: X ``[N, C, *spatial]``, W ``[K, C/groups, *filter]`` (groups = X's C /
+        W's C), Y ``[N, K, *out]`` in X's layout; ``padding``/``stride``/``dilation`` one int or one per spatial dim.
+        Returns Y (virtual unless ``output=True`` or a tensor is given as ``output=``)."""
         x, w = self._need_tensor(x, "x"), self._need_tensor(w, "w")
         conv = self.convolution_descriptor(len(x.shape) - 2, padding, stride, dilation, post_padding, compute, mode)
         dims = shapes.conv_output_dims(x.shape, w.shape, conv.pre_paddings, conv.filter_strides, conv.dilations,

@@ -156,18 +156,23 @@ class NormOps:
         return {"dx": dx, "dscale": dscale, "dbias": db}
 
     def layer_norm_bwd(self, dy, x, scale, mean, inv_variance, **kw):
+        """Layer norm backward: ``norm_backward`` with mode LAYER_NORM (the forward's saved mean and inverse variance)."""
         return self.norm_backward(dy, x, scale, mean, inv_variance, mode="layer", **kw)
 
     def rms_norm_bwd(self, dy, x, scale, inv_variance, *, dbias=False, **kw):
+        """RMS norm backward: ``norm_backward`` with mode RMS_NORM (no mean; no dbias unless asked)."""
         return self.norm_backward(dy, x, scale, None, inv_variance, mode="rms", dbias=dbias, **kw)
 
     def batch_norm_bwd(self, dy, x, scale, mean, inv_variance, **kw):
+        """Batch norm backward: ``norm_backward`` with mode BATCH_NORM."""
         return self.norm_backward(dy, x, scale, mean, inv_variance, mode="batch", **kw)
 
     def instance_norm_bwd(self, dy, x, scale, mean, inv_variance, **kw):
+        """Instance norm backward: ``norm_backward`` with mode INSTANCE_NORM."""
         return self.norm_backward(dy, x, scale, mean, inv_variance, mode="instance", **kw)
 
     def ada_layer_norm_bwd(self, dy, x, scale, mean, inv_variance, **kw):
+        """Adaptive layer norm backward: ``norm_backward`` with mode ADA_LAYER_NORM."""
         return self.norm_backward(dy, x, scale, mean, inv_variance, mode="ada_layer_norm", **kw)
 
     # -- batch-norm pieces of fused convolutions ------------------------------------------------------

@@ -75,6 +75,7 @@ class PointwiseOps:
         return out
 
     def relu(self, x, **kw):
+        """ReLU: max(x, 0) (``relu_lower_clip``/``relu_upper_clip``/``relu_lower_clip_slope`` as keywords for clipped and leaky ReLU). Other keywords as in ``pointwise``."""
         return self.pointwise(PointwiseMode.CUDNN_POINTWISE_RELU_FWD, x, **kw)
 
     def gelu(self, x, *, approximate="none", **kw):
@@ -84,24 +85,31 @@ class PointwiseOps:
         return self.pointwise(mode, x, **kw)
 
     def sigmoid(self, x, **kw):
+        """Sigmoid: 1 / (1 + exp(-x)). Keywords as in ``pointwise``."""
         return self.pointwise(PointwiseMode.CUDNN_POINTWISE_SIGMOID_FWD, x, **kw)
 
     def tanh(self, x, **kw):
+        """tanh(x). Keywords as in ``pointwise``."""
         return self.pointwise(PointwiseMode.CUDNN_POINTWISE_TANH_FWD, x, **kw)
 
     def exp(self, x, **kw):
+        """exp(x). Keywords as in ``pointwise``."""
         return self.pointwise(PointwiseMode.CUDNN_POINTWISE_EXP, x, **kw)
 
     def log(self, x, **kw):
+        """Natural logarithm of x. Keywords as in ``pointwise``."""
         return self.pointwise(PointwiseMode.CUDNN_POINTWISE_LOG, x, **kw)
 
     def mul(self, x, b, **kw):
+        """x * b (b broadcast). Keywords as in ``pointwise``."""
         return self.pointwise(PointwiseMode.CUDNN_POINTWISE_MUL, x, b, **kw)
 
     def sub(self, x, b, **kw):
+        """x - b (b broadcast). Keywords as in ``pointwise``."""
         return self.pointwise(PointwiseMode.CUDNN_POINTWISE_SUB, x, b, **kw)
 
     def div(self, x, b, **kw):
+        """x / b (b broadcast). Keywords as in ``pointwise``."""
         return self.pointwise(PointwiseMode.CUDNN_POINTWISE_DIV, x, b, **kw)
 
     def bias(self, x, b, **kw):

@@ -87,7 +87,7 @@ def _fail(message):
 
 
 def conv_output_dims(x_dims, w_dims, padding=0, stride=1, dilation=1, post_padding=None):
-    """Y dims of a (grouped) convolution of X [N, C, *spatial] with W [K, C/groups, *filter]."""
+    """Y dims of a (grouped) convolution of X ``[N, C, *spatial]`` with W ``[K, C/groups, *filter]``."""
     n, c, *spatial = x_dims
     k, cg, *filt = w_dims
     nsp = len(spatial)
@@ -158,7 +158,7 @@ def reduction_output_dims(x_dims, axes=None):
 
 
 def resample_output_dims(x_dims, window, stride, pre_padding, post_padding):
-    """Y dims of a pooling window over X [N, C, *spatial] (as cudnn-frontend infers them); window, stride and
+    """Y dims of a pooling window over X ``[N, C, *spatial]`` (as cudnn-frontend infers them); window, stride and
     paddings are ints or (numerator, denominator) pairs."""
     n, c, *spatial = x_dims
 
@@ -247,7 +247,7 @@ def strides_like(dims, ref_strides):
 
 
 def nhwc_strides(dims):
-    """Channels-last packed strides for [N, C, *spatial]."""
+    """Channels-last packed strides for ``[N, C, *spatial]``."""
     if len(dims) < 3:
         raise ValueError(f"layout: 'nhwc' needs [N, C, spatial...] (rank >= 3), not {len(dims)} dims {list(dims)}")
     return packed_strides(dims, [0, *range(2, len(dims)), 1])

@@ -42,6 +42,7 @@ from cudnn_backend.patterns.norm import (
     rms_norm_fwd,
 )
 
+#: Every pattern function by name.
 CATALOGUE = {
     "conv_fwd": conv_fwd, "conv_bwd_data": conv_bwd_data, "conv_bwd_filter": conv_bwd_filter,
     "conv_bias_relu": conv_bias_relu, "conv_bias_add_relu": conv_bias_add_relu, "bn_gen_stats": bn_gen_stats,

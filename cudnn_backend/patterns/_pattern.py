@@ -50,14 +50,17 @@ class Pattern:
 
     @property
     def op_graph(self):
+        """The finalized OperationGraph (None until ``build()``)."""
         return self.graph.op_graph
 
     @property
     def built(self) -> bool:
+        """Whether the operation graph has been finalized."""
         return self.graph.op_graph is not None
 
     @property
     def operations(self) -> list:
+        """The graph's operation descriptors, in the order they were added."""
         return list(self.graph.operations)
 
     def outputs(self) -> dict:
@@ -95,18 +98,23 @@ class Pattern:
         return self.graph.build(handle)
 
     def heuristics(self, mode="A", device_profile=None) -> list:
+        """``get_configs`` of the built graph: cuDNN's engine configs in ``mode``, best first."""
         return _heuristics.get_configs(self.build(), mode, device_profile)
 
     def engine_config_counts(self, device_profile=None, modes=("A", "FALLBACK")) -> dict:
+        """{mode: number of engine configs heuristics return} for the built graph."""
         return _heuristics.engine_config_counts(self.build(), device_profile, modes)
 
     def why_no_engine(self, device_profile=None, modes=("A", "FALLBACK")) -> str:
+        """cuDNN's own reasons (its warning log) why heuristics find no engine for the built graph."""
         return _heuristics.why_no_engine(self.build(), device_profile, modes)
 
     def table(self) -> str:
+        """``Graph.table()`` of the pattern's graph: operations in order with their tensors."""
         return self.graph.table()
 
     def to_dot(self) -> str:
+        """``Graph.to_dot()`` of the pattern's graph (Graphviz DOT)."""
         return self.graph.to_dot()
 
     def __reduce__(self):
@@ -120,6 +128,7 @@ class Pattern:
 
 
 def finish(name, g, tensors, build, **kwargs) -> Pattern:
+    """A ``Pattern`` of graph ``g`` and its named tensors, built (finalized) when ``build`` is true."""
     p = Pattern(name, g, tensors, **kwargs)
     if build:
         p.build()

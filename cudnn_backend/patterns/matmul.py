@@ -9,6 +9,7 @@ from cudnn_backend.patterns._pattern import finish, size
 __all__ = ["matmul_bias_gelu", "matmul_bias_relu", "GELU_MODES"]
 
 F16 = DataType.CUDNN_DATA_HALF
+#: ``matmul_bias_gelu``'s ``gelu=`` by name ("erf" or "exact", "tanh") -> its pointwise mode.
 GELU_MODES = {"erf": PointwiseMode.CUDNN_POINTWISE_GELU_FWD, "exact": PointwiseMode.CUDNN_POINTWISE_GELU_FWD,
               "tanh": PointwiseMode.CUDNN_POINTWISE_GELU_APPROX_TANH_FWD}
 

@@ -622,6 +622,7 @@ cdef class VariantPack:
     # -- introspection --------------------------------------------------------------------------
     @property
     def closed(self):
+        """Whether the pack's descriptor has been destroyed (``close()``)."""
         return self._ptr == NULL
 
     @property
@@ -690,6 +691,7 @@ cdef class VariantPack:
 
     @property
     def owns_workspace(self):
+        """Whether the pack allocated its workspace (and frees it with itself)."""
         return self._owns_workspace
 
     @property

@@ -66,17 +66,19 @@ class TensorSpec:
 
     @property
     def itemsize(self) -> float | None:
+        """Bytes per element of the data type (0.5 for 4-bit types); None if unknown."""
         bits = DATA_TYPE_BITS.get(self.data_type)
         return None if bits is None else bits / 8
 
     @property
     def nbytes(self) -> int | None:
-        """Bytes the tensor spans: (1 + sum((dim - 1) * |stride|)) elements; None if unknown."""
+        """Bytes the tensor spans: ``1 + sum((dim - 1) * abs(stride))`` elements; None if unknown."""
         if self.vector_count not in (None, 1) or self.data_type is None:
             return None
         return arrays.span_bytes(self.dims, self.strides, self.data_type)
 
     def describe(self) -> str:
+        """One line: name, uid, dims, strides, data type and kind (virtual, by-value), for messages."""
         dt = self.data_type.name.replace("CUDNN_DATA_", "").lower() if self.data_type is not None else "?"
         kind = " virtual" if self.virtual else (" by-value" if self.by_value else "")
         label = f"{self.name} " if self.name and self.name != str(self.uid) else ""

@@ -83,10 +83,12 @@ def knob_type(value) -> KnobType:
 
 
 def numerical_note(value) -> NumericalNote:
+    """A NumericalNote from a member, its C name, its short name (``"TENSOR_CORE"``) or its int."""
     return _enum(NumericalNote, value, "CUDNN_NUMERICAL_NOTE_", "numerical note")
 
 
 def behavior_note(value) -> BehaviorNote:
+    """A BehaviorNote from a member, its C name, its short name (``"RUNTIME_COMPILATION"``) or its int."""
     return _enum(BehaviorNote, value, "CUDNN_BEHAVIOR_NOTE_", "behavior note")
 
 
@@ -169,6 +171,7 @@ class KnobSpec:
 
     @classmethod
     def from_descriptor(cls, info) -> "KnobSpec":
+        """The KnobSpec of a finalized KnobInfo descriptor (type, minimum, maximum, stride)."""
         def one(attr, atype):
             values = info.get(attr, atype)
             return values[0] if values else None
@@ -185,6 +188,7 @@ class KnobSpec:
 
     @property
     def name(self) -> str:
+        """The knob's short name: CUDNN_KNOB_TYPE_TILE_SIZE -> "TILE_SIZE"."""
         return short_name(self.knob_type)
 
     def values(self) -> range:
@@ -198,6 +202,7 @@ class KnobSpec:
         return value in self.values()
 
     def check(self, value) -> int:
+        """``value`` if it is a valid value of this knob (or -1, the engine's default); else EngineError."""
         v = as_int(value, f"knob {self.name}")
         if v == UNSET_KNOB:
             return v  # "unset": the engine's default
@@ -208,6 +213,7 @@ class KnobSpec:
         return v
 
     def as_dict(self) -> dict:
+        """The knob as plain data: name, minimum, maximum, stride and how many values."""
         return {"knob": self.name, "minimum": self.minimum, "maximum": self.maximum, "stride": self.stride,
                 "count": len(self)}
 
@@ -332,16 +338,19 @@ def engine_knobs(engine) -> tuple:
 
 
 def engine_numerical_notes(engine) -> tuple:
+    """CUDNN_ATTR_ENGINE_NUMERICAL_NOTE of a finalized Engine, as NumericalNote members."""
     _need_finalized(engine, DT.CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine")
     return _as_enum_list(NumericalNote, engine.get(A.CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, AT.CUDNN_TYPE_NUMERICAL_NOTE))
 
 
 def engine_behavior_notes(engine) -> tuple:
+    """CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE of a finalized Engine, as BehaviorNote members."""
     _need_finalized(engine, DT.CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine")
     return _as_enum_list(BehaviorNote, engine.get(A.CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, AT.CUDNN_TYPE_BEHAVIOR_NOTE))
 
 
 def engine_global_index(engine) -> int:
+    """The engine index of a finalized Engine (cuDNN's CUDNN_ATTR_ENGINE_GLOBAL_INDEX)."""
     _need_finalized(engine, DT.CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine")
     value = engine.value_of(A.CUDNN_ATTR_ENGINE_GLOBAL_INDEX)
     if value is not None:
@@ -471,6 +480,7 @@ class Config:
 
     @property
     def engine_index(self) -> int:
+        """The engine index (cuDNN's CUDNN_ATTR_ENGINE_GLOBAL_INDEX): 0 .. ENGINE_GLOBAL_COUNT - 1."""
         if self._index is None:
             self._index = engine_global_index(self.engine)
         return self._index
@@ -484,14 +494,17 @@ class Config:
 
     @property
     def numerical_notes(self) -> tuple:
+        """The engine's numerical notes (TENSOR_CORE, DOWN_CONVERT_INPUTS, NONDETERMINISTIC, ...)."""
         return engine_numerical_notes(self.engine)
 
     @property
     def behavior_notes(self) -> tuple:
+        """The engine's behavior notes (RUNTIME_COMPILATION, SUPPORTS_CUDA_GRAPH_NATIVE_API, ...)."""
         return engine_behavior_notes(self.engine)
 
     @property
     def runtime_compiled(self) -> bool:
+        """Whether the engine compiles its kernel at plan build (behavior note RUNTIME_COMPILATION)."""
         return BehaviorNote.CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION in self.behavior_notes
 
     @property
@@ -508,6 +521,7 @@ class Config:
         return (self.engine_index, tuple(sorted((int(k), v) for k, v in self.knobs.items())))
 
     def summary(self) -> dict:
+        """Engine index, knobs, notes, workspace (and mode and rank) as plain data."""
         row = {
             "engine": self.engine_index,
             "knobs": {short_name(k): v for k, v in self.knobs.items()},

@@ -34,6 +34,7 @@ A = AttributeName
 AT = AttributeType
 DT = DescriptorType
 
+#: The heuristics modes by short name: "A", "B", "FALLBACK", "INSTANT" -> ``HeurMode``.
 MODES = {
     "A": HeurMode.CUDNN_HEUR_MODE_A,
     "B": HeurMode.CUDNN_HEUR_MODE_B,
@@ -63,6 +64,7 @@ def heur_mode(mode) -> HeurMode:
 
 
 def mode_name(mode) -> str:
+    """The short name of a heuristics mode: "A", "B", "FALLBACK" or "INSTANT"."""
     return _engines.short_name(heur_mode(mode))
 
 
@@ -154,6 +156,7 @@ class Attempt:
     error: object = field(default=None, repr=False)
 
     def as_dict(self) -> dict:
+        """The attempt as plain data (the config and error left out)."""
         return {
             "order": self.order, "mode": self.mode, "rank": self.rank, "engine": self.engine_index,
             "knobs": dict(self.knobs), "ok": self.ok, "stage": self.stage, "status": self.status,
@@ -177,9 +180,11 @@ class PlanSearchReport:
 
     @property
     def failures(self) -> list:
+        """The attempts that did not build a plan, in order."""
         return [a for a in self.attempts if not a.ok]
 
     def to_rows(self) -> list:
+        """One plain dict per attempt (``Attempt.as_dict``)."""
         return [a.as_dict() for a in self.attempts]
 
     def plain(self) -> "PlanSearchReport":
@@ -189,9 +194,11 @@ class PlanSearchReport:
         return PlanSearchReport(attempts, dict(self.queried), chosen)
 
     def to_dataframe(self):
+        """The attempts as a pandas DataFrame (pandas is optional)."""
         return _engines.to_dataframe(self.to_rows())
 
     def summary(self) -> str:
+        """One line: how many configs were tried, what heuristics returned, which was chosen."""
         queried = ", ".join(f"{m}: {n}" for m, n in self.queried.items()) or "none"
         chosen = (f"engine {self.chosen.engine_index} {self.chosen.knobs} from mode {self.chosen.mode} "
                   f"rank {self.chosen.rank}") if self.chosen else "nothing"

@@ -106,16 +106,19 @@ class DeviceBuffer:
 
     @property
     def ptr(self) -> int:
+        """The device address (0 for a zero-byte buffer); ValueError once closed."""
         if self._closed:
             raise ValueError("this DeviceBuffer is closed")
         return self._ptr
 
     @property
     def nbytes(self) -> int:
+        """The size in bytes."""
         return self._nbytes
 
     @property
     def closed(self) -> bool:
+        """Whether the memory has been freed."""
         return self._closed
 
     def __int__(self):

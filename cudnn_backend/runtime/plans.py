@@ -138,6 +138,7 @@ class Plan:
     # -- what the plan is --------------------------------------------------------------------------
     @property
     def closed(self) -> bool:
+        """Whether the plan's descriptor has been destroyed."""
         return self.descriptor.closed
 
     def close(self):
@@ -164,6 +165,7 @@ class Plan:
 
     @property
     def engine_index(self) -> int:
+        """The engine index of the plan's config (from its JSON for a plan loaded without one)."""
         if self._index is None:
             cfg = self._config_or_json()
             try:
@@ -187,11 +189,13 @@ class Plan:
 
     @property
     def numerical_notes(self) -> tuple:
+        """The engine's numerical notes (empty when the plan's config is unknown)."""
         cfg = self._config_or_json()
         return cfg.numerical_notes if cfg is not None else ()
 
     @property
     def behavior_notes(self) -> tuple:
+        """The engine's behavior notes (empty when the plan's config is unknown)."""
         cfg = self._config_or_json()
         return cfg.behavior_notes if cfg is not None else ()
 

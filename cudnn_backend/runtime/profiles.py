@@ -128,10 +128,12 @@ class DeviceProfile:
 
     @property
     def device_name(self) -> str:
+        """The GPU's name as cuDNN recorded it (``deviceName``), e.g. "NVIDIA H200"."""
         return str(self.properties.get("deviceName", "unknown device"))
 
     @property
     def sm_count(self) -> int | None:
+        """The GPU's multiprocessor count (``multiProcessorCount``); None if the JSON lacks it."""
         v = self.properties.get("multiProcessorCount")
         return int(v) if v is not None else None
 
@@ -143,6 +145,7 @@ class DeviceProfile:
 
     @property
     def cudnn_version_string(self) -> str:
+        """The cuDNN version that wrote the profile as "MAJOR.MINOR.PATCH" (e.g. "9.19.0")."""
         return format_version(self.cudnn_version)
 
     def __repr__(self):
@@ -295,6 +298,7 @@ class DeviceProfile:
 
     # -- files ----------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
+        """The profile as our file format's plain data (what ``save`` writes and ``load`` reads)."""
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,

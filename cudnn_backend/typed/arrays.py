@@ -49,7 +49,7 @@ ITEMSIZE = {dt: bits // 8 for dt, bits in DATA_TYPE_BITS.items() if bits % 8 == 
 
 
 def span_bytes(dims, strides, data_type) -> int | None:
-    """Bytes a tensor spans: (1 + sum((dim - 1) * |stride|)) elements; None where the size is unknown."""
+    """Bytes a tensor spans: ``1 + sum((dim - 1) * abs(stride))`` elements; None where the size is unknown."""
     try:
         bits = DATA_TYPE_BITS.get(DataType(int(data_type)))
     except (TypeError, ValueError):

@@ -113,6 +113,7 @@ def signature_of(t) -> tuple:
 
 
 def tensor_name(t) -> str:
+    """A tensor's display name: its ``name``, else ``t<uid>``."""
     name = getattr(t, "name", None)
     return name if isinstance(name, str) else f"t{signature_of(t)[0]}"
 
@@ -127,12 +128,14 @@ def _dtype_name(value) -> str:
 
 
 def describe_signature(name, sig) -> str:
+    """One line from a name and a signature (uid, dims, strides, data type, virtual, by value)."""
     uid, dims, strides, dt, virtual, by_value = sig
     kind = " virtual" if virtual else (" by-value" if by_value else "")
     return f"{name} (uid {uid}) {list(dims)} strides {list(strides)} {_dtype_name(dt)}{kind}"
 
 
 def describe_tensor(t) -> str:
+    """One line describing a tensor descriptor (typed or generic): name, uid, dims, strides, type."""
     return describe_signature(tensor_name(t), signature_of(t))
 
 

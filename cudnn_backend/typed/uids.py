@@ -19,6 +19,7 @@ class UidAllocator:
         self._lock = threading.Lock()
 
     def reserve(self, uid: int) -> int:
+        """Take ``uid`` (a UID the user chose); GraphError if it is taken already."""
         with self._lock:
             if uid in self._used:
                 raise GraphError(f"uid: {uid} is already used in this graph")
@@ -26,6 +27,7 @@ class UidAllocator:
             return uid
 
     def next(self) -> int:
+        """The next free UID (skipping reserved ones), taken."""
         with self._lock:
             while True:
                 uid = next(self._next)
