@@ -128,7 +128,10 @@ def run_protocols(handle, plan, g, inputs, ref):
     if Device is not None:
         dev = Device()
         dev.set_current()
-        core_b = dev.allocate(b.numel() * b.element_size())   # a cuda.core Buffer
+        try:                                           # a cuda.core Buffer (newer cuda.core wants the stream)
+            core_b = dev.allocate(b.numel() * b.element_size(), stream=dev.create_stream())
+        except TypeError:
+            core_b = dev.allocate(b.numel() * b.element_size())
         rt = cb.memory.cudart()
         torch.cuda.synchronize()
         cb.memory.check(rt.cudaMemcpy(int(core_b.handle), b.data_ptr(), b.numel() * b.element_size(),

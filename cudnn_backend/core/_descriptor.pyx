@@ -1435,8 +1435,8 @@ cdef int _choose_type(int attr, object value) except -1:
     probe = value
     if (type(value) is list or type(value) is tuple) and len(value) > 0:
         probe = value[0]
-    if type(probe) is float:
-        for t in (CUDNN_TYPE_DOUBLE, CUDNN_TYPE_FLOAT):
+    if type(probe) is float:  # FLOAT first, as cudnn-frontend and C code set alphas: cuDNN 9.19's conv reads a
+        for t in (CUDNN_TYPE_FLOAT, CUDNN_TYPE_DOUBLE):  # DOUBLE alpha as 0.0 (all-zero output, seen on an H100)
             if (spec.types >> t) & 1:
                 return t
     if isinstance(probe, Descriptor) and (spec.types >> CUDNN_TYPE_BACKEND_DESCRIPTOR) & 1:
@@ -1448,7 +1448,7 @@ cdef int _choose_type(int attr, object value) except -1:
             if (spec.types >> t) & 1:
                 return t
     if isinstance(probe, numbers.Real) and not isinstance(probe, bool):
-        for t in (CUDNN_TYPE_DOUBLE, CUDNN_TYPE_FLOAT):
+        for t in (CUDNN_TYPE_FLOAT, CUDNN_TYPE_DOUBLE):
             if (spec.types >> t) & 1:
                 return t
     return spec.default_type
