@@ -440,7 +440,6 @@ def write_pyx(version: str, funcs: list[Function]) -> str:
     ]
     out.append("    global " + ", ".join(f"__{f.name}" for f in funcs))
     out += [
-        "    from cudnn_backend._bindings import _loader",
         "    with _loader.LOCK:",
         "        if _symbols_resolved:",
         "            return 0",

@@ -115,7 +115,6 @@ class PlanCache:
     def __setstate__(self, state):
         self.timeout = state.get("timeout", 30.0)
 
-    # -- the file ---------------------------------------------------------------------------------------------
     @contextlib.contextmanager
     def _connect(self, write=False):
         if self._usable is None:
@@ -171,7 +170,6 @@ class PlanCache:
     def _warn(self, text):
         warnings.warn(f"plan cache {str(self.path)!r}: {text}", PlanCacheWarning, stacklevel=4)
 
-    # -- keys -----------------------------------------------------------------------------------------------
     @staticmethod
     def _graph(graph) -> tuple:
         """(finalized operation graph, fingerprint) of a graph (any API), a Graph, a Pattern or a tune Subject."""
@@ -209,7 +207,6 @@ class PlanCache:
         text = json.dumps([fingerprint, list(device), int(version)], separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
 
-    # -- get and put -----------------------------------------------------------------------------------------
     def get(self, graph, handle=None, device_profile=None):
         """The stored plan for ``graph`` on this device, rebuilt from its JSON (a ``Plan``), or None."""
         op_graph, fp = self._graph(graph)
@@ -301,6 +298,7 @@ class PlanCache:
         return self._entry(rows[0]) if rows else None
 
     def plan_json(self, key: str) -> str | None:
+        """The stored plan's JSON of the entry ``key`` (or a unique prefix of it), or None."""
         e = self.entry(key)
         if e is None:
             return None
@@ -309,6 +307,7 @@ class PlanCache:
         return None if row is None else row[0]
 
     def remove(self, key: str) -> bool:
+        """Remove the entry ``key`` (or a unique prefix of it); whether there was one."""
         e = self.entry(key)
         if e is None:
             return False

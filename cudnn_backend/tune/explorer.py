@@ -153,7 +153,6 @@ class _Explorer:
         self.reference = None
         self.output_uids = ()
 
-    # -- what was asked ------------------------------------------------------------------------------
     def exploration(self) -> Exploration:
         return Exploration(
             name=self.subject.name, device=self.device, cudnn_version=format_version(get_version()),
@@ -164,7 +163,6 @@ class _Explorer:
         if self.progress is not None:
             self.progress(done, total, text)
 
-    # -- heuristics and engines ------------------------------------------------------------------------
     def heuristics(self, ex: Exploration) -> list:
         candidates = []
         for mode in self.modes:
@@ -217,7 +215,6 @@ class _Explorer:
                 "knobs": knobs, "knob_space": info.knob_space_size if info.supported else 0,
             })
 
-    # -- GPU side: buffers, reference, answers -----------------------------------------------------------
     def prepare_gpu(self, ex: Exploration):
         if self.subject.plan is not None:  # a saved plan: tensors from its JSON, outputs found by running it
             self.sets = inputs.make_buffer_sets(None, self.buffer_sets_n, user=self.user_buffers,
@@ -306,7 +303,6 @@ class _Explorer:
             elif r.status == results.WRONG and r.correct:
                 r.status, r.reason = results.OK, ""
 
-    # -- one config ---------------------------------------------------------------------------------------
     def try_config(self, key):
         r, cfg = self.results[key], self.configs[key]
         if self.max_workspace is not None:
@@ -392,7 +388,6 @@ class _Explorer:
         r.kernels = [k.short_name for k in ks]
         r.kernel_count = len(ks)
 
-    # -- the knob search ----------------------------------------------------------------------------------
     def neighbours(self, key, knob_sets):
         """New config keys around ``key``: each entry of ``knob_sets`` is {KnobType: value} to apply."""
         base = self.configs[key]
@@ -473,7 +468,6 @@ class _Explorer:
             self.say(i + 1, len(queue), f"{label}: engine {key[0]} {self.results[key].status}")
         return tried, skipped
 
-    # -- the whole run ----------------------------------------------------------------------------------
     def run(self) -> Exploration:
         ex = self.exploration()
         ex.notes.extend(self.notes)

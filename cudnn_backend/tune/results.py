@@ -83,6 +83,7 @@ class ConfigResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> "ConfigResult":
+        """The ConfigResult ``as_dict`` wrote."""
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names}
         for k in ("modes", "numerical_notes", "behavior_notes"):
@@ -114,7 +115,6 @@ class Exploration:
     wall_seconds: float | None = None
     fingerprint: str = ""
 
-    # -- the answers ------------------------------------------------------------------------------
     @property
     def best(self) -> ConfigResult | None:
         """The fastest correct config (None when nothing was timed)."""
@@ -153,8 +153,8 @@ class Exploration:
             out[r.status] = out.get(r.status, 0) + 1
         return out
 
-    # -- export ---------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
+        """Everything as JSON-able plain data (``from_dict`` reads it back)."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "results"}
         d["heuristics"] = {m: [[e, dict(k)] for e, k in cfgs] for m, cfgs in self.heuristics.items()}
         d["results"] = [r.as_dict() for r in self.results]
@@ -165,10 +165,12 @@ class Exploration:
         return d
 
     def to_json(self, indent=1) -> str:
+        """``to_dict()`` as JSON text (NaN and infinity written as null)."""
         return json.dumps(self.to_dict(), indent=indent, default=_json_default, allow_nan=False)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Exploration":
+        """The Exploration ``to_dict`` wrote (extra keys, e.g. ``headroom``, are derived again)."""
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names}
         kw["results"] = [ConfigResult.from_dict(r) for r in d.get("results", [])]
@@ -177,6 +179,7 @@ class Exploration:
 
     @classmethod
     def from_json(cls, text: str) -> "Exploration":
+        """The Exploration ``to_json`` wrote."""
         return cls.from_dict(json.loads(text))
 
     def rows(self) -> list[dict]:
