@@ -2,13 +2,8 @@
 example of the guide gives what the page says, the README's picture is drawn from its snippet, and public
 functions have docstrings (``help()`` never shows source comments instead).
 
-Fast by design (about a minute, most of it the examples): the HTML is not built here. CI builds it as a
-separate step, warnings as errors::
-
-    python -m pip install -e ".[docs]"
-    python -m sphinx -W --keep-going -b html docs docs/_build/html
-
-and, when ``docs/_build/html/objects.inv`` exists, ``test_built_inventory`` also checks the built index.
+The site is built here too, with warnings as errors (``python -m sphinx -W -b html docs OUT``, about a minute),
+and its index (``objects.inv``) checked against the generated reference.
 """
 from __future__ import annotations
 
@@ -125,11 +120,30 @@ def test_layer_modules_are_documented(reference, apiref):
                 assert cov.covers(path) or path in cov.unavailable, path
 
 
-def test_built_inventory(reference):
-    """After ``sphinx-build`` (CI's docs step), the built index holds every documented name."""
-    inv = DOCS / "_build" / "html" / "objects.inv"
-    if not inv.exists():
-        pytest.skip("docs not built (python -m sphinx -W -b html docs docs/_build/html)")
+@pytest.fixture(scope="module")
+def built_docs(tmp_path_factory):
+    """``sphinx-build -W`` (warnings are errors) of the whole site, once per run (about a minute)."""
+    if os.environ.get("CI") != "true":
+        pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e '.[docs]')")
+        pytest.importorskip("furo")
+    out = tmp_path_factory.mktemp("docs") / "html"
+    run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(DOCS),
+                          str(out)], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=900)
+    return run, out
+
+
+def test_sphinx_build_warnings_as_errors(built_docs):
+    run, out = built_docs
+    assert run.returncode == 0, f"sphinx-build -W failed:\n{run.stdout[-3000:]}\n{run.stderr[-6000:]}"
+    assert (out / "index.html").exists() and (out / "guide" / "explore.html").exists()
+
+
+def test_built_inventory(reference, built_docs):
+    """The built index (objects.inv) holds every name the generated reference documents."""
+    run, out = built_docs
+    inv = out / "objects.inv"
+    if run.returncode != 0 or not inv.exists():
+        pytest.fail("the docs did not build (see test_sphinx_build_warnings_as_errors)")
     inventory = pytest.importorskip("sphinx.util.inventory")
     with open(inv, "rb") as f:
         data = inventory.InventoryFile.load(f, "", lambda base, uri: uri)
