@@ -70,7 +70,7 @@ def function_level_imports(path: pathlib.Path):
     def visit(node, in_function, fname):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                visit(child, True, getattr(child, "name", "<lambda>"))
+                yield from visit(child, True, getattr(child, "name", "<lambda>"))
                 continue
             if in_function and isinstance(child, (ast.Import, ast.ImportFrom)):
                 mods = [a.name for a in child.names] if isinstance(child, ast.Import) else \

@@ -758,7 +758,7 @@ def write_typed_pyi(version: str, classes) -> str:
         "from cudnn_backend.core.schema import AttributeSpec",
         "from cudnn_backend.typed._base import OperationGraphBase, TensorBase, TypedDescriptor",
         "",
-        "__all__: list[str]",
+        "__all__ = [" + ", ".join(repr(c["name"]) for c in classes) + "]",
     ]
     for c in classes:
         out += ["", "", f"class {c['name']}({c['base']}):", f'    """{c["descriptor"]}"""',
@@ -766,7 +766,7 @@ def write_typed_pyi(version: str, classes) -> str:
                 "    KEYWORDS: ClassVar[dict[str, AttributeName]]",
                 "    ATTRIBUTES: ClassVar[dict[str, AttributeSpec]]"]
         params = "".join(f", {a['keyword']}: {a['set_type']} = ..." for a in c["attrs"] if a["role"] != "get_only")
-        out.append(f"    def __init__(self, *{params}) -> None: ...")
+        out.append(f"    def __init__(self, *{params}) -> None: ..." if params else "    def __init__(self) -> None: ...")
         for a in c["attrs"]:
             out += ["    @property", f"    def {a['keyword']}(self) -> {a['get_type']} | None: ..."]
             if a["role"] != "get_only":
