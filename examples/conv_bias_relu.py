@@ -18,7 +18,7 @@ def nhwc(n, c, h, w):
 
 
 # [generic]
-def generic_api():
+def generic_api(n=N, c=C, h=H, w=W, k=K):
     """1. The generic API: C names, every call checked against the schema before cuDNN sees it."""
     def tensor(uid, dims, strides, data_type=CUDNN_DATA_HALF, virtual=False):
         t = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
@@ -30,12 +30,12 @@ def generic_api():
         t.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, virtual)
         return t.finalize()
 
-    x = tensor(1, [N, C, H, W], nhwc(N, C, H, W))
-    w = tensor(2, [K, C, R, S], nhwc(K, C, R, S))
-    b = tensor(3, [1, K, 1, 1], nhwc(1, K, 1, 1))
-    conv_out = tensor(4, [N, K, H, W], nhwc(N, K, H, W), CUDNN_DATA_FLOAT, virtual=True)
-    biased = tensor(5, [N, K, H, W], nhwc(N, K, H, W), CUDNN_DATA_FLOAT, virtual=True)
-    y = tensor(6, [N, K, H, W], nhwc(N, K, H, W))
+    x = tensor(1, [n, c, h, w], nhwc(n, c, h, w))
+    wt = tensor(2, [k, c, R, S], nhwc(k, c, R, S))
+    b = tensor(3, [1, k, 1, 1], nhwc(1, k, 1, 1))
+    conv_out = tensor(4, [n, k, h, w], nhwc(n, k, h, w), CUDNN_DATA_FLOAT, virtual=True)
+    biased = tensor(5, [n, k, h, w], nhwc(n, k, h, w), CUDNN_DATA_FLOAT, virtual=True)
+    y = tensor(6, [n, k, h, w], nhwc(n, k, h, w))
 
     conv = cb.Descriptor(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR)
     conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT)
@@ -49,7 +49,7 @@ def generic_api():
 
     conv_op = cb.Descriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR)
     conv_op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
-    conv_op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, w)
+    conv_op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, wt)
     conv_op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, conv_out)
     conv_op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, conv)
     conv_op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1.0)
@@ -79,7 +79,7 @@ def generic_api():
 
 
 # [typed]
-def typed_api():
+def typed_api(n=N, c=C, h=H, w=W, k=K):
     """2. The typed API: one class per descriptor type, keyword = attribute name minus its prefix."""
     from cudnn_backend.typed import (Convolution, OperationConvolutionForward, OperationGraph,
                                      OperationPointwise, Pointwise, Tensor)
@@ -90,16 +90,16 @@ def typed_api():
         t.name = name                      # shown by tables, to_dot() and error messages
         return t.finalize()
 
-    x = tensor(1, [N, C, H, W], "x")
-    w = tensor(2, [K, C, R, S], "w")
-    b = tensor(3, [1, K, 1, 1], "b")
-    conv_out = tensor(4, [N, K, H, W], "conv_out", CUDNN_DATA_FLOAT, virtual=True)
-    biased = tensor(5, [N, K, H, W], "biased", CUDNN_DATA_FLOAT, virtual=True)
-    y = tensor(6, [N, K, H, W], "y")
+    x = tensor(1, [n, c, h, w], "x")
+    wt = tensor(2, [k, c, R, S], "w")
+    b = tensor(3, [1, k, 1, 1], "b")
+    conv_out = tensor(4, [n, k, h, w], "conv_out", CUDNN_DATA_FLOAT, virtual=True)
+    biased = tensor(5, [n, k, h, w], "biased", CUDNN_DATA_FLOAT, virtual=True)
+    y = tensor(6, [n, k, h, w], "y")
 
     conv = Convolution(comp_type=CUDNN_DATA_FLOAT, conv_mode=CUDNN_CROSS_CORRELATION, spatial_dims=2, pre_paddings=[1, 1],
                        post_paddings=[1, 1], filter_strides=[1, 1], dilations=[1, 1]).finalize()
-    conv_op = OperationConvolutionForward(x=x, w=w, y=conv_out, conv_desc=conv, alpha=1.0, beta=0.0).finalize()
+    conv_op = OperationConvolutionForward(x=x, w=wt, y=conv_out, conv_desc=conv, alpha=1.0, beta=0.0).finalize()
     add = Pointwise(mode=CUDNN_POINTWISE_ADD, math_prec=CUDNN_DATA_FLOAT).finalize()
     add_op = OperationPointwise(pw_descriptor=add, xdesc=conv_out, bdesc=b, ydesc=biased).finalize()
     relu = Pointwise(mode=CUDNN_POINTWISE_RELU_FWD, math_prec=CUDNN_DATA_FLOAT).finalize()
@@ -109,14 +109,14 @@ def typed_api():
 
 
 # [graph]
-def graph_api(handle=None):
+def graph_api(handle=None, n=N, c=C, h=H, w=W, k=K):
     """3. The Graph builder: shapes inferred, UIDs allocated, intermediates virtual, the graph checked.
     On a GPU pass the ``Handle`` the plans will run with (see "Troubleshooting": ARCH_MISMATCH)."""
     g = cb.Graph("conv_bias_relu")                        # io: half; intermediates and compute: float
-    x = g.tensor([N, C, H, W], layout="nhwc", name="x")
-    w = g.tensor([K, C, R, S], layout="nhwc", name="w")
-    b = g.tensor([1, K, 1, 1], layout="nhwc", name="b")
-    conv_out = g.conv_fwd(x, w, padding=1, name="conv_out")   # virtual: never written to memory
+    x = g.tensor([n, c, h, w], layout="nhwc", name="x")
+    wt = g.tensor([k, c, R, S], layout="nhwc", name="w")
+    b = g.tensor([1, k, 1, 1], layout="nhwc", name="b")
+    conv_out = g.conv_fwd(x, wt, padding=1, name="conv_out")   # virtual: never written to memory
     biased = g.bias(conv_out, b, name="biased")
     g.relu(biased, output=True, name="y")                 # the one real output
     g.build(handle=handle)                                # checks, then finalizes the OperationGraph

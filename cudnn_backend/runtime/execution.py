@@ -53,15 +53,8 @@ def _rt():
     return memory.cudart()
 
 
-def graph_node_types(graph) -> Counter:
-    """Counter of node type names (e.g. 'cudaGraphNodeTypeKernel') of a CUDA graph, child graphs included."""
-    rt = _rt()
-    counts = Counter()
-    _walk_nodes(rt, graph, counts, depth=0)
-    return counts
-
-
-def _walk_nodes(rt, graph, counts, depth):
+def _nodes(rt, graph, depth=0):
+    """(node, node type) of every node of a CUDA graph, child graphs walked into (not listed themselves)."""
     if depth > 32:
         raise CudaError("cudaGraphGetNodes", -1, "nesting", "CUDA graph nesting deeper than 32 levels")
     _, n = memory.check(rt.cudaGraphGetNodes(graph, 0), "cudaGraphGetNodes")
@@ -75,9 +68,14 @@ def _walk_nodes(rt, graph, counts, depth):
         node_type = memory.check(rt.cudaGraphNodeGetType(node), "cudaGraphNodeGetType")
         if node_type == child_type:
             child = memory.check(rt.cudaGraphChildGraphNodeGetGraph(node), "cudaGraphChildGraphNodeGetGraph")
-            _walk_nodes(rt, child, counts, depth + 1)
+            yield from _nodes(rt, child, depth + 1)
         else:
-            counts[getattr(node_type, "name", str(node_type))] += 1
+            yield node, node_type
+
+
+def graph_node_types(graph) -> Counter:
+    """Counter of node type names (e.g. 'cudaGraphNodeTypeKernel') of a CUDA graph, child graphs included."""
+    return Counter(getattr(t, "name", str(t)) for _, t in _nodes(_rt(), graph))
 
 
 @dataclass(frozen=True)
@@ -103,7 +101,7 @@ _LENGTH_PREFIXED = re.compile(r"(\d+)")
 
 
 def demangle_short(name: str) -> str:
-    """The qualified function name of an Itanium-mangled C++ symbol (``_ZN4cask7kernelEv`` -> ``cask::kernel``),
+    """The qualified function name of an Itanium-mangled C++ symbol (``_ZN4cask6kernelEv`` -> ``cask::kernel``),
     template and parameter lists dropped; other names unchanged. Enough to tell cuDNN's kernels apart without a
     demangler."""
     if not name.startswith("_Z"):
@@ -127,14 +125,11 @@ def demangle_short(name: str) -> str:
 
 
 def _kernel_name(driver, params) -> str:
-    func = getattr(params, "func", None)
-    if func is not None and int(func) != 0:
-        err, raw = driver.cuFuncGetName(func)
-        if int(err) == 0 and raw:
-            return raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
-    kern = getattr(params, "kern", None)
-    if kern is not None and int(kern) != 0 and hasattr(driver, "cuKernelGetName"):
-        err, raw = driver.cuKernelGetName(kern)
+    for attr, getter in (("func", "cuFuncGetName"), ("kern", "cuKernelGetName")):
+        handle = getattr(params, attr, None)
+        if handle is None or int(handle) == 0 or not hasattr(driver, getter):
+            continue
+        err, raw = getattr(driver, getter)(handle)
         if int(err) == 0 and raw:
             return raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
     return "<unnamed kernel>"
@@ -146,33 +141,17 @@ def graph_kernels(graph) -> list:
     rt = _rt()
     driver = memory.cudriver()
     out = []
-    _collect_kernels(rt, driver, graph, out, 0)
-    return out
-
-
-def _collect_kernels(rt, driver, graph, out, depth):
-    if depth > 32:
-        raise CudaError("cudaGraphGetNodes", -1, "nesting", "CUDA graph nesting deeper than 32 levels")
-    _, n = memory.check(rt.cudaGraphGetNodes(graph, 0), "cudaGraphGetNodes")
-    if not n:
-        return
-    nodes, _ = memory.check(rt.cudaGraphGetNodes(graph, n), "cudaGraphGetNodes")
-    kinds = rt.cudaGraphNodeType
-    for node in nodes[:n]:
-        if node is None or int(node) == 0:
+    for node, node_type in _nodes(rt, graph):
+        if node_type != rt.cudaGraphNodeType.cudaGraphNodeTypeKernel:
             continue
-        node_type = memory.check(rt.cudaGraphNodeGetType(node), "cudaGraphNodeGetType")
-        if node_type == kinds.cudaGraphNodeTypeGraph:
-            child = memory.check(rt.cudaGraphChildGraphNodeGetGraph(node), "cudaGraphChildGraphNodeGetGraph")
-            _collect_kernels(rt, driver, child, out, depth + 1)
-        elif node_type == kinds.cudaGraphNodeTypeKernel:
-            err, params = driver.cuGraphKernelNodeGetParams(driver.CUgraphNode(int(node)))
-            if int(err) != 0:
-                raise CudaError("cuGraphKernelNodeGetParams", err, getattr(err, "name", ""))
-            out.append(KernelNode(_kernel_name(driver, params),
-                                  (int(params.gridDimX), int(params.gridDimY), int(params.gridDimZ)),
-                                  (int(params.blockDimX), int(params.blockDimY), int(params.blockDimZ)),
-                                  int(params.sharedMemBytes)))
+        err, params = driver.cuGraphKernelNodeGetParams(driver.CUgraphNode(int(node)))
+        if int(err) != 0:
+            raise CudaError("cuGraphKernelNodeGetParams", err, getattr(err, "name", ""))
+        out.append(KernelNode(_kernel_name(driver, params),
+                              (int(params.gridDimX), int(params.gridDimY), int(params.gridDimZ)),
+                              (int(params.blockDimX), int(params.blockDimY), int(params.blockDimZ)),
+                              int(params.sharedMemBytes)))
+    return out
 
 
 def count_kernel_nodes(graph) -> int:

@@ -39,6 +39,14 @@ def _title(ex, what):
     return "\n".join(textwrap.wrap(f"{ex.name}: {what} on {dev}, cuDNN {ex.cudnn_version}", 70))
 
 
+def _save(plt, fig, path) -> pathlib.Path:
+    fig.tight_layout()
+    path = pathlib.Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def plot_exploration(ex, path, *, title=None):
     """Bar chart of the median time per config (sorted), the heuristics pick in orange, sweep finds in green."""
     ok = _timed(ex)
@@ -53,11 +61,7 @@ def plot_exploration(ex, path, *, title=None):
     ax.set_ylabel("median time per call (µs)")
     ax.set_xlabel("configs, fastest first (orange: heuristics pick, green: found by the sweep)")
     ax.set_title(title or _title(ex, f"{len(ok)} configs timed"), fontsize=9)
-    fig.tight_layout()
-    path = pathlib.Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def plot_knob_heatmap(ex, path, *, engine_index=None, knobs=None, title=None):
@@ -94,8 +98,4 @@ def plot_knob_heatmap(ex, path, *, engine_index=None, knobs=None, title=None):
     ax.set_ylabel(ky)
     fig.colorbar(im, ax=ax, label="best time per call (µs)")
     ax.set_title(title or _title(ex, f"engine {engine_index}, {kx} x {ky}"), fontsize=9)
-    fig.tight_layout()
-    path = pathlib.Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
