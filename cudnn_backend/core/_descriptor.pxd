@@ -1,6 +1,6 @@
 # The checked core: Handle, Descriptor and the call gate every cuDNN call passes (see _descriptor.pyx).
 # Downstream Cython code (the generated typed classes, the variant packs) cimports these.
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 from cudnn_backend._bindings.cycudnn cimport cudnnBackendDescriptor_t, cudnnHandle_t, cudnnStatus_t
 
 # the key under which a descriptor read back from cuDNN (get) keeps the descriptor it was read from
@@ -29,6 +29,7 @@ cdef class Descriptor:
     # host-data copies included), and READ_FROM -> the descriptor this one was read from.
     cdef dict _deps
     cdef dict _atypes                    # attribute -> attribute type, for attributes set with a non-default type
+    cdef uint64_t _mask                  # the attributes set, one bit each (their index among the type's attributes)
     cdef object __weakref__
 
     cdef int _create(self, int dtype) except -1
@@ -40,6 +41,7 @@ cdef class Descriptor:
     cdef tuple _get_spec(self, object attribute, object attribute_type)
     cdef int64_t _count(self, int attr, int atype) except -1
     cpdef finalize(self, check_required=*)
+    cdef int _check_required(self) except -1
 
 
 cdef int raise_status(cudnnStatus_t status, str function, object descriptor_type=*, object attribute=*) except -1

@@ -35,6 +35,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.long cimport PyLong_AsLongLong, PyLong_AsUnsignedLongLong, PyLong_CheckExact
 from cpython.ref cimport Py_INCREF, PyObject
+from cpython.list cimport PyList_GET_SIZE
+from cpython.sequence cimport PySequence_Fast_ITEMS
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc
@@ -60,6 +62,16 @@ from cudnn_backend.errors import (
     CudnnVersionError,
     make_error,
 )
+
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX < 0x030D0000 && !defined(PYPY_VERSION)
+    #define __cb_dict_presized(n) _PyDict_NewPresized(n)
+    #else
+    #define __cb_dict_presized(n) PyDict_New()
+    #endif
+    """
+    dict __cb_dict_presized(Py_ssize_t n)
 
 cdef enum:
     LAST_ERROR_SIZE = 4096
@@ -110,6 +122,7 @@ ctypedef struct AttrSpec:
     int get_max_count       # cuDNN's count query is wrong: ask for this many (0: ask)
     int64_t value_min       # integer elements must be >= this
     int io                  # 0: not a tensor slot, 1: input tensor, 2: output tensor
+    int bit                 # index among its descriptor type's attributes (the Descriptor._mask bit), -1 past 63
 
 INT64_MIN = -int("9223372036854775808")
 INT64_MAX = int("9223372036854775807")
@@ -122,6 +135,8 @@ PY_MAX_GET_DESCRIPTORS = MAX_GET_DESCRIPTORS
 # ------------------------------------------------------------------------------------------------
 # the call gate: calls in flight, the exit gate, interrupts raised inside cuDNN's callback
 # ------------------------------------------------------------------------------------------------
+cdef object _ATTRIBUTE_NAME = AttributeName  # the enum classes, for identity tests without a global lookup
+cdef object _ATTRIBUTE_TYPE = AttributeType
 cdef Py_ssize_t _calls_in_flight = 0
 cdef bint _exiting = False
 cdef object _pending_interrupt = None
@@ -238,6 +253,10 @@ cdef int _ENUM_MAX[MAX_TYPES]
 cdef uint8_t _DESC_OK[MAX_TYPES]        # descriptor type -> 0 unknown, 1 available, 2 newer than loaded
 cdef int* _REQUIRED[MAX_TYPES]          # descriptor type -> required attribute values
 cdef int _N_REQUIRED[MAX_TYPES]
+cdef uint64_t _REQUIRED_MASK[MAX_TYPES]  # descriptor type -> the _mask bits of its required attributes
+cdef bint _REQUIRED_BY_KEY[MAX_TYPES]    # a required attribute has no bit (index > 63): checked in _deps too
+cdef bint _FINALIZE_NOGIL[MAX_TYPES]     # finalize may take long (plans, heuristics, graphs): release the GIL
+cdef int _N_ATTRS[MAX_TYPES]             # descriptor type -> how many attributes it has (to presize _deps)
 cdef bint _READY = False
 cdef list _ENUM_CLASS = [None] * MAX_TYPES   # attribute type -> IntEnum class of its values
 cdef dict _FINALIZE_CHECK = {}          # descriptor type -> Python check run before finalize
@@ -269,6 +288,13 @@ _KIND_SIZE[K_ENUM] = sizeof(int32_t)
 _KIND_SIZE[K_DESC] = sizeof(cudnnBackendDescriptor_t)
 KIND_NAMES = ("none", "handle", "bool", "int64", "int32", "float", "double", "ptr", "char", "fraction", "enum",
               "descriptor")
+
+# descriptor types whose finalize is a few microseconds of bookkeeping in cuDNN (besides every operation node)
+_FINALIZE_QUICK_NAMES = frozenset({
+    "CUDNN_BACKEND_TENSOR_DESCRIPTOR", "CUDNN_BACKEND_POINTWISE_DESCRIPTOR", "CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR",
+    "CUDNN_BACKEND_MATMUL_DESCRIPTOR", "CUDNN_BACKEND_REDUCTION_DESCRIPTOR", "CUDNN_BACKEND_RESAMPLE_DESCRIPTOR",
+    "CUDNN_BACKEND_RNG_DESCRIPTOR",
+})
 
 _JSON_ATTRIBUTES = {
     "CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION": _json_checks.check_plan_json,
@@ -364,6 +390,34 @@ cdef int _build_tables() except -1:
             spec.get_max_count = a.get_max_count or 0
             spec.value_min = INT64_MIN if a.value_min is None else a.value_min
             spec.io = {None: 0, "input": 1, "output": 2}[a.io]
+            spec.bit = -1
+        # each attribute's bit among its descriptor type's attributes (schema order), and the required masks
+        for dtype_member, dspec in _schema.DESCRIPTORS.items():
+            t = int(dtype_member)
+            if t >= MAX_TYPES:
+                continue
+            i = 0
+            for attr in dspec.attributes:
+                if int(attr) < top and _ATTR[int(attr)].descriptor == t:
+                    _ATTR[int(attr)].bit = i if i < 64 else -1
+                    i += 1
+            _N_ATTRS[t] = i
+            _REQUIRED_MASK[t] = 0
+            _REQUIRED_BY_KEY[t] = False
+            for i in range(_N_REQUIRED[t]):
+                v = _REQUIRED[t][i]
+                if _ATTR[v].bit >= 0:
+                    _REQUIRED_MASK[t] |= (<uint64_t>1) << _ATTR[v].bit
+                else:
+                    _REQUIRED_BY_KEY[t] = True
+        # Finalizing a tensor, a pointwise/convolution/... descriptor or an operation node is a few
+        # microseconds of bookkeeping in cuDNN: the GIL stays held (releasing and taking it back would cost
+        # as much). Graphs, engines, heuristics, plans, kernel caches and the like may take long: GIL released.
+        for member in DescriptorType:
+            t = int(member)
+            if t < MAX_TYPES:
+                _FINALIZE_NOGIL[t] = not (member.name in _FINALIZE_QUICK_NAMES or
+                                          member.name.startswith("CUDNN_BACKEND_OPERATION_"))
         for dtype, check in _op_checks.FINALIZE_CHECKS.items():
             _FINALIZE_CHECK[int(dtype)] = check
             _HAS_FINALIZE_CHECK[int(dtype)] = True
@@ -841,6 +895,7 @@ cdef class Descriptor:
         self._busy = 0
         self._deps = {}
         self._atypes = None
+        self._mask = 0
 
     def __init__(self, descriptor_type):
         if self._ptr != NULL:
@@ -864,6 +919,8 @@ cdef class Descriptor:
             raise_status(status, "cudnnBackendCreateDescriptor", DescriptorType(dtype))
         self._ptr = p
         self._dtype = dtype
+        if _N_ATTRS[dtype] > 5 and not self._deps:
+            self._deps = __cb_dict_presized(8)  # no resize while the usual attributes are set
         return 0
 
     def __dealloc__(self):
@@ -894,10 +951,12 @@ cdef class Descriptor:
         if self._busy > 0:
             self._pending = p  # the last call in flight destroys it (and holds its own references meanwhile)
             self._deps = {}
+            self._mask = 0
             return
         with nogil:
             status = cycudnn.cudnnBackendDestroyDescriptor(p)
         self._deps = {}
+        self._mask = 0
         raise_status(status, "cudnnBackendDestroyDescriptor", _name_of(DescriptorType, self._dtype))
 
     def __enter__(self):
@@ -988,8 +1047,16 @@ cdef class Descriptor:
     # -- set ---------------------------------------------------------------------------------------
     def set(self, attribute, attribute_type, values):
         """cudnnBackendSetAttribute: ``values`` is one value or a sequence (str/bytes for CUDNN_TYPE_CHAR)."""
-        self._set(_enum_arg(attribute, AttributeName, "attribute"),
-                  _enum_arg(attribute_type, AttributeType, "attribute_type"), values)
+        cdef int attr, atype
+        if type(attribute) is _ATTRIBUTE_NAME:
+            attr = <int>attribute
+        else:
+            attr = _enum_arg(attribute, AttributeName, "attribute")
+        if type(attribute_type) is _ATTRIBUTE_TYPE:
+            atype = <int>attribute_type
+        else:
+            atype = _enum_arg(attribute_type, AttributeType, "attribute_type")
+        self._set(attr, atype, values)
 
     cdef int _set(self, int attr, int atype, object values) except -1:
         # cudnnBackendSetAttribute copies a few values: it runs with the GIL held (releasing and taking the
@@ -1001,6 +1068,7 @@ cdef class Descriptor:
         cdef char* data = inline_data
         cdef bint owned = False
         cdef object items = None
+        cdef PyObject** elements = NULL
         cdef object stored = None
         cdef object v
         cdef int64_t i64
@@ -1062,10 +1130,21 @@ cdef class Descriptor:
                     raise MemoryError()
                 owned = True
             try:
-                if items is not None and not (spec.count_max == 1 and n == 1):
-                    stored = PyTuple_New(n)
+                if items is not None:
+                    if type(items) is not list and type(items) is not tuple:
+                        items = list(items)
+                    elements = PySequence_Fast_ITEMS(items)
+                    if not (spec.count_max == 1 and n == 1):
+                        stored = PyTuple_New(n)
                 for i in range(n):
-                    v = values if items is None else items[i]
+                    if items is None:
+                        v = values
+                    else:
+                        if type(items) is list:  # an element's __index__ may have changed the list
+                            if PyList_GET_SIZE(items) != n:
+                                raise ValueError(f"{_what(self._dtype, attr)}: the list changed size while it was read")
+                            elements = PySequence_Fast_ITEMS(items)
+                        v = <object>elements[i]
                     if kind == K_INT64 or kind == K_INT32:
                         if PyLong_CheckExact(v):
                             try:
@@ -1171,6 +1250,8 @@ cdef class Descriptor:
         if status != CUDNN_STATUS_SUCCESS:
             raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
         self._deps[<object>_KEY[attr]] = stored
+        if spec.bit >= 0:
+            self._mask |= (<uint64_t>1) << spec.bit
         if atype != spec.default_type:
             if self._atypes is None:
                 self._atypes = {}
@@ -1322,39 +1403,53 @@ cdef class Descriptor:
     cpdef finalize(self, check_required=True):
         """cudnnBackendFinalize, after checking the schema's required attributes and what cuDNN crashes on."""
         cdef cudnnStatus_t status
-        cdef int i, a
+        cdef int dtype = self._dtype
+        cdef uint64_t required
         cdef cudnnBackendDescriptor_t p
         _ensure_tables()
-        self._check_open()
+        if self._ptr == NULL:
+            self._check_open()
         if self._finalized:
-            raise ValueError(f"this {DescriptorType(self._dtype).name} is already finalized")
+            raise ValueError(f"this {DescriptorType(dtype).name} is already finalized")
         if check_required:
-            for i in range(_N_REQUIRED[self._dtype]):
-                a = _REQUIRED[self._dtype][i]
-                if a not in self._deps:
-                    missing = [_attr_name(_REQUIRED[self._dtype][j]) for j in range(_N_REQUIRED[self._dtype])
-                               if _REQUIRED[self._dtype][j] not in self._deps]
-                    raise ValueError(f"{DescriptorType(self._dtype).name} cannot be finalized: required attribute(s) "
-                                     f"not set: {', '.join(missing)}")
-        if self._dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or self._dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
-            _check_finalize_preconditions(self._dtype, self._deps)
-        if _HAS_FINALIZE_CHECK[self._dtype]:
-            _FINALIZE_CHECK[self._dtype](self)
+            required = _REQUIRED_MASK[dtype]
+            if (self._mask & required) != required or _REQUIRED_BY_KEY[dtype]:
+                self._check_required()
+        if dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
+            _check_finalize_preconditions(dtype, self._deps)
+        if _HAS_FINALIZE_CHECK[dtype]:
+            _FINALIZE_CHECK[dtype](self)
         p = self._ptr
-        enter_call()
-        self._busy += 1
-        with nogil:
+        if _FINALIZE_NOGIL[dtype]:
+            enter_call()
+            self._busy += 1
+            with nogil:
+                status = cycudnn.cudnnBackendFinalize(p)
+            self._leave()
+            leave_call()
+        else:
+            # a few microseconds of cuDNN bookkeeping: with the GIL held, as for set()
             status = cycudnn.cudnnBackendFinalize(p)
-        self._leave()
-        leave_call()
+            if _pending_interrupt is not None:
+                _raise_pending_interrupt()
         if status != CUDNN_STATUS_SUCCESS:
-            raise_status(status, "cudnnBackendFinalize", DescriptorType(self._dtype))
-        if self._dtype != CUDNN_BACKEND_TENSOR_DESCRIPTOR and self._dtype != CUDNN_BACKEND_POINTWISE_DESCRIPTOR:
+            raise_status(status, "cudnnBackendFinalize", DescriptorType(dtype))
+        if dtype != CUDNN_BACKEND_TENSOR_DESCRIPTOR and dtype != CUDNN_BACKEND_POINTWISE_DESCRIPTOR:
             # cuDNN keeps warnings of a successful finalize as its "last error": read them away now, so a
             # later failure is never explained by this call's text (tensors and pointwise descriptors give none)
             clear_last_error()
         self._finalized = True
         return self
+
+    cdef int _check_required(self) except -1:
+        """The required attributes not set, named in a ValueError (the slow path of finalize's mask test)."""
+        cdef int dtype = self._dtype
+        missing = [_attr_name(_REQUIRED[dtype][j]) for j in range(_N_REQUIRED[dtype])
+                   if _REQUIRED[dtype][j] not in self._deps]
+        if missing:
+            raise ValueError(f"{DescriptorType(dtype).name} cannot be finalized: required attribute(s) "
+                             f"not set: {', '.join(missing)}")
+        return 0
 
     def __repr__(self):
         name = _name_of(DescriptorType, self._dtype).name if self._dtype >= 0 else "?"
