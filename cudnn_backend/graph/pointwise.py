@@ -2,10 +2,8 @@
 GEN_INDEX, comparisons and logic), with a few named shortcuts."""
 from __future__ import annotations
 
-from cudnn_backend._bindings.enums import DataType, PointwiseMode
-from cudnn_backend.graph import shapes
+from cudnn_backend._bindings.enums import PointwiseMode
 from cudnn_backend.graph._util import as_choice
-from cudnn_backend.typed import OperationPointwise, Pointwise
 
 __all__ = ["PointwiseOps", "pointwise_mode"]
 
@@ -25,54 +23,9 @@ def pointwise_mode(mode) -> PointwiseMode:
 
 
 class PointwiseOps:
-    """``pointwise(mode, x, b, t)`` and shortcuts (``relu``, ``gelu``, ``sigmoid``, ``tanh``, ``exp``, ``log``,
-    ``mul``, ``sub``, ``div``)."""
-
-    def pointwise(self, mode, x, b=None, t=None, *, dy=None, output=False, output_data_type=None, compute=None,
-                  name=None, alpha1=None, alpha2=None, **params):
-        """A pointwise operation. ``mode`` is a PointwiseMode or its name; binary modes take ``b``
-        (broadcast against ``x``), BINARY_SELECT also ``t`` (the boolean predicate: y = t ? x : b); backward
-        activations take ``dy`` and produce dX. ``params`` are ``Pointwise`` keywords (relu_lower_clip,
-        elu_alpha, axis for GEN_INDEX, ...). The output has the broadcast shape of the inputs; comparisons and
-        logic give BOOLEAN, GEN_INDEX INT32 unless ``output_data_type`` says otherwise."""
-        if type(mode) is not PointwiseMode:
-            mode = pointwise_mode(mode)
-        x = self._need_tensor(x, "x")
-        dims = x.shape
-        like = x
-        for operand, what in ((b, "b"), (t, "t"), (dy, "dy")):
-            if operand is not None:
-                shape = self._need_tensor(operand, what).shape
-                if shape != dims:
-                    dims = shapes.broadcast_dims(dims, shape, what=f"pointwise {mode.name}")
-                    if shape == tuple(dims):
-                        like = operand
-        if output_data_type is None:
-            if mode in _BOOL_OUT:
-                output_data_type = DataType.CUDNN_DATA_BOOLEAN
-            elif mode == _GEN_INDEX:
-                output_data_type = DataType.CUDNN_DATA_INT32
-        if compute is None and mode in _BOOL_COMPUTE:
-            compute = DataType.CUDNN_DATA_BOOLEAN
-        out = self._output(output, dims, like, output_data_type, name)
-        pw = Pointwise(mode=mode, math_prec=self.compute_data_type if compute is None else self._compute(compute),
-                       **params).finalize()
-        op = OperationPointwise(pw_descriptor=pw, xdesc=x)
-        if b is not None:
-            op.bdesc = b
-        if t is not None:
-            op.tdesc = t
-        if dy is not None:
-            op.dydesc = dy
-            op.dxdesc = out
-        else:
-            op.ydesc = out
-        if alpha1 is not None:
-            op.alpha1 = alpha1
-        if alpha2 is not None:
-            op.alpha2 = alpha2
-        self.add(op)
-        return out
+    """Shortcuts of ``pointwise(mode, x, b, t)`` (``relu``, ``gelu``, ``sigmoid``, ``tanh``, ``exp``, ``log``,
+    ``mul``, ``sub``, ``div``, ``bias``, ``gen_index``); ``pointwise`` itself is compiled in ``graph._core``
+    (``GraphCore``), the builder's hot path, with this module's ``pointwise_mode`` and mode tables."""
 
     def relu(self, x, **kw):
         return self.pointwise(PointwiseMode.CUDNN_POINTWISE_RELU_FWD, x, **kw)

@@ -295,18 +295,20 @@ cdef class TensorBase(TypedDescriptor):
         the tensor is finalized (it cannot change then)."""
         if self._signature is not None:
             return self._signature
-        d = self._deps
-        if self._finalized and CUDNN_ATTR_TENSOR_UNIQUE_ID not in d:  # a tensor cuDNN made (get)
+        uid = self._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)  # (_value: no int object made per lookup)
+        if self._finalized and uid is None:  # a tensor cuDNN made (get)
             sig = _introspection.read_signature(self)
         else:
-            dims = d.get(CUDNN_ATTR_TENSOR_DIMENSIONS, ())
-            strides = d.get(CUDNN_ATTR_TENSOR_STRIDES, ())
-            sig = (d.get(CUDNN_ATTR_TENSOR_UNIQUE_ID, -1),
-                   dims if type(dims) is tuple else (dims,),
-                   strides if type(strides) is tuple else (strides,),
-                   d.get(CUDNN_ATTR_TENSOR_DATA_TYPE),
-                   d.get(CUDNN_ATTR_TENSOR_IS_VIRTUAL, False),
-                   d.get(CUDNN_ATTR_TENSOR_IS_BY_VALUE, False))
+            dims = self._value(CUDNN_ATTR_TENSOR_DIMENSIONS)
+            strides = self._value(CUDNN_ATTR_TENSOR_STRIDES)
+            virtual = self._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL)
+            by_value = self._value(CUDNN_ATTR_TENSOR_IS_BY_VALUE)
+            sig = (-1 if uid is None else uid,
+                   () if dims is None else (dims if type(dims) is tuple else (dims,)),
+                   () if strides is None else (strides if type(strides) is tuple else (strides,)),
+                   self._value(CUDNN_ATTR_TENSOR_DATA_TYPE),
+                   False if virtual is None else virtual,
+                   False if by_value is None else by_value)
         if self._finalized:
             self._signature = sig
         return sig
