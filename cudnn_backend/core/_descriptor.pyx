@@ -33,7 +33,7 @@ cimport cython
 from cpython.bool cimport PyBool_Check
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.long cimport PyLong_AsLongLong, PyLong_AsUnsignedLongLong, PyLong_CheckExact
+from cpython.long cimport PyLong_AsLongLong, PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLong, PyLong_CheckExact
 from cpython.ref cimport Py_INCREF, PyObject
 from cpython.list cimport PyList_GET_SIZE
 from cpython.sequence cimport PySequence_Fast_ITEMS
@@ -1069,6 +1069,7 @@ cdef class Descriptor:
         cdef bint owned = False
         cdef object items = None
         cdef PyObject** elements = NULL
+        cdef int overflow = 0
         cdef object stored = None
         cdef object v
         cdef int64_t i64
@@ -1147,10 +1148,9 @@ cdef class Descriptor:
                         v = <object>elements[i]
                     if kind == K_INT64 or kind == K_INT32:
                         if PyLong_CheckExact(v):
-                            try:
-                                i64 = PyLong_AsLongLong(v)
-                            except OverflowError:
-                                raise ValueError(f"{_what(self._dtype, attr)}: {v} does not fit in 64 bits") from None
+                            i64 = PyLong_AsLongLongAndOverflow(v, &overflow)  # no exception state per element
+                            if overflow:
+                                raise ValueError(f"{_what(self._dtype, attr)}: {v} does not fit in 64 bits")
                         else:
                             i64 = _int64(v, (self._dtype, attr))
                             v = i64

@@ -94,6 +94,26 @@ cdef list _pair(object v, Py_ssize_t n, str what, int64_t minimum):
     return _shapes.pair(v, n, what, minimum)
 
 
+cdef list _broadcast2(object a, object b, object mode):
+    """``shapes.broadcast_dims(a, b)`` on C ints (equal ranks, size-1 dims broadcast); errors through it."""
+    cdef Py_ssize_t n = len(a), i
+    cdef int64_t x, y
+    if len(b) == n and n <= MAX_RANK:
+        out = [None] * n
+        for i in range(n):
+            x = a[i]
+            y = b[i]
+            if x == y or y == 1:
+                out[i] = a[i]
+            elif x == 1:
+                out[i] = b[i]
+            else:
+                break
+        else:
+            return out
+    return _shapes.broadcast_dims(a, b, what=f"pointwise {mode.name}")
+
+
 cdef list _conv_out(tuple xd, tuple wd, list pre, list post, list st, list dl):
     """``shapes.conv_output_dims`` on C ints; anything irregular through it (it raises the GraphError)."""
     cdef Py_ssize_t nsp = len(xd) - 2, i
@@ -528,7 +548,7 @@ cdef class GraphCore:
         """(dims, like) after broadcasting one more pointwise operand (``like``: the operand of the output's shape)."""
         shape = (<TensorBase>self._need_tensor(operand, what)).signature()[1]
         if shape != dims:
-            dims = _shapes.broadcast_dims(dims, shape, what=f"pointwise {mode.name}")
+            dims = _broadcast2(dims, shape, mode)
             if shape == tuple(dims):
                 like = operand
         return dims, like

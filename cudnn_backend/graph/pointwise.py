@@ -22,47 +22,61 @@ def pointwise_mode(mode) -> PointwiseMode:
     return as_choice(PointwiseMode, mode, "mode", "CUDNN_POINTWISE_")
 
 
+# the modes of the shortcuts (module constants: no enum attribute lookup per call)
+_MODE_ADD = PointwiseMode.CUDNN_POINTWISE_ADD
+_MODE_DIV = PointwiseMode.CUDNN_POINTWISE_DIV
+_MODE_EXP = PointwiseMode.CUDNN_POINTWISE_EXP
+_MODE_GELU_APPROX_TANH_FWD = PointwiseMode.CUDNN_POINTWISE_GELU_APPROX_TANH_FWD
+_MODE_GELU_FWD = PointwiseMode.CUDNN_POINTWISE_GELU_FWD
+_MODE_GEN_INDEX = PointwiseMode.CUDNN_POINTWISE_GEN_INDEX
+_MODE_LOG = PointwiseMode.CUDNN_POINTWISE_LOG
+_MODE_MUL = PointwiseMode.CUDNN_POINTWISE_MUL
+_MODE_RELU_FWD = PointwiseMode.CUDNN_POINTWISE_RELU_FWD
+_MODE_SIGMOID_FWD = PointwiseMode.CUDNN_POINTWISE_SIGMOID_FWD
+_MODE_SUB = PointwiseMode.CUDNN_POINTWISE_SUB
+_MODE_TANH_FWD = PointwiseMode.CUDNN_POINTWISE_TANH_FWD
+
+
 class PointwiseOps:
     """Shortcuts of ``pointwise(mode, x, b, t)`` (``relu``, ``gelu``, ``sigmoid``, ``tanh``, ``exp``, ``log``,
     ``mul``, ``sub``, ``div``, ``bias``, ``gen_index``); ``pointwise`` itself is compiled in ``graph._core``
     (``GraphCore``), the builder's hot path, with this module's ``pointwise_mode`` and mode tables."""
 
     def relu(self, x, **kw):
-        return self.pointwise(PointwiseMode.CUDNN_POINTWISE_RELU_FWD, x, **kw)
+        return self.pointwise(_MODE_RELU_FWD, x, **kw)
 
     def gelu(self, x, *, approximate="none", **kw):
         """GELU: exact (erf), or ``approximate="tanh"``."""
-        mode = PointwiseMode.CUDNN_POINTWISE_GELU_APPROX_TANH_FWD if approximate == "tanh" else \
-            PointwiseMode.CUDNN_POINTWISE_GELU_FWD
+        mode = _MODE_GELU_APPROX_TANH_FWD if approximate == "tanh" else _MODE_GELU_FWD
         return self.pointwise(mode, x, **kw)
 
     def sigmoid(self, x, **kw):
-        return self.pointwise(PointwiseMode.CUDNN_POINTWISE_SIGMOID_FWD, x, **kw)
+        return self.pointwise(_MODE_SIGMOID_FWD, x, **kw)
 
     def tanh(self, x, **kw):
-        return self.pointwise(PointwiseMode.CUDNN_POINTWISE_TANH_FWD, x, **kw)
+        return self.pointwise(_MODE_TANH_FWD, x, **kw)
 
     def exp(self, x, **kw):
-        return self.pointwise(PointwiseMode.CUDNN_POINTWISE_EXP, x, **kw)
+        return self.pointwise(_MODE_EXP, x, **kw)
 
     def log(self, x, **kw):
-        return self.pointwise(PointwiseMode.CUDNN_POINTWISE_LOG, x, **kw)
+        return self.pointwise(_MODE_LOG, x, **kw)
 
     def mul(self, x, b, **kw):
-        return self.pointwise(PointwiseMode.CUDNN_POINTWISE_MUL, x, b, **kw)
+        return self.pointwise(_MODE_MUL, x, b, **kw)
 
     def sub(self, x, b, **kw):
-        return self.pointwise(PointwiseMode.CUDNN_POINTWISE_SUB, x, b, **kw)
+        return self.pointwise(_MODE_SUB, x, b, **kw)
 
     def div(self, x, b, **kw):
-        return self.pointwise(PointwiseMode.CUDNN_POINTWISE_DIV, x, b, **kw)
+        return self.pointwise(_MODE_DIV, x, b, **kw)
 
     def bias(self, x, b, **kw):
         """x + b (b broadcast): a pointwise ADD."""
-        return self.pointwise(PointwiseMode.CUDNN_POINTWISE_ADD, x, b, **kw)
+        return self.pointwise(_MODE_ADD, x, b, **kw)
 
     def gen_index(self, x, axis, **kw):
         """The index along ``axis`` of every element of x's shape (INT32)."""
-        return self.pointwise(PointwiseMode.CUDNN_POINTWISE_GEN_INDEX, x, axis=axis, **kw)
+        return self.pointwise(_MODE_GEN_INDEX, x, axis=axis, **kw)
 
 
