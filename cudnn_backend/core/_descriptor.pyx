@@ -35,7 +35,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.long cimport PyLong_AsLongLong, PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLong, PyLong_CheckExact
 from cpython.ref cimport Py_INCREF, PyObject
-from cpython.list cimport PyList_GET_SIZE
+from cpython.list cimport PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.sequence cimport PySequence_Fast_ITEMS
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint64_t, uintptr_t
@@ -62,16 +62,6 @@ from cudnn_backend.errors import (
     CudnnVersionError,
     make_error,
 )
-
-cdef extern from *:
-    """
-    #if PY_VERSION_HEX < 0x030D0000 && !defined(PYPY_VERSION)
-    #define __cb_dict_presized(n) _PyDict_NewPresized(n)
-    #else
-    #define __cb_dict_presized(n) PyDict_New()
-    #endif
-    """
-    dict __cb_dict_presized(Py_ssize_t n)
 
 cdef enum:
     LAST_ERROR_SIZE = 4096
@@ -122,7 +112,8 @@ ctypedef struct AttrSpec:
     int get_max_count       # cuDNN's count query is wrong: ask for this many (0: ask)
     int64_t value_min       # integer elements must be >= this
     int io                  # 0: not a tensor slot, 1: input tensor, 2: output tensor
-    int bit                 # index among its descriptor type's attributes (the Descriptor._mask bit), -1 past 63
+    int slot                # index among its descriptor type's attributes: its place in Descriptor._vals
+    int bit                 # its Descriptor._mask bit: the slot, -1 past 63
 
 INT64_MIN = -int("9223372036854775808")
 INT64_MAX = int("9223372036854775807")
@@ -245,7 +236,7 @@ def _name_of(enum_cls, value):
 # ------------------------------------------------------------------------------------------------
 cdef AttrSpec* _ATTR = NULL
 cdef int _N_ATTR = 0
-cdef PyObject** _KEY = NULL  # attribute value -> the int object _deps is keyed by (made once: no int per set)
+cdef PyObject** _KEY = NULL  # attribute value -> its int object (made once: no int per lookup)
 cdef int _TYPE_KIND[MAX_TYPES]
 cdef bint _TYPE_AVAILABLE[MAX_TYPES]
 cdef uint8_t* _ENUM_OK[MAX_TYPES]       # enum-valued types: value -> 0 invalid, 1 valid, 2 newer than loaded
@@ -254,9 +245,10 @@ cdef uint8_t _DESC_OK[MAX_TYPES]        # descriptor type -> 0 unknown, 1 availa
 cdef int* _REQUIRED[MAX_TYPES]          # descriptor type -> required attribute values
 cdef int _N_REQUIRED[MAX_TYPES]
 cdef uint64_t _REQUIRED_MASK[MAX_TYPES]  # descriptor type -> the _mask bits of its required attributes
-cdef bint _REQUIRED_BY_KEY[MAX_TYPES]    # a required attribute has no bit (index > 63): checked in _deps too
+cdef bint _REQUIRED_BY_KEY[MAX_TYPES]    # a required attribute has no bit (slot > 63): checked by slot too
 cdef bint _FINALIZE_NOGIL[MAX_TYPES]     # finalize may take long (plans, heuristics, graphs): release the GIL
-cdef int _N_ATTRS[MAX_TYPES]             # descriptor type -> how many attributes it has (to presize _deps)
+cdef int _N_ATTRS[MAX_TYPES]             # descriptor type -> how many attributes it has (the length of _vals)
+cdef int* _SLOT_ATTR[MAX_TYPES]          # descriptor type -> slot -> attribute value
 cdef bint _READY = False
 cdef list _ENUM_CLASS = [None] * MAX_TYPES   # attribute type -> IntEnum class of its values
 cdef dict _FINALIZE_CHECK = {}          # descriptor type -> Python check run before finalize
@@ -301,6 +293,16 @@ _JSON_ATTRIBUTES = {
     "CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION": _json_checks.check_kernel_cache_json,
     "CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION": _json_checks.check_deviceprop_json,
 }
+
+
+cdef list _none_list(Py_ssize_t n):
+    """[None] * n, made directly."""
+    cdef Py_ssize_t i
+    cdef list out = PyList_New(n)
+    for i in range(n):
+        Py_INCREF(None)
+        PyList_SET_ITEM(out, i, None)
+    return out
 
 
 cdef inline int _ensure_tables() except -1:
@@ -390,18 +392,27 @@ cdef int _build_tables() except -1:
             spec.get_max_count = a.get_max_count or 0
             spec.value_min = INT64_MIN if a.value_min is None else a.value_min
             spec.io = {None: 0, "input": 1, "output": 2}[a.io]
-            spec.bit = -1
-        # each attribute's bit among its descriptor type's attributes (schema order), and the required masks
-        for dtype_member, dspec in _schema.DESCRIPTORS.items():
+        # each attribute's slot among its descriptor type's attributes (schema order), and the required masks
+        for t in range(MAX_TYPES):
+            _N_ATTRS[t] = 0
+        for attr, a in _schema.ATTRIBUTES.items():
+            t = int(a.descriptor)
+            spec = &_ATTR[int(attr)]
+            if 0 <= t < MAX_TYPES:
+                spec.slot = _N_ATTRS[t]
+                spec.bit = spec.slot if spec.slot < 64 else -1
+                _N_ATTRS[t] += 1
+            else:
+                spec.descriptor = -1  # a type past the tables: refused as no attribute
+        for t in range(MAX_TYPES):
+            _SLOT_ATTR[t] = <int*>calloc(max(1, _N_ATTRS[t]), sizeof(int))
+        for i in range(top):
+            if _ATTR[i].descriptor >= 0:
+                _SLOT_ATTR[_ATTR[i].descriptor][_ATTR[i].slot] = i
+        for dtype_member in DescriptorType:
             t = int(dtype_member)
             if t >= MAX_TYPES:
                 continue
-            i = 0
-            for attr in dspec.attributes:
-                if int(attr) < top and _ATTR[int(attr)].descriptor == t:
-                    _ATTR[int(attr)].bit = i if i < 64 else -1
-                    i += 1
-            _N_ATTRS[t] = i
             _REQUIRED_MASK[t] = 0
             _REQUIRED_BY_KEY[t] = False
             for i in range(_N_REQUIRED[t]):
@@ -884,7 +895,7 @@ cdef class Descriptor:
     ``set``/``get`` take C attribute names (``CUDNN_ATTR_*``) and attribute types (``CUDNN_TYPE_*``),
     as enum members, ints or strings, and are checked against the schema before cuDNN is called.
     Everything set on a descriptor (children, handles, host data) is kept alive with it, in one
-    field; ``values`` shows it.
+    field (one slot per attribute of its type); ``values`` shows it.
     """
 
     def __cinit__(self, *args, **kwargs):
@@ -893,7 +904,8 @@ cdef class Descriptor:
         self._dtype = -1
         self._finalized = False
         self._busy = 0
-        self._deps = {}
+        self._vals = None
+        self._read_from = None
         self._atypes = None
         self._mask = 0
 
@@ -919,13 +931,13 @@ cdef class Descriptor:
             raise_status(status, "cudnnBackendCreateDescriptor", DescriptorType(dtype))
         self._ptr = p
         self._dtype = dtype
-        if _N_ATTRS[dtype] > 5 and not self._deps:
-            self._deps = __cb_dict_presized(8)  # no resize while the usual attributes are set
+        self._vals = _none_list(_N_ATTRS[dtype])
+        self._mask = 0
         return 0
 
     def __dealloc__(self):
         # Only C calls: safe during interpreter shutdown (the library is never unloaded). The children
-        # are released after this, when _deps goes, so a parent never outlives them.
+        # are released after this, when _vals goes, so a parent never outlives them.
         if self._ptr != NULL:
             cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
             self._ptr = NULL
@@ -950,13 +962,11 @@ cdef class Descriptor:
         self._ptr = NULL  # under the GIL: no other thread can take it from here on
         if self._busy > 0:
             self._pending = p  # the last call in flight destroys it (and holds its own references meanwhile)
-            self._deps = {}
-            self._mask = 0
+            self._forget()
             return
         with nogil:
             status = cycudnn.cudnnBackendDestroyDescriptor(p)
-        self._deps = {}
-        self._mask = 0
+        self._forget()
         raise_status(status, "cudnnBackendDestroyDescriptor", _name_of(DescriptorType, self._dtype))
 
     def __enter__(self):
@@ -999,13 +1009,30 @@ cdef class Descriptor:
         """The raw cudnnBackendDescriptor_t as an int (for interop)."""
         return <intptr_t>self._ptr
 
+    cdef void _forget(self) noexcept:
+        """Drop what was set (after close)."""
+        self._vals = None
+        self._read_from = None
+        self._atypes = None
+        self._mask = 0
+
+    cdef list _items(self):
+        """[(attribute value, value as set)] of the attributes set, in schema order."""
+        cdef Py_ssize_t i
+        cdef list out = []
+        if self._vals is None:
+            return out
+        for i in range(len(self._vals)):
+            v = self._vals[i]
+            if v is not None:
+                out.append((_SLOT_ATTR[self._dtype][i], v))
+        return out
+
     @property
     def children(self):
         """{attribute: tuple of the descriptors and handles kept alive for it}."""
         out = {}
-        for k, v in self._deps.items():
-            if k == READ_FROM:
-                continue
+        for k, v in self._items():
             items = v if type(v) is tuple else (v,)
             kept = tuple(x for x in items if isinstance(x, (Descriptor, Handle)))
             if kept:
@@ -1015,30 +1042,39 @@ cdef class Descriptor:
     @property
     def set_attributes(self):
         """The attributes set (in no particular order)."""
-        return frozenset(AttributeName(a) for a in self._deps if a != READ_FROM)
+        return frozenset(AttributeName(a) for a, _ in self._items())
 
     @property
     def values(self):
-        """{attribute: value as set}: ints, floats, bools, tuples, enum values as ints, child descriptors."""
-        return {AttributeName(a): v for a, v in self._deps.items() if a != READ_FROM}
+        """{attribute: value as set}: ints, floats, bools, tuples, enum values as ints, child descriptors
+        (in schema order)."""
+        return {AttributeName(a): v for a, v in self._items()}
 
     @property
     def read_from(self):
         """The descriptor this one was read from with get() (kept alive with it), or None."""
-        return self._deps.get(READ_FROM)
+        return self._read_from
 
     cdef object _value(self, int attr):
-        return self._deps.get(<object>_KEY[attr]) if 0 <= attr < _N_ATTR else None
+        """The value set for ``attr`` (None when it is not set, or no attribute of this type)."""
+        if 0 <= attr < _N_ATTR and _ATTR[attr].descriptor == self._dtype and self._vals is not None:
+            return self._vals[_ATTR[attr].slot]
+        return None
+
+    cdef bint _has(self, int attr):
+        return self._value(attr) is not None
 
     def value_of(self, attribute):
         """The value set for ``attribute`` (its int value or member), or None when it was not set."""
-        return self._deps.get(_enum_arg(attribute, AttributeName, "attribute"))
+        cdef int a = _enum_arg(attribute, AttributeName, "attribute")
+        _ensure_tables()
+        return self._value(a)
 
     def attribute_type_of(self, attribute):
         """The attribute type ``attribute`` was set with (None when it was not set)."""
         cdef int a = _enum_arg(attribute, AttributeName, "attribute")
         _ensure_tables()
-        if a not in self._deps:
+        if not self._has(a):
             return None
         if self._atypes is not None and a in self._atypes:
             return AttributeType(self._atypes[a])
@@ -1249,7 +1285,7 @@ cdef class Descriptor:
             _raise_pending_interrupt()
         if status != CUDNN_STATUS_SUCCESS:
             raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
-        self._deps[<object>_KEY[attr]] = stored
+        self._vals[spec.slot] = stored
         if spec.bit >= 0:
             self._mask |= (<uint64_t>1) << spec.bit
         if atype != spec.default_type:
@@ -1394,7 +1430,7 @@ cdef class Descriptor:
             for i in range(n):
                 child = <Descriptor>children[i]
                 child._finalized = True  # cuDNN filled it in: as finalized as its parent's contents
-                child._deps[READ_FROM] = self
+                child._read_from = self
             for i in range(n, requested):
                 (<Descriptor>children[i]).close()
         return _unpack(kind, buf, n, atype, children)
@@ -1416,7 +1452,7 @@ cdef class Descriptor:
             if (self._mask & required) != required or _REQUIRED_BY_KEY[dtype]:
                 self._check_required()
         if dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
-            _check_finalize_preconditions(dtype, self._deps)
+            _check_finalize_preconditions(dtype, {a: v for a, v in self._items()})
         if _HAS_FINALIZE_CHECK[dtype]:
             _FINALIZE_CHECK[dtype](self)
         p = self._ptr
@@ -1445,7 +1481,7 @@ cdef class Descriptor:
         """The required attributes not set, named in a ValueError (the slow path of finalize's mask test)."""
         cdef int dtype = self._dtype
         missing = [_attr_name(_REQUIRED[dtype][j]) for j in range(_N_REQUIRED[dtype])
-                   if _REQUIRED[dtype][j] not in self._deps]
+                   if not self._has(_REQUIRED[dtype][j])]
         if missing:
             raise ValueError(f"{DescriptorType(dtype).name} cannot be finalized: required attribute(s) "
                              f"not set: {', '.join(missing)}")

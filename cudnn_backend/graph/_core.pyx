@@ -3,7 +3,7 @@
 
 Building a small graph is mostly bookkeeping around ~60 cuDNN calls; done in Python that bookkeeping costs
 ten times the calls. Here tensors are created and set through the core's C-level ``_set`` (no keyword
-parsing), an operation's tensor slots are read from its ``_deps`` with a per-operation-type table made
+parsing), an operation's tensor slots are read from its values with a per-operation-type table made
 once from the schema, and the checks of ``checks.check_operations`` run over those slots in C.
 
 The hottest operation families live here too, as the same C-level code (``conv_fwd`` and its
