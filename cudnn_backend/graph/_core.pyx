@@ -55,6 +55,8 @@ cdef object _POINTWISE_MODE = PointwiseMode
 cdef object _XCORR = ConvolutionMode.CUDNN_CROSS_CORRELATION
 cdef object _BOOLEAN = DataType.CUDNN_DATA_BOOLEAN
 cdef object _INT32 = DataType.CUDNN_DATA_INT32
+cdef object _RELU = PointwiseMode.CUDNN_POINTWISE_RELU_FWD
+cdef object _ADD = PointwiseMode.CUDNN_POINTWISE_ADD
 cdef tuple _NO_ARGS = ()
 
 
@@ -156,51 +158,47 @@ cdef tuple _slot_table(int dtype):
 
 
 cdef list _dims(object values, str what):
-    """Sizes as a list of exact ints >= 1 (fast path for lists/tuples of ints; anything else through shapes)."""
+    """Sizes as a list of exact ints >= 1 (a list of them is taken as it is, a tuple copied; anything else
+    through shapes, which names the entry and the rule)."""
     cdef Py_ssize_t i, n
-    cdef int64_t v
+    cdef int overflow = 0
+    cdef long long v
     if type(values) is list or type(values) is tuple:
         n = len(values)
         if 1 <= n <= MAX_RANK:
-            out = [None] * n
             for i in range(n):
                 x = values[i]
                 if not PyLong_CheckExact(x):
                     return _shapes.as_dims(values, what)
-                v = PyLong_AsLongLong(x)
-                if v < 1:
-                    return _shapes.as_dims(values, what)  # names the entry and the rule
-                out[i] = x
-            return out
+                v = PyLong_AsLongLongAndOverflow(x, &overflow)
+                if v < 1 or overflow:
+                    return _shapes.as_dims(values, what)
+            return <list>values if type(values) is list else list(values)
     return _shapes.as_dims(values, what)
 
 
-cdef list _packed(list dims, list order):
-    """Packed strides; ``order`` lists axes outermost to innermost (None: row-major)."""
+cdef list _packed(list dims, const int* order):
+    """Packed strides; ``order`` lists axes outermost to innermost (NULL: row-major). At most MAX_RANK dims."""
     cdef Py_ssize_t n = len(dims), k
+    cdef int axis
     cdef int64_t acc = 1
-    out = [0] * n
-    if order is None:
-        for k in range(n - 1, -1, -1):
-            out[k] = acc
-            acc *= <int64_t>dims[k]
-    else:
-        for k in range(n - 1, -1, -1):
-            axis = order[k]
-            out[axis] = acc
-            acc *= <int64_t>dims[axis]
-    return out
+    cdef int64_t st[MAX_RANK]
+    for k in range(n - 1, -1, -1):
+        axis = order[k] if order != NULL else <int>k
+        st[axis] = acc
+        acc *= <int64_t>dims[axis]
+    return [st[k] for k in range(n)]
 
 
-cdef list _order_of(object strides):
-    """Axes from outermost to innermost by stride (ties keep axis order): an insertion sort of at most 8."""
+cdef int _order_of(object strides, int* order) except -1:
+    """Axes from outermost to innermost by stride (ties keep axis order) into ``order``: an insertion sort of at
+    most MAX_RANK."""
     cdef Py_ssize_t n = len(strides), i, j
     cdef int64_t s[MAX_RANK]
-    cdef int order[MAX_RANK]
     cdef int k
     for i in range(n):
         s[i] = strides[i]
-        order[i] = i
+        order[i] = <int>i
     for i in range(1, n):
         k = order[i]
         j = i - 1
@@ -208,14 +206,19 @@ cdef list _order_of(object strides):
             order[j + 1] = order[j]
             j -= 1
         order[j + 1] = k
-    return [order[i] for i in range(n)]
+    return 0
 
 
 cdef list _nhwc(list dims):
-    cdef Py_ssize_t n = len(dims)
+    cdef Py_ssize_t n = len(dims), k
+    cdef int order[MAX_RANK]
     if n < 3:
         raise ValueError(f"layout: 'nhwc' needs [N, C, spatial...] (rank >= 3), not {n} dims {dims}")
-    return _packed(dims, [0, *range(2, n), 1])
+    order[0] = 0
+    for k in range(2, n):
+        order[k - 1] = <int>k
+    order[n - 1] = 1
+    return _packed(dims, order)
 
 
 cdef class GraphCore:
@@ -251,9 +254,10 @@ cdef class GraphCore:
     # -- UIDs --------------------------------------------------------------------------------------
     cdef object _reserve(self, object uid):
         if uid is None:
-            while self._next_uid in self.uids_used:
-                self._next_uid += 1
             u = self._next_uid
+            while u in self.uids_used:
+                self._next_uid += 1
+                u = self._next_uid
             self._next_uid += 1
         else:
             u = as_int(uid, "uid")
@@ -275,7 +279,7 @@ cdef class GraphCore:
         cdef list s
         if strides is None:
             if layout is None:
-                s = _packed(d, None)
+                s = _packed(d, NULL)
             elif layout == "nhwc":
                 s = _nhwc(d)
             else:
@@ -359,14 +363,19 @@ cdef class GraphCore:
                           object strides, str what):
         cdef TensorBase t
         cdef list d
+        cdef int order[MAX_RANK]
         if output is False or output is True:
             d = _dims(dims, "dims")
             if strides is None:
                 if like is not None:
                     ls = (<TensorBase>like).signature()[2]
-                    s = _packed(d, _order_of(ls)) if len(ls) == len(d) else _packed(d, None)
+                    if len(ls) == len(d) and len(d) <= MAX_RANK:
+                        _order_of(ls, order)
+                        s = _packed(d, order)
+                    else:
+                        s = _packed(d, NULL)
                 else:
-                    s = _packed(d, None)
+                    s = _packed(d, NULL)
             else:
                 s = _dims(strides, "strides")
                 if len(s) != len(d):
@@ -497,6 +506,23 @@ cdef class GraphCore:
         activations take ``dy`` and produce dX. ``params`` are ``Pointwise`` keywords (relu_lower_clip,
         elu_alpha, axis for GEN_INDEX, ...). The output has the broadcast shape of the inputs; comparisons and
         logic give BOOLEAN, GEN_INDEX INT32 unless ``output_data_type`` says otherwise."""
+        return self._pointwise(mode, x, b, t, dy, output, output_data_type, compute, name, alpha1, alpha2, params)
+
+    def relu(self, x, **kw):
+        """ReLU: a pointwise RELU_FWD (``kw``: ``pointwise``'s keywords)."""
+        if kw:
+            return self.pointwise(_RELU, x, **kw)
+        return self._pointwise(_RELU, x, None, None, None, False, None, None, None, None, None, None)
+
+    def bias(self, x, b, **kw):
+        """x + b (b broadcast): a pointwise ADD (``kw``: ``pointwise``'s keywords)."""
+        if kw:
+            return self.pointwise(_ADD, x, b, **kw)
+        return self._pointwise(_ADD, x, b, None, None, False, None, None, None, None, None, None)
+
+    cdef object _pointwise(self, object mode, object x, object b, object t, object dy, object output,
+                           object output_data_type, object compute, object name, object alpha1, object alpha2,
+                           dict params):
         cdef Descriptor pw, op
         if type(mode) is not _POINTWISE_MODE:
             mode = _pointwise_mode(mode)

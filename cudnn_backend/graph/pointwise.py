@@ -23,7 +23,6 @@ def pointwise_mode(mode) -> PointwiseMode:
 
 
 # the modes of the shortcuts (module constants: no enum attribute lookup per call)
-_MODE_ADD = PointwiseMode.CUDNN_POINTWISE_ADD
 _MODE_DIV = PointwiseMode.CUDNN_POINTWISE_DIV
 _MODE_EXP = PointwiseMode.CUDNN_POINTWISE_EXP
 _MODE_GELU_APPROX_TANH_FWD = PointwiseMode.CUDNN_POINTWISE_GELU_APPROX_TANH_FWD
@@ -31,19 +30,15 @@ _MODE_GELU_FWD = PointwiseMode.CUDNN_POINTWISE_GELU_FWD
 _MODE_GEN_INDEX = PointwiseMode.CUDNN_POINTWISE_GEN_INDEX
 _MODE_LOG = PointwiseMode.CUDNN_POINTWISE_LOG
 _MODE_MUL = PointwiseMode.CUDNN_POINTWISE_MUL
-_MODE_RELU_FWD = PointwiseMode.CUDNN_POINTWISE_RELU_FWD
 _MODE_SIGMOID_FWD = PointwiseMode.CUDNN_POINTWISE_SIGMOID_FWD
 _MODE_SUB = PointwiseMode.CUDNN_POINTWISE_SUB
 _MODE_TANH_FWD = PointwiseMode.CUDNN_POINTWISE_TANH_FWD
 
 
 class PointwiseOps:
-    """Shortcuts of ``pointwise(mode, x, b, t)`` (``relu``, ``gelu``, ``sigmoid``, ``tanh``, ``exp``, ``log``,
-    ``mul``, ``sub``, ``div``, ``bias``, ``gen_index``); ``pointwise`` itself is compiled in ``graph._core``
-    (``GraphCore``), the builder's hot path, with this module's ``pointwise_mode`` and mode tables."""
-
-    def relu(self, x, **kw):
-        return self.pointwise(_MODE_RELU_FWD, x, **kw)
+    """Shortcuts of ``pointwise(mode, x, b, t)`` (``gelu``, ``sigmoid``, ``tanh``, ``exp``, ``log``, ``mul``,
+    ``sub``, ``div``, ``gen_index``). ``pointwise`` itself and the ``relu`` and ``bias`` shortcuts are compiled in
+    ``graph._core`` (``GraphCore``), the builder's hot path, with this module's ``pointwise_mode`` and mode tables."""
 
     def gelu(self, x, *, approximate="none", **kw):
         """GELU: exact (erf), or ``approximate="tanh"``."""
@@ -70,10 +65,6 @@ class PointwiseOps:
 
     def div(self, x, b, **kw):
         return self.pointwise(_MODE_DIV, x, b, **kw)
-
-    def bias(self, x, b, **kw):
-        """x + b (b broadcast): a pointwise ADD."""
-        return self.pointwise(_MODE_ADD, x, b, **kw)
 
     def gen_index(self, x, axis, **kw):
         """The index along ``axis`` of every element of x's shape (INT32)."""
