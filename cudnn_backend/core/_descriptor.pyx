@@ -1081,6 +1081,8 @@ cdef class Descriptor:
         return AttributeType(_ATTR[a].default_type)
 
     # -- set ---------------------------------------------------------------------------------------
+    @cython.binding(False)  # a plain method descriptor: the interpreter's specialized call, no function object
+    @cython.embedsignature.format("clinic")  # ... with a __text_signature__ (inspect.signature)
     def set(self, attribute, attribute_type, values):
         """cudnnBackendSetAttribute: ``values`` is one value or a sequence (str/bytes for CUDNN_TYPE_CHAR)."""
         cdef int attr, atype
