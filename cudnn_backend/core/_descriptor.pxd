@@ -39,7 +39,7 @@ cdef class Descriptor:
     cdef void _forget(self) noexcept
     cdef tuple _get_spec(self, object attribute, object attribute_type)
     cdef int64_t _count(self, int attr, int atype) except -1
-    cpdef finalize(self, check_required=*)
+    cdef object _finalize(self, bint check_required)  # finalize() without the Python call
     cdef int _check_required(self) except -1
 
 

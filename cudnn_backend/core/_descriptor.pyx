@@ -1438,8 +1438,13 @@ cdef class Descriptor:
         return _unpack(kind, buf, n, atype, children)
 
     # -- finalize ----------------------------------------------------------------------------------
-    cpdef finalize(self, check_required=True):
+    @cython.binding(False)  # a plain method descriptor, as set()
+    @cython.embedsignature.format("clinic")
+    def finalize(self, check_required=True):
         """cudnnBackendFinalize, after checking the schema's required attributes and what cuDNN crashes on."""
+        return self._finalize(check_required)
+
+    cdef object _finalize(self, bint check_required):
         cdef cudnnStatus_t status
         cdef int dtype = self._dtype
         cdef uint64_t required

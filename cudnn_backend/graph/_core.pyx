@@ -315,7 +315,7 @@ cdef class GraphCore:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name: expected a str, not {type(name).__name__}")
         t.name_ = name  # None: "t<uid>" / "v<uid>", made when asked for
-        t.finalize()
+        t._finalize(True)
         self.tensors[u] = t
         return t
 
@@ -419,7 +419,7 @@ cdef class GraphCore:
         if not table and not op.descriptor_type.name.startswith("CUDNN_BACKEND_OPERATION_"):
             raise TypeError(f"op: expected an operation descriptor, not a {op.descriptor_type.name}")
         if not d._finalized:
-            op.finalize()
+            d._finalize(True)
         for entry in table:
             v = d._value(<int>entry[0])
             if v is None:
@@ -473,7 +473,7 @@ cdef class GraphCore:
         c._set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, post)
         c._set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, pre)
         c._set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, nsp)
-        c.finalize()
+        c._finalize(True)
         return c, pre, post, st, dl
 
     def conv_fwd(self, x, w, *, padding=0, stride=1, dilation=1, post_padding=None, mode="cross_correlation",
@@ -550,7 +550,7 @@ cdef class GraphCore:
             pw = _new(Pointwise, CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
             pw._set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode)
             pw._set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec)
-        pw.finalize()
+        pw._finalize(True)
         op = _new(OperationPointwise, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)
         op._set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, pw)
         op._set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
@@ -598,7 +598,7 @@ cdef class GraphCore:
         g._set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, self.operations)
         if handle is not None:
             g._set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, handle)
-        g.finalize()
+        g._finalize(True)
         self.op_graph = g
         return g
 
