@@ -32,6 +32,7 @@ cdef class Descriptor:
     cdef int _check_open(self) except -1
     cdef void _leave(self) noexcept
     cdef int _set(self, int attr, int atype, object values) except -1
+    cdef int _set_checked(self, int attr, int atype, object values) except -1
     cdef int _set_auto(self, int attr, object values) except -1
     cdef object _value(self, int attr)
     cdef bint _has(self, int attr)

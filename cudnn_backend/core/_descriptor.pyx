@@ -37,6 +37,7 @@ from cpython.long cimport PyLong_AsLongLong, PyLong_AsLongLongAndOverflow, PyLon
 from cpython.ref cimport Py_INCREF, PyObject
 from cpython.list cimport PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.sequence cimport PySequence_Fast_ITEMS
+from cpython.list cimport PyList_AsTuple
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc
@@ -62,6 +63,10 @@ from cudnn_backend.errors import (
     CudnnVersionError,
     make_error,
 )
+
+cdef extern from "Python.h":
+    ctypedef struct PyFloatObject:
+        double ob_fval
 
 cdef enum:
     LAST_ERROR_SIZE = 4096
@@ -93,6 +98,7 @@ cdef enum:
     F_GET_UNSUPPORTED = 4
     F_JSON = 8
     F_AVAILABLE = 16
+    F_FAST = 32          # available, settable, plain elements (ints, enums, descriptors, floats, bools): _set_fast
 
 cdef enum:
     ROLE_REQUIRED = 0
@@ -429,6 +435,13 @@ cdef int _build_tables() except -1:
             if t < MAX_TYPES:
                 _FINALIZE_NOGIL[t] = not (member.name in _FINALIZE_QUICK_NAMES or
                                           member.name.startswith("CUDNN_BACKEND_OPERATION_"))
+        for i in range(top):
+            spec = &_ATTR[i]
+            if spec.descriptor >= 0 and spec.flags & F_AVAILABLE and spec.role != ROLE_GET_ONLY and \
+                    not spec.flags & (F_SET_UNSUPPORTED | F_HOST_DATA | F_JSON) and 0 <= spec.default_type < MAX_TYPES \
+                    and _TYPE_AVAILABLE[spec.default_type] and \
+                    _TYPE_KIND[spec.default_type] in (K_INT64, K_ENUM, K_DESC, K_FLOAT, K_DOUBLE, K_BOOL):
+                spec.flags |= F_FAST
         for dtype, check in _op_checks.FINALIZE_CHECKS.items():
             _FINALIZE_CHECK[int(dtype)] = check
             _HAS_FINALIZE_CHECK[int(dtype)] = True
@@ -1097,6 +1110,17 @@ cdef class Descriptor:
         self._set(attr, atype, values)
 
     cdef int _set(self, int attr, int atype, object values) except -1:
+        """The checked set: the common cases through ``_set_fast``, everything else (and every error) here."""
+        cdef AttrSpec* spec
+        if 0 <= attr < _N_ATTR and _READY:
+            spec = &_ATTR[attr]
+            if spec.flags & F_FAST and atype == spec.default_type and spec.descriptor == self._dtype and \
+                    not self._finalized and self._ptr != NULL:
+                if _set_fast(self, spec, attr, atype, values):
+                    return 0
+        return self._set_checked(attr, atype, values)
+
+    cdef int _set_checked(self, int attr, int atype, object values) except -1:
         # cudnnBackendSetAttribute copies a few values: it runs with the GIL held (releasing and taking the
         # GIL back would cost as much as the call, and no other thread can close what it reads meanwhile).
         cdef AttrSpec* spec
@@ -1498,6 +1522,101 @@ cdef class Descriptor:
         name = _name_of(DescriptorType, self._dtype).name if self._dtype >= 0 else "?"
         state = "closed" if self._ptr == NULL else ("finalized" if self._finalized else "not finalized")
         return f"<cudnn_backend.Descriptor {name} {state} at 0x{<intptr_t>self._ptr:x}>"
+
+
+cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object values) except -1:
+    """Set a plain value of an attribute's own type, everything about it checked here: 1 when done, 0 (having
+    touched nothing) when the value is anything else, or would be refused: ``_set_checked`` then says why."""
+    cdef int kind = _TYPE_KIND[atype]
+    cdef Py_ssize_t i, n
+    cdef int overflow = 0
+    cdef long long x
+    cdef int64_t ints[8]
+    cdef int32_t e32
+    cdef float f32
+    cdef uint8_t b8
+    cdef cudnnBackendDescriptor_t dp
+    cdef const void* data
+    cdef object stored = values
+    cdef Descriptor d
+    cdef cudnnStatus_t status
+    if kind == K_INT64:
+        if PyLong_CheckExact(values):
+            if spec.count_min > 1 or spec.count_max == 0:
+                return 0
+            x = PyLong_AsLongLongAndOverflow(values, &overflow)
+            if overflow or x < spec.value_min:
+                return 0
+            ints[0] = x
+            n = 1
+        elif type(values) is list or type(values) is tuple:
+            n = len(values)
+            if n < 1 or n > 8 or n < spec.count_min or (spec.count_max >= 0 and n > spec.count_max):
+                return 0
+            for i in range(n):
+                v = (<list>values)[i] if type(values) is list else (<tuple>values)[i]
+                if not PyLong_CheckExact(v):
+                    return 0
+                x = PyLong_AsLongLongAndOverflow(v, &overflow)
+                if overflow or x < spec.value_min:
+                    return 0
+                ints[i] = x
+            if spec.count_max == 1:
+                stored = values[0]
+            elif type(values) is list:
+                stored = PyList_AsTuple(values)
+        else:
+            return 0
+        data = ints
+    elif kind == K_ENUM:
+        if type(values) is not _ENUM_CLASS[atype] or spec.count_min > 1 or spec.count_max == 0:
+            return 0
+        e32 = <int32_t><int>values
+        if e32 < 0 or e32 > _ENUM_MAX[atype] or _ENUM_OK[atype][e32] != 1:
+            return 0
+        n = 1
+        data = &e32
+    elif kind == K_DESC:
+        if not isinstance(values, Descriptor) or spec.count_min > 1 or spec.count_max == 0:
+            return 0
+        d = <Descriptor>values
+        if d._ptr == NULL or not d._finalized or (spec.accepts and not ((spec.accepts >> d._dtype) & 1)):
+            return 0
+        dp = d._ptr
+        n = 1
+        data = &dp
+    elif kind == K_FLOAT:
+        if type(values) is not float or spec.count_min > 1 or spec.count_max == 0:
+            return 0
+        f32 = <float>PyFloat_AS_DOUBLE(values)
+        stored = <double>f32
+        n = 1
+        data = &f32
+    elif kind == K_DOUBLE:
+        if type(values) is not float or spec.count_min > 1 or spec.count_max == 0:
+            return 0
+        n = 1
+        data = &(<PyFloatObject*>values).ob_fval
+    elif kind == K_BOOL:
+        if (values is not True and values is not False) or spec.count_min > 1 or spec.count_max == 0:
+            return 0
+        b8 = 1 if values is True else 0
+        n = 1
+        data = &b8
+    else:
+        return 0
+    status = cycudnn.cudnnBackendSetAttribute(self._ptr, <cudnnBackendAttributeName_t>attr,
+                                              <cudnnBackendAttributeType_t>atype, n, data)
+    if _pending_interrupt is not None:
+        _raise_pending_interrupt()
+    if status != CUDNN_STATUS_SUCCESS:
+        raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
+    self._vals[spec.slot] = stored
+    if spec.bit >= 0:
+        self._mask |= (<uint64_t>1) << spec.bit
+    if self._atypes is not None:
+        self._atypes.pop(attr, None)
+    return 1
 
 
 cdef str _type_names(uint64_t mask):
