@@ -225,7 +225,8 @@ def table(result) -> str:
     med, ratio, met = result["median_us"], result["ratio_to_c"], result["met"]
     lines = ["| build | median us / graph | ratio to C | target | met |", "|---|---:|---:|---:|:---:|",
              f"| C (graph_build.c) | {med['c']:.1f} | 1.00 | | |"]
-    for key, label in (("generic", "generic API (Descriptor.set/finalize)"), ("graph", "Graph builder (checks included)")):
+    labels = {"generic": "generic API (Descriptor.set/finalize)", "graph": "Graph builder (checks included)"}
+    for key, label in labels.items():
         lines.append(f"| {label} | {med[key]:.1f} | {ratio[key]:.2f} | <= {TARGETS[key]} | "
                      f"{'yes' if met[key] else 'no'} |")
     return "\n".join(lines)
@@ -249,7 +250,8 @@ def run(out_dir=None, **kw):
             "3 operations and the operation graph, finalized and destroyed.\n\n"
             f"{table(result)}\n\n"
             f"Method: {result['method']}. Median of per-batch ratios: generic "
-            f"{result['median_of_batch_ratios']['generic']:.2f}, Graph {result['median_of_batch_ratios']['graph']:.2f}.\n\n"
+            f"{result['median_of_batch_ratios']['generic']:.2f}, "
+            f"Graph {result['median_of_batch_ratios']['graph']:.2f}.\n\n"
             f"Machine: {m['cpu']} ({m['cpus']} CPUs), {m['platform']}, Python {m['python']}, cuDNN {m['cudnn']}, "
             f"load average {m['load_average']}; {m['date']}.\n\n"
             "Reproduce: `python benchmarks/graph_build_ratios.py` (or `pytest benchmarks/test_graph_build.py`).\n")

@@ -1495,7 +1495,9 @@ cdef class Descriptor:
             self._leave()
             leave_call()
         else:
-            # a few microseconds of cuDNN bookkeeping: with the GIL held, as for set()
+            # a few microseconds of cuDNN bookkeeping: with the GIL held, as for set() (the exit gate still refuses it)
+            if _exiting:
+                enter_call()  # raises CudnnShutdownError
             status = cycudnn.cudnnBackendFinalize(p)
             if _pending_interrupt is not None:
                 _raise_pending_interrupt()
