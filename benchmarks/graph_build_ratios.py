@@ -161,7 +161,7 @@ def _py_run(fn, n):
     return (time.perf_counter() - t0) * 1e6
 
 
-def measure(c_batch, batches=BATCHES, rounds=100, per_round=5, warmup_s=1.0):
+def measure(c_batch, batches=BATCHES, rounds=200, per_round=5, warmup_s=1.0):
     """{name: [mean us per graph of each batch]}: every batch interleaves ``rounds`` runs of ``per_round``
     graphs of C, generic and Graph (in rotating order)."""
     builders = {"generic": build_generic, "graph": build_graph}
@@ -232,10 +232,19 @@ def table(result) -> str:
     return "\n".join(lines)
 
 
-def run(out_dir=None, **kw):
+def run(out_dir=None, repeat=1, **kw):
+    """``repeat`` complete measurements (each: 7 batches, in this process): the first is the headline, every one is
+    kept (``runs``) and shown, so a noisy machine's spread is on the record."""
     with tempfile.TemporaryDirectory() as tmp:
         c_batch = load_c_batch(build_c_library(tmp))
-        result = summarize(measure(c_batch, **kw))
+        runs = []
+        for _ in range(repeat):
+            r = summarize(measure(c_batch, **kw))
+            r["load_average"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+            runs.append(r)
+    result = dict(runs[0])
+    result["runs"] = [{k: r[k] for k in ("median_us", "ratio_to_c", "median_of_batch_ratios", "met", "load_average")}
+                      for r in runs]
     result["machine"] = machine_info()
     result["method"] = ("7 batches; each interleaves C, generic and Graph runs of a few graphs; median of the 7 batch "
                         "means per build, ratios of those medians to C's (all in one process, one cuDNN)")
@@ -244,6 +253,14 @@ def run(out_dir=None, **kw):
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "graph_build.json").write_text(json.dumps(result, indent=2) + "\n")
         m = result["machine"]
+        lines = ["| run | C us | generic us | Graph us | generic / C | Graph / C | load average |",
+                 "|---|---:|---:|---:|---:|---:|---|"]
+        for i, r in enumerate(result["runs"], 1):
+            med, ratio = r["median_us"], r["ratio_to_c"]
+            load = ", ".join(f"{x:.2f}" for x in r["load_average"]) if r["load_average"] else "?"
+            lines.append(f"| {i} | {med['c']:.1f} | {med['generic']:.1f} | {med['graph']:.1f} | "
+                         f"{ratio['generic']:.2f}{'' if r['met']['generic'] else ' (missed)'} | "
+                         f"{ratio['graph']:.2f}{'' if r['met']['graph'] else ' (missed)'} | {load} |")
         (out_dir / "graph_build.md").write_text(
             "# Graph construction on the CPU: cudnn-backend vs C\n\n"
             "conv + bias + ReLU (X 1x8x8x8 fp16 NHWC, W 8x8x3x3, padding 1): 6 tensors, a convolution descriptor, "
@@ -252,9 +269,12 @@ def run(out_dir=None, **kw):
             f"Method: {result['method']}. Median of per-batch ratios: generic "
             f"{result['median_of_batch_ratios']['generic']:.2f}, "
             f"Graph {result['median_of_batch_ratios']['graph']:.2f}.\n\n"
-            f"Machine: {m['cpu']} ({m['cpus']} CPUs), {m['platform']}, Python {m['python']}, cuDNN {m['cudnn']}, "
-            f"load average {m['load_average']}; {m['date']}.\n\n"
-            "Reproduce: `python benchmarks/graph_build_ratios.py` (or `pytest benchmarks/test_graph_build.py`).\n")
+            + (f"Every run of this invocation (run 1 is the table above):\n\n" + "\n".join(lines) + "\n\n"
+               if len(result["runs"]) > 1 else "")
+            + f"Machine: {m['cpu']} ({m['cpus']} CPUs), {m['platform']}, Python {m['python']}, cuDNN {m['cudnn']}; "
+            f"{m['date']}.\n\n"
+            "Reproduce: `python benchmarks/graph_build_ratios.py [--repeat N]` (or "
+            "`pytest benchmarks/test_graph_build.py`).\n")
     return result
 
 
@@ -262,13 +282,17 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(HERE / "results" / f"{datetime.date.today().isoformat()}-cpu"),
                     help="folder for graph_build.json / graph_build.md ('-': write nothing)")
-    ap.add_argument("--rounds", type=int, default=100, help="interleaved rounds per batch")
+    ap.add_argument("--rounds", type=int, default=200, help="interleaved rounds per batch")
     ap.add_argument("--per-round", type=int, default=5, help="graphs per build in each round")
+    ap.add_argument("--repeat", type=int, default=1, help="complete measurements to make (all are recorded)")
     args = ap.parse_args(argv)
-    result = run(None if args.out == "-" else args.out, rounds=args.rounds, per_round=args.per_round)
+    result = run(None if args.out == "-" else args.out, repeat=args.repeat, rounds=args.rounds,
+                 per_round=args.per_round)
     print(table(result))
     print(f"median of per-batch ratios: {result['median_of_batch_ratios']}")
     print(f"batches (us): {result['batches_us']}")
+    for i, r in enumerate(result["runs"][1:], 2):
+        print(f"run {i}: ratios {r['ratio_to_c']} met {r['met']} load {r['load_average']}")
     if args.out != "-":
         print(f"wrote {args.out}/graph_build.json and .md")
     return 0
