@@ -134,6 +134,7 @@ PY_MAX_GET_DESCRIPTORS = MAX_GET_DESCRIPTORS
 # ------------------------------------------------------------------------------------------------
 cdef object _ATTRIBUTE_NAME = AttributeName  # the enum classes, for identity tests without a global lookup
 cdef object _ATTRIBUTE_TYPE = AttributeType
+cdef object _DESCRIPTOR_TYPE = DescriptorType
 cdef Py_ssize_t _calls_in_flight = 0
 cdef bint _exiting = False
 cdef object _pending_interrupt = None
@@ -901,6 +902,7 @@ def _check_finalize_preconditions(int dtype, dict deps):
                                            "CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP before finalize")
 
 
+@cython.freelist(16)  # a graph makes and drops a dozen descriptors: their memory is reused
 cdef class Descriptor:
     """A cuDNN backend descriptor of one ``CUDNN_BACKEND_*_DESCRIPTOR`` type.
 
@@ -926,7 +928,8 @@ cdef class Descriptor:
         if self._ptr != NULL:
             raise TypeError(f"this {_name_of(DescriptorType, self._dtype).name} is already created; make a new "
                             "Descriptor")
-        self._create(_enum_arg(descriptor_type, DescriptorType, "descriptor_type"))
+        self._create(<int>descriptor_type if type(descriptor_type) is _DESCRIPTOR_TYPE else
+                     _enum_arg(descriptor_type, DescriptorType, "descriptor_type"))
 
     cdef int _create(self, int dtype) except -1:
         cdef cudnnStatus_t status
