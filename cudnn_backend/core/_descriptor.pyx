@@ -243,7 +243,6 @@ def _name_of(enum_cls, value):
 # ------------------------------------------------------------------------------------------------
 cdef AttrSpec* _ATTR = NULL
 cdef int _N_ATTR = 0
-cdef PyObject** _KEY = NULL  # attribute value -> its int object (made once: no int per lookup)
 cdef int _TYPE_KIND[MAX_TYPES]
 cdef bint _TYPE_AVAILABLE[MAX_TYPES]
 cdef uint8_t* _ENUM_OK[MAX_TYPES]       # enum-valued types: value -> 0 invalid, 1 valid, 2 newer than loaded
@@ -252,7 +251,7 @@ cdef uint8_t _DESC_OK[MAX_TYPES]        # descriptor type -> 0 unknown, 1 availa
 cdef int* _REQUIRED[MAX_TYPES]          # descriptor type -> required attribute values
 cdef int _N_REQUIRED[MAX_TYPES]
 cdef uint64_t _REQUIRED_MASK[MAX_TYPES]  # descriptor type -> the _mask bits of its required attributes
-cdef bint _REQUIRED_BY_KEY[MAX_TYPES]    # a required attribute has no bit (slot > 63): checked by slot too
+cdef bint _REQUIRED_BY_SLOT[MAX_TYPES]    # a required attribute has no bit (slot > 63): checked by slot too
 cdef bint _FINALIZE_NOGIL[MAX_TYPES]     # finalize may take long (plans, heuristics, graphs): release the GIL
 cdef int _N_ATTRS[MAX_TYPES]             # descriptor type -> how many attributes it has (the length of _vals)
 cdef int* _SLOT_ATTR[MAX_TYPES]          # descriptor type -> slot -> attribute value
@@ -264,7 +263,6 @@ cdef dict _JSON_CHECK = {}              # attribute -> JSON checker returning ca
 cdef dict _UNAVAILABLE = {}             # enumerant C name -> version newer than the loaded cuDNN
 cdef int _LOADED_VERSION = 0
 cdef object _TABLE_LOCK = threading.Lock()
-cdef list _KEY_OBJECTS = []  # owns the int objects _KEY points at
 
 cdef dict _KIND_OF_TYPE_NAME = {
     "CUDNN_TYPE_HANDLE": K_HANDLE, "CUDNN_TYPE_BOOLEAN": K_BOOL, "CUDNN_TYPE_INT64": K_INT64,
@@ -319,7 +317,7 @@ cdef inline int _ensure_tables() except -1:
 
 
 cdef int _build_tables() except -1:
-    global _ATTR, _N_ATTR, _READY, _LOADED_VERSION, _KEY
+    global _ATTR, _N_ATTR, _READY, _LOADED_VERSION
     cdef AttrSpec* spec
     cdef int t, v, i
     with _TABLE_LOCK:
@@ -362,10 +360,6 @@ cdef int _build_tables() except -1:
         # attributes
         top = max(int(a) for a in AttributeName) + 1
         _ATTR = <AttrSpec*>calloc(top, sizeof(AttrSpec))
-        _KEY = <PyObject**>calloc(top, sizeof(PyObject*))
-        _KEY_OBJECTS.extend(range(top))
-        for i in range(top):
-            _KEY[i] = <PyObject*>_KEY_OBJECTS[i]
         _N_ATTR = top
         for i in range(top):
             _ATTR[i].descriptor = -1
@@ -421,13 +415,13 @@ cdef int _build_tables() except -1:
             if t >= MAX_TYPES:
                 continue
             _REQUIRED_MASK[t] = 0
-            _REQUIRED_BY_KEY[t] = False
+            _REQUIRED_BY_SLOT[t] = False
             for i in range(_N_REQUIRED[t]):
                 v = _REQUIRED[t][i]
                 if _ATTR[v].bit >= 0:
                     _REQUIRED_MASK[t] |= (<uint64_t>1) << _ATTR[v].bit
                 else:
-                    _REQUIRED_BY_KEY[t] = True
+                    _REQUIRED_BY_SLOT[t] = True
         # Finalizing a tensor, a pointwise/convolution/... descriptor or an operation node is a few
         # microseconds of bookkeeping in cuDNN: the GIL stays held (releasing and taking it back would cost
         # as much). Graphs, engines, heuristics, plans, kernel caches and the like may take long: GIL released.
@@ -1483,7 +1477,7 @@ cdef class Descriptor:
             raise ValueError(f"this {DescriptorType(dtype).name} is already finalized")
         if check_required:
             required = _REQUIRED_MASK[dtype]
-            if (self._mask & required) != required or _REQUIRED_BY_KEY[dtype]:
+            if (self._mask & required) != required or _REQUIRED_BY_SLOT[dtype]:
                 self._check_required()
         if dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
             _check_finalize_preconditions(dtype, {a: v for a, v in self._items()})

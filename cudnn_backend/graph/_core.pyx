@@ -11,7 +11,7 @@ The hottest operation families live here too, as the same C-level code (``conv_f
 on C ints, and anything unusual (an argument that is not a plain int or list of ints, a shape that does not
 fit) is handed to the Python helpers of ``shapes`` / ``_util``, which give the errors.
 """
-from cpython.long cimport PyLong_AsLongLong, PyLong_AsLongLongAndOverflow, PyLong_CheckExact
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
 from cpython.object cimport PyTypeObject
 from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t
