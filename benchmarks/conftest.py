@@ -15,11 +15,16 @@ from cudnn_backend.core.device import gpu_available
 
 from percall_support import C_ITERS, CASES, ConvCase
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cpu_benchmark: a benchmark that needs no GPU (graph construction)")
+
+
 def pytest_collection_modifyitems(config, items):
     if not gpu_available():
         skip = pytest.mark.skip(reason="per-call benchmarks need a GPU")
         for item in items:
-            item.add_marker(skip)
+            if "cpu_benchmark" not in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -33,8 +33,11 @@ cimport cython
 from cpython.bool cimport PyBool_Check
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.long cimport PyLong_AsLongLong, PyLong_AsUnsignedLongLong, PyLong_CheckExact
+from cpython.long cimport PyLong_AsLongLong, PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLong, PyLong_CheckExact
 from cpython.ref cimport Py_INCREF, PyObject
+from cpython.list cimport PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
+from cpython.sequence cimport PySequence_Fast_ITEMS
+from cpython.list cimport PyList_AsTuple
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc
@@ -60,6 +63,10 @@ from cudnn_backend.errors import (
     CudnnVersionError,
     make_error,
 )
+
+cdef extern from "Python.h":
+    ctypedef struct PyFloatObject:
+        double ob_fval
 
 cdef enum:
     LAST_ERROR_SIZE = 4096
@@ -91,6 +98,7 @@ cdef enum:
     F_GET_UNSUPPORTED = 4
     F_JSON = 8
     F_AVAILABLE = 16
+    F_FAST = 32          # available, settable, plain elements (ints, enums, descriptors, floats, bools): _set_fast
 
 cdef enum:
     ROLE_REQUIRED = 0
@@ -110,6 +118,8 @@ ctypedef struct AttrSpec:
     int get_max_count       # cuDNN's count query is wrong: ask for this many (0: ask)
     int64_t value_min       # integer elements must be >= this
     int io                  # 0: not a tensor slot, 1: input tensor, 2: output tensor
+    int slot                # index among its descriptor type's attributes: its place in Descriptor._vals
+    int bit                 # its Descriptor._mask bit: the slot, -1 past 63
 
 INT64_MIN = -int("9223372036854775808")
 INT64_MAX = int("9223372036854775807")
@@ -122,6 +132,9 @@ PY_MAX_GET_DESCRIPTORS = MAX_GET_DESCRIPTORS
 # ------------------------------------------------------------------------------------------------
 # the call gate: calls in flight, the exit gate, interrupts raised inside cuDNN's callback
 # ------------------------------------------------------------------------------------------------
+cdef object _ATTRIBUTE_NAME = AttributeName  # the enum classes, for identity tests without a global lookup
+cdef object _ATTRIBUTE_TYPE = AttributeType
+cdef object _DESCRIPTOR_TYPE = DescriptorType
 cdef Py_ssize_t _calls_in_flight = 0
 cdef bint _exiting = False
 cdef object _pending_interrupt = None
@@ -230,7 +243,6 @@ def _name_of(enum_cls, value):
 # ------------------------------------------------------------------------------------------------
 cdef AttrSpec* _ATTR = NULL
 cdef int _N_ATTR = 0
-cdef PyObject** _KEY = NULL  # attribute value -> the int object _deps is keyed by (made once: no int per set)
 cdef int _TYPE_KIND[MAX_TYPES]
 cdef bint _TYPE_AVAILABLE[MAX_TYPES]
 cdef uint8_t* _ENUM_OK[MAX_TYPES]       # enum-valued types: value -> 0 invalid, 1 valid, 2 newer than loaded
@@ -238,6 +250,11 @@ cdef int _ENUM_MAX[MAX_TYPES]
 cdef uint8_t _DESC_OK[MAX_TYPES]        # descriptor type -> 0 unknown, 1 available, 2 newer than loaded
 cdef int* _REQUIRED[MAX_TYPES]          # descriptor type -> required attribute values
 cdef int _N_REQUIRED[MAX_TYPES]
+cdef uint64_t _REQUIRED_MASK[MAX_TYPES]  # descriptor type -> the _mask bits of its required attributes
+cdef bint _REQUIRED_BY_SLOT[MAX_TYPES]    # a required attribute has no bit (slot > 63): checked by slot too
+cdef bint _FINALIZE_NOGIL[MAX_TYPES]     # finalize may take long (plans, heuristics, graphs): release the GIL
+cdef int _N_ATTRS[MAX_TYPES]             # descriptor type -> how many attributes it has (the length of _vals)
+cdef int* _SLOT_ATTR[MAX_TYPES]          # descriptor type -> slot -> attribute value
 cdef bint _READY = False
 cdef list _ENUM_CLASS = [None] * MAX_TYPES   # attribute type -> IntEnum class of its values
 cdef dict _FINALIZE_CHECK = {}          # descriptor type -> Python check run before finalize
@@ -246,7 +263,6 @@ cdef dict _JSON_CHECK = {}              # attribute -> JSON checker returning ca
 cdef dict _UNAVAILABLE = {}             # enumerant C name -> version newer than the loaded cuDNN
 cdef int _LOADED_VERSION = 0
 cdef object _TABLE_LOCK = threading.Lock()
-cdef list _KEY_OBJECTS = []  # owns the int objects _KEY points at
 
 cdef dict _KIND_OF_TYPE_NAME = {
     "CUDNN_TYPE_HANDLE": K_HANDLE, "CUDNN_TYPE_BOOLEAN": K_BOOL, "CUDNN_TYPE_INT64": K_INT64,
@@ -270,11 +286,28 @@ _KIND_SIZE[K_DESC] = sizeof(cudnnBackendDescriptor_t)
 KIND_NAMES = ("none", "handle", "bool", "int64", "int32", "float", "double", "ptr", "char", "fraction", "enum",
               "descriptor")
 
+# descriptor types whose finalize is a few microseconds of bookkeeping in cuDNN (besides every operation node)
+_FINALIZE_QUICK_NAMES = frozenset({
+    "CUDNN_BACKEND_TENSOR_DESCRIPTOR", "CUDNN_BACKEND_POINTWISE_DESCRIPTOR", "CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR",
+    "CUDNN_BACKEND_MATMUL_DESCRIPTOR", "CUDNN_BACKEND_REDUCTION_DESCRIPTOR", "CUDNN_BACKEND_RESAMPLE_DESCRIPTOR",
+    "CUDNN_BACKEND_RNG_DESCRIPTOR",
+})
+
 _JSON_ATTRIBUTES = {
     "CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION": _json_checks.check_plan_json,
     "CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION": _json_checks.check_kernel_cache_json,
     "CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION": _json_checks.check_deviceprop_json,
 }
+
+
+cdef list _none_list(Py_ssize_t n):
+    """[None] * n, made directly."""
+    cdef Py_ssize_t i
+    cdef list out = PyList_New(n)
+    for i in range(n):
+        Py_INCREF(None)
+        PyList_SET_ITEM(out, i, None)
+    return out
 
 
 cdef inline int _ensure_tables() except -1:
@@ -284,7 +317,7 @@ cdef inline int _ensure_tables() except -1:
 
 
 cdef int _build_tables() except -1:
-    global _ATTR, _N_ATTR, _READY, _LOADED_VERSION, _KEY
+    global _ATTR, _N_ATTR, _READY, _LOADED_VERSION
     cdef AttrSpec* spec
     cdef int t, v, i
     with _TABLE_LOCK:
@@ -327,10 +360,6 @@ cdef int _build_tables() except -1:
         # attributes
         top = max(int(a) for a in AttributeName) + 1
         _ATTR = <AttrSpec*>calloc(top, sizeof(AttrSpec))
-        _KEY = <PyObject**>calloc(top, sizeof(PyObject*))
-        _KEY_OBJECTS.extend(range(top))
-        for i in range(top):
-            _KEY[i] = <PyObject*>_KEY_OBJECTS[i]
         _N_ATTR = top
         for i in range(top):
             _ATTR[i].descriptor = -1
@@ -364,6 +393,50 @@ cdef int _build_tables() except -1:
             spec.get_max_count = a.get_max_count or 0
             spec.value_min = INT64_MIN if a.value_min is None else a.value_min
             spec.io = {None: 0, "input": 1, "output": 2}[a.io]
+        # each attribute's slot among its descriptor type's attributes (schema order), and the required masks
+        for t in range(MAX_TYPES):
+            _N_ATTRS[t] = 0
+        for attr, a in _schema.ATTRIBUTES.items():
+            t = int(a.descriptor)
+            spec = &_ATTR[int(attr)]
+            if 0 <= t < MAX_TYPES:
+                spec.slot = _N_ATTRS[t]
+                spec.bit = spec.slot if spec.slot < 64 else -1
+                _N_ATTRS[t] += 1
+            else:
+                spec.descriptor = -1  # a type past the tables: refused as no attribute
+        for t in range(MAX_TYPES):
+            _SLOT_ATTR[t] = <int*>calloc(max(1, _N_ATTRS[t]), sizeof(int))
+        for i in range(top):
+            if _ATTR[i].descriptor >= 0:
+                _SLOT_ATTR[_ATTR[i].descriptor][_ATTR[i].slot] = i
+        for dtype_member in DescriptorType:
+            t = int(dtype_member)
+            if t >= MAX_TYPES:
+                continue
+            _REQUIRED_MASK[t] = 0
+            _REQUIRED_BY_SLOT[t] = False
+            for i in range(_N_REQUIRED[t]):
+                v = _REQUIRED[t][i]
+                if _ATTR[v].bit >= 0:
+                    _REQUIRED_MASK[t] |= (<uint64_t>1) << _ATTR[v].bit
+                else:
+                    _REQUIRED_BY_SLOT[t] = True
+        # Finalizing a tensor, a pointwise/convolution/... descriptor or an operation node is a few
+        # microseconds of bookkeeping in cuDNN: the GIL stays held (releasing and taking it back would cost
+        # as much). Graphs, engines, heuristics, plans, kernel caches and the like may take long: GIL released.
+        for member in DescriptorType:
+            t = int(member)
+            if t < MAX_TYPES:
+                _FINALIZE_NOGIL[t] = not (member.name in _FINALIZE_QUICK_NAMES or
+                                          member.name.startswith("CUDNN_BACKEND_OPERATION_"))
+        for i in range(top):
+            spec = &_ATTR[i]
+            if spec.descriptor >= 0 and spec.flags & F_AVAILABLE and spec.role != ROLE_GET_ONLY and \
+                    not spec.flags & (F_SET_UNSUPPORTED | F_HOST_DATA | F_JSON) and 0 <= spec.default_type < MAX_TYPES \
+                    and _TYPE_AVAILABLE[spec.default_type] and \
+                    _TYPE_KIND[spec.default_type] in (K_INT64, K_ENUM, K_DESC, K_FLOAT, K_DOUBLE, K_BOOL):
+                spec.flags |= F_FAST
         for dtype, check in _op_checks.FINALIZE_CHECKS.items():
             _FINALIZE_CHECK[int(dtype)] = check
             _HAS_FINALIZE_CHECK[int(dtype)] = True
@@ -823,6 +896,7 @@ def _check_finalize_preconditions(int dtype, dict deps):
                                            "CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP before finalize")
 
 
+@cython.freelist(16)  # a graph makes and drops a dozen descriptors: their memory is reused
 cdef class Descriptor:
     """A cuDNN backend descriptor of one ``CUDNN_BACKEND_*_DESCRIPTOR`` type.
 
@@ -830,7 +904,7 @@ cdef class Descriptor:
     ``set``/``get`` take C attribute names (``CUDNN_ATTR_*``) and attribute types (``CUDNN_TYPE_*``),
     as enum members, ints or strings, and are checked against the schema before cuDNN is called.
     Everything set on a descriptor (children, handles, host data) is kept alive with it, in one
-    field; ``values`` shows it.
+    field (one slot per attribute of its type); ``values`` shows it.
     """
 
     def __cinit__(self, *args, **kwargs):
@@ -839,14 +913,17 @@ cdef class Descriptor:
         self._dtype = -1
         self._finalized = False
         self._busy = 0
-        self._deps = {}
+        self._vals = None
+        self._read_from = None
         self._atypes = None
+        self._mask = 0
 
     def __init__(self, descriptor_type):
         if self._ptr != NULL:
             raise TypeError(f"this {_name_of(DescriptorType, self._dtype).name} is already created; make a new "
                             "Descriptor")
-        self._create(_enum_arg(descriptor_type, DescriptorType, "descriptor_type"))
+        self._create(<int>descriptor_type if type(descriptor_type) is _DESCRIPTOR_TYPE else
+                     _enum_arg(descriptor_type, DescriptorType, "descriptor_type"))
 
     cdef int _create(self, int dtype) except -1:
         cdef cudnnStatus_t status
@@ -864,11 +941,13 @@ cdef class Descriptor:
             raise_status(status, "cudnnBackendCreateDescriptor", DescriptorType(dtype))
         self._ptr = p
         self._dtype = dtype
+        self._vals = _none_list(_N_ATTRS[dtype])
+        self._mask = 0
         return 0
 
     def __dealloc__(self):
         # Only C calls: safe during interpreter shutdown (the library is never unloaded). The children
-        # are released after this, when _deps goes, so a parent never outlives them.
+        # are released after this, when _vals goes, so a parent never outlives them.
         if self._ptr != NULL:
             cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
             self._ptr = NULL
@@ -893,11 +972,11 @@ cdef class Descriptor:
         self._ptr = NULL  # under the GIL: no other thread can take it from here on
         if self._busy > 0:
             self._pending = p  # the last call in flight destroys it (and holds its own references meanwhile)
-            self._deps = {}
+            self._forget()
             return
         with nogil:
             status = cycudnn.cudnnBackendDestroyDescriptor(p)
-        self._deps = {}
+        self._forget()
         raise_status(status, "cudnnBackendDestroyDescriptor", _name_of(DescriptorType, self._dtype))
 
     def __enter__(self):
@@ -940,13 +1019,30 @@ cdef class Descriptor:
         """The raw cudnnBackendDescriptor_t as an int (for interop)."""
         return <intptr_t>self._ptr
 
+    cdef void _forget(self) noexcept:
+        """Drop what was set (after close)."""
+        self._vals = None
+        self._read_from = None
+        self._atypes = None
+        self._mask = 0
+
+    cdef list _items(self):
+        """[(attribute value, value as set)] of the attributes set, in schema order."""
+        cdef Py_ssize_t i
+        cdef list out = []
+        if self._vals is None:
+            return out
+        for i in range(len(self._vals)):
+            v = self._vals[i]
+            if v is not None:
+                out.append((_SLOT_ATTR[self._dtype][i], v))
+        return out
+
     @property
     def children(self):
         """{attribute: tuple of the descriptors and handles kept alive for it}."""
         out = {}
-        for k, v in self._deps.items():
-            if k == READ_FROM:
-                continue
+        for k, v in self._items():
             items = v if type(v) is tuple else (v,)
             kept = tuple(x for x in items if isinstance(x, (Descriptor, Handle)))
             if kept:
@@ -956,42 +1052,72 @@ cdef class Descriptor:
     @property
     def set_attributes(self):
         """The attributes set (in no particular order)."""
-        return frozenset(AttributeName(a) for a in self._deps if a != READ_FROM)
+        return frozenset(AttributeName(a) for a, _ in self._items())
 
     @property
     def values(self):
-        """{attribute: value as set}: ints, floats, bools, tuples, enum values as ints, child descriptors."""
-        return {AttributeName(a): v for a, v in self._deps.items() if a != READ_FROM}
+        """{attribute: value as set}: ints, floats, bools, tuples, enum values as ints, child descriptors
+        (in schema order)."""
+        return {AttributeName(a): v for a, v in self._items()}
 
     @property
     def read_from(self):
         """The descriptor this one was read from with get() (kept alive with it), or None."""
-        return self._deps.get(READ_FROM)
+        return self._read_from
 
     cdef object _value(self, int attr):
-        return self._deps.get(<object>_KEY[attr]) if 0 <= attr < _N_ATTR else None
+        """The value set for ``attr`` (None when it is not set, or no attribute of this type)."""
+        if 0 <= attr < _N_ATTR and _ATTR[attr].descriptor == self._dtype and self._vals is not None:
+            return self._vals[_ATTR[attr].slot]
+        return None
+
+    cdef bint _has(self, int attr):
+        return self._value(attr) is not None
 
     def value_of(self, attribute):
         """The value set for ``attribute`` (its int value or member), or None when it was not set."""
-        return self._deps.get(_enum_arg(attribute, AttributeName, "attribute"))
+        cdef int a = _enum_arg(attribute, AttributeName, "attribute")
+        _ensure_tables()
+        return self._value(a)
 
     def attribute_type_of(self, attribute):
         """The attribute type ``attribute`` was set with (None when it was not set)."""
         cdef int a = _enum_arg(attribute, AttributeName, "attribute")
         _ensure_tables()
-        if a not in self._deps:
+        if not self._has(a):
             return None
         if self._atypes is not None and a in self._atypes:
             return AttributeType(self._atypes[a])
         return AttributeType(_ATTR[a].default_type)
 
     # -- set ---------------------------------------------------------------------------------------
+    @cython.binding(False)  # a plain method descriptor: the interpreter's specialized call, no function object
+    @cython.embedsignature.format("clinic")  # ... with a __text_signature__ (inspect.signature)
     def set(self, attribute, attribute_type, values):
         """cudnnBackendSetAttribute: ``values`` is one value or a sequence (str/bytes for CUDNN_TYPE_CHAR)."""
-        self._set(_enum_arg(attribute, AttributeName, "attribute"),
-                  _enum_arg(attribute_type, AttributeType, "attribute_type"), values)
+        cdef int attr, atype
+        if type(attribute) is _ATTRIBUTE_NAME:
+            attr = <int>attribute
+        else:
+            attr = _enum_arg(attribute, AttributeName, "attribute")
+        if type(attribute_type) is _ATTRIBUTE_TYPE:
+            atype = <int>attribute_type
+        else:
+            atype = _enum_arg(attribute_type, AttributeType, "attribute_type")
+        self._set(attr, atype, values)
 
     cdef int _set(self, int attr, int atype, object values) except -1:
+        """The checked set: the common cases through ``_set_fast``, everything else (and every error) here."""
+        cdef AttrSpec* spec
+        if 0 <= attr < _N_ATTR and _READY:
+            spec = &_ATTR[attr]
+            if spec.flags & F_FAST and atype == spec.default_type and spec.descriptor == self._dtype and \
+                    not self._finalized and self._ptr != NULL:
+                if _set_fast(self, spec, attr, atype, values):
+                    return 0
+        return self._set_checked(attr, atype, values)
+
+    cdef int _set_checked(self, int attr, int atype, object values) except -1:
         # cudnnBackendSetAttribute copies a few values: it runs with the GIL held (releasing and taking the
         # GIL back would cost as much as the call, and no other thread can close what it reads meanwhile).
         cdef AttrSpec* spec
@@ -1001,6 +1127,8 @@ cdef class Descriptor:
         cdef char* data = inline_data
         cdef bint owned = False
         cdef object items = None
+        cdef PyObject** elements = NULL
+        cdef int overflow = 0
         cdef object stored = None
         cdef object v
         cdef int64_t i64
@@ -1062,16 +1190,26 @@ cdef class Descriptor:
                     raise MemoryError()
                 owned = True
             try:
-                if items is not None and not (spec.count_max == 1 and n == 1):
-                    stored = PyTuple_New(n)
+                if items is not None:
+                    if type(items) is not list and type(items) is not tuple:
+                        items = list(items)
+                    elements = PySequence_Fast_ITEMS(items)
+                    if not (spec.count_max == 1 and n == 1):
+                        stored = PyTuple_New(n)
                 for i in range(n):
-                    v = values if items is None else items[i]
+                    if items is None:
+                        v = values
+                    else:
+                        if type(items) is list:  # an element's __index__ may have changed the list
+                            if PyList_GET_SIZE(items) != n:
+                                raise ValueError(f"{_what(self._dtype, attr)}: the list changed size while it was read")
+                            elements = PySequence_Fast_ITEMS(items)
+                        v = <object>elements[i]
                     if kind == K_INT64 or kind == K_INT32:
                         if PyLong_CheckExact(v):
-                            try:
-                                i64 = PyLong_AsLongLong(v)
-                            except OverflowError:
-                                raise ValueError(f"{_what(self._dtype, attr)}: {v} does not fit in 64 bits") from None
+                            i64 = PyLong_AsLongLongAndOverflow(v, &overflow)  # no exception state per element
+                            if overflow:
+                                raise ValueError(f"{_what(self._dtype, attr)}: {v} does not fit in 64 bits")
                         else:
                             i64 = _int64(v, (self._dtype, attr))
                             v = i64
@@ -1170,7 +1308,9 @@ cdef class Descriptor:
             _raise_pending_interrupt()
         if status != CUDNN_STATUS_SUCCESS:
             raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
-        self._deps[<object>_KEY[attr]] = stored
+        self._vals[spec.slot] = stored
+        if spec.bit >= 0:
+            self._mask |= (<uint64_t>1) << spec.bit
         if atype != spec.default_type:
             if self._atypes is None:
                 self._atypes = {}
@@ -1313,53 +1453,169 @@ cdef class Descriptor:
             for i in range(n):
                 child = <Descriptor>children[i]
                 child._finalized = True  # cuDNN filled it in: as finalized as its parent's contents
-                child._deps[READ_FROM] = self
+                child._read_from = self
             for i in range(n, requested):
                 (<Descriptor>children[i]).close()
         return _unpack(kind, buf, n, atype, children)
 
     # -- finalize ----------------------------------------------------------------------------------
-    cpdef finalize(self, check_required=True):
+    @cython.binding(False)  # a plain method descriptor, as set()
+    @cython.embedsignature.format("clinic")
+    def finalize(self, check_required=True):
         """cudnnBackendFinalize, after checking the schema's required attributes and what cuDNN crashes on."""
+        return self._finalize(check_required)
+
+    cdef object _finalize(self, bint check_required):
         cdef cudnnStatus_t status
-        cdef int i, a
+        cdef int dtype = self._dtype
+        cdef uint64_t required
         cdef cudnnBackendDescriptor_t p
         _ensure_tables()
-        self._check_open()
+        if self._ptr == NULL:
+            self._check_open()
         if self._finalized:
-            raise ValueError(f"this {DescriptorType(self._dtype).name} is already finalized")
+            raise ValueError(f"this {DescriptorType(dtype).name} is already finalized")
         if check_required:
-            for i in range(_N_REQUIRED[self._dtype]):
-                a = _REQUIRED[self._dtype][i]
-                if a not in self._deps:
-                    missing = [_attr_name(_REQUIRED[self._dtype][j]) for j in range(_N_REQUIRED[self._dtype])
-                               if _REQUIRED[self._dtype][j] not in self._deps]
-                    raise ValueError(f"{DescriptorType(self._dtype).name} cannot be finalized: required attribute(s) "
-                                     f"not set: {', '.join(missing)}")
-        if self._dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or self._dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
-            _check_finalize_preconditions(self._dtype, self._deps)
-        if _HAS_FINALIZE_CHECK[self._dtype]:
-            _FINALIZE_CHECK[self._dtype](self)
+            required = _REQUIRED_MASK[dtype]
+            if (self._mask & required) != required or _REQUIRED_BY_SLOT[dtype]:
+                self._check_required()
+        if dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
+            _check_finalize_preconditions(dtype, {a: v for a, v in self._items()})
+        if _HAS_FINALIZE_CHECK[dtype]:
+            _FINALIZE_CHECK[dtype](self)
         p = self._ptr
-        enter_call()
-        self._busy += 1
-        with nogil:
+        if _FINALIZE_NOGIL[dtype]:
+            enter_call()
+            self._busy += 1
+            with nogil:
+                status = cycudnn.cudnnBackendFinalize(p)
+            self._leave()
+            leave_call()
+        else:
+            # a few microseconds of cuDNN bookkeeping: with the GIL held, as for set() (the exit gate still refuses it)
+            if _exiting:
+                enter_call()  # raises CudnnShutdownError
             status = cycudnn.cudnnBackendFinalize(p)
-        self._leave()
-        leave_call()
+            if _pending_interrupt is not None:
+                _raise_pending_interrupt()
         if status != CUDNN_STATUS_SUCCESS:
-            raise_status(status, "cudnnBackendFinalize", DescriptorType(self._dtype))
-        if self._dtype != CUDNN_BACKEND_TENSOR_DESCRIPTOR and self._dtype != CUDNN_BACKEND_POINTWISE_DESCRIPTOR:
+            raise_status(status, "cudnnBackendFinalize", DescriptorType(dtype))
+        if dtype != CUDNN_BACKEND_TENSOR_DESCRIPTOR and dtype != CUDNN_BACKEND_POINTWISE_DESCRIPTOR:
             # cuDNN keeps warnings of a successful finalize as its "last error": read them away now, so a
             # later failure is never explained by this call's text (tensors and pointwise descriptors give none)
             clear_last_error()
         self._finalized = True
         return self
 
+    cdef int _check_required(self) except -1:
+        """The required attributes not set, named in a ValueError (the slow path of finalize's mask test)."""
+        cdef int dtype = self._dtype
+        missing = [_attr_name(_REQUIRED[dtype][j]) for j in range(_N_REQUIRED[dtype])
+                   if not self._has(_REQUIRED[dtype][j])]
+        if missing:
+            raise ValueError(f"{DescriptorType(dtype).name} cannot be finalized: required attribute(s) "
+                             f"not set: {', '.join(missing)}")
+        return 0
+
     def __repr__(self):
         name = _name_of(DescriptorType, self._dtype).name if self._dtype >= 0 else "?"
         state = "closed" if self._ptr == NULL else ("finalized" if self._finalized else "not finalized")
         return f"<cudnn_backend.Descriptor {name} {state} at 0x{<intptr_t>self._ptr:x}>"
+
+
+cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object values) except -1:
+    """Set a plain value of an attribute's own type, everything about it checked here: 1 when done, 0 (having
+    touched nothing) when the value is anything else, or would be refused: ``_set_checked`` then says why."""
+    cdef int kind = _TYPE_KIND[atype]
+    cdef Py_ssize_t i, n
+    cdef int overflow = 0
+    cdef long long x
+    cdef int64_t ints[8]
+    cdef int32_t e32
+    cdef float f32
+    cdef uint8_t b8
+    cdef cudnnBackendDescriptor_t dp
+    cdef const void* data
+    cdef object stored = values
+    cdef Descriptor d
+    cdef cudnnStatus_t status
+    if kind == K_INT64:
+        if PyLong_CheckExact(values):
+            if spec.count_min > 1 or spec.count_max == 0:
+                return 0
+            x = PyLong_AsLongLongAndOverflow(values, &overflow)
+            if overflow or x < spec.value_min:
+                return 0
+            ints[0] = x
+            n = 1
+        elif type(values) is list or type(values) is tuple:
+            n = len(values)
+            if n < 1 or n > 8 or n < spec.count_min or (spec.count_max >= 0 and n > spec.count_max):
+                return 0
+            for i in range(n):
+                v = (<list>values)[i] if type(values) is list else (<tuple>values)[i]
+                if not PyLong_CheckExact(v):
+                    return 0
+                x = PyLong_AsLongLongAndOverflow(v, &overflow)
+                if overflow or x < spec.value_min:
+                    return 0
+                ints[i] = x
+            if spec.count_max == 1:
+                stored = values[0]
+            elif type(values) is list:
+                stored = PyList_AsTuple(values)
+        else:
+            return 0
+        data = ints
+    elif kind == K_ENUM:
+        if type(values) is not _ENUM_CLASS[atype] or spec.count_min > 1 or spec.count_max == 0:
+            return 0
+        e32 = <int32_t><int>values
+        if e32 < 0 or e32 > _ENUM_MAX[atype] or _ENUM_OK[atype][e32] != 1:
+            return 0
+        n = 1
+        data = &e32
+    elif kind == K_DESC:
+        if not isinstance(values, Descriptor) or spec.count_min > 1 or spec.count_max == 0:
+            return 0
+        d = <Descriptor>values
+        if d._ptr == NULL or not d._finalized or (spec.accepts and not ((spec.accepts >> d._dtype) & 1)):
+            return 0
+        dp = d._ptr
+        n = 1
+        data = &dp
+    elif kind == K_FLOAT:
+        if type(values) is not float or spec.count_min > 1 or spec.count_max == 0:
+            return 0
+        f32 = <float>PyFloat_AS_DOUBLE(values)
+        stored = <double>f32
+        n = 1
+        data = &f32
+    elif kind == K_DOUBLE:
+        if type(values) is not float or spec.count_min > 1 or spec.count_max == 0:
+            return 0
+        n = 1
+        data = &(<PyFloatObject*>values).ob_fval
+    elif kind == K_BOOL:
+        if (values is not True and values is not False) or spec.count_min > 1 or spec.count_max == 0:
+            return 0
+        b8 = 1 if values is True else 0
+        n = 1
+        data = &b8
+    else:
+        return 0
+    status = cycudnn.cudnnBackendSetAttribute(self._ptr, <cudnnBackendAttributeName_t>attr,
+                                              <cudnnBackendAttributeType_t>atype, n, data)
+    if _pending_interrupt is not None:
+        _raise_pending_interrupt()
+    if status != CUDNN_STATUS_SUCCESS:
+        raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
+    self._vals[spec.slot] = stored
+    if spec.bit >= 0:
+        self._mask |= (<uint64_t>1) << spec.bit
+    if self._atypes is not None:
+        self._atypes.pop(attr, None)
+    return 1
 
 
 cdef str _type_names(uint64_t mask):

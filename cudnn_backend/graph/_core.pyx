@@ -3,24 +3,41 @@
 
 Building a small graph is mostly bookkeeping around ~60 cuDNN calls; done in Python that bookkeeping costs
 ten times the calls. Here tensors are created and set through the core's C-level ``_set`` (no keyword
-parsing), an operation's tensor slots are read from its ``_deps`` with a per-operation-type table made
+parsing), an operation's tensor slots are read from its values with a per-operation-type table made
 once from the schema, and the checks of ``checks.check_operations`` run over those slots in C.
+
+The hottest operation families live here too, as the same C-level code (``conv_fwd`` and its
+``convolution_descriptor``, ``pointwise``): their descriptors are made and set directly, shapes are computed
+on C ints, and anything unusual (an argument that is not a plain int or list of ints, a shape that does not
+fit) is handed to the Python helpers of ``shapes`` / ``_util``, which give the errors.
 """
-from cpython.long cimport PyLong_CheckExact, PyLong_AsLongLong
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
+from cpython.object cimport PyTypeObject
+from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t
 
 from cudnn_backend._bindings.cycudnn cimport *
 from cudnn_backend.core._descriptor cimport Descriptor
 from cudnn_backend.typed._base cimport TensorBase, TypedDescriptor
 
-from cudnn_backend._bindings.enums import AttributeName, DataType, DescriptorType
+from cudnn_backend._bindings.enums import AttributeName, ConvolutionMode, DataType, DescriptorType, PointwiseMode
 from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._descriptor import Handle, as_int, attribute_io
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import checks as _checks
 from cudnn_backend.graph import shapes as _shapes
 from cudnn_backend.graph._util import as_data_type
-from cudnn_backend.typed import OperationGraph, Tensor
+from cudnn_backend.graph.conv import conv_mode as _conv_mode
+from cudnn_backend.graph.pointwise import pointwise_mode as _pointwise_mode
+from cudnn_backend.graph.pointwise import _BOOL_COMPUTE, _BOOL_OUT, _GEN_INDEX
+from cudnn_backend.typed import (
+    Convolution,
+    OperationConvolutionForward,
+    OperationGraph,
+    OperationPointwise,
+    Pointwise,
+    Tensor,
+)
 from cudnn_backend.typed.introspection import keyword_of
 from cudnn_backend.typed.introspection import signature_of as _signature_of
 
@@ -32,6 +49,100 @@ cdef enum:
 
 cdef int _FLOAT = CUDNN_DATA_FLOAT
 cdef object _F32 = DataType.CUDNN_DATA_FLOAT
+cdef object _DATA_TYPE = DataType
+cdef object _CONVOLUTION_MODE = ConvolutionMode
+cdef object _POINTWISE_MODE = PointwiseMode
+cdef object _XCORR = ConvolutionMode.CUDNN_CROSS_CORRELATION
+cdef object _BOOLEAN = DataType.CUDNN_DATA_BOOLEAN
+cdef object _INT32 = DataType.CUDNN_DATA_INT32
+cdef object _RELU = PointwiseMode.CUDNN_POINTWISE_RELU_FWD
+cdef object _ADD = PointwiseMode.CUDNN_POINTWISE_ADD
+cdef tuple _NO_ARGS = ()
+
+
+cdef inline Descriptor _new(object cls, int dtype):
+    """A descriptor of a typed class, created without keyword parsing (``cls.__new__(cls)`` + create)."""
+    cdef Descriptor d = <Descriptor>(<PyTypeObject*>cls).tp_new(cls, <PyObject*>_NO_ARGS, NULL)
+    d._create(dtype)
+    return d
+
+
+cdef inline object _data_type(object value, str what):
+    return value if type(value) is _DATA_TYPE else as_data_type(value, what)
+
+
+cdef inline bint _small_int_at_least(object v, int64_t minimum):
+    """``v`` is an exact int, >= ``minimum`` and far from the 64-bit limits (sums of a few of them fit)."""
+    cdef int overflow = 0
+    cdef long long x
+    if not PyLong_CheckExact(v):
+        return False
+    x = PyLong_AsLongLongAndOverflow(v, &overflow)
+    return overflow == 0 and minimum <= x < (1LL << 60)
+
+
+cdef list _pair(object v, Py_ssize_t n, str what, int64_t minimum):
+    """``shapes.pair``: one int for every spatial dim, or exactly ``n`` ints, each >= ``minimum`` (fast for plain
+    ints and lists/tuples of them; anything else, and every error, through ``shapes.pair``)."""
+    cdef Py_ssize_t i
+    if PyLong_CheckExact(v):
+        if _small_int_at_least(v, minimum):
+            return [v] * n
+    elif (type(v) is list or type(v) is tuple) and len(v) == n:
+        for i in range(n):
+            if not _small_int_at_least(v[i], minimum):
+                return _shapes.pair(v, n, what, minimum)
+        return list(v)
+    return _shapes.pair(v, n, what, minimum)
+
+
+cdef list _broadcast2(object a, object b, object mode):
+    """``shapes.broadcast_dims(a, b)`` on C ints (equal ranks, size-1 dims broadcast); errors through it."""
+    cdef Py_ssize_t n = len(a), i
+    cdef int64_t x, y
+    if len(b) == n and n <= MAX_RANK:
+        out = [None] * n
+        for i in range(n):
+            x = a[i]
+            y = b[i]
+            if x == y or y == 1:
+                out[i] = a[i]
+            elif x == 1:
+                out[i] = b[i]
+            else:
+                break
+        else:
+            return out
+    return _shapes.broadcast_dims(a, b, what=f"pointwise {mode.name}")
+
+
+cdef list _conv_out(tuple xd, tuple wd, list pre, list post, list st, list dl):
+    """``shapes.conv_output_dims`` on C ints; anything irregular through it (it raises the GraphError)."""
+    cdef Py_ssize_t nsp = len(xd) - 2, i
+    cdef int64_t c, cg, k, groups, eff, o
+    if nsp < 1 or len(wd) != len(xd) or nsp > MAX_RANK or len(pre) != nsp or len(post) != nsp or len(st) != nsp \
+            or len(dl) != nsp:
+        return _shapes.conv_output_dims(xd, wd, pre, st, dl, post)
+    c = xd[1]
+    cg = wd[1]
+    k = wd[0]
+    if cg < 1 or c % cg:
+        return _shapes.conv_output_dims(xd, wd, pre, st, dl, post)
+    groups = c // cg
+    if k % groups:
+        return _shapes.conv_output_dims(xd, wd, pre, st, dl, post)
+    out = [xd[0], wd[0]]
+    for i in range(nsp):
+        if not (_small_int_at_least(xd[2 + i], 1) and _small_int_at_least(wd[2 + i], 1) and
+                _small_int_at_least(pre[i], 0) and _small_int_at_least(post[i], 0) and
+                _small_int_at_least(st[i], 1) and _small_int_at_least(dl[i], 1)):
+            return _shapes.conv_output_dims(xd, wd, pre, st, dl, post)
+        eff = <int64_t>dl[i] * (<int64_t>wd[2 + i] - 1) + 1
+        o = (<int64_t>xd[2 + i] + <int64_t>pre[i] + <int64_t>post[i] - eff) // <int64_t>st[i] + 1
+        if o <= 0:
+            return _shapes.conv_output_dims(xd, wd, pre, st, dl, post)
+        out.append(o)
+    return out
 cdef list _SLOT_TABLE = [None] * MAX_TYPES  # operation type -> ((attribute, keyword, is output), ...)
 
 
@@ -47,51 +158,47 @@ cdef tuple _slot_table(int dtype):
 
 
 cdef list _dims(object values, str what):
-    """Sizes as a list of exact ints >= 1 (fast path for lists/tuples of ints; anything else through shapes)."""
+    """Sizes as a list of exact ints >= 1 (a list of them is taken as it is, a tuple copied; anything else
+    through shapes, which names the entry and the rule)."""
     cdef Py_ssize_t i, n
-    cdef int64_t v
+    cdef int overflow = 0
+    cdef long long v
     if type(values) is list or type(values) is tuple:
         n = len(values)
         if 1 <= n <= MAX_RANK:
-            out = [None] * n
             for i in range(n):
                 x = values[i]
                 if not PyLong_CheckExact(x):
                     return _shapes.as_dims(values, what)
-                v = PyLong_AsLongLong(x)
-                if v < 1:
-                    return _shapes.as_dims(values, what)  # names the entry and the rule
-                out[i] = x
-            return out
+                v = PyLong_AsLongLongAndOverflow(x, &overflow)
+                if v < 1 or overflow:
+                    return _shapes.as_dims(values, what)
+            return <list>values if type(values) is list else list(values)
     return _shapes.as_dims(values, what)
 
 
-cdef list _packed(list dims, list order):
-    """Packed strides; ``order`` lists axes outermost to innermost (None: row-major)."""
+cdef list _packed(list dims, const int* order):
+    """Packed strides; ``order`` lists axes outermost to innermost (NULL: row-major). At most MAX_RANK dims."""
     cdef Py_ssize_t n = len(dims), k
+    cdef int axis
     cdef int64_t acc = 1
-    out = [0] * n
-    if order is None:
-        for k in range(n - 1, -1, -1):
-            out[k] = acc
-            acc *= <int64_t>dims[k]
-    else:
-        for k in range(n - 1, -1, -1):
-            axis = order[k]
-            out[axis] = acc
-            acc *= <int64_t>dims[axis]
-    return out
+    cdef int64_t st[MAX_RANK]
+    for k in range(n - 1, -1, -1):
+        axis = order[k] if order != NULL else <int>k
+        st[axis] = acc
+        acc *= <int64_t>dims[axis]
+    return [st[k] for k in range(n)]
 
 
-cdef list _order_of(object strides):
-    """Axes from outermost to innermost by stride (ties keep axis order): an insertion sort of at most 8."""
+cdef int _order_of(object strides, int* order) except -1:
+    """Axes from outermost to innermost by stride (ties keep axis order) into ``order``: an insertion sort of at
+    most MAX_RANK."""
     cdef Py_ssize_t n = len(strides), i, j
     cdef int64_t s[MAX_RANK]
-    cdef int order[MAX_RANK]
     cdef int k
     for i in range(n):
         s[i] = strides[i]
-        order[i] = i
+        order[i] = <int>i
     for i in range(1, n):
         k = order[i]
         j = i - 1
@@ -99,14 +206,19 @@ cdef list _order_of(object strides):
             order[j + 1] = order[j]
             j -= 1
         order[j + 1] = k
-    return [order[i] for i in range(n)]
+    return 0
 
 
 cdef list _nhwc(list dims):
-    cdef Py_ssize_t n = len(dims)
+    cdef Py_ssize_t n = len(dims), k
+    cdef int order[MAX_RANK]
     if n < 3:
         raise ValueError(f"layout: 'nhwc' needs [N, C, spatial...] (rank >= 3), not {n} dims {dims}")
-    return _packed(dims, [0, *range(2, n), 1])
+    order[0] = 0
+    for k in range(2, n):
+        order[k - 1] = <int>k
+    order[n - 1] = 1
+    return _packed(dims, order)
 
 
 cdef class GraphCore:
@@ -129,9 +241,9 @@ cdef class GraphCore:
         if not isinstance(name, str):
             raise TypeError(f"name: expected a str, not {type(name).__name__}")
         self.name = name
-        self.io_data_type = as_data_type(io_data_type, "io_data_type")
-        self.intermediate_data_type = as_data_type(intermediate_data_type, "intermediate_data_type")
-        self.compute_data_type = as_data_type(compute_data_type, "compute_data_type")
+        self.io_data_type = _data_type(io_data_type, "io_data_type")
+        self.intermediate_data_type = _data_type(intermediate_data_type, "intermediate_data_type")
+        self.compute_data_type = _data_type(compute_data_type, "compute_data_type")
         self.uids_used = set()
         self._next_uid = 1
         self.tensors = {}
@@ -142,9 +254,10 @@ cdef class GraphCore:
     # -- UIDs --------------------------------------------------------------------------------------
     cdef object _reserve(self, object uid):
         if uid is None:
-            while self._next_uid in self.uids_used:
-                self._next_uid += 1
             u = self._next_uid
+            while u in self.uids_used:
+                self._next_uid += 1
+                u = self._next_uid
             self._next_uid += 1
         else:
             u = as_int(uid, "uid")
@@ -164,10 +277,9 @@ cdef class GraphCore:
         """
         cdef list d = _dims(dims, "dims")
         cdef list s
-        cdef TensorBase t
         if strides is None:
             if layout is None:
-                s = _packed(d, None)
+                s = _packed(d, NULL)
             elif layout == "nhwc":
                 s = _nhwc(d)
             else:
@@ -176,16 +288,21 @@ cdef class GraphCore:
             s = _dims(strides, "strides")
             if len(s) != len(d):
                 raise ValueError(f"strides: {len(s)} strides for {len(d)} dims")
+        return self._make_tensor(d, s, data_type, uid, name, virtual, by_value, alignment, extra)
+
+    cdef TensorBase _make_tensor(self, list d, list s, object data_type, object uid, object name, object virtual,
+                                 object by_value, object alignment, dict extra):
+        """A finalized tensor of checked dims and strides (``tensor`` after its argument handling)."""
+        cdef TensorBase t
         if data_type is None:
             data_type = self.intermediate_data_type if virtual else self.io_data_type
-        elif type(data_type) is not type(_F32):
+        elif type(data_type) is not _DATA_TYPE:
             data_type = as_data_type(data_type, "data_type")
         u = self._reserve(uid)
         if extra:
             t = Tensor(**extra)
         else:
-            t = Tensor.__new__(Tensor)
-            t._create(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+            t = <TensorBase>_new(Tensor, CUDNN_BACKEND_TENSOR_DESCRIPTOR)
         t._set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, data_type)
         t._set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, d)
         t._set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, s)
@@ -198,7 +315,7 @@ cdef class GraphCore:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name: expected a str, not {type(name).__name__}")
         t.name_ = name  # None: "t<uid>" / "v<uid>", made when asked for
-        t.finalize()
+        t._finalize(True)
         self.tensors[u] = t
         return t
 
@@ -227,9 +344,9 @@ cdef class GraphCore:
         if type(t) is not Tensor and not isinstance(t, TensorBase):
             raise TypeError(f"{what}: expected a Tensor (graph.tensor(...) or an operation's output), not "
                             f"{type(t).__name__}")
-        if (<Descriptor>t).closed:
+        if (<Descriptor>t)._ptr == NULL:
             raise ValueError(f"{what}: the tensor is closed")
-        if not (<Descriptor>t).finalized:
+        if not (<Descriptor>t)._finalized:
             raise ValueError(f"{what}: the tensor is not finalized; finalize it first")
         return t
 
@@ -240,17 +357,33 @@ cdef class GraphCore:
         """An operation's output: the tensor given (dims checked), a real one (``output=True``; ``data_type`` or
         the io type) or a virtual intermediate (``data_type`` or the intermediate type); strides as given, else
         packed in ``like``'s axis order."""
+        return self._output_c(output, dims, like, data_type, name, strides, what)
+
+    cdef object _output_c(self, object output, object dims, object like, object data_type, object name,
+                          object strides, str what):
         cdef TensorBase t
+        cdef list d
+        cdef int order[MAX_RANK]
         if output is False or output is True:
+            d = _dims(dims, "dims")
             if strides is None:
                 if like is not None:
                     ls = (<TensorBase>like).signature()[2]
-                    strides = _packed(list(dims), _order_of(ls)) if len(ls) == len(dims) else _packed(list(dims), None)
+                    if len(ls) == len(d) and len(d) <= MAX_RANK:
+                        _order_of(ls, order)
+                        s = _packed(d, order)
+                    else:
+                        s = _packed(d, NULL)
                 else:
-                    strides = _packed(list(dims), None)
+                    s = _packed(d, NULL)
+            else:
+                s = _dims(strides, "strides")
+                if len(s) != len(d):
+                    raise ValueError(f"strides: {len(s)} strides for {len(d)} dims")
             if output:
-                return self.tensor(dims, strides, data_type if data_type is not None else self.io_data_type, name=name)
-            return self.tensor(dims, strides, data_type, name=name, virtual=True)
+                return self._make_tensor(d, s, data_type if data_type is not None else self.io_data_type, None, name,
+                                         False, False, 16, None)
+            return self._make_tensor(d, s, data_type, None, name, True, False, 16, None)
         if isinstance(output, TensorBase):
             t = self._need_tensor(output, what)
             if list(t.signature()[1]) != list(dims):
@@ -270,8 +403,12 @@ cdef class GraphCore:
     # -- operations --------------------------------------------------------------------------------
     def add(self, op):
         """Add an operation built by hand (a typed operation descriptor; finalized here if it is not yet)."""
+        return self._add_c(op)
+
+    cdef object _add_c(self, object op):
         cdef Descriptor d
         cdef list slots = []
+        cdef tuple entry
         if not isinstance(op, TypedDescriptor):
             raise TypeError(f"op: expected a typed operation descriptor (OperationConvolutionForward, ...), not "
                             f"{type(op).__name__}")
@@ -282,12 +419,13 @@ cdef class GraphCore:
         if not table and not op.descriptor_type.name.startswith("CUDNN_BACKEND_OPERATION_"):
             raise TypeError(f"op: expected an operation descriptor, not a {op.descriptor_type.name}")
         if not d._finalized:
-            op.finalize()
-        deps = d._deps
-        for attr, kw, out in table:
-            v = deps.get(attr)
+            d._finalize(True)
+        for entry in table:
+            v = d._value(<int>entry[0])
             if v is None:
                 continue
+            kw = entry[1]
+            out = entry[2]
             if type(v) is tuple:
                 for t in <tuple>v:
                     if isinstance(t, TensorBase):
@@ -299,11 +437,147 @@ cdef class GraphCore:
                 slots.append((kw, v, sig, out))
         self.operations.append(op)
         self._slots.append(slots)
+        tensors = self.tensors
         for slot in slots:
-            uid = slot[2][0]
-            if uid not in self.tensors:
-                self.tensors[uid] = slot[1]
+            uid = (<tuple>(<tuple>slot)[2])[0]
+            if uid not in tensors:
+                tensors[uid] = (<tuple>slot)[1]
         return op
+
+    # -- the hottest families, compiled (see the module docstring) ------------------------------------
+    def convolution_descriptor(self, spatial_dims, padding=0, stride=1, dilation=1, post_padding=None, compute=None,
+                               mode="cross_correlation"):
+        """A finalized ``Convolution``: ``padding``/``stride``/``dilation`` one int or one per spatial dim."""
+        return self._convolution(spatial_dims, padding, stride, dilation, post_padding, compute, mode)[0]
+
+    cdef tuple _convolution(self, object spatial_dims, object padding, object stride, object dilation,
+                            object post_padding, object compute, object mode):
+        """(Convolution, pre, post, strides, dilations): the descriptor and the lists it was set with."""
+        cdef Descriptor c
+        if PyLong_CheckExact(spatial_dims) and 1 <= spatial_dims <= MAX_RANK - 2:
+            nsp = spatial_dims
+        else:
+            nsp = as_int(spatial_dims, "spatial_dims", 1, MAX_RANK - 2)
+        pre = _pair(padding, nsp, "padding", 0)
+        comp = self.compute_data_type if compute is None else as_data_type(compute, "compute")
+        if type(mode) is not _CONVOLUTION_MODE:
+            mode = _XCORR if type(mode) is str and mode == "cross_correlation" else _conv_mode(mode)
+        post = list(pre) if post_padding is None else _pair(post_padding, nsp, "post_padding", 0)
+        st = _pair(stride, nsp, "stride", 1)
+        dl = _pair(dilation, nsp, "dilation", 1)
+        c = _new(Convolution, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR)
+        c._set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, comp)
+        c._set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, mode)
+        c._set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, dl)
+        c._set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, st)
+        c._set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, post)
+        c._set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, pre)
+        c._set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, nsp)
+        c._finalize(True)
+        return c, pre, post, st, dl
+
+    def conv_fwd(self, x, w, *, padding=0, stride=1, dilation=1, post_padding=None, mode="cross_correlation",
+                 compute=None, output=False, output_data_type=None, alpha=1.0, beta=0.0, name=None):
+        """Y = alpha * conv(X, W) + beta * Y: X [N, C, *spatial], W [K, C/groups, *filter] (groups = X's C / W's C),
+        Y [N, K, *out] in X's layout."""
+        cdef Descriptor op
+        cdef tuple xd, wd, conv
+        x = self._need_tensor(x, "x")
+        w = self._need_tensor(w, "w")
+        xd = (<TensorBase>x).signature()[1]
+        wd = (<TensorBase>w).signature()[1]
+        conv = self._convolution(len(xd) - 2, padding, stride, dilation, post_padding, compute, mode)
+        dims = _conv_out(xd, wd, conv[1], conv[2], conv[3], conv[4])
+        y = self._output_c(output, dims, x, output_data_type, name, None, "output")
+        op = _new(OperationConvolutionForward, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR)
+        op._set_auto(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, alpha)
+        op._set_auto(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, beta)
+        op._set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, conv[0])
+        op._set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, w)
+        op._set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
+        op._set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, y)
+        self._add_c(op)
+        return y
+
+    def pointwise(self, mode, x, b=None, t=None, *, dy=None, output=False, output_data_type=None, compute=None,
+                  name=None, alpha1=None, alpha2=None, **params):
+        """A pointwise operation. ``mode`` is a PointwiseMode or its name; binary modes take ``b``
+        (broadcast against ``x``), BINARY_SELECT also ``t`` (the boolean predicate: y = t ? x : b); backward
+        activations take ``dy`` and produce dX. ``params`` are ``Pointwise`` keywords (relu_lower_clip,
+        elu_alpha, axis for GEN_INDEX, ...). The output has the broadcast shape of the inputs; comparisons and
+        logic give BOOLEAN, GEN_INDEX INT32 unless ``output_data_type`` says otherwise."""
+        return self._pointwise(mode, x, b, t, dy, output, output_data_type, compute, name, alpha1, alpha2, params)
+
+    def relu(self, x, **kw):
+        """ReLU: a pointwise RELU_FWD (``kw``: ``pointwise``'s keywords)."""
+        if kw:
+            return self.pointwise(_RELU, x, **kw)
+        return self._pointwise(_RELU, x, None, None, None, False, None, None, None, None, None, None)
+
+    def bias(self, x, b, **kw):
+        """x + b (b broadcast): a pointwise ADD (``kw``: ``pointwise``'s keywords)."""
+        if kw:
+            return self.pointwise(_ADD, x, b, **kw)
+        return self._pointwise(_ADD, x, b, None, None, False, None, None, None, None, None, None)
+
+    cdef object _pointwise(self, object mode, object x, object b, object t, object dy, object output,
+                           object output_data_type, object compute, object name, object alpha1, object alpha2,
+                           dict params):
+        cdef Descriptor pw, op
+        if type(mode) is not _POINTWISE_MODE:
+            mode = _pointwise_mode(mode)
+        x = self._need_tensor(x, "x")
+        dims = (<TensorBase>x).signature()[1]
+        like = x
+        if b is not None:
+            dims, like = self._broadcast(b, "b", dims, like, mode)
+        if t is not None:
+            dims, like = self._broadcast(t, "t", dims, like, mode)
+        if dy is not None:
+            dims, like = self._broadcast(dy, "dy", dims, like, mode)
+        if output_data_type is None:
+            if mode in _BOOL_OUT:
+                output_data_type = _BOOLEAN
+            elif mode == _GEN_INDEX:
+                output_data_type = _INT32
+        if compute is None and mode in _BOOL_COMPUTE:
+            compute = _BOOLEAN
+        out = self._output_c(output, dims, like, output_data_type, name, None, "output")
+        prec = self.compute_data_type if compute is None else as_data_type(compute, "compute")
+        if params:
+            pw = <Descriptor>Pointwise(mode=mode, math_prec=prec, **params)
+        else:
+            pw = _new(Pointwise, CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
+            pw._set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode)
+            pw._set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec)
+        pw._finalize(True)
+        op = _new(OperationPointwise, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)
+        op._set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, pw)
+        op._set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
+        if b is not None:
+            op._set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, b)
+        if t is not None:
+            op._set(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, t)
+        if dy is not None:
+            op._set(CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, dy)
+            op._set(CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, out)
+        else:
+            op._set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, out)
+        if alpha1 is not None:
+            op._set_auto(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, alpha1)
+        if alpha2 is not None:
+            op._set_auto(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, alpha2)
+        self._add_c(op)
+        return out
+
+    cdef tuple _broadcast(self, object operand, str what, object dims, object like, object mode):
+        """(dims, like) after broadcasting one more pointwise operand (``like``: the operand of the output's shape)."""
+        shape = (<TensorBase>self._need_tensor(operand, what)).signature()[1]
+        if shape != dims:
+            dims = _broadcast2(dims, shape, mode)
+            if shape == tuple(dims):
+                like = operand
+        return dims, like
 
     # -- finalize ----------------------------------------------------------------------------------
     def check(self):
@@ -320,12 +594,11 @@ cdef class GraphCore:
             return self.op_graph
         if check:
             _check(self.operations, self._slots)
-        g = OperationGraph.__new__(OperationGraph)
-        g._create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
+        g = _new(OperationGraph, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
         g._set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, self.operations)
         if handle is not None:
             g._set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, handle)
-        g.finalize()
+        g._finalize(True)
         self.op_graph = g
         return g
 
@@ -339,15 +612,96 @@ cdef class GraphCore:
         return [list(s) for s in self._slots]
 
 
+cdef enum:
+    CHECK_ARRAYS = 256  # up to this many tensor slots the checks run on C arrays, past it on dicts
+
+
 cdef int _check(list operations, list slots) except -1:
     """``checks.check_operations`` in C over the slots; the messages come from the Python checks."""
+    cdef Py_ssize_t n = len(operations), m = 0, i, j, k
+    cdef int64_t uid[CHECK_ARRAYS]
+    cdef int op_of[CHECK_ARRAYS]
+    cdef bint is_out[CHECK_ARRAYS]
+    cdef PyObject* sig_of[CHECK_ARRAYS]
+    cdef PyObject* tensor_of[CHECK_ARRAYS]
+    cdef int producer[CHECK_ARRAYS]  # slot -> the last output slot of its UID (-1: none)
+    cdef int overflow
+    cdef tuple sig, slot
+    if n == 0:
+        raise GraphError("an operation graph needs at least one operation")
+    for i in range(n):
+        m += len(<list>slots[i])
+    if m > CHECK_ARRAYS:
+        return _check_dicts(operations, slots)
+    m = 0
+    for i in range(n):
+        for slot in <list>slots[i]:
+            sig = <tuple>slot[2]
+            u = sig[0]
+            if not PyLong_CheckExact(u):
+                return _check_dicts(operations, slots)
+            overflow = 0
+            uid[m] = PyLong_AsLongLongAndOverflow(u, &overflow)
+            if overflow:
+                return _check_dicts(operations, slots)
+            op_of[m] = <int>i
+            is_out[m] = bool(slot[3])
+            sig_of[m] = <PyObject*>sig
+            tensor_of[m] = <PyObject*>slot[1]
+            m += 1
+    # one producer per UID; an operation reading and writing one UID only in a single-node graph
+    for j in range(m):
+        producer[j] = -1
+        for k in range(m):
+            if is_out[k] and uid[k] == uid[j]:
+                producer[j] = <int>k  # the last one, as the dict of the Python checks keeps
+        if is_out[j]:
+            for k in range(j):
+                if is_out[k] and uid[k] == uid[j] and operations[op_of[k]] is not operations[op_of[j]]:
+                    return _refuse(operations, slots)
+            if n > 1:
+                for k in range(m):
+                    if op_of[k] == op_of[j] and not is_out[k] and uid[k] == uid[j]:
+                        return _refuse(operations, slots)
+    for j in range(m):
+        k = producer[j]
+        if k >= 0:
+            if not is_out[j] and not _same_tensor(<tuple>sig_of[k], <tuple>sig_of[j]):
+                return _refuse(operations, slots)
+            continue
+        for i in range(j):  # the first occurrence of this (never produced) UID must agree
+            if uid[i] == uid[j]:
+                if not _same_tensor(<tuple>sig_of[i], <tuple>sig_of[j]):
+                    return _refuse(operations, slots)
+                break
+        if (<tuple>sig_of[j])[4]:
+            return _refuse(operations, slots)
+    # a virtual output nobody reads
+    for j in range(m):
+        if is_out[j] and producer[j] == j and (<tuple>sig_of[j])[4]:
+            for k in range(m):
+                if not is_out[k] and uid[k] == uid[j]:
+                    break
+            else:
+                t = <object>tensor_of[j]
+                if not ((<TensorBase>t).allow_unconsumed if isinstance(t, TensorBase) else
+                        getattr(t, "allow_unconsumed", False)):
+                    return _refuse(operations, slots)
+    # a cycle: an operation reading what a later-or-same-position operation produces, followed to the start
+    for j in range(m):
+        if not is_out[j] and producer[j] >= 0 and op_of[producer[j]] >= op_of[j]:
+            _checks.check_operations(operations, slots)  # orders them: raises on a cycle only
+            return 0
+    return 0
+
+
+cdef int _check_dicts(list operations, list slots) except -1:
+    """``_check`` for graphs of many tensor slots (dicts instead of quadratic scans)."""
     cdef Py_ssize_t n = len(operations), i, j
     cdef dict producer = {}
     cdef dict seen = {}
     cdef set consumed = set()
     cdef tuple sig
-    if n == 0:
-        raise GraphError("an operation graph needs at least one operation")
     for i in range(n):
         op = operations[i]
         ins = None
@@ -389,7 +743,6 @@ cdef int _check(list operations, list slots) except -1:
         sig = (<tuple>p)[2]
         if sig[4] and uid not in consumed and not getattr((<tuple>p)[1], "allow_unconsumed", False):
             return _refuse(operations, slots)
-    # a cycle: an operation reading what a later-or-same-position operation produces, followed to the start
     for i in range(n):
         for slot in <list>slots[i]:
             if not slot[3]:

@@ -2,16 +2,10 @@
 from __future__ import annotations
 
 from cudnn_backend._bindings.enums import ConvolutionMode
-from cudnn_backend.core._descriptor import as_int
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import shapes
 from cudnn_backend.graph._util import as_choice
-from cudnn_backend.typed import (
-    Convolution,
-    OperationConvolutionBackwardData,
-    OperationConvolutionBackwardFilter,
-    OperationConvolutionForward,
-)
+from cudnn_backend.typed import OperationConvolutionBackwardData, OperationConvolutionBackwardFilter
 
 __all__ = ["ConvolutionOps", "conv_mode"]
 
@@ -25,31 +19,8 @@ def conv_mode(mode) -> ConvolutionMode:
 
 
 class ConvolutionOps:
-    """``conv_fwd``, ``conv_bwd_data``, ``conv_bwd_filter`` and their ``Convolution`` descriptor."""
-
-    def convolution_descriptor(self, spatial_dims, padding=0, stride=1, dilation=1, post_padding=None, compute=None,
-                               mode="cross_correlation") -> Convolution:
-        """A finalized ``Convolution``: ``padding``/``stride``/``dilation`` one int or one per spatial dim."""
-        nsp = as_int(spatial_dims, "spatial_dims", 1, shapes.MAX_RANK - 2)
-        pre = shapes.pair(padding, nsp, "padding")
-        return Convolution(
-            comp_type=self._compute(compute), conv_mode=conv_mode(mode), spatial_dims=nsp, pre_paddings=pre,
-            post_paddings=shapes.pair(pre if post_padding is None else post_padding, nsp, "post_padding"),
-            filter_strides=shapes.pair(stride, nsp, "stride", 1), dilations=shapes.pair(dilation, nsp, "dilation", 1),
-        ).finalize()
-
-    def conv_fwd(self, x, w, *, padding=0, stride=1, dilation=1, post_padding=None, mode="cross_correlation",
-                 compute=None, output=False, output_data_type=None, alpha=1.0, beta=0.0, name=None):
-        """Y = alpha * conv(X, W) + beta * Y: X ``[N, C, *spatial]``, W ``[K, C/groups, *filter]`` (groups = X's C /
-        W's C), Y ``[N, K, *out]`` in X's layout; ``padding``/``stride``/``dilation`` one int or one per spatial dim.
-        Returns Y (virtual unless ``output=True`` or a tensor is given as ``output=``)."""
-        x, w = self._need_tensor(x, "x"), self._need_tensor(w, "w")
-        conv = self.convolution_descriptor(len(x.shape) - 2, padding, stride, dilation, post_padding, compute, mode)
-        dims = shapes.conv_output_dims(x.shape, w.shape, conv.pre_paddings, conv.filter_strides, conv.dilations,
-                                       conv.post_paddings)
-        y = self._output(output, dims, x, output_data_type, name, what="output")
-        self.add(OperationConvolutionForward(x=x, w=w, y=y, conv_desc=conv, alpha=alpha, beta=beta))
-        return y
+    """``conv_bwd_data`` and ``conv_bwd_filter``. ``conv_fwd`` and ``convolution_descriptor`` (the ``Convolution``
+    all three use) are compiled in ``graph._core`` (``GraphCore``), the builder's hot path."""
 
     def _backward_convolution(self, dy, x_dims, w_dims, padding, stride, dilation, post_padding, compute, mode):
         expected = shapes.conv_output_dims(x_dims, w_dims, padding, stride, dilation, post_padding)

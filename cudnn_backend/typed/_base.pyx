@@ -43,7 +43,6 @@ def _unset():
     return UNSET
 
 
-cdef object _MISSING = object()
 cdef dict _CLASSES = {}  # DescriptorType value -> generated class
 
 
@@ -172,8 +171,8 @@ cdef class TypedDescriptor(Descriptor):
     """Base of the generated classes: keyword construction, checked properties, ``to_dict``."""
 
     cdef object _present(self, int attr, int atype, int kind, object enum_cls, bint single):
-        v = self._deps.get(attr, _MISSING)
-        if v is not _MISSING:
+        v = self._value(attr)
+        if v is not None:
             return _show(v, kind, enum_cls, single)
         if not self._finalized or self._ptr == NULL:
             return None
@@ -229,7 +228,7 @@ cdef class TypedDescriptor(Descriptor):
 
     def attributes(self):
         """{keyword: value} of every attribute set."""
-        return {k: getattr(self, k) for k, a in type(self).KEYWORDS.items() if int(a) in self._deps}
+        return {k: getattr(self, k) for k, a in type(self).KEYWORDS.items() if self._has(int(a))}
 
     def to_dict(self):
         """This descriptor and its children as plain data (enum values by C name); ``from_dict`` rebuilds it."""
@@ -249,7 +248,7 @@ cdef class TypedDescriptor(Descriptor):
             return f"<{type(self).__name__} closed>"
         state = "finalized" if self._finalized else "not finalized"
         parts = [f"{k}={_introspection.short(getattr(self, k))}" for k, a in type(self).KEYWORDS.items()
-                 if int(a) in self._deps]
+                 if self._has(int(a))]
         return f"{type(self).__name__}({', '.join(parts)}) <{state}>"
 
 
@@ -261,10 +260,10 @@ cdef class TensorBase(TypedDescriptor):
         """The display name (tables, DOT, error messages); ``t<uid>`` unless one was given."""
         if self.name_ is not None:
             return self.name_
-        uid = self._deps.get(CUDNN_ATTR_TENSOR_UNIQUE_ID)
+        uid = self._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)
         if uid is None:
             return "tensor"
-        return f"v{uid}" if self._deps.get(CUDNN_ATTR_TENSOR_IS_VIRTUAL) else f"t{uid}"
+        return f"v{uid}" if self._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL) else f"t{uid}"
 
     @name.setter
     def name(self, value):
@@ -295,18 +294,20 @@ cdef class TensorBase(TypedDescriptor):
         the tensor is finalized (it cannot change then)."""
         if self._signature is not None:
             return self._signature
-        d = self._deps
-        if self._finalized and CUDNN_ATTR_TENSOR_UNIQUE_ID not in d:  # a tensor cuDNN made (get)
+        uid = self._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)  # (_value: no int object made per lookup)
+        if self._finalized and uid is None:  # a tensor cuDNN made (get)
             sig = _introspection.read_signature(self)
         else:
-            dims = d.get(CUDNN_ATTR_TENSOR_DIMENSIONS, ())
-            strides = d.get(CUDNN_ATTR_TENSOR_STRIDES, ())
-            sig = (d.get(CUDNN_ATTR_TENSOR_UNIQUE_ID, -1),
-                   dims if type(dims) is tuple else (dims,),
-                   strides if type(strides) is tuple else (strides,),
-                   d.get(CUDNN_ATTR_TENSOR_DATA_TYPE),
-                   d.get(CUDNN_ATTR_TENSOR_IS_VIRTUAL, False),
-                   d.get(CUDNN_ATTR_TENSOR_IS_BY_VALUE, False))
+            dims = self._value(CUDNN_ATTR_TENSOR_DIMENSIONS)
+            strides = self._value(CUDNN_ATTR_TENSOR_STRIDES)
+            virtual = self._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL)
+            by_value = self._value(CUDNN_ATTR_TENSOR_IS_BY_VALUE)
+            sig = (-1 if uid is None else uid,
+                   () if dims is None else (dims if type(dims) is tuple else (dims,)),
+                   () if strides is None else (strides if type(strides) is tuple else (strides,)),
+                   self._value(CUDNN_ATTR_TENSOR_DATA_TYPE),
+                   False if virtual is None else virtual,
+                   False if by_value is None else by_value)
         if self._finalized:
             self._signature = sig
         return sig
@@ -341,7 +342,9 @@ cdef class OperationGraphBase(TypedDescriptor):
     @property
     def operations(self):
         """The operations set on it (CUDNN_ATTR_OPERATIONGRAPH_OPS), as a tuple."""
-        ops = self._deps.get(CUDNN_ATTR_OPERATIONGRAPH_OPS, ())
+        ops = self._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
+        if ops is None:
+            return ()
         return ops if type(ops) is tuple else (ops,)
 
     def table(self):
