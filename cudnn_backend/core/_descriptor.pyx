@@ -1267,10 +1267,11 @@ cdef class Descriptor:
                     raise
                 requested = spec.count_max
         else:
-            requested = as_int(count, f"{_what(self._dtype, attr)}: count", 0)
+            wanted = as_int(count, f"{_what(self._dtype, attr)}: count", 0)
             limit = MAX_GET_DESCRIPTORS if kind == K_DESC else MAX_GET_ELEMENTS
-            if requested > limit:
-                raise ValueError(f"{_what(self._dtype, attr)}: count {requested} is too large (at most {limit})")
+            if wanted > limit:  # compared as Python ints: a count past 2**63 is refused, not an OverflowError
+                raise ValueError(f"{_what(self._dtype, attr)}: count {wanted} is too large (at most {limit})")
+            requested = wanted
         if requested < 0 or requested > (MAX_GET_DESCRIPTORS if kind == K_DESC else MAX_GET_ELEMENTS):
             raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)}: cuDNN reports {requested} elements")
         children = []
