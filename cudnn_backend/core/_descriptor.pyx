@@ -399,6 +399,12 @@ cdef str _what(int dtype, int attr):
     return f"{_name_of(DescriptorType, dtype).name if dtype >= 0 else '?'}.{_attr_name(attr)}"
 
 
+cdef str _dtype_name(int dtype):
+    """A descriptor type's C name for messages (its number when it is none: a never-created descriptor)."""
+    m = _name_of(DescriptorType, dtype)
+    return m.name if isinstance(m, DescriptorType) else f"descriptor type {dtype}"
+
+
 cdef str _attr_name(int attr):
     m = _name_of(AttributeName, attr)
     return m.name if isinstance(m, AttributeName) else str(attr)
@@ -1097,7 +1103,7 @@ cdef class Descriptor:
                         d = <Descriptor>v
                         if d._ptr == NULL:
                             raise ValueError(f"{_what(self._dtype, attr)}: element {i} "
-                                             f"({_name_of(DescriptorType, d._dtype).name}) is closed")
+                                             f"({_dtype_name(d._dtype)}) is closed")
                         if spec.accepts and not ((spec.accepts >> d._dtype) & 1):
                             raise TypeError(f"{_what(self._dtype, attr)} takes {_descriptor_names(spec.accepts)}, "
                                             f"element {i} is a "
@@ -1386,7 +1392,7 @@ cdef int _child_type(AttrSpec* spec, object descriptor_type, str what) except -1
     t = _enum_arg(descriptor_type, DescriptorType, f"{what}: descriptor_type")
     if accepted and t not in accepted:
         raise TypeError(f"{what} holds {' or '.join(DescriptorType(a).name for a in accepted)}, not "
-                        f"{_name_of(DescriptorType, t).name}")
+                        f"{_dtype_name(t)}")
     return t
 
 
