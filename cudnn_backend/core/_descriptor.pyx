@@ -1239,6 +1239,10 @@ cdef class Descriptor:
         self._leave()
         leave_call()
         raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
+        if count < 0:
+            # cuDNN 9.19 answers -1 for e.g. a RESAMPLE descriptor finalized without SPATIAL_DIMS; -1 is also this
+            # function's error value, and taken as one it crashed the interpreter (an exception that was never set)
+            raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)}: cuDNN reports {count} elements")
         return count
 
     def get(self, attribute, attribute_type, count=None, descriptor_type=None, cls=None):
