@@ -343,6 +343,36 @@ def test_serialized_graphs_cudnn_cannot_read_are_refused(h200_profile_json):
     assert CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION not in broken.set_attributes
 
 
+def test_negative_element_count_from_cudnn_is_refused_not_a_crash():
+    # cuDNN 9.19 reports -1 paddings for a RESAMPLE descriptor finalized without SPATIAL_DIMS; that -1 once took
+    # the interpreter down (the fuzz found it): now every path refuses it
+    code = """
+        import cudnn_backend as cb
+        d = cb.Descriptor(cb.CUDNN_BACKEND_RESAMPLE_DESCRIPTOR)
+        d.finalize(check_required=False)
+        for call in (lambda: d.element_count(cb.CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, cb.CUDNN_TYPE_FRACTION),
+                     lambda: d.get(cb.CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, cb.CUDNN_TYPE_FRACTION),
+                     lambda: d.get(cb.CUDNN_ATTR_RESAMPLE_WINDOW_DIMS, cb.CUDNN_TYPE_INT64)):
+            try:
+                call()
+            except cb.CudnnBackendError as e:
+                print(type(e).__name__, "reports -1 elements" in str(e) or str(e).splitlines()[0])
+        """
+    out = run_python(code, timeout=120)
+    assert out.returncode == 0, out.describe()
+    assert out.stdout.split("\n")[:2] == ["CudnnUnsafeCallError True"] * 2, out.stdout
+
+
+def test_never_created_child_and_unknown_child_type_name_the_problem():
+    never = cb.Descriptor.__new__(cb.Descriptor)
+    op = cb.Descriptor(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)
+    with pytest.raises(ValueError, match=r"XDESC: element 0 \(descriptor type -1\) is closed"):
+        op.set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, never)
+    g = gg.notebook_conv_graph()
+    with pytest.raises(TypeError, match="not descriptor type 999"):
+        g.get(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count=1, descriptor_type=999)
+
+
 def test_init_twice_is_refused():
     d = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
     with pytest.raises(TypeError, match="already created"):
