@@ -1028,7 +1028,7 @@ cdef class Descriptor:
                              f"{_name_of(DescriptorType, self._dtype).name}")
         if atype < 0 or atype >= MAX_TYPES or not (spec.types >> atype) & 1:
             raise TypeError(f"{_what(self._dtype, attr)} takes attribute type {_type_names(spec.types)}, not "
-                            f"{_name_of(AttributeType, atype).name if 0 <= atype < MAX_TYPES else atype}")
+                            f"{getattr(_name_of(AttributeType, atype), 'name', atype)}")
         if not (spec.flags & F_AVAILABLE):
             check_available(_attr_name(attr), _what(self._dtype, attr))
         if not _TYPE_AVAILABLE[atype]:
@@ -1210,7 +1210,7 @@ cdef class Descriptor:
                              f"{_name_of(DescriptorType, self._dtype).name}")
         if atype < 0 or atype >= MAX_TYPES or not (spec.types >> atype) & 1:
             raise TypeError(f"{_what(self._dtype, attr)} takes attribute type {_type_names(spec.types)}, not "
-                            f"{_name_of(AttributeType, atype).name if 0 <= atype < MAX_TYPES else atype}")
+                            f"{getattr(_name_of(AttributeType, atype), 'name', atype)}")
         if not (spec.flags & F_AVAILABLE):
             check_available(_attr_name(attr), _what(self._dtype, attr))
         if not _TYPE_AVAILABLE[atype]:
