@@ -103,6 +103,8 @@ def test_error_classes_by_category_and_pickling():
     (lambda d: d.set(99999, CUDNN_TYPE_INT64, 1), ValueError, "not a valid AttributeName"),
     (lambda d: d.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, 999, 1), TypeError, "takes attribute type CUDNN_TYPE_INT64, not 999"),
     (lambda d: d.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, -1, 1), ValueError, "not a valid AttributeType"),
+    (lambda d: d.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, 54, 1), TypeError, "takes attribute type CUDNN_TYPE_INT64, not 54"),
+    (lambda d: d.get(CUDNN_ATTR_TENSOR_UNIQUE_ID, 54), TypeError, "takes attribute type CUDNN_TYPE_INT64, not 54"),
     (lambda d: d.get(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, count=-1), ValueError, r"count: -1 is below the minimum 0"),
     (lambda d: d.finalize(), ValueError, "required attribute"),
 ])

@@ -654,6 +654,8 @@ def regression_cases():
     R.call(R.new(A.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR), "set", A.CUDNN_ATTR_OPERATION_POINTWISE_XDESC, B,
            R.uninit_descriptor)
     R.call(concat, "get", A.CUDNN_ATTR_OPERATION_CONCAT_OUTPUT_DESC, B, descriptor_type=999)
+    R.call(R.new(A.CUDNN_BACKEND_REDUCTION_DESCRIPTOR), "set", A.CUDNN_ATTR_REDUCTION_COMP_TYPE, 54, 1)
+    R.call(concat, "get", A.CUDNN_ATTR_OPERATION_CONCAT_AXIS, 54)
     R.comment("a RESAMPLE finalized without SPATIAL_DIMS: cuDNN counts -1 paddings (SIGSEGV in the count path before)")
     rs = R.new(A.CUDNN_BACKEND_RESAMPLE_DESCRIPTOR)
     R.call(rs, "finalize", check_required=False)
