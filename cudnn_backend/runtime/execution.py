@@ -27,13 +27,14 @@ from cudnn_backend.runtime._packing import (
     TensorSpec,
     plan_descriptor,
     plan_handle,
+    plan_supports_native_cuda_graph,
     resolve_buffer,
     tensor_specs,
 )
 
 __all__ = [
     "CudaGraph", "NativeCudaGraphNotSupportedError", "TensorSpec", "VariantPack", "captured_kernel_count",
-    "count_kernel_nodes", "execute", "graph_node_types", "plan_descriptor", "populate_cuda_graph", "resolve_buffer",
+    "count_kernel_nodes", "execute", "graph_node_types", "plan_descriptor", "plan_supports_native_cuda_graph", "populate_cuda_graph", "resolve_buffer",
     "tensor_specs", "update_cuda_graph", "variant_pack", "CudaError",
 ]
 
