@@ -11,13 +11,11 @@ import json
 import math
 import pathlib
 import pickle
-import subprocess
 import sys
 import textwrap
 
 import pytest
 
-import cudnn_backend as cb
 from cudnn_backend import patterns
 from cudnn_backend._bindings.enums import DataType, PointwiseMode
 from cudnn_backend.core import json_checks as J

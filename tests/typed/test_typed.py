@@ -9,7 +9,7 @@ import pytest
 import cudnn_backend as cb
 from cudnn_backend import schema, typed
 from cudnn_backend.typed._base import Keyword
-from cudnn_backend.graph import Graph, GraphError, check_operations
+from cudnn_backend.graph import Graph, GraphError
 from cudnn_backend.typed import (
     Convolution,
     EngineHeuristics,
