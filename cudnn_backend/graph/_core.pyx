@@ -30,6 +30,8 @@ cdef enum:
     MAX_RANK = 8
     MAX_TYPES = 64
 
+cdef int64_t MAX_ELEMENTS = (<int64_t>1) << 62  # as shapes.MAX_ELEMENTS
+
 cdef int _FLOAT = CUDNN_DATA_FLOAT
 cdef object _F32 = DataType.CUDNN_DATA_FLOAT
 cdef list _SLOT_TABLE = [None] * MAX_TYPES  # operation type -> ((attribute, keyword, is output), ...)
@@ -58,7 +60,10 @@ cdef list _dims(object values, str what):
                 x = values[i]
                 if not PyLong_CheckExact(x):
                     return _shapes.as_dims(values, what)
-                v = PyLong_AsLongLong(x)
+                try:
+                    v = PyLong_AsLongLong(x)
+                except OverflowError:  # beyond int64: refused there, naming the entry
+                    return _shapes.as_dims(values, what)
                 if v < 1:
                     return _shapes.as_dims(values, what)  # names the entry and the rule
                 out[i] = x
@@ -69,17 +74,15 @@ cdef list _dims(object values, str what):
 cdef list _packed(list dims, list order):
     """Packed strides; ``order`` lists axes outermost to innermost (None: row-major)."""
     cdef Py_ssize_t n = len(dims), k
-    cdef int64_t acc = 1
+    cdef int64_t acc = 1, d
     out = [0] * n
-    if order is None:
-        for k in range(n - 1, -1, -1):
-            out[k] = acc
-            acc *= <int64_t>dims[k]
-    else:
-        for k in range(n - 1, -1, -1):
-            axis = order[k]
-            out[axis] = acc
-            acc *= <int64_t>dims[axis]
+    for k in range(n - 1, -1, -1):
+        axis = k if order is None else order[k]
+        out[axis] = acc
+        d = <int64_t>dims[axis]
+        if d > MAX_ELEMENTS // acc:  # the product would leave int64 (the span is refused, not wrapped)
+            _shapes.packed_strides(dims, order)  # raises, naming the dims
+        acc *= d
     return out
 
 

@@ -12,10 +12,12 @@ __all__ = [
     "as_dims", "as_strides", "as_sizes", "pair", "conv_output_dims", "broadcast_dims", "matmul_output_dims",
     "reduction_output_dims", "resample_output_dims", "concat_output_dims", "transpose_output_dims",
     "slice_output_dims", "norm_stats_dims", "per_channel_dims", "packed_strides", "stride_order", "strides_like",
-    "nhwc_strides", "bshd_strides", "layout_strides", "MAX_RANK",
+    "nhwc_strides", "bshd_strides", "layout_strides", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS",
 ]
 
 MAX_RANK = 8  # CUDNN_DIM_MAX
+MAX_SIZE = (1 << 63) - 1  # sizes and strides are int64 in cuDNN
+MAX_ELEMENTS = 1 << 62  # a packed tensor's span (its largest stride times its dim) must stay well inside int64
 
 
 def _sequence(values, what):
@@ -50,6 +52,8 @@ def as_sizes(values, what, minimum=1, rank=None) -> list:
         if v < minimum:
             extra = " (zero and negative sizes are refused: cuDNN divides by them)" if minimum == 1 else ""
             raise ValueError(f"{what}[{i}] is {v}; it must be >= {minimum}{extra}")
+        if v > MAX_SIZE:
+            raise ValueError(f"{what}[{i}] is {v}; it must be at most {MAX_SIZE} (cuDNN sizes are int64)")
     if rank is not None and len(out) != rank:
         raise ValueError(f"{what}: expected {rank} entries, got {len(out)}")
     return out
@@ -231,6 +235,8 @@ def packed_strides(dims, order=None):
     for axis in reversed(order):
         strides[axis] = acc
         acc *= max(dims[axis], 1)
+    if acc > MAX_ELEMENTS:
+        raise ValueError(f"dims: {list(dims)} spans {acc} elements; a cuDNN tensor spans at most {MAX_ELEMENTS}")
     return strides
 
 
