@@ -39,7 +39,7 @@ def test_in_place_refused_in_a_multi_node_graph():
 def test_duplicate_uids():
     g = Graph()
     a = gg.tensor(7, [1, 8, 4, 4], [128, 16, 4, 1])
-    b = gg.tensor(7, [1, 4, 4, 4], [64, 16, 4, 1])
+    b = gg.tensor(7, [1, 1, 4, 4], [16, 16, 4, 1])  # broadcasts against a, but another tensor with the same UID
     out = g.tensor([1, 8, 4, 4])
     pw = Pointwise(mode="CUDNN_POINTWISE_ADD", math_prec="CUDNN_DATA_FLOAT").finalize()
     g.add(OperationPointwise(pw_descriptor=pw, xdesc=a, bdesc=b, ydesc=out))
