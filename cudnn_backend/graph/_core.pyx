@@ -19,7 +19,7 @@ from cudnn_backend.core._descriptor import Handle, as_int, attribute_io
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import checks as _checks
 from cudnn_backend.graph import shapes as _shapes
-from cudnn_backend.graph._util import as_data_type
+from cudnn_backend.graph._util import as_data_type, scalar_value
 from cudnn_backend.typed import OperationGraph, Tensor
 from cudnn_backend.typed.introspection import keyword_of
 from cudnn_backend.typed.introspection import signature_of as _signature_of
@@ -208,6 +208,7 @@ cdef class GraphCore:
     def scalar(self, value=None, data_type=_F32, *, name=None, uid=None, rank=4):
         """A by-value scalar tensor (all dims 1); ``value`` is bound in variant packs unless one is given."""
         rank = as_int(rank, "rank", 1, MAX_RANK)
+        value = scalar_value(value, data_type, name or "value")  # checked now, not when a pack binds it
         ones = [1] * rank
         t = self.tensor(ones, ones, data_type, uid=uid, name=name, by_value=True)
         (<TensorBase>t).scalar_value = value
