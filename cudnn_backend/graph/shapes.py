@@ -74,15 +74,18 @@ def as_strides(strides, rank, what="strides") -> list:
 
 def pair(v, n, what="value", minimum=0) -> list:
     """One int for every spatial dim, or a sequence of exactly ``n`` ints (each >= ``minimum``)."""
-    if type(v) is int and v >= minimum:
+    if type(v) is int and minimum <= v <= MAX_SIZE:
         return [v] * n
-    if (type(v) is list or type(v) is tuple) and len(v) == n and all(type(x) is int and x >= minimum for x in v):
+    if (type(v) is list or type(v) is tuple) and len(v) == n and \
+            all(type(x) is int and minimum <= x <= MAX_SIZE for x in v):
         return list(v)
     if isinstance(v, (list, tuple)) or (hasattr(v, "__iter__") and not isinstance(v, (str, bytes))):
         return as_sizes(v, what, minimum, n)
     x = as_int(v, what)
     if x < minimum:
         raise ValueError(f"{what} is {x}; it must be >= {minimum}")
+    if x > MAX_SIZE:
+        raise ValueError(f"{what} is {x}; it must be at most {MAX_SIZE} (cuDNN sizes are int64)")
     return [x] * n
 
 
