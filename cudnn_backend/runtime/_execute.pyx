@@ -489,10 +489,22 @@ cdef class VariantPack:
             raise TypeError("pass a mapping of new buffers to rebind(), not to a positional binder")
         else:
             try:
-                seq = tuple(pointers)
+                it = iter(pointers)
             except TypeError:
                 raise TypeError(f"pointers must be a tuple/list of ints or a buffer of int64, not "
                                 f"{type(pointers).__name__}") from None
+            seq = []
+            try:  # at most one past the count: a lying __len__ (tuple() would trust it and allocate) or no end
+                for item in it:
+                    seq.append(item)
+                    if len(seq) > nd:
+                        raise ValueError(f"more than {nd} pointers given; this pack binds {nd} device pointers "
+                                         f"(UIDs {', '.join(map(str, self.pointer_uids))}, in that order)")
+            except (TypeError, ValueError):
+                raise
+            except Exception as e:
+                raise TypeError(f"pointers: iterating the {type(pointers).__name__} failed ({type(e).__name__}: "
+                                f"{e})") from None
             return self._bind_objects(seq)
         # check all, then store
         for j in range(nd):
