@@ -79,7 +79,11 @@ cdef list _packed(list dims, list order):
     for k in range(n - 1, -1, -1):
         axis = k if order is None else order[k]
         out[axis] = acc
-        d = <int64_t>dims[axis]
+        x = dims[axis]
+        if not PyLong_CheckExact(x) or not (0 < x <= MAX_ELEMENTS):  # (computed output dims can be past int64)
+            _shapes.packed_strides(dims, order)  # raises, naming the dims
+            raise ValueError(f"dims: {list(dims)} are no tensor sizes")
+        d = <int64_t>x
         if d > MAX_ELEMENTS // acc:  # the product would leave int64 (the span is refused, not wrapped)
             _shapes.packed_strides(dims, order)  # raises, naming the dims
         acc *= d
