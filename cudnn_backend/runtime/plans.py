@@ -301,7 +301,8 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
         _engines._need_finalized(kernel_cache, DT.CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel_cache")
         plan.kernel_cache = kernel_cache
     if run_only_intermediate_uids is not None:
-        plan.run_only_intermediate_uids = [as_int(u, "run_only_intermediate_uids") for u in run_only_intermediate_uids]
+        plan.run_only_intermediate_uids = [as_int(u, "run_only_intermediate_uids") for u in
+                                           _engines.user_sequence(run_only_intermediate_uids, "run_only_intermediate_uids")]
     key = _refusal_key(config, handle, dp)
     if key is not None and not retry_refused:
         earlier = _refused.get(key)
