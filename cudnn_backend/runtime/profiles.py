@@ -397,7 +397,11 @@ def as_deviceprop(device_profile, allow_version_mismatch=None):
     if isinstance(device_profile, (str, os.PathLike)):
         text = os.fspath(device_profile)
         p = pathlib.Path(text)
-        if p.suffix.lower() == ".json" or p.exists():
+        try:
+            is_file = p.suffix.lower() == ".json" or p.exists()
+        except OSError:  # a name too long for the file system (ENAMETOOLONG), ...: no file, so a bundled name
+            is_file = False
+        if is_file:
             return DeviceProfile.load(p, allow_version_mismatch=bool(allow_version_mismatch)).descriptor()
         return DeviceProfile.bundled(text, allow_version_mismatch=bool(allow_version_mismatch)).descriptor()
     raise TypeError(f"device_profile must be a DeviceProfile, a DEVICEPROP descriptor, a bundled profile name or a "
