@@ -490,7 +490,7 @@ cdef class VariantPack:
         else:
             try:
                 it = iter(pointers)
-            except TypeError:
+            except Exception:
                 raise TypeError(f"pointers must be a tuple/list of ints or a buffer of int64, not "
                                 f"{type(pointers).__name__}") from None
             seq = []
