@@ -9,7 +9,7 @@ from cudnn_backend.core._descriptor import as_int
 from cudnn_backend.errors import GraphError
 
 __all__ = [
-    "as_dims", "as_strides", "as_sizes", "pair", "conv_output_dims", "broadcast_dims", "matmul_output_dims",
+    "as_list", "as_dims", "as_strides", "as_sizes", "pair", "conv_output_dims", "broadcast_dims", "matmul_output_dims",
     "reduction_output_dims", "resample_output_dims", "concat_output_dims", "transpose_output_dims",
     "slice_output_dims", "norm_stats_dims", "per_channel_dims", "packed_strides", "stride_order", "strides_like",
     "nhwc_strides", "bshd_strides", "layout_strides", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS",
@@ -42,6 +42,12 @@ def _sequence(values, what):
     except Exception as e:
         raise TypeError(f"{what}: iterating failed ({type(e).__name__}: {e})") from None
     return out
+
+
+def as_list(values, what) -> list:
+    """The entries of a sequence the caller gave, read one by one (a lying or raising ``__len__``/``__iter__`` is a
+    TypeError/ValueError naming ``what``)."""
+    return _sequence(values, what)
 
 
 def as_sizes(values, what, minimum=1, rank=None) -> list:
