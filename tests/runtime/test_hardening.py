@@ -8,7 +8,6 @@ import copy
 import json
 import math
 import pickle
-import threading
 
 import pytest
 
