@@ -1545,9 +1545,11 @@ def get_execution_plan_workspace_size(Handle handle, Descriptor execution_plan n
         pack = variant_pack._ptr
     plan_ptr = execution_plan._ptr
     enter_call()
-    with nogil:
-        status = cycudnn.cudnnGetExecutionPlanWorkspaceSize(c_handle, plan_ptr, pack, &size)
-    leave_call()
+    try:  # the binding raises CudnnFunctionNotFoundError on a cuDNN older than 9.23: the call count must not leak
+        with nogil:
+            status = cycudnn.cudnnGetExecutionPlanWorkspaceSize(c_handle, plan_ptr, pack, &size)
+    finally:
+        leave_call()
     raise_status(status, "cudnnGetExecutionPlanWorkspaceSize", execution_plan.descriptor_type)
     return size
 

@@ -783,10 +783,12 @@ def populate_cuda_graph(Handle handle, plan, VariantPack pack not None, graph=No
         g = <cudaGraph_t>_graph_address(graph)
         enter_call()
         pack._busy += 1
-        with nogil:
-            st = cycudnn.cudnnBackendPopulateCudaGraph(h, p, v, g)
-        pack._leave()
-        leave_call()
+        try:  # the binding raises CudnnFunctionNotFoundError before cuDNN 9.5: no count may leak
+            with nogil:
+                st = cycudnn.cudnnBackendPopulateCudaGraph(h, p, v, g)
+        finally:
+            pack._leave()
+            leave_call()
         if st != CUDNN_STATUS_SUCCESS:
             _raise_graph_status(st, "cudnnBackendPopulateCudaGraph", pack._plan_obj)
     except BaseException:
@@ -809,10 +811,12 @@ def update_cuda_graph(Handle handle, plan, VariantPack pack not None, graph):
     g = <cudaGraph_t>_graph_address(graph)
     enter_call()
     pack._busy += 1
-    with nogil:
-        st = cycudnn.cudnnBackendUpdateCudaGraph(h, p, v, g)
-    pack._leave()
-    leave_call()
+    try:  # the binding raises CudnnFunctionNotFoundError before cuDNN 9.5: no count may leak
+        with nogil:
+            st = cycudnn.cudnnBackendUpdateCudaGraph(h, p, v, g)
+    finally:
+        pack._leave()
+        leave_call()
     if st != CUDNN_STATUS_SUCCESS:
         _raise_graph_status(st, "cudnnBackendUpdateCudaGraph", pack._plan_obj)
     return graph
