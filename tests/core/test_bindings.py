@@ -133,6 +133,23 @@ def test_function_missing_from_older_cudnn_names_the_version():
                                                             r"in cuDNN 9\.23\.0") as info_:
         cb.get_execution_plan_workspace_size(None, plan)
     assert info_.value.function == "cudnnGetExecutionPlanWorkspaceSize"
+    assert cb.core.calls_in_flight() == 0  # the refused call is not counted as in flight (exit would wait 30 s)
+
+
+@pytest.mark.skipif(cb.get_version() >= 92300, reason="the loaded cuDNN has cudnnGetExecutionPlanWorkspaceSize")
+def test_a_missing_function_does_not_delay_interpreter_exit():
+    import time
+
+    t0 = time.monotonic()
+    out = run_python("""
+        import cudnn_backend as cb
+        try:
+            cb.get_execution_plan_workspace_size(None, cb.Descriptor(cb.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR))
+        except cb.CudnnFunctionNotFoundError:
+            print("refused", cb.core.calls_in_flight())
+        """, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "refused 0", out.describe()
+    assert time.monotonic() - t0 < 20, "the exit hook waited for a call that was never in flight"
 
 
 @pytest.mark.skipif(cb.get_version() >= 92200, reason="the loaded cuDNN has transpose")
