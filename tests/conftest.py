@@ -1,6 +1,12 @@
 """Shared fixtures and markers. Tests run against the real cuDNN (never a mock); without a GPU the package
 loads its no-device driver stand-in and plans are built against the bundled H200 device profile.
 
+Layout: one folder per layer (``core``, ``typed``, ``graph``, ``runtime`` with ``runtime/gpu``, ``patterns``; ``tune``
+and ``cli`` belong to those layers' authors), cross-layer tests at the top (public names, the API fuzz), shared
+helpers in ``tests.helpers`` (the offline plan helper, generic C-name graph builders, the crash-reporting child
+runner, the fuzz workers). ``tests`` is a package and pyproject's ``pythonpath = ["."]`` puts the checkout first, so
+``cudnn_backend`` and ``tests.helpers`` are this checkout's.
+
 Markers: ``gpu`` (skipped without a CUDA GPU; run on a GPU machine), ``slow`` (skipped unless ``--run-slow`` or
 ``CUDNN_BACKEND_SLOW_TESTS=1``).
 """
@@ -32,6 +38,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_gpu)
         if "slow" in item.keywords and not run_slow:
             item.add_marker(skip_slow)
+
+
+@pytest.fixture(autouse=True)
+def _no_cudnn_call_left_in_flight():
+    """Every cuDNN call a test starts has returned when it ends: a leaked count would make the exit hook wait (it
+    waits for calls in flight) and would hide a call that never returned."""
+    yield
+    from cudnn_backend.core import calls_in_flight
+
+    assert calls_in_flight() == 0, f"{calls_in_flight()} cuDNN call(s) still counted as in flight after the test"
 
 
 @pytest.fixture(scope="session")
