@@ -1,25 +1,53 @@
-"""Shared fixtures. Tests run against the real cuDNN (never a mock); without a GPU the package
-loads its no-device driver stand-in and uses the bundled H200 device profile."""
+"""Shared fixtures and markers. Tests run against the real cuDNN (never a mock); without a GPU the package
+loads its no-device driver stand-in and plans are built against the bundled H200 device profile.
+
+Layout: one folder per layer (``core``, ``typed``, ``graph``, ``runtime`` with ``runtime/gpu``, ``patterns``; ``tune``
+and ``cli`` belong to those layers' authors), cross-layer tests at the top (public names, the API fuzz), shared
+helpers in ``tests.helpers`` (the offline plan helper, generic C-name graph builders, the crash-reporting child
+runner, the fuzz workers). ``tests`` is a package and pyproject's ``pythonpath = ["."]`` puts the checkout first, so
+``cudnn_backend`` and ``tests.helpers`` are this checkout's.
+
+Markers: ``gpu`` (skipped without a CUDA GPU; run on a GPU machine), ``slow`` (skipped unless ``--run-slow`` or
+``CUDNN_BACKEND_SLOW_TESTS=1``).
+"""
+import os
 import pathlib
 
 import pytest
 
-DATA = pathlib.Path(__file__).resolve().parent.parent / "cudnn_backend" / "data"
-H200_PROFILE_JSON = DATA / "h200_deviceprop_cudnn91900.json"
+import cudnn_backend
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+if pathlib.Path(cudnn_backend.__file__).resolve().parent.parent != ROOT:  # pragma: no cover - a setup mistake
+    raise RuntimeError(f"the tests in {ROOT} import cudnn_backend from {cudnn_backend.__file__}; run pytest from the "
+                       "checkout root (pyproject's pythonpath puts it first) or set PYTHONPATH to it")
+
+from tests.helpers.env import H200_PROFILE_JSON, HAVE_GPU  # noqa: E402
 
 
-from cudnn_backend.info import gpu_available  # noqa: E402
-
-HAVE_GPU = gpu_available()
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true", default=False, help="run tests marked slow")
 
 
 def pytest_collection_modifyitems(config, items):
-    if HAVE_GPU:
-        return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    run_slow = config.getoption("--run-slow") or os.environ.get("CUDNN_BACKEND_SLOW_TESTS") == "1"
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
+    skip_slow = pytest.mark.skip(reason="slow: run with --run-slow or CUDNN_BACKEND_SLOW_TESTS=1")
     for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+        if "gpu" in item.keywords and not HAVE_GPU:
+            item.add_marker(skip_gpu)
+        if "slow" in item.keywords and not run_slow:
+            item.add_marker(skip_slow)
+
+
+@pytest.fixture(autouse=True)
+def _no_cudnn_call_left_in_flight():
+    """Every cuDNN call a test starts has returned when it ends: a leaked count would make the exit hook wait (it
+    waits for calls in flight) and would hide a call that never returned."""
+    yield
+    from cudnn_backend.core import calls_in_flight
+
+    assert calls_in_flight() == 0, f"{calls_in_flight()} cuDNN call(s) still counted as in flight after the test"
 
 
 @pytest.fixture(scope="session")
@@ -29,15 +57,11 @@ def h200_profile_json() -> str:
 
 @pytest.fixture(scope="session")
 def cudnn_version() -> int:
-    import cudnn_backend
-
     return cudnn_backend.get_version()
 
 
 @pytest.fixture
 def handle():
-    import cudnn_backend
-
     with cudnn_backend.Handle() as h:
         yield h
 
@@ -45,14 +69,14 @@ def handle():
 @pytest.fixture(scope="session")
 def h200():
     """The bundled H200 device profile (cuDNN 9.19.0)."""
-    from cudnn_backend.profiles import DeviceProfile
+    from tests.helpers.offline import h200
 
-    return DeviceProfile.bundled("h200")
+    return h200()
 
 
 @pytest.fixture(scope="module")
 def conv():
     """The cudnn-frontend notebook's conv forward graph, finalized (generic API, C names)."""
-    import generic_graphs
+    from tests.helpers import generic_graphs
 
     return generic_graphs.notebook_conv_graph()

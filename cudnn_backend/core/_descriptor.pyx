@@ -472,6 +472,12 @@ cdef str _what(int dtype, int attr):
     return f"{_name_of(DescriptorType, dtype).name if dtype >= 0 else '?'}.{_attr_name(attr)}"
 
 
+cdef str _dtype_name(int dtype):
+    """A descriptor type's C name for messages (its number when it is none: a never-created descriptor)."""
+    m = _name_of(DescriptorType, dtype)
+    return m.name if isinstance(m, DescriptorType) else f"descriptor type {dtype}"
+
+
 cdef str _attr_name(int attr):
     m = _name_of(AttributeName, attr)
     return m.name if isinstance(m, AttributeName) else str(attr)
@@ -1150,7 +1156,7 @@ cdef class Descriptor:
                              f"{_name_of(DescriptorType, self._dtype).name}")
         if atype < 0 or atype >= MAX_TYPES or not (spec.types >> atype) & 1:
             raise TypeError(f"{_what(self._dtype, attr)} takes attribute type {_type_names(spec.types)}, not "
-                            f"{_name_of(AttributeType, atype).name if 0 <= atype < MAX_TYPES else atype}")
+                            f"{getattr(_name_of(AttributeType, atype), 'name', atype)}")
         if not (spec.flags & F_AVAILABLE):
             check_available(_attr_name(attr), _what(self._dtype, attr))
         if not _TYPE_AVAILABLE[atype]:
@@ -1235,7 +1241,7 @@ cdef class Descriptor:
                         d = <Descriptor>v
                         if d._ptr == NULL:
                             raise ValueError(f"{_what(self._dtype, attr)}: element {i} "
-                                             f"({_name_of(DescriptorType, d._dtype).name}) is closed")
+                                             f"({_dtype_name(d._dtype)}) is closed")
                         if spec.accepts and not ((spec.accepts >> d._dtype) & 1):
                             raise TypeError(f"{_what(self._dtype, attr)} takes {_descriptor_names(spec.accepts)}, "
                                             f"element {i} is a "
@@ -1344,7 +1350,7 @@ cdef class Descriptor:
                              f"{_name_of(DescriptorType, self._dtype).name}")
         if atype < 0 or atype >= MAX_TYPES or not (spec.types >> atype) & 1:
             raise TypeError(f"{_what(self._dtype, attr)} takes attribute type {_type_names(spec.types)}, not "
-                            f"{_name_of(AttributeType, atype).name if 0 <= atype < MAX_TYPES else atype}")
+                            f"{getattr(_name_of(AttributeType, atype), 'name', atype)}")
         if not (spec.flags & F_AVAILABLE):
             check_available(_attr_name(attr), _what(self._dtype, attr))
         if not _TYPE_AVAILABLE[atype]:
@@ -1373,6 +1379,10 @@ cdef class Descriptor:
         self._leave()
         leave_call()
         raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
+        if count < 0:
+            # cuDNN 9.19 answers -1 for e.g. a RESAMPLE descriptor finalized without SPATIAL_DIMS; -1 is also this
+            # function's error value, and taken as one it crashed the interpreter (an exception that was never set)
+            raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)}: cuDNN reports {count} elements")
         return count
 
     def get(self, attribute, attribute_type, count=None, descriptor_type=None, cls=None):
@@ -1407,10 +1417,11 @@ cdef class Descriptor:
                     raise
                 requested = spec.count_max
         else:
-            requested = as_int(count, f"{_what(self._dtype, attr)}: count", 0)
+            wanted = as_int(count, f"{_what(self._dtype, attr)}: count", 0)
             limit = MAX_GET_DESCRIPTORS if kind == K_DESC else MAX_GET_ELEMENTS
-            if requested > limit:
-                raise ValueError(f"{_what(self._dtype, attr)}: count {requested} is too large (at most {limit})")
+            if wanted > limit:  # compared as Python ints: a count past 2**63 is refused, not an OverflowError
+                raise ValueError(f"{_what(self._dtype, attr)}: count {wanted} is too large (at most {limit})")
+            requested = wanted
         if requested < 0 or requested > (MAX_GET_DESCRIPTORS if kind == K_DESC else MAX_GET_ELEMENTS):
             raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)}: cuDNN reports {requested} elements")
         children = []
@@ -1641,7 +1652,7 @@ cdef int _child_type(AttrSpec* spec, object descriptor_type, str what) except -1
     t = _enum_arg(descriptor_type, DescriptorType, f"{what}: descriptor_type")
     if accepted and t not in accepted:
         raise TypeError(f"{what} holds {' or '.join(DescriptorType(a).name for a in accepted)}, not "
-                        f"{_name_of(DescriptorType, t).name}")
+                        f"{_dtype_name(t)}")
     return t
 
 
@@ -1790,9 +1801,11 @@ def get_execution_plan_workspace_size(Handle handle, Descriptor execution_plan n
         pack = variant_pack._ptr
     plan_ptr = execution_plan._ptr
     enter_call()
-    with nogil:
-        status = cycudnn.cudnnGetExecutionPlanWorkspaceSize(c_handle, plan_ptr, pack, &size)
-    leave_call()
+    try:  # the binding raises CudnnFunctionNotFoundError on a cuDNN older than 9.23: the call count must not leak
+        with nogil:
+            status = cycudnn.cudnnGetExecutionPlanWorkspaceSize(c_handle, plan_ptr, pack, &size)
+    finally:
+        leave_call()
     raise_status(status, "cudnnGetExecutionPlanWorkspaceSize", execution_plan.descriptor_type)
     return size
 

@@ -6,10 +6,22 @@ square-sum as [1,32,1,1] for a 256-channel input, and cuDNN writes all 256 sums 
 each 128-byte buffer. So statistics tensors (GEN_STATS, BN finalize, norm mean / inverse variance,
 reductions, ...) are checked against the tensor they summarize here, with the tensors named.
 ``Descriptor.finalize`` calls ``FINALIZE_CHECKS[descriptor type](descriptor)``.
+
+Also refused here, for the same reason (cuDNN 9.19 accepts them and computes garbage, writes out of bounds or
+crashes): a pointwise output that is not the broadcast shape of its inputs; BN_BWD_WEIGHTS per-channel tensors
+that are not ``[1, C, 1, ...]``; normalization statistics that are not FLOAT; RESAMPLE_BWD max pooling without
+its index tensor (SIGSEGV in heuristics); reduction outputs whose dims do not divide the input's.
 """
 from __future__ import annotations
 
-from cudnn_backend._bindings.enums import AttributeName, DescriptorType, NormFwdPhase, NormMode
+from cudnn_backend._bindings.enums import (
+    AttributeName,
+    DataType,
+    DescriptorType,
+    NormFwdPhase,
+    NormMode,
+    ResampleMode,
+)
 from cudnn_backend.errors import GraphError
 
 __all__ = ["FINALIZE_CHECKS", "expected_norm_stats_dims"]
@@ -47,6 +59,19 @@ def _need(op, slot_t, slot, expected, reason):
     if tuple(dims) != tuple(expected):
         raise GraphError(f"{_op(op)}: {_name(slot_t, slot)} has dims {list(dims)} but must be {list(expected)} "
                          f"({reason}); cuDNN would accept it and write out of bounds")
+
+
+def _need_float(op, slot_t, slot, reason):
+    if slot_t is None:
+        return
+    dt = slot_t.values.get(A.CUDNN_ATTR_TENSOR_DATA_TYPE)
+    if dt is not None and int(dt) != int(DataType.CUDNN_DATA_FLOAT):
+        try:
+            name = DataType(int(dt)).name
+        except ValueError:
+            name = str(dt)
+        raise GraphError(f"{_op(op)}: {_name(slot_t, slot)} is {name} but must be CUDNN_DATA_FLOAT ({reason}); cuDNN "
+                         "would accept it and misread it")
 
 
 def _per_channel(x_dims):
@@ -118,6 +143,7 @@ def check_norm_forward(op):
     for attr, slot in ((A.CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, "mean_desc"),
                        (A.CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, "inv_variance_desc")):
         _need(op, v.get(attr), slot, expected, f"the statistics of xdesc {list(xd)} for {NormMode(mode).name}")
+        _need_float(op, v.get(attr), slot, "normalization statistics are fp32")
     if v.get(A.CUDNN_ATTR_OPERATION_NORM_FWD_PHASE) == NormFwdPhase.CUDNN_NORM_FWD_TRAINING and \
             int(mode) == NormMode.CUDNN_BATCH_NORM:
         for attr, slot in ((A.CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC, "output_running_mean_desc"),
@@ -125,6 +151,7 @@ def check_norm_forward(op):
                            (A.CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC, "input_running_mean_desc"),
                            (A.CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC, "input_running_var_desc")):
             _need(op, v.get(attr), slot, _per_channel(xd), f"one running statistic per channel of xdesc {list(xd)}")
+            _need_float(op, v.get(attr), slot, "running statistics are fp32")
     _need(op, v.get(A.CUDNN_ATTR_OPERATION_NORM_FWD_YDESC), "ydesc", xd, "the output has the input's shape")
 
 
@@ -139,6 +166,7 @@ def check_norm_backward(op):
     for attr, slot in ((A.CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, "mean_desc"),
                        (A.CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, "inv_variance_desc")):
         _need(op, v.get(attr), slot, expected, f"the statistics of xdesc {list(xd)} for {NormMode(mode).name}")
+        _need_float(op, v.get(attr), slot, "normalization statistics are fp32")
     for attr, slot in ((A.CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC, "dscale_desc"),
                        (A.CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, "dbias_desc")):
         _need(op, v.get(attr), slot, sd, "the gradient of the scale has the scale's shape")
@@ -151,10 +179,90 @@ def check_reduction(op):
     xd, yd = _dims(x), _dims(y)
     if xd is None or yd is None:
         return
-    if len(xd) != len(yd) or any(b != 1 and b != a for a, b in zip(xd, yd)):
+    # cuDNN divides each input dim by the output's (x % y: SIGFPE on 0); an output dim that divides the input's
+    # is a partial (grouped) reduction, which fused graphs use
+    if len(xd) != len(yd) or any(b < 1 or a % b for a, b in zip(xd, yd)):
         raise GraphError(f"{_op(op)}: {_name(y, 'ydesc')} has dims {list(yd)}, which is no reduction of "
-                         f"{_name(x, 'xdesc')} {list(xd)}: each output dim must equal the input's or be 1 "
-                         "(same rank)")
+                         f"{_name(x, 'xdesc')} {list(xd)}: each output dim must divide the input's (1: reduced, "
+                         "equal: kept) and the ranks must agree")
+
+
+_POINTWISE_INPUTS = ((A.CUDNN_ATTR_OPERATION_POINTWISE_XDESC, "xdesc"), (A.CUDNN_ATTR_OPERATION_POINTWISE_BDESC, "bdesc"),
+                     (A.CUDNN_ATTR_OPERATION_POINTWISE_TDESC, "tdesc"), (A.CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, "dydesc"))
+_POINTWISE_OUTPUTS = ((A.CUDNN_ATTR_OPERATION_POINTWISE_YDESC, "ydesc"), (A.CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, "dxdesc"))
+
+
+def check_pointwise(op):
+    """The output is the numpy-style broadcast of every input (equal ranks, size-1 dims broadcast): cuDNN 9.19
+    never checks it (a smaller Y is written out of bounds, a larger one read out of bounds)."""
+    v = op.values
+    inputs = [(v.get(attr), slot) for attr, slot in _POINTWISE_INPUTS if v.get(attr) is not None]
+    outputs = [(v.get(attr), slot) for attr, slot in _POINTWISE_OUTPUTS if v.get(attr) is not None]
+    shapes = [(t, slot, _dims(t)) for t, slot in inputs]
+    if not outputs or any(d is None for _, _, d in shapes) or not shapes:
+        return
+    described = ", ".join(f"{_name(t, slot)} {list(d)}" for t, slot, d in shapes)
+    ranks = {len(d) for _, _, d in shapes}
+    if len(ranks) != 1:
+        raise GraphError(f"{_op(op)}: the inputs {described} have different ranks; cuDNN needs equal ranks (add size-1 "
+                         "dims)")
+    expected = []
+    for axis in range(ranks.pop()):
+        sizes = {d[axis] for _, _, d in shapes if d[axis] != 1}
+        if len(sizes) > 1:
+            raise GraphError(f"{_op(op)}: the inputs {described} do not broadcast at axis {axis} ({sorted(sizes)})")
+        expected.append(sizes.pop() if sizes else 1)
+    for t, slot in outputs:
+        _need(op, t, slot, expected, f"the broadcast shape of the inputs {described}")
+
+
+_BN_BWD_WEIGHTS_PER_CHANNEL = [
+    (A.CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_MEAN_DESC, "mean_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_INVSTD_DESC, "invstd_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_BN_SCALE_DESC, "bn_scale_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_SCALE_DESC, "dbn_scale_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DBN_BIAS_DESC, "dbn_bias_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_DY_SCALE_DESC, "eq_dy_scale_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_X_SCALE_DESC, "eq_x_scale_desc"),
+    (A.CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_EQ_BIAS, "eq_bias"),
+]
+
+
+def check_bn_bwd_weights(op):
+    """Every per-channel tensor (statistics, scale, the weight gradients, the equivalent scales and bias) is
+    [1, C, 1, ...] with C the channels of dY (and X has dY's dims): cuDNN 9.19 checks none of them."""
+    v = op.values
+    dy = v.get(A.CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DY_DESC)
+    x = v.get(A.CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_X_DESC)
+    ref, ref_slot = (dy, "dy_desc") if _dims(dy) is not None else (x, "x_desc")
+    rd = _dims(ref)
+    if rd is None or len(rd) < 2:
+        return
+    if ref is dy:
+        _need(op, x, "x_desc", rd, f"X has the shape of dy_desc {list(rd)}")
+    for attr, slot in _BN_BWD_WEIGHTS_PER_CHANNEL:
+        _need(op, v.get(attr), slot, _per_channel(rd), f"one value per channel of {ref_slot} {list(rd)}")
+
+
+def check_resample_bwd(op):
+    """Max pooling backward needs the forward's index tensor: without one cuDNN 9.19 crashes (SIGSEGV in
+    heuristics) when xdesc/ydesc are given, and refuses it otherwise."""
+    v = op.values
+    desc = v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_DESC)
+    mode = desc.values.get(A.CUDNN_ATTR_RESAMPLE_MODE) if desc is not None else None
+    if mode is not None and int(mode) == int(ResampleMode.CUDNN_RESAMPLE_MAXPOOL) and \
+            v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_IDXDESC) is None:
+        raise GraphError(f"{_op(op)}: CUDNN_RESAMPLE_MAXPOOL backward needs idxdesc (the index tensor the forward "
+                         "max pooling wrote); without it cuDNN 9.19 crashes")
+    dx = v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_DXDESC)
+    x = v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_XDESC)
+    dy = v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_DYDESC)
+    y = v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_YDESC)
+    if x is not None:
+        _need(op, dx, "dxdesc", _dims(x), "the gradient has the forward input's shape")
+    if y is not None:
+        _need(op, dy, "dydesc", _dims(y), "the incoming gradient has the forward output's shape")
+    _need(op, v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_IDXDESC), "idxdesc", _dims(dy), "one index per element of dY")
 
 
 def check_resample_fwd(op):
@@ -171,4 +279,7 @@ FINALIZE_CHECKS = {
     T.CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR: check_norm_backward,
     T.CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR: check_reduction,
     T.CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR: check_resample_fwd,
+    T.CUDNN_BACKEND_OPERATION_RESAMPLE_BWD_DESCRIPTOR: check_resample_bwd,
+    T.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: check_pointwise,
+    T.CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR: check_bn_bwd_weights,
 }

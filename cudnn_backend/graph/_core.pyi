@@ -9,6 +9,7 @@ from cudnn_backend.core._descriptor import as_int as as_int
 from cudnn_backend.core._descriptor import attribute_io as attribute_io
 from cudnn_backend.errors import GraphError as GraphError
 from cudnn_backend.graph._util import as_data_type as as_data_type
+from cudnn_backend.graph._util import scalar_value as scalar_value
 from cudnn_backend.typed._classes import Convolution as Convolution
 from cudnn_backend.typed._classes import OperationConvolutionForward as OperationConvolutionForward
 from cudnn_backend.typed._classes import OperationGraph as OperationGraph

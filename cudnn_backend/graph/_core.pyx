@@ -26,7 +26,7 @@ from cudnn_backend.core._descriptor import Handle, as_int, attribute_io
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import checks as _checks
 from cudnn_backend.graph import shapes as _shapes
-from cudnn_backend.graph._util import as_data_type
+from cudnn_backend.graph._util import as_data_type, scalar_value
 from cudnn_backend.graph.conv import conv_mode as _conv_mode
 from cudnn_backend.graph.pointwise import pointwise_mode as _pointwise_mode
 from cudnn_backend.graph.pointwise import _BOOL_COMPUTE, _BOOL_OUT, _GEN_INDEX
@@ -46,6 +46,8 @@ __all__ = ["GraphCore"]
 cdef enum:
     MAX_RANK = 8
     MAX_TYPES = 64
+
+cdef int64_t MAX_ELEMENTS = (<int64_t>1) << 62  # as shapes.MAX_ELEMENTS
 
 cdef int _FLOAT = CUDNN_DATA_FLOAT
 cdef object _F32 = DataType.CUDNN_DATA_FLOAT
@@ -178,15 +180,21 @@ cdef list _dims(object values, str what):
 
 
 cdef list _packed(list dims, const int* order):
-    """Packed strides; ``order`` lists axes outermost to innermost (NULL: row-major). At most MAX_RANK dims."""
+    """Packed strides; ``order`` lists axes outermost to innermost (NULL: row-major). At most MAX_RANK dims. A span
+    past 2**62 elements is refused through ``shapes.packed_strides`` (naming the dims), never wrapped."""
     cdef Py_ssize_t n = len(dims), k
     cdef int axis
-    cdef int64_t acc = 1
+    cdef int64_t acc = 1, d
     cdef int64_t st[MAX_RANK]
     for k in range(n - 1, -1, -1):
         axis = order[k] if order != NULL else <int>k
         st[axis] = acc
-        acc *= <int64_t>dims[axis]
+        if not _small_int_at_least(dims[axis], 1):
+            return _shapes.packed_strides(dims, None if order == NULL else [order[i] for i in range(n)])
+        d = <int64_t>dims[axis]
+        if d > MAX_ELEMENTS // acc:
+            return _shapes.packed_strides(dims, None if order == NULL else [order[i] for i in range(n)])
+        acc *= d
     return [st[k] for k in range(n)]
 
 
@@ -322,6 +330,7 @@ cdef class GraphCore:
     def scalar(self, value=None, data_type=_F32, *, name=None, uid=None, rank=4):
         """A by-value scalar tensor (all dims 1); ``value`` is bound in variant packs unless one is given."""
         rank = as_int(rank, "rank", 1, MAX_RANK)
+        value = scalar_value(value, data_type, name or "value")  # checked now, not when a pack binds it
         ones = [1] * rank
         t = self.tensor(ones, ones, data_type, uid=uid, name=name, by_value=True)
         (<TensorBase>t).scalar_value = value

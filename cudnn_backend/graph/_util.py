@@ -3,11 +3,12 @@ short name or value; version gates."""
 from __future__ import annotations
 
 import enum
+import numbers
 
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core._descriptor import as_int, check_available
 
-__all__ = ["as_data_type", "as_choice", "require"]
+__all__ = ["as_data_type", "as_choice", "require", "scalar_value"]
 
 _DATA_TYPE_NAMES = {
     "half": DataType.CUDNN_DATA_HALF, "float16": DataType.CUDNN_DATA_HALF, "fp16": DataType.CUDNN_DATA_HALF,
@@ -52,3 +53,30 @@ def as_choice(enum_cls, value, what, prefix="", aliases=None):
 def require(name: str, what: str):
     """CudnnVersionError unless the loaded cuDNN has the enumerant ``name`` (checked before any descriptor)."""
     check_available(name, what)
+
+
+_INT_RANGES = {DataType.CUDNN_DATA_INT8: (-(1 << 7), (1 << 7) - 1), DataType.CUDNN_DATA_UINT8: (0, (1 << 8) - 1),
+               DataType.CUDNN_DATA_INT32: (-(1 << 31), (1 << 31) - 1), DataType.CUDNN_DATA_INT64: (-(1 << 63), (1 << 63) - 1)}
+if "CUDNN_DATA_UINT32" in DataType.__members__:
+    _INT_RANGES[DataType["CUDNN_DATA_UINT32"]] = (0, (1 << 32) - 1)
+
+
+def scalar_value(value, data_type, what="value"):
+    """A by-value scalar's value checked against its data type when the graph is built, not when a variant pack
+    binds it: an int in range for integer types, a bool for BOOLEAN, a real number otherwise (None: bound later)."""
+    if value is None:
+        return None
+    dt = as_data_type(data_type, "data_type")
+    if dt == DataType.CUDNN_DATA_BOOLEAN:
+        if not (isinstance(value, bool) or type(value).__name__ == "bool_"):
+            raise TypeError(f"{what}: a BOOLEAN scalar takes a bool, not {type(value).__name__}")
+        return bool(value)
+    if dt in _INT_RANGES:
+        v = as_int(value, what)
+        lo, hi = _INT_RANGES[dt]
+        if not lo <= v <= hi:
+            raise ValueError(f"{what}: {v} does not fit in {dt.name}")
+        return v
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{what}: a {dt.name} scalar takes a real number, not {type(value).__name__}")
+    return value

@@ -3,6 +3,7 @@ batch-norm pieces of fused convolutions: GEN_STATS, BN finalize statistics, BN b
 from __future__ import annotations
 
 from cudnn_backend._bindings.enums import BnFinalizeStatsMode, DataType, GenStatsMode, NormFwdPhase, NormMode
+from cudnn_backend.core._descriptor import as_int
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import shapes
 from cudnn_backend.graph._util import as_choice, as_data_type
@@ -12,6 +13,7 @@ from cudnn_backend.typed import (
     OperationGenStats,
     OperationNormBackward,
     OperationNormForward,
+    TensorBase,
 )
 
 __all__ = ["NormOps", "norm_mode", "stats_dims"]
@@ -202,6 +204,8 @@ class NormOps:
             return self.tensor(sum_.shape, sum_.strides, _F32, name=f"{name}_{nm}")
 
         out = {n: like(n) for n in ("eq_scale", "eq_bias", "saved_mean", "saved_inv_std")}
+        if not isinstance(accum_count, TensorBase):
+            accum_count = as_int(accum_count, "accum_count", 1)  # N*H*W: cuDNN divides by it
         out["accum_count"] = self._scalar_or_tensor(accum_count, rank, f"{name}_accum_count", _I64)
         out["epsilon"] = self._scalar_or_tensor(epsilon, rank, f"{name}_epsilon")
         out["momentum"] = self._scalar_or_tensor(momentum, rank, f"{name}_momentum")

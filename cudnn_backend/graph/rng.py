@@ -26,7 +26,9 @@ class RngOps:
         dist = as_choice(RngDistribution, distribution, "distribution", "CUDNN_RNG_DISTRIBUTION_", _DIST)
         desc = Rng(distribution=dist)
         if dist == RngDistribution.CUDNN_RNG_DISTRIBUTION_BERNOULLI:
-            desc.bernoulli_dist_probability = float(probability)
+            desc.bernoulli_dist_probability = probability  # the typed layer checks it is a real number
+            if not 0.0 <= desc.bernoulli_dist_probability <= 1.0:
+                raise ValueError(f"probability: {probability!r} is not a probability in [0, 1]")
         if minimum is not None:
             desc.uniform_dist_minimum = minimum
         if maximum is not None:

@@ -9,13 +9,15 @@ from cudnn_backend.core._descriptor import as_int
 from cudnn_backend.errors import GraphError
 
 __all__ = [
-    "as_dims", "as_strides", "as_sizes", "pair", "conv_output_dims", "broadcast_dims", "matmul_output_dims",
+    "as_list", "as_dims", "as_strides", "as_sizes", "pair", "conv_output_dims", "broadcast_dims", "matmul_output_dims",
     "reduction_output_dims", "resample_output_dims", "concat_output_dims", "transpose_output_dims",
     "slice_output_dims", "norm_stats_dims", "per_channel_dims", "packed_strides", "stride_order", "strides_like",
-    "nhwc_strides", "bshd_strides", "layout_strides", "MAX_RANK",
+    "nhwc_strides", "bshd_strides", "layout_strides", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS",
 ]
 
 MAX_RANK = 8  # CUDNN_DIM_MAX
+MAX_SIZE = (1 << 63) - 1  # sizes and strides are int64 in cuDNN
+MAX_ELEMENTS = 1 << 62  # a packed tensor's span (its largest stride times its dim) must stay well inside int64
 
 
 def _sequence(values, what):
@@ -42,6 +44,12 @@ def _sequence(values, what):
     return out
 
 
+def as_list(values, what) -> list:
+    """The entries of a sequence the caller gave, read one by one (a lying or raising ``__len__``/``__iter__`` is a
+    TypeError/ValueError naming ``what``)."""
+    return _sequence(values, what)
+
+
 def as_sizes(values, what, minimum=1, rank=None) -> list:
     """A list of exact ints >= ``minimum`` (and ``rank`` of them when given), or TypeError/ValueError naming ``what``."""
     items = _sequence(values, what)
@@ -50,6 +58,8 @@ def as_sizes(values, what, minimum=1, rank=None) -> list:
         if v < minimum:
             extra = " (zero and negative sizes are refused: cuDNN divides by them)" if minimum == 1 else ""
             raise ValueError(f"{what}[{i}] is {v}; it must be >= {minimum}{extra}")
+        if v > MAX_SIZE:
+            raise ValueError(f"{what}[{i}] is {v}; it must be at most {MAX_SIZE} (cuDNN sizes are int64)")
     if rank is not None and len(out) != rank:
         raise ValueError(f"{what}: expected {rank} entries, got {len(out)}")
     return out
@@ -70,15 +80,18 @@ def as_strides(strides, rank, what="strides") -> list:
 
 def pair(v, n, what="value", minimum=0) -> list:
     """One int for every spatial dim, or a sequence of exactly ``n`` ints (each >= ``minimum``)."""
-    if type(v) is int and v >= minimum:
+    if type(v) is int and minimum <= v <= MAX_SIZE:
         return [v] * n
-    if (type(v) is list or type(v) is tuple) and len(v) == n and all(type(x) is int and x >= minimum for x in v):
+    if (type(v) is list or type(v) is tuple) and len(v) == n and \
+            all(type(x) is int and minimum <= x <= MAX_SIZE for x in v):
         return list(v)
     if isinstance(v, (list, tuple)) or (hasattr(v, "__iter__") and not isinstance(v, (str, bytes))):
         return as_sizes(v, what, minimum, n)
     x = as_int(v, what)
     if x < minimum:
         raise ValueError(f"{what} is {x}; it must be >= {minimum}")
+    if x > MAX_SIZE:
+        raise ValueError(f"{what} is {x}; it must be at most {MAX_SIZE} (cuDNN sizes are int64)")
     return [x] * n
 
 
@@ -231,6 +244,8 @@ def packed_strides(dims, order=None):
     for axis in reversed(order):
         strides[axis] = acc
         acc *= max(dims[axis], 1)
+    if acc > MAX_ELEMENTS:
+        raise ValueError(f"dims: {list(dims)} spans {acc} elements; a cuDNN tensor spans at most {MAX_ELEMENTS}")
     return strides
 
 

@@ -12,7 +12,7 @@ __all__ = ["Pattern", "size", "finish"]
 
 def size(value, what, minimum=1) -> int:
     """A pattern's size parameter: an exact int >= ``minimum`` (ValueError/TypeError naming the parameter)."""
-    return as_int(value, what, minimum)
+    return as_int(value, what, minimum, (1 << 63) - 1)  # cuDNN sizes are int64
 
 
 class Pattern:

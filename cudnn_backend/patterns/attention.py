@@ -3,6 +3,7 @@ runs (cudnn-frontend's SDPA before the unified operations): forward with causal 
 from __future__ import annotations
 
 import math
+import numbers
 
 from cudnn_backend._bindings.enums import DataType, TensorReordering
 from cudnn_backend.graph import Graph, shapes
@@ -12,6 +13,19 @@ __all__ = ["sdpa_fwd", "sdpa_bwd", "sdpa_composite_fwd", "sdpa_composite_bwd"]
 
 F16 = DataType.CUDNN_DATA_HALF
 F32 = DataType.CUDNN_DATA_FLOAT
+
+
+def _dropout(value):
+    """The dropout probability: a real number in [0, 1) (TypeError/ValueError naming it, whatever the object)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"dropout: expected a probability (a real number), not {type(value).__name__}")
+    try:
+        p = float(value)
+    except Exception as e:  # a Real whose __float__ fails
+        raise TypeError(f"dropout: cannot read a number from {type(value).__name__} ({type(e).__name__}: {e})") from None
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout: a probability in [0, 1), not {value!r}")
+    return p
 
 
 def _sizes(b, h, s_q, s_kv, d):
@@ -86,8 +100,7 @@ def sdpa_composite_fwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, caus
     tensor nothing reads, which the fused engines expect); optional dropout (RNG Bernoulli(1-p) mask, * 1/(1-p));
     O = P @ V."""
     b, h, s_q, s_kv, d = _sizes(b, h, s_q, s_kv, d)
-    if not 0.0 <= float(dropout) < 1.0:
-        raise ValueError(f"dropout: a probability in [0, 1), not {dropout!r}")
+    dropout = _dropout(dropout)
     g = Graph("sdpa_composite_fwd", io_data_type=data_type)
     q = _bshd(g, [b, h, s_q, d], "q")
     ks = shapes.bshd_strides([b, h, s_kv, d])
@@ -127,8 +140,7 @@ def sdpa_composite_bwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, causal=False, dropo
     RESHAPE operations with swapped strides; with ``dq_accumulator`` dQ goes through a real fp32 accumulator
     (F16x16 reordering) and an IDENTITY to dQ."""
     b, h, s_q, s_kv, d = _sizes(b, h, s_q, s_kv, d)
-    if not 0.0 <= float(dropout) < 1.0:
-        raise ValueError(f"dropout: a probability in [0, 1), not {dropout!r}")
+    dropout = _dropout(dropout)
     g = Graph("sdpa_composite_bwd", io_data_type=data_type)
     q = _bshd(g, [b, h, s_q, d], "q")
     kvs = shapes.bshd_strides([b, h, s_kv, d])

@@ -24,8 +24,10 @@ def reduction(dims=(8, 64, 56, 56), axes=(0, 2, 3), *, op="ADD", layout="nhwc", 
     dims = _dims(dims)
     g = Graph("reduction", io_data_type=data_type)
     x = g.tensor(dims, layout=layout if len(dims) >= 3 else None, name="x")
-    y = g.reduction(x, op, axes=list(axes), output=True, output_data_type=output_data_type, name="y")
-    ax = [a % len(dims) for a in axes]
+    if hasattr(axes, "__iter__") and not isinstance(axes, (str, bytes)):
+        axes = shapes.as_list(axes, "axes")
+    y = g.reduction(x, op, axes=axes, output=True, output_data_type=output_data_type, name="y")  # checks the axes
+    ax = [int(a) % len(dims) for a in (axes if isinstance(axes, list) else [axes])]
     op_name = str(getattr(op, "name", op)).upper()
 
     def reference(t):
@@ -39,7 +41,7 @@ def reduction(dims=(8, 64, 56, 56), axes=(0, 2, 3), *, op="ADD", layout="nhwc", 
         return {"y": xx.sum(dim=ax, keepdim=True)} if op_name.endswith("ADD") else None
 
     return finish("reduction", g, {"x": x, "y": y}, build, reference=reference,
-                  params=dict(dims=tuple(dims), axes=tuple(axes), op=op_name))
+                  params=dict(dims=tuple(dims), axes=tuple(ax), op=op_name))
 
 
 def pooling(n=8, c=8, h=56, w=56, *, mode="maxpool", window=(2, 3), stride=(4, 5), pre_padding=(2, 3),

@@ -113,6 +113,7 @@ def batch_norm_fwd(n=8, c=64, h=16, w=16, *, epsilon=1e-5, momentum=0.1, running
 def bn_finalize(c=32, *, accum_count=64, epsilon=1e-3, momentum=1e-3, running_stats=True, build=True):
     """BN_FINALIZE_STATISTICS (fp32, [1,c,1,1] per-channel tensors), as cudnn-frontend's BN finalize sample."""
     c = size(c, "c")
+    accum_count = size(accum_count, "accum_count")
     g = Graph("bn_finalize", io_data_type=F32)
 
     def pc(name):

@@ -489,10 +489,22 @@ cdef class VariantPack:
             raise TypeError("pass a mapping of new buffers to rebind(), not to a positional binder")
         else:
             try:
-                seq = tuple(pointers)
-            except TypeError:
+                it = iter(pointers)
+            except Exception:
                 raise TypeError(f"pointers must be a tuple/list of ints or a buffer of int64, not "
                                 f"{type(pointers).__name__}") from None
+            seq = []
+            try:  # at most one past the count: a lying __len__ (tuple() would trust it and allocate) or no end
+                for item in it:
+                    seq.append(item)
+                    if len(seq) > nd:
+                        raise ValueError(f"more than {nd} pointers given; this pack binds {nd} device pointers "
+                                         f"(UIDs {', '.join(map(str, self.pointer_uids))}, in that order)")
+            except (TypeError, ValueError):
+                raise
+            except Exception as e:
+                raise TypeError(f"pointers: iterating the {type(pointers).__name__} failed ({type(e).__name__}: "
+                                f"{e})") from None
             return self._bind_objects(seq)
         # check all, then store
         for j in range(nd):
@@ -773,10 +785,12 @@ def populate_cuda_graph(Handle handle, plan, VariantPack pack not None, graph=No
         g = <cudaGraph_t>_graph_address(graph)
         enter_call()
         pack._busy += 1
-        with nogil:
-            st = cycudnn.cudnnBackendPopulateCudaGraph(h, p, v, g)
-        pack._leave()
-        leave_call()
+        try:  # the binding raises CudnnFunctionNotFoundError before cuDNN 9.5: no count may leak
+            with nogil:
+                st = cycudnn.cudnnBackendPopulateCudaGraph(h, p, v, g)
+        finally:
+            pack._leave()
+            leave_call()
         if st != CUDNN_STATUS_SUCCESS:
             _raise_graph_status(st, "cudnnBackendPopulateCudaGraph", pack._plan_obj)
     except BaseException:
@@ -799,10 +813,12 @@ def update_cuda_graph(Handle handle, plan, VariantPack pack not None, graph):
     g = <cudaGraph_t>_graph_address(graph)
     enter_call()
     pack._busy += 1
-    with nogil:
-        st = cycudnn.cudnnBackendUpdateCudaGraph(h, p, v, g)
-    pack._leave()
-    leave_call()
+    try:  # the binding raises CudnnFunctionNotFoundError before cuDNN 9.5: no count may leak
+        with nogil:
+            st = cycudnn.cudnnBackendUpdateCudaGraph(h, p, v, g)
+    finally:
+        pack._leave()
+        leave_call()
     if st != CUDNN_STATUS_SUCCESS:
         _raise_graph_status(st, "cudnnBackendUpdateCudaGraph", pack._plan_obj)
     return graph

@@ -408,13 +408,12 @@ def uid_of(key) -> int:
         return int(key)
     if isinstance(key, TensorSpec):
         return key.uid
-    if _is_tensor(key):
-        uid = getattr(key, "uid", None)
-        if uid is None:
-            values = key.get(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, AT.CUDNN_TYPE_INT64)
-            if not values:
-                raise ValueError("a variant pack key: this tensor descriptor has no unique_id")
-            uid = values[0]
+    if isinstance(key, Descriptor) and key.descriptor_type == T.CUDNN_BACKEND_TENSOR_DESCRIPTOR:
+        if key.closed:
+            raise ValueError("a variant pack key: the tensor descriptor is closed")
+        uid = signature_of(key)[0]  # typed or generic, set here or read back from cuDNN
+        if uid is None or int(uid) < 0:
+            raise ValueError("a variant pack key: the tensor descriptor has no CUDNN_ATTR_TENSOR_UNIQUE_ID")
         return int(uid)
     raise TypeError(f"a variant pack key is a UID (int) or a tensor descriptor, not {type(key).__name__}")
 

@@ -40,7 +40,7 @@ from cudnn_backend.typed import Engine, EngineConfig, KnobChoice
 
 __all__ = [
     "EngineError", "KnobSpec", "EngineInfo", "Config", "knob_type", "numerical_note", "behavior_note", "short_name",
-    "knob_space_size", "iter_knob_space", "knob_space", "normalize_knobs", "engine_count", "make_engine",
+    "knob_space_size", "iter_knob_space", "knob_space", "normalize_knobs", "user_sequence", "engine_count", "make_engine",
     "engine_knobs", "engine_numerical_notes", "engine_behavior_notes", "engine_global_index", "inspect_engine",
     "list_engines", "make_config", "config_from_index", "as_config", "iter_configs", "rejection", "filter_items",
     "filter_engines", "filter_configs", "as_row", "to_rows", "to_dataframe", "reason_of", "check_graph",
@@ -75,6 +75,28 @@ def _enum(enum_cls, value, prefix, what):
         return enum_cls(as_int(value, what))
     except ValueError:
         raise ValueError(f"{what}: {value!r} is not a valid {enum_cls.__name__}") from None
+
+
+def user_sequence(values, what, limit=4096) -> list:
+    """The elements of a sequence the caller gave, read one by one (at most ``limit``): a lying ``__len__`` or a
+    raising ``__iter__``/``__next__`` is a TypeError/ValueError naming ``what``, never MemoryError or IndexError."""
+    try:
+        it = iter(values)
+    except TypeError:
+        raise TypeError(f"{what}: expected a sequence, not {type(values).__name__}") from None
+    except Exception as e:
+        raise TypeError(f"{what}: iterating the {type(values).__name__} failed ({type(e).__name__}: {e})") from None
+    out = []
+    try:
+        for v in it:
+            out.append(v)
+            if len(out) > limit:
+                raise ValueError(f"{what}: more than {limit} entries")
+    except (TypeError, ValueError):
+        raise
+    except Exception as e:
+        raise TypeError(f"{what}: iterating the {type(values).__name__} failed ({type(e).__name__}: {e})") from None
+    return out
 
 
 def knob_type(value) -> KnobType:
@@ -285,7 +307,7 @@ def normalize_knobs(knobs) -> dict:
         items = knobs.items()
     else:
         try:
-            items = [tuple(p) for p in knobs]
+            items = [tuple(user_sequence(p, "knobs: a (knob, value) pair", 2)) for p in user_sequence(knobs, "knobs")]
         except TypeError:
             raise TypeError(f"knobs: expected a mapping {{knob: value}} or (knob, value) pairs, not "
                             f"{type(knobs).__name__}") from None
@@ -650,12 +672,12 @@ def _notes_of(item):
     raise TypeError(f"cannot filter a {type(item).__name__}: expected EngineInfo, Engine, Config or Plan")
 
 
-def _listify(values):
+def _listify(values, what="notes"):
     if values is None:
         return ()
     if isinstance(values, (str, int)) and not isinstance(values, bool):
         return (values,)
-    return tuple(values)
+    return tuple(user_sequence(values, what, 256))
 
 
 def rejection(item, *, require_numerical=(), exclude_numerical=(), require_behavior=(), exclude_behavior=(),
@@ -666,16 +688,16 @@ def rejection(item, *, require_numerical=(), exclude_numerical=(), require_behav
     if max_workspace is not None:
         max_workspace = as_int(max_workspace, "max_workspace", 0)
     num, beh, ws = _notes_of(item)
-    for n in map(numerical_note, _listify(require_numerical)):
+    for n in map(numerical_note, _listify(require_numerical, "require_numerical")):
         if n not in num:
             return f"lacks numerical note {short_name(n)}"
-    for n in map(numerical_note, _listify(exclude_numerical)):
+    for n in map(numerical_note, _listify(exclude_numerical, "exclude_numerical")):
         if n in num:
             return f"has excluded numerical note {short_name(n)}"
-    for n in map(behavior_note, _listify(require_behavior)):
+    for n in map(behavior_note, _listify(require_behavior, "require_behavior")):
         if n not in beh:
             return f"lacks behavior note {short_name(n)}"
-    for n in map(behavior_note, _listify(exclude_behavior)):
+    for n in map(behavior_note, _listify(exclude_behavior, "exclude_behavior")):
         if n in beh:
             return f"has excluded behavior note {short_name(n)}"
     if max_workspace is not None and ws is not None and ws > max_workspace:

@@ -29,6 +29,7 @@ from cudnn_backend.runtime._packing import (
     TensorSpec,
     plan_descriptor,
     plan_handle,
+    plan_supports_native_cuda_graph,
     resolve_buffer,
     tensor_specs,
 )
@@ -36,7 +37,8 @@ from cudnn_backend.runtime._packing import (
 __all__ = [
     "CudaGraph", "NativeCudaGraphNotSupportedError", "TensorSpec", "VariantPack", "captured_kernel_count",
     "KernelNode", "graph_kernels", "captured_kernels", "demangle_short",
-    "count_kernel_nodes", "execute", "graph_node_types", "plan_descriptor", "populate_cuda_graph", "resolve_buffer",
+    "count_kernel_nodes", "execute", "graph_node_types", "plan_descriptor", "plan_supports_native_cuda_graph",
+    "populate_cuda_graph", "resolve_buffer",
     "tensor_specs", "update_cuda_graph", "variant_pack", "CudaError",
 ]
 

@@ -245,7 +245,8 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
     _engines.check_graph(operation_graph)
     if isinstance(modes, (str, int, HeurMode)):
         modes = (modes,)
-    mode_list = [heur_mode(m) for m in modes]
+    mode_list = [heur_mode(m) for m in _engines.user_sequence(modes, "modes", 16)]
+    prefer = _engines.user_sequence(prefer, "prefer") if prefer is not None else []
     if fallback and HeurMode.CUDNN_HEUR_MODE_FALLBACK not in mode_list:
         mode_list.append(HeurMode.CUDNN_HEUR_MODE_FALLBACK)
     if max_workspace is not None:
@@ -319,7 +320,7 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
     def exhausted():
         return max_attempts is not None and len(report.attempts) >= max_attempts
 
-    for rank, candidate in enumerate(prefer or ()):
+    for rank, candidate in enumerate(prefer):
         if exhausted():
             break
         index, knobs, config = _candidate_config(candidate)

@@ -17,7 +17,6 @@ clears the record).
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import threading
 import weakref
@@ -29,7 +28,7 @@ from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.core import device as _device
 from cudnn_backend.errors import CudnnBackendError, CudnnError, NoDeviceError, PlanVersionError
 from cudnn_backend.runtime import engines as _engines
-from cudnn_backend.runtime.profiles import as_deviceprop, profile_of
+from cudnn_backend.runtime.profiles import as_deviceprop, file_path, profile_of
 from cudnn_backend.typed import DeviceProp, Engine, EngineConfig, ExecutionPlan, KernelCache, OperationGraph
 from cudnn_backend.typed.introspection import graph_fingerprint
 
@@ -329,7 +328,8 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
         _engines._need_finalized(kernel_cache, DT.CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel_cache")
         plan.kernel_cache = kernel_cache
     if run_only_intermediate_uids is not None:
-        plan.run_only_intermediate_uids = [as_int(u, "run_only_intermediate_uids") for u in run_only_intermediate_uids]
+        plan.run_only_intermediate_uids = [as_int(u, "run_only_intermediate_uids") for u in
+                                           _engines.user_sequence(run_only_intermediate_uids, "run_only_intermediate_uids")]
     key = _refusal_key(config, handle, dp)
     if key is not None and not retry_refused:
         earlier = _refused.get(key)
@@ -440,14 +440,14 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
 
 def save_plan(plan, path) -> pathlib.Path:
     """Write the plan's JSON to ``path``; returns the path."""
-    path = pathlib.Path(os.fspath(path))
+    path = file_path(path)
     path.write_text(as_plan(plan).to_json(), encoding="utf-8")
     return path
 
 
 def load_plan(path, handle=None, device_profile=None, **kwargs) -> Plan:
     """``plan_from_json`` of a file written by ``save_plan``."""
-    path = pathlib.Path(os.fspath(path))
+    path = file_path(path)
     try:
         raw = path.read_bytes()
     except OSError as e:

@@ -32,7 +32,7 @@ from cudnn_backend.errors import DeviceProfileError, DeviceProfileVersionError
 from cudnn_backend.typed import DeviceProp
 
 __all__ = ["DeviceProfile", "DeviceProfileError", "DeviceProfileVersionError", "as_deviceprop", "profile_of",
-           "bundled_profiles", "version_from_filename", "DATA_DIR"]
+           "bundled_profiles", "version_from_filename", "file_path", "DATA_DIR"]
 
 DATA_DIR = pathlib.Path(__file__).resolve().parent.parent / "data"
 FORMAT = "cudnn_backend.device_profile"
@@ -44,6 +44,24 @@ _BUNDLED = re.compile(r"^(?P<name>.+?)_deviceprop_cudnn(?P<version>\d{5,6})\.jso
 
 
 _PROFILE_OF: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # DeviceProp descriptor -> its profile
+
+
+def file_path(path, what="path") -> pathlib.Path:
+    """A file path from a str, bytes or os.PathLike: TypeError/ValueError naming ``what`` for anything the file
+    system cannot take (a lone surrogate, a NUL character), rather than UnicodeEncodeError from deep inside open()."""
+    try:
+        raw = os.fspath(path)
+    except TypeError:
+        raise TypeError(f"{what}: expected a file path (str, bytes or os.PathLike), not {type(path).__name__}") from None
+    if isinstance(raw, bytes):
+        raw = os.fsdecode(raw)
+    try:
+        os.fsencode(raw)
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{what}: {raw!r} is no file name this system can encode ({e.reason})") from None
+    if "\0" in raw:
+        raise ValueError(f"{what}: a file path cannot hold a NUL character")
+    return pathlib.Path(raw)
 
 
 def version_from_filename(path) -> int | None:
@@ -209,7 +227,7 @@ class DeviceProfile:
         For a raw JSON the cuDNN version comes from ``cudnn_version=`` or else from a file name
         ending in ``_cudnnMMmmpp.json`` (``h200_deviceprop_cudnn91900.json`` -> 9.19.0).
         """
-        path = pathlib.Path(os.fspath(path))
+        path = file_path(path)
         try:
             if path.stat().st_size > MAX_PROFILE_BYTES:
                 raise DeviceProfileError(f"{str(path)!r} is {path.stat().st_size} bytes; a device profile is about 1 KB")
@@ -313,7 +331,7 @@ class DeviceProfile:
         """Write our JSON format (device name, cuDNN version, the deviceprop JSON); returns the path."""
         if self.cudnn_version is None:
             raise DeviceProfileError("cannot save a profile whose cuDNN version is unknown; set cudnn_version first")
-        path = pathlib.Path(os.fspath(path))
+        path = file_path(path)
         path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
         return path
 
@@ -383,7 +401,11 @@ def as_deviceprop(device_profile, allow_version_mismatch=None):
     if isinstance(device_profile, (str, os.PathLike)):
         text = os.fspath(device_profile)
         p = pathlib.Path(text)
-        if p.suffix.lower() == ".json" or p.exists():
+        try:
+            is_file = p.suffix.lower() == ".json" or p.exists()
+        except OSError:  # a name too long for the file system (ENAMETOOLONG), ...: no file, so a bundled name
+            is_file = False
+        if is_file:
             return DeviceProfile.load(p, allow_version_mismatch=bool(allow_version_mismatch)).descriptor()
         return DeviceProfile.bundled(text, allow_version_mismatch=bool(allow_version_mismatch)).descriptor()
     raise TypeError(f"device_profile must be a DeviceProfile, a DEVICEPROP descriptor, a bundled profile name or a "

@@ -12,8 +12,9 @@ Typed objects are ``Descriptor`` objects: ``set``/``get``/``finalize`` with C na
 """
 from __future__ import annotations
 
-from cudnn_backend._bindings.enums import DescriptorType
-from cudnn_backend.core._descriptor import choose_type
+from cudnn_backend._bindings.enums import AttributeType, DescriptorType
+from cudnn_backend.core._descriptor import Descriptor, choose_type
+from cudnn_backend.errors import CudnnError, CudnnUnsafeCallError
 from cudnn_backend.core import schema as _schema
 from cudnn_backend.typed._base import (
     UNSET,
@@ -33,6 +34,8 @@ __all__ = [
     "all_classes", "class_name", "keyword", "from_dict", "to_dict", "choose_attribute_type", "UidAllocator",
     "default_uids",
 ]
+# AttributeType, DescriptorType, Descriptor, CudnnError and CudnnUnsafeCallError stay importable from here, as
+# they were from the old cudnn_backend.typed module (not in __all__: they live in lower layers)
 
 _SPECIAL_WORDS = {"ENGINEHEUR": "EngineHeuristics", "ENGINECFG": "EngineConfig", "OPERATIONGRAPH": "OperationGraph",
                   "DEVICEPROP": "DeviceProp"}

@@ -195,6 +195,8 @@ cdef class TypedDescriptor(Descriptor):
     cdef int _unknown_keywords(self, dict unknown) except -1:
         cls = type(self)
         name = next(iter(unknown))
+        if name in cls.KEYWORDS:  # a keyword the constructor leaves out: a get-only attribute
+            raise ValueError(f"{cls.__name__}: {cls.KEYWORDS[name].name} ({name}) is get-only; cuDNN sets it")
         close = difflib.get_close_matches(name, list(cls.KEYWORDS), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else f"; its keywords are {', '.join(cls.KEYWORDS)}"
         raise TypeError(f"{cls.__name__} ({cls.DESCRIPTOR_TYPE.name}) has no attribute {name!r}{hint}")

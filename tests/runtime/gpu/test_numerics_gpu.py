@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
-from cudnn_backend.execution import VariantPack, execute  # noqa: E402
+from cudnn_backend.runtime.execution import VariantPack, execute  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 

@@ -1,6 +1,6 @@
 """Downstream Cython code can ``cimport`` cudnn_backend's raw declarations.
 
-Compiles small downstream modules (tests/cimport_data) in a temporary folder, each in its own
+Compiles small downstream modules (tests/helpers/cimport_data) in a temporary folder, each in its own
 subprocess and all at once, then imports and runs them in a subprocess:
 
 * ``downstream_basic``: ``from cudnn_backend._bindings.cycudnn cimport *``, calls cuDNN with
@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 import pytest
 
 import cudnn_backend
-from cudnn_backend._generated import enums
+from cudnn_backend._bindings import enums
 
-DATA = pathlib.Path(__file__).resolve().parent / "cimport_data"
+DATA = pathlib.Path(__file__).resolve().parent.parent / "helpers" / "cimport_data"
 BUILD_TIMEOUT_S = 240
 
 # The functions of cudnn_graph.h 9.28 (the header the declarations are generated from).
@@ -307,10 +307,13 @@ def _cycudnn_pxd() -> pathlib.Path:
 
 
 def test_pxd_files_are_shipped():
-    from cudnn_backend import _descriptor
+    from cudnn_backend.core import _descriptor
+    from cudnn_backend.runtime import _execute
+    from cudnn_backend.typed import _base
 
     assert _cycudnn_pxd().is_file()
-    assert pathlib.Path(_descriptor.__file__).resolve().with_name("_descriptor.pxd").is_file()
+    for module in (_descriptor, _execute, _base):
+        assert pathlib.Path(module.__file__).resolve().with_name(module.__name__.rsplit(".", 1)[1] + ".pxd").is_file()
     assert (pathlib.Path(cudnn_backend.get_include()) / "cudnn_backend_graph.h").is_file()
 
 

@@ -3,21 +3,22 @@ guide's workflow (first config that builds a plan, FALLBACK, a report of every c
 import pytest
 
 import cudnn_backend as cb
-from cudnn_backend import engines
-from cudnn_backend.heuristics import (
+from cudnn_backend.runtime import engines
+from cudnn_backend.runtime.engines import Config
+from cudnn_backend.runtime.heuristics import (
     NoDeviceError,
     NoWorkingPlanError,
     PlanSearchReport,
     build_first_plan,
     get_configs,
     heur_mode,
+    heuristics_configs,
 )
+from cudnn_backend.runtime.plans import Plan, build_plan, plan_json_info
 from cudnn_backend.typed import EngineConfig, EngineHeuristics
 
-from cudnn_backend.info import gpu_available
-
-HAVE_GPU = gpu_available()
-import generic_graphs as gg
+from tests.helpers import generic_graphs as gg
+from tests.helpers.env import HAVE_GPU
 
 
 # -- the four modes ----------------------------------------------------------------------------------
@@ -26,9 +27,9 @@ def test_every_mode_returns_configs(conv, h200, mode):
     configs = get_configs(conv, mode, h200)
     assert len(configs) > 0
     for rank, cfg in enumerate(configs):
-        assert isinstance(cfg, EngineConfig) and cfg.finalized
+        assert isinstance(cfg, Config) and isinstance(cfg.descriptor, EngineConfig) and cfg.descriptor.finalized
         assert cfg.operation_graph is conv
-        assert cfg.heuristics_mode == heur_mode(mode)
+        assert cfg.mode == heur_mode(mode)
         assert cfg.rank == rank
         assert isinstance(cfg.engine_index, int) and cfg.engine_index >= 0
 
@@ -70,7 +71,7 @@ def test_typed_graph_and_heuristics_mixin(h200):
     g.conv_fwd(x, w, padding=1, output=True)
     graph = g.build()
     heur = EngineHeuristics(operation_graph=graph, mode="CUDNN_HEUR_MODE_A", deviceprop=h200.descriptor()).finalize()
-    configs = heur.configs()
+    configs = heuristics_configs(heur)
     assert len(configs) > 0 and all(c.operation_graph is graph for c in configs)
     assert [c.engine_index for c in configs] == [c.engine_index for c in get_configs(graph, "A", h200)]
 
@@ -93,7 +94,8 @@ def test_no_profile_without_gpu_raises_clearly(conv):
     assert "no GPU" in str(info.value)
     heur = EngineHeuristics(operation_graph=conv, mode="CUDNN_HEUR_MODE_A").finalize()
     with pytest.raises(NoDeviceError):
-        heur.configs()
+        heuristics_configs(heur)
+    assert heuristics_configs(heur, raise_if_empty=False) == []
     with pytest.raises(NoDeviceError, match="device_profile="):
         build_first_plan(conv)
 
@@ -102,8 +104,6 @@ def test_no_profile_without_gpu_raises_clearly(conv):
 def test_sm_count_target(conv, h200):
     configs = get_configs(conv, "A", h200, sm_count_target=h200.sm_count)
     assert len(configs) > 0
-    from cudnn_backend.plans import build_plan, plan_json_info
-
     plan = build_plan(configs[0])
     assert plan_json_info(plan.to_json())["target_sm_count"] == h200.sm_count
 
@@ -111,7 +111,7 @@ def test_sm_count_target(conv, h200):
 def test_sm_count_target_errors(conv, h200):
     with pytest.raises(cb.CudnnBadParamError, match="target_sm_count"):
         get_configs(conv, "A", h200, sm_count_target=h200.sm_count + 1)
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match="sm_count_target: 0 is below the minimum 1"):
         get_configs(conv, "A", h200, sm_count_target=0)
 
 
@@ -119,7 +119,8 @@ def test_sm_count_target_errors(conv, h200):
 def test_first_config_builds(conv, h200):
     plan, report = build_first_plan(conv, device_profile=h200)
     assert isinstance(report, PlanSearchReport)
-    assert plan.finalized and plan.operation_graph is conv and plan.handle is None
+    assert isinstance(plan, Plan) and plan.descriptor.finalized and plan.operation_graph is conv
+    assert plan.handle is None
     assert report.chosen is report.attempts[-1] and report.chosen.ok
     first = get_configs(conv, "A", h200)[0]
     assert plan.engine_index == first.engine_index and plan.knobs == first.knobs
@@ -154,7 +155,7 @@ def test_fallback_when_a_configs_are_filtered_out(conv, h200):
 
 def test_workspace_limit_failures_are_reported(conv, h200):
     fallback = get_configs(conv, "FALLBACK", h200)
-    sizes = [engines.config_workspace_size(c) for c in fallback]
+    sizes = [c.workspace_size for c in fallback]
     assert any(s > 0 for s in sizes) and any(s == 0 for s in sizes)
     plan, report = build_first_plan(conv, device_profile=h200, modes=("FALLBACK",), fallback=False, max_workspace=0)
     assert plan.workspace_size == 0
@@ -175,10 +176,11 @@ def test_cudnn_failures_carry_cudnn_reason(conv, h200):
     assert engine_fail.engine_index == unsupported
     assert engine_fail.status == "CUDNN_STATUS_NOT_SUPPORTED"
     assert isinstance(engine_fail.error, cb.CudnnNotSupportedError)
-    assert "CUDNN_STATUS_NOT_SUPPORTED" in engine_fail.reason and "ENGINE_DESCRIPTOR" in engine_fail.reason
+    assert engine_fail.reason.startswith("CUDNN_STATUS_NOT_SUPPORTED")
+    assert engine_fail.error.descriptor_type == cb.CUDNN_BACKEND_ENGINE_DESCRIPTOR
     assert engine_fail.error.cudnn_message in engine_fail.reason
     assert config_fail.stage == "config" and config_fail.status == "CUDNN_STATUS_NOT_SUPPORTED"
-    assert "ENGINECFG_DESCRIPTOR" in config_fail.reason
+    assert config_fail.error.descriptor_type == cb.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR
     assert config_fail.knobs == {spec.name: spec.maximum + 1}
     assert report.chosen.mode == "A"
 

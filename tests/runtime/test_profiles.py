@@ -1,18 +1,15 @@
 """Device profiles: the bundled H200 profile, raw and wrapped files, version refusal, capture (GPU)."""
-import pathlib
 import json
 
 import pytest
 
 import cudnn_backend as cb
-from cudnn_backend import profiles
-from cudnn_backend.profiles import DeviceProfile, DeviceProfileError, DeviceProfileVersionError
+from cudnn_backend.core import versions
+from cudnn_backend.runtime import profiles
+from cudnn_backend.runtime.profiles import DeviceProfile, DeviceProfileError, DeviceProfileVersionError
 
-from cudnn_backend.info import gpu_available
-
-HAVE_GPU = gpu_available()
-H200_PROFILE_JSON = pathlib.Path(profiles.__file__).resolve().parent / "data" / "h200_deviceprop_cudnn91900.json"
-from generic_graphs import notebook_conv_graph
+from tests.helpers.env import H200_PROFILE_JSON, HAVE_GPU
+from tests.helpers.generic_graphs import notebook_conv_graph
 
 
 def _other_minor(version: int) -> int:
@@ -51,7 +48,7 @@ def test_bundled_unknown_name_and_version():
 
 
 def test_bundled_profile_drives_heuristics(h200):
-    from cudnn_backend.heuristics import get_configs
+    from cudnn_backend.runtime.heuristics import get_configs
 
     assert len(get_configs(notebook_conv_graph(), "A", h200)) > 0
 
@@ -103,8 +100,12 @@ def test_load_errors(tmp_path):
         DeviceProfile.load(bad)
     other = tmp_path / "other_cudnn91900.json"
     other.write_text(json.dumps({"hello": 1}))
-    with pytest.raises(DeviceProfileError, match="not a cuDNN deviceprop JSON"):
+    with pytest.raises(DeviceProfileError, match="device profile JSON: hello: unknown member"):
         DeviceProfile.load(other)
+    empty = tmp_path / "empty_cudnn91900.json"
+    empty.write_text("{}")
+    with pytest.raises(DeviceProfileError, match='device profile JSON: missing member "maxGridSize"'):
+        DeviceProfile.load(empty)
     newer = tmp_path / "newer.json"
     newer.write_text(json.dumps({"format": profiles.FORMAT, "format_version": 99, "deviceprop": {}}))
     with pytest.raises(DeviceProfileError, match="format_version 99"):
@@ -112,18 +113,18 @@ def test_load_errors(tmp_path):
 
 
 def test_parse_version():
-    assert profiles.parse_version(91900) == 91900
-    assert profiles.parse_version("91900") == 91900
-    assert profiles.parse_version("9.19.0") == 91900
-    assert profiles.parse_version("9.28") == 92800
-    assert profiles.parse_version((9, 19, 1)) == 91901
-    assert profiles.format_version(92800) == "9.28.0"
+    assert versions.parse_version(91900) == 91900
+    assert versions.parse_version("91900") == 91900
+    assert versions.parse_version("9.19.0") == 91900
+    assert versions.parse_version("9.28") == 92800
+    assert versions.parse_version((9, 19, 1)) == 91901
+    assert versions.format_version(92800) == "9.28.0"
     with pytest.raises(ValueError):
-        profiles.parse_version("nine")
+        versions.parse_version("nine")
     with pytest.raises(ValueError):
-        profiles.parse_version(8907)
+        versions.parse_version(8907)
     with pytest.raises(TypeError):
-        profiles.parse_version(True)
+        versions.parse_version(True)
 
 
 # -- version refusal -------------------------------------------------------------------------------
@@ -133,14 +134,14 @@ def test_version_mismatch_is_refused(h200, cudnn_version):
     with pytest.raises(DeviceProfileVersionError) as info:
         fake.descriptor()
     msg = str(info.value)
-    assert profiles.format_version(other) in msg and profiles.format_version(cudnn_version) in msg
+    assert versions.format_version(other) in msg and versions.format_version(cudnn_version) in msg
     assert "allow_version_mismatch=True" in msg and "NVIDIA H200" in msg
     assert info.value.profile_version == other and info.value.loaded_version == cudnn_version
 
 
 def test_version_mismatch_refused_where_profiles_are_used(h200, cudnn_version):
-    from cudnn_backend.engines import list_engines
-    from cudnn_backend.heuristics import build_first_plan, get_configs
+    from cudnn_backend.runtime.engines import list_engines
+    from cudnn_backend.runtime.heuristics import build_first_plan, get_configs
 
     fake = DeviceProfile(h200.deviceprop_json, cudnn_version=_other_minor(cudnn_version))
     g = notebook_conv_graph()
@@ -153,7 +154,7 @@ def test_version_mismatch_refused_where_profiles_are_used(h200, cudnn_version):
 
 
 def test_version_mismatch_override(h200, cudnn_version):
-    from cudnn_backend.heuristics import get_configs
+    from cudnn_backend.runtime.heuristics import get_configs
 
     other = _other_minor(cudnn_version)
     fake = DeviceProfile(h200.deviceprop_json, cudnn_version=other)
@@ -212,7 +213,7 @@ def test_capture_rejects_bad_arguments():
 
 @pytest.mark.gpu
 def test_capture_from_handle_and_device(handle, cudnn_version, tmp_path):
-    from cudnn_backend.heuristics import get_configs
+    from cudnn_backend.runtime.heuristics import get_configs
 
     p = DeviceProfile.capture(handle)
     assert p.cudnn_version == cudnn_version

@@ -2,8 +2,8 @@
 import pytest
 
 from cudnn_backend import patterns
-from cudnn_backend.execution import CudaGraph, NativeCudaGraphNotSupportedError, VariantPack, captured_kernel_count
-from cudnn_backend.heuristics import build_first_plan
+from cudnn_backend.runtime.execution import CudaGraph, NativeCudaGraphNotSupportedError, VariantPack, captured_kernel_count
+from cudnn_backend.runtime.heuristics import build_first_plan
 
 pytestmark = pytest.mark.gpu
 

@@ -6,12 +6,12 @@ import itertools
 import pytest
 
 import cudnn_backend as cb
-from cudnn_backend import engines
-from cudnn_backend.engines import (
+from cudnn_backend.runtime import engines
+from cudnn_backend.runtime.engines import (
+    Config,
     EngineError,
     EngineInfo,
     KnobSpec,
-    config_engine_index,
     config_from_index,
     config_knobs,
     engine_count,
@@ -26,13 +26,12 @@ from cudnn_backend.engines import (
     to_dataframe,
     to_rows,
 )
-from cudnn_backend.heuristics import get_configs
+from cudnn_backend.runtime.heuristics import NoDeviceError, get_configs
+from cudnn_backend.runtime.plans import build_plan
 from cudnn_backend.typed import Engine, EngineConfig
 
-from cudnn_backend.info import gpu_available
-
-HAVE_GPU = gpu_available()
-import generic_graphs as gg
+from tests.helpers import generic_graphs as gg
+from tests.helpers.env import HAVE_GPU
 
 K = cb.KnobType
 
@@ -63,10 +62,11 @@ def test_unsupported_engines_carry_cudnn_reason(infos):
             assert isinstance(info.error, cb.CudnnError)
             assert info.status == info.error.status
             assert getattr(info.status, "name", "").startswith("CUDNN_STATUS_NOT_SUPPORTED")
-            assert info.status.name in info.reason and "CUDNN_BACKEND_ENGINE_DESCRIPTOR" in info.reason
-            assert info.error.cudnn_message in info.reason
+            assert info.reason.startswith(info.status.name) and info.error.cudnn_message in info.reason
+            assert info.error.descriptor_type == cb.CUDNN_BACKEND_ENGINE_DESCRIPTOR
+            assert "CUDNN_BACKEND_ENGINE_DESCRIPTOR" in str(info.error)
             assert info.engine is None and info.knobs == ()
-            with pytest.raises(EngineError, match="does not support this graph"):
+            with pytest.raises(EngineError, match=rf"engine {info.global_index} is not supported .*; no config"):
                 info.config()
 
 
@@ -81,11 +81,11 @@ def test_notes_and_knobs(infos):
         for spec in info.knobs:
             assert isinstance(spec, KnobSpec) and isinstance(spec.knob_type, cb.KnobType)
             assert spec.minimum <= spec.maximum and spec.stride >= 1
-        # the mixin reads the same from the descriptor
-        assert info.engine.knob_specs == info.knobs
-        assert info.engine.numerical_notes == info.numerical_notes
-        assert info.engine.behavior_notes == info.behavior_notes
-        assert info.engine.global_index == info.global_index
+        # the same, read from the descriptor
+        assert engines.engine_knobs(info.engine) == info.knobs
+        assert engines.engine_numerical_notes(info.engine) == info.numerical_notes
+        assert engines.engine_behavior_notes(info.engine) == info.behavior_notes
+        assert engines.engine_global_index(info.engine) == info.global_index
 
 
 def test_supported_only_and_single_engine(conv, h200, infos):
@@ -93,7 +93,7 @@ def test_supported_only_and_single_engine(conv, h200, infos):
     assert [i.global_index for i in supported] == [i.global_index for i in infos if i.supported]
     one = engines.inspect_engine(conv, supported[0].global_index, h200)
     assert one.supported and one.knobs == supported[0].knobs
-    assert supported[0].engine.info().knobs == supported[0].knobs
+    assert engines.inspect_engine_descriptor(supported[0].engine).knobs == supported[0].knobs
 
 
 def test_engine_index_out_of_range(conv, h200):
@@ -105,8 +105,6 @@ def test_engine_index_out_of_range(conv, h200):
 
 @pytest.mark.skipif(HAVE_GPU, reason="without a GPU every engine needs a device profile")
 def test_listing_without_profile_raises_clearly(conv):
-    from cudnn_backend.heuristics import NoDeviceError
-
     with pytest.raises(NoDeviceError, match="device_profile="):
         list_engines(conv)
     statuses = set()
@@ -169,9 +167,9 @@ def test_engine_knob_space(infos):
     assert list(no_knobs.knob_space()) == [{}] and no_knobs.knob_space_size == 1
     big = max((i for i in infos if i.supported), key=lambda i: i.knob_space_size)
     assert big.knob_space_size > 10_000
-    sample = list(big.engine.knob_space(sample=20, seed=0))
+    sample = list(iter_knob_space(big.engine, sample=20, seed=0))
     assert len(sample) == 20
-    assert big.engine.knob_space_size() == big.knob_space_size
+    assert knob_space_size(big.engine) == big.knob_space_size
     assert list(itertools.islice(big.knob_space(), 5)) == list(big.knob_space(limit=5))
 
 
@@ -180,7 +178,7 @@ def test_iter_configs_skips_what_cudnn_refuses(infos):
     configs = list(iter_configs(engine))
     assert 0 < len(configs) <= engine.knob_space_size
     for cfg in configs:
-        assert cfg.finalized and cfg.engine_index == engine.global_index
+        assert isinstance(cfg, Config) and cfg.descriptor.finalized and cfg.engine_index == engine.global_index
 
 
 # -- configs: knobs in, knobs out ---------------------------------------------------------------------------------
@@ -189,9 +187,9 @@ def test_config_round_trip_from_heuristics_config(conv, h200, first_a):
     assert knobs  # cuDNN's size query says 0 knob choices; the full read finds them
     engine = make_engine(conv, index, h200)
     cfg = make_config(engine, knobs)
-    assert isinstance(cfg, EngineConfig) and cfg.finalized
-    assert config_engine_index(cfg) == index and cfg.engine_index == index
-    assert config_knobs(cfg) == knobs and cfg.knobs == knobs
+    assert isinstance(cfg, Config) and isinstance(cfg.descriptor, EngineConfig) and cfg.descriptor.finalized
+    assert engines.engine_global_index(cfg.engine) == index and cfg.engine_index == index
+    assert config_knobs(cfg.descriptor) == knobs and cfg.knobs == knobs
     assert list(cfg.knobs) == list(knobs)  # cuDNN's order kept
     assert cfg.operation_graph is conv
     again = config_from_index(conv, index, {k.name: v for k, v in knobs.items()}, h200)
@@ -208,7 +206,7 @@ def test_config_knob_spellings(conv, h200, infos):
             continue  # this value is not one cuDNN accepts for this engine; spelling was still understood
         assert cfg.knobs == {K.CUDNN_KNOB_TYPE_TILE_SIZE: 0}
     cfg = make_config(info.engine)  # no knobs: the engine's defaults
-    assert cfg.finalized
+    assert cfg.descriptor.finalized and cfg.knobs.keys() <= {s.knob_type for s in info.knobs}
 
 
 def test_config_checks(conv, h200, infos):
@@ -241,7 +239,7 @@ def test_config_keeps_its_graph_alive(h200):
         graph = cfg.operation_graph
         assert graph is not None and not graph.closed and graph.finalized
         assert engine_count(graph) > 0
-        assert cfg.build_plan().workspace_size >= 0
+        assert build_plan(cfg).workspace_size >= 0
 
 
 # -- filters ------------------------------------------------------------------------------------------------------
@@ -265,12 +263,12 @@ def test_filters_on_engines(infos):
 def test_filters_on_configs(conv, h200):
     configs = get_configs(conv, "A", h200)
     zero_ws = engines.filter_configs(configs, max_workspace=0)
-    assert zero_ws and all(engines.config_workspace_size(c) == 0 for c in zero_ws)
+    assert zero_ws and all(c.workspace_size == 0 for c in zero_ws)
     assert len(zero_ws) < len(configs)
     assert filter_items(configs, exclude_numerical=cb.CUDNN_NUMERICAL_NOTE_TENSOR_CORE) == []
     reason = engines.rejection(configs[0], exclude_numerical="TENSOR_CORE")
     assert reason == "has excluded numerical note TENSOR_CORE"
-    big = next(c for c in configs if engines.config_workspace_size(c) > 0)
+    big = next(c for c in configs if c.workspace_size > 0)
     assert "exceeds max_workspace=0" in engines.rejection(big, max_workspace=0)
     with pytest.raises(TypeError, match="cannot filter"):
         filter_items([object()])
@@ -291,7 +289,7 @@ def test_rows(infos, first_a):
     assert row["knobs"] == {k.name[len("CUDNN_KNOB_TYPE_"):]: v for k, v in first_a.knobs.items()}
     assert to_rows(infos[first_a.engine_index].knobs)[0]["knob"]
     assert to_rows([infos[0].engine])[0]["engine"] == 0
-    assert to_rows([first_a.build_plan()])[0]["engine"] == first_a.engine_index
+    assert to_rows([build_plan(first_a)])[0]["engine"] == first_a.engine_index
     with pytest.raises(TypeError):
         to_rows([object()])
 

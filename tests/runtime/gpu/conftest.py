@@ -1,6 +1,6 @@
 """GPU test helpers: one cuDNN handle per session, plan building, graph builders, precisions.
 
-Every test here is marked ``gpu`` (skipped without a GPU by tests/conftest.py). Nothing in this
+Every test here is marked ``gpu`` (skipped without a GPU by tests/conftest.py); they run on a GPU machine. Nothing in this
 file imports torch or cuda-bindings at import time, so collecting on a CPU machine is harmless;
 the ``gpu_kit`` fixture hands the helpers to the tests (no ``import conftest`` needed).
 
@@ -10,7 +10,6 @@ CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH (docs/design.md).
 """
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import pathlib
@@ -19,20 +18,23 @@ from dataclasses import dataclass, field
 import pytest
 
 import cudnn_backend as cb
-from cudnn_backend._generated.enums import (
+from cudnn_backend._bindings.enums import (
     AttributeName,
     AttributeType,
     DataType,
-    HeurMode,
     NormFwdPhase,
     NormMode,
 )
 from cudnn_backend.graph import Graph
+from cudnn_backend.runtime.heuristics import NoWorkingPlanError, build_first_plan
+from cudnn_backend.runtime.plans import as_plan
+
+from tests.helpers.env import H200_PROFILE_JSON
 
 A = AttributeName
 AT = AttributeType
 F16, BF16, F32 = DataType.CUDNN_DATA_HALF, DataType.CUDNN_DATA_BFLOAT16, DataType.CUDNN_DATA_FLOAT
-PROFILE_JSON = pathlib.Path(cb.__file__).resolve().parent / "data" / "h200_deviceprop_cudnn91900.json"
+PROFILE_JSON = H200_PROFILE_JSON
 
 # Numerical notes that change results beyond plain fp32 arithmetic.
 _LOSSY_FP32 = ("CUDNN_NUMERICAL_NOTE_TENSOR_CORE", "CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS",
@@ -79,12 +81,9 @@ def _first(values, default=None):
 
 def plan_notes(plan):
     """(numerical note names, behavior note names) of a plan's engine, read through cuDNN."""
-    cfg = _first(plan.get(A.CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, AT.CUDNN_TYPE_BACKEND_DESCRIPTOR))
+    desc = as_plan(plan).descriptor
+    cfg = _first(desc.get(A.CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, AT.CUDNN_TYPE_BACKEND_DESCRIPTOR))
     engine = _first(cfg.get(A.CUDNN_ATTR_ENGINECFG_ENGINE, AT.CUDNN_TYPE_BACKEND_DESCRIPTOR))
-    return _engine_notes(engine)
-
-
-def _engine_notes(engine):
     num = engine.get(A.CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, AT.CUDNN_TYPE_NUMERICAL_NOTE)
     beh = engine.get(A.CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, AT.CUDNN_TYPE_BEHAVIOR_NOTE)
     return ({getattr(n, "name", str(n)) for n in num}, {getattr(n, "name", str(n)) for n in beh})
@@ -94,80 +93,20 @@ def _full(prefix, names):
     return tuple(n if str(n).startswith(prefix) else prefix + str(n) for n in names)
 
 
-def _deviceprop(device_profile):
-    if device_profile is None or isinstance(device_profile, cb.Descriptor):
-        return device_profile
-    from cudnn_backend.typed import DeviceProp
-
-    text = pathlib.Path(device_profile).read_text() if not str(device_profile).lstrip().startswith("{") \
-        else str(device_profile)
-    return DeviceProp(json_representation=text).finalize()
-
-
-def _own_first_plan(op_graph, handle, dp, req_num, exc_num, req_beh, exc_beh, modes):
-    """Heuristics (modes in order) -> the first config passing the note filters whose plan finalizes."""
-    from cudnn_backend.typed import EngineHeuristics, ExecutionPlan
-
-    tried = []
-    for mode in modes:
-        kwargs = dict(operation_graph=op_graph, mode=mode)
-        if dp is not None:
-            kwargs["deviceprop"] = dp
-        try:
-            configs = EngineHeuristics(**kwargs).finalize().get(A.CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                                 AT.CUDNN_TYPE_BACKEND_DESCRIPTOR)
-        except cb.CudnnError as e:
-            tried.append(f"{mode.name}: {e}")
-            continue
-        for cfg in configs:
-            num, beh = _engine_notes(_first(cfg.get(A.CUDNN_ATTR_ENGINECFG_ENGINE, AT.CUDNN_TYPE_BACKEND_DESCRIPTOR)))
-            if not set(req_num) <= num or set(exc_num) & num or not set(req_beh) <= beh or set(exc_beh) & beh:
-                continue
-            plan_kwargs = dict(engine_config=cfg)
-            if handle is not None:
-                plan_kwargs["handle"] = handle
-            if dp is not None:
-                plan_kwargs["deviceprop"] = dp
-            try:
-                plan = ExecutionPlan(**plan_kwargs).finalize()
-            except cb.CudnnError as e:
-                tried.append(str(e).splitlines()[0])
-                continue
-            plan.__dict__["_test_operation_graph"] = op_graph
-            return plan
-    raise NoPlan("no engine config built a plan: " + ("; ".join(tried[:5]) or "none passed the filters"))
-
-
 def make_plan(op_graph, handle=None, *, device_profile=None, require_numerical=(), exclude_numerical=(),
               require_behavior=(), exclude_behavior=()):
-    """The first plan (heuristics A, then FALLBACK) whose engine passes the note filters.
-
-    Uses ``cudnn_backend.heuristics.build_first_plan`` when it exists with these keywords, else
-    the same workflow written here. Raises NoPlan when nothing builds.
-    """
-    req_num = _full("CUDNN_NUMERICAL_NOTE_", require_numerical)
-    exc_num = _full("CUDNN_NUMERICAL_NOTE_", exclude_numerical)
-    req_beh = _full("CUDNN_BEHAVIOR_NOTE_", require_behavior)
-    exc_beh = _full("CUDNN_BEHAVIOR_NOTE_", exclude_behavior)
-    dp = _deviceprop(device_profile)
+    """The first Plan (heuristics A, then FALLBACK) whose engine passes the note filters
+    (``runtime.heuristics.build_first_plan``). Raises NoPlan when nothing builds."""
     try:
-        from cudnn_backend.heuristics import build_first_plan
-    except ImportError:
-        build_first_plan = None
-    wanted = {"handle", "device_profile", "modes", "fallback", "require_numerical", "exclude_numerical",
-              "require_behavior", "exclude_behavior"}
-    if build_first_plan is not None and wanted <= set(inspect.signature(build_first_plan).parameters):
-        try:
-            plan, _report = build_first_plan(op_graph, handle=handle, device_profile=dp, modes=("A",), fallback=True,
-                                             require_numerical=req_num, exclude_numerical=exc_num,
-                                             require_behavior=req_beh, exclude_behavior=exc_beh)
-            return plan
-        except Exception as e:  # noqa: BLE001
-            if type(e).__name__ == "NoWorkingPlanError":
-                raise NoPlan(str(e)) from e
-            raise
-    return _own_first_plan(op_graph, handle, dp, req_num, exc_num, req_beh, exc_beh,
-                           (HeurMode.CUDNN_HEUR_MODE_A, HeurMode.CUDNN_HEUR_MODE_FALLBACK))
+        plan, _report = build_first_plan(op_graph, handle=handle, device_profile=device_profile, modes=("A",),
+                                         fallback=True,
+                                         require_numerical=_full("CUDNN_NUMERICAL_NOTE_", require_numerical),
+                                         exclude_numerical=_full("CUDNN_NUMERICAL_NOTE_", exclude_numerical),
+                                         require_behavior=_full("CUDNN_BEHAVIOR_NOTE_", require_behavior),
+                                         exclude_behavior=_full("CUDNN_BEHAVIOR_NOTE_", exclude_behavior))
+    except NoWorkingPlanError as e:
+        raise NoPlan(str(e)) from e
+    return plan
 
 
 def plan_for(op_graph, handle, precision: Precision | None = None, **filters):
@@ -272,13 +211,14 @@ def matmul_row_sum_case(io, batch=2, m=64, n=96, k=48):
     b = g.tensor([batch, k, n], name="b")
     c = g.matmul(a, b, name="c")
     y = g.tensor([batch, m, 1], data_type=F32, name="y")
-    g.reduction(c, "CUDNN_REDUCE_TENSOR_ADD", output_dims=[batch, m, 1], output=y)
+    g.reduction(c, "CUDNN_REDUCE_TENSOR_ADD", output=y)
     return Case(g, dict(a=a, b=b, y=y))
 
 
-def layer_norm_case(io, training=True, tokens=256, hidden=128, epsilon=1e-5):
-    """Layer norm forward over ``hidden``: cudnn_backend.patterns when present, else NORM_FORWARD by hand."""
-    try:
+def layer_norm_case(io, training=True, tokens=256, hidden=128, epsilon=1e-5, source="patterns"):
+    """Layer norm forward over ``hidden``: the ``patterns.layer_norm_fwd`` pattern, or NORM_FORWARD by hand
+    (``source="typed"``)."""
+    if source == "patterns":
         from cudnn_backend import patterns
 
         p = patterns.layer_norm_fwd(tokens, hidden, training=training, epsilon=epsilon, data_type=io, build=False)
@@ -286,8 +226,6 @@ def layer_norm_case(io, training=True, tokens=256, hidden=128, epsilon=1e-5):
         return Case(p.graph, dict(x=t["x"], scale=t["scale"], bias=t["bias"], y=t["y"], epsilon=t["epsilon"],
                                   mean=t.get("mean"), inv_variance=t.get("inv_variance")),
                     dict(epsilon=epsilon, training=training, source="patterns"))
-    except (ImportError, AttributeError, KeyError, TypeError):
-        pass
     from cudnn_backend.typed import OperationNormForward
 
     g = Graph("layer_norm_fwd", io_data_type=io)

@@ -11,8 +11,11 @@ import pytest
 
 import cudnn_backend as cb
 from cudnn_backend import patterns as P
-from cudnn_backend._generated.enums import SINCE, DataType, DescriptorType
-from cudnn_backend.graph import Graph, GraphError
+from cudnn_backend._bindings.enums import SINCE, DataType, DescriptorType
+from cudnn_backend.core import attribute_io, check_available, cudnn_messages, cudnn_reasons, schema
+from cudnn_backend.graph import Graph, GraphError, shapes
+from cudnn_backend.runtime.heuristics import engine_config_counts, get_configs
+from cudnn_backend.runtime.profiles import DeviceProfile
 from cudnn_backend.typed import (
     Convolution,
     DeviceProp,
@@ -43,23 +46,27 @@ def dp(h200_profile_json):
     return DeviceProp(json_representation=h200_profile_json).finalize()
 
 
+def heuristics(og, mode, dp):
+    return get_configs(og, mode, dp, raise_if_empty=False)
+
+
 def engines(pattern: P.Pattern, dp) -> dict:
     """Finalize the pattern and count engine configs (heuristics A, FALLBACK); xfail with cuDNN's
     reason if it cannot be finalized or no configuration is found."""
-    with P.cudnn_messages() as messages:
+    with cudnn_messages() as messages:
         try:
             og = pattern.build()
         except cb.CudnnError as e:
-            detail = P.cudnn_reasons(messages) or e.cudnn_message
+            detail = cudnn_reasons(messages) or e.cudnn_message
             pytest.xfail(f"cuDNN {VERSION_TEXT}: {pattern.name} does not finalize: {str(e).splitlines()[0]}\n{detail}")
     assert isinstance(og, OperationGraph) and og.finalized
-    counts = {"A": len(P.heuristics(og, "A", dp))}
-    counts["FALLBACK"] = len(P.heuristics(og, "FALLBACK", dp))
+    counts = {"A": len(heuristics(og, "A", dp))}
+    counts["FALLBACK"] = len(heuristics(og, "FALLBACK", dp))
     if counts["A"] == 0 and counts["FALLBACK"] == 0:
         pytest.xfail(f"cuDNN {VERSION_TEXT}: no engine configuration for {pattern.name} on the H200 profile:\n"
                      f"{pattern.why_no_engine(dp)}")
-    configs = P.heuristics(og, "A" if counts["A"] else "FALLBACK", dp)
-    assert all(isinstance(c, EngineConfig) and c.finalized for c in configs)
+    configs = heuristics(og, "A" if counts["A"] else "FALLBACK", dp)
+    assert all(isinstance(c.descriptor, EngineConfig) and c.descriptor.finalized for c in configs)
     assert counts["A"] >= 1 or counts["FALLBACK"] >= 1
     return counts
 
@@ -191,7 +198,11 @@ def test_bn_gen_stats_fused_with_conv(dp):
 
 
 def test_bn_gen_stats_alone(dp):
-    p = P.bn_gen_stats(conv=False)
+    g = Graph("gen_stats_alone")
+    x = g.tensor([4, 32, 16, 16], layout="nhwc", name="x")
+    stats = g.gen_stats(x)
+    assert stats["sum"].shape == stats["sqsum"].shape == (1, 32, 1, 1) and dtype(stats["sum"]) == F32
+    p = P.Pattern("gen_stats_alone", g, {"x": x, **stats})
     assert p.build().finalized
     engines(p, dp)  # cuDNN 9.19: no engine runs GEN_STATS alone (xfails with its reason)
 
@@ -225,7 +236,7 @@ def test_reduction_row_sum_fp32(dp):
 def test_pooling_resample(dp, mode, index):
     p = P.pooling(mode=mode, index=index)
     expected = [8, 8, 1 + (56 + 2 + 4 - 2) // 4, 1 + (56 + 3 + 5 - 3) // 5]
-    assert list(p.y.shape) == expected == P.resample_output_dims([8, 8, 56, 56], (2, 3), (4, 5), (2, 3), (4, 5))
+    assert list(p.y.shape) == expected == shapes.resample_output_dims([8, 8, 56, 56], (2, 3), (4, 5), (2, 3), (4, 5))
     desc = p.operations[0].desc
     assert isinstance(desc, Resample) and desc.get_keyword("window_dims") == [2, 3]
     if index:
@@ -244,7 +255,10 @@ def test_concat_fused_with_conv(dp):
 
 
 def test_concat_alone(dp):
-    p = P.concat(n=4, c=16, h=8, w=8, k=32, conv=False, inplace_index=None)
+    g = Graph("concat_alone")
+    a = g.tensor([4, 16, 8, 8], layout="nhwc", name="a")
+    b = g.tensor([4, 32, 8, 8], layout="nhwc", name="b")
+    p = P.Pattern("concat_alone", g, {"a": a, "b": b, "y": g.concat([a, b], 1, name="y")})
     assert p.y.shape == (4, 48, 8, 8)
     assert p.build().finalized
     engines(p, dp)
@@ -261,7 +275,7 @@ def test_reshape_in_attention_backward(dp):
 
 def test_reshape_alone(dp):
     p = P.reshape()
-    assert p.y.shape == (4, 16, 64)
+    assert p.c.shape == (4, 16, 8) and p.c.virtual and p.y.shape == (1, 64, 8)
     assert p.build().finalized
     engines(p, dp)
 
@@ -271,7 +285,8 @@ def test_rng_as_attention_dropout(dp):
     [rng_op] = [op for op in p.operations if isinstance(op, OperationRng)]
     rng = rng_op.desc
     assert isinstance(rng, Rng) and math.isclose(rng.get_keyword("bernoulli_dist_probability"), 0.9)
-    assert dtype(p.dropout_seed) == DataType.CUDNN_DATA_INT64 and p.dropout_mask.virtual
+    assert dtype(p.dropout_seed) == DataType.CUDNN_DATA_INT64 and rng_op.ydesc.virtual
+    assert p.dropout_scale.scalar_value == pytest.approx(1 / 0.9)
     assert engines(p, dp)["A"] >= 1
 
 
@@ -291,18 +306,21 @@ def test_rng_alone(dp):
 def test_sdpa_composite_fwd(dp, training, causal, dropout):
     p = P.sdpa_composite_fwd(training=training, causal=causal, dropout=dropout)
     assert p.o.shape == (2, 4, 128, 64) and p.k_t.shape == (2, 4, 64, 128)
-    assert p.stats.virtual == (not training) and p.check == training
+    assert p.stats.virtual == (not training) and p.stats.shape == (2, 4, 128, 1) and dtype(p.stats) == F32
     assert dtype(p.p) == F16  # the second matmul needs P in V's data type
     assert engines(p, dp)["A"] >= 1
 
 
-def test_sdpa_composite_inference_needs_an_unconsumed_virtual_stats():
-    # cuDNN's fused attention wants the softmax stats computed even in inference; Graph's checks
-    # refuse a virtual tensor nothing reads, so this pattern builds with check=False
+def test_sdpa_composite_inference_keeps_an_unconsumed_virtual_stats():
+    # cuDNN's fused attention wants the softmax stats computed even in inference; the pattern marks the virtual
+    # stats allow_unconsumed, which the graph checks honour (without the mark they refuse it)
     p = P.sdpa_composite_fwd(training=False, build=False)
+    assert p.stats.virtual and p.stats.allow_unconsumed
+    assert p.graph.build(check=True).finalized
+    g = Graph()
+    g.pointwise("CUDNN_POINTWISE_RELU_FWD", g.tensor([1, 8, 4, 4]))  # virtual output, never read, not marked
     with pytest.raises(GraphError, match="nothing consumes it"):
-        p.graph.build(check=True)
-    assert p.build().finalized
+        g.build()
 
 
 @pytest.mark.parametrize("causal, dropout", [(False, 0.0), (True, 0.1)], ids=["plain", "causal-dropout"])
@@ -385,10 +403,8 @@ def test_operations_newer_than_loaded_cudnn(dp, name, factory, descriptor, since
         with pytest.raises(cb.CudnnVersionError, match=rf"{descriptor}.*needs cuDNN {since}") as info:
             factory()
         assert info.value.since == since and info.value.loaded == VERSION_TEXT
-        assert not P.available(descriptor)
-        # nothing was half-built: the check comes before any descriptor
         with pytest.raises(cb.CudnnVersionError):
-            P.require(descriptor)
+            check_available(descriptor)
         return
     p = factory()
     assert p.build().finalized and p.y is not None
@@ -402,9 +418,11 @@ def test_newer_op_helpers_refuse_before_touching_the_graph():
     x = g.tensor([2, 3, 4, 5])
     before = (len(g.tensors), len(g.operations))
     with pytest.raises(cb.CudnnVersionError):
-        P.add_transpose(g, x, [0, 2, 3, 1])
+        g.transpose(x, [0, 2, 3, 1])
     with pytest.raises(cb.CudnnVersionError):
-        P.add_slice(g, x, [0, 0, 0, 0], [1, 3, 4, 5])
+        g.slice(x, [0, 0, 0, 0], [1, 3, 4, 5])
+    with pytest.raises(cb.CudnnVersionError):
+        g.softmax(x)
     assert (len(g.tensors), len(g.operations)) == before
 
 
@@ -412,44 +430,51 @@ def test_newer_op_helpers_refuse_before_touching_the_graph():
 # helpers
 # ---------------------------------------------------------------------------------------------
 def test_shape_helpers():
-    assert P.resample_output_dims([1, 3, 8, 8], 2, 2) == [1, 3, 4, 4]
-    assert P.norm_stats_dims([4096, 128, 1, 1], [1, 128, 1, 1]) == [4096, 1, 1, 1]
-    assert P.concat_output_dims([[2, 3, 4], [2, 5, 4]], 1) == [2, 8, 4]
-    with pytest.raises(ValueError, match="does not match"):
-        P.concat_output_dims([[2, 3, 4], [3, 5, 4]], 1)
-    assert P.transpose_output_dims([2, 3, 4], [2, 0, 1]) == [4, 2, 3]
-    assert P.slice_output_dims([10, 8], [2, 0], [9, 8], [3, 1]) == [3, 8]
-    assert P.bshd_strides([2, 4, 128, 64]) == [128 * 4 * 64, 64, 4 * 64, 1]
+    assert shapes.resample_output_dims([1, 3, 8, 8], [2, 2], [2, 2], [0, 0], [0, 0]) == [1, 3, 4, 4]
+    assert shapes.norm_stats_dims("layer", [4096, 128, 1, 1], [1, 128, 1, 1]) == [4096, 1, 1, 1]
+    assert shapes.norm_stats_dims("batch", [8, 64, 16, 16], [1, 64, 1, 1]) == [1, 64, 1, 1]
+    assert shapes.norm_stats_dims("instance", [8, 64, 16, 16], [1, 64, 1, 1]) == [8, 64, 1, 1]
+    assert shapes.concat_output_dims([[2, 3, 4], [2, 5, 4]], 1) == [2, 8, 4]
+    with pytest.raises(GraphError, match="does not match"):
+        shapes.concat_output_dims([[2, 3, 4], [3, 5, 4]], 1)
+    assert shapes.transpose_output_dims([2, 3, 4], [2, 0, 1]) == [4, 2, 3]
+    with pytest.raises(GraphError, match="not a permutation"):
+        shapes.transpose_output_dims([2, 3, 4], [2, 2, 1])
+    assert shapes.slice_output_dims([10, 8], [2, 0], [9, 8], [3, 1]) == [3, 8]
+    assert shapes.bshd_strides([2, 4, 128, 64]) == [128 * 4 * 64, 64, 4 * 64, 1]
 
 
 def test_cudnn_messages_capture_and_restore(dp):
     was_enabled = cb.logging_enabled()
-    p = P.bn_gen_stats(conv=False)
-    with P.cudnn_messages() as messages:
-        P.heuristics(p.build(), "A", dp)
+    g = Graph("gen_stats_alone")
+    g.gen_stats(g.tensor([4, 32, 16, 16], layout="nhwc"))
+    with cudnn_messages() as messages:
+        heuristics(g.build(), "A", dp)
     assert cb.logging_enabled() == was_enabled
     if not messages:
         pytest.skip("heuristics found an engine; nothing to explain")
     text = "\n".join(messages)
     assert "Reason:" in text and "\n" in text  # every line of the message, not only its header
-    assert P.cudnn_reasons(messages)
+    assert cudnn_reasons(messages)
 
 
 def test_heuristics_by_mode_name_and_enum(dp):
     og = P.conv_fwd().op_graph
-    assert len(P.heuristics(og, "A", dp)) == len(P.heuristics(og, cb.CUDNN_HEUR_MODE_A, dp)) >= 1
-    assert P.engine_config_counts(og, dp, modes=("FALLBACK",))["FALLBACK"] >= 1
-    assert P.bundled_device_prop() is P.bundled_device_prop()
+    assert len(heuristics(og, "A", dp)) == len(heuristics(og, cb.CUDNN_HEUR_MODE_A, dp)) >= 1
+    assert engine_config_counts(og, dp, modes=("FALLBACK",))["FALLBACK"] >= 1
+    p = P.conv_fwd()
+    assert p.engine_config_counts(dp, modes=("A",))["A"] == len(p.heuristics("A", dp)) >= 1
+    h200 = DeviceProfile.bundled()
+    assert h200.descriptor() is h200.descriptor()
     with pytest.raises(ValueError, match="no bundled device profile"):
-        P.bundled_device_prop("a100")
+        DeviceProfile.bundled("a100")
 
 
-def test_every_pattern_descriptor_type_is_known_to_the_graph_checks():
-    from cudnn_backend.graph import OUTPUTS
-
-    patterns = [P.conv_bias_relu, P.layer_norm_fwd, P.layer_norm_bwd, P.bn_gen_stats, P.bn_finalize, P.pooling,
-                P.concat, P.reshape, P.rng, P.sdpa_composite_fwd, P.sdpa_composite_bwd]
+def test_every_pattern_operation_has_outputs_the_graph_checks_know():
+    patterns = [f for name, f in P.CATALOGUE.items() if name not in ("transpose", "slice", "softmax", "rope")
+                or cb.get_version() >= 92400]
     for factory in patterns:
         p = factory(build=False)
         for op in p.operations:
-            assert DescriptorType(op.DESCRIPTOR_TYPE) in OUTPUTS, op.DESCRIPTOR_TYPE.name
+            spec = schema.DESCRIPTORS[DescriptorType(op.DESCRIPTOR_TYPE)]
+            assert any(attribute_io(a) == "output" for a in spec.attributes), op.DESCRIPTOR_TYPE.name

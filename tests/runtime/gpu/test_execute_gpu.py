@@ -12,10 +12,11 @@ torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
 import cudnn_backend as cb  # noqa: E402
-from cudnn_backend import memory  # noqa: E402
-from cudnn_backend import execution as ex  # noqa: E402
-from cudnn_backend._generated.enums import AttributeName, AttributeType, HeurMode  # noqa: E402
-from cudnn_backend.execution import CudaGraph, VariantPack, execute  # noqa: E402
+from cudnn_backend.runtime import memory  # noqa: E402
+from cudnn_backend.runtime import execution as ex  # noqa: E402
+from cudnn_backend._bindings.enums import AttributeName, AttributeType, HeurMode  # noqa: E402
+from cudnn_backend.runtime.execution import CudaGraph, VariantPack, execute  # noqa: E402
+from cudnn_backend.runtime.plans import plan_from_json  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -405,20 +406,11 @@ def test_plan_built_against_the_h200_profile_runs_here(gpu_kit, results_file):
     case = kit.conv_bias_relu_case(kit.PRECISIONS["fp16"].io, "nhwc")
     og = case.build(None)  # as on a machine without a GPU: no handle anywhere
     offline = kit.make_plan(og, None, device_profile=kit.PROFILE_JSON, exclude_behavior=("RUNTIME_COMPILATION",))
-    text = offline.get(AttributeName.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, AttributeType.CUDNN_TYPE_CHAR)
-    assert '"operationGraph"' in text
+    text = offline.to_json()
+    assert '"operationGraph"' in text and offline.handle is None
     device = torch.cuda.get_device_name()
     try:
-        try:
-            from cudnn_backend.plans import plan_from_json
-        except ImportError:
-            plan_from_json = None
-        if plan_from_json is not None:
-            plan = plan_from_json(text, handle=kit.handle, operation_graph=og)
-        else:
-            from cudnn_backend.typed import ExecutionPlan
-
-            plan = ExecutionPlan(json_representation=text, handle=kit.handle).finalize(check_required=False)
+        plan = plan_from_json(text, handle=kit.handle, operation_graph=og)
         bufs = {case.x: kit.alloc(case.x, "randn"), case.w: kit.alloc(case.w, "randn"),
                 case.bias: kit.alloc(case.bias, "randn"), case.y: kit.alloc(case.y, "nan")}
         pack = VariantPack(plan, bufs, operation_graph=og)

@@ -8,7 +8,8 @@ import pytest
 
 import cudnn_backend as cb
 from cudnn_backend import schema, typed
-from cudnn_backend.graph import Graph, GraphError, check_operations
+from cudnn_backend.typed._base import Keyword
+from cudnn_backend.graph import Graph, GraphError
 from cudnn_backend.typed import (
     Convolution,
     EngineHeuristics,
@@ -21,7 +22,8 @@ from cudnn_backend.typed import (
     from_dict,
 )
 
-import generic_graphs as gg
+from tests.helpers import generic_graphs as gg
+from tests.helpers.offline import conv_bias_relu_graph
 
 
 # ---------------------------------------------------------------------------------------------
@@ -37,7 +39,7 @@ def test_descriptor_class_covers_all_51_types_and_every_attribute():
         for attr in schema.DESCRIPTORS[dtype].attributes:
             kw = typed.keyword(attr)
             assert cls.ATTRIBUTES[kw].name is attr
-            assert isinstance(getattr(cls, kw), property)
+            assert isinstance(getattr(cls, kw), Keyword) and getattr(cls, kw).attribute is attr
             seen_attributes.add(attr)
     assert seen_attributes == set(cb.AttributeName) and len(seen_attributes) == 383
 
@@ -177,15 +179,7 @@ def test_unknown_attribute_access_is_attribute_error_with_hint():
 # ---------------------------------------------------------------------------------------------
 # introspection
 # ---------------------------------------------------------------------------------------------
-def _cbr_graph():
-    g = Graph("conv_bias_relu")
-    x = g.tensor([8, 64, 56, 56], layout="nhwc", name="X")
-    w = g.tensor([32, 64, 3, 3], layout="nhwc", name="W")
-    b = g.tensor([1, 32, 1, 1], layout="nhwc", name="B")
-    y = g.conv_fwd(x, w, padding=1)
-    z = g.pointwise("CUDNN_POINTWISE_ADD", y, b)
-    g.pointwise("CUDNN_POINTWISE_RELU_FWD", z, output=True, name="Y")
-    return g
+_cbr_graph = conv_bias_relu_graph
 
 
 def test_to_dict_round_trip():
@@ -274,7 +268,7 @@ def test_uids_unique_within_a_graph_and_user_uids_respected():
     b = g.tensor([1, 2])
     c = g.tensor([1, 2])
     assert a.uid == 2 and len({a.uid, b.uid, c.uid}) == 3
-    with pytest.raises(GraphError, match="UID 2 is already used"):
+    with pytest.raises(GraphError, match="uid: 2 is already used in this graph"):
         g.tensor([1, 2], uid=2)
     other = Graph()
     assert other.tensor([1]).uid == 1  # numbering is per graph
@@ -301,94 +295,3 @@ def test_virtual_by_value_vectorized_ragged_reordering_tensors():
     assert reordered.reordering_mode is cb.CUDNN_TENSOR_REORDERING_NONE
 
 
-# ---------------------------------------------------------------------------------------------
-# graph checks before finalize
-# ---------------------------------------------------------------------------------------------
-def _relu(g, x, y):
-    pw = Pointwise(mode="CUDNN_POINTWISE_RELU_FWD", math_prec="CUDNN_DATA_FLOAT").finalize()
-    return g.add(OperationPointwise(pw_descriptor=pw, xdesc=x, ydesc=y))
-
-
-def test_in_place_allowed_in_a_single_node_graph():
-    g = Graph()
-    x = g.tensor([1, 8, 4, 4])
-    _relu(g, x, x)
-    check_operations(g.operations)  # no error
-
-
-def test_in_place_refused_in_a_multi_node_graph():
-    g = Graph()
-    x = g.tensor([1, 8, 4, 4])
-    y = g.tensor([1, 8, 4, 4])
-    _relu(g, x, y)
-    _relu(g, y, y)
-    with pytest.raises(GraphError, match=r"reads and writes UID 2: in-place operations are allowed only in "
-                                         r"single-node graphs"):
-        g.build()
-
-
-def test_duplicate_uids():
-    g = Graph()
-    a = gg.tensor(7, [1, 8, 4, 4], [128, 16, 4, 1])
-    b = gg.tensor(7, [1, 4, 4, 4], [64, 16, 4, 1])
-    out = g.tensor([1, 8, 4, 4])
-    pw = Pointwise(mode="CUDNN_POINTWISE_ADD", math_prec="CUDNN_DATA_FLOAT").finalize()
-    g.add(OperationPointwise(pw_descriptor=pw, xdesc=a, bdesc=b, ydesc=out))
-    with pytest.raises(GraphError, match=r"duplicate UID 7"):
-        g.build()
-
-
-def test_virtual_tensor_nobody_produces():
-    g = Graph()
-    v = g.tensor([1, 8, 4, 4], virtual=True)
-    y = g.tensor([1, 8, 4, 4])
-    _relu(g, v, y)
-    z = g.tensor([1, 8, 4, 4])
-    _relu(g, y, z)
-    with pytest.raises(GraphError, match=r"virtual tensor v1 \(uid 1\).*is consumed but no operation produces it"):
-        g.build()
-
-
-def test_virtual_tensor_nobody_consumes():
-    g = Graph()
-    x = g.tensor([1, 8, 4, 4])
-    g.pointwise("CUDNN_POINTWISE_RELU_FWD", x)  # virtual output, never read
-    with pytest.raises(GraphError, match=r"is produced by Pointwise RELU_FWD but nothing consumes it"):
-        g.build()
-
-
-def test_consumer_shape_differs_from_producer():
-    g = Graph()
-    x = g.tensor([1, 8, 4, 4])
-    v = g.pointwise("CUDNN_POINTWISE_RELU_FWD", x)
-    wrong = gg.tensor(v.uid, [1, 8, 2, 8], [128, 16, 8, 1], data_type=cb.CUDNN_DATA_FLOAT, virtual=True)
-    y = g.tensor([1, 8, 2, 8])
-    _relu(g, wrong, y)
-    with pytest.raises(GraphError, match=r"producer shapes differ|produces \[1, 8, 4, 4\]"):
-        g.build()
-
-
-def test_renaming_a_finalized_tensor_shows_in_tables():
-    g = _cbr_graph()
-    g.build()
-    x = g.tensors[1]
-    assert "X (uid 1)" in g.table()
-    x.name = "input"
-    assert "input (uid 1)" in g.table() and "input" in g.to_dot()
-
-
-def test_graph_inspection_needs_typed_operations():
-    with pytest.raises(TypeError, match="typed operation descriptors"):
-        check_operations([cb.Descriptor(cb.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)])
-
-
-def test_consumer_listed_before_its_producer_is_described_right():
-    g = Graph()
-    x = g.tensor([1, 8, 4, 4])
-    v = g.pointwise("CUDNN_POINTWISE_RELU_FWD", x)
-    wrong = gg.tensor(v.uid, [1, 8, 2, 8], [128, 16, 8, 1], data_type=cb.CUDNN_DATA_FLOAT, virtual=True)
-    y = g.tensor([1, 8, 2, 8])
-    consumer = _relu(Graph(), wrong, y)
-    with pytest.raises(GraphError, match=r"reads UID 2 as .*\[1, 8, 2, 8\].* but Pointwise RELU_FWD produces .*"
-                                         r"\[1, 8, 4, 4\].*consumer and producer shapes differ"):
-        check_operations([consumer, *g.operations])

@@ -1,7 +1,7 @@
 """Hypothesis fuzzing of the checked Descriptor API: no crash, and only our exceptions.
 
 A crash (segfault, abort) would take pytest down, so the fuzzing runs in subprocesses
-(tests/fuzz_worker.py, one per mode, both started at once so that they share the machine's cores)
+(``python -m tests.helpers.fuzz_worker``, one per mode, both started at once so that they share the machine's cores)
 and these tests check their exit status and summaries:
 
 * ``test_fuzz_random``: random descriptor types x attribute names x attribute types x counts x
@@ -17,7 +17,8 @@ and these tests check their exit status and summaries:
 Both start with the same prelude (a pool of real descriptors) and replay every crash found so far
 (``regression_cases`` in the worker) before fuzzing.
 
-Each mode makes at least ``CUDNN_BACKEND_FUZZ_CALLS`` (default 25,000) calls per run. The seed is
+Each mode makes at least ``CUDNN_BACKEND_FUZZ_CALLS`` calls per run: 25,000 (at least 10,000) in a slow run
+(``--run-slow``), 3,000 in the default run. The seed is
 ``CUDNN_BACKEND_FUZZ_SEED`` when set, else fixed in CI (``CI_SEED``) and a fresh one per run elsewhere
 (printed, and part of every failure message). On a failure the message holds the exit status, the worker's stderr, the command that
 replays the run, and the path and tail of a standalone reproducer script (the logged call sequence).
@@ -35,11 +36,12 @@ import pytest
 
 import cudnn_backend as cb
 
-pytestmark = pytest.mark.slow
+from tests.helpers.crash import child_env
+from tests.helpers.env import ROOT
 
-WORKER = Path(__file__).resolve().parent / "fuzz_worker.py"
-MIN_CALLS = 10_000  # the requirement: at least this many cuDNN-facing calls per mode per CI run
-TARGET_CALLS = max(MIN_CALLS, int(os.environ.get("CUDNN_BACKEND_FUZZ_CALLS", "25000")))
+WORKER = "tests.helpers.fuzz_worker"
+SLOW_MIN_CALLS = 10_000  # the requirement of a slow (full) run: at least this many cuDNN-facing calls per mode
+DEFAULT_CALLS = 3_000  # the default run's smaller fuzz (a few seconds per mode)
 MAX_SECONDS = float(os.environ.get("CUDNN_BACKEND_FUZZ_MAX_SECONDS", "150"))
 # CI gates on a fixed seed, so a red run is reproducible and unrelated changes cannot flake on a new one;
 # elsewhere every run explores a fresh seed (CUDNN_BACKEND_FUZZ_SEED=random forces that in CI too).
@@ -49,21 +51,22 @@ SEED = (int(_seed_env) if _seed_env.isdigit()
         else CI_SEED if os.environ.get("CI") and _seed_env != "random" else random.randrange(2 ** 32))
 MODES = ("random", "structured")
 OUR_EXCEPTIONS = {"TypeError", "ValueError"} | {
-    name for name in dir(cb) if isinstance(getattr(cb, name), type) and issubclass(getattr(cb, name), cb.CudnnBackendError)
+    name for name, value in vars(cb.errors).items() if isinstance(value, type) and issubclass(value, cb.CudnnBackendError)
 }
 
 
 class Run:
-    def __init__(self, mode, folder):
+    def __init__(self, mode, folder, calls):
         self.mode = mode
         self.log = folder / f"fuzz_{mode}_reproducer.py"
         self.out_path = folder / f"fuzz_{mode}.stdout"
         self.err_path = folder / f"fuzz_{mode}.stderr"
-        self.cmd = [sys.executable, str(WORKER), mode, "--seed", str(SEED), "--calls", str(TARGET_CALLS),
+        self.calls = calls
+        self.cmd = [sys.executable, "-m", WORKER, mode, "--seed", str(SEED), "--calls", str(calls),
                     "--max-seconds", str(MAX_SECONDS), "--log", str(self.log)]
         self.started = time.monotonic()
         with open(self.out_path, "w") as out, open(self.err_path, "w") as err:
-            self.proc = subprocess.Popen(self.cmd, stdout=out, stderr=err, cwd=str(WORKER.parent.parent))
+            self.proc = subprocess.Popen(self.cmd, stdout=out, stderr=err, cwd=str(ROOT), env=child_env())
         self.returncode = None
         self.seconds = None
 
@@ -105,7 +108,8 @@ class Run:
         if not self.log.exists():
             return "no reproducer was written"
         try:
-            r = subprocess.run([sys.executable, str(self.log)], capture_output=True, text=True, timeout=120)
+            r = subprocess.run([sys.executable, str(self.log)], capture_output=True, text=True, timeout=120,
+                               cwd=str(ROOT), env=child_env())
         except subprocess.TimeoutExpired:
             return "the reproducer hangs on its own"
         if r.returncode == 0:
@@ -114,7 +118,7 @@ class Run:
 
     def failure_report(self, reason):
         lines = [f"fuzz {self.mode} failed: {reason}",
-                 f"seed {SEED}: rerun with CUDNN_BACKEND_FUZZ_SEED={SEED} python -m pytest tests/{Path(__file__).name}",
+                 f"seed {SEED}: rerun with CUDNN_BACKEND_FUZZ_SEED={SEED} python -m pytest tests/core/{Path(__file__).name}",
                  "or: " + " ".join(self.cmd),
                  f"--- worker stderr (tail) ---\n{self.stderr[-4000:]}"]
         if self.log.exists():
@@ -128,10 +132,14 @@ class Run:
 
 
 @pytest.fixture(scope="module")
-def fuzz_runs(tmp_path_factory):
+def fuzz_runs(tmp_path_factory, request):
+    full = request.config.getoption("--run-slow") or os.environ.get("CUDNN_BACKEND_SLOW_TESTS") == "1"
+    calls = int(os.environ.get("CUDNN_BACKEND_FUZZ_CALLS", "25000" if full else str(DEFAULT_CALLS)))
+    if full:
+        calls = max(SLOW_MIN_CALLS, calls)
     folder = tmp_path_factory.mktemp("fuzz")
-    print(f"\ncudnn_backend fuzz: CUDNN_BACKEND_FUZZ_SEED={SEED}, {TARGET_CALLS} calls per mode, logs in {folder}")
-    runs = {mode: Run(mode, folder) for mode in MODES}  # both at once: they share the cores
+    print(f"\ncudnn_backend fuzz: CUDNN_BACKEND_FUZZ_SEED={SEED}, {calls} calls per mode, logs in {folder}")
+    runs = {mode: Run(mode, folder, calls) for mode in MODES}  # both at once: they share the cores
     yield runs
     for run in runs.values():
         if run.proc.poll() is None:
@@ -150,10 +158,10 @@ def check(run):
           f"{summary['seconds']:.1f} s, {summary['examples']} examples; outcomes {summary['outcomes']}")
     unexpected = set(summary["outcomes"]) - OUR_EXCEPTIONS - {"ok", "skipped_known_crash"}
     assert not unexpected, run.failure_report(f"unexpected outcomes {unexpected}")
-    assert summary["calls"] >= MIN_CALLS, run.failure_report(
-        f"only {summary['calls']} calls (< {MIN_CALLS}){' in the time limit' if summary['time_capped'] else ''}")
+    assert summary["calls"] >= run.calls, run.failure_report(
+        f"only {summary['calls']} calls (< {run.calls}){' in the time limit' if summary['time_capped'] else ''}")
     # the fuzz must keep reaching cuDNN, not only the Python-side checks
-    assert summary["cudnn_calls"] >= MIN_CALLS // 5, run.failure_report(f"only {summary['cudnn_calls']} reached cuDNN")
+    assert summary["cudnn_calls"] >= run.calls // 5, run.failure_report(f"only {summary['cudnn_calls']} reached cuDNN")
     return summary
 
 
@@ -167,4 +175,4 @@ def test_fuzz_structured(fuzz_runs):
     summary = check(fuzz_runs["structured"])
     # the chains get past the leaves: descriptors of many types finalize, graphs among them
     assert len(summary["finalized"]) >= 5, summary["finalized"]
-    assert summary["outcomes"].get("ok", 0) > MIN_CALLS // 10
+    assert summary["outcomes"].get("ok", 0) > fuzz_runs["structured"].calls // 10

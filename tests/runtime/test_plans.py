@@ -6,10 +6,12 @@ import json
 import pytest
 
 import cudnn_backend as cb
-from cudnn_backend import plans
 from cudnn_backend.graph import Graph
-from cudnn_backend.heuristics import build_first_plan, get_configs
-from cudnn_backend.plans import (
+from cudnn_backend.runtime import plans
+from cudnn_backend.runtime.engines import Config, config_from_index, make_config, make_engine
+from cudnn_backend.runtime.heuristics import NoDeviceError, build_first_plan, get_configs
+from cudnn_backend.runtime.plans import (
+    Plan,
     PlanVersionError,
     build_plan,
     load_plan,
@@ -18,13 +20,12 @@ from cudnn_backend.plans import (
     plan_json_info,
     save_plan,
 )
-from cudnn_backend.profiles import DeviceProfile
-from cudnn_backend.typed import ExecutionPlan, KernelCache, OperationGraph
+from cudnn_backend.runtime.profiles import DeviceProfile
+from cudnn_backend.typed import ExecutionPlan, KernelCache
 
-from cudnn_backend.info import gpu_available
-
-HAVE_GPU = gpu_available()
-import generic_graphs as gg
+from tests.helpers import generic_graphs as gg
+from tests.helpers.env import HAVE_GPU
+from tests.helpers.offline import matmul_relu_graph
 
 
 @pytest.fixture(scope="module")
@@ -35,19 +36,6 @@ def a_configs(conv, h200):
 @pytest.fixture(scope="module")
 def plan(a_configs, h200):
     return build_plan(a_configs[0], device_profile=h200)
-
-
-def matmul_relu_graph(m=64, dynamic=False):
-    """A matmul + ReLU fusion: cuDNN serves it with runtime-compiled (NVRTC) engines."""
-    g = Graph()
-    a = g.tensor([1, m, 128])
-    b = g.tensor([1, 128, 64])
-    c = g.matmul(a, b)
-    g.pointwise("CUDNN_POINTWISE_RELU_FWD", c, output=True)
-    kwargs = {"is_dynamic_shape_enabled": True} if dynamic else {}
-    graph = OperationGraph(ops=list(g.operations), **kwargs)
-    graph.finalize()
-    return graph
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +49,7 @@ def rtc_plan(h200):
 def test_every_a_config_builds_offline(a_configs, h200):
     for cfg in a_configs:
         p = build_plan(cfg, device_profile=h200)
-        assert isinstance(p, ExecutionPlan) and p.finalized
+        assert isinstance(p, Plan) and isinstance(p.descriptor, ExecutionPlan) and p.descriptor.finalized
         assert isinstance(p.workspace_size, int) and p.workspace_size >= 0
         assert p.engine_index == cfg.engine_index and p.knobs == cfg.knobs
         assert p.handle is None
@@ -71,11 +59,12 @@ def test_plan_properties(plan, conv, a_configs):
     cfg = a_configs[0]
     assert plan.operation_graph is conv
     assert plan.handle is None
-    assert plan.workspace_size == plans.plan_workspace_size(plan) == cfg.workspace_size
+    assert plan.workspace_size == cfg.workspace_size
+    assert plan.workspace_size == plan.descriptor.get(cb.CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, cb.CUDNN_TYPE_INT64)[0]
     assert plan.engine_index == cfg.engine_index
     assert plan.knobs == cfg.knobs and all(isinstance(k, cb.KnobType) for k in plan.knobs)
     assert plan.numerical_notes == cfg.numerical_notes
-    assert plans.plan_engine_config(plan) is cfg
+    assert plan.config is cfg and plan.deviceprop is not None
     summary = plan.summary()
     assert summary["engine"] == cfg.engine_index and summary["device"] == "NVIDIA H200"
     assert summary["handle"] is False
@@ -83,14 +72,13 @@ def test_plan_properties(plan, conv, a_configs):
 
 def test_profile_is_inherited_from_the_config(a_configs):
     p = build_plan(a_configs[1])  # no handle, no profile: the heuristics' profile
-    assert p.finalized and p.engine_index == a_configs[1].engine_index
+    assert p.descriptor.finalized and p.engine_index == a_configs[1].engine_index
+    assert p.deviceprop is a_configs[1].deviceprop
 
 
 def test_plan_from_engine_and_knobs(conv, h200, a_configs):
-    from cudnn_backend.engines import config_from_index
-
     cfg = config_from_index(conv, a_configs[2].engine_index, a_configs[2].knobs, h200)
-    p = cfg.build_plan()
+    p = build_plan(cfg)
     assert p.knobs == a_configs[2].knobs and p.operation_graph is conv
 
 
@@ -120,7 +108,7 @@ def test_run_only_intermediate_uids(h200):
     graph = g.build()
     cfg = get_configs(graph, "A", h200)[0]
     p = build_plan(cfg, device_profile=h200, run_only_intermediate_uids=[y.uid])
-    assert p.run_only_intermediate_uids == [y.uid]
+    assert p.descriptor.run_only_intermediate_uids == [y.uid]
     assert p.operation_graph is graph
 
 
@@ -157,14 +145,14 @@ def test_plan_json(plan, a_configs):
     assert info["knobs"] == {k.name[len("CUDNN_KNOB_TYPE_"):]: v for k, v in plan.knobs.items()}
     with pytest.raises(ValueError, match="not a serialized"):
         plan_json_info("{}")
-    with pytest.raises(ValueError, match="invalid JSON"):
+    with pytest.raises(ValueError, match="not a serialized cuDNN execution plan: plan JSON: not valid JSON"):
         plan_json_info("nope")
 
 
 def test_json_round_trip_offline(plan, h200, conv):
     """Deserializing works offline when given the device profile (not a handle)."""
     back = plan_from_json(plan.to_json(), device_profile=h200)
-    assert back.finalized and back.handle is None
+    assert back.descriptor.finalized and back.handle is None
     assert back.engine_index == plan.engine_index
     assert back.knobs == plan.knobs
     assert back.workspace_size == plan.workspace_size
@@ -224,7 +212,7 @@ def test_kernel_cache_finalizes():
     cache = make_kernel_cache(matmul_relu_graph(dynamic=True))
     assert isinstance(cache, KernelCache) and cache.finalized
     assert make_kernel_cache(gg.notebook_conv_graph()).finalized
-    with pytest.raises(ValueError, match="operation_graph="):
+    with pytest.raises(ValueError, match="operation_graph: make_kernel_cache needs one"):
         make_kernel_cache()
 
 
@@ -246,7 +234,7 @@ def test_kernel_cache_reuses_compiled_kernels(h200):
     text = plans.kernel_cache_json(cache)
     assert len(text) > 1000
     restored = make_kernel_cache(matmul_relu_graph(256, dynamic=True), text)
-    assert restored.finalized
+    assert restored.finalized and len(plans.kernel_cache_json(restored)) > 0
 
 
 # -- on the GPU ----------------------------------------------------------------------------------------------------------
@@ -285,13 +273,9 @@ def test_plan_built_with_handle(handle, conv):
 
 @pytest.mark.skipif(HAVE_GPU, reason="checks the GPU-less message")
 def test_no_device_message_for_plans(conv, h200):
-    from cudnn_backend.engines import make_config, make_engine
-
-    # an engine built for the profile, its config built without the profile reference
-    cfg = make_config(make_engine(conv, 0, h200))
-    cfg.__dict__["_cb_refs"].pop("deviceprop")
-    cfg.__dict__["_cb_refs"]["engine"]._typed_state["values"].pop("deviceprop")
-    from cudnn_backend.heuristics import NoDeviceError
-
+    # a config that does not know the profile it was made for (its engine was built with it)
+    made = make_config(make_engine(conv, 0, h200))
+    cfg = Config(made.descriptor, conv, None)
     with pytest.raises(NoDeviceError, match="device_profile="):
         build_plan(cfg)
+    assert build_plan(cfg, device_profile=h200).descriptor.finalized

@@ -1,9 +1,9 @@
-"""Hypothesis fuzzing of the checked ``Descriptor`` API, run in a subprocess by tests/test_fuzz.py.
+"""Hypothesis fuzzing of the checked ``Descriptor`` API, run in a subprocess by tests/core/test_fuzz.py.
 
 A misuse that crashes the process (segfault, abort) would take pytest down with it, so the fuzzing
 runs here and the test only looks at the exit status and the summary line::
 
-    python tests/fuzz_worker.py random|structured [--calls N] [--examples N] [--seed S] [--log PATH]
+    python -m tests.helpers.fuzz_worker random|structured [--calls N] [--examples N] [--seed S] [--log PATH]
                                 [--max-seconds S] [--full-log] [--only DESCRIPTOR_TYPE]
 
 Modes:
@@ -70,7 +70,8 @@ from hypothesis import strategies as st
 import cudnn_backend as cb
 from cudnn_backend import schema
 from cudnn_backend._bindings import _loader
-from cudnn_backend._generated import enums as E
+from cudnn_backend._bindings import enums as E
+from cudnn_backend.core.versions import parse_version
 
 ALLOWED = (cb.CudnnBackendError, TypeError, ValueError)
 KNOWN = os.environ.get("CUDNN_BACKEND_FUZZ_KNOWN") == "1"
@@ -84,7 +85,7 @@ LOADED = _loader.load_cudnn().version
 def available(name: str) -> bool:
     """Whether an enumerant exists in the loaded cuDNN (newer ones raise CudnnVersionError)."""
     since = E.SINCE.get(name)
-    return since is None or _loader.parse_version(since) <= LOADED
+    return since is None or parse_version(since) <= LOADED
 
 
 ALL_DTYPES = list(cb.DescriptorType)
@@ -649,6 +650,17 @@ def regression_cases():
     pw = R.new(A.CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
     R.call(pw, "set", A.CUDNN_ATTR_POINTWISE_ELU_ALPHA, A.CUDNN_TYPE_DOUBLE, 10 ** 400)
     R.call(pw, "set", A.CUDNN_ATTR_POINTWISE_ELU_ALPHA, A.CUDNN_TYPE_FLOAT, 10 ** 400)
+    R.comment("a never-created Descriptor as a child, an unknown descriptor type for get (AttributeError before)")
+    R.call(R.new(A.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR), "set", A.CUDNN_ATTR_OPERATION_POINTWISE_XDESC, B,
+           R.uninit_descriptor)
+    R.call(concat, "get", A.CUDNN_ATTR_OPERATION_CONCAT_OUTPUT_DESC, B, descriptor_type=999)
+    R.call(R.new(A.CUDNN_BACKEND_REDUCTION_DESCRIPTOR), "set", A.CUDNN_ATTR_REDUCTION_COMP_TYPE, 54, 1)
+    R.call(concat, "get", A.CUDNN_ATTR_OPERATION_CONCAT_AXIS, 54)
+    R.comment("a RESAMPLE finalized without SPATIAL_DIMS: cuDNN counts -1 paddings (SIGSEGV in the count path before)")
+    rs = R.new(A.CUDNN_BACKEND_RESAMPLE_DESCRIPTOR)
+    R.call(rs, "finalize", check_required=False)
+    R.call(rs, "element_count", A.CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, A.CUDNN_TYPE_FRACTION)
+    R.call(rs, "get", A.CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, A.CUDNN_TYPE_FRACTION)
     R.comment("huge counts: a 16 GiB buffer (MemoryError or the OOM killer before), 2**24 children made first")
     R.call(t, "get", A.CUDNN_ATTR_TENSOR_DIMENSIONS, I64, count=2 ** 31)
     R.call(R.new(A.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR), "get", A.CUDNN_ATTR_OPERATION_POINTWISE_XDESC, B,

@@ -1,0 +1,227 @@
+"""Hardening of the Graph builder (issue 9): hostile sizes and layouts refused naming the parameter, copying and
+pickling refused, reductions with default axes and a given output, lone surrogates as names, and the statistics
+shapes the builder derives (and refuses when given wrong)."""
+import copy
+import pickle
+
+import pytest
+
+import cudnn_backend as cb
+from cudnn_backend.errors import GraphError
+from cudnn_backend.graph import Graph
+from cudnn_backend.runtime.heuristics import get_configs
+from cudnn_backend.typed import OperationGenStats
+
+from tests.helpers.offline import h200
+
+FOREIGN = (AttributeError, OverflowError, RecursionError, UnicodeDecodeError, ZeroDivisionError, IndexError,
+           MemoryError, UnicodeEncodeError, KeyError, SystemError)
+
+
+def refused(call, exc, match):
+    with pytest.raises(exc, match=match) as info:
+        call()
+    assert not isinstance(info.value, FOREIGN) or isinstance(info.value, cb.CudnnBackendError), repr(info.value)
+    return info.value
+
+
+class LyingLen:
+    def __len__(self):
+        return 2 ** 62
+
+    def __iter__(self):
+        return iter([2, 2])
+
+
+class RaisingLen:
+    def __len__(self):
+        raise OverflowError("len overflows")
+
+    def __iter__(self):
+        return iter([2, 2])
+
+
+class RaisingIter:
+    def __iter__(self):
+        raise IndexError("iter is broken")
+
+
+class RaisingIndex:
+    def __index__(self):
+        raise OverflowError("index overflows")
+
+
+# ---------------------------------------------------------------------------------------------
+# sizes
+# ---------------------------------------------------------------------------------------------
+def test_the_mixed_dims_of_the_issue():
+    refused(lambda: Graph().tensor([8.7, "64", True, 56]), TypeError, r"dims\[0\]: expected an integer, not float")
+    refused(lambda: Graph().tensor([8, "64", True, 56]), TypeError, r"dims\[1\]: expected an integer, not str")
+    refused(lambda: Graph().tensor([8, 64, True, 56]), TypeError, r"dims\[2\]: expected an integer, not bool")
+
+
+@pytest.mark.parametrize("what", ["dims", "strides"])
+@pytest.mark.parametrize("bad, exc, match", [
+    (0, ValueError, r"\[1\] is 0; it must be >= 1"), (-5, ValueError, r"\[1\] is -5; it must be >= 1"),
+    (2.0, TypeError, r"\[1\]: expected an integer, not float"), (False, TypeError, r"\[1\]: expected an integer, not bool"),
+    ("8", TypeError, r"\[1\]: expected an integer, not str"), (None, TypeError, r"\[1\]: expected an integer"),
+    (2 ** 63, ValueError, r"\[1\] is 9223372036854775808; it must be at most"),
+    (RaisingIndex(), TypeError, r"\[1\]: cannot read an integer from RaisingIndex"),
+])
+def test_graph_tensor_refuses_bad_sizes_naming_the_entry(what, bad, exc, match):
+    if what == "dims":
+        refused(lambda: Graph().tensor([8, bad, 4]), exc, "dims" + match)
+    else:
+        refused(lambda: Graph().tensor([8, 4, 4], [16, bad, 1]), exc, "strides" + match)
+
+
+@pytest.mark.parametrize("dims, exc, match", [
+    (LyingLen(), ValueError, "dims: 4611686018427387904 entries"), (RaisingLen(), TypeError, r"dims: len\(\) failed"),
+    (RaisingIter(), TypeError, "dims: iterating failed"), ([], ValueError, "dims: 0 dims"), ([1] * 9, ValueError, "9 dims"),
+    ("1234", TypeError, "dims: expected a sequence of ints, not str"), (5, TypeError, "dims: expected a sequence"),
+    ([2 ** 21] * 3, ValueError, "spans 9223372036854775808 elements"),
+])
+def test_graph_tensor_refuses_strange_sequences(dims, exc, match):
+    refused(lambda: Graph().tensor(dims), exc, match)
+
+
+def test_layouts():
+    refused(lambda: Graph().tensor([8], layout="nhwc"), ValueError, r"layout: 'nhwc' needs \[N, C, spatial...\]")
+    refused(lambda: Graph().tensor([8, 4], layout="bshd"), ValueError, "layout: 'bshd' needs")
+    refused(lambda: Graph().tensor([8, 4, 2], layout="\ud800"), ValueError, "layout: '\\\\ud800' is not one of")
+    refused(lambda: Graph().tensor([8, 4, 2], layout=3), ValueError, "layout: 3 is not one of")
+    assert Graph().tensor([2, 3, 4, 5], layout="nhwc").strides == [60, 1, 15, 3]
+
+
+def test_convolution_with_a_zero_sized_filter_is_refused():
+    g = Graph()
+    x = g.tensor([8, 64, 56, 56], layout="nhwc")
+    refused(lambda: g.conv_fwd(x, g.tensor([32, 0, 3, 3])), ValueError, r"dims\[1\] is 0; it must be >= 1")
+    w = g.tensor([32, 64, 3, 3], layout="nhwc")
+    for kw, exc, match in ((dict(padding=-1), ValueError, "padding is -1"), (dict(stride=0), ValueError, "stride is 0"),
+                           (dict(dilation=1.5), TypeError, "dilation: expected an integer, not float"),
+                           (dict(stride=[1, 2, 3]), ValueError, "stride: expected 2 entries, got 3"),
+                           (dict(mode="\ud800"), ValueError, "mode: '\\\\ud800' is not a ConvolutionMode"),
+                           (dict(padding=2 ** 70), ValueError, "does not fit in 64 bits|at most")):
+        refused(lambda: g.conv_fwd(x, w, **kw), exc, match)
+    assert len(g.operations) == 0
+
+
+def test_scalars_and_ranks():
+    g = Graph()
+    refused(lambda: g.scalar(1.0, rank=0), ValueError, "rank: 0 is below the minimum 1")
+    refused(lambda: g.scalar(1.0, rank=9), ValueError, "rank: 9 is above the maximum 8")
+    refused(lambda: g.scalar(1.0, rank=2.0), TypeError, "rank: expected an integer, not float")
+    refused(lambda: g.tensor([2, 2], uid=1.0), TypeError, "uid: expected an integer, not float")
+    refused(lambda: g.tensor([2, 2], data_type="\ud800"), ValueError, "data_type: '\\\\ud800' is not a DataType")
+    refused(lambda: g.tensor([2, 2], name=5), TypeError, "name: expected a str")
+
+
+# ---------------------------------------------------------------------------------------------
+# copying, pickling, names
+# ---------------------------------------------------------------------------------------------
+def test_a_graph_is_not_copied_or_pickled():
+    g = Graph("g")
+    g.relu(g.tensor([1, 8, 4, 4]), output=True)
+    refused(lambda: copy.copy(g), TypeError, "cannot copy a Graph")
+    refused(lambda: copy.deepcopy(g), TypeError, "cannot copy a Graph")
+    refused(lambda: pickle.dumps(g), TypeError, "cannot pickle a Graph")
+    assert g.build().finalized  # untouched by the attempts
+
+
+def test_lone_surrogates_as_names():
+    refused(lambda: Graph(5), TypeError, "name: expected a str")
+    g = Graph("\ud800")
+    x = g.tensor([1, 8, 4, 4], name="x\ud800")
+    g.relu(x, output=True, name="\udfff")
+    assert "x\ud800" in g.table() and g.to_dot().startswith('digraph "\ud800"')
+    assert g.build().finalized
+    with pytest.raises(GraphError, match="x\ud800"):  # the name is carried into messages as it is
+        g2 = Graph()
+        y = g2.tensor([1, 8, 4, 4], name="x\ud800", virtual=True)
+        g2.relu(y, output=True)
+        g2.build()
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------------------------
+def test_reduction_with_default_axes_reduces_everything():
+    g = Graph("sum_all", io_data_type="float")
+    x = g.tensor([8, 64, 4, 4], layout="nhwc", name="x")
+    y = g.reduction(x, output=True, output_data_type="float", name="y")
+    assert y.shape == (1, 1, 1, 1) and not y.virtual
+    og = g.build()
+    assert og.finalized and len(get_configs(og, "A", h200(), raise_if_empty=False)) >= 0
+
+
+def test_reduction_into_a_given_output():
+    g = Graph("per_channel_sum", io_data_type="half")
+    x = g.tensor([8, 64, 56, 56], layout="nhwc", name="x")
+    t = g.tensor([1, 64, 1, 1], layout="nhwc", data_type="float", name="sums")
+    assert g.reduction(x, output=t) is t
+    og = g.build()
+    assert len(get_configs(og, "A", h200())) >= 1  # cuDNN runs it (ADD, full reduction per channel)
+    g2 = Graph()
+    x2 = g2.tensor([8, 64, 4, 4])
+    refused(lambda: g2.reduction(x2, output=g2.tensor([1, 48, 1, 1])), GraphError, "is no reduction of x")
+    refused(lambda: g2.reduction(x2, axes=[0, 2], output=g2.tensor([1, 64, 1, 1])), GraphError,
+            r"is not x \[8, 64, 4, 4\] reduced over axes \[0, 2\]")
+    refused(lambda: g2.reduction(x2, axes=[4]), GraphError, "axis 4 is out of range for 4 dims")
+    refused(lambda: g2.reduction(x2, axes=[1.0]), TypeError, r"axes\[0\]: expected an integer, not float")
+    refused(lambda: g2.reduction(x2, op="\ud800"), ValueError, "op: ")
+
+
+# ---------------------------------------------------------------------------------------------
+# statistics shapes: derived right by the builder, refused when given wrong
+# ---------------------------------------------------------------------------------------------
+def test_normalization_statistics_shapes_by_mode():
+    g = Graph(io_data_type="half")
+    x = g.tensor([8, 64, 16, 16], layout="nhwc")
+    sc = g.tensor([1, 64, 1, 1], layout="nhwc", data_type="float")
+    b = g.tensor([1, 64, 1, 1], layout="nhwc", data_type="float")
+    bn = g.batch_norm(x, sc, b)
+    assert bn["mean"].shape == bn["inv_variance"].shape == (1, 64, 1, 1)
+    g2 = Graph(io_data_type="half")
+    x2 = g2.tensor([8, 64, 16, 16], layout="nhwc")
+    inorm = g2.instance_norm(x2, g2.tensor([1, 64, 1, 1], layout="nhwc", data_type="float"),
+                             g2.tensor([1, 64, 1, 1], layout="nhwc", data_type="float"))
+    assert inorm["mean"].shape == (8, 64, 1, 1)
+    g3 = Graph(io_data_type="half")
+    x3 = g3.tensor([512, 128, 1, 1], [128, 1, 128, 128])
+    ln = g3.layer_norm(x3, g3.tensor([1, 128, 1, 1], [128, 1, 128, 128], "float"),
+                       g3.tensor([1, 128, 1, 1], [128, 1, 128, 128], "float"))
+    assert ln["mean"].shape == (512, 1, 1, 1)
+    for stats in (bn, inorm, ln):
+        assert stats["mean"].data_type == cb.CUDNN_DATA_FLOAT
+    refused(lambda: g3.layer_norm(x3, g3.tensor([1, 128, 1, 1], [128, 1, 128, 128], "float"),
+                                  stats_data_type="half"), GraphError, "must be CUDNN_DATA_FLOAT")
+
+
+def test_gen_stats_added_by_hand_with_wrong_sums_is_refused():
+    g = Graph()
+    x = g.tensor([4, 256, 16, 16], layout="nhwc", name="y")
+    s = g.tensor([1, 32, 1, 1], layout="nhwc", data_type="float", name="sum")
+    sq = g.tensor([1, 32, 1, 1], layout="nhwc", data_type="float", name="sqsum")
+    op = OperationGenStats(mode="CUDNN_GENSTATS_SUM_SQSUM", math_prec="CUDNN_DATA_FLOAT", xdesc=x, sumdesc=s,
+                           sqsumdesc=sq)
+    refused(lambda: g.add(op), GraphError, r"sumdesc \(sum\) has dims \[1, 32, 1, 1\] but must be \[1, 256, 1, 1\]")
+    assert g.operations == []
+    right = g.gen_stats(x)
+    assert right["sum"].shape == right["sqsum"].shape == (1, 256, 1, 1)
+
+
+def test_pointwise_into_a_given_output_of_the_wrong_shape():
+    g = Graph()
+    x = g.tensor([4, 64, 16, 16], layout="nhwc")
+    b = g.tensor([1, 64, 1, 1], layout="nhwc")
+    refused(lambda: g.pointwise("ADD", x, b, output=g.tensor([1, 64, 1, 1], layout="nhwc")), GraphError,
+            r"should have dims \[4, 64, 16, 16\]")
+    refused(lambda: g.pointwise("ADD", x, g.tensor([4, 32, 16, 16], layout="nhwc")), GraphError,
+            "do not broadcast at axis 1")
+
+
+def test_max_pooling_backward_needs_the_index():
+    g = Graph()
+    dy = g.tensor([2, 8, 4, 4], layout="nhwc")
+    refused(lambda: g.resample_bwd(dy, [2, 8, 8, 8], mode="maxpool"), GraphError, "index: max pooling backward needs")

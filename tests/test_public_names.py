@@ -1,0 +1,97 @@
+"""Every name ``cudnn_backend`` exported before the restructuring (tests/data/public_names_before.txt, 887 names) is
+still reachable as ``getattr(cudnn_backend, name)``, and every class the old ``cudnn_backend.typed`` module had
+(tests/data/typed_names_before.txt) is still in ``cudnn_backend.typed``.
+
+The lazily loaded layers (PEP 562) are reached through ``getattr``. ``TUNE_LAYER`` lists the names the tune/cli
+layers provide (explore, autotune, the plan cache, ...): they are asserted like the others, so this test fails
+until those layers exist.
+"""
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+import cudnn_backend
+import cudnn_backend.typed
+
+from tests.helpers.crash import child_env
+from tests.helpers.env import DATA, ROOT
+
+PUBLIC = [line.strip() for line in (DATA / "public_names_before.txt").read_text().splitlines() if line.strip()]
+TYPED = [line.strip() for line in (DATA / "typed_names_before.txt").read_text().splitlines() if line.strip()]
+# provided by the tune / cli layers (being written): asserted all the same
+TUNE_LAYER = {"tune", "explore", "autotune", "Exploration", "PlanCache", "fusion_report", "bench", "sweep", "cli"}
+# names the old typed module held that were no API: imported modules, the __future__ flag, old internals
+TYPED_NOT_CLASSES = {"annotations", "difflib", "numbers", "MIXINS", "register_descriptor_class"}
+
+
+def test_the_lists_are_the_recorded_ones():
+    assert len(PUBLIC) == len(set(PUBLIC)) == 887
+    assert len(TYPED) == len(set(TYPED)) == 68
+
+
+def test_every_old_public_name_is_reachable():
+    listed = set(dir(cudnn_backend))
+    missing = []
+    for name in PUBLIC:
+        try:
+            value = getattr(cudnn_backend, name)
+        except AttributeError as e:
+            missing.append(f"{name} ({e})")
+            continue
+        if value is None or name not in listed:
+            missing.append(f"{name} (None or not in dir())")
+    assert not missing, f"{len(missing)} old public names are gone: {missing}"
+
+
+def test_every_old_typed_name_is_in_typed():
+    wrong = []
+    for name in sorted(set(TYPED) - TYPED_NOT_CLASSES):
+        value = getattr(cudnn_backend.typed, name, None)
+        if value is None:
+            wrong.append(f"{name} (missing)")
+        elif name[0].isupper() and not isinstance(value, type):  # classes: descriptor classes, bases, enums, errors
+            wrong.append(f"{name} (not a class)")
+        elif name[0].islower() and not callable(value):
+            wrong.append(f"{name} (not callable)")
+    assert not wrong, wrong
+
+
+def test_typed_classes_are_the_descriptor_classes():
+    for name in TYPED:
+        value = getattr(cudnn_backend.typed, name, None)
+        if isinstance(value, type) and issubclass(value, cudnn_backend.typed.TypedDescriptor) and \
+                value is not cudnn_backend.typed.TypedDescriptor:
+            assert cudnn_backend.typed.descriptor_class(value.DESCRIPTOR_TYPE) is value
+
+
+@pytest.mark.parametrize("name", sorted(TUNE_LAYER))
+def test_tune_and_cli_names(name):
+    """Provided by the tune / cli layers. While those layers lack the name this xfails (saying so); once they have
+    it, it is asserted like every other name."""
+    module, attribute = cudnn_backend._LAZY[name]
+    if attribute is not None and not hasattr(importlib.import_module(module), attribute):
+        pytest.xfail(f"{module}.{attribute} is not written yet (the tune/cli layers are in progress)")
+    assert getattr(cudnn_backend, name) is not None
+
+
+def test_lazy_names_resolve_to_their_modules():
+    for name, (module, attribute) in cudnn_backend._LAZY.items():
+        if name in TUNE_LAYER:
+            continue
+        value = getattr(cudnn_backend, name)
+        expected = importlib.import_module(module)
+        assert value is (expected if attribute is None else getattr(expected, attribute)), name
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        cudnn_backend.no_such_name  # noqa: B018
+
+
+def test_import_loads_only_the_lower_layers():
+    code = ("import sys, cudnn_backend\n"
+            "print(sorted(m for m in sys.modules if m.startswith('cudnn_backend.') and m.split('.')[1] in "
+            "('graph', 'runtime', 'patterns', 'tune', 'cli')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=str(ROOT),
+                         env=child_env())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
