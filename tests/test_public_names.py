@@ -68,18 +68,15 @@ def test_typed_classes_are_the_descriptor_classes():
 
 @pytest.mark.parametrize("name", sorted(TUNE_LAYER))
 def test_tune_and_cli_names(name):
-    """Provided by the tune / cli layers. While those layers lack the name this xfails (saying so); once they have
-    it, it is asserted like every other name."""
+    """Provided by the tune / cli layers (loaded on first use)."""
     module, attribute = cudnn_backend._LAZY[name]
-    if attribute is not None and not hasattr(importlib.import_module(module), attribute):
-        pytest.xfail(f"{module}.{attribute} is not written yet (the tune/cli layers are in progress)")
-    assert getattr(cudnn_backend, name) is not None
+    value = getattr(cudnn_backend, name)
+    expected = importlib.import_module(module)
+    assert value is (expected if attribute is None else getattr(expected, attribute))
 
 
 def test_lazy_names_resolve_to_their_modules():
     for name, (module, attribute) in cudnn_backend._LAZY.items():
-        if name in TUNE_LAYER:
-            continue
         value = getattr(cudnn_backend, name)
         expected = importlib.import_module(module)
         assert value is (expected if attribute is None else getattr(expected, attribute)), name
