@@ -14,7 +14,7 @@ TARGETS = {
     "test_execute_prebuilt_pack": 1.05,
     "test_bind_and_execute": 1.25,
     "test_build_graph_generic": 1.5,
-    "test_build_graph_typed": 1.5,
+    "test_build_graph_typed": 2.0,  # issue 8: the Graph builder, graph checks included, <= 2x C
 }
 LABELS = {
     "test_execute_prebuilt_pack": "cudnn-backend execute, prebuilt variant pack",
@@ -46,8 +46,10 @@ def rows(data):
             "ratio": ratio,
             "target": target,
             "met": None if target is None or ratio is None else ratio <= target,
-            "notes": ", ".join(f"{k}={v}" for k, v in extra.items()
-                               if k in ("engine", "c_engine", "graph", "kernels", "frontend_version")),
+            "notes": ", ".join([f"{k}={v}" for k, v in extra.items()
+                                if k in ("engine", "c_engine", "graph", "kernels", "frontend_version")] +
+                               ([f"C runs={'/'.join(f'{x:.2f}' for x in extra['c_us_runs'])}"]
+                                if extra.get("c_us_runs") else [])),
         })
     order = {k: i for i, k in enumerate(LABELS.values())}
     out.sort(key=lambda r: (r["case"], order.get(r["what"], 99)))
@@ -61,8 +63,9 @@ def markdown(data, info_text=""):
         lines += ["```", info_text.strip(), "```", ""]
     lines += [f"CPU: {machine.get('cpu', {}).get('brand_raw', '?')}; Python {machine.get('python_version', '?')}", "",
               "Per call (µs): pytest-benchmark over 30 rounds of 1000 calls (graph construction: 300 rounds "
-              "of 1); the ratio is our median over the C loop's median (benchmarks/c_harness.c: 7 batches "
-              "after 0.5 s of warm-up), same machine, same run.", "",
+              "of 1); the ratio is our median over the C loop's (benchmarks/c_harness.c, 7 batches after 0.5 s "
+              "of warm-up, run 3 times interleaved: the median of the 3 medians; notes give the 3), same machine, "
+              "same run.", "",
               "| case | what | mean µs | median µs | C µs | ratio to C | target | met | notes |",
               "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
     for r in rows(data):

@@ -902,6 +902,66 @@ def _check_finalize_preconditions(int dtype, dict deps):
                                            "CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP before finalize")
 
 
+# The pointwise broadcast check (op_checks.check_pointwise) runs on every pointwise finalize, the commonest op
+# in fused graphs: its accepting case is done here in C, and anything else goes to the Python check, which
+# raises with the tensors named (or accepts what this path leaves to it).
+cdef int[4] _PW_INPUTS = [CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
+                          CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC]
+cdef int[2] _PW_OUTPUTS = [CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC]
+DEF PW_MAX_RANK = 16
+
+
+cdef object _set_tensor_dims(Descriptor op, int attr):
+    """The dims tuple of the tensor set for ``attr``; None when none is set; False when it has no dims tuple."""
+    t = op._value(attr)
+    if t is None:
+        return None
+    if not isinstance(t, Descriptor):
+        return False
+    dims = (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_DIMENSIONS)
+    return dims if type(dims) is tuple else False
+
+
+cdef bint _pointwise_broadcast_ok(Descriptor op) except -1:
+    """True when every input has dims of one rank that broadcast and every output has the broadcast shape."""
+    cdef int64_t expected[PW_MAX_RANK]
+    cdef int rank = -1, i, j, n
+    cdef int64_t size
+    cdef object dims
+    for j in range(4):
+        dims = _set_tensor_dims(op, _PW_INPUTS[j])
+        if dims is None:
+            continue
+        if dims is False:
+            return False
+        n = len(<tuple>dims)
+        if n > PW_MAX_RANK or (rank != -1 and n != rank):
+            return False
+        if rank == -1:
+            rank = n
+            for i in range(n):
+                expected[i] = 1
+        for i in range(n):
+            size = (<tuple>dims)[i]
+            if size != 1:
+                if expected[i] == 1:
+                    expected[i] = size
+                elif expected[i] != size:
+                    return False
+    if rank == -1:
+        return False
+    for j in range(2):
+        dims = _set_tensor_dims(op, _PW_OUTPUTS[j])
+        if dims is None:
+            continue
+        if dims is False or len(<tuple>dims) != rank:
+            return False
+        for i in range(rank):
+            if (<tuple>dims)[i] != expected[i]:
+                return False
+    return True
+
+
 @cython.freelist(16)  # a graph makes and drops a dozen descriptors: their memory is reused
 cdef class Descriptor:
     """A cuDNN backend descriptor of one ``CUDNN_BACKEND_*_DESCRIPTOR`` type.
@@ -1493,7 +1553,8 @@ cdef class Descriptor:
         if dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
             _check_finalize_preconditions(dtype, {a: v for a, v in self._items()})
         if _HAS_FINALIZE_CHECK[dtype]:
-            _FINALIZE_CHECK[dtype](self)
+            if not (dtype == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR and _pointwise_broadcast_ok(self)):
+                _FINALIZE_CHECK[dtype](self)
         p = self._ptr
         if _FINALIZE_NOGIL[dtype]:
             enter_call()

@@ -34,7 +34,7 @@ def _dims(t):
     """The dims set on a tensor descriptor (None when unknown: then nothing is checked)."""
     if t is None:
         return None
-    d = t.values.get(A.CUDNN_ATTR_TENSOR_DIMENSIONS)
+    d = t.value_of(A.CUDNN_ATTR_TENSOR_DIMENSIONS)
     if d is None:
         return None
     return tuple(d) if isinstance(d, tuple) else (d,)
@@ -43,7 +43,7 @@ def _dims(t):
 def _name(t, slot):
     name = getattr(t, "name", None)
     if not isinstance(name, str):
-        uid = t.values.get(A.CUDNN_ATTR_TENSOR_UNIQUE_ID)
+        uid = t.value_of(A.CUDNN_ATTR_TENSOR_UNIQUE_ID)
         name = f"t{uid}" if uid is not None else "tensor"
     return f"{slot} ({name})"
 
@@ -64,7 +64,7 @@ def _need(op, slot_t, slot, expected, reason):
 def _need_float(op, slot_t, slot, reason):
     if slot_t is None:
         return
-    dt = slot_t.values.get(A.CUDNN_ATTR_TENSOR_DATA_TYPE)
+    dt = slot_t.value_of(A.CUDNN_ATTR_TENSOR_DATA_TYPE)
     if dt is not None and int(dt) != int(DataType.CUDNN_DATA_FLOAT):
         try:
             name = DataType(int(dt)).name
@@ -79,14 +79,14 @@ def _per_channel(x_dims):
 
 
 def check_gen_stats(op):
-    v = op.values
-    x = v.get(A.CUDNN_ATTR_OPERATION_GENSTATS_XDESC)
+    v = op.value_of  # one stored value, no dict of every attribute (this runs on every finalize)
+    x = v(A.CUDNN_ATTR_OPERATION_GENSTATS_XDESC)
     xd = _dims(x)
     if xd is None or len(xd) < 2:
         return
     for attr, slot in ((A.CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, "sumdesc"),
                        (A.CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, "sqsumdesc")):
-        _need(op, v.get(attr), slot, _per_channel(xd), f"one value per channel of xdesc {list(xd)}")
+        _need(op, v(attr), slot, _per_channel(xd), f"one value per channel of xdesc {list(xd)}")
 
 
 _BN_FINALIZE_PER_CHANNEL = [
@@ -105,12 +105,12 @@ _BN_FINALIZE_PER_CHANNEL = [
 
 
 def check_bn_finalize(op):
-    v = op.values
-    sd = _dims(v.get(A.CUDNN_ATTR_OPERATION_BN_FINALIZE_Y_SUM_DESC))
+    v = op.value_of
+    sd = _dims(v(A.CUDNN_ATTR_OPERATION_BN_FINALIZE_Y_SUM_DESC))
     if sd is None:
         return
     for attr, slot in _BN_FINALIZE_PER_CHANNEL:
-        _need(op, v.get(attr), slot, sd, f"the per-channel shape of y_sum_desc {list(sd)}")
+        _need(op, v(attr), slot, sd, f"the per-channel shape of y_sum_desc {list(sd)}")
 
 
 def expected_norm_stats_dims(mode, x_dims, scale_dims):
@@ -134,48 +134,48 @@ def expected_norm_stats_dims(mode, x_dims, scale_dims):
 
 
 def check_norm_forward(op):
-    v = op.values
-    xd = _dims(v.get(A.CUDNN_ATTR_OPERATION_NORM_FWD_XDESC))
-    mode = v.get(A.CUDNN_ATTR_OPERATION_NORM_FWD_MODE)
+    v = op.value_of
+    xd = _dims(v(A.CUDNN_ATTR_OPERATION_NORM_FWD_XDESC))
+    mode = v(A.CUDNN_ATTR_OPERATION_NORM_FWD_MODE)
     if xd is None or mode is None or len(xd) < 2:
         return
-    expected = expected_norm_stats_dims(mode, xd, _dims(v.get(A.CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC)))
+    expected = expected_norm_stats_dims(mode, xd, _dims(v(A.CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC)))
     for attr, slot in ((A.CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, "mean_desc"),
                        (A.CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, "inv_variance_desc")):
-        _need(op, v.get(attr), slot, expected, f"the statistics of xdesc {list(xd)} for {NormMode(mode).name}")
-        _need_float(op, v.get(attr), slot, "normalization statistics are fp32")
-    if v.get(A.CUDNN_ATTR_OPERATION_NORM_FWD_PHASE) == NormFwdPhase.CUDNN_NORM_FWD_TRAINING and \
+        _need(op, v(attr), slot, expected, f"the statistics of xdesc {list(xd)} for {NormMode(mode).name}")
+        _need_float(op, v(attr), slot, "normalization statistics are fp32")
+    if v(A.CUDNN_ATTR_OPERATION_NORM_FWD_PHASE) == NormFwdPhase.CUDNN_NORM_FWD_TRAINING and \
             int(mode) == NormMode.CUDNN_BATCH_NORM:
         for attr, slot in ((A.CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC, "output_running_mean_desc"),
                            (A.CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC, "output_running_var_desc"),
                            (A.CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC, "input_running_mean_desc"),
                            (A.CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC, "input_running_var_desc")):
-            _need(op, v.get(attr), slot, _per_channel(xd), f"one running statistic per channel of xdesc {list(xd)}")
-            _need_float(op, v.get(attr), slot, "running statistics are fp32")
-    _need(op, v.get(A.CUDNN_ATTR_OPERATION_NORM_FWD_YDESC), "ydesc", xd, "the output has the input's shape")
+            _need(op, v(attr), slot, _per_channel(xd), f"one running statistic per channel of xdesc {list(xd)}")
+            _need_float(op, v(attr), slot, "running statistics are fp32")
+    _need(op, v(A.CUDNN_ATTR_OPERATION_NORM_FWD_YDESC), "ydesc", xd, "the output has the input's shape")
 
 
 def check_norm_backward(op):
-    v = op.values
-    xd = _dims(v.get(A.CUDNN_ATTR_OPERATION_NORM_BWD_XDESC))
-    mode = v.get(A.CUDNN_ATTR_OPERATION_NORM_BWD_MODE)
+    v = op.value_of
+    xd = _dims(v(A.CUDNN_ATTR_OPERATION_NORM_BWD_XDESC))
+    mode = v(A.CUDNN_ATTR_OPERATION_NORM_BWD_MODE)
     if xd is None or mode is None or len(xd) < 2:
         return
-    sd = _dims(v.get(A.CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC))
+    sd = _dims(v(A.CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC))
     expected = expected_norm_stats_dims(mode, xd, sd)
     for attr, slot in ((A.CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, "mean_desc"),
                        (A.CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, "inv_variance_desc")):
-        _need(op, v.get(attr), slot, expected, f"the statistics of xdesc {list(xd)} for {NormMode(mode).name}")
-        _need_float(op, v.get(attr), slot, "normalization statistics are fp32")
+        _need(op, v(attr), slot, expected, f"the statistics of xdesc {list(xd)} for {NormMode(mode).name}")
+        _need_float(op, v(attr), slot, "normalization statistics are fp32")
     for attr, slot in ((A.CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC, "dscale_desc"),
                        (A.CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, "dbias_desc")):
-        _need(op, v.get(attr), slot, sd, "the gradient of the scale has the scale's shape")
-    _need(op, v.get(A.CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC), "dxdesc", xd, "the gradient has the input's shape")
+        _need(op, v(attr), slot, sd, "the gradient of the scale has the scale's shape")
+    _need(op, v(A.CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC), "dxdesc", xd, "the gradient has the input's shape")
 
 
 def check_reduction(op):
-    v = op.values
-    x, y = v.get(A.CUDNN_ATTR_OPERATION_REDUCTION_XDESC), v.get(A.CUDNN_ATTR_OPERATION_REDUCTION_YDESC)
+    v = op.value_of
+    x, y = v(A.CUDNN_ATTR_OPERATION_REDUCTION_XDESC), v(A.CUDNN_ATTR_OPERATION_REDUCTION_YDESC)
     xd, yd = _dims(x), _dims(y)
     if xd is None or yd is None:
         return
@@ -195,25 +195,30 @@ _POINTWISE_OUTPUTS = ((A.CUDNN_ATTR_OPERATION_POINTWISE_YDESC, "ydesc"), (A.CUDN
 def check_pointwise(op):
     """The output is the numpy-style broadcast of every input (equal ranks, size-1 dims broadcast): cuDNN 9.19
     never checks it (a smaller Y is written out of bounds, a larger one read out of bounds)."""
-    v = op.values
-    inputs = [(v.get(attr), slot) for attr, slot in _POINTWISE_INPUTS if v.get(attr) is not None]
-    outputs = [(v.get(attr), slot) for attr, slot in _POINTWISE_OUTPUTS if v.get(attr) is not None]
+    v = op.value_of
+    inputs = [(v(attr), slot) for attr, slot in _POINTWISE_INPUTS if v(attr) is not None]
+    outputs = [(v(attr), slot) for attr, slot in _POINTWISE_OUTPUTS if v(attr) is not None]
     shapes = [(t, slot, _dims(t)) for t, slot in inputs]
     if not outputs or any(d is None for _, _, d in shapes) or not shapes:
         return
-    described = ", ".join(f"{_name(t, slot)} {list(d)}" for t, slot, d in shapes)
+
+    def described():  # only for a message: building it on every finalize would cost more than the check
+        return ", ".join(f"{_name(t, slot)} {list(d)}" for t, slot, d in shapes)
+
     ranks = {len(d) for _, _, d in shapes}
     if len(ranks) != 1:
-        raise GraphError(f"{_op(op)}: the inputs {described} have different ranks; cuDNN needs equal ranks (add size-1 "
-                         "dims)")
+        raise GraphError(f"{_op(op)}: the inputs {described()} have different ranks; cuDNN needs equal ranks (add "
+                         "size-1 dims)")
     expected = []
     for axis in range(ranks.pop()):
         sizes = {d[axis] for _, _, d in shapes if d[axis] != 1}
         if len(sizes) > 1:
-            raise GraphError(f"{_op(op)}: the inputs {described} do not broadcast at axis {axis} ({sorted(sizes)})")
+            raise GraphError(f"{_op(op)}: the inputs {described()} do not broadcast at axis {axis} ({sorted(sizes)})")
         expected.append(sizes.pop() if sizes else 1)
     for t, slot in outputs:
-        _need(op, t, slot, expected, f"the broadcast shape of the inputs {described}")
+        dims = _dims(t)
+        if dims is not None and tuple(dims) != tuple(expected):
+            _need(op, t, slot, expected, f"the broadcast shape of the inputs {described()}")
 
 
 _BN_BWD_WEIGHTS_PER_CHANNEL = [
@@ -231,9 +236,9 @@ _BN_BWD_WEIGHTS_PER_CHANNEL = [
 def check_bn_bwd_weights(op):
     """Every per-channel tensor (statistics, scale, the weight gradients, the equivalent scales and bias) is
     [1, C, 1, ...] with C the channels of dY (and X has dY's dims): cuDNN 9.19 checks none of them."""
-    v = op.values
-    dy = v.get(A.CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DY_DESC)
-    x = v.get(A.CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_X_DESC)
+    v = op.value_of
+    dy = v(A.CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_DY_DESC)
+    x = v(A.CUDNN_ATTR_OPERATION_BN_BWD_WEIGHTS_X_DESC)
     ref, ref_slot = (dy, "dy_desc") if _dims(dy) is not None else (x, "x_desc")
     rd = _dims(ref)
     if rd is None or len(rd) < 2:
@@ -241,34 +246,34 @@ def check_bn_bwd_weights(op):
     if ref is dy:
         _need(op, x, "x_desc", rd, f"X has the shape of dy_desc {list(rd)}")
     for attr, slot in _BN_BWD_WEIGHTS_PER_CHANNEL:
-        _need(op, v.get(attr), slot, _per_channel(rd), f"one value per channel of {ref_slot} {list(rd)}")
+        _need(op, v(attr), slot, _per_channel(rd), f"one value per channel of {ref_slot} {list(rd)}")
 
 
 def check_resample_bwd(op):
     """Max pooling backward needs the forward's index tensor: without one cuDNN 9.19 crashes (SIGSEGV in
     heuristics) when xdesc/ydesc are given, and refuses it otherwise."""
-    v = op.values
-    desc = v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_DESC)
-    mode = desc.values.get(A.CUDNN_ATTR_RESAMPLE_MODE) if desc is not None else None
+    v = op.value_of
+    desc = v(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_DESC)
+    mode = desc.value_of(A.CUDNN_ATTR_RESAMPLE_MODE) if desc is not None else None
     if mode is not None and int(mode) == int(ResampleMode.CUDNN_RESAMPLE_MAXPOOL) and \
-            v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_IDXDESC) is None:
+            v(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_IDXDESC) is None:
         raise GraphError(f"{_op(op)}: CUDNN_RESAMPLE_MAXPOOL backward needs idxdesc (the index tensor the forward "
                          "max pooling wrote); without it cuDNN 9.19 crashes")
-    dx = v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_DXDESC)
-    x = v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_XDESC)
-    dy = v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_DYDESC)
-    y = v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_YDESC)
+    dx = v(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_DXDESC)
+    x = v(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_XDESC)
+    dy = v(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_DYDESC)
+    y = v(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_YDESC)
     if x is not None:
         _need(op, dx, "dxdesc", _dims(x), "the gradient has the forward input's shape")
     if y is not None:
         _need(op, dy, "dydesc", _dims(y), "the incoming gradient has the forward output's shape")
-    _need(op, v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_IDXDESC), "idxdesc", _dims(dy), "one index per element of dY")
+    _need(op, v(A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_IDXDESC), "idxdesc", _dims(dy), "one index per element of dY")
 
 
 def check_resample_fwd(op):
-    v = op.values
-    yd = _dims(v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC))
-    _need(op, v.get(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC), "idxdesc", yd, "one index per output element")
+    v = op.value_of
+    yd = _dims(v(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC))
+    _need(op, v(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC), "idxdesc", yd, "one index per output element")
 
 
 #: Operation descriptor type -> the shape check ``Descriptor.finalize`` runs first (see the module notes).

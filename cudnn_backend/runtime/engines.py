@@ -598,12 +598,15 @@ def as_config(item, what="config") -> Config:
                     f"{type(item).__name__}")
 
 
-def make_config(engine, knobs=None, *, check=True, finalize=True) -> Config:
+def make_config(engine, knobs=None, *, check=True, finalize=True, operation_graph=None, deviceprop=None) -> Config:
     """A Config of ``engine`` (a finalized Engine, or an EngineInfo) with ``{knob: value}``.
 
     Each choice becomes a finalized KnobChoice; knobs not given keep the engine's defaults, and -1
     means "the engine's default" too (cudnn-frontend writes it). ``check`` validates knob types and
     values against the engine's KNOB_INFO first (cuDNN's own refusal at finalize only says NOT_SUPPORTED).
+    ``operation_graph`` / ``deviceprop``: what the Config records it was made for, when the caller knows them
+    (an engine read back from a heuristics config answers with cuDNN's copy of the graph, whose tensors
+    Python does not know: variant packs by tensor and reference checks need the original).
     """
     if isinstance(engine, EngineInfo):
         if engine.engine is None:
@@ -625,7 +628,8 @@ def make_config(engine, knobs=None, *, check=True, finalize=True) -> Config:
     if finalize:
         clear_error()
         cfg.finalize()
-    return Config(cfg, engine.operation_graph, engine.deviceprop)
+    return Config(cfg, engine.operation_graph if operation_graph is None else operation_graph,
+                  engine.deviceprop if deviceprop is None else deviceprop)
 
 
 def config_from_index(operation_graph, global_index, knobs=None, device_profile=None, *, sm_count_target=None,

@@ -8,7 +8,7 @@ With a GPU (a handle given, or one made here) every config of the heuristics mod
 plan, run on random inputs with its outputs poisoned first, checked — against the pattern's fp32 reference
 where the package knows the graph, otherwise against the majority of the configs that ran — and timed (see
 ``timing.Timer``). ``sweep=True`` then searches around the fastest correct configs: one knob at a time, then
-pairs of knobs, within ``sweep_budget_s``. Without a GPU, or with ``device_profile=``, the exploration runs
+pairs of knobs changed together (engines couple their knobs), within ``sweep_budget_s``. Without a GPU, or with ``device_profile=``, the exploration runs
 offline against the device profile: heuristics, engines, knobs and plans, no timings.
 
 Configs cuDNN refused are remembered for the process (``runtime.plans``): cuDNN keeps about 7 KB each time
@@ -24,7 +24,7 @@ from cudnn_backend._bindings.enums import AttributeName
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Handle, as_int, get_version
 from cudnn_backend.core.versions import format_version
-from cudnn_backend.errors import CudaError, CudnnBackendError, MissingDependencyError, NoWorkingPlanError
+from cudnn_backend.errors import CudaError, CudnnBackendError, CudnnError, MissingDependencyError, NoWorkingPlanError
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.runtime import plans as _plans
@@ -88,6 +88,8 @@ class _Explorer:
         self.pair_seeds = as_int(pair_seeds, "pair_seeds", 0)
         self.knob_values = as_int(knob_values, "knob_values", 2)
         self.sweep_budget = _seconds(sweep_budget_s, "sweep_budget_s")
+        self.refused, self.cut_short = set(), False  # knob combinations cuDNN refused; sweep generation cut
+        self.odd_refusal = None  # the first candidate refused by anything but the engine-config finalize
         self.compile_budget = _seconds(compile_budget_s, "compile_budget_s")
         self.want_engines = bool(engines)
         if fusion not in (True, False, "best", "all"):
@@ -388,21 +390,37 @@ class _Explorer:
         r.kernels = [k.short_name for k in ks]
         r.kernel_count = len(ks)
 
-    def neighbours(self, key, knob_sets):
-        """New config keys around ``key``: each entry of ``knob_sets`` is {KnobType: value} to apply."""
+    def neighbours(self, key, knob_sets, deadline=None):
+        """New config keys around ``key``, at most one per entry of ``knob_sets`` ({KnobType: value} to apply).
+
+        Each candidate is finalized as an engine config (cheap: no plan), so invalid combinations cost a
+        fraction of a millisecond; generation stops at ``deadline``.
+        """
         base = self.configs[key]
         engine = base.engine
         out = []
         for change in knob_sets:
+            if deadline is not None and _time.perf_counter() > deadline:
+                self.cut_short = True
+                break
             knobs = dict(base.knobs)
             knobs.update(change)
             new_key = (base.engine_index, tuple(sorted((int(k), v) for k, v in knobs.items())))
-            if new_key in self.results:
+            if new_key in self.results or new_key in self.refused:
                 continue
             try:
-                cfg = _engines.make_config(engine, knobs, check=True)
-            except (CudnnBackendError, ValueError):
-                self.invalid += 1
+                cfg = _engines.make_config(engine, knobs, check=True, operation_graph=base.operation_graph,
+                                           deviceprop=base.deviceprop)
+            except CudnnError as e:
+                self.refused.add(new_key)
+                if e.function != "cudnnBackendFinalize" and self.odd_refusal is None:
+                    # not cuDNN judging the knobs: say so (a bug hiding behind "refused" found nothing once)
+                    self.odd_refusal = _engines.reason_of(e)
+                continue
+            except (CudnnBackendError, ValueError) as e:
+                self.refused.add(new_key)
+                if self.odd_refusal is None:
+                    self.odd_refusal = str(e).splitlines()[0]
                 continue
             if cfg.key in self.results:
                 continue
@@ -414,45 +432,69 @@ class _Explorer:
         return out
 
     def spread(self, spec):
+        """The knob's valid values, evenly thinned to ``knob_values`` when it has more."""
         values = list(spec.values())
         if len(values) > self.knob_values:
             step = (len(values) - 1) / (self.knob_values - 1)
             values = sorted({values[round(i * step)] for i in range(self.knob_values)})
         return values
 
+    def one_knob_changes(self, key):
+        for spec in _engines.engine_knobs(self.configs[key].engine):
+            for v in self.spread(spec):
+                yield {spec.knob_type: v}
+
+    def knob_pair_changes(self, key):
+        """Two knobs changed at once, round-robin over the knob pairs so a short budget still sees every pair.
+
+        Engines couple their knobs (a tile size admits only some tile-K and stage counts), so many configs are
+        reachable from a good one only by changing two knobs together.
+        """
+        specs = _engines.engine_knobs(self.configs[key].engine)
+        streams = [((s1.knob_type, v1), (s2.knob_type, v2))
+                   for s1, s2 in itertools.combinations(specs, 2)
+                   for v1, v2 in itertools.product(self.spread(s1), self.spread(s2))]
+        by_pair = {}
+        for (k1, v1), (k2, v2) in streams:
+            by_pair.setdefault((k1, k2), []).append({k1: v1, k2: v2})
+        for changes in itertools.zip_longest(*by_pair.values()):
+            yield from (c for c in changes if c is not None)
+
     def ranked_ok(self):
         return sorted((k for k, r in self.results.items() if r.status == results.OK and r.time_us is not None),
                       key=lambda k: self.results[k].time_us)
 
+    def seed_keys(self, n):
+        """The ``n`` configs to search around: the fastest of each engine first (fastest engines first), so
+        one engine's neighbourhood, often already listed by heuristics, does not take every seed."""
+        ranked = self.ranked_ok()
+        firsts, seen = [], set()
+        for key in ranked:
+            if key[0] not in seen:
+                seen.add(key[0])
+                firsts.append(key)
+        return (firsts + [k for k in ranked if k not in firsts])[:n]
+
     def run_sweep(self, ex: Exploration):
-        self.invalid = 0
+        self.refused, self.cut_short, self.odd_refusal = set(), False, None
         deadline = None if self.sweep_budget is None else _time.perf_counter() + self.sweep_budget
         tried = skipped = 0
-        seeds = self.ranked_ok()[:self.sweep_seeds]
+        seeds = self.seed_keys(self.sweep_seeds)
         queue = []
-        for key in seeds:  # one knob at a time, each over up to knob_values values
-            specs = _engines.engine_knobs(self.configs[key].engine)
-            queue += self.neighbours(key, [{s.knob_type: v} for s in specs for v in self.spread(s)])
+        for key in seeds:  # one knob at a time, each over up to knob_values of its values
+            queue += self.neighbours(key, self.one_knob_changes(key), deadline)
         tried, skipped = self._run_queue(queue, deadline, "sweep: one knob", tried, skipped)
-        # pairs of knobs around the best configs, each knob over its two best values from the first pass
-        for key in self.ranked_ok()[:self.pair_seeds]:
-            base = self.configs[key]
-            best_values = {}
-            for k, r in self.results.items():
-                if k[0] != key[0] or r.status != results.OK or r.time_us is None:
-                    continue
-                for kt, v in self.configs[k].knobs.items():
-                    if v != base.knobs.get(kt):
-                        best_values.setdefault(kt, []).append((r.time_us, v))
-            top = {kt: [v for _, v in sorted(vs)[:2]] for kt, vs in best_values.items()}
-            changes = [{k1: v1, k2: v2} for k1, k2 in itertools.combinations(sorted(top, key=int), 2)
-                       for v1 in top[k1] for v2 in top[k2]]
-            queue = self.neighbours(key, changes)
+        for key in self.seed_keys(self.pair_seeds):  # around the best configs after the first pass
+            queue = self.neighbours(key, self.knob_pair_changes(key), deadline)
             tried, skipped = self._run_queue(queue, deadline, "sweep: knob pairs", tried, skipped)
-        note = (f"sweep: {tried} new configs tried around {len(seeds)} seeds (one knob at a time, then pairs around "
-                f"the best {self.pair_seeds}); {self.invalid} knob combinations refused at engine-config finalize")
-        if skipped:
-            note += f"; {skipped} left untried when the {self.sweep_budget:g} s budget ran out"
+        note = (f"sweep: {tried} new configs tried around {len(seeds)} seeds of engines "
+                f"{', '.join(sorted({str(k[0]) for k in seeds}, key=int))} (one knob at a time, then pairs around "
+                f"the best {self.pair_seeds}); {len(self.refused)} knob combinations refused at engine-config "
+                f"finalize")
+        if skipped or self.cut_short:
+            note += f"; the {self.sweep_budget:g} s budget ran out ({skipped} found but left untried)"
+        if self.odd_refusal is not None:
+            note += f"; some candidates failed before cuDNN judged them, the first: {self.odd_refusal}"
         ex.notes.append(note)
 
     def _run_queue(self, queue, deadline, label, tried, skipped):
@@ -542,7 +584,7 @@ class _Explorer:
 
 def explore(graph, *, handle=None, device_profile=None, modes=("A", "B"), time=None, sweep=False,
             max_workspace=None, sm_count_target=None, max_configs=None, engines=True, sweep_seeds=3, pair_seeds=2,
-            knob_values=6, sweep_budget_s=4.0, compile_budget_s=30.0, warmup=10, repeats=20, buffer_sets=4,
+            knob_values=32, sweep_budget_s=4.0, compile_budget_s=30.0, warmup=10, repeats=20, buffer_sets=4,
             cold=False, cuda_graph=False, buffers=None, fusion=True, progress=None, name=None, args=(),
             kwargs=None) -> Exploration:
     """Explore the engine configs cuDNN offers for ``graph`` (see the module's notes).
@@ -621,7 +663,7 @@ def autotune(graph, handle=None, *, cache=None, device_profile=None, store=True,
 
 def _explore_defaults(kwargs) -> dict:
     d = dict(modes=("A", "B"), time=None, sweep=False, max_workspace=None, sm_count_target=None, max_configs=None,
-             engines=False, sweep_seeds=3, pair_seeds=2, knob_values=6, sweep_budget_s=4.0, compile_budget_s=30.0,
+             engines=False, sweep_seeds=3, pair_seeds=2, knob_values=32, sweep_budget_s=4.0, compile_budget_s=30.0,
              warmup=10, repeats=20, buffer_sets=4, cold=False, cuda_graph=False, buffers=None, fusion="best",
              progress=None, name=None, args=(), kwargs=None)
     unknown = set(kwargs) - set(d)
