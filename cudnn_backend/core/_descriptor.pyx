@@ -528,6 +528,31 @@ def as_int(value, what, minimum=None, maximum=None):
     return v
 
 
+def user_sequence(values, what, limit=4096):
+    """The elements of a sequence the caller gave, read one by one (at most ``limit``): a lying ``__len__`` or a
+    raising ``__iter__``/``__next__`` is a TypeError/ValueError naming ``what``, never MemoryError or IndexError.
+    (``Descriptor.set`` reads its values on its own path, in C.)"""
+    try:
+        it = iter(values)
+    except TypeError:
+        raise TypeError(f"{what}: expected a sequence, not {type(values).__name__}") from None
+    except Exception as e:
+        raise TypeError(f"{what}: iterating failed (the {type(values).__name__} raised {type(e).__name__}: {e})") \
+            from None
+    out = []
+    try:
+        for v in it:
+            out.append(v)
+            if len(out) > limit:
+                raise ValueError(f"{what}: more than {limit} entries")
+    except (TypeError, ValueError):
+        raise
+    except Exception as e:
+        raise TypeError(f"{what}: iterating failed (the {type(values).__name__} raised {type(e).__name__}: {e})") \
+            from None
+    return out
+
+
 cdef inline int64_t _int64(object v, object what) except? -1:
     cdef int64_t out
     if PyLong_CheckExact(v):

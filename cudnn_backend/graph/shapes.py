@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from cudnn_backend.core._descriptor import as_int
+from cudnn_backend.core._descriptor import as_int, user_sequence
 from cudnn_backend.errors import GraphError
 
 __all__ = [
@@ -31,17 +31,7 @@ def _sequence(values, what):
         raise TypeError(f"{what}: len() failed ({type(e).__name__}: {e})") from None
     if n is not None and (not isinstance(n, int) or n > MAX_RANK * 8):
         raise ValueError(f"{what}: {n} entries; cuDNN tensors have at most {MAX_RANK} dims")
-    out = []
-    try:
-        for v in values:
-            out.append(v)
-            if len(out) > MAX_RANK * 8:
-                raise ValueError(f"{what}: more than {MAX_RANK * 8} entries")
-    except (TypeError, ValueError):
-        raise
-    except Exception as e:
-        raise TypeError(f"{what}: iterating failed ({type(e).__name__}: {e})") from None
-    return out
+    return user_sequence(values, what, MAX_RANK * 8)
 
 
 def as_list(values, what) -> list:

@@ -33,7 +33,7 @@ from cudnn_backend._bindings.enums import (
     NumericalNote,
 )
 from cudnn_backend.core import device as _device
-from cudnn_backend.core._descriptor import Descriptor, as_int, clear_error
+from cudnn_backend.core._descriptor import Descriptor, as_int, clear_error, user_sequence
 from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.typed import Engine, EngineConfig, KnobChoice
@@ -75,28 +75,6 @@ def _enum(enum_cls, value, prefix, what):
         return enum_cls(as_int(value, what))
     except ValueError:
         raise ValueError(f"{what}: {value!r} is not a valid {enum_cls.__name__}") from None
-
-
-def user_sequence(values, what, limit=4096) -> list:
-    """The elements of a sequence the caller gave, read one by one (at most ``limit``): a lying ``__len__`` or a
-    raising ``__iter__``/``__next__`` is a TypeError/ValueError naming ``what``, never MemoryError or IndexError."""
-    try:
-        it = iter(values)
-    except TypeError:
-        raise TypeError(f"{what}: expected a sequence, not {type(values).__name__}") from None
-    except Exception as e:
-        raise TypeError(f"{what}: iterating the {type(values).__name__} failed ({type(e).__name__}: {e})") from None
-    out = []
-    try:
-        for v in it:
-            out.append(v)
-            if len(out) > limit:
-                raise ValueError(f"{what}: more than {limit} entries")
-    except (TypeError, ValueError):
-        raise
-    except Exception as e:
-        raise TypeError(f"{what}: iterating the {type(values).__name__} failed ({type(e).__name__}: {e})") from None
-    return out
 
 
 def knob_type(value) -> KnobType:
