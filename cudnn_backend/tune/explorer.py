@@ -8,8 +8,9 @@ With a GPU (a handle given, or one made here) every config of the heuristics mod
 plan, run on random inputs with its outputs poisoned first, checked — against the pattern's fp32 reference
 where the package knows the graph, otherwise against the majority of the configs that ran — and timed (see
 ``timing.Timer``). ``sweep=True`` then searches around the fastest correct configs: one knob at a time, then
-pairs of knobs changed together (engines couple their knobs), within ``sweep_budget_s``. Without a GPU, or with ``device_profile=``, the exploration runs
-offline against the device profile: heuristics, engines, knobs and plans, no timings.
+pairs of knobs changed together (engines couple their knobs), within ``sweep_budget_s``. Without a GPU, or with
+``device_profile=``, the exploration runs offline against the device profile: heuristics, engines, knobs and
+plans, no timings.
 
 Configs cuDNN refused are remembered for the process (``runtime.plans``): cuDNN keeps about 7 KB each time
 it refuses a runtime-compiled config, so none is handed to it twice.
@@ -411,16 +412,11 @@ class _Explorer:
             try:
                 cfg = _engines.make_config(engine, knobs, check=True, operation_graph=base.operation_graph,
                                            deviceprop=base.deviceprop)
-            except CudnnError as e:
-                self.refused.add(new_key)
-                if e.function != "cudnnBackendFinalize" and self.odd_refusal is None:
-                    # not cuDNN judging the knobs: say so (a bug hiding behind "refused" found nothing once)
-                    self.odd_refusal = _engines.reason_of(e)
-                continue
             except (CudnnBackendError, ValueError) as e:
                 self.refused.add(new_key)
-                if self.odd_refusal is None:
-                    self.odd_refusal = str(e).splitlines()[0]
+                if self.odd_refusal is None and getattr(e, "function", None) != "cudnnBackendFinalize":
+                    # not cuDNN judging the knobs: say so (a bug hiding behind "refused" found nothing once)
+                    self.odd_refusal = _engines.reason_of(e) if isinstance(e, CudnnError) else str(e).splitlines()[0]
                 continue
             if cfg.key in self.results:
                 continue

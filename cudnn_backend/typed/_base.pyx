@@ -183,7 +183,7 @@ cdef class TypedDescriptor(Descriptor):
             cls = _child_class(attr)
             if cls is None:
                 return None
-            if spec.role == "optional" and self._read_from is None:
+            if spec.role == _schema.OPTIONAL and self._read_from is None:
                 return None  # built here: an optional child not set is not there (cuDNN makes none itself)
         try:
             values = self.get(attr, atype, cls=cls) if kind == P_DESC else self.get(attr, atype)
@@ -192,7 +192,7 @@ cdef class TypedDescriptor(Descriptor):
             # not given (DEVICEPROP of an engine made on a GPU: BAD_PARAM_NULL_POINTER), what it keeps only in
             # some states (ENGINECFG_SHARED_MEMORY_USED offline, INTERMEDIATE_INFO: NOT_SUPPORTED). get()
             # still raises with cuDNN's text; a required attribute always does.
-            if spec.role != "required" and int(e.status) in (CUDNN_STATUS_BAD_PARAM_NULL_POINTER,
+            if spec.role != _schema.REQUIRED and int(e.status) in (CUDNN_STATUS_BAD_PARAM_NULL_POINTER,
                                                               CUDNN_STATUS_NOT_SUPPORTED):
                 return None
             raise
