@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one GPU script: build the package, then run the GPU tests, the examples, the benchmarks and the main job.
 # Usage (on the GPU machine, from the repo root):  bash tools/gpu_run.sh [STAGE ...]
-#   stages: tests examples bench tune headroom profile   (default: tests examples bench tune)
+#   stages: tests examples bench tune headroom sweep profile   (default: tests examples bench tune)
+#   (sweep wants a host of 2 or more GPUs: the device tool's nvidia-h200-x2)
 # Results go to $OUT (the device tool brings that folder back); default /tmp/cudnn-backend-out.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 COLUMNS=160
@@ -72,6 +73,11 @@ for stage in "$@"; do
         cb tune --preset $preset --no-cache --quiet --repeats 10 --json "$OUT/headroom_$preset.json" 2>&1 \
           | tee -a "$OUT/headroom.txt"
       done
+      ;;
+    sweep)
+      log "issue 12: tune the ResNet-50 preset on 1 GPU and on every GPU of this host, two pairs"
+      python3 benchmarks/sweep_gpus.py --gpus "$(nvidia-smi -L | wc -l)" --pairs 2 --out "$OUT/sweep_gpus.json" 2>&1 \
+        | tee "$OUT/sweep_gpus.txt"
       ;;
     profile)
       log "device profile capture"

@@ -117,7 +117,8 @@ def _progress(args, label):
 def _explore_options(args) -> dict:
     return dict(modes=args.modes, sweep=args.sweep, sweep_budget_s=args.sweep_budget, compile_budget_s=args.compile_budget,
                 max_workspace=args.max_workspace, sm_count_target=args.sm_count, max_configs=args.max_configs,
-                repeats=args.repeats, warmup=args.warmup, cold=args.cold, cuda_graph=args.cuda_graph)
+                repeats=args.repeats, warmup=args.warmup, cold=args.cold, cuda_graph=args.cuda_graph,
+                finalists=args.finalists, final_rounds=args.final_rounds)
 
 
 def _note(text):
@@ -190,7 +191,7 @@ def _many(args, tasks, job, profile, options, cache=None) -> int:
     with _progress(args, f"{job} {len(tasks)} graphs") as progress:
         result = sweep(tasks, job=job, executor=executor, gpus=args.gpus or "all", workers=args.workers,
                        ray_address=None if args.ray in (None, "local") else args.ray, device_profile=profile,
-                       cache=cache, progress=progress, **options)
+                       cache=cache, progress=progress, order=args.order, **options)
     render.console.print(render.sweep_table(result))
     explorations = [r.exploration for r in result.results if r.exploration is not None]
     if any(ex.timed for ex in explorations):

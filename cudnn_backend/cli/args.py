@@ -190,6 +190,10 @@ def _explore_options(p, tune=False):
     t.add_argument("--warmup", type=non_negative, default=10, help="warm-up calls per config")
     t.add_argument("--cold", action="store_true", help="flush L2 before every timed call")
     t.add_argument("--cuda-graph", action="store_true", help="time replays of a CUDA graph (no launch overhead)")
+    t.add_argument("--finalists", type=non_negative, default=4, metavar="N",
+                   help="the fastest N configs (and heuristics' pick) re-timed head to head to choose the winner; "
+                        "0: the first pass decides")
+    t.add_argument("--final-rounds", type=positive, default=3, metavar="N", help="interleaved rounds of that final")
     m = p.add_argument_group("many graphs")
     m.add_argument("--gpus", type=gpus, default=None, metavar="all|N",
                    help="spread the graphs over this many GPUs (one process each); default: one after another here")
@@ -197,6 +201,9 @@ def _explore_options(p, tune=False):
                    help="send the graphs to Ray: a local ray.init() without ADDRESS, else that cluster")
     m.add_argument("--workers", type=positive, default=None, metavar="N",
                    help="CPU worker processes for an offline sweep (--gpus without a GPU)")
+    m.add_argument("--order", choices=("largest", "given"), default="largest",
+                   help="the order workers take the graphs in: largest estimated work first (the default: the last "
+                        "graphs, run while other workers idle, are small ones) or as given")
     o = p.add_argument_group("output")
     o.add_argument("--top", type=positive, default=25, metavar="N", help="rows of the results table")
     o.add_argument("--no-engines", action="store_true", help="leave out the table of every engine")

@@ -8,9 +8,25 @@ from cudnn_backend.tune.benchmark import BenchCase, BenchReport, bench
 from cudnn_backend.tune.cache import CacheEntry, PlanCache, PlanCacheWarning, default_cache_path
 from cudnn_backend.tune.explorer import autotune, device_of, explore
 from cudnn_backend.tune.fusion import FusionReport, fusion_report
-from cudnn_backend.tune.graphs import Subject, describe_graph, describe_operations, graph_summary, load_builder
+from cudnn_backend.tune.graphs import (
+    Subject,
+    describe_graph,
+    describe_operations,
+    graph_summary,
+    load_builder,
+    work_estimate,
+)
 from cudnn_backend.tune.results import ConfigResult, Exploration, headroom_rows
-from cudnn_backend.tune.sweeps import SweepResult, Task, TaskResult, run_task, sweep, tasks_from_file, tasks_from_preset
+from cudnn_backend.tune.sweeps import (
+    SweepResult,
+    Task,
+    TaskResult,
+    dispatch_order,
+    run_task,
+    sweep,
+    tasks_from_file,
+    tasks_from_preset,
+)
 from cudnn_backend.tune.timing import Timer, Timing
 
 __all__ = [
@@ -18,4 +34,5 @@ __all__ = [
     "PlanCacheWarning", "default_cache_path", "fusion_report", "FusionReport", "bench", "BenchReport", "BenchCase",
     "sweep", "Task", "TaskResult", "SweepResult", "run_task", "tasks_from_preset", "tasks_from_file", "Timer",
     "Timing", "Subject", "describe_graph", "describe_operations", "graph_summary", "load_builder", "device_of",
+    "dispatch_order", "work_estimate",
 ]

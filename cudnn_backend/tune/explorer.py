@@ -8,7 +8,11 @@ With a GPU (a handle given, or one made here) every config of the heuristics mod
 plan, run on random inputs with its outputs poisoned first, checked — against the pattern's fp32 reference
 where the package knows the graph, otherwise against the majority of the configs that ran — and timed (see
 ``timing.Timer``). ``sweep=True`` then searches around the fastest correct configs: one knob at a time, then
-pairs of knobs changed together (engines couple their knobs), within ``sweep_budget_s``. Without a GPU, or with
+pairs of knobs changed together (engines couple their knobs), within ``sweep_budget_s``. Last, a final round
+re-times the ``finalists`` fastest correct configs and heuristics' pick head to head: ``final_rounds`` rounds,
+interleaved, each a batch of back-to-back calls on one buffer set with the GPU kept busy; the winner is the
+fastest there. (The first pass rotates inputs over buffer sets and samples briefly, which ranks configs of a few
+microseconds by their launch cost as much as by their kernels: two runs disagreed by up to 20% head to head.) Without a GPU, or with
 ``device_profile=``, the exploration runs offline against the device profile: heuristics, engines, knobs and
 plans, no timings.
 
@@ -17,8 +21,10 @@ it refuses a runtime-compiled config, so none is handed to it twice.
 """
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import math
+import statistics
 import time as _time
 
 from cudnn_backend._bindings.enums import AttributeName
@@ -77,8 +83,8 @@ class _Explorer:
 
     def __init__(self, graph, *, handle, device_profile, modes, time, sweep, max_workspace, sm_count_target,
                  max_configs, engines, sweep_seeds, pair_seeds, knob_values, sweep_budget_s, compile_budget_s,
-                 warmup, repeats, buffer_sets, cold, cuda_graph, buffers, fusion, progress, name, args, kwargs,
-                 keep_plans):
+                 finalists, final_rounds, warmup, repeats, buffer_sets, cold, cuda_graph, buffers, fusion, progress,
+                 name, args, kwargs, keep_plans):
         self.t0 = _time.perf_counter()
         self.modes = _modes(modes)
         self.sweep = bool(sweep)
@@ -92,6 +98,8 @@ class _Explorer:
         self.refused, self.cut_short = set(), False  # knob combinations cuDNN refused; sweep generation cut
         self.odd_refusal = None  # the first candidate refused by anything but the engine-config finalize
         self.compile_budget = _seconds(compile_budget_s, "compile_budget_s")
+        self.finalists = as_int(finalists, "finalists", 0)
+        self.final_rounds = as_int(final_rounds, "final_rounds", 1)
         self.want_engines = bool(engines)
         if fusion not in (True, False, "best", "all"):
             raise ValueError(f"fusion: expected True, False, 'best' or 'all', not {fusion!r}")
@@ -115,14 +123,11 @@ class _Explorer:
         self.handle = handle if profile is None else None
         self.profile = profile
         self.timed = profile is None and time is not False
-        if self.timed:
-            try:
-                import torch  # noqa: F401 - timing needs it
-            except ImportError as e:
-                if time is True:
-                    raise MissingDependencyError("torch", "timing configs (explore with time=True)") from e
-                self.timed = False
-                self.notes.append("torch is not installed: plans built on the GPU, not run or timed")
+        if self.timed and importlib.util.find_spec("torch") is None:  # found, not imported: that takes seconds
+            if time is True:
+                raise MissingDependencyError("torch", "timing configs (explore with time=True)")
+            self.timed = False
+            self.notes.append("torch is not installed: plans built on the GPU, not run or timed")
         elif time is True and profile is not None:
             self.notes.append("time=True asked, but there is no GPU to time on (offline)")
         if not self.timed and self.sweep:
@@ -219,6 +224,7 @@ class _Explorer:
             })
 
     def prepare_gpu(self, ex: Exploration):
+        self.timer.bind()  # torch imported now, after heuristics (a sweep worker imports it meanwhile)
         if self.subject.plan is not None:  # a saved plan: tensors from its JSON, outputs found by running it
             self.sets = inputs.make_buffer_sets(None, self.buffer_sets_n, user=self.user_buffers,
                                                 plan=self.subject.plan)
@@ -523,6 +529,8 @@ class _Explorer:
             if self.sweep:
                 self.run_sweep(ex)
                 self.settle_correctness()
+            if self.finalists:
+                self.run_final_round(ex)
         ex.results = [self.results[k] for k in self.ordered_keys()]
         if self.timed and self.fusion == "best":
             self.kernels_of_best(ex)
@@ -533,9 +541,60 @@ class _Explorer:
         ex.wall_seconds = _time.perf_counter() - self.t0
         return ex
 
+    def key_of(self, result):
+        return next((k for k, r in self.results.items() if r is result), None)
+
     def best_key(self):
-        ok = [k for k, r in self.results.items() if r.status == results.OK and r.time_us is not None]
-        return min(ok, key=lambda k: self.results[k].time_us) if ok else None
+        return self.key_of(results.fastest(self.results.values()))
+
+    def run_final_round(self, ex: Exploration):
+        """Re-time the fastest correct configs and heuristics' pick head to head (see the module's notes)."""
+        import torch
+
+        keys = self.ranked_ok()[:self.finalists]
+        pick = self.key_of(results.heuristics_pick(self.results.values()))
+        pick_added = pick is not None and pick not in keys and self.results[pick].status == results.OK \
+            and self.results[pick].time_us is not None
+        if pick_added:  # the headroom compares it with the winner: both measured alike
+            keys.append(pick)
+        if len(keys) < 2:
+            return
+        timer = Timer(self.handle, warmup=20, repeats=5, target_sample_us=1000.0, cold=self.timer.cold,
+                      cuda_graph=self.timer.cuda_graph)
+        owned, packs, samples = [], {}, {k: [] for k in keys}
+        try:
+            for key in keys:
+                plan = self.plans.get(key)
+                if plan is None:  # explore keeps no plans: build the few finalists again
+                    plan = _plans.build_plan(self.configs[key], handle=self.handle, device_profile=self.deviceprop)
+                    owned.append(plan)
+                ws = self.results[key].workspace_bytes or 0
+                ws = torch.empty(ws, dtype=torch.uint8, device="cuda") if ws else 0
+                packs[key] = (plan, [], ws)
+                for s in (self.sets if timer.cold else self.sets[:1]):  # warm: one buffer set, as a layer runs
+                    packs[key][1].append(VariantPack(plan, s.by_uid, ws))
+            for round_ in range(self.final_rounds):
+                shift = round_ % len(keys)  # each round starts with another config
+                for key in keys[shift:] + keys[:shift]:
+                    plan, key_packs, _ = packs[key]
+                    samples[key].append(timer.time(plan, key_packs).median_us)
+        except (CudnnBackendError, RuntimeError, ValueError) as e:
+            ex.notes.append(f"final round not run: {_engines.reason_of(e)}; the first pass's times decide")
+            return
+        finally:
+            for _, key_packs, _ in packs.values():
+                for p in key_packs:
+                    p.close()
+            for plan in owned:
+                plan.close()
+        for key in keys:
+            r = self.results[key]
+            r.first_pass_us = r.time_us
+            r.time_us, r.min_us, r.max_us = statistics.median(samples[key]), min(samples[key]), max(samples[key])
+        ex.notes.append(f"final round: the fastest {len(keys) - pick_added} correct configs"
+                        f"{' and heuristics pick' if pick_added else ''} re-timed head to head, {self.final_rounds} "
+                        f"interleaved rounds of {timer.repeats} samples (back-to-back calls, "
+                        f"{'L2 flushed' if timer.cold else 'one buffer set'}); their times are that round's medians")
 
     def kernels_of_best(self, ex):
         key = self.best_key()
@@ -559,12 +618,14 @@ class _Explorer:
                 plan.close()
 
     def ordered_keys(self) -> list:
-        """Timed correct configs fastest first, then the rest in heuristics order (sweep finds last)."""
+        """Timed correct configs fastest first (the final round's first), then the rest in heuristics order (sweep
+        finds last)."""
         def order(key):
             r = self.results[key]
             timed = r.status == results.OK and r.time_us is not None
             src = MODES.index(r.source) if r.source in MODES else len(MODES)
-            return (not timed, r.time_us if timed else 0.0, src, r.rank if r.rank is not None else 1 << 30)
+            return (not timed, r.first_pass_us is None, r.time_us if timed else 0.0, src,
+                    r.rank if r.rank is not None else 1 << 30)
 
         return sorted(self.results, key=order)
 
@@ -580,7 +641,8 @@ class _Explorer:
 
 def explore(graph, *, handle=None, device_profile=None, modes=("A", "B"), time=None, sweep=False,
             max_workspace=None, sm_count_target=None, max_configs=None, engines=True, sweep_seeds=3, pair_seeds=2,
-            knob_values=32, sweep_budget_s=4.0, compile_budget_s=30.0, warmup=10, repeats=20, buffer_sets=4,
+            knob_values=32, sweep_budget_s=4.0, compile_budget_s=30.0, finalists=4, final_rounds=3, warmup=10,
+            repeats=20, buffer_sets=4,
             cold=False, cuda_graph=False, buffers=None, fusion=True, progress=None, name=None, args=(),
             kwargs=None) -> Exploration:
     """Explore the engine configs cuDNN offers for ``graph`` (see the module's notes).
@@ -593,7 +655,9 @@ def explore(graph, *, handle=None, device_profile=None, modes=("A", "B"), time=N
     ``knob_values`` values per knob, pairs around ``pair_seeds`` configs, ``sweep_budget_s`` seconds).
     ``max_workspace`` (bytes) skips configs that need more; ``sm_count_target`` asks heuristics for configs
     using at most that many SMs; ``max_configs`` caps the heuristics configs tried; ``compile_budget_s``
-    caps the time spent building runtime-compiled plans. Timing: ``warmup``, ``repeats``, ``buffer_sets``
+    caps the time spent building runtime-compiled plans. ``finalists`` fastest configs (0: none) and heuristics'
+    pick are re-timed head to head over ``final_rounds`` rounds to pick the winner. Timing: ``warmup``,
+    ``repeats``, ``buffer_sets``
     (inputs rotated), ``cold`` (L2 flushed), ``cuda_graph`` (replayed inside a CUDA graph). ``buffers``
     ({uid or tensor: device buffer}) replaces the random inputs (outputs are still poisoned first).
     ``fusion``: True/"all" reads the kernel names of every config run, "best" only the best's, False none.
@@ -602,7 +666,8 @@ def explore(graph, *, handle=None, device_profile=None, modes=("A", "B"), time=N
     ex_ = _Explorer(graph, handle=handle, device_profile=device_profile, modes=modes, time=time, sweep=sweep,
                     max_workspace=max_workspace, sm_count_target=sm_count_target, max_configs=max_configs,
                     engines=engines, sweep_seeds=sweep_seeds, pair_seeds=pair_seeds, knob_values=knob_values,
-                    sweep_budget_s=sweep_budget_s, compile_budget_s=compile_budget_s, warmup=warmup,
+                    sweep_budget_s=sweep_budget_s, compile_budget_s=compile_budget_s, finalists=finalists,
+                    final_rounds=final_rounds, warmup=warmup,
                     repeats=repeats, buffer_sets=buffer_sets, cold=cold, cuda_graph=cuda_graph, buffers=buffers,
                     fusion=fusion, progress=progress, name=name, args=args, kwargs=kwargs, keep_plans=False)
     try:
@@ -660,6 +725,7 @@ def autotune(graph, handle=None, *, cache=None, device_profile=None, store=True,
 def _explore_defaults(kwargs) -> dict:
     d = dict(modes=("A", "B"), time=None, sweep=False, max_workspace=None, sm_count_target=None, max_configs=None,
              engines=False, sweep_seeds=3, pair_seeds=2, knob_values=32, sweep_budget_s=4.0, compile_budget_s=30.0,
+             finalists=4, final_rounds=3,
              warmup=10, repeats=20, buffer_sets=4, cold=False, cuda_graph=False, buffers=None, fusion="best",
              progress=None, name=None, args=(), kwargs=None)
     unknown = set(kwargs) - set(d)

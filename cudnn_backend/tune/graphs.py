@@ -8,6 +8,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import math
 import os
 import pathlib
 import sys
@@ -30,7 +31,7 @@ from cudnn_backend.typed.introspection import (
 )
 
 __all__ = ["Subject", "resolve", "load_builder", "device_profile", "describe_graph", "describe_operations",
-           "graph_summary", "operations_of"]
+           "graph_summary", "operations_of", "work_estimate"]
 
 
 @dataclass
@@ -128,6 +129,56 @@ def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profi
         return Subject(graph, name or "operation graph")
     raise TypeError(f"graph: expected a Graph, a Pattern, a finalized OperationGraph descriptor, a pattern name or "
                     f"FILE.py:FUNC, not {type(graph).__name__}")
+
+
+def work_estimate(builder: str, kwargs=None) -> float | None:
+    """A rough measure of the work in the graph ``builder(**kwargs)`` makes, so that a sweep can start its
+    largest graphs first: multiply-adds of its convolutions and matmuls plus the elements every other operation
+    reads and writes. The graph is built unfinalized here (no handle, no GPU); None when the builder does not
+    take ``build=False`` (it is not run twice) or fails (the task then reports why where it runs)."""
+    try:
+        fn = CATALOGUE.get(builder) or load_builder(builder)
+        if not _takes(fn, "build"):
+            return None
+        built = fn(**dict(kwargs or {}, build=False))
+    except Exception:  # noqa: BLE001 - any failure only means "size unknown"
+        return None
+    graph = built.graph if isinstance(built, Pattern) else built
+    if not isinstance(graph, Graph):
+        return None
+    try:
+        return float(sum(_operation_work(op) for op in graph.operations))
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _elements(dims) -> int:
+    return math.prod(dims) if dims else 0
+
+
+def _operation_work(op) -> int:
+    dims = {slot: signature_of(t)[1] for slot, t, _ in tensor_slots(op)}
+    kind = int(op.descriptor_type)
+    if kind in _CONVOLUTIONS:  # every output-gradient-shaped element meets a whole filter slice
+        per_element, filt = dims.get("y") or dims.get("dy"), dims.get("w") or dims.get("dw")
+        if per_element and filt:
+            return _elements(per_element) * _elements(filt[1:])
+    elif kind == _MATMUL and dims.get("cdesc") and dims.get("adesc"):
+        return _elements(dims["cdesc"]) * dims["adesc"][-1]
+    elif kind == _GROUPED_MATMUL and dims.get("output_desc") and dims.get("token_desc"):
+        return _elements(dims["output_desc"]) * dims["token_desc"][-1]
+    elif kind in _ATTENTION_PRODUCTS and dims.get("qdesc") and dims.get("kdesc"):  # Q K^T, P V (and backward's)
+        return _ATTENTION_PRODUCTS[kind] * _elements(dims["qdesc"]) * dims["kdesc"][-2]
+    return sum(_elements(d) for d in dims.values())
+
+
+def _op_type(name: str) -> int:
+    return int(getattr(DescriptorType, f"CUDNN_BACKEND_OPERATION_{name}_DESCRIPTOR"))
+
+
+_CONVOLUTIONS = frozenset(_op_type(f"CONVOLUTION_{d}") for d in ("FORWARD", "BACKWARD_DATA", "BACKWARD_FILTER"))
+_MATMUL, _GROUPED_MATMUL = _op_type("MATMUL"), _op_type("MOE_GROUPED_MATMUL")
+_ATTENTION_PRODUCTS = {_op_type("SDPA_FWD"): 2, _op_type("SDPA_BWD"): 5}
 
 
 def _takes(fn, parameter) -> bool:

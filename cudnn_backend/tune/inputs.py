@@ -11,7 +11,7 @@ from cudnn_backend.runtime._packing import TensorSpec, tensor_specs
 from cudnn_backend.tune.graphs import operations_of
 from cudnn_backend.typed.introspection import signature_of, tensor_slots
 
-__all__ = ["BufferSet", "make_buffer_sets", "torch_dtype", "io_uids"]
+__all__ = ["BufferSet", "make_buffer_sets", "torch_dtype", "io_uids", "warm_up"]
 
 D = DataType
 _FLOATS = {D.CUDNN_DATA_HALF, D.CUDNN_DATA_BFLOAT16, D.CUDNN_DATA_FLOAT, D.CUDNN_DATA_DOUBLE}
@@ -34,6 +34,18 @@ def torch_dtype(data_type):
         return table[D(int(data_type))]
     except (KeyError, ValueError):
         raise ValueError(f"no torch dtype for cuDNN data type {data_type!r}") from None
+
+
+def warm_up():
+    """Import torch and make its CUDA context. A sweep worker runs this in a thread as it starts, so the seconds
+    torch's import takes overlap cuDNN's work on the first graph. Failures are left for that graph to meet
+    (and report) when it imports torch itself."""
+    try:
+        import torch  # optional dependency
+
+        torch.zeros(1, device="cuda")  # the CUDA context and torch's allocator, not only its bookkeeping
+    except Exception:  # noqa: BLE001, S110 - best effort; the task's own import reports what is wrong
+        pass
 
 
 def io_uids(op_graph) -> tuple[set, set]:

@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass, field, fields
 from cudnn_backend.errors import MissingDependencyError
 from cudnn_backend.tune import plots
 
-__all__ = ["ConfigResult", "Exploration", "headroom_rows", "format_bytes", "plain_table"]
+__all__ = ["ConfigResult", "Exploration", "headroom_rows", "format_bytes", "plain_table", "fastest",
+           "heuristics_pick"]
 
 # statuses a result can end in
 OK = "ok"                    # built, correct, timed
@@ -32,7 +33,8 @@ class ConfigResult:
     ``source`` is where it came from: "A", "B", "FALLBACK" (heuristics modes, ``rank`` its place in that
     list; ``modes`` every mode that proposed it) or "sweep" (the knob search). ``plan_built`` and ``reason``
     (cuDNN's own message when it refused) say whether cuDNN built a plan; ``time_us`` is the median time per
-    call (``min_us``/``max_us`` the spread; None offline), ``rel_error`` the relative L2 error of its outputs
+    call (``min_us``/``max_us`` the spread; None offline; for the final round's finalists, the median of that
+    round, and ``first_pass_us`` what the first pass measured), ``rel_error`` the relative L2 error of its outputs
     against the reference or the majority of configs, ``kernels`` the names of the kernels one call launched
     (the best config, or every config with ``fusion="all"``) and ``kernel_count``.
     """
@@ -56,6 +58,7 @@ class ConfigResult:
     numerical_notes: tuple = ()
     behavior_notes: tuple = ()
     plan_seconds: float | None = None
+    first_pass_us: float | None = None
 
     @property
     def key(self) -> tuple:
@@ -117,18 +120,13 @@ class Exploration:
 
     @property
     def best(self) -> ConfigResult | None:
-        """The fastest correct config (None when nothing was timed)."""
-        ok = [r for r in self.results if r.status == OK and r.time_us is not None]
-        return min(ok, key=lambda r: r.time_us) if ok else None
+        """The fastest correct config (None when nothing was timed): the final round's winner when there was one."""
+        return fastest(self.results)
 
     @property
     def heuristics_pick(self) -> ConfigResult | None:
         """Heuristics A's first config (B's, or FALLBACK's, when A was not asked), as tried."""
-        for mode in ("A", "B", "FALLBACK", "INSTANT"):
-            ranked = [r for r in self.results if mode in r.modes or r.source == mode]
-            if ranked:
-                return min(ranked, key=lambda r: (r.source != mode, r.rank if r.rank is not None else 1 << 30))
-        return None
+        return heuristics_pick(self.results)
 
     @property
     def headroom(self) -> float | None:
@@ -233,6 +231,24 @@ def _json_default(o):
     if isinstance(o, (set, frozenset, tuple)):
         return list(o)
     return str(o)
+
+
+def heuristics_pick(config_results) -> ConfigResult | None:
+    """Heuristics A's first config among these ConfigResults (B's, or FALLBACK's, when A was not asked)."""
+    config_results = list(config_results)
+    for mode in ("A", "B", "FALLBACK", "INSTANT"):
+        ranked = [r for r in config_results if mode in r.modes or r.source == mode]
+        if ranked:
+            return min(ranked, key=lambda r: (r.source != mode, r.rank if r.rank is not None else 1 << 30))
+    return None
+
+
+def fastest(config_results) -> ConfigResult | None:
+    """The fastest correct, timed ConfigResult; when some were re-timed in a final round (``first_pass_us`` set),
+    the fastest of those: only they were measured head to head."""
+    ok = [r for r in config_results if r.status == OK and r.time_us is not None]
+    finalists = [r for r in ok if r.first_pass_us is not None]
+    return min(finalists or ok, key=lambda r: r.time_us) if ok else None
 
 
 def format_bytes(n) -> str:

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import ast
 import multiprocessing
+import multiprocessing.connection
 import os
 import queue as _queue
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -33,17 +35,18 @@ from cudnn_backend.core._descriptor import Handle, as_int
 from cudnn_backend.errors import MissingDependencyError, SweepError
 from cudnn_backend.patterns.presets import preset
 from cudnn_backend.runtime.engines import short_name
-from cudnn_backend.tune import graphs
+from cudnn_backend.tune import graphs, inputs
 from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import _Explorer, _explore_defaults, autotune, explore
 from cudnn_backend.tune.results import Exploration, plain_table
 
-__all__ = ["Task", "TaskResult", "SweepResult", "sweep", "run_task", "tasks_from_preset", "tasks_from_file", "JOBS",
-           "EXECUTORS"]
+__all__ = ["Task", "TaskResult", "SweepResult", "sweep", "run_task", "dispatch_order", "tasks_from_preset",
+           "tasks_from_file", "JOBS", "EXECUTORS", "ORDERS"]
 
 JOBS = ("explore", "tune", "bench")
 EXECUTORS = ("serial", "processes", "ray")
+ORDERS = ("largest", "given")
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,8 @@ class Task:
 class TaskResult:
     """What one task gave: ``ok``; on failure ``error`` (type and message) and ``traceback``; the
     ``exploration`` (explore, tune), the ``bench`` report (bench); the ``winner`` ({engine_index, knobs,
-    time_us}) and whether it came from or went to the plan cache; the ``worker`` and ``seconds``."""
+    time_us}) and whether it came from or went to the plan cache; the ``worker``, ``seconds`` it took, and when
+    it ``started`` (seconds after the sweep began; None where the executor cannot tell: Ray)."""
 
     task: Task
     ok: bool
@@ -86,6 +90,7 @@ class TaskResult:
     cached: str = ""  # "hit" (tune found it in the cache), "stored", ""
     worker: str = ""
     seconds: float = 0.0
+    started: float | None = None
 
     def row(self) -> dict:
         ex = self.exploration
@@ -288,19 +293,36 @@ def _gpu_count(gpus) -> int:
     return n
 
 
+def dispatch_order(tasks, order="largest") -> list:
+    """The indices of ``tasks`` in the order a parallel executor hands them out.
+
+    ``"largest"``: largest estimated work first (``graphs.work_estimate``), so the last tasks, which leave
+    workers idle while one finishes, are small ones; tasks whose size is unknown go first (they could be
+    anything), ties keep the order given. ``"given"``: as given."""
+    if order == "given":
+        return list(range(len(tasks)))
+    if order != "largest":
+        raise ValueError(f"order: {order!r} is not one of {', '.join(ORDERS)}")
+    sizes = [graphs.work_estimate(t.builder, t.kwargs) for t in tasks]
+    return sorted(range(len(tasks)), key=lambda i: (sizes[i] is not None, -(sizes[i] or 0.0), i))
+
+
 def sweep(tasks, *, job="explore", executor="serial", gpus="all", workers=None, ray_address=None,
-          device_profile=None, cache=None, progress=None, **options) -> SweepResult:
+          device_profile=None, cache=None, progress=None, order="largest", **options) -> SweepResult:
     """Run ``tasks`` (Tasks, builder names, a preset name) through ``job`` ("explore", "tune", "bench") with
     ``executor`` ("serial", "processes", "ray"); see the module's notes. ``device_profile`` (or no GPU here)
     makes it an offline sweep: heuristics and plans, spread over ``workers`` CPU processes or Ray workers.
     ``cache`` (a PlanCache, a path, or None: the default cache for tune, none for explore) receives the
-    winners. ``options`` go to explore / autotune / bench. ``progress(done, total, result)`` is called as
-    tasks finish."""
+    winners. ``order`` ("largest", "given"): the order the parallel executors hand tasks out in
+    (``dispatch_order``); results always come back in the order given. ``options`` go to explore / autotune /
+    bench. ``progress(done, total, result)`` is called as tasks finish."""
     tasks = _as_tasks(tasks)
     if job not in JOBS:
         raise ValueError(f"job: {job!r} is not one of {', '.join(JOBS)}")
     if executor not in EXECUTORS:
         raise ValueError(f"executor: {executor!r} is not one of {', '.join(EXECUTORS)}")
+    if order not in ORDERS:
+        raise ValueError(f"order: {order!r} is not one of {', '.join(ORDERS)}")
     if isinstance(device_profile, (str, os.PathLike)):
         device_profile = graphs.device_profile(device_profile)  # checked here, shipped as data
     offline = device_profile is not None or not _device.gpu_available()
@@ -316,7 +338,9 @@ def sweep(tasks, *, job="explore", executor="serial", gpus="all", workers=None, 
         n_workers = 1
         results = []
         for i, t in enumerate(tasks):
+            started = time.perf_counter() - t0
             r = run_task(t, job, opts, worker="serial")
+            r.started = started
             results.append(r)
             if progress is not None:
                 progress(i + 1, len(tasks), r)
@@ -332,9 +356,10 @@ def sweep(tasks, *, job="explore", executor="serial", gpus="all", workers=None, 
             visible = os.environ.get("CUDA_VISIBLE_DEVICES")
             ids = [s.strip() for s in visible.split(",")] if visible else [str(i) for i in range(n_workers)]
             pins = ids[:n_workers]
-        results = _run_processes(tasks, job, opts, pins, progress)
+        results = _run_processes(tasks, order, job, opts, pins, progress, t0)
     else:
-        results, n_workers = _run_ray(tasks, job, opts, offline, ray_address, workers, progress)
+        results, n_workers = _run_ray(tasks, dispatch_order(tasks, order), job, opts, offline, ray_address, workers,
+                                      progress)
     return SweepResult(job, executor, n_workers, results, time.perf_counter() - t0, offline)
 
 
@@ -342,6 +367,8 @@ def _worker_main(worker_id, pin, job, options, task_queue, result_queue):
     """A spawned worker: pinned to one GPU (set before anything touches CUDA), runs tasks until the sentinel."""
     if pin is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = pin
+        if job != "explore" or options.get("time") is not False:  # torch's import (seconds) meets cuDNN's first work
+            threading.Thread(target=inputs.warm_up, name="torch warm-up", daemon=True).start()
     label = f"gpu {pin}" if pin is not None else f"cpu worker {worker_id}"
     while True:
         item = task_queue.get()
@@ -353,11 +380,9 @@ def _worker_main(worker_id, pin, job, options, task_queue, result_queue):
         result_queue.put(("done", worker_id, index, result))
 
 
-def _run_processes(tasks, job, options, pins, progress) -> list:
+def _run_processes(tasks, order, job, options, pins, progress, t0) -> list:
     ctx = multiprocessing.get_context("spawn")
     task_queue, result_queue = ctx.Queue(), ctx.Queue()
-    for i, t in enumerate(tasks):
-        task_queue.put((i, t))
     procs, running = {}, {}
 
     def start(worker_id):
@@ -377,12 +402,14 @@ def _run_processes(tasks, job, options, pins, progress) -> list:
                     os.environ["CUDA_VISIBLE_DEVICES"] = saved
         procs[worker_id] = p
 
-    for w in range(len(pins)):
-        start(w)
     results: list = [None] * len(tasks)
     done = 0
     restarts_left = len(tasks) + len(pins)  # a worker dying on every start must not loop forever
     try:
+        for w in range(len(pins)):
+            start(w)
+        for i in dispatch_order(tasks, order):  # while the workers start (they take seconds)
+            task_queue.put((i, tasks[i]))
         while done < len(tasks):
             try:
                 msg = result_queue.get(timeout=0.5)
@@ -393,7 +420,8 @@ def _run_processes(tasks, job, options, pins, progress) -> list:
                     running[msg[1]] = (msg[2], time.perf_counter())
                 else:
                     _, w, index, result = msg
-                    running.pop(w, None)
+                    started = running.pop(w, (None, None))[1]
+                    result.started = None if started is None else started - t0
                     if results[index] is None:
                         results[index] = result
                         done += 1
@@ -410,7 +438,7 @@ def _run_processes(tasks, job, options, pins, progress) -> list:
                         results[index] = TaskResult(tasks[index], False, error=f"worker process died "
                                                     f"(exit code {p.exitcode}) while running this task",
                                                     worker=f"gpu {pins[w]}" if pins[w] else f"cpu worker {w}",
-                                                    seconds=time.perf_counter() - started)
+                                                    seconds=time.perf_counter() - started, started=started - t0)
                         done += 1
                         if progress is not None:
                             progress(done, len(tasks), results[index])
@@ -429,11 +457,22 @@ def _run_processes(tasks, job, options, pins, progress) -> list:
         for _ in procs:
             task_queue.put(None)
         task_queue.cancel_join_thread()
-        for p in procs.values():
-            p.join(timeout=10)
-            if p.is_alive():
-                p.terminate()
+        # every result is in: the workers' exits (CUDA contexts torn down) need not hold the caller up
+        reaper = threading.Thread(target=_reap, args=(list(procs.values()),), name="sweep worker reaper", daemon=True)
+        reaper.start()
+        if done < len(tasks):  # interrupted: the workers are gone before the caller goes on
+            reaper.join()
     return results
+
+
+def _reap(procs):
+    """Wait for the workers to exit; terminate those still running after 10 s. A worker's sentinel, not its
+    exit code, says whether it is gone (another thread may have collected the exit code first)."""
+    deadline = time.monotonic() + 10
+    for p in procs:
+        if not multiprocessing.connection.wait([p.sentinel], max(0.0, deadline - time.monotonic())):
+            p.terminate()
+        p.join(timeout=5)
 
 
 def _ray_module():
@@ -444,7 +483,7 @@ def _ray_module():
     return ray
 
 
-def _run_ray(tasks, job, options, offline, address, workers, progress):
+def _run_ray(tasks, dispatch, job, options, offline, address, workers, progress):
     ray = _ray_module()
     if not ray.is_initialized():
         kwargs = {"address": address} if address else {}
@@ -454,8 +493,8 @@ def _run_ray(tasks, job, options, offline, address, workers, progress):
         kwargs.setdefault("log_to_driver", False)
         ray.init(**kwargs)
     remote = ray.remote(num_gpus=0 if offline else 1, num_cpus=1, max_retries=0)(run_task)
-    refs = [remote.remote(t, job, options, f"ray task {i}") for i, t in enumerate(tasks)]
-    index_of = {ref: i for i, ref in enumerate(refs)}
+    refs = [remote.remote(tasks[i], job, options, f"ray task {i}") for i in dispatch]  # Ray starts them in turn
+    index_of = {ref: i for ref, i in zip(refs, dispatch)}
     results: list = [None] * len(tasks)
     pending = list(refs)
     done = 0

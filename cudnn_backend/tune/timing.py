@@ -36,11 +36,12 @@ class Timer:
     writes a buffer twice the L2 size between calls (each sample is then one call, the flush outside the
     events); ``cuda_graph`` captures a batch of calls in a CUDA graph and times its replay (launch overhead
     left out).
+
+    torch is imported, and the handle put on torch's current stream, by ``bind()`` (the first ``time()`` calls
+    it): a Timer made before then costs nothing, so a sweep worker's import of torch can still be under way.
     """
 
     def __init__(self, handle: Handle, *, warmup=10, repeats=20, target_sample_us=300.0, cold=False, cuda_graph=False):
-        import torch
-
         if not isinstance(handle, Handle):
             raise TypeError("handle: expected a cudnn_backend.Handle")
         self.handle = handle
@@ -48,13 +49,20 @@ class Timer:
         if self.repeats < 1 or self.warmup < 0:
             raise ValueError("repeats must be >= 1 and warmup >= 0")
         self.cold, self.cuda_graph = bool(cold), bool(cuda_graph)
-        self._torch = torch
+        self._torch = self.stream = self._flush = None
+
+    def bind(self):
+        """Import torch and run the handle on torch's current stream (idempotent)."""
+        if self._torch is not None:
+            return
+        import torch
+
         self.stream = torch.cuda.current_stream()
-        handle.stream = self.stream.cuda_stream
-        self._flush = None
+        self.handle.stream = self.stream.cuda_stream
         if self.cold:
             l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 64 << 20)
             self._flush = torch.empty(max(2 * l2, 1 << 20), dtype=torch.uint8, device="cuda")
+        self._torch = torch
 
     def describe(self) -> str:
         """What was measured, in words (for reports)."""
@@ -65,6 +73,7 @@ class Timer:
                 f"inputs rotated over the buffer sets, {how}")
 
     def time(self, plan, packs) -> Timing:
+        self.bind()
         torch = self._torch
         h = self.handle
         for i in range(self.warmup):

@@ -72,6 +72,23 @@ def test_exploration_is_plain_data(explored):
     assert "plan built" in text and str(ex.results[0].engine_index) in text
 
 
+def test_best_and_headroom_come_from_the_final_round():
+    def result(engine, us, source="A", rank=None, first_pass=None, status="ok"):
+        return ConfigResult(engine, {}, source, rank, (source,) if source != "sweep" else (), status=status,
+                            time_us=us, first_pass_us=first_pass)
+
+    pick = result(1, 9.0, rank=0, first_pass=12.0)
+    finalist = result(2, 6.0, rank=1, first_pass=7.0)
+    fast_first_pass_only = result(3, 5.5, rank=2)  # slower than the finalists in the first pass? not re-timed
+    ex = Exploration("g", {}, "9.19.0", True, results=[fast_first_pass_only, finalist, pick])
+    assert ex.best is finalist  # only the finalists were measured head to head
+    assert ex.heuristics_pick is pick and ex.headroom == pytest.approx(9.0 / 6.0)
+    ex.results = [fast_first_pass_only, result(4, 4.0, status="wrong result")]
+    assert ex.best is fast_first_pass_only  # no final round: the first pass decides; wrong results never win
+    back = Exploration.from_json(Exploration("g", {}, "9.19.0", True, results=[pick, finalist]).to_json())
+    assert [r.first_pass_us for r in back.results] == [12.0, 7.0] and back.best.engine_index == 2
+
+
 def test_explore_pattern_name_builder_file_and_saved_plan(tmp_path):
     by_name = cb.explore("conv_fwd", kwargs=dict(n=1, c=8, h=8, w=8, k=8), engines=False)
     assert by_name.name == "conv_fwd" and by_name.results

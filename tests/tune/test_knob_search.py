@@ -11,9 +11,9 @@ from cudnn_backend.runtime import engines
 def _explorer(**overrides):
     options = dict(handle=None, device_profile=None, modes=("A",), time=False, sweep=False, max_workspace=None,
                    sm_count_target=None, max_configs=None, engines=False, sweep_seeds=3, pair_seeds=2,
-                   knob_values=32, sweep_budget_s=None, compile_budget_s=30.0, warmup=1, repeats=1,
-                   buffer_sets=1, cold=False, cuda_graph=False, buffers=None, fusion=False, progress=None, name=None,
-                   args=(), kwargs={}, keep_plans=False)
+                   knob_values=32, sweep_budget_s=None, compile_budget_s=30.0, finalists=0, final_rounds=1,
+                   warmup=1, repeats=1, buffer_sets=1, cold=False, cuda_graph=False, buffers=None, fusion=False,
+                   progress=None, name=None, args=(), kwargs={}, keep_plans=False)
     options.update(overrides)
     return explorer._Explorer("conv_bias_relu", **options)
 

@@ -1,11 +1,13 @@
 """Offline sweeps: the serial, process and Ray executors give the same results, and a failing task is reported
 without stopping the others."""
+import multiprocessing
 import pickle
+import time
 
 import pytest
 
 import cudnn_backend as cb
-from cudnn_backend.tune import Task, tasks_from_file, tasks_from_preset
+from cudnn_backend.tune import Task, dispatch_order, tasks_from_file, tasks_from_preset, work_estimate
 
 pytestmark = pytest.mark.skipif(cb.core.device.gpu_available(), reason="offline sweeps (a GPU times instead)")
 
@@ -40,8 +42,70 @@ def test_serial_reports_the_failure_and_runs_the_rest(serial):
 def test_processes_agree_with_serial(serial):
     result = cb.sweep(TASKS, job="explore", executor="processes", workers=2, engines=False)
     assert result.workers == 2
-    assert _summary(result) == _summary(serial)
+    assert _summary(result) == _summary(serial)  # handed out largest first, reported in the order given
     assert {r.worker for r in result if r.ok} <= {"cpu worker 0", "cpu worker 1"}
+    assert all(0 <= r.started <= result.wall_seconds for r in result)
+    given = cb.sweep(TASKS, job="explore", executor="processes", workers=2, engines=False, order="given")
+    assert _summary(given) == _summary(serial)
+    deadline = time.monotonic() + 30  # the workers' exits are collected in the background, not left behind
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not multiprocessing.active_children()
+
+
+BUILDERS = """
+import cudnn_backend as cb
+
+def one_conv(n, k, build=True):
+    g = cb.Graph()
+    x = g.tensor((n, 8, 10, 10), name="x")
+    w = g.tensor((k, 8, 3, 3), name="w")
+    g.conv_fwd(x, w, padding=1, output=True)
+    return g
+
+def matmul_then_relu(build=True):
+    g = cb.Graph()
+    a, b = g.tensor((2, 64, 16)), g.tensor((2, 16, 32))
+    g.relu(g.matmul(a, b), output=True)
+    return g
+
+def no_build_flag(n):
+    return one_conv(n, 4)
+
+def broken(build=True):
+    raise RuntimeError("this builder fails")
+"""
+
+
+def test_work_estimate_counts_multiply_adds(tmp_path):
+    path = tmp_path / "builders.py"
+    path.write_text(BUILDERS)
+    assert work_estimate(f"{path}:one_conv", dict(n=2, k=4)) == 2 * 4 * 10 * 10 * (8 * 3 * 3)
+    assert work_estimate(f"{path}:one_conv", dict(n=4, k=4)) == 2 * work_estimate(f"{path}:one_conv", dict(n=2, k=4))
+    # matmul: C's elements times K; the ReLU reads and writes C's elements
+    assert work_estimate(f"{path}:matmul_then_relu") == 2 * 64 * 32 * 16 + 2 * (2 * 64 * 32)
+    assert work_estimate(f"{path}:no_build_flag", dict(n=2)) is None  # not run twice: size unknown
+    assert work_estimate(f"{path}:broken") is None
+    assert work_estimate("no_such_pattern") is None
+    sdpa = work_estimate("sdpa_fwd", dict(b=1, h=2, s_q=128, s_kv=256, d=64))
+    assert sdpa == 2 * (1 * 2 * 128 * 64) * 256
+
+
+def test_dispatch_order_largest_first(tmp_path):
+    path = tmp_path / "builders.py"
+    path.write_text(BUILDERS)
+    tasks = [Task(f"{path}:one_conv", dict(n=1, k=4)), Task(f"{path}:one_conv", dict(n=8, k=4)),
+             Task(f"{path}:broken"), Task(f"{path}:one_conv", dict(n=1, k=4), label="same size, later"),
+             Task(f"{path}:one_conv", dict(n=2, k=4))]
+    assert dispatch_order(tasks) == [2, 1, 4, 0, 3]  # unknown size first, then largest; ties as given
+    assert dispatch_order(tasks, "given") == [0, 1, 2, 3, 4]
+    resnet = tasks_from_preset("resnet50")
+    order = dispatch_order(resnet)
+    assert sorted(order) == list(range(24)) and all(resnet[i].kwargs["n"] == 32 for i in order[:12])
+    with pytest.raises(ValueError, match="order"):
+        dispatch_order(tasks, "smallest")
+    with pytest.raises(ValueError, match="order"):
+        cb.sweep(TASKS[:1], order="random")
 
 
 def test_ray_agrees_with_serial(serial):

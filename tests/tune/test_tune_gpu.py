@@ -34,6 +34,21 @@ def test_explore_times_and_checks_every_config(torch):
     assert ex.wall_seconds < 60
 
 
+def test_final_round_picks_the_winner_head_to_head(torch):
+    ex = cb.explore("conv_fwd", kwargs=dict(n=1, c=64, h=28, w=28, k=64), engines=False, finalists=3, final_rounds=3)
+    finalists = [r for r in ex.results if r.first_pass_us is not None]
+    assert 3 <= len(finalists) <= 4, ex.table()  # the 3 fastest, and heuristics' pick when it was not among them
+    pick = ex.heuristics_pick
+    assert pick.status != "ok" or pick.first_pass_us is not None  # the headroom compares like with like
+    assert ex.best in finalists and ex.best.time_us == min(r.time_us for r in finalists)
+    assert ex.results[:len(finalists)] == sorted(finalists, key=lambda r: r.time_us)
+    assert all(r.time_us > 0 and r.min_us <= r.time_us <= r.max_us for r in finalists)
+    assert any(n.startswith("final round") for n in ex.notes)
+    plain = cb.explore("conv_fwd", kwargs=dict(n=1, c=64, h=28, w=28, k=64), engines=False, finalists=0)
+    assert all(r.first_pass_us is None for r in plain.results)
+    assert not any(n.startswith("final round") for n in plain.notes)
+
+
 @pytest.mark.parametrize("how", ["generic", "typed_classes", "graph_builder"])
 def test_explore_graphs_built_any_way_on_the_gpu(torch, how):
     graph = getattr(three_ways, how)(n=4, c=32, h=16, w=16, k=32)
