@@ -12,9 +12,9 @@ pairs of knobs changed together (engines couple their knobs), within ``sweep_bud
 re-times the ``finalists`` fastest correct configs and heuristics' pick head to head: ``final_rounds`` rounds,
 interleaved, each a batch of back-to-back calls on one buffer set with the GPU kept busy; the winner is the
 fastest there. (The first pass rotates inputs over buffer sets and samples briefly, which ranks configs of a few
-microseconds by their launch cost as much as by their kernels: two runs disagreed by up to 20% head to head.) Without a GPU, or with
-``device_profile=``, the exploration runs offline against the device profile: heuristics, engines, knobs and
-plans, no timings.
+microseconds by their launch cost as much as by their kernels: two runs disagreed by up to 20% head to head.)
+Without a GPU, or with ``device_profile=``, the exploration runs offline against the device profile:
+heuristics, engines, knobs and plans, no timings.
 
 Configs cuDNN refused are remembered for the process (``runtime.plans``): cuDNN keeps about 7 KB each time
 it refuses a runtime-compiled config, so none is handed to it twice.
@@ -642,9 +642,8 @@ class _Explorer:
 def explore(graph, *, handle=None, device_profile=None, modes=("A", "B"), time=None, sweep=False,
             max_workspace=None, sm_count_target=None, max_configs=None, engines=True, sweep_seeds=3, pair_seeds=2,
             knob_values=32, sweep_budget_s=4.0, compile_budget_s=30.0, finalists=4, final_rounds=3, warmup=10,
-            repeats=20, buffer_sets=4,
-            cold=False, cuda_graph=False, buffers=None, fusion=True, progress=None, name=None, args=(),
-            kwargs=None) -> Exploration:
+            repeats=20, buffer_sets=4, cold=False, cuda_graph=False, buffers=None, fusion=True, progress=None,
+            name=None, args=(), kwargs=None) -> Exploration:
     """Explore the engine configs cuDNN offers for ``graph`` (see the module's notes).
 
     ``graph``: a finalized operation graph (any API), a ``Graph``, a ``Pattern``, a catalogue pattern name or
@@ -657,8 +656,8 @@ def explore(graph, *, handle=None, device_profile=None, modes=("A", "B"), time=N
     using at most that many SMs; ``max_configs`` caps the heuristics configs tried; ``compile_budget_s``
     caps the time spent building runtime-compiled plans. ``finalists`` fastest configs (0: none) and heuristics'
     pick are re-timed head to head over ``final_rounds`` rounds to pick the winner. Timing: ``warmup``,
-    ``repeats``, ``buffer_sets``
-    (inputs rotated), ``cold`` (L2 flushed), ``cuda_graph`` (replayed inside a CUDA graph). ``buffers``
+    ``repeats``, ``buffer_sets`` (inputs rotated), ``cold`` (L2 flushed), ``cuda_graph`` (replayed inside a CUDA
+    graph). ``buffers``
     ({uid or tensor: device buffer}) replaces the random inputs (outputs are still poisoned first).
     ``fusion``: True/"all" reads the kernel names of every config run, "best" only the best's, False none.
     ``progress(done, total, text)`` is called as configs finish.
@@ -667,9 +666,9 @@ def explore(graph, *, handle=None, device_profile=None, modes=("A", "B"), time=N
                     max_workspace=max_workspace, sm_count_target=sm_count_target, max_configs=max_configs,
                     engines=engines, sweep_seeds=sweep_seeds, pair_seeds=pair_seeds, knob_values=knob_values,
                     sweep_budget_s=sweep_budget_s, compile_budget_s=compile_budget_s, finalists=finalists,
-                    final_rounds=final_rounds, warmup=warmup,
-                    repeats=repeats, buffer_sets=buffer_sets, cold=cold, cuda_graph=cuda_graph, buffers=buffers,
-                    fusion=fusion, progress=progress, name=name, args=args, kwargs=kwargs, keep_plans=False)
+                    final_rounds=final_rounds, warmup=warmup, repeats=repeats, buffer_sets=buffer_sets, cold=cold,
+                    cuda_graph=cuda_graph, buffers=buffers, fusion=fusion, progress=progress, name=name, args=args,
+                    kwargs=kwargs, keep_plans=False)
     try:
         return ex_.run()
     finally:
@@ -725,9 +724,8 @@ def autotune(graph, handle=None, *, cache=None, device_profile=None, store=True,
 def _explore_defaults(kwargs) -> dict:
     d = dict(modes=("A", "B"), time=None, sweep=False, max_workspace=None, sm_count_target=None, max_configs=None,
              engines=False, sweep_seeds=3, pair_seeds=2, knob_values=32, sweep_budget_s=4.0, compile_budget_s=30.0,
-             finalists=4, final_rounds=3,
-             warmup=10, repeats=20, buffer_sets=4, cold=False, cuda_graph=False, buffers=None, fusion="best",
-             progress=None, name=None, args=(), kwargs=None)
+             finalists=4, final_rounds=3, warmup=10, repeats=20, buffer_sets=4, cold=False, cuda_graph=False,
+             buffers=None, fusion="best", progress=None, name=None, args=(), kwargs=None)
     unknown = set(kwargs) - set(d)
     if unknown:
         raise TypeError(f"autotune: unexpected keyword argument(s) {', '.join(sorted(unknown))}")
