@@ -96,6 +96,7 @@ _LAZY = {
     "plan_from_json": ("cudnn_backend.runtime.plans", "plan_from_json"),
     "load_plan": ("cudnn_backend.runtime.plans", "load_plan"),
     "CudaGraph": ("cudnn_backend.runtime.execution", "CudaGraph"),
+    "CapturedGraph": ("cudnn_backend.runtime.execution", "CapturedGraph"),
     "VariantPack": ("cudnn_backend.runtime.execution", "VariantPack"),
     "execute": ("cudnn_backend.runtime.execution", "execute"),
     "populate_cuda_graph": ("cudnn_backend.runtime.execution", "populate_cuda_graph"),
