@@ -46,6 +46,7 @@ from cudnn_backend.errors import PlanCacheError as PlanCacheError
 from cudnn_backend.errors import PlanVersionError as PlanVersionError
 from cudnn_backend.errors import ReferenceUnsupportedError as ReferenceUnsupportedError
 from cudnn_backend.errors import SweepError as SweepError
+from cudnn_backend.runtime.execution import CapturedGraph as CapturedGraph
 from cudnn_backend.runtime.engines import Config as Config
 from cudnn_backend.runtime.execution import CudaGraph as CudaGraph
 from cudnn_backend.runtime.profiles import DeviceProfile as DeviceProfile
