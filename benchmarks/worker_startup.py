@@ -97,8 +97,8 @@ def main():
     args = ap.parse_args()
     import cudnn_backend as cb
 
-    result = {"date": time.strftime("%Y-%m-%d %H:%M"), "cudnn_version": cb.core.versions.format_version(cb.get_version()),
-              "gpus": cb.core.device.gpus()[:1], "repeats": args.repeats, "cases": {}}
+    result = {"date": time.strftime("%Y-%m-%d %H:%M"), "gpus": cb.core.device.gpus()[:1], "repeats": args.repeats,
+              "cudnn_version": cb.core.versions.format_version(cb.get_version()), "cases": {}}
     for kind in ("import", "warm_up_torch", "warm_up_cuda_core", "first_task_before", "first_task_after"):
         result["cases"][kind] = measure(kind, args.repeats)
         r = result["cases"][kind]

@@ -59,9 +59,11 @@ for stage in "$@"; do
           --json "$OUT/explore_notorch.json"
         notorch python3 -m cudnn_backend tune conv_bias_relu --quiet --no-engines --top 5 --cache "$OUT/notorch.sqlite"
         notorch python3 -m cudnn_backend tune conv_bias_relu --quiet --cache "$OUT/notorch.sqlite"
-        notorch python3 -m cudnn_backend bench conv_bias_relu --cache "$OUT/notorch.sqlite" --json "$OUT/bench_notorch.json"
+        notorch python3 -m cudnn_backend bench conv_bias_relu --cache "$OUT/notorch.sqlite" \
+          --json "$OUT/bench_notorch.json"
         notorch python3 -m cudnn_backend fusion conv_bias_relu --cache "$OUT/notorch.sqlite"
-        notorch python3 -m cudnn_backend tune --preset fused --gpus 1 --quiet --max-configs 6 --cache "$OUT/notorch.sqlite"
+        notorch python3 -m cudnn_backend tune --preset fused --gpus 1 --quiet --max-configs 6 \
+          --cache "$OUT/notorch.sqlite"
       } 2>&1 | tee "$OUT/cli-notorch.txt"
       ;;
     timer)
@@ -71,7 +73,8 @@ for stage in "$@"; do
       ;;
     startup)
       log "sweep worker start-up, before (torch imported) and after (cuda.core)"
-      python3 benchmarks/worker_startup.py --repeats 5 --out "$OUT/worker_startup.json" 2>&1 | tee "$OUT/worker_startup.txt"
+      python3 benchmarks/worker_startup.py --repeats 5 --out "$OUT/worker_startup.json" 2>&1 \
+        | tee "$OUT/worker_startup.txt"
       ;;
     fill)
       log "random inputs: numpy on the host + a copy, against a cuda.core Program kernel on the device"

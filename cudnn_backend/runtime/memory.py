@@ -27,8 +27,8 @@ from cudnn_backend.core._descriptor import _stream_to_int
 from cudnn_backend.errors import CudaError, MissingDependencyError
 
 __all__ = ["CudaError", "DeviceBuffer", "HostBuffer", "EventTimer", "L2Flush", "allocate", "allocate_workspace",
-           "check", "cudart", "cudriver", "cuda_core", "device", "current_device_ordinal", "stream_of", "copy_to_device",
-           "copy_to_host", "copy_device", "fill_bytes", "synchronize"]
+           "check", "cudart", "cudriver", "cuda_core", "device", "current_device_ordinal", "stream_of",
+           "copy_to_device", "copy_to_host", "copy_device", "fill_bytes", "synchronize"]
 
 
 _lock = threading.Lock()

@@ -8,12 +8,13 @@ With a GPU (a handle given, or one made here) every config of the heuristics mod
 plan, run on random inputs with its outputs poisoned first, checked — against the fp64 reference evaluator
 (``cudnn_backend.reference``, whole or at sampled coordinates), or, where it cannot compute the graph, against the
 majority of the configs that ran, the reason said (``checking``; each result's ``checked_by``) — and timed (see
-``timing.Timer``). All of it runs on cuda.core and cuda-bindings; torch is not used. ``sweep=True`` then searches around the fastest correct configs: one knob at a time, then
-pairs of knobs changed together (engines couple their knobs), within ``sweep_budget_s``. Last, a final round
-re-times the ``finalists`` fastest correct configs and heuristics' pick head to head: ``final_rounds`` rounds,
-interleaved, each a batch of back-to-back calls on one buffer set with the GPU kept busy; the winner is the
-fastest there. (The first pass rotates inputs over buffer sets and samples briefly, which ranks configs of a few
-microseconds by their launch cost as much as by their kernels: two runs disagreed by up to 20% head to head.)
+``timing.Timer``). All of it runs on cuda.core and cuda-bindings; torch is not used. ``sweep=True`` then searches
+around the fastest correct configs: one knob at a time, then pairs of knobs changed together (engines couple their
+knobs), within ``sweep_budget_s``. Last, a final round re-times the ``finalists`` fastest correct configs and
+heuristics' pick head to head: ``final_rounds`` rounds, interleaved, each a batch of back-to-back calls on one buffer
+set with the GPU kept busy; the winner is the fastest there. (The first pass rotates inputs over buffer sets and
+samples briefly, which ranks configs of a few microseconds by their launch cost as much as by their kernels: two
+runs disagreed by up to 20% head to head.)
 Without a GPU, or with ``device_profile=``, the exploration runs offline against the device profile:
 heuristics, engines, knobs and plans, no timings.
 

@@ -192,7 +192,8 @@ hit, again = cb.autotune("conv_bias_relu", cache=sys.argv[1])
 report = cb.bench(plan, iterations=20, repeats=3, warmup=3)
 fusion = cb.fusion_report(plan)
 cli = [main(["explore", "conv_bias_relu", "--sweep", "--quiet", "--max-configs", "6", "--json", sys.argv[2]]),
-       main(["bench", "conv_bias_relu", "--iterations", "20", "--repeats", "2", "--warmup", "2", "--cache", sys.argv[1]]),
+       main(["bench", "conv_bias_relu", "--iterations", "20", "--repeats", "2", "--warmup", "2",
+             "--cache", sys.argv[1]]),
        main(["fusion", "conv_bias_relu", "--cache", sys.argv[1]]),
        main(["tune", "conv_bias_relu", "--quiet", "--cache", sys.argv[1]])]
 print(json.dumps({"ok": len(ok), "timed": ex.timed, "checked": sorted({r.checked_by for r in ok}),

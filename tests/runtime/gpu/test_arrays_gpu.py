@@ -125,8 +125,8 @@ def test_jax_arrays(case):
     jnp = jax.numpy
     values, ref = case.fresh(3)
     # JAX arrays are row-major: NHWC-shaped arrays are exactly the NHWC tensors' memory
-    bufs = {case.x: jax.device_put(nhwc(values[case.x.uid]), dev), case.w: jax.device_put(nhwc(values[case.w.uid]), dev),
-            case.b: jax.device_put(values[case.b.uid], dev)}
+    bufs = {case.x: jax.device_put(nhwc(values[case.x.uid]), dev),
+            case.w: jax.device_put(nhwc(values[case.w.uid]), dev), case.b: jax.device_put(values[case.b.uid], dev)}
     with jax.default_device(dev):
         ys = jnp.full((N, H, W, K), jnp.nan, dtype=jnp.float16)  # made on the device: no host copy to go stale
     bufs[case.y] = ys
