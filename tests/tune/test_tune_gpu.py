@@ -28,7 +28,7 @@ def test_explore_times_and_checks_every_config():
     ok = [r for r in ex.results if r.status == "ok"]
     assert len(ok) >= 5
     assert all(r.time_us > 0 and r.correct and r.rel_error < 5e-3 for r in ok)
-    assert ex.check in ("fp64 reference", "sampled fp64 reference (4096 points)")
+    assert ex.check == "fp64 reference" or ex.check.startswith("sampled fp64 reference (")
     assert all(r.checked_by == ex.check for r in ok)
     assert ex.best is not None and ex.best.time_us <= ex.heuristics_pick.time_us
     assert ex.headroom >= 1.0
