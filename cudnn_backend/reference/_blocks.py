@@ -97,6 +97,8 @@ def merge(dims, requests) -> Request:
 def select(dims, have: Request, values, want: Request) -> np.ndarray:
     """The values of ``want`` from ``values`` computed for ``have`` (which covers ``want``)."""
     rank = len(dims)
+    if want.depth == have.depth and (want.keys is have.keys or np.array_equal(want.keys, have.keys)):
+        return values  # the same blocks: nothing to pick
     if want.depth > have.depth:
         raise AssertionError(f"{want} is not covered by {have}")
     ratio = math.prod(dims[rank - have.depth:rank - want.depth])

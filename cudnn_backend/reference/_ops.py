@@ -10,7 +10,7 @@ from cudnn_backend._bindings.enums import DescriptorType
 from cudnn_backend.reference._blocks import Request, elements, full, outer_coords, ravel, take
 
 __all__ = ["Unsupported", "Op", "register", "REGISTRY", "broadcast_keys", "check_broadcast", "scalar", "real", "Gather",
-           "needs_of", "element_coords"]
+           "needs_of", "element_coords", "grid", "pick"]
 
 REGISTRY: dict = {}  # DescriptorType value -> Op subclass
 
@@ -55,10 +55,13 @@ def check_broadcast(in_dims, out_dims, what):
 
 def broadcast_keys(out_dims, want: Request, in_dims):
     """(request of the input, inverse): the blocks of a broadcast input that the output's ``want`` reads; the
-    input's values ``v`` give, per wanted output block, ``v[inverse]`` (broadcasting over the block)."""
+    input's values ``v`` give, per wanted output block, ``v[inverse]`` (broadcasting over the block); inverse is
+    None when the input's blocks are the output's (``v`` as it is)."""
     rank, depth = len(out_dims), want.depth
     if depth == rank:
         return full(in_dims), np.zeros(1, dtype=np.int64)
+    if tuple(in_dims[:rank - depth]) == tuple(out_dims[:rank - depth]):
+        return want, None
     coords = outer_coords(want.keys, out_dims, depth)
     outer_in = tuple(in_dims[:rank - depth])
     for axis, d in enumerate(outer_in):
@@ -67,6 +70,11 @@ def broadcast_keys(out_dims, want: Request, in_dims):
     keys = ravel(coords, outer_in)
     unique, inverse = np.unique(keys, return_inverse=True)
     return Request(depth, unique), inverse
+
+
+def pick(values, inverse):
+    """``values[inverse]``, or ``values`` when inverse is None (``broadcast_keys``' identity)."""
+    return values if inverse is None else values[inverse]
 
 
 class Op:
@@ -94,10 +102,10 @@ class Op:
         return uid
 
     def refuse_set(self, *keywords, why="not modelled"):
-        """Unsupported when any of these attributes (or tensor slots) is set."""
+        """Unsupported when any of these attributes (or tensor slots) is set (to anything but 0, false or empty)."""
         for kw in keywords:
             value = self.node.attr(kw)
-            if value is not None and value != () and value is not False:
+            if not (value is None or isinstance(value, (bool, int, float, tuple)) and value in ((), False, 0)):
                 raise Unsupported(f"{kw} is set ({why})")
 
     @property
@@ -168,3 +176,19 @@ def element_coords(dims, want: Request) -> np.ndarray:
     block = math.prod(dims[rank - depth:])
     lin = (want.keys[:, None] * block + np.arange(block, dtype=np.int64)[None, :]).reshape(-1)
     return outer_coords(lin, dims, 0)
+
+
+def grid(dims, want: Request) -> list:
+    """Per axis, the coordinates of a request's elements as arrays broadcastable to ``want.shape(dims)``."""
+    rank, depth = len(dims), want.depth
+    outer = outer_coords(want.keys, dims, depth)
+    out = []
+    for axis in range(rank):
+        shape = [1] * (depth + 1)
+        if axis < rank - depth:
+            shape[0] = len(want.keys)
+            out.append(outer[:, axis].reshape(shape))
+        else:
+            shape[1 + axis - (rank - depth)] = dims[axis]
+            out.append(np.arange(dims[axis], dtype=np.int64).reshape(shape))
+    return out

@@ -10,7 +10,7 @@ import numpy as np
 
 from cudnn_backend._bindings.enums import PointwiseMode
 from cudnn_backend.reference._blocks import outer_coords
-from cudnn_backend.reference._ops import Op, Unsupported, broadcast_keys, check_broadcast, real, register
+from cudnn_backend.reference._ops import Op, Unsupported, broadcast_keys, check_broadcast, pick, real, register
 
 __all__ = ["PointwiseOp", "FUNCTIONS"]
 
@@ -220,7 +220,7 @@ class PointwiseOp(Op):
                 index = np.arange(dims[self.axis], dtype=np.float64).reshape(shape)
 
         def finish(values):
-            ops = {name: values[uid][inverses[name]] for name, uid in self.operands}
+            ops = {name: pick(values[uid], inverses[name]) for name, uid in self.operands}
             with np.errstate(all="ignore"):
                 y = self._apply(ops, index)
             return {self.out: np.broadcast_to(y, want.shape(dims))}
