@@ -137,29 +137,31 @@ class ReadGraph:
         return sorted(u for u in read if u not in self.producer)
 
 
-def _finalized_graph(op_graph):
-    """A finalized OperationGraph from one, a ``Graph`` or a ``Pattern`` (built when it is not)."""
+def _operations(op_graph) -> list:
+    """The operations of a finalized OperationGraph, or of a ``Graph`` / ``Pattern`` as it stands: one not built
+    yet is read without being built here (finalizing it without the handle its plans will run with would leave
+    it unusable for those plans on a GPU)."""
     if not isinstance(op_graph, Descriptor):
         built = getattr(op_graph, "op_graph", None)
-        if built is None and callable(getattr(op_graph, "build", None)):
-            built = op_graph.build()
-        if not isinstance(built, Descriptor):
+        if isinstance(built, Descriptor):
+            op_graph = built
+        elif isinstance(getattr(op_graph, "operations", None), (list, tuple)):
+            return list(op_graph.operations)
+        else:
             raise TypeError(f"op_graph: expected a finalized OperationGraph descriptor, a Graph or a Pattern, not "
                             f"{type(op_graph).__name__}")
-        op_graph = built
     if op_graph.closed:
         raise ValueError("op_graph: the operation graph descriptor is closed")
     if int(op_graph.descriptor_type) != int(_GRAPH):
         raise TypeError(f"op_graph: expected an OperationGraph, not a {op_graph.descriptor_type.name}")
     if not op_graph.finalized:
         raise ValueError("op_graph: the operation graph is not finalized; finalize it first")
-    return op_graph
+    return list(operations_of(op_graph))
 
 
 def read_graph(op_graph) -> ReadGraph:
     """The graph's operations (producers first) and tensors, read from its descriptors."""
-    og = _finalized_graph(op_graph)
-    ops = [op for op in operations_of(og) if isinstance(op, Descriptor)]
+    ops = [op for op in _operations(op_graph) if isinstance(op, Descriptor)]
     if not ops:
         raise GraphError("op_graph: its operations are unknown on the Python side (a graph read back from cuDNN, "
                          "e.g. from a loaded plan): the reference evaluator reads the operations it was built from")

@@ -36,7 +36,8 @@ class Geometry:
             return tuple(int(v) for v in values)
 
         if nsp < 1 or len(w_dims) != len(x_dims) or len(y_dims) != len(x_dims):
-            raise Unsupported(f"x {list(x_dims)}, w {list(w_dims)}, y {list(y_dims)}: not [N, C, spatial...] of one rank")
+            raise Unsupported(f"x {list(x_dims)}, w {list(w_dims)}, y {list(y_dims)}: not [N, C, spatial...] of "
+                              "one rank")
         self.pre, self.post = per_dim("pre_paddings", 0), per_dim("post_paddings", None)
         if self.post == (None,) * nsp:
             self.post = self.pre

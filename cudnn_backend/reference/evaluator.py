@@ -102,7 +102,8 @@ def _line(node, graph, reason) -> str:
 def unsupported(op_graph) -> list:
     """One line per operation of ``op_graph`` the evaluator cannot compute, naming it and why; [] when every
     operation is computable (``evaluate`` raises ``ReferenceUnsupportedError`` with these lines otherwise).
-    ``op_graph``: a finalized OperationGraph (any API), a ``Graph`` or a ``Pattern`` (built here if it is not)."""
+    ``op_graph``: a finalized OperationGraph (any API), a ``Graph`` or a ``Pattern`` (one not built yet is read as it
+    stands, not built)."""
     graph = read_graph(op_graph)
     lines = []
     for node in graph.nodes:
@@ -186,9 +187,10 @@ def evaluate(op_graph, inputs, *, max_elements=DEFAULT_MAX_ELEMENTS, samples=DEF
              max_work=DEFAULT_MAX_WORK) -> ReferenceResult:
     """The fp64 reference of ``op_graph`` on ``inputs``.
 
-    ``op_graph``: a finalized OperationGraph built with any API, a ``Graph`` or a ``Pattern`` (built here if it is
-    not). ``inputs``: {uid (or tensor descriptor): array-like of the tensor's dims in logical order, any real
-    dtype} for every non-virtual tensor the graph reads; by-value scalars default to their recorded values (a
+    ``op_graph``: a finalized OperationGraph built with any API, a ``Graph`` or a ``Pattern`` (one not built yet
+    is read as it stands: building it here, without the handle its plans will run with, would spoil them).
+    ``inputs``: {uid (or tensor descriptor): array-like of the tensor's dims in logical order, any real dtype} for
+    every non-virtual tensor the graph reads; by-value scalars default to their recorded values (a
     number suffices for one). Every non-virtual output is evaluated whole when each has at most ``max_elements``
     elements and the graph's estimated work is at most ``max_work`` multiply-adds; otherwise each output larger
     than ``samples`` elements is evaluated exactly at ``samples`` distinct random coordinates (``seed``), pulling

@@ -9,8 +9,7 @@ import math
 import numpy as np
 
 from cudnn_backend._bindings.enums import PointwiseMode
-from cudnn_backend.reference._blocks import outer_coords
-from cudnn_backend.reference._ops import Op, Unsupported, broadcast_keys, check_broadcast, pick, real, register
+from cudnn_backend.reference._ops import Op, Unsupported, broadcast_keys, check_broadcast, grid, pick, real, register
 
 __all__ = ["PointwiseOp", "FUNCTIONS"]
 
@@ -208,16 +207,7 @@ class PointwiseOp(Op):
         needs, inverses = {}, {}
         for name, uid in self.operands:
             needs[uid], inverses[name] = broadcast_keys(dims, want, self.dims(uid))
-        index = None
-        if self.mode == _GEN_INDEX:
-            depth, rank = want.depth, len(dims)
-            if self.axis < rank - depth:
-                index = outer_coords(want.keys, dims, depth)[:, self.axis].astype(np.float64)
-                index = index.reshape(-1, *([1] * depth))
-            else:
-                shape = [1] * (depth + 1)
-                shape[1 + self.axis - (rank - depth)] = dims[self.axis]
-                index = np.arange(dims[self.axis], dtype=np.float64).reshape(shape)
+        index = grid(dims, want)[self.axis].astype(np.float64) if self.mode == _GEN_INDEX else None
 
         def finish(values):
             ops = {name: pick(values[uid], inverses[name]) for name, uid in self.operands}

@@ -57,7 +57,8 @@ class Window:
         self.p = tuple((s + a + b - w) // st + 1 for s, a, b, w, st in zip(self.s, self.pre, self.post, self.window,
                                                                            self.stride))
         if nsp < 1 or tuple(y_dims) != (*x_dims[:2], *self.p):
-            raise Unsupported(f"y {list(y_dims)} is not the pooled x {list(x_dims)} ({list(x_dims[:2]) + list(self.p)})")
+            raise Unsupported(f"y {list(y_dims)} is not the pooled x {list(x_dims)} "
+                              f"({list(x_dims[:2]) + list(self.p)})")
         self.taps = np.array(list(itertools.product(*[range(w) for w in self.window])),
                              dtype=np.int64).reshape(-1, nsp)
 

@@ -25,13 +25,14 @@ def small():
 def test_a_graph_a_pattern_or_an_operation_graph(rng):
     g, x, b, s, y = small()
     xv, bv = rng.standard_normal([2, 3, 4]), rng.standard_normal([1, 3, 1])
-    from_graph = evaluate(g, {x.uid: xv, b.uid: bv})            # built here
-    assert g.built
-    from_og = evaluate(g.op_graph, {x: xv, b: bv})              # tensor descriptors as keys
+    from_graph = evaluate(g, {x.uid: xv, b.uid: bv})            # read as it stands: not built here
+    assert not g.built
+    from_og = evaluate(g.build(), {x: xv, b: bv})               # tensor descriptors as keys
     assert_close(from_graph.outputs[y.uid], (xv + bv) * 2.5)
     assert_close(from_og.outputs[y.uid], from_graph.outputs[y.uid])
     p = conv_bias_relu(n=1, c=4, h=5, w=5, k=4, build=False)
-    r = evaluate(p, random_inputs(p.graph.build(), rng))
+    r = evaluate(p, random_inputs(p, rng))
+    assert not p.built
     assert set(r.outputs) == {p.y.uid} and r.names[p.y.uid] == "y"
 
 

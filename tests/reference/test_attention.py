@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import cudnn_backend as cb
-from cudnn_backend.patterns import sdpa_bwd, sdpa_composite_bwd, sdpa_composite_fwd, sdpa_fwd
+from cudnn_backend.patterns import sdpa_bwd, sdpa_composite_bwd, sdpa_composite_fwd
 from cudnn_backend.reference import evaluate
 from cudnn_backend.typed import OperationSoftmax
 

@@ -120,7 +120,8 @@ def test_alpha_beta_blend_the_prior_output(rng):
     x, w = g.tensor([1, 2, 5, 5], layout="nhwc"), g.tensor([3, 2, 3, 3], layout="nhwc")
     y = g.conv_fwd(x, w, padding=1, alpha=0.5, beta=2.0, output=True)
     og = g.build()
-    xv, wv, prior = rng.standard_normal([1, 2, 5, 5]), rng.standard_normal([3, 2, 3, 3]), rng.standard_normal([1, 3, 5, 5])
+    xv, wv = rng.standard_normal([1, 2, 5, 5]), rng.standard_normal([3, 2, 3, 3])
+    prior = rng.standard_normal([1, 3, 5, 5])
     with pytest.raises(ValueError, match="prior value"):
         evaluate(og, {x.uid: xv, w.uid: wv})
     out = evaluate(og, {x.uid: xv, w.uid: wv, y.uid: prior}).outputs[y.uid]

@@ -10,7 +10,8 @@ from tests.reference.helpers import assert_close, assert_sampled_matches_whole, 
 
 
 @pytest.mark.parametrize("a_dims,b_dims", [([5, 7], [7, 3]), ([4, 6, 5], [4, 5, 3]), ([2, 1, 4, 5], [1, 3, 5, 6]),
-                                           ([3, 4, 5], [1, 5, 2])], ids=["2d", "batched", "broadcast-both", "broadcast-b"])
+                                           ([3, 4, 5], [1, 5, 2])],
+                         ids=["2d", "batched", "broadcast-both", "broadcast-b"])
 def test_batched_with_broadcast(a_dims, b_dims, rng):
     g = cb.Graph("mm", io_data_type="float")
     a, b = g.tensor(a_dims, name="a"), g.tensor(b_dims, name="b")

@@ -23,7 +23,8 @@ PARAMS = dict(relu_lower_clip=-0.25, relu_upper_clip=0.75, relu_lower_clip_slope
 
 
 def relu(v, p):
-    lo, hi, slope = p.get("relu_lower_clip", 0.0), p.get("relu_upper_clip", math.inf), p.get("relu_lower_clip_slope", 0.0)
+    lo, hi = p.get("relu_lower_clip", 0.0), p.get("relu_upper_clip", math.inf)
+    slope = p.get("relu_lower_clip_slope", 0.0)
     return min(v, hi) if v > lo else lo + slope * (v - lo)
 
 
