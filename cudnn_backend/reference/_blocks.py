@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-__all__ = ["Request", "full", "elements", "merge", "select", "take", "outer_coords", "ravel"]
+__all__ = ["Request", "full", "elements", "merge", "select", "take", "outer_coords", "ravel", "ravel_axes"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -51,10 +51,14 @@ def ravel(coords, dims) -> np.ndarray:
     coords = np.asarray(coords, dtype=np.int64)
     if not dims:
         return np.zeros(coords.shape[:-1], dtype=np.int64)
-    lin = coords[..., 0].copy()
-    for axis in range(1, len(dims)):
-        lin *= dims[axis]
-        lin += coords[..., axis]
+    return ravel_axes(dims, [coords[..., axis] for axis in range(len(dims))])
+
+
+def ravel_axes(dims, indices) -> np.ndarray:
+    """Row-major linear indices from one index array per axis (broadcasting against each other, in range)."""
+    lin = np.asarray(indices[0], dtype=np.int64)
+    for d, index in zip(dims[1:], indices[1:]):
+        lin = lin * d + index
     return lin
 
 

@@ -49,10 +49,6 @@ class Softmax(Op):
             if u is not None and self.dims(u) != (*xd[:-1], 1):
                 raise Unsupported(f"{self.info(u).name} {list(self.dims(u))} is not x's dims with the last 1")
 
-    @property
-    def inputs(self):
-        return [self.x]
-
     def _outputs(self, x):
         y, lse, m, s = softmax_rows(x)
         out = {self.y: y}
@@ -143,10 +139,6 @@ class SdpaForward(_Sdpa):
         if self.stats is not None and self.dims(self.stats) != (b, hq, sq, 1):
             raise Unsupported(f"stats {list(self.dims(self.stats))} is not [b, h_q, s_q, 1]")
 
-    @property
-    def inputs(self):
-        return [u for u in (self.q, self.k, self.v, self.scale, self.q_len, self.kv_len) if u is not None]
-
     def _heads(self, rows, q_rows, values, k_index, v_index):
         """(O (R, d_v), stats (R,)) of query rows (R, 3) = (b, h, i) with their Q rows (R, d); ``k_index(b, h)`` and
         ``v_index(b, h)`` give a head's K and V."""
@@ -224,11 +216,6 @@ class SdpaBackward(_Sdpa):
         self.o, self.do, self.stats = self.need("odesc"), self.need("doddesc"), self.need("statsdesc")
         self.dq, self.dk, self.dv = self.need("dqdesc"), self.need("dkdesc"), self.need("dvdesc")
 
-    @property
-    def inputs(self):
-        return [u for u in (self.q, self.k, self.v, self.o, self.do, self.stats, self.scale, self.q_len,
-                            self.kv_len) if u is not None]
-
     def dense(self, values):
         q, k, v, o, do = (values[u] for u in (self.q, self.k, self.v, self.o, self.do))
         stats = values[self.stats]
@@ -280,10 +267,6 @@ class DiagonalBandMask(Op):
         for u in (self.q_len, self.kv_len):
             if u is not None and math.prod(self.dims(u)) != xd[0]:
                 raise Unsupported(f"{self.info(u).name} has {math.prod(self.dims(u))} values for batch {xd[0]}")
-
-    @property
-    def inputs(self):
-        return [u for u in (self.x, self.fill, self.q_len, self.kv_len, self.left, self.shift) if u is not None]
 
     def _mask(self, x, coords, values):
         b, _, row, col = coords

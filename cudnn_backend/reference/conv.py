@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from cudnn_backend._bindings.enums import ConvolutionMode
+from cudnn_backend.reference._blocks import ravel_axes
 from cudnn_backend.reference._graph import as_tuple
 from cudnn_backend.reference._ops import Gather, Op, Unsupported, element_coords, needs_of, real, register
 
@@ -114,6 +115,11 @@ def backward_filter(x, dy, g: Geometry):
     return dw.reshape(g.groups * g.kg, g.cg, *g.r)
 
 
+def _split(positions):
+    """Per spatial axis, the index arrays of positions ``(..., nsp)``."""
+    return [positions[..., axis] for axis in range(positions.shape[-1])]
+
+
 class _Convolution(Op):
     X, W, Y = "x", "w", "y"  # the slots of this direction's operands (Y: what it writes)
 
@@ -122,10 +128,6 @@ class _Convolution(Op):
         self.x, self.w, self.y = self.need(self.X), self.need(self.W), self.need(self.Y)
         self.geometry = self.make_geometry()
         self.blend = {self.y: (real(node.attr("alpha", 1.0), "alpha"), real(node.attr("beta", 0.0), "beta"))}
-
-    @property
-    def inputs(self):
-        return [u for u in (self.x, self.w, self.y) if u != self.out]
 
     def work(self) -> float:
         return self.geometry.macs(self.batch)
@@ -163,17 +165,9 @@ class ConvForward(_Convolution):
         pos = yc[:, None, 2:] * np.array(g.stride) - np.array(g.pre) + taps[None] * np.array(g.dilation)
         inside = np.all((pos >= 0) & (pos < np.array(g.s)), axis=-1)            # (M, T)
         pos = np.where(inside[..., None], pos, 0)
-        spatial = np.zeros(pos.shape[:2], dtype=np.int64)
-        for axis, s in enumerate(g.s):
-            spatial = spatial * s + pos[..., axis]
-        sp = math.prod(g.s)
         channel = grp[:, None] * g.cg + c[None, :]                               # (M, Cg)
-        x_lin = ((n[:, None, None] * (g.groups * g.cg) + channel[:, :, None]) * sp + spatial[:, None, :])
-        rs = math.prod(g.r)
-        f_spatial = np.zeros(len(g.taps), dtype=np.int64)
-        for axis, r in enumerate(g.r):
-            f_spatial = f_spatial * r + filt[:, axis]
-        w_lin = (k[:, None, None] * g.cg + c[None, :, None]) * rs + f_spatial[None, None, :]
+        x_lin = ravel_axes(self.dims(self.x), [n[:, None, None], channel[:, :, None], *_split(pos[:, None])])
+        w_lin = ravel_axes(self.dims(self.w), [k[:, None, None], c[None, :, None], *_split(filt[None, None])])
         gx = Gather(self.x, self.dims(self.x), x_lin, cheap(self.x))
         gw = Gather(self.w, self.dims(self.w), w_lin, cheap(self.w))
 
@@ -208,15 +202,9 @@ class ConvBackwardData(_Convolution):
         out = num // np.array(g.stride)
         hit = np.all((num % np.array(g.stride) == 0) & (out >= 0) & (out < np.array(g.p)), axis=-1)
         out = np.where(hit[..., None], out, 0)
-        spatial = np.zeros(out.shape[:2], dtype=np.int64)
-        for axis, p in enumerate(g.p):
-            spatial = spatial * p + out[..., axis]
         kk = grp[:, None] * g.kg + np.arange(g.kg, dtype=np.int64)[None, :]     # (M, Kg)
-        dy_lin = (n[:, None, None] * (g.groups * g.kg) + kk[:, :, None]) * math.prod(g.p) + spatial[:, None, :]
-        f_spatial = np.zeros(len(g.taps), dtype=np.int64)
-        for axis, r in enumerate(g.r):
-            f_spatial = f_spatial * r + filt[:, axis]
-        w_lin = (kk[:, :, None] * g.cg + c[:, None, None]) * math.prod(g.r) + f_spatial[None, None, :]
+        dy_lin = ravel_axes(self.dims(self.x), [n[:, None, None], kk[:, :, None], *_split(out[:, None])])
+        w_lin = ravel_axes(self.dims(self.w), [kk[:, :, None], c[:, None, None], *_split(filt[None, None])])
         gdy = Gather(self.x, self.dims(self.x), dy_lin, cheap(self.x))
         gw = Gather(self.w, self.dims(self.w), w_lin, cheap(self.w))
 
@@ -252,14 +240,12 @@ class ConvBackwardFilter(_Convolution):
         pos = pp[None] * np.array(g.stride) - np.array(g.pre) + tap[:, None, :] * np.array(g.dilation)  # (M, PP, nsp)
         inside = np.all((pos >= 0) & (pos < np.array(g.s)), axis=-1)                 # (M, PP)
         pos = np.where(inside[..., None], pos, 0)
-        spatial = np.zeros(pos.shape[:2], dtype=np.int64)
-        for axis, s in enumerate(g.s):
-            spatial = spatial * s + pos[..., axis]
         nn = np.arange(n_all, dtype=np.int64)
-        x_lin = ((nn[None, :, None] * (g.groups * g.cg) + (grp * g.cg + c)[:, None, None]) * math.prod(g.s)
-                 + spatial[:, None, :])                                               # (M, N, PP)
+        x_lin = ravel_axes(self.dims(self.x), [nn[None, :, None], (grp * g.cg + c)[:, None, None],
+                                               *_split(pos[:, None])])                # (M, N, PP)
         pidx = np.arange(math.prod(g.p), dtype=np.int64)
-        dy_lin = (nn[None, :, None] * (g.groups * g.kg) + k[:, None, None]) * math.prod(g.p) + pidx[None, None, :]
+        dy_lin = ravel_axes((n_all, g.groups * g.kg, math.prod(g.p)), [nn[None, :, None], k[:, None, None],
+                                                                       pidx[None, None, :]])
         gx = Gather(self.x, self.dims(self.x), x_lin, cheap(self.x))
         gdy = Gather(self.w, self.dims(self.w), dy_lin, cheap(self.w))
 

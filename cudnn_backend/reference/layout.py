@@ -79,10 +79,6 @@ class Concat(IndexMap):
             raise Unsupported(f"the inputs' sizes along axis {self.axis} sum to {sum(sizes)}, not {yd[self.axis]}")
         self.starts = np.cumsum([0, *sizes])
 
-    @property
-    def inputs(self):
-        return list(dict.fromkeys(self.parts))
-
     def dense(self, values):
         return {self.y: np.concatenate([values[u] for u in self.parts], axis=self.axis)}
 
@@ -114,10 +110,6 @@ class Reshape(IndexMap):
                                   f"{list(yi.dims)} strides {list(yi.strides)} that do not both pack their "
                                   "elements densely")
 
-    @property
-    def inputs(self):
-        return [self.x]
-
     def source(self, coords):
         yi, xi = self.info(self.y), self.info(self.x)
         if self.logical:
@@ -148,10 +140,6 @@ class Transpose(IndexMap):
         if sorted(self.perm) != list(range(len(xd))) or tuple(xd[p] for p in self.perm) != tuple(yd):
             raise Unsupported(f"permutation {list(self.perm)} does not take x {list(xd)} to y {list(yd)}")
 
-    @property
-    def inputs(self):
-        return [self.x]
-
     def dense(self, values):
         return {self.y: np.transpose(values[self.x], self.perm)}
 
@@ -177,10 +165,6 @@ class Slice(IndexMap):
         expected = tuple(len(range(a, b, s)) for a, b, s in zip(self.start, self.limit, self.step))
         if expected != tuple(yd) or any(a < 0 or b > x for a, b, x in zip(self.start, self.limit, xd)):
             raise Unsupported(f"x {list(xd)}[{self.start}:{self.limit}:{self.step}] is not y {list(yd)}")
-
-    @property
-    def inputs(self):
-        return [self.x]
 
     def dense(self, values):
         return {self.y: values[self.x][tuple(slice(a, b, s) for a, b, s in zip(self.start, self.limit,

@@ -46,10 +46,6 @@ class MatmulOp(Op):
                 raise Unsupported(f"the {kw} override has {math.prod(self.dims(u))} values for {batches} batches")
         self.padding = real(node.child("desc", "padding_value", 0.0), "padding_value")
 
-    @property
-    def inputs(self):
-        return [self.a, self.b, *self.overrides.values()]
-
     def work(self) -> float:
         return float(math.prod(self.dims(self.c))) * self.dims(self.a)[-1]
 

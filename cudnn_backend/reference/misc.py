@@ -45,10 +45,6 @@ class Rope(Op):
         if len(fd) != 4 or fd[0] != xd[2] or fd[1] != 1 or fd[2] != 1 or fd[3] not in (d, self.rope_dim):
             raise Unsupported(f"freqs {list(fd)} is not [s, 1, 1, D or rope_dim] for x {list(xd)}")
 
-    @property
-    def inputs(self):
-        return [self.x, self.freqs]
-
     def _rotate(self, x, seq, freqs):
         """Y of rows X (..., D) at sequence positions ``seq`` (broadcast against ...) with freqs [s, F]."""
         d, r = x.shape[-1], self.rope_dim
@@ -99,10 +95,6 @@ class BlockScaleDequantize(Op):
         if any(s * b != x for s, b, x in zip(sd, self.block, xd)):
             raise Unsupported(f"scale {list(sd)} is not x {list(xd)} divided by blocks {list(self.block)}")
 
-    @property
-    def inputs(self):
-        return [self.x, self.scale]
-
     def dense(self, values):
         scale = values[self.scale]
         for axis, b in enumerate(self.block):
@@ -141,10 +133,6 @@ class MoeGroupedMatmul(Op):
                 math.prod(self.dims(self.offsets)) != wd[0]:
             raise Unsupported(f"tokens {list(td)}, weights {list(wd)}, output {list(od)}: not [1,T,K] @ [E,K,N]")
 
-    @property
-    def inputs(self):
-        return [self.tokens, self.weights, self.offsets]
-
     def work(self) -> float:
         return float(math.prod(self.dims(self.out))) * self.dims(self.tokens)[2]
 
@@ -169,10 +157,6 @@ class MoeGroupedMatmulBackward(Op):
                 math.prod(self.dims(self.offsets)) != wd[0]:
             raise Unsupported(f"tokens {list(td)}, doutput {list(dd)}, dweight {list(wd)}: not [1,T,K], [1,T,N], "
                               "[E,K,N]")
-
-    @property
-    def inputs(self):
-        return [self.tokens, self.dout, self.offsets]
 
     def dense(self, values):
         tokens, dout = values[self.tokens][0], values[self.dout][0]

@@ -95,11 +95,6 @@ class NormForward(Op):
         if self.eps is None:
             raise Unsupported("its epsilon tensor is not set")
 
-    @property
-    def inputs(self):
-        return [u for u in (self.x, self.scale, self.bias, self.eps, self.rm_in, self.rv_in, self.factor)
-                if u is not None]
-
     def _stat_outputs(self, mean, inv):
         out = {}
         if self.mean is not None:
@@ -185,10 +180,6 @@ class NormBackward(Op):
         _check_stats(xd, self.stats_dims, "inv_variance")
         check_broadcast(self.dims(self.scale), xd, "scale")
 
-    @property
-    def inputs(self):
-        return [u for u in (self.x, self.dy, self.scale, self.inv, self.mean) if u is not None]
-
     def dense(self, values):
         x, dy, scale = values[self.x], values[self.dy], values[self.scale]
         sd = self.stats_dims
@@ -230,11 +221,6 @@ class BnFinalize(Op):
         if self.rm_out is not None and (self.rm_in is None or self.factor is None):
             raise Unsupported("updated running statistics without the previous ones or the factor")
 
-    @property
-    def inputs(self):
-        return [u for u in (self.sum, self.sqsum, self.scale, self.bias, self.count, self.eps, self.factor,
-                            self.rm_in, self.rv_in) if u is not None]
-
     def dense(self, values):
         n, eps = scalar(values, self.count), scalar(values, self.eps)
         if self.inference:
@@ -264,10 +250,6 @@ class BnBackwardWeights(Op):
                      "eq_dy_scale": node.uid("eq_dy_scale_desc"), "eq_x_scale": node.uid("eq_x_scale_desc"),
                      "eq_bias": node.uid("eq_bias")}
         _check_stats(self.dims(self.x), self.dims(self.mean), "mean")
-
-    @property
-    def inputs(self):
-        return [self.x, self.dy, self.mean, self.inv, self.scale]
 
     def dense(self, values):
         x, dy, mean, inv, scale = (values[u] for u in (self.x, self.dy, self.mean, self.inv, self.scale))

@@ -75,10 +75,6 @@ class ReductionOp(Op):
             raise Unsupported(f"reduction operator {raw!r} is unknown") from None
         self.axes = reduced_axes(self.dims(self.x), self.dims(self.y), "y")
 
-    @property
-    def inputs(self):
-        return [self.x]
-
     def dense(self, values):
         x = values[self.x]
         return {self.y: self.reduce(x, self.axes).reshape(self.dims(self.y)) if self.axes else x.copy()}
@@ -103,10 +99,6 @@ class GenStatsOp(Op):
         self.axes = reduced_axes(self.dims(self.x), self.dims(self.sum), "sum")
         if self.dims(self.sqsum) != self.dims(self.sum):
             raise Unsupported("sum and sqsum have different dims")
-
-    @property
-    def inputs(self):
-        return [self.x]
 
     def dense(self, values):
         x = values[self.x]

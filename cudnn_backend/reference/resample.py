@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from cudnn_backend._bindings.enums import PaddingMode, ResampleMode
+from cudnn_backend.reference._blocks import ravel_axes
 from cudnn_backend.reference._graph import as_tuple
 from cudnn_backend.reference._ops import Gather, Op, Unsupported, element_coords, real, register
 
@@ -89,10 +90,7 @@ class Window:
 
 def _spatial_lin(nc, pos, s):
     """Linear indices into X [N, C, *s] of (n*C + c) (M,) and positions (M, T, nsp)."""
-    lin = np.broadcast_to(nc[:, None], pos.shape[:2]).copy()
-    for axis, d in enumerate(s):
-        lin = lin * d + pos[..., axis]
-    return lin
+    return ravel_axes((None, *s), [nc[:, None], *[pos[..., axis] for axis in range(len(s))]])
 
 
 @register("RESAMPLE_FWD")
@@ -104,10 +102,6 @@ class ResampleForward(Op):
         if self.index is not None and self.window.mode != _MAX:
             raise Unsupported("an index output of average pooling")
         self.blend = {self.y: (real(node.attr("alpha", 1.0), "alpha"), real(node.attr("beta", 0.0), "beta"))}
-
-    @property
-    def inputs(self):
-        return [self.x]
 
     def work(self) -> float:
         return float(math.prod(self.dims(self.y))) * len(self.window.taps)

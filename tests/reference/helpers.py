@@ -38,6 +38,18 @@ def random_inputs(op_graph, rng, low=None, high=None, **override):
     return out
 
 
+def numeric_grad(f, a, h=1e-6):
+    """The gradient of the scalar function ``f`` at array ``a`` by central differences (independent of any
+    backward formula)."""
+    g = np.zeros_like(a)
+    for i in np.ndindex(a.shape):
+        up, down = a.copy(), a.copy()
+        up[i] += h
+        down[i] -= h
+        g[i] = (f(up) - f(down)) / (2 * h)
+    return g
+
+
 def by_name(op_graph):
     """{name: uid} of the graph's tensors."""
     return {t.name: u for u, t in read_graph(op_graph).tensors.items()}

@@ -12,7 +12,7 @@ from cudnn_backend.reference import evaluate
 from cudnn_backend.typed import OperationSoftmax
 
 from tests.reference.helpers import assert_close, assert_sampled_matches_whole, by_name, needs_cudnn, \
-    newer_cudnn_skips, random_inputs
+    newer_cudnn_skips, numeric_grad, random_inputs
 
 
 def attention(q, k, v, scale, causal=False, kv_len=None, q_len=None):
@@ -48,16 +48,6 @@ def test_composite_forward(causal, rng):
     assert_close(r.outputs[p.o.uid], o)
     assert_close(r.outputs[p.stats.uid], stats)
     assert_sampled_matches_whole(p.op_graph, inputs)
-
-
-def numeric_grad(f, a, h=1e-6):
-    g = np.zeros_like(a)
-    for i in np.ndindex(a.shape):
-        up, down = a.copy(), a.copy()
-        up[i] += h
-        down[i] -= h
-        g[i] = (f(up) - f(down)) / (2 * h)
-    return g
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])

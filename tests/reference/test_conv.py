@@ -70,48 +70,40 @@ def layout(dims):
     return "nhwc" if len(dims) >= 3 else None
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_forward(case, rng):
-    xd, wd, pre, post, stride, dil, mode = case
-    g = cb.Graph("conv")
-    x, w = g.tensor(xd, layout=layout(xd), name="x"), g.tensor(wd, layout=layout(wd), name="w")
-    y = g.conv_fwd(x, w, padding=pre, post_padding=post, stride=stride, dilation=dil, mode=mode, output=True)
-    og = g.build()
-    xv, wv = rng.standard_normal(xd), rng.standard_normal(wd)
-    result = evaluate(og, {x.uid: xv, w.uid: wv})
-    assert_close(result.outputs[y.uid], loops_forward(xv, wv, pre, post, stride, dil, mode), what="y")
-    assert_sampled_matches_whole(og, {x.uid: xv, w.uid: wv})
-
-
-@pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_backward_data(case, rng):
+def build(direction, case):
+    """(graph, the two operand tensors, the output) of one direction of a case."""
     xd, wd, pre, post, stride, dil, mode = case
     yd = out_dims(xd, wd, pre, post, stride, dil)
-    g = cb.Graph("dgrad")
-    dy, w = g.tensor(yd, layout=layout(yd), name="dy"), g.tensor(wd, layout=layout(wd), name="w")
-    dx = g.conv_bwd_data(dy, w, xd, padding=pre, post_padding=post, stride=stride, dilation=dil, mode=mode,
-                         output=True)
-    og = g.build()
-    dyv, wv = rng.standard_normal(yd), rng.standard_normal(wd)
-    result = evaluate(og, {dy.uid: dyv, w.uid: wv})
-    assert_close(result.outputs[dx.uid], loops_backward_data(dyv, wv, xd, pre, post, stride, dil, mode), what="dx")
-    assert_sampled_matches_whole(og, {dy.uid: dyv, w.uid: wv})
+    kw = dict(padding=pre, post_padding=post, stride=stride, dilation=dil, mode=mode, output=True)
+    g = cb.Graph(direction)
+    if direction == "forward":
+        a, b = g.tensor(xd, layout=layout(xd), name="x"), g.tensor(wd, layout=layout(wd), name="w")
+        return g, a, b, g.conv_fwd(a, b, **kw)
+    if direction == "backward_data":
+        a, b = g.tensor(yd, layout=layout(yd), name="dy"), g.tensor(wd, layout=layout(wd), name="w")
+        return g, a, b, g.conv_bwd_data(a, b, xd, **kw)
+    a, b = g.tensor(xd, layout=layout(xd), name="x"), g.tensor(yd, layout=layout(yd), name="dy")
+    return g, a, b, g.conv_bwd_filter(a, b, wd, **kw)
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_backward_filter(case, rng):
+def loops(direction, av, bv, case):
     xd, wd, pre, post, stride, dil, mode = case
-    yd = out_dims(xd, wd, pre, post, stride, dil)
-    g = cb.Graph("wgrad")
-    x, dy = g.tensor(xd, layout=layout(xd), name="x"), g.tensor(yd, layout=layout(yd), name="dy")
-    dw = g.conv_bwd_filter(x, dy, wd, padding=pre, post_padding=post, stride=stride, dilation=dil, mode=mode,
-                           output=True)
+    if direction == "forward":
+        return loops_forward(av, bv, pre, post, stride, dil, mode)
+    if direction == "backward_data":
+        return loops_backward_data(av, bv, xd, pre, post, stride, dil, mode)
+    return loops_backward_filter(av, bv, wd, pre, post, stride, dil, mode)
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward_data", "backward_filter"])
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_directions(direction, case, rng):
+    g, a, b, out = build(direction, case)
     og = g.build()
-    xv, dyv = rng.standard_normal(xd), rng.standard_normal(yd)
-    result = evaluate(og, {x.uid: xv, dy.uid: dyv})
-    assert_close(result.outputs[dw.uid], loops_backward_filter(xv, dyv, wd, pre, post, stride, dil, mode),
-                 what="dw")
-    assert_sampled_matches_whole(og, {x.uid: xv, dy.uid: dyv})
+    av, bv = rng.standard_normal(a.shape), rng.standard_normal(b.shape)
+    result = evaluate(og, {a.uid: av, b.uid: bv})
+    assert_close(result.outputs[out.uid], loops(direction, av, bv, case), what=direction)
+    assert_sampled_matches_whole(og, {a.uid: av, b.uid: bv})
 
 
 def test_alpha_beta_blend_the_prior_output(rng):

@@ -8,7 +8,7 @@ import pytest
 import cudnn_backend as cb
 from cudnn_backend.reference import evaluate
 
-from tests.reference.helpers import assert_close, assert_sampled_matches_whole
+from tests.reference.helpers import assert_close, assert_sampled_matches_whole, numeric_grad
 
 EPS = 0.0625
 
@@ -19,16 +19,6 @@ def forward(x, scale, bias, axes, rms=False):
     inv = 1.0 / np.sqrt(var + EPS)
     y = (x - mean) * inv * scale + (0.0 if bias is None else bias)
     return y, (None if rms else mean), inv, var
-
-
-def numeric_grad(f, a, h=1e-6):
-    g = np.zeros_like(a)
-    for i in np.ndindex(a.shape):
-        up, down = a.copy(), a.copy()
-        up[i] += h
-        down[i] -= h
-        g[i] = (f(up) - f(down)) / (2 * h)
-    return g
 
 
 def graph(x_dims, scale_dims, **kw):
