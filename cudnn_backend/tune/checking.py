@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cudnn_backend.reference import evaluate, unsupported
+from cudnn_backend.reference.evaluator import DEFAULT_MAX_ELEMENTS, DEFAULT_SAMPLES
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.errors import ReferenceUnsupportedError
 from cudnn_backend.typed import arrays
@@ -31,8 +32,8 @@ __all__ = ["tolerance", "agreement_tolerance", "relative_error", "AnswerGroups",
 D = DataType
 FP64 = "fp64 reference"
 MAJORITY = "majority"
-MAX_ELEMENTS = 1 << 18  # outputs up to this many elements are checked whole
-SAMPLES = 4096  # larger ones at this many random coordinates
+MAX_ELEMENTS = DEFAULT_MAX_ELEMENTS  # the evaluator's: outputs up to this many elements are checked whole,
+SAMPLES = DEFAULT_SAMPLES  # larger ones at this many random coordinates
 
 # relative L2 error allowed against the fp64 reference, by output data type
 _REFERENCE_TOL = {D.CUDNN_DATA_HALF: 5e-3, D.CUDNN_DATA_BFLOAT16: 2e-2, D.CUDNN_DATA_FLOAT: 5e-3,

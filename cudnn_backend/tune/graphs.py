@@ -50,10 +50,6 @@ class Subject:
     json_graph: dict | None = None
 
     @property
-    def reference(self):
-        return self.pattern.reference if self.pattern is not None else None
-
-    @property
     def fingerprint(self) -> str:
         """The graph's canonical fingerprint (``json:``-prefixed for a graph known only from a plan's JSON)."""
         if self.json_graph is not None:
