@@ -144,7 +144,7 @@ def test_numba_arrays_on_their_stream(case):
             case.w: numba_cuda.to_device(nhwc(values[case.w.uid]), stream=stream),
             case.b: numba_cuda.to_device(values[case.b.uid], stream=stream),
             case.y: numba_cuda.to_device(poisoned((N, H, W, K)), stream=stream)}
-    consumer = memory.cuda_core().Device().create_stream()
+    consumer = memory.device().create_stream()
     case.run(bufs, consumer)
     case.check(bufs[case.y].copy_to_host().transpose(0, 3, 1, 2), ref, "numba")
 
