@@ -35,9 +35,10 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export CUDNN_BACKEND_PLAN_CACHE="$OUT/plans.sqlite"
 cb() { python3 -m cudnn_backend "$@"; }
 # torch made unimportable (here and in every process started from here, sweep workers too): a stand-in first on
-# the path whose import raises, as on a machine without torch
+# the path whose import raises ModuleNotFoundError, as on a machine without torch (pytest.importorskip skips on that
+# exception only: a plain ImportError fails the collection)
 NOTORCH=/tmp/notorch
-mkdir -p "$NOTORCH/torch" && echo 'raise ImportError("torch is blocked: tools/gpu_run.sh notorch stage")' \
+mkdir -p "$NOTORCH/torch" && echo 'raise ModuleNotFoundError("torch is blocked (tools/gpu_run.sh)", name="torch")' \
   > "$NOTORCH/torch/__init__.py"
 notorch() { PYTHONPATH="$NOTORCH${PYTHONPATH:+:$PYTHONPATH}" "$@"; }
 

@@ -314,11 +314,20 @@ def encode(values, data_type) -> np.ndarray:
     values = np.asarray(values)
     if data_type == D.CUDNN_DATA_BFLOAT16:
         with np.errstate(over="ignore"):  # beyond float32's range: infinity, as the hardware rounds
-            bits = np.asarray(values.astype(np.float32)).view(np.uint32)
-        nan = (bits & 0x7F800000) == 0x7F800000
-        nan &= (bits & 0x007FFFFF) != 0
-        rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-        return np.where(nan, ((bits >> 16) | 0x0040).astype(np.uint16), rounded)
+            f32 = np.asarray(values, dtype=np.float32)
+        shape = f32.shape
+        f32 = f32.reshape(-1)  # 1-D (a copy only where the values are not contiguous)
+        bits = f32.view(np.uint32)
+        rounded = bits >> 16  # in place from here: one temporary for arrays of many million elements
+        rounded &= 1
+        rounded += bits
+        rounded += 0x7FFF
+        rounded >>= 16
+        out = rounded.astype(np.uint16)
+        nan = np.isnan(f32)
+        if nan.any():  # a NaN stays a NaN (quiet), whatever rounding would carry into its exponent
+            out[nan] = ((bits[nan] >> 16) | 0x0040).astype(np.uint16)
+        return out.reshape(shape)
     if data_type in _FP8:
         return _encode_fp8(values.astype(np.float64), _FP8[data_type])
     dtype = storage_dtype(data_type)

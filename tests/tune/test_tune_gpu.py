@@ -222,7 +222,7 @@ def test_sweep_workers_start_without_torch(tmp_path):
     path): every task tunes and is checked."""
     blocker = tmp_path / "notorch" / "torch"
     blocker.mkdir(parents=True)
-    (blocker / "__init__.py").write_text("raise ImportError('torch is blocked in this test')\n")
+    (blocker / "__init__.py").write_text("raise ModuleNotFoundError('torch is blocked in this test', name='torch')\n")
     code = textwrap.dedent(f"""
         import json, cudnn_backend as cb
         tasks = [cb.Task("conv_fwd", dict(n=4, c=32, h=16, w=16, k=32)), cb.Task("conv_bias_relu", dict(n=2))]

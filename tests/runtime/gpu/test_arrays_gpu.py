@@ -175,17 +175,17 @@ def test_arrays_that_do_not_describe_their_tensor_are_refused(case):
     good = {case.x: cp.asarray(nhwc(values[case.x.uid])), case.w: cp.asarray(nhwc(values[case.w.uid])),
             case.b: cp.asarray(values[case.b.uid]), case.y: cp.zeros((N, H, W, K), cp.float16)}
     VariantPack(case.plan, good).close()
-    nchw = dict(good, **{case.x: cp.asarray(values[case.x.uid])})  # contiguous NCHW for an NHWC tensor
+    nchw = {**good, case.x: cp.asarray(values[case.x.uid])}  # contiguous NCHW for an NHWC tensor
     with pytest.raises(ValueError, match=r"\(x\): the array's strides \[2304, 144, 12, 1\] .* are not the tensor's "
                                          r"\[2304, 1, 192, 16\]"):
         VariantPack(case.plan, nchw)
-    wrong_type = dict(good, **{case.y: cp.zeros((N, H, W, K), cp.float32)})
+    wrong_type = {**good, case.y: cp.zeros((N, H, W, K), cp.float32)}
     with pytest.raises(ValueError, match=r"\(y\): the array holds float32 \(CUDNN_DATA_FLOAT\) but the tensor is "
                                          r"CUDNN_DATA_HALF"):
         VariantPack(case.plan, wrong_type)
-    sliced = dict(good, **{case.x: cp.asarray(np.concatenate([nhwc(values[case.x.uid])] * 2, axis=3))[..., ::2]})
+    sliced = {**good, case.x: cp.asarray(np.concatenate([nhwc(values[case.x.uid])] * 2, axis=3))[..., ::2]}
     with pytest.raises(ValueError, match=r"\(x\): the array's strides .* a view whose elements the tensor cannot "
                                          r"describe"):
         VariantPack(case.plan, sliced)
     with pytest.raises(TypeError, match=r"\(x\): the ndarray .* on the host\) is host memory"):
-        VariantPack(case.plan, dict(good, **{case.x: nhwc(values[case.x.uid])}))
+        VariantPack(case.plan, {**good, case.x: nhwc(values[case.x.uid])})
