@@ -184,3 +184,23 @@ def test_results_say_how_they_were_checked():
     assert ex.results[0].check_method == "majority"
     table = ex.table()
     assert "checked by" in table and "sampled fp64 reference (4096 points)" in table and "majority" in table
+
+
+def test_the_command_line_shows_how_results_were_checked():
+    from rich.console import Console
+
+    from cudnn_backend.cli import render
+
+    reason = "the fp64 reference cannot compute operation 0 (Rng): random numbers"
+    ex = Exploration("g", {"name": "GPU", "source": "gpu"}, "9.19.0", True, check=f"majority ({reason})")
+    ex.results = [ConfigResult(1, {}, "A", 0, ("A",), status="ok", time_us=3.0, rel_error=0.0, correct=True,
+                               checked_by=f"majority ({reason})"),
+                  ConfigResult(2, {}, "A", 1, ("A",), status="ok", time_us=4.0, rel_error=1e-4, correct=True,
+                               checked_by="sampled fp64 reference (1024 points)")]
+    console = Console(record=True, width=220)
+    console.print(render.header(ex))
+    console.print(render.results_table(ex, 10))
+    text = console.export_text()
+    assert f"checked against: majority ({reason})" in text
+    assert "checked by" in text and "sampled fp64 reference (1024 points)" in text
+    assert text.count("majority") >= 2  # the header's reason, and the row's method
