@@ -85,6 +85,8 @@ def test_a_graph_read_back_from_cudnn_has_no_operations_to_evaluate(h200_profile
     read_back = engine.get(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR)[0]
     with pytest.raises(GraphError, match="operations are unknown on the Python side"):
         evaluate(read_back, {})
+    (line,) = unsupported(read_back)
+    assert "operations are unknown on the Python side" in line
 
 
 def test_random_numbers_are_named_and_refused(rng):
