@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cudnn_backend.core._descriptor import Descriptor
-from cudnn_backend.errors import ReferenceUnsupportedError
+from cudnn_backend.errors import GraphError, ReferenceUnsupportedError
 from cudnn_backend.reference import (  # noqa: F401 - the operation families register themselves
     attention,
     conv,
@@ -79,7 +79,7 @@ class ReferenceResult:
 
 
 def _ops(graph):
-    """The evaluable operations, producers first; ReferenceUnsupportedError naming every one that is not."""
+    """(the evaluable operations producers first, one line per operation that is not: its name and why)."""
     ops, lines = [], []
     for node in graph.nodes:
         try:
@@ -89,9 +89,7 @@ def _ops(graph):
             ops.append(cls(node, graph))
         except Unsupported as e:
             lines.append(_line(node, graph, e))
-    if lines:
-        raise ReferenceUnsupportedError("the fp64 reference cannot compute:\n  " + "\n  ".join(lines))
-    return ops
+    return ops, lines
 
 
 def _line(node, graph, reason) -> str:
@@ -101,20 +99,15 @@ def _line(node, graph, reason) -> str:
 
 def unsupported(op_graph) -> list:
     """One line per operation of ``op_graph`` the evaluator cannot compute, naming it and why; [] when every
-    operation is computable (``evaluate`` raises ``ReferenceUnsupportedError`` with these lines otherwise).
+    operation is computable (``evaluate`` raises ``ReferenceUnsupportedError`` with these lines otherwise); for a
+    graph whose operations are unknown (read back from cuDNN, as a loaded plan's) the one line says so.
     ``op_graph``: a finalized OperationGraph (any API), a ``Graph`` or a ``Pattern`` (one not built yet is read as it
     stands, not built)."""
-    graph = read_graph(op_graph)
-    lines = []
-    for node in graph.nodes:
-        cls = REGISTRY.get(int(node.kind))
-        try:
-            if cls is None:
-                raise Unsupported("no reference for this operation type")
-            cls(node, graph)
-        except Unsupported as e:
-            lines.append(_line(node, graph, e))
-    return lines
+    try:
+        graph = read_graph(op_graph)
+    except GraphError as e:  # a graph read back from cuDNN: no operation is known, none can be computed
+        return [str(e)]
+    return _ops(graph)[1]
 
 
 def _uid_of(key, graph) -> int:
@@ -201,7 +194,9 @@ def evaluate(op_graph, inputs, *, max_elements=DEFAULT_MAX_ELEMENTS, samples=DEF
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or v < low:
             raise ValueError(f"{name}: expected a number >= {low}, not {v!r}")
     graph = read_graph(op_graph)
-    ops = _ops(graph)
+    ops, lines = _ops(graph)
+    if lines:
+        raise ReferenceUnsupportedError("the fp64 reference cannot compute:\n  " + "\n  ".join(lines))
     arrays = _inputs(graph, ops, inputs)
     outputs = graph.outputs
     dims = {u: graph.tensors[u].dims for u in graph.tensors}
