@@ -22,7 +22,7 @@ __all__ = [
     "DEBUG_HINT", "CudnnBackendError", "CudnnLibraryNotFoundError", "CudnnFunctionNotFoundError", "CudnnVersionError",
     "CudnnUnsafeCallError", "CudnnShutdownError", "CudnnError", "CudnnNotInitializedError", "CudnnBadParamError",
     "CudnnNotSupportedError", "CudnnInternalError", "CudnnExecutionFailedError", "NativeCudaGraphNotSupportedError",
-    "GraphError", "EngineError", "NoDeviceError", "NoWorkingPlanError", "PlanVersionError", "DeviceProfileError",
+    "GraphError", "ReferenceUnsupportedError", "EngineError", "NoDeviceError", "NoWorkingPlanError", "PlanVersionError", "DeviceProfileError",
     "DeviceProfileVersionError", "CudaError", "PlanCacheError", "JsonCheckError", "MissingDependencyError", "SweepError",
     "error_class", "make_error",
 ]
@@ -166,6 +166,11 @@ def make_error(status, function: str, descriptor_type=None, attribute=None, cudn
 # -------------------------------------------------------------------------------------------------
 class GraphError(CudnnBackendError, ValueError):
     """An operation graph that cuDNN would refuse, misread or run out of bounds, caught before finalize."""
+
+
+class ReferenceUnsupportedError(GraphError):
+    """The fp64 reference evaluator cannot compute an operation of the graph (random numbers, signals, ...);
+    the message names each one and why (``reference.unsupported`` lists them)."""
 
 
 class EngineError(CudnnBackendError, ValueError):

@@ -63,7 +63,7 @@ def rebuild_strategy(name=None):
 
 _GRAPH_HINT = ("cudnnBackendPopulateCudaGraph/UpdateCudaGraph need cuDNN >= 9.5 and an engine whose behavior notes "
                "include CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API (choose such an engine config), or "
-               "capture execute() on a stream instead (cudaStreamBeginCapture / torch.cuda.graph)")
+               "capture execute() on a stream instead (execution.CapturedGraph, cudaStreamBeginCapture)")
 
 
 cdef int _raise_graph_status(cudnnStatus_t status, str function, object plan) except -1:
@@ -120,8 +120,10 @@ cdef class VariantPack:
     ``VariantPack(plan, buffers, workspace=None, *, operation_graph=None, tensors=None, check_dtype=True)``
 
     * every non-virtual UID of the plan's graph must be bound and no other (ValueError naming them);
-    * a buffer is an int device address, a torch/cupy array, anything with __cuda_array_interface__
-      or DLPack, a cuda.core Buffer or a memory.DeviceBuffer; the pack keeps the objects alive;
+    * a buffer is an int device address, an array of any GPU library (DLPack or __cuda_array_interface__,
+      read with the plan's handle's stream as the consumer stream, and refused when it does not describe its
+      tensor: device, data type, shape, strides), a cuda.core Buffer or a memory.DeviceBuffer; the pack keeps
+      the objects alive;
     * by-value tensors take a number, stored by the pack in the tensor's data type;
     * pointers must meet the tensor's byte alignment, buffers of known size must hold the tensor;
     * with ``workspace=None`` a workspace of ``plan.workspace_size`` bytes is allocated (and freed
@@ -173,7 +175,8 @@ cdef class VariantPack:
                 raise ValueError("the execution plan is closed")
         slots, specs = _packing.prepare_pack(plan, buffers, operation_graph, tensors, check_dtype)
         needed = _packing.plan_workspace_size(plan) if plan is not None else 0
-        ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed)
+        ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed, "workspace",
+                                                                    _packing.consumer_stream(plan))
 
         n = len(slots)
         self._check_dtype = check_dtype
@@ -564,7 +567,8 @@ cdef class VariantPack:
                 updates.append((slot, 0, _packing.scalar_bytes(value, spec.data_type if spec is not None else None,
                                                          f"UID {uid}"), None))
                 continue
-            ptr, _, keep = _packing.resolve_slot(uid, spec, value, self._check_dtype)
+            ptr, _, keep = _packing.resolve_slot(uid, spec, value, self._check_dtype,
+                                                 _packing.consumer_stream(self._plan_obj))
             if spec is None:  # no graph known: still check against what the pack knows
                 if self._align[slot] > 0 and ptr % self._align[slot]:
                     self._raise_pointer_error(slot, ptr)
@@ -599,7 +603,8 @@ cdef class VariantPack:
                 self._bind_positional(buffers)
         if workspace is not _MISSING:
             needed = _packing.plan_workspace_size(self._plan_obj) if self._plan_obj is not None else 0
-            ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed)
+            ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed, "workspace",
+                                                                        _packing.consumer_stream(self._plan_obj))
             self._workspace = <void*><uintptr_t>ws_ptr
             self._workspace_nbytes = ws_cap
             self._workspace_keep = ws_keep

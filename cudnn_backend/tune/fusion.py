@@ -2,8 +2,8 @@
 
 The plan's execute is recorded into a CUDA graph — through cuDNN's native CUDA graph API when the engine
 supports it (``cudnnBackendPopulateCudaGraph``), by stream capture otherwise — and each kernel node is read
-with the driver API (``cuGraphKernelNodeGetParams``, ``cuFuncGetName``). Needs a GPU, cuda-bindings, and
-torch when the package makes the buffers.
+with the driver API (``cuGraphKernelNodeGetParams``, ``cuFuncGetName``). Needs a GPU, cuda-core and
+cuda-bindings (``pip install 'cudnn-backend[gpu]'``); no torch.
 """
 from __future__ import annotations
 
@@ -72,12 +72,13 @@ def fusion_report(plan, handle=None, pack=None, *, buffers=None, operations=()) 
         raise TypeError("handle: the fusion report runs the plan on a GPU; pass a cudnn_backend.Handle "
                         f"(the plan was built {'offline' if plan.handle is None else 'with another handle'})")
     own_pack = pack is None
+    sets = []
     if own_pack:
         if plan.operation_graph is None and buffers is None:
             raise ValueError("buffers: the plan's operation graph is unknown (loaded from JSON without it); pass "
                              "operation_graph= when loading it, a pack, or buffers=")
-        sets = inputs.make_buffer_sets(plan.operation_graph, 1, user=buffers) if plan.operation_graph is not None \
-            else None
+        if plan.operation_graph is not None:
+            sets = inputs.make_buffer_sets(plan.operation_graph, 1, user=buffers, stream=handle.stream)
         pack = VariantPack(plan, sets[0].by_uid if sets else buffers)
     try:
         method = "stream capture"
@@ -96,3 +97,5 @@ def fusion_report(plan, handle=None, pack=None, *, buffers=None, operations=()) 
     finally:
         if own_pack:
             pack.close()
+        for s in sets:
+            s.close()

@@ -35,7 +35,9 @@ class ConfigResult:
     (cuDNN's own message when it refused) say whether cuDNN built a plan; ``time_us`` is the median time per
     call (``min_us``/``max_us`` the spread; None offline; for the final round's finalists, the median of that
     round, and ``first_pass_us`` what the first pass measured), ``rel_error`` the relative L2 error of its outputs
-    against the reference or the majority of configs, ``kernels`` the names of the kernels one call launched
+    against the reference or the majority of configs, ``checked_by`` how they were checked ("fp64 reference",
+    "sampled fp64 reference (N points)", or "majority (why: the operation the reference cannot compute)"; empty
+    when nothing was checked), ``kernels`` the names of the kernels one call launched
     (the best config, or every config with ``fusion="all"``) and ``kernel_count``.
     """
 
@@ -53,6 +55,7 @@ class ConfigResult:
     max_us: float | None = None
     rel_error: float | None = None
     correct: bool | None = None
+    checked_by: str = ""
     kernels: list | None = None
     kernel_count: int | None = None
     numerical_notes: tuple = ()
@@ -69,6 +72,11 @@ class ConfigResult:
     def label(self) -> str:
         """``A#0``, ``B#3``, ``sweep``: where the config came from."""
         return f"{self.source}#{self.rank}" if self.rank is not None else self.source
+
+    @property
+    def check_method(self) -> str:
+        """``checked_by`` without the majority's reason (for tables; the exploration's ``check`` gives it)."""
+        return self.checked_by.split(" (", 1)[0] if self.checked_by.startswith("majority") else self.checked_by
 
     @property
     def runtime_compiled(self) -> bool:
@@ -101,7 +109,9 @@ class Exploration:
     ``results`` (``ConfigResult``, fastest correct first when timed), ``heuristics`` ({mode: [(engine_index,
     knobs), ...]} in cuDNN's order), ``engines`` (one row per engine of the graph: supported or why not,
     notes, knobs), ``graph`` (tensors and operations), ``device`` (name, SM version, SM count, and whether
-    it was a GPU or a device profile), ``measured`` (how times were taken), ``notes`` and ``wall_seconds``.
+    it was a GPU or a device profile), ``measured`` (how times were taken), ``check`` (how outputs were checked:
+    "fp64 reference", "sampled fp64 reference (N points)" or "majority (why)"; empty when nothing ran), ``notes``
+    and ``wall_seconds``.
     """
 
     name: str
@@ -111,6 +121,7 @@ class Exploration:
     graph: dict = field(default_factory=dict)
     params: dict = field(default_factory=dict)
     measured: str = ""
+    check: str = ""
     heuristics: dict = field(default_factory=dict)
     engines: list = field(default_factory=list)
     results: list = field(default_factory=list)
@@ -208,7 +219,7 @@ class Exploration:
             rows.append({
                 "from": r.label, "engine": r.engine_index, "knobs": r.knobs_text(), "status": r.status,
                 "time": "-" if r.time_us is None else f"{r.time_us:.2f} us",
-                "rel err": "-" if r.rel_error is None else f"{r.rel_error:.1e}",
+                "rel err": "-" if r.rel_error is None else f"{r.rel_error:.1e}", "checked by": r.check_method or "-",
                 "workspace": format_bytes(r.workspace_bytes), "kernels": "-" if r.kernel_count is None else
                 str(r.kernel_count), "reason": r.reason[:60]})
         return plain_table(rows)

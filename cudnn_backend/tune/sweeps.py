@@ -367,8 +367,8 @@ def _worker_main(worker_id, pin, job, options, task_queue, result_queue):
     """A spawned worker: pinned to one GPU (set before anything touches CUDA), runs tasks until the sentinel."""
     if pin is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = pin
-        if job != "explore" or options.get("time") is not False:  # torch's import (seconds) meets cuDNN's first work
-            threading.Thread(target=inputs.warm_up, name="torch warm-up", daemon=True).start()
+        if job != "explore" or options.get("time") is not False:  # cuda.core and the context meet cuDNN's first work
+            threading.Thread(target=inputs.warm_up, name="CUDA warm-up", daemon=True).start()
     label = f"gpu {pin}" if pin is not None else f"cpu worker {worker_id}"
     while True:
         item = task_queue.get()

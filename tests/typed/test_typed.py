@@ -236,14 +236,11 @@ def test_tensor_from_numpy_infers_everything():
     assert t.byte_alignment in (1, 2, 4, 8, 16)
 
 
-class _CudaArrayLike:
-    def __init__(self, shape, typestr, ptr, strides=None):
-        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, False),
-                                         "strides": strides, "version": 3}
+def test_tensor_from_a_cuda_array_and_alignment():
+    """A CUDA array (DLPack, as cupy/torch/JAX export it; the CUDA array interface is read on a GPU)."""
+    from tests.helpers.dlpack import cuda_array
 
-
-def test_tensor_from_cuda_array_interface_and_alignment():
-    t = Tensor.from_array(_CudaArrayLike((4, 8), "<f4", 0x10008), uid=9)
+    t = Tensor.from_array(cuda_array(0x10008, (4, 8), bits=32), uid=9)
     assert t.dimensions == [4, 8] and t.strides == [8, 1] and t.data_type is cb.CUDNN_DATA_FLOAT
     assert t.byte_alignment == 8
 
