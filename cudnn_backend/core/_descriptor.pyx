@@ -444,12 +444,39 @@ cdef int _build_tables() except -1:
     return 0
 
 
-def check_available(name, context=""):
-    """Raise CudnnVersionError if the enumerant ``name`` (C name) is newer than the loaded cuDNN."""
+def since_of(name):
+    """The cuDNN release ("9.23.0") that introduced ``name``: an enumerant (descriptor type, attribute, attribute
+    type, enum value), an enum type ("cudnnBackendOperationGraphMode_t") or a function, by its C name, from the
+    header's ``@since`` (the generator's tables). ValueError for a name the header does not have."""
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a C name (str), not {type(name).__name__}")
+    for table in (_enums.SINCE, _enums.FUNCTION_SINCE, _enums.ENUM_SINCE):
+        since = table.get(name)
+        if since is not None:
+            return since
+    raise ValueError(f"{name!r} is no enumerant, enum type or function of cudnn_graph.h")
+
+
+def is_available(name):
+    """Whether the loaded cuDNN has ``name`` (an enumerant, enum type or function: see ``since_of``)."""
     _ensure_tables()
-    since = _UNAVAILABLE.get(name)
-    if since is not None:
-        raise CudnnVersionError(name, since, format_version(_LOADED_VERSION), context)
+    return parse_version(since_of(name)) <= _LOADED_VERSION
+
+
+def check_available(names, context=""):
+    """The version gate: CudnnVersionError "NAME (context) needs cuDNN >= X.Y (loaded: A.B)" unless the loaded
+    cuDNN has every one of ``names`` (a C name, or several: the newest one missing is named). Every feature newer
+    than the oldest supported release goes through here (or through the same tables, for attributes and values
+    set on a descriptor) before any descriptor is made."""
+    _ensure_tables()
+    missing = None
+    for name in ((names,) if isinstance(names, str) else tuple(names)):
+        since = since_of(name)
+        if parse_version(since) > _LOADED_VERSION and (missing is None or
+                                                       parse_version(since) > parse_version(missing[1])):
+            missing = (name, since)
+    if missing is not None:
+        raise CudnnVersionError(missing[0], missing[1], format_version(_LOADED_VERSION), context)
 
 
 def unavailable_enumerants():
@@ -1868,23 +1895,35 @@ def get_error_string(status):
 
 
 def get_execution_plan_workspace_size(Handle handle, Descriptor execution_plan not None, Descriptor variant_pack=None):
-    """cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23): the workspace a plan needs for a variant pack."""
+    """cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23): the workspace (bytes) a finalized plan needs for a
+    finalized variant pack, whose shape overrides may change it. cuDNN answers BAD_PARAM without a handle or a
+    pack (measured, 9.28.1): both are required here, so it runs on a GPU only. (``VariantPack``'s own query
+    takes raw pointers; see runtime/_execute.pyx.)"""
     cdef size_t size = 0
     cdef cudnnStatus_t status
     cdef cudnnBackendDescriptor_t pack = NULL
     cdef cudnnHandle_t c_handle = NULL
     cdef cudnnBackendDescriptor_t plan_ptr
-    if handle is not None:
-        handle._need_open()
-        c_handle = handle._handle
+    check_available("cudnnGetExecutionPlanWorkspaceSize", "the workspace of a plan for one variant pack")
+    if handle is None:
+        raise ValueError("handle: cudnnGetExecutionPlanWorkspaceSize needs a cuDNN Handle (cuDNN refuses a NULL "
+                         "handle with BAD_PARAM), so the workspace of a variant pack is known on a GPU only")
+    handle._need_open()
+    c_handle = handle._handle
     execution_plan._check_open()
     if execution_plan._dtype != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
         raise TypeError("execution_plan: expected a CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR")
-    if variant_pack is not None:
-        variant_pack._check_open()
-        if variant_pack._dtype != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
-            raise TypeError("variant_pack: expected a CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR")
-        pack = variant_pack._ptr
+    if not execution_plan.finalized:
+        raise ValueError("execution_plan: not finalized")
+    if variant_pack is None:
+        raise ValueError("variant_pack: cudnnGetExecutionPlanWorkspaceSize needs a finalized variant pack (cuDNN "
+                         "refuses NULL with BAD_PARAM)")
+    variant_pack._check_open()
+    if variant_pack._dtype != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
+        raise TypeError("variant_pack: expected a CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR")
+    if not variant_pack.finalized:  # cuDNN 9.28.1 aborts (std::length_error) on a pack whose finalize failed
+        raise ValueError("variant_pack: not finalized")
+    pack = variant_pack._ptr
     plan_ptr = execution_plan._ptr
     enter_call()
     try:  # the binding raises CudnnFunctionNotFoundError on a cuDNN older than 9.23: the call count must not leak
