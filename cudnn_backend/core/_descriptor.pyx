@@ -58,6 +58,7 @@ from cudnn_backend.core.versions import format_version, parse_version
 from cudnn_backend.errors import (
     CudnnBackendError,
     CudnnBadParamError,
+    CudnnError,
     CudnnShutdownError,
     CudnnUnsafeCallError,
     CudnnVersionError,
@@ -245,8 +246,9 @@ cdef AttrSpec* _ATTR = NULL
 cdef int _N_ATTR = 0
 cdef int _TYPE_KIND[MAX_TYPES]
 cdef bint _TYPE_AVAILABLE[MAX_TYPES]
-cdef uint8_t* _ENUM_OK[MAX_TYPES]       # enum-valued types: value -> 0 invalid, 1 valid, 2 newer than loaded
+cdef uint8_t* _ENUM_OK[MAX_TYPES]       # enum types: value - _ENUM_MIN -> 0 invalid, 1 valid, 2 newer than loaded
 cdef int _ENUM_MAX[MAX_TYPES]
+cdef int _ENUM_MIN[MAX_TYPES]           # 0, or the lowest member (CUDNN_OPERATIONGRAPH_MODE_AUTO is -1)
 cdef uint8_t _DESC_OK[MAX_TYPES]        # descriptor type -> 0 unknown, 1 available, 2 newer than loaded
 cdef int* _REQUIRED[MAX_TYPES]          # descriptor type -> required attribute values
 cdef int _N_REQUIRED[MAX_TYPES]
@@ -340,11 +342,12 @@ cdef int _build_tables() except -1:
                 kind = K_ENUM
                 _ENUM_CLASS[t] = enum_cls
                 top = max(int(m) for m in enum_cls)
+                low = min(0, min(int(m) for m in enum_cls))
                 _ENUM_MAX[t] = top
-                _ENUM_OK[t] = <uint8_t*>calloc(top + 1, 1)
+                _ENUM_MIN[t] = low
+                _ENUM_OK[t] = <uint8_t*>calloc(top - low + 1, 1)
                 for m in enum_cls:
-                    if int(m) >= 0:
-                        _ENUM_OK[t][int(m)] = 2 if m.name in _UNAVAILABLE else 1
+                    _ENUM_OK[t][int(m) - low] = 2 if m.name in _UNAVAILABLE else 1
             _TYPE_KIND[t] = kind if kind is not None else K_NONE
         # descriptor types and their required attributes
         for member in DescriptorType:
@@ -728,9 +731,9 @@ cdef int _enum_element(object v, int atype, object what) except? -1:
                         f"{'.' + v.name if isinstance(v, enum.Enum) else ''}")
     else:
         i = _int64(v, what)
-    if i < 0 or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i] == 0:
+    if i < _ENUM_MIN[atype] or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 0:
         raise ValueError(f"{_w(what)}: {i} is not a valid {cls.__name__}")
-    if _ENUM_OK[atype][i] == 2:
+    if _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 2:
         name = cls(i).name
         raise CudnnVersionError(name, _UNAVAILABLE[name], format_version(_LOADED_VERSION), what)
     return <int>i
@@ -738,9 +741,9 @@ cdef int _enum_element(object v, int atype, object what) except? -1:
 
 cdef inline int _enum_member_value(int i, int atype, int dtype, int attr) except? -1:
     """A member of the attribute type's own enum: only the loaded cuDNN's version is left to check."""
-    if i < 0 or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i] == 0:
+    if i < _ENUM_MIN[atype] or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 0:
         raise ValueError(f"{_what(dtype, attr)}: {i} is not a valid {_ENUM_CLASS[atype].__name__}")
-    if _ENUM_OK[atype][i] == 2:
+    if _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 2:
         name = _ENUM_CLASS[atype](i).name
         raise CudnnVersionError(name, _UNAVAILABLE[name], format_version(_LOADED_VERSION), _what(dtype, attr))
     return i
@@ -931,6 +934,50 @@ cdef inline void _hold(list children, int delta):
                 (<Descriptor>c)._busy += 1
             else:
                 (<Descriptor>c)._leave()
+
+
+# the attributes an operation graph's mode probe copies (with their types): all but the mode itself
+_GRAPH_PROBE_ATTRIBUTES = (
+    ("CUDNN_ATTR_OPERATIONGRAPH_OPS", "CUDNN_TYPE_BACKEND_DESCRIPTOR"),
+    ("CUDNN_ATTR_OPERATIONGRAPH_HANDLE", "CUDNN_TYPE_HANDLE"),
+    ("CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED", "CUDNN_TYPE_BOOLEAN"),
+    ("CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED", "CUDNN_TYPE_BOOLEAN"),
+)
+
+
+cdef int _check_graph_mode(Descriptor graph) except -1:
+    """An explicit CUDNN_ATTR_OPERATIONGRAPH_MODE must be the mode cuDNN detects for the graph's operations.
+
+    cuDNN trusts the mode it is given ("setting a wrong mode silently bypasses pattern matching and causes failures
+    during plan creation or execution", cudnn_graph.h 9.28): cuDNN 9.28.1 segfaults finalizing a forward
+    convolution in CONV_BWD_DATA mode, and gives BLAS_MATMUL engine configs for it. So the same graph is finalized
+    first in AUTO mode (the probe, destroyed at once) and a different mode is refused, naming the detected one.
+    """
+    mode = graph._value(CUDNN_ATTR_OPERATIONGRAPH_MODE)
+    if mode is None or int(mode) == CUDNN_OPERATIONGRAPH_MODE_AUTO:
+        return 0
+    probe = Descriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
+    try:
+        for attr_name, type_name in _GRAPH_PROBE_ATTRIBUTES:
+            value = graph._value(int(AttributeName[attr_name]))
+            if value is not None:
+                probe.set(AttributeName[attr_name], AttributeType[type_name], value)
+        try:
+            probe._finalize(True)
+        except CudnnError:
+            return 0  # cuDNN refuses the operations themselves: the graph's own finalize says why
+        detected = probe.get(AttributeName.CUDNN_ATTR_OPERATIONGRAPH_MODE,
+                             AttributeType.CUDNN_TYPE_OPERATIONGRAPH_MODE)[0]
+    finally:
+        probe.close()
+    if int(detected) != int(mode):
+        cls = _enums.OperationGraphMode
+        raise CudnnUnsafeCallError(
+            f"CUDNN_ATTR_OPERATIONGRAPH_MODE: {getattr(_name_of(cls, int(mode)), 'name', mode)} does not fit this "
+            f"graph, whose operations cuDNN detects as {getattr(_name_of(cls, int(detected)), 'name', detected)}: cuDNN takes a mode as given, skips "
+            "its pattern matching and fails later (9.28.1 segfaults on some); set the detected mode or leave it "
+            "out (AUTO)")
+    return 0
 
 
 def _check_finalize_preconditions(int dtype, dict deps):
@@ -1604,6 +1651,8 @@ cdef class Descriptor:
                 self._check_required()
         if dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
             _check_finalize_preconditions(dtype, {a: v for a, v in self._items()})
+        elif dtype == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR and self._has(CUDNN_ATTR_OPERATIONGRAPH_MODE):
+            _check_graph_mode(self)
         if _HAS_FINALIZE_CHECK[dtype]:
             if not (dtype == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR and _pointwise_broadcast_ok(self)):
                 _FINALIZE_CHECK[dtype](self)
@@ -1695,7 +1744,7 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
         if type(values) is not _ENUM_CLASS[atype] or spec.count_min > 1 or spec.count_max == 0:
             return 0
         e32 = <int32_t><int>values
-        if e32 < 0 or e32 > _ENUM_MAX[atype] or _ENUM_OK[atype][e32] != 1:
+        if e32 < _ENUM_MIN[atype] or e32 > _ENUM_MAX[atype] or _ENUM_OK[atype][e32 - _ENUM_MIN[atype]] != 1:
             return 0
         n = 1
         data = &e32
