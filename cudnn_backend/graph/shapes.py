@@ -7,6 +7,7 @@ import math
 
 from cudnn_backend.core._descriptor import as_int, user_sequence
 from cudnn_backend.errors import GraphError
+from cudnn_backend.typed.arrays import MAX_ELEMENTS, packed_strides, stride_order, strides_like
 
 __all__ = [
     "as_list", "as_dims", "as_strides", "as_sizes", "pair", "conv_output_dims", "broadcast_dims", "matmul_output_dims",
@@ -17,7 +18,6 @@ __all__ = [
 
 MAX_RANK = 8  # CUDNN_DIM_MAX
 MAX_SIZE = (1 << 63) - 1  # sizes and strides are int64 in cuDNN
-MAX_ELEMENTS = 1 << 62  # a packed tensor's span (its largest stride times its dim) must stay well inside int64
 
 
 def _sequence(values, what):
@@ -224,31 +224,6 @@ def norm_stats_dims(mode_name: str, x_dims, scale_dims):
 
 def per_channel_dims(x_dims):
     return [1, x_dims[1], *([1] * (len(x_dims) - 2))]
-
-
-def packed_strides(dims, order=None):
-    """Fully packed strides; ``order`` lists axes from outermost to innermost (default: row-major)."""
-    order = list(range(len(dims))) if order is None else list(order)
-    strides = [0] * len(dims)
-    acc = 1
-    for axis in reversed(order):
-        strides[axis] = acc
-        acc *= max(dims[axis], 1)
-    if acc > MAX_ELEMENTS:
-        raise ValueError(f"dims: {list(dims)} spans {acc} elements; a cuDNN tensor spans at most {MAX_ELEMENTS}")
-    return strides
-
-
-def stride_order(strides):
-    """Axes from outermost to innermost by stride (ties keep axis order)."""
-    return sorted(range(len(strides)), key=lambda i: (-strides[i], i))
-
-
-def strides_like(dims, ref_strides):
-    """Packed strides for ``dims`` in the same axis order as ``ref_strides`` (keeps NHWC as NHWC)."""
-    if len(ref_strides) != len(dims):
-        return packed_strides(dims)
-    return packed_strides(dims, stride_order(ref_strides))
 
 
 def nhwc_strides(dims):
