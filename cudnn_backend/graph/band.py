@@ -68,6 +68,8 @@ class BandOps:
         x = self._need_tensor(x, "x")
         if left_bound is not None and shift_right_bound is not None:
             raise GraphError("left_bound and shift_right_bound: one or neither (cudnn-frontend's rule)")
+        if (seq_len_q is None) != (seq_len_kv is None):
+            raise GraphError("seq_len_q and seq_len_kv: both or neither (cuDNN 9.28.1's rule)")
         mode = pointwise_mode(comparison)
         shapes.band_mask_dims(x.shape)
         given = {}
