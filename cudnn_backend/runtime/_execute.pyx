@@ -748,13 +748,21 @@ cdef class VariantPack:
         the buffers given with them, and the buffers kept checked against them. The descriptor is re-finalized at
         once. By-value UIDs take numbers, as in the constructor."""
         self._check_open()
+        previous = None
         if overrides is not _MISSING:
-            self._set_overrides(self._checked_overrides(overrides))
-        if buffers is not None:
-            if hasattr(buffers, "items"):
-                self._rebind_mapping(buffers)
-            else:
-                self._bind_positional(buffers)
+            rebinding = {_packing.uid_of(k) for k in buffers} if hasattr(buffers, "items") else set()
+            previous = [(uid, dims, strides) for uid, (dims, strides) in sorted(self.overrides.items())]
+            self._set_overrides(self._checked_overrides(overrides), rebinding)
+        try:
+            if buffers is not None:
+                if hasattr(buffers, "items"):
+                    self._rebind_mapping(buffers)
+                else:
+                    self._bind_positional(buffers)
+        except BaseException:
+            if previous is not None:  # the buffers given with new shapes did not fit them: the old shapes again
+                self._set_overrides(previous, set())
+            raise
         if workspace is not _MISSING:
             needed = _packing.plan_workspace_size(self._plan_obj) if self._plan_obj is not None else 0
             ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed)
@@ -774,8 +782,9 @@ cdef class VariantPack:
                                           _packing.plan_override_enabled(self._plan_obj)
                                           if self._plan_obj is not None else None)
 
-    cdef int _set_overrides(self, list overrides) except -1:
-        """Make ``overrides`` (checked) this pack's shapes: the bound buffers of known size must hold them."""
+    cdef int _set_overrides(self, list overrides, object rebinding) except -1:
+        """Make ``overrides`` (checked) this pack's shapes: the bound buffers of known size must hold them (but those
+        of ``rebinding``, the UIDs given new buffers in the same call)."""
         cdef ShapeOverrides* ov = NULL
         cdef Py_ssize_t slot
         shapes = {uid: (dims, strides) for uid, dims, strides in overrides}
@@ -786,7 +795,7 @@ cdef class VariantPack:
                  for uid, spec in (self._graph_specs or self._specs).items()}
         for uid, spec in specs.items():  # every buffer kept must hold its tensor's (new) span
             slot = self._slot_of.get(uid, -1)
-            if slot < 0 or self._by_value[slot] or self._keep[slot] is None:
+            if slot < 0 or self._by_value[slot] or self._keep[slot] is None or uid in rebinding:
                 continue
             have = _packing.resolve_buffer(self._keep[slot], f"UID {uid}").nbytes
             need = spec.nbytes

@@ -585,8 +585,11 @@ def prepare_overrides(specs, overrides, enabled=None) -> list:
         rank = len(spec.dims)
         dims, strides = _dims_and_strides(value, what)
         dims = _sizes(dims, f"{what} dims", rank, spec)
-        strides = strides_like(dims, spec.strides) if strides is None else _sizes(strides, f"{what} strides", rank,
-                                                                                 spec)
+        try:
+            strides = strides_like(dims, spec.strides) if strides is None else _sizes(strides, f"{what} strides",
+                                                                                     rank, spec)
+        except ValueError as e:
+            raise ValueError(f"{what}: {e}") from None
         if 1 + sum((d - 1) * st for d, st in zip(dims, strides)) > MAX_ELEMENTS:
             raise ValueError(f"{what}: dims {dims} with strides {strides} span more than {MAX_ELEMENTS} elements")
         out[uid] = (tuple(dims), tuple(strides))
