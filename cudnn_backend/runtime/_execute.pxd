@@ -66,4 +66,5 @@ cdef class VariantPack:
     cdef int _bind_objects(self, object seq) except -1
     cdef int _rebind_mapping(self, object buffers) except -1
     cdef int _set_overrides(self, list overrides, object rebinding) except -1
+    cdef int _ensure_workspace(self, int64_t needed, str why) except -1
     cdef int _settle_workspace(self, cudnnHandle_t h, cudnnBackendDescriptor_t plan) except -1

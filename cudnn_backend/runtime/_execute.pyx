@@ -475,15 +475,7 @@ cdef class VariantPack:
         else:
             needed = _packing.plan_workspace_size(plan)
             self._ws_needed = -1  # asked for another plan
-        if needed > 0 and (self._workspace == NULL or 0 <= self._workspace_nbytes < needed):
-            if self._workspace != NULL and not self._owns_workspace:
-                raise ValueError(f"the plan needs a {needed}-byte workspace; this pack's holds {self._workspace_nbytes}")
-            ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(None, needed)
-            self._workspace = <void*><uintptr_t>ws_ptr
-            self._workspace_nbytes = ws_cap
-            self._workspace_keep = ws_keep
-            self._owns_workspace = owned
-            self._dirty = True
+        self._ensure_workspace(needed, "")
         self._plan_obj = plan
         self._plan_desc = desc
         self._plan_handle = _packing.plan_handle(plan)
@@ -513,6 +505,21 @@ cdef class VariantPack:
                 self._rebuild()
         return 0
 
+    cdef int _ensure_workspace(self, int64_t needed, str why) except -1:
+        """A workspace of ``needed`` bytes: one the pack owns or lacks is (re)allocated, one the caller gave must
+        hold it."""
+        if needed > 0 and (self._workspace == NULL or 0 <= self._workspace_nbytes < needed):
+            if self._workspace != NULL and not self._owns_workspace:
+                raise ValueError(f"the plan needs a {needed}-byte workspace{why}; this pack's holds "
+                                 f"{self._workspace_nbytes}")
+            ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(None, needed)
+            self._workspace = <void*><uintptr_t>ws_ptr
+            self._workspace_nbytes = ws_cap
+            self._workspace_keep = ws_keep
+            self._owns_workspace = owned
+            self._dirty = True
+        return 0
+
     cdef int _settle_workspace(self, cudnnHandle_t h, cudnnBackendDescriptor_t plan) except -1:
         """cudnnGetExecutionPlanWorkspaceSize for this (finalized) pack and ``plan``; a workspace the pack owns or
         lacks grows to it, one the caller gave must hold it."""
@@ -532,16 +539,7 @@ cdef class VariantPack:
             leave_call()
         if st != CUDNN_STATUS_SUCCESS:
             raise_status(st, "cudnnGetExecutionPlanWorkspaceSize", _PLAN)
-        if size > 0 and (self._workspace == NULL or 0 <= self._workspace_nbytes < <int64_t>size):
-            if self._workspace != NULL and not self._owns_workspace:
-                raise ValueError(f"the plan needs a {size}-byte workspace for this pack's shapes "
-                                 f"(cudnnGetExecutionPlanWorkspaceSize); the pack's holds {self._workspace_nbytes}")
-            ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(None, size)
-            self._workspace = <void*><uintptr_t>ws_ptr
-            self._workspace_nbytes = ws_cap
-            self._workspace_keep = ws_keep
-            self._owns_workspace = owned
-            self._dirty = True
+        self._ensure_workspace(<int64_t>size, " for this pack's shapes (cudnnGetExecutionPlanWorkspaceSize)")
         self._ws_needed = <int64_t>size
         self._ws_pending = False
         return 0
