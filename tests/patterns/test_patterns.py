@@ -16,9 +16,9 @@ from cudnn_backend.core import attribute_io, check_available, cudnn_messages, cu
 from cudnn_backend.graph import Graph, GraphError, shapes
 from cudnn_backend.runtime.heuristics import engine_config_counts, get_configs
 from cudnn_backend.runtime.profiles import DeviceProfile
+from tests.helpers.releases import profile
 from cudnn_backend.typed import (
     Convolution,
-    DeviceProp,
     EngineConfig,
     OperationConvolutionForward,
     OperationGraph,
@@ -42,8 +42,9 @@ def _has(name) -> bool:
 
 
 @pytest.fixture(scope="module")
-def dp(h200_profile_json):
-    return DeviceProp(json_representation=h200_profile_json).finalize()
+def dp():
+    """The H200 profile for the loaded cuDNN (tests.helpers.releases: the bundled capture, made loadable on 9.28)."""
+    return profile("h200").descriptor(fresh=True)
 
 
 def heuristics(og, mode, dp):
