@@ -66,10 +66,12 @@ from cudnn_backend.core import (
     get_version,
     graph_version_check,
     info,
+    is_available,
     is_same_topology,
     last_error_string,
     logging_enabled,
     schema,
+    since_of,
 )
 
 # name -> (module, attribute or None for the module itself), imported on first access

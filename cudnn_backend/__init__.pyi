@@ -13,8 +13,10 @@ from cudnn_backend.core._descriptor import get_max_device_version as get_max_dev
 from cudnn_backend.core._descriptor import get_property as get_property
 from cudnn_backend.core._descriptor import get_version as get_version
 from cudnn_backend.core._descriptor import graph_version_check as graph_version_check
+from cudnn_backend.core._descriptor import is_available as is_available
 from cudnn_backend.core._descriptor import is_same_topology as is_same_topology
 from cudnn_backend.core._descriptor import last_error_string as last_error_string
+from cudnn_backend.core._descriptor import since_of as since_of
 from cudnn_backend.core._logging import cudnn_messages as cudnn_messages
 from cudnn_backend.core._logging import disable_logging as disable_logging
 from cudnn_backend.core._logging import enable_logging as enable_logging

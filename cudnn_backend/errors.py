@@ -24,7 +24,7 @@ __all__ = [
     "CudnnNotSupportedError", "CudnnInternalError", "CudnnExecutionFailedError", "NativeCudaGraphNotSupportedError",
     "GraphError", "ReferenceUnsupportedError", "EngineError", "NoDeviceError", "NoWorkingPlanError", "PlanVersionError", "DeviceProfileError",
     "DeviceProfileVersionError", "CudaError", "PlanCacheError", "JsonCheckError", "MissingDependencyError", "SweepError",
-    "error_class", "make_error",
+    "error_class", "make_error", "needs_version_message",
 ]
 
 
@@ -47,27 +47,43 @@ class CudnnLibraryNotFoundError(CudnnBackendError, OSError):
         return (type(self), (self.detail,))
 
 
-class CudnnFunctionNotFoundError(CudnnBackendError, AttributeError):
-    """The loaded cuDNN lacks a function of cudnn_graph.h (it is older than the function)."""
+def needs_version_message(what: str, since: str, loaded: str) -> str:
+    """The one wording of every "too old" refusal: ``WHAT needs cuDNN >= X.Y (loaded: A.B)``.
 
-    def __init__(self, function: str, since: str, loaded: str):
-        self.function, self.since, self.loaded = function, since, loaded
-        super().__init__(f"{function} is not in the loaded cuDNN {loaded}: it was introduced in cuDNN {since}")
+    ``since`` and ``loaded`` are "MAJOR.MINOR.PATCH" texts; both are shown as MAJOR.MINOR unless ``since`` has a
+    patch level (then both in full, so that 9.28.1 against 9.28.0 reads right)."""
+    def parts(text):
+        return [p for p in str(text).split(".")]
 
-    def __reduce__(self):
-        return (type(self), (self.function, self.since, self.loaded))
+    s, lo = parts(since), parts(loaded)
+    full = len(s) > 2 and s[2] not in ("0", "")
+    short = (lambda p: ".".join(p)) if full else (lambda p: ".".join(p[:2]))
+    return f"{what} needs cuDNN >= {short(s)} (loaded: {short(lo)})"
 
 
 class CudnnVersionError(CudnnBackendError, NotImplementedError):
-    """An enumerant (descriptor type, attribute, attribute type, value) is newer than the loaded cuDNN."""
+    """A feature of cuDNN newer than the loaded release: an enumerant (descriptor type, attribute, attribute type,
+    value), an enum type or a function (``core.check_available`` raises it for every one of them)."""
 
     def __init__(self, name: str, since: str, loaded: str, context: str = ""):
         self.name, self.since, self.loaded, self.context = name, since, loaded, context
         where = f" ({context})" if context else ""
-        super().__init__(f"{name}{where} needs cuDNN {since}; the loaded cuDNN is {loaded}")
+        super().__init__(needs_version_message(f"{name}{where}", since, loaded))
 
     def __reduce__(self):
         return (type(self), (self.name, self.since, self.loaded, self.context))
+
+
+class CudnnFunctionNotFoundError(CudnnVersionError, AttributeError):
+    """The loaded cuDNN lacks a function of cudnn_graph.h (it is older than the function): a CudnnVersionError
+    raised by the binding itself, for a call that reached it without going through ``core.check_available``."""
+
+    def __init__(self, function: str, since: str, loaded: str):
+        self.function = function
+        super().__init__(function, since, loaded)
+
+    def __reduce__(self):
+        return (type(self), (self.function, self.since, self.loaded))
 
 
 class CudnnUnsafeCallError(CudnnBackendError, ValueError):

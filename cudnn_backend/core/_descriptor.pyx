@@ -58,6 +58,7 @@ from cudnn_backend.core.versions import format_version, parse_version
 from cudnn_backend.errors import (
     CudnnBackendError,
     CudnnBadParamError,
+    CudnnError,
     CudnnShutdownError,
     CudnnUnsafeCallError,
     CudnnVersionError,
@@ -245,8 +246,9 @@ cdef AttrSpec* _ATTR = NULL
 cdef int _N_ATTR = 0
 cdef int _TYPE_KIND[MAX_TYPES]
 cdef bint _TYPE_AVAILABLE[MAX_TYPES]
-cdef uint8_t* _ENUM_OK[MAX_TYPES]       # enum-valued types: value -> 0 invalid, 1 valid, 2 newer than loaded
+cdef uint8_t* _ENUM_OK[MAX_TYPES]       # enum types: value - _ENUM_MIN -> 0 invalid, 1 valid, 2 newer than loaded
 cdef int _ENUM_MAX[MAX_TYPES]
+cdef int _ENUM_MIN[MAX_TYPES]           # 0, or the lowest member (CUDNN_OPERATIONGRAPH_MODE_AUTO is -1)
 cdef uint8_t _DESC_OK[MAX_TYPES]        # descriptor type -> 0 unknown, 1 available, 2 newer than loaded
 cdef int* _REQUIRED[MAX_TYPES]          # descriptor type -> required attribute values
 cdef int _N_REQUIRED[MAX_TYPES]
@@ -340,11 +342,12 @@ cdef int _build_tables() except -1:
                 kind = K_ENUM
                 _ENUM_CLASS[t] = enum_cls
                 top = max(int(m) for m in enum_cls)
+                low = min(0, min(int(m) for m in enum_cls))
                 _ENUM_MAX[t] = top
-                _ENUM_OK[t] = <uint8_t*>calloc(top + 1, 1)
+                _ENUM_MIN[t] = low
+                _ENUM_OK[t] = <uint8_t*>calloc(top - low + 1, 1)
                 for m in enum_cls:
-                    if int(m) >= 0:
-                        _ENUM_OK[t][int(m)] = 2 if m.name in _UNAVAILABLE else 1
+                    _ENUM_OK[t][int(m) - low] = 2 if m.name in _UNAVAILABLE else 1
             _TYPE_KIND[t] = kind if kind is not None else K_NONE
         # descriptor types and their required attributes
         for member in DescriptorType:
@@ -444,12 +447,39 @@ cdef int _build_tables() except -1:
     return 0
 
 
-def check_available(name, context=""):
-    """Raise CudnnVersionError if the enumerant ``name`` (C name) is newer than the loaded cuDNN."""
+def since_of(name):
+    """The cuDNN release ("9.23.0") that introduced ``name``: an enumerant (descriptor type, attribute, attribute
+    type, enum value), an enum type ("cudnnBackendOperationGraphMode_t") or a function, by its C name, from the
+    header's ``@since`` (the generator's tables). ValueError for a name the header does not have."""
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a C name (str), not {type(name).__name__}")
+    for table in (_enums.SINCE, _enums.FUNCTION_SINCE, _enums.ENUM_SINCE):
+        since = table.get(name)
+        if since is not None:
+            return since
+    raise ValueError(f"{name!r} is no enumerant, enum type or function of cudnn_graph.h")
+
+
+def is_available(name):
+    """Whether the loaded cuDNN has ``name`` (an enumerant, enum type or function: see ``since_of``)."""
     _ensure_tables()
-    since = _UNAVAILABLE.get(name)
-    if since is not None:
-        raise CudnnVersionError(name, since, format_version(_LOADED_VERSION), context)
+    return parse_version(since_of(name)) <= _LOADED_VERSION
+
+
+def check_available(names, context=""):
+    """The version gate: CudnnVersionError "NAME (context) needs cuDNN >= X.Y (loaded: A.B)" unless the loaded
+    cuDNN has every one of ``names`` (a C name, or several: the newest one missing is named). Every feature newer
+    than the oldest supported release goes through here (or through the same tables, for attributes and values
+    set on a descriptor) before any descriptor is made."""
+    _ensure_tables()
+    missing = None
+    for name in ((names,) if isinstance(names, str) else tuple(names)):
+        since = since_of(name)
+        if parse_version(since) > _LOADED_VERSION and (missing is None or
+                                                       parse_version(since) > parse_version(missing[1])):
+            missing = (name, since)
+    if missing is not None:
+        raise CudnnVersionError(missing[0], missing[1], format_version(_LOADED_VERSION), context)
 
 
 def unavailable_enumerants():
@@ -701,9 +731,9 @@ cdef int _enum_element(object v, int atype, object what) except? -1:
                         f"{'.' + v.name if isinstance(v, enum.Enum) else ''}")
     else:
         i = _int64(v, what)
-    if i < 0 or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i] == 0:
+    if i < _ENUM_MIN[atype] or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 0:
         raise ValueError(f"{_w(what)}: {i} is not a valid {cls.__name__}")
-    if _ENUM_OK[atype][i] == 2:
+    if _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 2:
         name = cls(i).name
         raise CudnnVersionError(name, _UNAVAILABLE[name], format_version(_LOADED_VERSION), what)
     return <int>i
@@ -711,9 +741,9 @@ cdef int _enum_element(object v, int atype, object what) except? -1:
 
 cdef inline int _enum_member_value(int i, int atype, int dtype, int attr) except? -1:
     """A member of the attribute type's own enum: only the loaded cuDNN's version is left to check."""
-    if i < 0 or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i] == 0:
+    if i < _ENUM_MIN[atype] or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 0:
         raise ValueError(f"{_what(dtype, attr)}: {i} is not a valid {_ENUM_CLASS[atype].__name__}")
-    if _ENUM_OK[atype][i] == 2:
+    if _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 2:
         name = _ENUM_CLASS[atype](i).name
         raise CudnnVersionError(name, _UNAVAILABLE[name], format_version(_LOADED_VERSION), _what(dtype, attr))
     return i
@@ -904,6 +934,50 @@ cdef inline void _hold(list children, int delta):
                 (<Descriptor>c)._busy += 1
             else:
                 (<Descriptor>c)._leave()
+
+
+# the attributes an operation graph's mode probe copies (with their types): all but the mode itself
+_GRAPH_PROBE_ATTRIBUTES = (
+    ("CUDNN_ATTR_OPERATIONGRAPH_OPS", "CUDNN_TYPE_BACKEND_DESCRIPTOR"),
+    ("CUDNN_ATTR_OPERATIONGRAPH_HANDLE", "CUDNN_TYPE_HANDLE"),
+    ("CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED", "CUDNN_TYPE_BOOLEAN"),
+    ("CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED", "CUDNN_TYPE_BOOLEAN"),
+)
+
+
+cdef int _check_graph_mode(Descriptor graph) except -1:
+    """An explicit CUDNN_ATTR_OPERATIONGRAPH_MODE must be the mode cuDNN detects for the graph's operations.
+
+    cuDNN trusts the mode it is given ("setting a wrong mode silently bypasses pattern matching and causes failures
+    during plan creation or execution", cudnn_graph.h 9.28): cuDNN 9.28.1 segfaults finalizing a forward
+    convolution in CONV_BWD_DATA mode, and gives BLAS_MATMUL engine configs for it. So the same graph is finalized
+    first in AUTO mode (the probe, destroyed at once) and a different mode is refused, naming the detected one.
+    """
+    mode = graph._value(CUDNN_ATTR_OPERATIONGRAPH_MODE)
+    if mode is None or int(mode) == CUDNN_OPERATIONGRAPH_MODE_AUTO:
+        return 0
+    probe = Descriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
+    try:
+        for attr_name, type_name in _GRAPH_PROBE_ATTRIBUTES:
+            value = graph._value(int(AttributeName[attr_name]))
+            if value is not None:
+                probe.set(AttributeName[attr_name], AttributeType[type_name], value)
+        try:
+            probe._finalize(True)
+        except CudnnError:
+            return 0  # cuDNN refuses the operations themselves: the graph's own finalize says why
+        detected = probe.get(AttributeName.CUDNN_ATTR_OPERATIONGRAPH_MODE,
+                             AttributeType.CUDNN_TYPE_OPERATIONGRAPH_MODE)[0]
+    finally:
+        probe.close()
+    if int(detected) != int(mode):
+        cls = _enums.OperationGraphMode
+        raise CudnnUnsafeCallError(
+            f"CUDNN_ATTR_OPERATIONGRAPH_MODE: {getattr(_name_of(cls, int(mode)), 'name', mode)} does not fit this "
+            f"graph, whose operations cuDNN detects as {getattr(_name_of(cls, int(detected)), 'name', detected)}: cuDNN takes a mode as given, skips "
+            "its pattern matching and fails later (9.28.1 segfaults on some); set the detected mode or leave it "
+            "out (AUTO)")
+    return 0
 
 
 def _check_finalize_preconditions(int dtype, dict deps):
@@ -1577,6 +1651,8 @@ cdef class Descriptor:
                 self._check_required()
         if dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
             _check_finalize_preconditions(dtype, {a: v for a, v in self._items()})
+        elif dtype == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR and self._has(CUDNN_ATTR_OPERATIONGRAPH_MODE):
+            _check_graph_mode(self)
         if _HAS_FINALIZE_CHECK[dtype]:
             if not (dtype == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR and _pointwise_broadcast_ok(self)):
                 _FINALIZE_CHECK[dtype](self)
@@ -1668,7 +1744,7 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
         if type(values) is not _ENUM_CLASS[atype] or spec.count_min > 1 or spec.count_max == 0:
             return 0
         e32 = <int32_t><int>values
-        if e32 < 0 or e32 > _ENUM_MAX[atype] or _ENUM_OK[atype][e32] != 1:
+        if e32 < _ENUM_MIN[atype] or e32 > _ENUM_MAX[atype] or _ENUM_OK[atype][e32 - _ENUM_MIN[atype]] != 1:
             return 0
         n = 1
         data = &e32
@@ -1868,23 +1944,35 @@ def get_error_string(status):
 
 
 def get_execution_plan_workspace_size(Handle handle, Descriptor execution_plan not None, Descriptor variant_pack=None):
-    """cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23): the workspace a plan needs for a variant pack."""
+    """cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23): the workspace (bytes) a finalized plan needs for a
+    finalized variant pack, whose shape overrides may change it. cuDNN answers BAD_PARAM without a handle or a
+    pack (measured, 9.28.1): both are required here, so it runs on a GPU only. (``VariantPack``'s own query
+    takes raw pointers; see runtime/_execute.pyx.)"""
     cdef size_t size = 0
     cdef cudnnStatus_t status
     cdef cudnnBackendDescriptor_t pack = NULL
     cdef cudnnHandle_t c_handle = NULL
     cdef cudnnBackendDescriptor_t plan_ptr
-    if handle is not None:
-        handle._need_open()
-        c_handle = handle._handle
+    check_available("cudnnGetExecutionPlanWorkspaceSize", "the workspace of a plan for one variant pack")
+    if handle is None:
+        raise ValueError("handle: cudnnGetExecutionPlanWorkspaceSize needs a cuDNN Handle (cuDNN refuses a NULL "
+                         "handle with BAD_PARAM), so the workspace of a variant pack is known on a GPU only")
+    handle._need_open()
+    c_handle = handle._handle
     execution_plan._check_open()
     if execution_plan._dtype != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
         raise TypeError("execution_plan: expected a CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR")
-    if variant_pack is not None:
-        variant_pack._check_open()
-        if variant_pack._dtype != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
-            raise TypeError("variant_pack: expected a CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR")
-        pack = variant_pack._ptr
+    if not execution_plan.finalized:
+        raise ValueError("execution_plan: not finalized")
+    if variant_pack is None:
+        raise ValueError("variant_pack: cudnnGetExecutionPlanWorkspaceSize needs a finalized variant pack (cuDNN "
+                         "refuses NULL with BAD_PARAM)")
+    variant_pack._check_open()
+    if variant_pack._dtype != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
+        raise TypeError("variant_pack: expected a CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR")
+    if not variant_pack.finalized:  # cuDNN 9.28.1 aborts (std::length_error) on a pack whose finalize failed
+        raise ValueError("variant_pack: not finalized")
+    pack = variant_pack._ptr
     plan_ptr = execution_plan._ptr
     enter_call()
     try:  # the binding raises CudnnFunctionNotFoundError on a cuDNN older than 9.23: the call count must not leak

@@ -789,7 +789,9 @@ DEVICEPROP_FIELDS = {
     # 255 bytes is the most cuDNN 9.19 survives: 256 double-frees at exit, 300 aborts (bad_alloc)
     "deviceName": Text(DEVICE_NAME_MAX_BYTES),
 }
-DEVICEPROP = Object(DEVICEPROP_FIELDS, required=DEVICEPROP_FIELDS, what="device profile object")
+# cuDNN 9.28 writes and requires the memory bus width (bits); optional here until the tables are per release
+DEVICEPROP = Object({**DEVICEPROP_FIELDS, "memoryBusWidth": _I32_POS}, required=DEVICEPROP_FIELDS,
+                    what="device profile object")
 
 
 # ------------------------------------------------------------------------------------------------

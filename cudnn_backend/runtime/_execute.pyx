@@ -23,7 +23,7 @@ from cudnn_backend._bindings.cycudnn cimport *
 from cudnn_backend._bindings cimport cycudnn
 from cudnn_backend.core._descriptor cimport Descriptor, Handle, enter_call, leave_call, raise_status
 
-from cudnn_backend.core._descriptor import last_error_string
+from cudnn_backend.core._descriptor import check_available, last_error_string
 from cudnn_backend.errors import CudnnUnsafeCallError, NativeCudaGraphNotSupportedError, make_error
 from cudnn_backend.runtime import _packing
 from cudnn_backend.runtime import memory
@@ -33,6 +33,7 @@ from cudnn_backend._bindings.enums import Status as _Status
 
 cdef enum:
     SCALAR_BYTES = 16          # host storage per by-value slot (the largest scalar: complex double)
+    MAX_OVERRIDE_RANK = 8      # dims per overridden tensor (_packing.MAX_OVERRIDE_RANK, CUDNN_DIM_MAX)
     REBUILD_REINITIALIZE = 0   # cudnnBackendInitialize + set + finalize, same descriptor
     REBUILD_RECREATE = 1       # create a new descriptor, set + finalize, destroy the old one
 
@@ -43,6 +44,70 @@ _PLAN = _DescriptorType.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR
 _ATTR_UIDS = _AttributeName.CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS
 _ATTR_PTRS = _AttributeName.CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS
 _ATTR_WS = _AttributeName.CUDNN_ATTR_VARIANT_PACK_WORKSPACE
+_ATTR_OVERRIDES = _AttributeName.CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES
+
+
+cdef ShapeOverrides* _new_overrides(list overrides) except NULL:
+    """The C arrays of checked overrides (``_packing.prepare_overrides``): UIDs, then each tensor's dims and strides
+    as rows of two std::vector<std::vector<int64_t>> laid out as libstdc++ does (begin, end, end of storage);
+    cuDNN 9.28.1 reads them so: it refuses a pack whose UID count differs from the outer vector's size."""
+    cdef Py_ssize_t k = len(overrides), i, j, r
+    cdef ShapeOverrides* ov = <ShapeOverrides*>calloc(1, sizeof(ShapeOverrides))
+    cdef int64_t* row
+    if ov == NULL:
+        raise MemoryError()
+    ov.n = k
+    ov.uids = <int64_t*>calloc(k if k > 0 else 1, sizeof(int64_t))
+    ov.values = <int64_t*>calloc((2 * k * MAX_OVERRIDE_RANK) if k > 0 else 1, sizeof(int64_t))
+    ov.rows = <StdVector*>calloc((2 * k) if k > 0 else 1, sizeof(StdVector))
+    if ov.uids == NULL or ov.values == NULL or ov.rows == NULL:
+        _free_overrides(ov)
+        raise MemoryError()
+    for i in range(k):
+        uid, dims, strides = overrides[i]
+        ov.uids[i] = uid
+        for j, values in enumerate((dims, strides)):
+            r = len(values)
+            row = ov.values + (2 * i + j) * MAX_OVERRIDE_RANK
+            for jj in range(r):
+                row[jj] = values[jj]
+            ov.rows[j * k + i].begin = row
+            ov.rows[j * k + i].end = row + r
+            ov.rows[j * k + i].end_of_storage = row + r
+    ov.shapes.begin = ov.rows
+    ov.shapes.end = ov.rows + k
+    ov.shapes.end_of_storage = ov.rows + k
+    ov.strides.begin = ov.rows + k
+    ov.strides.end = ov.rows + 2 * k
+    ov.strides.end_of_storage = ov.rows + 2 * k
+    return ov
+
+
+cdef void _free_overrides(ShapeOverrides* ov) noexcept:
+    if ov != NULL:
+        free(ov.uids)
+        free(ov.values)
+        free(ov.rows)
+        free(ov)
+
+
+cdef dict _read_overrides(ShapeOverrides* ov):
+    """{uid: (dims, strides)} read back through the vector objects cuDNN is given (what it sees)."""
+    cdef Py_ssize_t i
+    cdef StdVector* shape_rows
+    cdef StdVector* stride_rows
+    out = {}
+    if ov == NULL:
+        return out
+    shape_rows = <StdVector*>ov.shapes.begin
+    stride_rows = <StdVector*>ov.strides.begin
+    for i in range((<StdVector*>ov.shapes.end) - shape_rows):
+        out[ov.uids[i]] = (
+            tuple((<int64_t*>shape_rows[i].begin)[j] for j in range((<int64_t*>shape_rows[i].end) -
+                                                                   (<int64_t*>shape_rows[i].begin))),
+            tuple((<int64_t*>stride_rows[i].begin)[j] for j in range((<int64_t*>stride_rows[i].end) -
+                                                                    (<int64_t*>stride_rows[i].begin))))
+    return out
 
 _STRATEGIES = {"reinitialize": REBUILD_REINITIALIZE, "recreate": REBUILD_RECREATE}
 
@@ -83,7 +148,8 @@ cdef object _status(cudnnStatus_t status):
         return <int>status
 
 
-cdef int _set_and_finalize(cudnnBackendDescriptor_t d, int64_t n, int64_t* uids, void** ptrs, void* ws) except -1:
+cdef int _set_and_finalize(cudnnBackendDescriptor_t d, int64_t n, int64_t* uids, void** ptrs, void* ws,
+                           ShapeOverrides* ov) except -1:
     cdef cudnnStatus_t st
     st = cycudnn.cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids)
     if st != CUDNN_STATUS_SUCCESS:
@@ -94,6 +160,17 @@ cdef int _set_and_finalize(cudnnBackendDescriptor_t d, int64_t n, int64_t* uids,
     st = cycudnn.cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws)
     if st != CUDNN_STATUS_SUCCESS:
         raise_status(st, "cudnnBackendSetAttribute", _VP, _ATTR_WS)
+    if ov != NULL and ov.n > 0:  # cuDNN reads the shapes and strides as std::vector<std::vector<int64_t>> objects
+        st = cycudnn.cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS, CUDNN_TYPE_INT64, ov.n,
+                                              ov.uids)
+        if st == CUDNN_STATUS_SUCCESS:
+            st = cycudnn.cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES, CUDNN_TYPE_VOID_PTR, 1,
+                                                  &ov.shapes)
+        if st == CUDNN_STATUS_SUCCESS:
+            st = cycudnn.cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES, CUDNN_TYPE_VOID_PTR, 1,
+                                                  &ov.strides)
+        if st != CUDNN_STATUS_SUCCESS:
+            raise_status(st, "cudnnBackendSetAttribute", _VP, _ATTR_OVERRIDES)
     st = cycudnn.cudnnBackendFinalize(d)
     if st != CUDNN_STATUS_SUCCESS:
         raise_status(st, "cudnnBackendFinalize", _VP)
@@ -117,7 +194,8 @@ cdef object _MISSING = object()
 cdef class VariantPack:
     """The buffers of one execution: ``{uid or Tensor: buffer}`` plus a workspace, checked against a plan.
 
-    ``VariantPack(plan, buffers, workspace=None, *, operation_graph=None, tensors=None, check_dtype=True)``
+    ``VariantPack(plan, buffers, workspace=None, *, operation_graph=None, tensors=None, check_dtype=True,
+    overrides=None, handle=None)``
 
     * every non-virtual UID of the plan's graph must be bound and no other (ValueError naming them);
     * a buffer is an int device address, an array of any GPU library (DLPack or __cuda_array_interface__,
@@ -127,7 +205,12 @@ cdef class VariantPack:
     * by-value tensors take a number, stored by the pack in the tensor's data type;
     * pointers must meet the tensor's byte alignment, buffers of known size must hold the tensor;
     * with ``workspace=None`` a workspace of ``plan.workspace_size`` bytes is allocated (and freed
-      with the pack) when the plan needs one.
+      with the pack) when the plan needs one;
+    * ``overrides={uid or Tensor: dims or (dims, strides)}`` (cuDNN >= 9.23; the plan's graph built with
+      ``override_shapes=True``) runs the plan on other shapes: each must be a real tensor of the graph, keep its
+      rank (strides default to packed in the tensor's axis order), and the buffers must hold the new shapes; the
+      workspace is cudnnGetExecutionPlanWorkspaceSize's answer for this pack, asked with ``handle`` (else the
+      plan's handle, else the first call's) and allocated as above.
 
     The graph comes from ``tensors=``/``operation_graph=``, else ``plan.operation_graph``, else the
     plan's JSON; when none is known, the UIDs given are taken as they are (all as device pointers).
@@ -159,9 +242,13 @@ cdef class VariantPack:
         self._plan_desc = None
         self._plan_handle = None
         self._check_dtype = True
+        self._overrides = NULL
+        self._graph_specs = {}
+        self._ws_pending = False
+        self._ws_needed = -1
 
     def __init__(self, plan=None, buffers=None, workspace=None, *, operation_graph=None, tensors=None,
-                 bint check_dtype=True):
+                 bint check_dtype=True, overrides=None, Handle handle=None):
         cdef Py_ssize_t i, n, j
         cdef cudnnStatus_t st
         cdef cudnnBackendDescriptor_t d = NULL
@@ -173,8 +260,14 @@ cdef class VariantPack:
             desc = _packing.plan_descriptor(plan)
             if desc.closed:
                 raise ValueError("the execution plan is closed")
-        slots, specs = _packing.prepare_pack(plan, buffers, operation_graph, tensors, check_dtype)
-        needed = _packing.plan_workspace_size(plan) if plan is not None else 0
+        ov = None
+        if overrides is not None:  # checked against the graph's shapes; the buffers against the overridden ones
+            self._graph_specs = _packing.tensor_specs(plan, operation_graph, tensors) or {}
+            ov = _packing.prepare_overrides(self._graph_specs, overrides,
+                                            _packing.plan_override_enabled(plan, operation_graph))
+        slots, specs = _packing.prepare_pack(plan, buffers, operation_graph, tensors, check_dtype, ov)
+        # with overrides the workspace is cuDNN's answer for this pack (queried once a handle is known), not the plan's
+        needed = _packing.plan_workspace_size(plan) if plan is not None and ov is None else 0
         ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed, "workspace",
                                                                     _packing.consumer_stream(plan))
 
@@ -201,15 +294,21 @@ cdef class VariantPack:
             self._keep[i] = keep
         self._ndev = j
         self._specs = dict(specs)
+        if ov is None:
+            self._graph_specs = dict(specs)
         self._workspace = <void*><uintptr_t>ws_ptr
         self._workspace_nbytes = ws_cap
         self._workspace_keep = ws_keep
         self._owns_workspace = owned
 
+        if ov is not None:
+            self._overrides = _new_overrides(ov)
+            self._ws_pending = True
+
         st = cycudnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &d)
         raise_status(st, "cudnnBackendCreateDescriptor", _VP)
         try:
-            _set_and_finalize(d, self._n, self._uids, self._ptrs, self._workspace)
+            _set_and_finalize(d, self._n, self._uids, self._ptrs, self._workspace, self._overrides)
         except BaseException:
             cycudnn.cudnnBackendDestroyDescriptor(d)
             raise
@@ -218,6 +317,13 @@ cdef class VariantPack:
             self._plan_obj = plan
             self._plan_desc = desc
             self._plan_handle = _packing.plan_handle(plan)
+            if handle is None:
+                handle = self._plan_handle
+            if self._ws_pending and handle is not None:
+                handle._need_open()
+                self._settle_workspace(handle._handle, self._plan_desc._ptr)
+                if self._dirty:
+                    self._rebuild()
 
     cdef int _alloc(self, Py_ssize_t n) except -1:
         cdef Py_ssize_t m = n if n > 0 else 1
@@ -237,6 +343,8 @@ cdef class VariantPack:
         return 0
 
     cdef void _free_arrays(self) noexcept:
+        _free_overrides(self._overrides)
+        self._overrides = NULL
         free(self._uids)
         free(self._ptrs)
         free(self._scratch)
@@ -316,14 +424,14 @@ cdef class VariantPack:
             self._dirty = True  # stays so if anything below fails
             st = cycudnn.cudnnBackendInitialize(self._ptr)
             if st == CUDNN_STATUS_SUCCESS:
-                _set_and_finalize(self._ptr, self._n, self._uids, self._ptrs, self._workspace)
+                _set_and_finalize(self._ptr, self._n, self._uids, self._ptrs, self._workspace, self._overrides)
                 self._dirty = False
                 return 0
             # a cuDNN that will not re-initialize: fall through to a fresh descriptor
         st = cycudnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &d)
         raise_status(st, "cudnnBackendCreateDescriptor", _VP)
         try:
-            _set_and_finalize(d, self._n, self._uids, self._ptrs, self._workspace)
+            _set_and_finalize(d, self._n, self._uids, self._ptrs, self._workspace, self._overrides)
         except BaseException:
             cycudnn.cudnnBackendDestroyDescriptor(d)
             self._dirty = True
@@ -360,16 +468,17 @@ cdef class VariantPack:
                 if bool(specs[uid].by_value) != bool(self._by_value[slot]):
                     how = "by value" if specs[uid].by_value else "as a device pointer"
                     raise ValueError(f"UID {uid} is passed {how} in this plan but not in this variant pack")
-        needed = _packing.plan_workspace_size(plan)
-        if needed > 0 and (self._workspace == NULL or 0 <= self._workspace_nbytes < needed):
-            if self._workspace != NULL and not self._owns_workspace:
-                raise ValueError(f"the plan needs a {needed}-byte workspace; this pack's holds {self._workspace_nbytes}")
-            ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(None, needed)
-            self._workspace = <void*><uintptr_t>ws_ptr
-            self._workspace_nbytes = ws_cap
-            self._workspace_keep = ws_keep
-            self._owns_workspace = owned
-            self._dirty = True
+        if self._overrides != NULL:  # the new plan's workspace for these shapes: queried at its first call
+            if _packing.plan_override_enabled(plan) is False:
+                raise ValueError("this variant pack overrides shapes, but the plan's operation graph was finalized "
+                                 "without override shapes (Graph.build(override_shapes=True))")
+            self._ws_pending = True
+            self._ws_needed = -1
+            needed = 0
+        else:
+            needed = _packing.plan_workspace_size(plan)
+            self._ws_needed = -1  # asked for another plan
+        self._ensure_workspace(needed, "")
         self._plan_obj = plan
         self._plan_desc = desc
         self._plan_handle = _packing.plan_handle(plan)
@@ -393,6 +502,49 @@ cdef class VariantPack:
             raise ValueError("the Handle is closed")
         if self._dirty:
             self._rebuild()
+        if self._ws_pending:  # overrides: once per plan, the workspace cuDNN needs for these shapes
+            self._settle_workspace(h[0], p[0])
+            if self._dirty:
+                self._rebuild()
+        return 0
+
+    cdef int _ensure_workspace(self, int64_t needed, str why) except -1:
+        """A workspace of ``needed`` bytes: one the pack owns or lacks is (re)allocated, one the caller gave must
+        hold it."""
+        if needed > 0 and (self._workspace == NULL or 0 <= self._workspace_nbytes < needed):
+            if self._workspace != NULL and not self._owns_workspace:
+                raise ValueError(f"the plan needs a {needed}-byte workspace{why}; this pack's holds "
+                                 f"{self._workspace_nbytes}")
+            ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(None, needed)
+            self._workspace = <void*><uintptr_t>ws_ptr
+            self._workspace_nbytes = ws_cap
+            self._workspace_keep = ws_keep
+            self._owns_workspace = owned
+            self._dirty = True
+        return 0
+
+    cdef int _settle_workspace(self, cudnnHandle_t h, cudnnBackendDescriptor_t plan) except -1:
+        """cudnnGetExecutionPlanWorkspaceSize for this (finalized) pack and ``plan``; a workspace the pack owns or
+        lacks grows to it, one the caller gave must hold it."""
+        cdef size_t size = 0
+        cdef cudnnStatus_t st
+        cdef cudnnBackendDescriptor_t v
+        if self._dirty:
+            self._rebuild()
+        v = self._ptr
+        enter_call()
+        self._busy += 1
+        try:  # the gate came first (prepare_overrides): the binding has the function
+            with nogil:
+                st = cycudnn.cudnnGetExecutionPlanWorkspaceSize(h, plan, v, &size)
+        finally:
+            self._leave()
+            leave_call()
+        if st != CUDNN_STATUS_SUCCESS:
+            raise_status(st, "cudnnGetExecutionPlanWorkspaceSize", _PLAN)
+        self._ensure_workspace(<int64_t>size, " for this pack's shapes (cudnnGetExecutionPlanWorkspaceSize)")
+        self._ws_needed = <int64_t>size
+        self._ws_pending = False
         return 0
 
     cdef int _run(self, Handle handle, object plan) except -1:
@@ -591,16 +743,28 @@ cdef class VariantPack:
             self._dirty = True
         return 0
 
-    def rebind(self, buffers=None, *, workspace=_MISSING):
+    def rebind(self, buffers=None, *, workspace=_MISSING, overrides=_MISSING):
         """New buffers for some UIDs: ``{uid or Tensor: buffer}`` (checked like the constructor's), or a
-        sequence/int64 buffer of pointers in ``pointer_uids`` order; ``workspace=`` replaces the workspace.
-        The descriptor is re-finalized at once. By-value UIDs take numbers, as in the constructor."""
+        sequence/int64 buffer of pointers in ``pointer_uids`` order; ``workspace=`` replaces the workspace;
+        ``overrides=`` new shapes (as the constructor's; ``{}`` or None: the graph's shapes again), checked before
+        the buffers given with them, and the buffers kept checked against them. The descriptor is re-finalized at
+        once. By-value UIDs take numbers, as in the constructor."""
         self._check_open()
-        if buffers is not None:
-            if hasattr(buffers, "items"):
-                self._rebind_mapping(buffers)
-            else:
-                self._bind_positional(buffers)
+        previous = None
+        if overrides is not _MISSING:
+            rebinding = {_packing.uid_of(k) for k in buffers} if hasattr(buffers, "items") else set()
+            previous = [(uid, dims, strides) for uid, (dims, strides) in sorted(self.overrides.items())]
+            self._set_overrides(self._checked_overrides(overrides), rebinding)
+        try:
+            if buffers is not None:
+                if hasattr(buffers, "items"):
+                    self._rebind_mapping(buffers)
+                else:
+                    self._bind_positional(buffers)
+        except BaseException:
+            if previous is not None:  # the buffers given with new shapes did not fit them: the old shapes again
+                self._set_overrides(previous, set())
+            raise
         if workspace is not _MISSING:
             needed = _packing.plan_workspace_size(self._plan_obj) if self._plan_obj is not None else 0
             ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed, "workspace",
@@ -613,6 +777,52 @@ cdef class VariantPack:
         if self._dirty:
             self._rebuild()
         return self
+
+    def _checked_overrides(self, overrides):
+        if overrides is None or (hasattr(overrides, "items") and len(overrides) == 0):
+            return []
+        return _packing.prepare_overrides(self._graph_specs, overrides,
+                                          _packing.plan_override_enabled(self._plan_obj)
+                                          if self._plan_obj is not None else None)
+
+    cdef int _set_overrides(self, list overrides, object rebinding) except -1:
+        """Make ``overrides`` (checked) this pack's shapes: the bound buffers of known size must hold them (but those
+        of ``rebinding``, the UIDs given new buffers in the same call)."""
+        cdef ShapeOverrides* ov = NULL
+        cdef Py_ssize_t slot
+        shapes = {uid: (dims, strides) for uid, dims, strides in overrides}
+        specs = {uid: (spec if uid not in shapes else
+                       _packing.TensorSpec(spec.uid, spec.name, shapes[uid][0], shapes[uid][1], spec.data_type,
+                                           spec.virtual, spec.by_value, spec.alignment, spec.vector_count,
+                                           spec.value))
+                 for uid, spec in (self._graph_specs or self._specs).items()}
+        for uid, spec in specs.items():  # every buffer kept must hold its tensor's (new) span
+            slot = self._slot_of.get(uid, -1)
+            if slot < 0 or self._by_value[slot] or self._keep[slot] is None or uid in rebinding:
+                continue
+            have = _packing.resolve_buffer(self._keep[slot], f"UID {uid}").nbytes
+            need = spec.nbytes
+            if have is not None and need is not None and have < need:
+                raise ValueError(f"UID {uid}: the bound buffer holds {have} bytes but the tensor {spec.describe()} "
+                                 f"spans {need} bytes: rebind it with the overrides")
+        if overrides:
+            ov = _new_overrides(overrides)
+        _free_overrides(self._overrides)
+        self._overrides = ov
+        self._specs = specs
+        for uid, spec in specs.items():
+            slot = self._slot_of.get(uid, -1)
+            if slot >= 0 and not self._by_value[slot]:
+                need = spec.nbytes
+                self._min_bytes[slot] = -1 if need is None else need
+        self._ws_needed = -1
+        self._ws_pending = ov != NULL
+        if ov == NULL and self._plan_obj is not None:  # the graph's shapes: the plan's own workspace again
+            plan = self._plan_obj
+            self._plan_obj = None
+            self._adopt_plan(plan)
+        self._dirty = True
+        return 0
 
     def rebind_pointers(self, pointers):
         """Positional rebind (a tuple/list of ints or an int64 buffer, in ``pointer_uids`` order); re-finalizes."""
@@ -692,6 +902,37 @@ cdef class VariantPack:
                 for i in range(self._n) if not self._by_value[i]}
 
     @property
+    def overrides(self):
+        """{uid: (dims, strides)} of the shapes this pack overrides ({}: the graph's shapes), read back from the
+        arrays cuDNN is given."""
+        return _read_overrides(self._overrides)
+
+    @property
+    def workspace_size(self):
+        """The workspace (bytes) this pack's plan needs: cuDNN's answer for this pack when asked (always with
+        overrides, once a handle is known: None until then; ``query_workspace``), else the plan's."""
+        if self._ws_needed >= 0:
+            return self._ws_needed
+        if self._overrides != NULL or self._plan_obj is None:
+            return None
+        return _packing.plan_workspace_size(self._plan_obj)
+
+    def query_workspace(self, handle=None, plan=None):
+        """Ask cuDNN now (cudnnGetExecutionPlanWorkspaceSize, cuDNN >= 9.23) what workspace ``plan`` (default: the
+        pack's) needs for this pack, its overrides included; grows a workspace the pack owns or lacks, refuses one
+        too small that the caller gave. Returns the bytes. cuDNN answers only with a handle (``handle``, else the
+        plan's): on a GPU."""
+        cdef cudnnHandle_t h = NULL
+        cdef cudnnBackendDescriptor_t p = NULL
+        check_available("cudnnGetExecutionPlanWorkspaceSize", "VariantPack.query_workspace")
+        self._resolve_call(handle, plan, &h, &p)
+        if self._ws_needed < 0:
+            self._settle_workspace(h, p)
+            if self._dirty:
+                self._rebuild()
+        return self._ws_needed
+
+    @property
     def workspace(self):
         """The workspace address (0: none)."""
         return <uintptr_t>self._workspace
@@ -746,17 +987,17 @@ cdef class VariantPack:
 # ------------------------------------------------------------------------------------------------
 # module-level calls
 # ------------------------------------------------------------------------------------------------
-def execute(Handle handle, plan, pack, workspace=None):
+def execute(Handle handle, plan, pack, workspace=None, overrides=None):
     """Run ``plan`` on the handle's stream with the buffers of ``pack`` (a VariantPack, or a
-    ``{uid: buffer}`` mapping, packed here: slower). The GIL is released while cuDNN runs;
-    ``handle=None`` uses the plan's handle."""
+    ``{uid: buffer}`` mapping, packed here with ``workspace`` and shape ``overrides``: slower). The GIL is
+    released while cuDNN runs; ``handle=None`` uses the plan's handle."""
     cdef VariantPack vp
     if type(pack) is VariantPack:
         vp = <VariantPack>pack
     elif isinstance(pack, VariantPack):
         vp = <VariantPack>pack
     else:
-        vp = VariantPack(plan, pack, workspace)
+        vp = VariantPack(plan, pack, workspace, overrides=overrides, handle=handle)
     vp._run(handle, plan)
 
 

@@ -9,6 +9,7 @@ only C arrays; the per-call paths never come back here.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import numbers
 import operator
@@ -21,18 +22,19 @@ import numpy as np
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import AttributeType as AT
 from cudnn_backend._bindings.enums import DataType, DescriptorType
-from cudnn_backend.core._descriptor import Descriptor, Handle
+from cudnn_backend.core._descriptor import Descriptor, Handle, as_int, check_available, user_sequence
 from cudnn_backend.core.json_checks import check_plan_json
+from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 from cudnn_backend.runtime import memory
 from cudnn_backend.typed import arrays
-from cudnn_backend.typed.arrays import DATA_TYPE_BITS
+from cudnn_backend.typed.arrays import DATA_TYPE_BITS, MAX_ELEMENTS, strides_like
 from cudnn_backend.typed.introspection import signature_of, tensor_slots
 
 __all__ = [
     "TensorSpec", "tensor_spec", "tensor_specs", "graph_tensor_specs", "plan_json_tensor_specs", "plan_descriptor",
     "plan_workspace_size", "plan_handle", "plan_operation_graph", "Resolved", "resolve_buffer", "scalar_bytes",
     "scalar_value", "uid_of", "resolve_slot", "check_array", "consumer_stream", "prepare_pack", "resolve_workspace",
-    "SCALAR_CAPACITY",
+    "SCALAR_CAPACITY", "plan_override_enabled", "prepare_overrides", "MAX_OVERRIDE_RANK",
 ]
 
 D = DataType
@@ -441,14 +443,19 @@ def resolve_slot(uid, spec, value, check_dtype=True, stream=-1):
     return r.ptr, None, r.keep
 
 
-def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=True):
+def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=True, overrides=None):
     """Check ``buffers`` against the plan's graph; returns (slots, specs) where slots is a list of
-    (uid, pointer, scalar bytes or None, keep, alignment, min bytes, by_value), in UID order."""
+    (uid, pointer, scalar bytes or None, keep, alignment, min bytes, by_value), in UID order. ``overrides``
+    (``prepare_overrides``' list) gives some tensors other shapes: their buffers are checked against those."""
     if buffers is None:
         buffers = {}
     if not hasattr(buffers, "items"):
         raise TypeError(f"buffers must be a mapping {{uid or Tensor: buffer}}, not {type(buffers).__name__}")
     specs = tensor_specs(plan, operation_graph, tensors)
+    if overrides:
+        specs = dict(specs)
+        for uid, dims, strides in overrides:
+            specs[uid] = dataclasses.replace(specs[uid], dims=dims, strides=strides)
     given = {}
     for key, value in buffers.items():
         uid = uid_of(key)
@@ -488,6 +495,98 @@ def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=
         slots.append((uid, ptr, raw, keep, align or 0, -1 if need is None else need,
                       bool(spec is not None and spec.by_value)))
     return slots, (specs or {})
+
+
+# ---------------------------------------------------------------------------------------------
+# shape overrides: one plan, other shapes per variant pack
+# ---------------------------------------------------------------------------------------------
+MAX_OVERRIDE_RANK = 8  # CUDNN_DIM_MAX: a pack's C arrays hold this many dims per overridden tensor
+
+
+def _json_override_flag(plan) -> bool | None:
+    try:
+        text = plan_descriptor(plan).get(A.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, AT.CUDNN_TYPE_CHAR)
+        return bool(json.loads(check_plan_json(text))["operationGraph"].get("isOverrideShapeEnabled", False))
+    except Exception:  # noqa: BLE001 - no JSON for this engine, or one the checks refuse: unknown
+        return None
+
+
+def plan_override_enabled(plan=None, operation_graph=None) -> bool | None:
+    """Whether the plan's operation graph was finalized with CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED:
+    from the graph when it is known (``operation_graph=``, ``plan.operation_graph``), else from the plan's JSON;
+    None when neither tells."""
+    og = operation_graph if operation_graph is not None else plan_operation_graph(plan) if plan is not None else None
+    if isinstance(og, Descriptor) and og.descriptor_type == T.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
+        return bool(og.value_of(A.CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED))
+    return _json_override_flag(plan) if plan is not None else None
+
+
+def _dims_and_strides(value, what):
+    """An override's (dims, strides or None): a sequence of ints, or a (dims, strides) pair of sequences."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{what}: expected dims (a sequence of ints) or (dims, strides), not {type(value).__name__}")
+    items = user_sequence(value, what, 2 * MAX_OVERRIDE_RANK)
+    if len(items) == 2 and all(hasattr(x, "__iter__") and not isinstance(x, (str, bytes)) for x in items):
+        return (user_sequence(items[0], f"{what} dims", 2 * MAX_OVERRIDE_RANK),
+                user_sequence(items[1], f"{what} strides", 2 * MAX_OVERRIDE_RANK))
+    return items, None
+
+
+def _sizes(values, what, rank, spec):
+    out = [as_int(v, f"{what}[{i}]", 1, (1 << 63) - 1) for i, v in enumerate(values)]
+    if len(out) != rank:
+        raise ValueError(f"{what}: {len(out)} entries for {spec.describe()}, of rank {rank} (an override keeps the "
+                         "rank)")
+    return out
+
+
+def prepare_overrides(specs, overrides, enabled=None) -> list:
+    """The checked shape overrides of a variant pack: ``[(uid, dims, strides)]`` in UID order.
+
+    ``overrides`` maps a UID or tensor to its dims (then packed strides in the tensor's own axis order, NHWC stays
+    NHWC) or to ``(dims, strides)``. Each must be a real (not virtual, not by-value) tensor of the plan's graph
+    (``specs``), keep its rank, and every dim and stride be >= 1. cuDNN checks none of it (9.28.1 finalizes packs
+    and answers workspace queries with any ranks, UIDs and sizes), only that the three arrays agree in length.
+    ``enabled``: whether the plan's graph has override shapes enabled (False refuses; None: unknown)."""
+    check_available(OVERRIDE_SHAPES_NEEDS, "VariantPack(overrides=...)")
+    if not hasattr(overrides, "items"):
+        raise TypeError(f"overrides: expected a mapping {{uid or Tensor: dims or (dims, strides)}}, not "
+                        f"{type(overrides).__name__}")
+    if enabled is False:
+        raise ValueError("overrides: the plan's operation graph was finalized without override shapes: build it with "
+                         "Graph.build(override_shapes=True) (CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED)")
+    if not specs:
+        raise ValueError("overrides: the plan's graph is not known here (pass operation_graph= or tensors=), so the "
+                         "overridden shapes cannot be checked")
+    out = {}
+    for key, value in overrides.items():
+        uid = uid_of(key)
+        what = f"overrides[{uid}]"
+        if uid in out:
+            raise ValueError(f"{what}: UID {uid} is overridden twice")
+        spec = specs.get(uid)
+        if spec is None:
+            raise ValueError(f"{what}: UID {uid} is no tensor of the plan's graph (its real tensors: "
+                             f"{', '.join(str(u) for u, t in sorted(specs.items()) if not t.virtual)})")
+        if spec.virtual or spec.by_value:
+            kind = "virtual" if spec.virtual else "a by-value scalar"
+            raise ValueError(f"{what}: {spec.describe()} is {kind}; only the graph's tensors in device memory take "
+                             "shapes per variant pack")
+        if spec.vector_count not in (None, 1):
+            raise ValueError(f"{what}: {spec.describe()} is vectorized ({spec.vector_count} per element): not "
+                             "overridable here")
+        rank = len(spec.dims)
+        dims, strides = _dims_and_strides(value, what)
+        dims = _sizes(dims, f"{what} dims", rank, spec)
+        try:
+            strides = strides_like(dims, spec.strides) if strides is None else _sizes(strides, f"{what} strides",
+                                                                                     rank, spec)
+        except ValueError as e:
+            raise ValueError(f"{what}: {e}") from None
+        if 1 + sum((d - 1) * st for d, st in zip(dims, strides)) > MAX_ELEMENTS:
+            raise ValueError(f"{what}: dims {dims} with strides {strides} span more than {MAX_ELEMENTS} elements")
+        out[uid] = (tuple(dims), tuple(strides))
+    return [(uid, *out[uid]) for uid in sorted(out)]
 
 
 def resolve_workspace(workspace, needed, what="workspace", stream=-1):

@@ -33,7 +33,7 @@ from cudnn_backend._bindings.enums import (
     NumericalNote,
 )
 from cudnn_backend.core import device as _device
-from cudnn_backend.core._descriptor import Descriptor, as_int, clear_error, user_sequence
+from cudnn_backend.core._descriptor import Descriptor, as_int, check_available, clear_error, user_sequence
 from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.typed import Engine, EngineConfig, KnobChoice
@@ -294,6 +294,7 @@ def normalize_knobs(knobs) -> dict:
     out = {}
     for k, v in items:
         kt = knob_type(k)
+        check_available(kt.name, "knob")  # e.g. INPUT_TMA_ENABLE, OUTPUT_TMA_ENABLE: cuDNN 9.22+
         if kt in out:
             raise EngineError(f"knob {short_name(kt)} given twice")
         out[kt] = as_int(v, f"knob {short_name(kt)}")

@@ -460,9 +460,13 @@ class _Explorer:
         return values
 
     def one_knob_changes(self, key):
-        for spec in _engines.engine_knobs(self.configs[key].engine):
-            for v in self.spread(spec):
-                yield {spec.knob_type: v}
+        """One knob changed at a time, round-robin over the knobs: a short budget still tries every knob, so a
+        switch such as INPUT_TMA_ENABLE / OUTPUT_TMA_ENABLE (cuDNN 9.22+) is not left behind a 265-value
+        KERNEL_CFG."""
+        per_knob = [[{spec.knob_type: v} for v in self.spread(spec)]
+                    for spec in _engines.engine_knobs(self.configs[key].engine)]
+        for changes in itertools.zip_longest(*per_knob):
+            yield from (c for c in changes if c is not None)
 
     def knob_pair_changes(self, key):
         """Two knobs changed at once, round-robin over the knob pairs so a short budget still sees every pair.
