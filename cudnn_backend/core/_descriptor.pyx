@@ -199,20 +199,26 @@ cdef list _hold_tree(Descriptor root):
     for calls that take long (finalizing graphs, heuristics, plans), where a list per call does not matter."""
     cdef list held = [root]
     cdef Py_ssize_t i = 0
+    cdef int j, dtype
     cdef object r, v, x
+    cdef list vals
     while i < len(held):
         r = held[i]
         i += 1
-        if isinstance(r, Descriptor) and (<Descriptor>r)._vals is not None:
-            for v in (<Descriptor>r)._vals:
-                if v is None:
-                    continue
-                if type(v) is tuple:
-                    for x in <tuple>v:
-                        if isinstance(x, Resource):
-                            held.append(x)
-                elif isinstance(v, Resource):
-                    held.append(v)
+        if not isinstance(r, Descriptor):
+            continue
+        vals = (<Descriptor>r)._vals
+        dtype = (<Descriptor>r)._dtype
+        if vals is None or dtype < 0:
+            continue
+        for j in range(_N_CHILD_SLOTS[dtype]):  # only the attributes that take descriptors or a handle
+            v = vals[_CHILD_SLOTS[dtype][j]]
+            if type(v) is tuple:
+                for x in <tuple>v:
+                    if isinstance(x, Resource):
+                        held.append(x)
+            elif isinstance(v, Resource):
+                held.append(v)
     for r in held:
         _enter(<Resource>r)
     return held
@@ -318,6 +324,8 @@ cdef bint _REQUIRED_BY_SLOT[MAX_TYPES]    # a required attribute has no bit (slo
 cdef bint _FINALIZE_NOGIL[MAX_TYPES]     # finalize may take long (plans, heuristics, graphs): release the GIL
 cdef int _N_ATTRS[MAX_TYPES]             # descriptor type -> how many attributes it has (the length of _vals)
 cdef int* _SLOT_ATTR[MAX_TYPES]          # descriptor type -> slot -> attribute value
+cdef int* _CHILD_SLOTS[MAX_TYPES]        # descriptor type -> the slots that may hold descriptors or a handle
+cdef int _N_CHILD_SLOTS[MAX_TYPES]
 cdef bint _READY = False
 cdef list _ENUM_CLASS = [None] * MAX_TYPES   # attribute type -> IntEnum class of its values
 cdef dict _FINALIZE_CHECK = {}          # descriptor type -> Python check run before finalize
@@ -473,6 +481,14 @@ cdef int _build_tables() except -1:
         for i in range(top):
             if _ATTR[i].descriptor >= 0:
                 _SLOT_ATTR[_ATTR[i].descriptor][_ATTR[i].slot] = i
+        for t in range(MAX_TYPES):  # where a call holding a descriptor looks for what it holds (_hold_tree)
+            _CHILD_SLOTS[t] = <int*>calloc(max(1, _N_ATTRS[t]), sizeof(int))
+            _N_CHILD_SLOTS[t] = 0
+            for i in range(_N_ATTRS[t]):
+                spec = &_ATTR[_SLOT_ATTR[t][i]]
+                if any(_TYPE_KIND[at] in (K_DESC, K_HANDLE) for at in range(MAX_TYPES) if (spec.types >> at) & 1):
+                    _CHILD_SLOTS[t][_N_CHILD_SLOTS[t]] = i
+                    _N_CHILD_SLOTS[t] += 1
         for dtype_member in DescriptorType:
             t = int(dtype_member)
             if t >= MAX_TYPES:
@@ -828,10 +844,7 @@ cdef class Resource:
     cuDNN may still read through it stays alive until then). Not instantiated by itself.
     """
 
-    def __cinit__(self, *args, **kwargs):
-        self._busy = 0
-        self._pending = NULL
-        self._pending_keep = None
+    # (no __cinit__: the fields start zeroed, NULL and None)
 
     def __dealloc__(self):
         # a call in flight holds a reference, so a pending destroy is normally done by then; C only
