@@ -1138,7 +1138,7 @@ cdef class Descriptor(Resource):
         if p == NULL:
             return
         self._ptr = NULL  # under the GIL: no other thread can take it from here on
-        kept = self._vals
+        kept = (self._vals, self._read_from)
         self._forget()
         raise_status(self._retire(<void*>p, kept), "cudnnBackendDestroyDescriptor", _name_of(DescriptorType, self._dtype))
 
