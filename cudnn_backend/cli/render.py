@@ -236,13 +236,13 @@ def cache_entries(entries, path) -> None:
     for e in entries:
         when = datetime.datetime.fromtimestamp(e.stored_at).strftime("%Y-%m-%d %H:%M")
         t.add_row(e.key[:12], str(e.info.get("name", e.fingerprint[:12])), f"{e.device_name} ({e.sm_count} SMs)",
-                  e.as_dict()["cudnn_version"], str(e.engine_index),
+                  e.to_dict()["cudnn_version"], str(e.engine_index),
                   " ".join(f"{k}={v}" for k, v in e.knobs.items()) or "-", us(e.time_us), when)
     console.print(t)
 
 
 def cache_entry(e) -> None:
-    d = e.as_dict()
+    d = e.to_dict()
     t = table(f"plan cache entry {e.key}")
     t.add_column("field")
     t.add_column("value", overflow="fold")

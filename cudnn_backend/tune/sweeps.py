@@ -214,7 +214,7 @@ def run_task(task: Task, job: str = "explore", options: dict | None = None, work
             if offline:
                 raise SweepError("bench needs a GPU: it runs the plan")
             report = bench(task.builder, kwargs=dict(task.kwargs), name=task.name, cache=cache, **options)
-            result.bench = report.as_dict()
+            result.bench = report.to_dict()
         else:
             raise ValueError(f"job: {job!r} is not one of {', '.join(JOBS)}")
         result.ok = True

@@ -26,9 +26,11 @@ class Timing:
     samples: int
     calls_per_sample: int
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"median_us": self.median_us, "min_us": self.min_us, "max_us": self.max_us, "samples": self.samples,
                 "calls_per_sample": self.calls_per_sample}
+
+    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 class Timer:
