@@ -43,7 +43,7 @@ from cudnn_backend.tune.support import (
     support_matrix,
 )
 from cudnn_backend.tune.sweeps import Task, sweep, tasks_from_file, tasks_from_preset
-from cudnn_backend.tune.why import why
+from cudnn_backend.tune.explain import why
 
 __all__ = ["main"]
 

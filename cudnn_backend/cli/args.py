@@ -330,6 +330,13 @@ def _support_selection(p, profile=True):
     r.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def _csv_json(p, json_what):
+    o = p.add_argument_group("output")
+    o.add_argument("--csv", metavar="FILE", help="write every row as CSV")
+    o.add_argument("--json", metavar="FILE", help=f"write {json_what}")
+    return o
+
+
 def _support_parsers(sub):
     p = sub.add_parser("support", help="the support matrix: which graphs of a catalogue cuDNN supports (fuses) on a "
                        "GPU or device profile, at which stage the others are refused, with which engines",
@@ -342,11 +349,9 @@ def _support_parsers(sub):
     _support_selection(p)
     p.add_argument("--kernels", action="store_true", help="run each first working config once and count its kernels "
                    "(needs this machine's GPU; on by default there)")
-    o = p.add_argument_group("output")
+    o = _csv_json(p, "the matrix as JSON (`compare --matrices` reads it)")
     o.add_argument("--rows", choices=("all", "unsupported", "none"), default=None,
                    help="rows printed under the summary (default: all for up to 80 graphs, else none)")
-    o.add_argument("--csv", metavar="FILE", help="write every row as CSV")
-    o.add_argument("--json", metavar="FILE", help="write the matrix as JSON (`compare --matrices` reads it)")
     o.add_argument("--heatmap", metavar="FILE.png", help="draw the family x data type heatmap (matplotlib)")
     o.add_argument("--clear-cache", action="store_true", help="empty the support cache first")
 
@@ -362,10 +367,8 @@ def _support_parsers(sub):
                    help="two libcudnn.so.9 paths (or `default`), probed against --device-profile")
     w.add_argument("--matrices", nargs=2, metavar=("A.json", "B.json"), help="two matrices `support --json` wrote")
     _support_selection(p)
-    o = p.add_argument_group("output")
+    o = _csv_json(p, "the comparison as JSON")
     o.add_argument("--all", action="store_true", help="print unchanged graphs too")
-    o.add_argument("--csv", metavar="FILE", help="write every row as CSV")
-    o.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
 
     p = sub.add_parser("why", help="why cuDNN refuses a graph (NOT_SUPPORTED): each stage with cuDNN's reasons, and "
                        "the smallest change that makes it supported", formatter_class=Formatter,

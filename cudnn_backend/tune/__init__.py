@@ -40,7 +40,7 @@ from cudnn_backend.tune.sweeps import (
     tasks_from_preset,
 )
 from cudnn_backend.tune.timing import Timer, Timing
-from cudnn_backend.tune.why import Explanation, GraphDescription, why
+from cudnn_backend.tune.explain import Explanation, GraphDescription, why
 
 __all__ = [
     "explore", "autotune", "Exploration", "ConfigResult", "headroom_rows", "PlanCache", "CacheEntry",

@@ -43,11 +43,9 @@ worker processes and names a graph that can be built again anywhere. Your own ca
 from __future__ import annotations
 
 import ast
-import importlib.util
 import inspect
 import os
 import pathlib
-import sys
 from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import DataType
@@ -55,6 +53,7 @@ from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.graph._util import as_data_type
 from cudnn_backend.runtime.profiles import file_path
+from cudnn_backend.tune import graphs
 from cudnn_backend.tune.sweeps import Task, tasks_from_file
 
 __all__ = ["CatalogueEntry", "default_catalogue", "chain_graph", "norm_graph", "load_catalogue", "filter_entries",
@@ -134,11 +133,13 @@ class CatalogueEntry:
         return Task(self.builder, dict(self.kwargs), self.key)
 
     def as_dict(self) -> dict:
+        """The entry as JSON-able data (``from_dict`` reads it back)."""
         return {"name": self.name, "family": self.family, "data_type": self.data_type, "layout": self.layout,
                 "builder": self.builder, "kwargs": {k: _plain(v) for k, v in self.kwargs.items()}, "ops": self.ops}
 
     @classmethod
     def from_dict(cls, d: dict) -> "CatalogueEntry":
+        """An entry from ``as_dict`` output."""
         return cls(d["name"], d.get("family", "user"), d.get("data_type", "-"), d.get("layout", "-"),
                    d.get("builder", ""), dict(d.get("kwargs", {})), d.get("ops", ""))
 
@@ -187,8 +188,9 @@ def chain_graph(head="conv_fwd", chain=(), tail=None, data_type="fp16", layout="
 
     ``head``: conv_fwd, conv_dgrad, conv_wgrad or matmul; ``chain``: up to 3 chain elements (names or a comma list);
     ``tail``: None, "reduction" or "genstats"; ``data_type``: fp16, bf16, fp32, fp8, int8 (or any data type name):
-    the head's inputs and the graph's final output; intermediates are virtual fp32; compute is fp32 (int32 for an
-    int8 head); ``layout``: nhwc or nchw (convolutions; matmul is row-major); ``stride`` of the convolution."""
+    the head's inputs, the chain's other operands (fp32 beside fp8 and int8) and the graph's final output;
+    intermediates are virtual fp32, a reduction's output fp32; compute is fp32 (int32 for an int8 head);
+    ``layout``: nhwc or nchw (convolutions; matmul is row-major); ``stride`` of the convolution."""
     if head not in HEADS:
         raise ValueError(f"head: {head!r} is not one of {', '.join(HEADS)}")
     chain = _chain_names(chain)
@@ -224,8 +226,10 @@ def chain_graph(head="conv_fwd", chain=(), tail=None, data_type="fp16", layout="
         channel_dims = [1, 1, _MM_N]
     full_dims = list(y.shape)
 
-    def operand(dims, name):
-        return g.tensor(dims, layout=layout if conv else None, data_type=DataType.CUDNN_DATA_FLOAT if is_int
+    narrow = is_int or dt in (DataType.CUDNN_DATA_FP8_E4M3, DataType.CUDNN_DATA_FP8_E5M2)
+
+    def operand(dims, name):  # bias, scale, residual, saved input: fp32 beside an fp8 or int8 head
+        return g.tensor(dims, layout=layout if conv else None, data_type=DataType.CUDNN_DATA_FLOAT if narrow
                         else None, name=name)
 
     for i, element in enumerate(chain):
@@ -515,15 +519,7 @@ def _text_catalogue(p: pathlib.Path) -> list:
 
 
 def _python_catalogue(p: pathlib.Path) -> list:
-    name = f"cudnn_backend_user_catalogue_{abs(hash(str(p.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, p)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as e:  # noqa: BLE001 - anything the user's file raises on import is reported, never a crash
-        sys.modules.pop(name, None)
-        raise ValueError(f"catalogue: importing {str(p)!r} failed: {type(e).__name__}: {e}") from None
+    module = graphs.load_file_module(p, "catalogue")
     ref = os.fspath(p)
     listed = getattr(module, "CATALOGUE", None)
     if listed is not None:

@@ -55,7 +55,7 @@ from dataclasses import asdict, dataclass, field
 
 from cudnn_backend._bindings.enums import BehaviorNote, DataType
 from cudnn_backend.core import device as _device
-from cudnn_backend.core._descriptor import Descriptor, Handle
+from cudnn_backend.core._descriptor import Descriptor, Handle, as_int
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.errors import (
@@ -147,6 +147,7 @@ class SupportResult:
 
     @property
     def key(self) -> str:
+        """What tells results apart: ``"name [data type layout]"`` (a catalogue entry's key)."""
         return f"{self.name} [{self.data_type} {self.layout}]"
 
     @property
@@ -158,12 +159,14 @@ class SupportResult:
         return f"no: {self.stage}"
 
     def as_dict(self) -> dict:
+        """The result as JSON-able plain data (with its ``status``); ``from_dict`` reads it back."""
         d = asdict(self)
         d["status"] = self.status
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "SupportResult":
+        """A result from ``as_dict`` output (unknown keys ignored)."""
         names = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in d.items() if k in names})
 
@@ -227,6 +230,9 @@ def materialize(graph, kwargs=None, handle=None):
             return None, None, _refusal_stage(e), e
     if isinstance(obj, Pattern):
         obj = obj.graph
+    if obj is graph and not isinstance(graph, (Graph, Pattern, Descriptor)):
+        return None, None, "builder", TypeError(f"graph: expected a Graph, a Pattern, a finalized operation graph, a "
+                                                f"pattern name or FILE.py:FUNC, not {type(graph).__name__}")
     if isinstance(obj, Descriptor):
         try:
             _engines.check_graph(obj, "graph")
@@ -499,6 +505,7 @@ class SupportCache:
 
     @staticmethod
     def key(fingerprint, cudnn_version, device, plans) -> str:
+        """The key of one result: graph fingerprint, cuDNN version, device identity, plan mode, PROBE_VERSION."""
         text = json.dumps([PROBE_VERSION, fingerprint, int(cudnn_version), device, plans])
         return hashlib.sha256(text.encode()).hexdigest()
 
@@ -601,9 +608,11 @@ class SupportMatrix:
 
     @property
     def supported(self) -> list:
+        """The results of the supported graphs."""
         return [r for r in self.results if r.supported]
 
     def rows(self) -> list:
+        """One flat row per graph (``SupportResult.row``): the table's and the CSV's."""
         return [r.row() for r in self.results]
 
     def summary(self) -> dict:
@@ -616,6 +625,7 @@ class SupportMatrix:
         return {f: {d: tuple(c) for d, c in cols.items()} for f, cols in out.items()}
 
     def stage_counts(self) -> dict:
+        """{"supported": n, stage: n, ...}: how many graphs passed, and how many each stage refused."""
         out = {"supported": sum(r.supported for r in self.results)}
         for s in STAGES:
             n = sum(1 for r in self.results if r.stage == s)
@@ -641,6 +651,7 @@ class SupportMatrix:
         return lines
 
     def to_dict(self) -> dict:
+        """The matrix as JSON-able data, with its legend (``from_dict`` / ``load`` read it back)."""
         return {"format": "cudnn-backend support matrix", "version": 1, "device": dict(self.device),
                 "cudnn_version": self.cudnn_version, "plans": self.plans, "kernels": self.kernels,
                 "filters": dict(self.filters), "notes": list(self.notes), "legend": self.legend(),
@@ -649,6 +660,7 @@ class SupportMatrix:
 
     @classmethod
     def from_dict(cls, d: dict) -> "SupportMatrix":
+        """A matrix from ``to_dict`` output (ValueError for anything else)."""
         if not isinstance(d, dict) or d.get("format") != "cudnn-backend support matrix":
             raise ValueError("not a support matrix (expected the JSON `support --json` writes)")
         return cls([SupportResult.from_dict(r) for r in d.get("results", [])], dict(d.get("device", {})),
@@ -658,6 +670,7 @@ class SupportMatrix:
 
     @classmethod
     def load(cls, path) -> "SupportMatrix":
+        """A matrix from the JSON file ``write_json`` (or ``cudnn-backend support --json``) wrote."""
         p = file_path(path, "matrix")
         try:
             return cls.from_dict(json.loads(p.read_text(encoding="utf-8")))
@@ -665,11 +678,13 @@ class SupportMatrix:
             raise ValueError(f"matrix: {str(p)!r}: {e}") from None
 
     def write_json(self, path) -> pathlib.Path:
+        """Write ``to_dict()`` as JSON; the path written."""
         p = file_path(path, "json")
         p.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
         return p
 
     def write_csv(self, path) -> pathlib.Path:
+        """Write ``rows()`` as CSV (a header, one line per graph); the path written."""
         p = file_path(path, "csv")
         rows = self.rows()
         with open(p, "w", newline="", encoding="utf-8") as f:
@@ -683,6 +698,7 @@ class SupportMatrix:
         return plain_table(self.rows())
 
     def title(self) -> str:
+        """One line: the device, where it came from, the cuDNN release, how many graphs and how many supported."""
         d = self.device
         where = "measured on the GPU" if not d.get("offline", True) else "offline, device profile"
         return (f"{d.get('name', '?')} (SM {_sm(d.get('sm'))}, {where}) · cuDNN {self.cudnn_version} · "
@@ -768,6 +784,9 @@ def _as_entries(catalogue) -> list:
         return _catalogue.default_catalogue()
     if isinstance(catalogue, (str, os.PathLike)):
         return _catalogue.load_catalogue(catalogue)
+    if not isinstance(catalogue, (list, tuple)):
+        raise TypeError(f"catalogue: expected None (the default catalogue), a file or a list of CatalogueEntry, not "
+                        f"{type(catalogue).__name__}")
     out = []
     for i, item in enumerate(catalogue):
         if isinstance(item, CatalogueEntry):
@@ -795,6 +814,8 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
     t0 = time.perf_counter()
     if plans not in PLAN_MODES:
         raise ValueError(f"plans: {plans!r} is not one of {', '.join(PLAN_MODES)}")
+    if workers is not None:
+        workers = as_int(workers, "workers", 1)
     entries = _as_entries(catalogue)
     total_given = len(entries)
     entries = _catalogue.filter_entries(entries, family=family, data_type=data_type, layout=layout, name=name)
@@ -864,11 +885,20 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
         options = {"device_profile": profile, "plans": plans, "kernels": kernels, "gpu": on_gpu,
                    "allow_version_mismatch": allow_version_mismatch,
                    "entries": {entries[i].key: entries[i].as_dict() for i in todo}}
+
+        def keep(result):
+            """Store a result as it arrives (an interrupted run keeps what it probed)."""
+            if store is not None and isinstance(result, SupportResult) and result.fingerprint:
+                store.put_many([(SupportCache.key(result.fingerprint, version, identity, plan_mode), version,
+                                 identity, result.as_dict())])
+
         if n_workers <= 1:
             for done, i in enumerate(todo, 1):
                 e = entries[i]
-                results[i] = probe_graph(e.builder, None if on_gpu else profile, handle=handle, kwargs=e.kwargs, plans=plans,
-                                   kernels=kernels, allow_version_mismatch=allow_version_mismatch, entry=e)
+                results[i] = probe_graph(e.builder, None if on_gpu else profile, handle=handle, kwargs=e.kwargs,
+                                         plans=plans, kernels=kernels, allow_version_mismatch=allow_version_mismatch,
+                                         entry=e)
+                keep(results[i])
                 if progress is not None:
                     progress(cached + done, len(entries), e.key)
         elif todo:
@@ -876,6 +906,7 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
             tasks = [entries[i].task for i in order]
 
             def relay(done, total, result):
+                keep(result)
                 if progress is not None:
                     progress(cached + done, len(entries), getattr(result, "key", ""))
 
@@ -889,9 +920,6 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
                     res = SupportResult(e.name, e.family, e.data_type, e.layout, e.ops, stage="crash",
                                         reason=f"the probe crashed: {res.error}")
                 results[i] = res
-        if store is not None:
-            store.put_many((keys[i], version, identity, results[i].as_dict()) for i in todo
-                           if keys[i] and results[i] is not None and results[i].fingerprint)
         results = [r for r in results if r is not None]
         kept = [r for r in results if _catalogue.label_matches(r.data_type, r.layout, data_types=data_type,
                                                                layouts=layout)]
@@ -907,7 +935,7 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
 
 def _worker_count(workers, todo) -> int:
     if workers is not None:
-        return max(1, int(workers))
+        return as_int(workers, "workers", 1)
     if todo <= 8:
         return 1
     return max(1, min(os.cpu_count() or 1, math.ceil(todo / 8)))
@@ -934,29 +962,35 @@ class SupportComparison:
     rows: list
 
     def of(self, change) -> list:
+        """The rows of one kind of change ("gained", "lost", "counts", "same", "only in A", "only in B")."""
         return [r for r in self.rows if r["change"] == change]
 
     @property
     def gained(self) -> list:
+        """The rows of graphs supported in B only."""
         return self.of("gained")
 
     @property
     def lost(self) -> list:
+        """The rows of graphs supported in A only."""
         return self.of("lost")
 
     def counts(self) -> dict:
+        """{change: how many graphs}."""
         out: dict = {}
         for r in self.rows:
             out[r["change"]] = out.get(r["change"], 0) + 1
         return out
 
     def to_dict(self) -> dict:
+        """The comparison as JSON-able data: both labels, devices, releases, counts and rows."""
         return {"format": "cudnn-backend support comparison", "a": self.label_a, "b": self.label_b,
                 "a_matrix": {"device": self.a.device, "cudnn_version": self.a.cudnn_version},
                 "b_matrix": {"device": self.b.device, "cudnn_version": self.b.cudnn_version},
                 "counts": self.counts(), "rows": self.rows}
 
     def table(self, changed_only=True) -> str:
+        """A plain-text table of the rows (the changed ones unless ``changed_only=False``)."""
         rows = [r for r in self.rows if not changed_only or r["change"] != "same"]
         return plain_table(rows)
 
@@ -1059,6 +1093,9 @@ def compare_support(*, profiles=None, releases=None, device_profile=None, catalo
     if (profiles is None) == (releases is None):
         raise ValueError("compare_support: give profiles=(A, B) or releases=(A, B)")
     pair = profiles if profiles is not None else releases
+    if isinstance(pair, (str, os.PathLike)):
+        raise TypeError(f"compare_support: {'profiles' if profiles is not None else 'releases'} takes two items (A, B), "
+                        "not one name")
     try:
         pair = list(pair)
     except TypeError:

@@ -8,20 +8,12 @@ import sys
 import pytest
 
 from cudnn_backend.cli import main
+from tests.helpers.env import ROOT
 
+DGRAD_FUNC = f"{ROOT / 'examples' / 'support_matrix.py'}:strided_dgrad_fp32"
 SMALL = ["--family", "conv_fwd", "--dtype", "fp16", "--layout", "nhwc", "--name", "+bias+relu", "--workers", "1"]
-DGRAD = '''
+USER = '''
 import cudnn_backend as cb
-from cudnn_backend.graph import shapes
-
-
-def strided_dgrad_fp32():
-    g = cb.Graph("strided_dgrad_fp32", io_data_type="float")
-    dy = g.tensor(shapes.conv_output_dims([4, 64, 16, 16], [64, 64, 3, 3], 1, 2, 1), layout="nchw", name="dy")
-    w = g.tensor([64, 64, 3, 3], layout="nchw", name="w")
-    dx = g.conv_bwd_data(dy, w, [4, 64, 16, 16], padding=1, stride=2, name="dx")
-    g.bias(dx, g.tensor([1, 64, 1, 1], layout="nchw", name="bias"), output=True, name="y")
-    return g
 
 
 def sized(n=2):
@@ -99,9 +91,9 @@ def test_odd_catalogues(run, tmp_path):
     r = run("support", "--device-profile", "h100", "--catalogue", str(empty))
     assert r.returncode == 2 and "lists no graphs" in r.stderr
     user = tmp_path / "user.py"
-    user.write_text(DGRAD + "\ndef boom():\n    raise KeyError('boom')\n")
+    user.write_text(USER + "\ndef boom():\n    raise KeyError('boom')\n")
     listed = tmp_path / "mine.txt"
-    listed.write_text(f"{user}:sized n=1\n{user}:sized n=1\n{user}:boom\n{user}:strided_dgrad_fp32\n")
+    listed.write_text(f"{user}:sized n=1\n{user}:sized n=1\n{user}:boom\n{DGRAD_FUNC}\n")
     r = run("support", "--device-profile", "h100", "--catalogue", str(listed), "--workers", "1", "--rows", "all")
     assert r.returncode == 0, r.stderr
     assert "1 duplicate entry" in r.stdout and "no: builder" in r.stdout and "KeyError: 'boom'" in r.stdout
@@ -123,9 +115,9 @@ def test_compare_saved_matrices(run, tmp_path):
 
 
 def test_why_explains_and_minimizes(run, tmp_path):
-    f = tmp_path / "dgrad.py"
-    f.write_text(DGRAD)
-    r = run("why", "--graph", f"{f}:strided_dgrad_fp32", "--device-profile", "h100", "--json", str(tmp_path / "w.json"))
+    f = tmp_path / "user.py"
+    f.write_text(USER)
+    r = run("why", "--graph", DGRAD_FUNC, "--device-profile", "h100", "--json", str(tmp_path / "w.json"))
     assert r.returncode == 0, r.stderr
     assert "NOT SUPPORTED: refused at heuristics" in r.stdout
     assert "fort_device::SM80 || receive_op_->target == fort_device::SM120" in r.stdout

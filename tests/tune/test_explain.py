@@ -8,25 +8,16 @@ import pytest
 import cudnn_backend as cb
 from cudnn_backend.graph import shapes
 from cudnn_backend.tune import catalogue as cat
-from cudnn_backend.tune.why import GraphDescription, diff_descriptions, variations, why
+from cudnn_backend.tune.explain import GraphDescription, diff_descriptions, variations, why
 from cudnn_backend.typed import OperationGenStats
 from cudnn_backend.typed.introspection import graph_fingerprint
+from tests.helpers.env import ROOT
 
 H100 = "h100"
+DGRAD = f"{ROOT / 'examples' / 'support_matrix.py'}:strided_dgrad_fp32"  # fp32, stride 2, bias epilogue, NCHW
 KNOWN = '''
 import cudnn_backend as cb
-from cudnn_backend.graph import shapes
 from cudnn_backend.typed import OperationGenStats
-
-
-def strided_dgrad_fp32():
-    g = cb.Graph("strided_dgrad_fp32", io_data_type="float")
-    n, c, h, w, k = 4, 64, 16, 16, 64
-    dy = g.tensor(shapes.conv_output_dims([n, c, h, w], [k, c, 3, 3], 1, 2, 1), layout="nchw", name="dy")
-    wt = g.tensor([k, c, 3, 3], layout="nchw", name="w")
-    dx = g.conv_bwd_data(dy, wt, [n, c, h, w], padding=1, stride=2, name="dx")
-    g.bias(dx, g.tensor([1, c, 1, 1], layout="nchw", name="bias"), output=True, name="y")
-    return g
 
 
 def small_genstats():
@@ -115,8 +106,8 @@ def test_alignment_variation():
 # ---------------------------------------------------------------------------------------------
 # the two known refusals
 # ---------------------------------------------------------------------------------------------
-def test_fp32_strided_dgrad_is_explained_and_minimized(known):
-    ex = why(f"{known}:strided_dgrad_fp32", H100)
+def test_fp32_strided_dgrad_is_explained_and_minimized():
+    ex = why(DGRAD, H100)
     assert not ex.supported and ex.stage == "heuristics"
     stages = {s: (verdict, lines) for s, verdict, lines in ex.stages()}
     verdict, lines = stages["heuristics"]
@@ -175,13 +166,13 @@ def test_a_raising_builder(known):
     assert stage == "builder" and any("ZeroDivisionError" in line for line in lines)
 
 
-def test_no_minimization_when_asked_for_none(known):
-    ex = why(f"{known}:strided_dgrad_fp32", H100, minimize=False)
+def test_no_minimization_when_asked_for_none():
+    ex = why(DGRAD, H100, minimize=False)
     assert ex.stage == "heuristics" and ex.minimization is None and ex.tried == 0
 
 
-def test_budget_stops_the_search(known):
-    ex = why(f"{known}:strided_dgrad_fp32", H100, max_variations=1)
+def test_budget_stops_the_search():
+    ex = why(DGRAD, H100, max_variations=1)
     assert ex.tried <= 1 and any("stopped after" in n or "no variation" in n for n in ex.notes)
 
 
@@ -210,3 +201,12 @@ def test_genstats_check_happens_in_every_api():
         g.add(OperationGenStats(mode=cb.CUDNN_GENSTATS_SUM_SQSUM, math_prec=cb.CUDNN_DATA_FLOAT, xdesc=x,
                                 sumdesc=s, sqsumdesc=s))
     assert shapes.per_channel_dims([4, 64, 8, 8]) == [1, 64, 1, 1]
+
+
+@pytest.mark.gpu
+def test_why_on_the_gpu(handle):
+    """The same explanation against the GPU itself (no profile): the stage, and a minimization probed there."""
+    ex = why(DGRAD, handle=handle)
+    assert ex.device == "this GPU" and ex.stage in ("heuristics", None)
+    if ex.stage == "heuristics":
+        assert ex.minimization is not None and ex.minimization["verified"].startswith("yes")

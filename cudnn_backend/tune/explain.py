@@ -113,6 +113,7 @@ class GraphDescription:
         return cls(name, [to_dict(op) for op in ops], names, scalars, unconsumed)
 
     def copy(self) -> "GraphDescription":
+        """A deep copy (edits of the copy leave this one alone)."""
         return GraphDescription(self.name, copy.deepcopy(self.operations), dict(self.names), dict(self.scalars),
                                 set(self.unconsumed))
 
@@ -152,6 +153,7 @@ class GraphDescription:
         return out
 
     def name_of(self, uid) -> str:
+        """``"name (uid N)"`` of a tensor, as the differences print it."""
         return f"{self.names.get(uid, f't{uid}')} (uid {uid})"
 
     # -- editing -----------------------------------------------------------------------------
@@ -310,9 +312,10 @@ class Variation:
     kind: str
     label: str
     parts: list
-    cost: int
+    cost: int = 0  # set by ``variations``: the lines of its difference plus the kind's penalty
 
     def diff(self, before: GraphDescription) -> list:
+        """The variation as lines of difference from ``before`` (``diff_descriptions``; for a split, each graph)."""
         if len(self.parts) == 1:
             return diff_descriptions(before, self.parts[0])
         lines = []
@@ -369,7 +372,7 @@ def variations(desc: GraphDescription) -> list:
                     new = desc.copy()
                     _set_path(new.operations[i], path, target)
                     out.append(Variation("compute", f"compute of operation {i} ({_op_label(op)}) "
-                                         f"{_dtype_name(current)} → {_dtype_name(target)}", [new], 1))
+                                         f"{_dtype_name(current)} → {_dtype_name(target)}", [new]))
     all_paths = [(i, p, c) for i, op in enumerate(desc.operations) for p, c in _compute_paths(op)]
     for target in ("CUDNN_DATA_FLOAT", "CUDNN_DATA_HALF"):
         changing = [(i, p) for i, p, c in all_paths if c != target]
@@ -377,21 +380,20 @@ def variations(desc: GraphDescription) -> list:
             new = desc.copy()
             for i, p in changing:
                 _set_path(new.operations[i], p, target)
-            out.append(Variation("compute", f"compute of every operation → {_dtype_name(target)}", [new],
-                                 len(changing)))
+            out.append(Variation("compute", f"compute of every operation → {_dtype_name(target)}", [new]))
     # alignment
     for uid, t in real.items():
         if int(t.get("byte_alignment", 16) or 16) < 16:
             out.append(Variation("alignment", f"alignment of {desc.name_of(uid)} → 16 bytes",
-                                 [desc.edit_tensor(uid, byte_alignment=16)], 1))
+                                 [desc.edit_tensor(uid, byte_alignment=16)]))
     # virtual-ness
     for uid, t in tensors.items():
         if t.get("is_virtual") and uid in producers and uid in consumers:
             new = desc.edit_tensor(uid, is_virtual=None)
-            out.append(Variation("virtual", f"{desc.name_of(uid)} made a real tensor", [new], 1))
+            out.append(Variation("virtual", f"{desc.name_of(uid)} made a real tensor", [new]))
         elif not t.get("is_virtual") and not t.get("is_by_value") and uid in producers and uid in consumers:
             out.append(Variation("virtual", f"{desc.name_of(uid)} made virtual",
-                                 [desc.edit_tensor(uid, is_virtual=True)], 1))
+                                 [desc.edit_tensor(uid, is_virtual=True)]))
     # data types
     io = {}
     for uid, t in real.items():
@@ -407,16 +409,16 @@ def variations(desc: GraphDescription) -> list:
                 new = new.edit_tensor(uid, data_type=target)
             if len(uids) > 1:
                 out.append(Variation("data type", f"every {_dtype_name(dt)} input and output → {_dtype_name(target)}",
-                                     [new], len(uids)))
+                                     [new]))
             for uid in uids:
                 out.append(Variation("data type", f"{desc.name_of(uid)} {_dtype_name(dt)} → {_dtype_name(target)}",
-                                     [desc.edit_tensor(uid, data_type=target)], 1))
+                                     [desc.edit_tensor(uid, data_type=target)]))
     virtual_f32 = [uid for uid, t in tensors.items() if t.get("is_virtual") and t.get("data_type") == "CUDNN_DATA_FLOAT"]
     if virtual_f32:
         new = desc
         for uid in virtual_f32:
             new = new.edit_tensor(uid, data_type="CUDNN_DATA_HALF")
-        out.append(Variation("data type", "every virtual intermediate float → half", [new], len(virtual_f32)))
+        out.append(Variation("data type", "every virtual intermediate float → half", [new]))
     # layout
     wide = {uid: t for uid, t in tensors.items() if len(t["dimensions"]) >= 4 and not t.get("is_by_value")}
     for target in ("nhwc", "nchw"):
@@ -426,12 +428,12 @@ def variations(desc: GraphDescription) -> list:
             new = desc
             for uid in changing:
                 new = new.edit_tensor(uid, strides=_packed(wide[uid]["dimensions"], target == "nhwc"))
-            out.append(Variation("layout", f"every tensor → {target.upper()}", [new], len(changing)))
+            out.append(Variation("layout", f"every tensor → {target.upper()}", [new]))
             if len(changing) > 1:
                 for uid in changing:
                     if uid in real:
                         out.append(Variation("layout", f"{desc.name_of(uid)} → {target.upper()}", [desc.edit_tensor(
-                            uid, strides=_packed(wide[uid]["dimensions"], target == "nhwc"))], 1))
+                            uid, strides=_packed(wide[uid]["dimensions"], target == "nhwc"))]))
     # convolution parameters
     for i, op in enumerate(desc.operations):
         roles = _CONVOLUTIONS.get(op["descriptor_type"])
@@ -458,10 +460,9 @@ def variations(desc: GraphDescription) -> list:
             except Exception:  # noqa: BLE001 - a shape that does not work out is no variation
                 continue
             resized = _resize(new, y["dimensions"], new_y, keep={x_uid, w_uid})
-            touched = sum(1 for line in diff_descriptions(desc, resized) if line.startswith("~ tensor"))
             what = "stride" if param == "filter_strides" else "dilation"
             out.append(Variation("convolution", f"{what} of operation {i} ({_op_label(op)}) {current} → "
-                                 f"{[1] * len(current)}", [resized], 1 + touched))
+                                 f"{[1] * len(current)}", [resized]))
     # split where only virtual tensors cross
     n = len(desc.operations)
     if n > 1:
@@ -482,8 +483,7 @@ def variations(desc: GraphDescription) -> list:
             p2.operations = [part1.operations[i] for i in second]
             label = ", ".join(desc.name_of(u) for u in sorted(crossing))
             out.append(Variation("split", f"split into two graphs after operation {order[cut - 1]} "
-                                 f"({_op_label(desc.operations[order[cut - 1]])}); {label} made real", [p1, p2],
-                                 2 + sum(1 for u in crossing if tensors[u].get("is_virtual"))))
+                                 f"({_op_label(desc.operations[order[cut - 1]])}); {label} made real", [p1, p2]))
     # drop an operation
     for i, op in enumerate(desc.operations):
         outs = [u for kw, u, o in desc.slots()[i] if o]
@@ -495,14 +495,14 @@ def variations(desc: GraphDescription) -> list:
                 if tensors[u].get("is_virtual") and not any(c != i for c in consumers.get(u, [])):
                     new = new.edit_tensor(u, is_virtual=None)
             if new.operations:
-                out.append(Variation("drop", f"drop operation {i} ({_op_label(op)})", [new], 3))
+                out.append(Variation("drop", f"drop operation {i} ({_op_label(op)})", [new]))
         elif op["descriptor_type"] == _POINTWISE:
             ins = [u for kw, u, o in desc.slots()[i] if not o]
             if len(ins) == 1 and len(outs) == 1 and list(tensors[ins[0]]["dimensions"]) == \
                     list(tensors[outs[0]]["dimensions"]):
                 new = _bypass(desc, i, ins[0], outs[0])
                 out.append(Variation("drop", f"drop operation {i} ({_op_label(op)}), its readers reading "
-                                     f"{desc.name_of(ins[0])}", [new], 3))
+                                     f"{desc.name_of(ins[0])}", [new]))
     rank = {k: j for j, k in enumerate(VARIATION_KINDS)}
     for v in out:
         v.cost = len(v.diff(desc)) + _PENALTY.get(v.kind, 0)
@@ -590,10 +590,12 @@ class Explanation:
 
     @property
     def supported(self) -> bool:
+        """Whether the graph is supported as it is."""
         return self.result.supported
 
     @property
     def stage(self) -> str | None:
+        """The stage that refused the graph (``support.STAGES``), None when supported."""
         return self.result.stage
 
     def stages(self) -> list:
@@ -669,6 +671,7 @@ class Explanation:
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
+        """The explanation as JSON-able data: the stages with their lines, the probe result, the minimization."""
         return {"name": self.name, "device": self.device, "cudnn_version": self.cudnn_version,
                 "supported": self.supported, "stage": self.stage,
                 "stages": [{"stage": s, "verdict": v, "detail": d} for s, v, d in self.stages()],
@@ -677,7 +680,7 @@ class Explanation:
                 "notes": self.notes}
 
 
-def _supported(parts, dp) -> tuple:
+def _supported(parts, dp, handle) -> tuple:
     """(all parts supported, their results) at the cheap level (precompiled plans built)."""
     results = []
     for part in parts:
@@ -686,7 +689,7 @@ def _supported(parts, dp) -> tuple:
         except Exception as e:  # noqa: BLE001 - a variation cuDNN or the checks refuse to even describe
             results.append(SupportResult(part.name, stage="checks", reason=f"{type(e).__name__}: {e}"[:300]))
             return False, results
-        r = probe_graph(graph, dp, plans="precompiled")
+        r = probe_graph(graph, dp, handle=handle, plans="precompiled")
         results.append(r)
         if not r.supported:
             return False, results
@@ -727,7 +730,7 @@ def why(graph, device_profile=None, *, handle=None, kwargs=None, minimize=True, 
                             f"max_variations={max_variations})")
             break
         tried += 1
-        ok, results = _supported(v.parts, dp)
+        ok, results = _supported(v.parts, dp, handle)
         if ok:
             found.append((v, results))
     if not found and time.perf_counter() < deadline:
@@ -742,7 +745,7 @@ def why(graph, device_profile=None, *, handle=None, kwargs=None, minimize=True, 
                 continue
             tried += 1
             v = Variation(f"{a.kind} + {b.kind}", f"{a.label}; and {b.label}", [combined], a.cost + b.cost)
-            ok, results = _supported(v.parts, dp)
+            ok, results = _supported(v.parts, dp, handle)
             if ok:
                 found.append((v, results))
         found.sort(key=lambda vr: vr[0].cost)
@@ -755,7 +758,7 @@ def why(graph, device_profile=None, *, handle=None, kwargs=None, minimize=True, 
                            "results": [r.status for r in results]}
         verified = []
         for part in best.parts:
-            r = probe_graph(part.rebuild(), dp, plans="all")
+            r = probe_graph(part.rebuild(), dp, handle=handle, plans="all")
             verified.append(f"{r.status}" + (f", engine {r.chosen['engine']} ({r.chosen['kind']})" if r.chosen else
                                              f": {r.reason}"))
         ex.minimization["verified"] = "; ".join(verified) + " (every plan built)"
