@@ -171,7 +171,7 @@ def test_unavailable_in_this_release(cudnn_version):
     if cudnn_version >= 92000:
         pytest.skip("softmax is in this cuDNN")
     r = probe_graph("softmax", H100)
-    assert r.stage == "unavailable" and "needs cuDNN 9.20" in r.reason
+    assert r.stage == "unavailable" and "needs cuDNN" in r.reason and "9.20" in r.reason
 
 
 def test_a_builder_that_raises_is_a_result(tmp_path):
