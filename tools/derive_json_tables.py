@@ -185,7 +185,7 @@ class Observer:
 
         return json_corpus.graphs().items()
 
-    def collect(self, max_plans=4):
+    def collect(self, max_plans=4, engine_variants=3):
         from cudnn_backend.runtime.heuristics import get_configs
         from cudnn_backend.runtime.plans import build_plan, kernel_cache_json, make_kernel_cache
         from cudnn_backend.typed import OperationGraph
@@ -219,8 +219,33 @@ class Observer:
                     continue
                 self.add("plan", f"{source} engine {config.engine_index}", plan.to_json(), {}, ops)
                 plans += 1
+                if plans == 1 and engine_variants > 0:
+                    engine_variants -= self.engine_variants(source, graph, config, ops)
             self.dynamic_cache(source, make)
             self.log(f"  {source}: {plans} plan(s), {time.monotonic() - t0:.1f} s")
+
+    ENGINE_ATTRIBUTES = ({"sm_count_target": 66}, {"shared_memory_limit": 65536}, {"disable_cluster_cooperative": True})
+
+    def engine_variants(self, source, graph, config, ops):
+        """Plans of an engine with each optional engine attribute set (an engine member each may write): 1 when
+        any was made."""
+        from cudnn_backend.runtime.engines import make_config, make_engine
+        from cudnn_backend.runtime.plans import build_plan
+
+        made = 0
+        for attributes in self.ENGINE_ATTRIBUTES:
+            try:
+                engine = make_engine(graph, config.engine_index, self.profile, finalize=False)
+                for name, value in attributes.items():
+                    setattr(engine, name, value)
+                engine.finalize()
+                plan = build_plan(make_config(engine, config.knobs, check=False), device_profile=self.profile)
+            except Exception:  # noqa: BLE001 - an attribute this release lacks or refuses for this engine
+                continue
+            self.add("plan", f"{source} engine {config.engine_index} ({', '.join(attributes)})", plan.to_json(), {},
+                     ops)
+            made = 1
+        return made
 
     def dynamic_cache(self, source, make):
         """A kernel cache with entries: the graph with dynamic shapes, a plan built through the cache."""
@@ -336,8 +361,9 @@ class Observer:
                 _delete_at(mutated, path, member)
                 outcome, detail = self.probe(kind, json.dumps(mutated), context)
                 named = bool(re.search(r'"%s"' % re.escape(member), detail)) if outcome == "refused" else False
-                out[obj_kind][member] = {"outcome": outcome + (" (named)" if named else ""), "via": source,
-                                         "detail": detail[-300:] if outcome != "ok" else ""}
+                out[obj_kind][member] = {"outcome": outcome + (" (named)" if named else ""), "via": source}
+                if outcome != "ok" and not named:
+                    out[obj_kind][member]["reason"] = _reason(detail)
         return {k: dict(sorted(v.items())) for k, v in sorted(out.items())}
 
     def crashes(self):
@@ -355,7 +381,7 @@ class Observer:
                 out[name] = {"outcome": f"not tried ({type(e).__name__}: {e})"}
                 continue
             outcome, detail = self.probe(kind, mutated, context)
-            out[name] = {"outcome": outcome, "via": source, "detail": detail[-300:]}
+            out[name] = {"outcome": outcome, "via": source, "detail": _reason(detail) if outcome == "refused" else detail}
         return out
 
     def samples(self):
@@ -373,6 +399,17 @@ class Observer:
             if key not in picks or len(text) < len(picks[key][1]):
                 picks[key] = (source, text)
         return picks
+
+
+_STATUS = re.compile(r"CUDNN_STATUS_[A-Z_]+")
+_REASON = re.compile(r"Reason: ([^\n|]+)")
+
+
+def _reason(detail):
+    """The gist of a refusal: cuDNN's status and its first reason (the log's noise left out)."""
+    status = _STATUS.search(detail)
+    reasons = [r.strip() for r in _REASON.findall(detail) if "AUTO" not in r]
+    return " ".join(x for x in (status.group() if status else "", reasons[0] if reasons else detail[:120]) if x)[:200]
 
 
 def _is_list_attribute(attr):
@@ -626,7 +663,7 @@ def cross_loaded(samples_dir, out_path, log):
             if kind == "kernel cache":
                 context["graph"] = _dynamic_matmul_graph()
             outcome, detail = obs.probe(kind, f.read_text(), context)
-            cross[f"{key} by {_text(int(d.name))}"] = {"outcome": outcome, "detail": detail[-300:]}
+            cross[f"{key} by {_text(int(d.name))}"] = {"outcome": outcome, "detail": _reason(detail)}
     result["loads_from_other_releases"] = cross
     out_path.write_text(json.dumps(result, indent=1, sort_keys=False) + "\n")
     log(f"cuDNN {_text(obs.version)}: {len(cross)} documents of other releases tried")
@@ -655,6 +692,7 @@ def _release(text):
 #   ("bool",)  ("enum", prefix)  ("oneof", values)  ("text", max_bytes)  ("name",) (a tensor name)
 #   ("array", item, min_len, max_len)  ("fractions", positive)  ("base64", max_bytes)  ("cubin",)
 #   ("object", kind)  ("graph",)  ("knobs",)  ("finalize_mode",)  ("any",)  ("ref", "in" | "out" | "ins")
+#   ("scalar",) (a number, NaN and +-Infinity included, or a bool)
 INT32_MIN = -(1 << 31)
 MAX_RANK = 8  # CUDNN_DIM_MAX
 SPATIAL = 6  # convolution / resampling spatial dimensions
@@ -710,7 +748,9 @@ RULES = {
         "dim": ("array", ("int", 1, INT64_MAX), 1, MAX_RANK), "stride": ("array", ("int", 1, INT64_MAX), 1, MAX_RANK),
         "isVirtual": BOOL, "isByValue": BOOL, "vectCount": ("int", 1, 64), "vectDim": ("int", -1, MAX_RANK - 1),
         "ptrAlignment": ("pow2", 1, 1 << 30), "reordering": ("enum", "CUDNN_TENSOR_REORDERING_"),
-        "isRagged": ("array", ("object", "ragged tensor"), 1, 1)},  # a ragged tensor carries its offset tensor
+        "isRagged": ("array", ("object", "ragged tensor"), 1, 1),  # a ragged tensor carries its offset tensor
+        # a constant tensor's value (cuDNN 9.22+): a number or a bool, as its data type reads
+        "hasConstValue": BOOL, "constValue": ("scalar",)},
     "kernel cache": {"cudnnVersion": I32_NONNEG, "schemaVersion": I32_NONNEG, "operationGraph": ("graph",),
                      "kernel_cache": ("array", ("object", "cache entry"), 0, MAX_ARRAY)},
     "cache entry": {"key": ("object", "cache key"), "value": ("array", ("object", "kernel"), 0, 1024)},
@@ -803,6 +843,10 @@ def main(argv=None):
     o.add_argument("--default", action="store_true", help="also the cuDNN the package finds by itself")
     o.add_argument("--ld-path", action="append", default=[], help="a folder of CUDA libraries (cu12: cublasLt, NVRTC)")
     o.add_argument("--out", default=str(OBSERVATIONS))
+    o.add_argument("--fuzz", type=int, default=0, metavar="N",
+                   help="also feed each release N mutants unguarded (tests/helpers/json_fuzz_worker.py --no-check) and "
+                        "record the crashes it still has")
+    o.add_argument("--fuzz-seed", type=int, default=20261122)
     c = sub.add_parser("_child")
     c.add_argument("--out", required=True)
     c.add_argument("--samples", default="")
@@ -864,6 +908,8 @@ def observe(args, log):
                 log(f"{lib}: the observing child failed (exit {r.returncode})")
                 return 1
             release = json.loads(tmp.read_text())["release"]
+            if args.fuzz:
+                fuzz_unguarded(tmp, child_env, args.fuzz, args.fuzz_seed, log)
             target = out / f"{_text(release)}.json"
             tmp.replace(target)
             done.append((lib, child_env, target))
@@ -946,8 +992,8 @@ class Derivation:
         it refuses) and where no release writes it (a rule's member), named by its parser's strings."""
         if self.observed(release, kind, member):
             return True
-        if kind.startswith(NODE) and not self.has_op(release, kind[len(NODE):]):
-            return False
+        if kind.startswith(NODE) and not self.has_op(release, kind[len(NODE):].split(".")[0]):
+            return False  # a node (or an object nested in one) of an operation the release lacks
         sources = set()
         for r in self.releases:
             sources.update(self.kind_of(r, kind)["members"].get(member, {}).get("sources", ()))
@@ -1041,7 +1087,7 @@ class Derivation:
         members = _merged_order(sequences + [list(rules)])
         out = {}
         for m in members:
-            if kind.startswith(NODE) and m == "operation":
+            if kind.startswith(NODE) and "." not in kind and m == "operation":
                 continue  # the node's operation: the graph checks it
             written = [self.written(r, kind, m, m in rules) for r in self.releases]
             if not any(written):
@@ -1055,12 +1101,11 @@ class Derivation:
     def kinds(self):
         """The kinds of objects (nodes apart) and their tables."""
         names = set(RULES) | {k for r in self.releases for k in self.obs[r]["kinds"]}
-        names = sorted(k for k in names if not k.startswith(NODE) and k != "knobs")
+        names = sorted(k for k in names if not _is_node(k) and k != "knobs")
         return {k: self.table(k, RULES.get(k, {})) for k in names}
 
     def nodes(self):
-        ops = set(NODE_RULES) | {k[len(NODE):] for r in self.releases for k in self.obs[r]["kinds"]
-                                 if k.startswith(NODE)}
+        ops = set(NODE_RULES) | {k[len(NODE):] for r in self.releases for k in self.obs[r]["kinds"] if _is_node(k)}
         out = {}
         for op in sorted(ops):
             if not any(self.has_op(r, op) for r in self.releases):
@@ -1109,6 +1154,11 @@ class Derivation:
             if any(flags):
                 out["knob"][k] = _ranges(self.releases, flags)
         return out
+
+
+def _is_node(kind):
+    """A node kind ("node <operation>"), not an object nested in a node ("node <operation>.<member>")."""
+    return kind.startswith(NODE) and "." not in kind
 
 
 def _tuple(spec):
@@ -1176,6 +1226,26 @@ meaning every later release. Checker specs: see tools/derive_json_tables.py (RUL
     return text, d.notes
 
 
+def fuzz_unguarded(path, env, mutants, seed, log):
+    """The JSON fuzz with the package's guards off, on one release: which crash classes it still has."""
+    with tempfile.TemporaryDirectory(prefix="json_fuzz_") as out:
+        cmd = [sys.executable, "-m", "tests.helpers.json_fuzz_worker", "--no-check", "--mutants", str(mutants),
+               "--seed", str(seed), "--out", out, "--jobs", "2", "--use-every", "0"]
+        r = subprocess.run(cmd, env=env, cwd=str(ROOT), capture_output=True, text=True)
+    summary = next((json.loads(line.split(" ", 1)[1]) for line in reversed(r.stdout.splitlines())
+                    if line.startswith("JSON-FUZZ-SUMMARY ")), None)
+    o = json.loads(path.read_text())
+    if summary is None:
+        o["fuzz_unguarded"] = {"error": f"exit {r.returncode}: {r.stderr[-500:]}"}
+    else:
+        o["fuzz_unguarded"] = {
+            "seed": seed, "mutants": summary["mutants"], "seconds": summary["seconds"],
+            "per_kind": summary["per_kind"],
+            "crashes": [{k: c[k] for k in ("signal", "when", "kind", "notes")} for c in summary["crashes"]]}
+    path.write_text(json.dumps(o, indent=1) + "\n")
+    log(f"  unguarded fuzz: {len(o['fuzz_unguarded'].get('crashes', []))} crash(es) in {mutants} mutants")
+
+
 def build(check, log):
     obs = load_observations()
     if not obs:
@@ -1219,6 +1289,11 @@ def report():
         loads = o.get("loads_from_other_releases", {})
         if loads:
             out.append("  loads: " + "; ".join(f"{k}: {v['outcome']}" for k, v in loads.items()))
+        fuzz = o.get("fuzz_unguarded")
+        if fuzz and "crashes" in fuzz:
+            classes = collections.Counter(_crash_class(c["notes"] or "") for c in fuzz["crashes"])
+            out.append(f"  unguarded fuzz: {len(fuzz['crashes'])} crashes in {fuzz['mutants']} mutants (seed "
+                       f"{fuzz['seed']}): " + "; ".join(f"{k}: {v}" for k, v in classes.most_common()))
         if o["library_names_unseen"]:
             out.append("  parser names never seen written: " + ", ".join(o["library_names_unseen"]))
         if o["not_serialized"]:
@@ -1226,6 +1301,21 @@ def report():
     out.append("")
     out += d.notes
     return "\n".join(out)
+
+
+_CRASH_CLASSES = (  # (class, what in a mutant's notes points at it), the first that matches names the crash
+    ("deviceName of 256+ bytes", "deviceName"), ("kernel cache key type", "key.type"),
+    ("finalizeMode without its operation", "graph mode"), ("nesting", "deep "), ("tensor names (std::stoll)", "name"),
+    ("tensors or nodes not arrays", ".tensors;"), ("node order", "graph nodes"), ("dims and strides", "dim"),
+    ("kernel parameters", "kernelParams"), ("tensor references", "graph ref"), ("retyped members", "retype"),
+)
+
+
+def _crash_class(notes):
+    for name, marker in _CRASH_CLASSES:
+        if marker in notes:
+            return name
+    return "other: " + notes[:60]
 
 
 def _in_ranges(release, ranges):

@@ -414,6 +414,24 @@ class Float(Check):
         return f"Float(infinite={self.infinite})"
 
 
+class Scalar(Check):
+    """A constant tensor's value as cuDNN writes it: a bool, an integer (int64 or uint64), or a number (NaN and
+    +-Infinity included: any value a tensor of its data type may hold)."""
+
+    def __call__(self, v, path, ctx):
+        if v is True or v is False or v is _NAN or v is _INF or v is _NINF:
+            return
+        if type(v) is int and INT64_MIN <= v < 1 << 64 or type(v) is float and v - v == 0.0:
+            return
+        ctx.fail(path, f"expected a number or true/false, got {_show(v)}")
+
+    def predicate(self):
+        def scalar_fast(v, c):
+            return (v is True or v is False or v is _NAN or v is _INF or v is _NINF
+                    or type(v) is int and INT64_MIN <= v < 1 << 64 or type(v) is float and v - v == 0.0)
+        return scalar_fast
+
+
 class Bool(Check):
     def __call__(self, v, path, ctx):
         if v is not True and v is not False:
@@ -1294,6 +1312,8 @@ class _Tables:
             return Float(infinite=True)
         if kind == "bool":
             return Bool()
+        if kind == "scalar":
+            return Scalar()
         if kind == "enum":
             return Enum(*args)
         if kind == "oneof":

@@ -109,7 +109,7 @@ def _attention(g, s=128, d=64):
 
 def extra_graphs():
     """Operations and members the catalogue does not reach (name -> graph-maker); each tried on every release."""
-    return {**_pointwise_modes(), **EXTRA_GRAPHS}
+    return {**_pointwise_modes(), **EXTRA_GRAPHS, **TYPED_GRAPHS}
 
 
 EXTRA_GRAPHS = {
@@ -181,4 +181,185 @@ EXTRA_GRAPHS = {
     "concat in place": _ops(lambda g: g.concat([g.tensor([2, 8, 4, 4]), g.tensor([2, 8, 4, 4])], axis=1,
                                                output=True)),
     "gen_index": _ops(lambda g: g.gen_index(g.tensor([2, 8, 4, 4]), axis=1), "CUDNN_DATA_FLOAT"),
+}
+
+
+# -- operations with members the Graph builder does not set: typed classes, each member by its keyword ----------
+class _Tensors:
+    """Finalized tensors with fresh UIDs (typed ``Tensor``), for the operations built by hand below."""
+
+    def __init__(self):
+        self.uid = 100
+
+    def __call__(self, dims, data_type="CUDNN_DATA_HALF", strides=None, **kw):
+        from cudnn_backend.typed import Tensor
+
+        self.uid += 1
+        if strides is None:
+            strides = [1] * len(dims)
+            for i in range(len(dims) - 2, -1, -1):
+                strides[i] = strides[i + 1] * dims[i + 1]
+        t = Tensor(data_type=data_type, dimensions=list(dims), strides=strides, unique_id=self.uid, byte_alignment=16,
+                   **kw)
+        t.finalize()
+        return t
+
+    def virtual(self, dims, data_type="CUDNN_DATA_FLOAT"):
+        return self(dims, data_type, is_virtual=True)
+
+    def scalar(self, data_type="CUDNN_DATA_FLOAT"):
+        return self([1, 1, 1, 1], data_type, is_by_value=True)
+
+
+def _typed(name, **keywords):
+    """A finalized operation of the typed class ``name`` (``cudnn_backend.typed``), every keyword set."""
+    import cudnn_backend.typed as typed
+
+    op = getattr(typed, name)(**keywords)
+    op.finalize()
+    return op
+
+
+def _attention_tensors(t, b=2, h=4, s=128, d=64, data_type="CUDNN_DATA_HALF", ragged=False):
+    make = _ragged_multiplied if ragged else (lambda t: t([b, h, s, d], data_type))
+    q, k, v, o = (make(t) for _ in range(4))
+    return q, k, v, o, t([b, h, s, 1], "CUDNN_DATA_FLOAT")
+
+
+def _keywords(t, extra):
+    return {name: (value(t) if callable(value) else value) for name, value in extra.items()}
+
+
+def _sdpa_fwd(data_type="CUDNN_DATA_HALF", stats=True, **extra):
+    def make():
+        t = _Tensors()
+        q, k, v, o, s = _attention_tensors(t, data_type=data_type)
+        modifier = extra.get("subgraph")
+        keywords = _keywords(t, {k: v for k, v in extra.items() if k != "subgraph"})
+        if modifier is not None:
+            keywords.update(modifier(t))
+        if stats:
+            keywords["statsdesc"] = s
+        return [_typed("OperationSdpaFwd", qdesc=q, kdesc=k, vdesc=v, odesc=o, scaledesc=t.scalar(), **keywords)]
+    return make
+
+
+def _score_modifier(t):
+    """A score-modifier subgraph: S + bias (S, the subgraph's input, and its output: virtual)."""
+    from cudnn_backend.typed import OperationGraph
+
+    s, out = t.virtual([2, 4, 128, 128]), t.virtual([2, 4, 128, 128])
+    pw = _typed("Pointwise", mode="CUDNN_POINTWISE_ADD", math_prec="CUDNN_DATA_FLOAT")
+    add = _typed("OperationPointwise", pw_descriptor=pw, xdesc=s, bdesc=t([1, 4, 128, 128], "CUDNN_DATA_FLOAT"),
+                 ydesc=out)
+    graph = OperationGraph(ops=[add])
+    graph.finalize()
+    return {"subgraph": graph, "subgraph_input_uid": s.unique_id, "subgraph_output_uid": out.unique_id}
+
+
+def _sdpa_bwd(ragged=False, **extra):
+    def make():
+        t = _Tensors()
+        q, k, v, o, stats = _attention_tensors(t, ragged=ragged)
+        modifier = extra.pop("subgraph", None)
+        keywords = _keywords(t, extra)
+        if modifier is not None:
+            keywords.update(modifier(t))
+        return [_typed("OperationSdpaBwd", qdesc=q, kdesc=k, vdesc=v, odesc=o, statsdesc=stats, scaledesc=t.scalar(),
+                       doddesc=t([2, 4, 128, 64]), dqdesc=t([2, 4, 128, 64]), dkdesc=t([2, 4, 128, 64]),
+                       dvdesc=t([2, 4, 128, 64]), **keywords)]
+    return make
+
+
+def _seed(t):
+    return t([1, 1, 1, 1], "CUDNN_DATA_INT64")
+
+
+def _per_batch(t):
+    return t([2, 1, 1, 1], "CUDNN_DATA_INT32")
+
+
+def _cumulative(t):
+    return t([3, 1, 1, 1], "CUDNN_DATA_INT32")
+
+
+def _softmax_with_sink():
+    t = _Tensors()
+    x = t([2, 4, 128, 128])
+    return [_typed("OperationSoftmax", xdesc=x, ydesc=t([2, 4, 128, 128]), stats_desc=t([2, 4, 128, 1],
+                   "CUDNN_DATA_FLOAT"), sink_desc=t([1, 4, 1, 1], "CUDNN_DATA_FLOAT"))]
+
+
+def _softmax_log2():
+    t = _Tensors()
+    return [_typed("OperationSoftmax", xdesc=t([2, 4, 128, 128]), ydesc=t([2, 4, 128, 128]),
+                   stats_desc=t([2, 4, 128, 1], "CUDNN_DATA_FLOAT"), stats_log2=True)]
+
+
+def _ragged_tensor(t):
+    offsets = t([3, 1, 1, 1], "CUDNN_DATA_INT32")
+    return t([2, 4, 128, 64], ragged_offset_desc=offsets)
+
+
+def _ragged_multiplied(t):
+    offsets = t([3, 1, 1, 1], "CUDNN_DATA_INT32")
+    return t([2, 4, 128, 64], ragged_offset_desc=offsets, ragged_offset_multiplier=64)
+
+
+def _sdpa_ragged(multiplier):
+    def make():
+        t = _Tensors()
+        ragged = _ragged_multiplied if multiplier else _ragged_tensor
+        q, k, v, o = (ragged(t) for _ in range(4))
+        return [_typed("OperationSdpaFwd", qdesc=q, kdesc=k, vdesc=v, odesc=o, statsdesc=t([2, 4, 128, 1],
+                       "CUDNN_DATA_FLOAT"), scaledesc=t.scalar(), seq_len_qdesc=_per_batch(t),
+                       seq_len_kvdesc=_per_batch(t))]
+    return make
+
+
+def _constant_tensor(data_type, value):
+    """A pointwise add of a constant tensor (its value in the graph: CUDNN_ATTR_TENSOR_CONSTANT_VALUE, 9.22+)."""
+    def make():
+        t = _Tensors()
+        x = t([2, 8, 4, 4], "CUDNN_DATA_FLOAT")
+        c = t([1, 1, 1, 1], data_type, is_by_value=True, constant_value=value)
+        pw = _typed("Pointwise", mode="CUDNN_POINTWISE_ADD", math_prec="CUDNN_DATA_FLOAT")
+        return [_typed("OperationPointwise", pw_descriptor=pw, xdesc=x, bdesc=c,
+                       ydesc=t([2, 8, 4, 4], "CUDNN_DATA_FLOAT"))]
+    return make
+
+
+TYPED_GRAPHS = {
+    "sdpa_fwd dropout": _sdpa_fwd(dropout_seed_desc=_seed, dropout_offset_desc=_seed, dropout_probability=0.1),
+    "sdpa_fwd dropout dump": _sdpa_fwd(dropout_seed_desc=_seed, dropout_offset_desc=_seed, dropout_probability=0.1,
+                                       dropout_rng_dump_desc=lambda t: t([2, 4, 128, 128], "CUDNN_DATA_FLOAT")),
+    "sdpa_fwd unfused fma": _sdpa_fwd(unfuse_fma=True),
+    "sdpa_fwd block mask": _sdpa_fwd(block_mask_desc=lambda t: t([2, 4, 1, 1], "CUDNN_DATA_UINT8")),
+    "sdpa_fwd paged": _sdpa_fwd(page_table_kdesc=lambda t: t([2, 1, 2, 1], "CUDNN_DATA_INT32"),
+                                page_table_vdesc=lambda t: t([2, 1, 2, 1], "CUDNN_DATA_INT32"),
+                                seq_len_qdesc=_per_batch, seq_len_kvdesc=_per_batch),
+    "sdpa_fwd cumulative lengths": _sdpa_fwd(cu_seq_len_qdesc=_cumulative, cu_seq_len_kvdesc=_cumulative),
+    "sdpa_fwd fp8 scales": _sdpa_fwd("CUDNN_DATA_FP8_E4M3", descale_qdesc=lambda t: t.scalar(), descale_kdesc=lambda t: t.scalar(),
+                                     descale_vdesc=lambda t: t.scalar(), descale_sdesc=lambda t: t.scalar(),
+                                     scale_sdesc=lambda t: t.scalar(), scale_odesc=lambda t: t.scalar(),
+                                     amax_sdesc=lambda t: t([1, 1, 1, 1], "CUDNN_DATA_FLOAT"),
+                                     amax_odesc=lambda t: t([1, 1, 1, 1], "CUDNN_DATA_FLOAT")),
+    "sdpa_fwd softmax sink": _sdpa_fwd(stats=False, softmax_desc=lambda t: _typed(
+        "OperationSoftmax", xdesc=t.virtual([2, 4, 128, 128]), ydesc=t.virtual([2, 4, 128, 128]),
+        stats_desc=t([2, 4, 128, 1], "CUDNN_DATA_FLOAT"), sink_desc=t([1, 4, 1, 1], "CUDNN_DATA_FLOAT"))),
+    "sdpa_fwd score modifier": _sdpa_fwd(subgraph=_score_modifier),
+    "sdpa_fwd ragged": _sdpa_ragged(False),
+    "sdpa_fwd ragged multiplier": _sdpa_ragged(True),
+    "sdpa_bwd sink": _sdpa_bwd(sink_desc=lambda t: t([1, 4, 1, 1], "CUDNN_DATA_FLOAT"),
+                               dsink_desc=lambda t: t([1, 4, 1, 1], "CUDNN_DATA_FLOAT")),
+    "sdpa_bwd ragged totals": _sdpa_bwd(True, seq_len_qdesc=_per_batch, seq_len_kvdesc=_per_batch, max_total_seq_len_q=256,
+                                       max_total_seq_len_kv=256),
+    "sdpa_bwd cumulative lengths": _sdpa_bwd(cu_seq_len_qdesc=_cumulative, cu_seq_len_kvdesc=_cumulative),
+    "sdpa_bwd dropout": _sdpa_bwd(dropout_seed_desc=_seed, dropout_offset_desc=_seed, dropout_probability=0.1),
+    "sdpa_bwd dbias": _sdpa_bwd(dbias_desc=lambda t: t([1, 4, 128, 128], "CUDNN_DATA_FLOAT"), subgraph=_score_modifier),
+    "softmax with sink": _softmax_with_sink,
+    "softmax stats log2": _softmax_log2,
+    "pointwise constant float": _constant_tensor("CUDNN_DATA_FLOAT", b"\x00\x00\x00\x40"),  # 2.0
+    "pointwise constant int32": _constant_tensor("CUDNN_DATA_INT32", b"\x03\x00\x00\x00"),
+    "pointwise constant bool": _constant_tensor("CUDNN_DATA_BOOLEAN", b"\x01"),
 }

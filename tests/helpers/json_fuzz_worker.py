@@ -5,8 +5,9 @@ tests/runtime/test_json_fuzz.py.
                                      [--max-seconds S] [--kinds plan,kernel_cache,deviceprop] [--use-every N]
                                      [--known] [--no-check]
 
-Real documents (execution plans of several engines, runtime-compiled ones with their cubin included,
-a kernel cache, the bundled H200 device profile) are mutated: truncated, keys deleted / renamed /
+Real documents written by the loaded cuDNN (execution plans of several engines, runtime-compiled ones
+with their cubin included, a kernel cache, the H200 device profile that release takes: ``release_profile``)
+are mutated: truncated, keys deleted / renamed /
 duplicated, values retyped, numbers set to 0 / -1 / huge / float / NaN / Infinity / -0, strings made
 non-numeric / long / NUL / lone surrogates, arrays emptied / grown / reordered / nested deep, tensor
 references pointed elsewhere, binary and pickled payloads, invalid UTF-8... Each mutant goes through
