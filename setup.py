@@ -68,7 +68,7 @@ class BuildPyWithHeaders(build_py):
 
 PACKAGES = ["cudnn_backend", "cudnn_backend._bindings", "cudnn_backend._nodevice", "cudnn_backend.data",
             "cudnn_backend.core", "cudnn_backend.typed", "cudnn_backend.graph", "cudnn_backend.runtime",
-            "cudnn_backend.patterns", "cudnn_backend.tune", "cudnn_backend.cli"]
+            "cudnn_backend.reference", "cudnn_backend.patterns", "cudnn_backend.tune", "cudnn_backend.cli"]
 
 setup(
     packages=PACKAGES,

@@ -7,6 +7,7 @@ Layers, each a folder, importing only downward (import-linter checks it)::
     core          Descriptor, Handle, logging, schema queries, versions, the device probe
     typed         the generated typed classes, tensors from arrays, introspection
     graph         the Graph builder: every operation family a method; shapes; graph checks
+    reference     the fp64 reference evaluator of operation graphs (numpy, on the CPU)
     runtime       profiles, engines, heuristics, plans, variant packs, execution, CUDA graphs, memory
     patterns      ready-made graphs built from Graph methods
     tune          explore, autotune, the plan cache, fusion reports, microbenchmarks, sweeps
@@ -48,6 +49,7 @@ from cudnn_backend.errors import (
     NoWorkingPlanError,
     PlanCacheError,
     PlanVersionError,
+    ReferenceUnsupportedError,
     SweepError,
 )
 from cudnn_backend.core import (
@@ -65,10 +67,12 @@ from cudnn_backend.core import (
     get_version,
     graph_version_check,
     info,
+    is_available,
     is_same_topology,
     last_error_string,
     logging_enabled,
     schema,
+    since_of,
 )
 
 # name -> (module, attribute or None for the module itself), imported on first access
@@ -97,10 +101,14 @@ _LAZY = {
     "plan_from_json": ("cudnn_backend.runtime.plans", "plan_from_json"),
     "load_plan": ("cudnn_backend.runtime.plans", "load_plan"),
     "CudaGraph": ("cudnn_backend.runtime.execution", "CudaGraph"),
+    "CapturedGraph": ("cudnn_backend.runtime.execution", "CapturedGraph"),
     "VariantPack": ("cudnn_backend.runtime.execution", "VariantPack"),
     "execute": ("cudnn_backend.runtime.execution", "execute"),
     "populate_cuda_graph": ("cudnn_backend.runtime.execution", "populate_cuda_graph"),
     "update_cuda_graph": ("cudnn_backend.runtime.execution", "update_cuda_graph"),
+    "reference": ("cudnn_backend.reference", None),
+    "ReferenceResult": ("cudnn_backend.reference", "ReferenceResult"),
+    "evaluate_reference": ("cudnn_backend.reference", "evaluate"),
     "patterns": ("cudnn_backend.patterns", None),
     "Pattern": ("cudnn_backend.patterns", "Pattern"),
     "tune": ("cudnn_backend.tune", None),

@@ -13,8 +13,10 @@ from cudnn_backend.core._descriptor import get_max_device_version as get_max_dev
 from cudnn_backend.core._descriptor import get_property as get_property
 from cudnn_backend.core._descriptor import get_version as get_version
 from cudnn_backend.core._descriptor import graph_version_check as graph_version_check
+from cudnn_backend.core._descriptor import is_available as is_available
 from cudnn_backend.core._descriptor import is_same_topology as is_same_topology
 from cudnn_backend.core._descriptor import last_error_string as last_error_string
+from cudnn_backend.core._descriptor import since_of as since_of
 from cudnn_backend.core._logging import cudnn_messages as cudnn_messages
 from cudnn_backend.core._logging import disable_logging as disable_logging
 from cudnn_backend.core._logging import enable_logging as enable_logging
@@ -45,7 +47,9 @@ from cudnn_backend.errors import NoDeviceError as NoDeviceError
 from cudnn_backend.errors import NoWorkingPlanError as NoWorkingPlanError
 from cudnn_backend.errors import PlanCacheError as PlanCacheError
 from cudnn_backend.errors import PlanVersionError as PlanVersionError
+from cudnn_backend.errors import ReferenceUnsupportedError as ReferenceUnsupportedError
 from cudnn_backend.errors import SweepError as SweepError
+from cudnn_backend.runtime.execution import CapturedGraph as CapturedGraph
 from cudnn_backend.runtime.engines import Config as Config
 from cudnn_backend.runtime.execution import CudaGraph as CudaGraph
 from cudnn_backend.runtime.profiles import DeviceProfile as DeviceProfile
@@ -54,6 +58,7 @@ from cudnn_backend.graph import Graph as Graph
 from cudnn_backend.patterns import Pattern as Pattern
 from cudnn_backend.runtime.plans import Plan as Plan
 from cudnn_backend.tune import PlanCache as PlanCache
+from cudnn_backend.reference import ReferenceResult as ReferenceResult
 from cudnn_backend.tune import Task as Task
 from cudnn_backend.runtime.execution import VariantPack as VariantPack
 import cudnn_backend.typed.arrays as arrays
@@ -64,6 +69,7 @@ from cudnn_backend.runtime.plans import build_plan as build_plan
 import cudnn_backend.cli as cli
 from cudnn_backend.typed import descriptor_class as descriptor_class
 import cudnn_backend.runtime.engines as engines
+from cudnn_backend.reference import evaluate as evaluate_reference
 from cudnn_backend.runtime.execution import execute as execute
 import cudnn_backend.runtime.execution as execution
 from cudnn_backend.tune import explore as explore
@@ -81,6 +87,7 @@ import cudnn_backend.runtime.plans as plans
 from cudnn_backend.runtime.execution import populate_cuda_graph as populate_cuda_graph
 import cudnn_backend.patterns.presets as presets
 import cudnn_backend.runtime.profiles as profiles
+import cudnn_backend.reference as reference
 import cudnn_backend.runtime as runtime
 import cudnn_backend.graph.shapes as shapes
 from cudnn_backend.tune import sweep as sweep

@@ -4,7 +4,9 @@
 
 * ``CudnnError`` and its status-category subclasses: *cuDNN* refused a call. They carry ``.status``
   (a ``Status`` member), the function, the descriptor type and attribute involved, cuDNN's own text
-  from ``cudnnGetLastErrorString`` and a hint on getting cuDNN's log.
+  from ``cudnnGetLastErrorString`` and a hint on getting cuDNN's log. ``CudnnShutdownError`` (a call
+  started while the interpreter exits) is one too, under ``CudnnNotInitializedError``: a loop that
+  catches ``CudnnError`` also ends quietly at exit.
 * ``CudnnVersionError``, ``CudnnFunctionNotFoundError``, ``CudnnLibraryNotFoundError``: the loaded
   cuDNN is too old, or missing.
 * ``CudnnUnsafeCallError``: refused before cuDNN saw it, because cuDNN is known to crash on it.
@@ -22,10 +24,10 @@ __all__ = [
     "DEBUG_HINT", "CudnnBackendError", "CudnnLibraryNotFoundError", "CudnnFunctionNotFoundError", "CudnnVersionError",
     "CudnnUnsafeCallError", "CudnnShutdownError", "CudnnError", "CudnnNotInitializedError", "CudnnBadParamError",
     "CudnnNotSupportedError", "CudnnInternalError", "CudnnExecutionFailedError", "NativeCudaGraphNotSupportedError",
-    "GraphError", "EngineError", "NoDeviceError", "NoWorkingPlanError", "PlanVersionError", "DeviceProfileError",
-    "DeviceProfileVersionError", "CudaError", "PlanCacheError", "JsonCheckError", "JsonTableFallbackWarning",
-    "MissingDependencyError", "SweepError",
-    "error_class", "make_error",
+    "GraphError", "ReferenceUnsupportedError", "EngineError", "NoDeviceError", "NoWorkingPlanError", "PlanVersionError",
+    "DeviceProfileError", "DeviceProfileVersionError", "CudaError", "PlanCacheError", "JsonCheckError",
+    "JsonTableFallbackWarning", "MissingDependencyError", "SweepError", "error_class", "make_error",
+    "needs_version_message",
 ]
 
 
@@ -48,35 +50,47 @@ class CudnnLibraryNotFoundError(CudnnBackendError, OSError):
         return (type(self), (self.detail,))
 
 
-class CudnnFunctionNotFoundError(CudnnBackendError, AttributeError):
-    """The loaded cuDNN lacks a function of cudnn_graph.h (it is older than the function)."""
+def needs_version_message(what: str, since: str, loaded: str) -> str:
+    """The one wording of every "too old" refusal: ``WHAT needs cuDNN >= X.Y (loaded: A.B)``.
 
-    def __init__(self, function: str, since: str, loaded: str):
-        self.function, self.since, self.loaded = function, since, loaded
-        super().__init__(f"{function} is not in the loaded cuDNN {loaded}: it was introduced in cuDNN {since}")
+    ``since`` and ``loaded`` are "MAJOR.MINOR.PATCH" texts; both are shown as MAJOR.MINOR unless ``since`` has a
+    patch level (then both in full, so that 9.28.1 against 9.28.0 reads right)."""
+    def parts(text):
+        return [p for p in str(text).split(".")]
 
-    def __reduce__(self):
-        return (type(self), (self.function, self.since, self.loaded))
+    s, lo = parts(since), parts(loaded)
+    full = len(s) > 2 and s[2] not in ("0", "")
+    short = (lambda p: ".".join(p)) if full else (lambda p: ".".join(p[:2]))
+    return f"{what} needs cuDNN >= {short(s)} (loaded: {short(lo)})"
 
 
 class CudnnVersionError(CudnnBackendError, NotImplementedError):
-    """An enumerant (descriptor type, attribute, attribute type, value) is newer than the loaded cuDNN."""
+    """A feature of cuDNN newer than the loaded release: an enumerant (descriptor type, attribute, attribute type,
+    value), an enum type or a function (``core.check_available`` raises it for every one of them)."""
 
     def __init__(self, name: str, since: str, loaded: str, context: str = ""):
         self.name, self.since, self.loaded, self.context = name, since, loaded, context
         where = f" ({context})" if context else ""
-        super().__init__(f"{name}{where} needs cuDNN {since}; the loaded cuDNN is {loaded}")
+        super().__init__(needs_version_message(f"{name}{where}", since, loaded))
 
     def __reduce__(self):
         return (type(self), (self.name, self.since, self.loaded, self.context))
 
 
+class CudnnFunctionNotFoundError(CudnnVersionError, AttributeError):
+    """The loaded cuDNN lacks a function of cudnn_graph.h (it is older than the function): a CudnnVersionError
+    raised by the binding itself, for a call that reached it without going through ``core.check_available``."""
+
+    def __init__(self, function: str, since: str, loaded: str):
+        self.function = function
+        super().__init__(function, since, loaded)
+
+    def __reduce__(self):
+        return (type(self), (self.function, self.since, self.loaded))
+
+
 class CudnnUnsafeCallError(CudnnBackendError, ValueError):
     """A call refused before cuDNN sees it because cuDNN is known to crash on it."""
-
-
-class CudnnShutdownError(CudnnBackendError, RuntimeError):
-    """A cuDNN call started while the interpreter is exiting (refused: cuDNN's libraries are being torn down)."""
 
 
 class CudnnError(CudnnBackendError, RuntimeError):
@@ -139,6 +153,26 @@ class CudnnExecutionFailedError(CudnnError):
     """Status category 5xxx: execution failed (CUDA errors, cuBLAS, ...)."""
 
 
+_NOT_INITIALIZED = 1001  # CUDNN_STATUS_NOT_INITIALIZED (the Status enum lives a layer up)
+
+
+class CudnnShutdownError(CudnnNotInitializedError):
+    """A cuDNN call started while the interpreter exits, refused: cuDNN's libraries are being torn down.
+
+    A ``CudnnError`` (status ``CUDNN_STATUS_NOT_INITIALIZED``), so a daemon thread's loop that catches
+    ``CudnnError`` ends quietly at exit instead of printing "Exception in thread".
+    """
+
+    MESSAGE = "the interpreter is exiting: no new cuDNN call is started (cuDNN's libraries are being torn down)"
+
+    def __init__(self, status=_NOT_INITIALIZED, function: str = "", descriptor_type=None, attribute=None,
+                 cudnn_message: str = MESSAGE, hint: str = ""):
+        super().__init__(status, function, descriptor_type, attribute, cudnn_message, hint)
+
+    def _compose(self) -> str:
+        return f"{self.function}: {self.cudnn_message}" if self.function else self.cudnn_message
+
+
 class NativeCudaGraphNotSupportedError(CudnnNotSupportedError):
     """The plan's engine cannot populate a CUDA graph through cuDNN's native CUDA graph API."""
 
@@ -167,6 +201,11 @@ def make_error(status, function: str, descriptor_type=None, attribute=None, cudn
 # -------------------------------------------------------------------------------------------------
 class GraphError(CudnnBackendError, ValueError):
     """An operation graph that cuDNN would refuse, misread or run out of bounds, caught before finalize."""
+
+
+class ReferenceUnsupportedError(GraphError):
+    """The fp64 reference evaluator cannot compute an operation of the graph (random numbers, signals, ...);
+    the message names each one and why (``reference.unsupported`` lists them)."""
 
 
 class EngineError(CudnnBackendError, ValueError):

@@ -22,6 +22,8 @@ PUBLIC = [line.strip() for line in (DATA / "public_names_before.txt").read_text(
 TYPED = [line.strip() for line in (DATA / "typed_names_before.txt").read_text().splitlines() if line.strip()]
 # provided by the tune / cli layers (being written): asserted all the same
 TUNE_LAYER = {"tune", "explore", "autotune", "Exploration", "PlanCache", "fusion_report", "bench", "sweep", "cli"}
+# names added since the lists were recorded: the reference layer (loaded on first use) and its error; stream capture
+ADDED = {"reference", "ReferenceResult", "evaluate_reference", "ReferenceUnsupportedError", "CapturedGraph"}
 # names the old typed module held that were no API: imported modules, the __future__ flag, old internals
 TYPED_NOT_CLASSES = {"annotations", "difflib", "numbers", "MIXINS", "register_descriptor_class"}
 
@@ -75,6 +77,12 @@ def test_tune_and_cli_names(name):
     assert value is (expected if attribute is None else getattr(expected, attribute))
 
 
+@pytest.mark.parametrize("name", sorted(ADDED))
+def test_added_names(name):
+    assert name in dir(cudnn_backend) and getattr(cudnn_backend, name) is not None
+    assert name not in PUBLIC  # new: not among the recorded names
+
+
 def test_lazy_names_resolve_to_their_modules():
     for name, (module, attribute) in cudnn_backend._LAZY.items():
         value = getattr(cudnn_backend, name)
@@ -87,11 +95,34 @@ def test_lazy_names_resolve_to_their_modules():
 def test_import_loads_only_the_lower_layers():
     code = ("import sys, cudnn_backend\n"
             "print(sorted(m for m in sys.modules if m.startswith('cudnn_backend.') and m.split('.')[1] in "
-            "('graph', 'runtime', 'patterns', 'tune', 'cli')))\n")
+            "('graph', 'runtime', 'reference', 'patterns', 'tune', 'cli')))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=str(ROOT),
                          env=child_env())
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_result_classes_give_to_dict_and_keep_as_dict():
+    """``to_dict()`` is the one name for a result or data class's plain data; ``as_dict`` (the earlier name of most
+    of them) stays as an alias of the same function."""
+    from cudnn_backend.runtime.engines import Config, EngineInfo, KnobSpec
+    from cudnn_backend.runtime.execution import KernelNode
+    from cudnn_backend.runtime.heuristics import Attempt
+    from cudnn_backend.runtime.plans import Plan
+    from cudnn_backend.tune.benchmark import BenchCase, BenchReport
+    from cudnn_backend.tune.cache import CacheEntry
+    from cudnn_backend.tune.fusion import FusionReport
+    from cudnn_backend.tune.results import ConfigResult
+    from cudnn_backend.tune.timing import Timing
+
+    for cls in (EngineInfo, KnobSpec, KernelNode, Attempt, BenchCase, BenchReport, CacheEntry, FusionReport,
+                ConfigResult, Timing):
+        assert cls.as_dict is cls.to_dict, cls.__name__
+    for cls in (Config, Plan):  # live objects: their summary() is their plain data
+        assert cls.to_dict is cls.as_dict is cls.summary, cls.__name__
+    timing = Timing(1.5, 1.0, 2.0, 3, 10)
+    assert timing.to_dict() == timing.as_dict() == {"median_us": 1.5, "min_us": 1.0, "max_us": 2.0, "samples": 3,
+                                                     "calls_per_sample": 10}
 
 
 # names added since the recorded lists (each asserted reachable where it was added)

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # The one GPU script: build the package, then run the GPU tests, the examples, the benchmarks and the main job.
 # Usage (on the GPU machine, from the repo root):  bash tools/gpu_run.sh [STAGE ...]
-#   stages: tests examples bench tune headroom sweep profile   (default: tests examples bench tune)
+#   stages: tests notorch cli-notorch examples bench tune headroom sweep profile timer startup fill
+#   (default: tests notorch cli-notorch examples bench tune)
+#   notorch / cli-notorch: the GPU tests / the CLI's explore --sweep, tune, bench, fusion with torch not importable
+#   timer: the explorer's timer against the torch-based one it replaced, ResNet-50 preset (benchmarks/timer_compare.py)
+#   startup: sweep worker start-up before/after (no torch in workers); fill: random inputs on the host vs a kernel
 #   (sweep wants a host of 2 or more GPUs: the device tool's nvidia-h200-x2)
 # Results go to $OUT (the device tool brings that folder back); default /tmp/cudnn-backend-out.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 COLUMNS=160
 OUT=${OUT:-/tmp/cudnn-backend-out}
 mkdir -p "$OUT"
-if [ $# -eq 0 ]; then set -- tests examples bench tune; fi
+if [ $# -eq 0 ]; then set -- tests notorch cli-notorch examples bench tune; fi
+export XLA_PYTHON_CLIENT_PREALLOCATE=false  # JAX (the array tests) must not take 75% of the GPU
 log() { echo "=== $* ($(date -u +%H:%M:%S))"; }
 
 # Wheels carried in .whl/ (platformdirs, cudnn-frontend, ...): the machine has no network.
@@ -18,7 +23,15 @@ if compgen -G ".whl/*.whl" >/dev/null; then
 fi
 
 log build
-python3 -m pip install --no-build-isolation --no-deps -e . -q 2>&1 | tail -20 || exit 1
+# in place and in parallel (the machine has 16 cores; a serial `pip install -e .` takes ~160 s), then the checkout
+# first on the path, for this script and every process it starts (sweep workers, examples, the cimport test)
+# GPU_RUN_NOBUILD=1: a later call on the same warm machine reuses the build (the sources are the same; their copies'
+# new times would make setuptools rebuild)
+if [ "${GPU_RUN_NOBUILD:-0}" != 1 ] || ! compgen -G "cudnn_backend/core/_descriptor*.so" >/dev/null; then
+  CUDNN_BACKEND_BUILD_JOBS=16 python3 setup.py -q build_ext --inplace -j 16 2>&1 | grep -E "error|Error" | head -20
+fi
+python3 -c "import cudnn_backend" || exit 1
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 python3 -m cudnn_backend info | tee "$OUT/info.txt"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/info.txt"
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
@@ -29,12 +42,52 @@ CUDNN_LIB=$SITE/nvidia/cudnn/lib
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export CUDNN_BACKEND_PLAN_CACHE="$OUT/plans.sqlite"
 cb() { python3 -m cudnn_backend "$@"; }
+# torch made unimportable (here and in every process started from here, sweep workers too): a stand-in first on
+# the path whose import raises ModuleNotFoundError, as on a machine without torch (pytest.importorskip skips on that
+# exception only: a plain ImportError fails the collection)
+NOTORCH=/tmp/notorch
+mkdir -p "$NOTORCH/torch" && echo 'raise ModuleNotFoundError("torch is blocked (tools/gpu_run.sh)", name="torch")' \
+  > "$NOTORCH/torch/__init__.py"
+notorch() { PYTHONPATH="$NOTORCH${PYTHONPATH:+:$PYTHONPATH}" "$@"; }
 
 for stage in "$@"; do
   case $stage in
     tests)
       log "GPU tests"
       python3 -m pytest tests -m gpu -q -rs -p no:cacheprovider --junitxml="$OUT/gpu-tests.xml" 2>&1 | tee "$OUT/gpu-tests.log"
+      ;;
+    notorch)
+      log "GPU tests with torch not importable"
+      notorch python3 -c 'import torch' 2>/dev/null && { echo "torch still importable"; exit 1; }
+      notorch python3 -m pytest tests -m gpu -q -rs -p no:cacheprovider --junitxml="$OUT/gpu-tests-notorch.xml" 2>&1 \
+        | tee "$OUT/gpu-tests-notorch.log"
+      ;;
+    cli-notorch)
+      log "the CLI with torch not importable: explore --sweep, tune (twice: a cache hit), bench, fusion"
+      { notorch /usr/bin/time -f "wall explore %e s" python3 -m cudnn_backend explore conv_bias_relu --sweep --quiet \
+          --json "$OUT/explore_notorch.json"
+        notorch python3 -m cudnn_backend tune conv_bias_relu --quiet --no-engines --top 5 --cache "$OUT/notorch.sqlite"
+        notorch python3 -m cudnn_backend tune conv_bias_relu --quiet --cache "$OUT/notorch.sqlite"
+        notorch python3 -m cudnn_backend bench conv_bias_relu --cache "$OUT/notorch.sqlite" \
+          --json "$OUT/bench_notorch.json"
+        notorch python3 -m cudnn_backend fusion conv_bias_relu --cache "$OUT/notorch.sqlite"
+        notorch python3 -m cudnn_backend tune --preset fused --gpus 1 --quiet --max-configs 6 \
+          --cache "$OUT/notorch.sqlite"
+      } 2>&1 | tee "$OUT/cli-notorch.txt"
+      ;;
+    timer)
+      log "timer comparison: the cuda.core timer against the torch-based one, ResNet-50 preset"
+      python3 benchmarks/timer_compare.py --preset resnet50 --out "$OUT/timer_compare.json" 2>&1 \
+        | tee "$OUT/timer_compare.txt"
+      ;;
+    startup)
+      log "sweep worker start-up, before (torch imported) and after (cuda.core)"
+      python3 benchmarks/worker_startup.py --repeats 5 --out "$OUT/worker_startup.json" 2>&1 \
+        | tee "$OUT/worker_startup.txt"
+      ;;
+    fill)
+      log "random inputs: numpy on the host + a copy, against a cuda.core Program kernel on the device"
+      python3 benchmarks/random_fill.py --out "$OUT/random_fill.json" 2>&1 | tee "$OUT/random_fill.txt"
       ;;
     examples)
       log "examples"

@@ -38,10 +38,6 @@ __all__ = ["main"]
 DEFAULT_PATTERN = "conv_bias_relu"
 
 
-class _Failed(Exception):
-    """An asked-for output that could not be written (the others were): exit code 1 at the end."""
-
-
 # ---------------------------------------------------------------------------------------------
 # what to run on
 # ---------------------------------------------------------------------------------------------
@@ -295,7 +291,7 @@ def cmd_bench(args) -> int:
         report.plan_source = how
         render.bench(report)
         if args.json:
-            pathlib.Path(args.json).write_text(json.dumps(report.as_dict(), indent=1) + "\n", encoding="utf-8")
+            pathlib.Path(args.json).write_text(json.dumps(report.to_dict(), indent=1) + "\n", encoding="utf-8")
             render.error_console.print(f"wrote {args.json}")
         return 0
     finally:
@@ -334,7 +330,7 @@ def cmd_fusion(args) -> int:
         render.console.print(f"{name}: plan from {how}")
         render.fusion(report)
         if args.json:
-            pathlib.Path(args.json).write_text(json.dumps(report.as_dict(), indent=1) + "\n", encoding="utf-8")
+            pathlib.Path(args.json).write_text(json.dumps(report.to_dict(), indent=1) + "\n", encoding="utf-8")
         plan.close()
         return 0
     finally:
@@ -368,7 +364,7 @@ def cmd_cache(args) -> int:
     if args.cache_command == "list":
         entries = cache.entries()
         if args.json:
-            print(json.dumps([e.as_dict() for e in entries], indent=1))
+            print(json.dumps([e.to_dict() for e in entries], indent=1))
         else:
             render.cache_entries(entries, cache.path)
         return 0

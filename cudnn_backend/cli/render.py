@@ -8,6 +8,7 @@ import sys
 
 from rich import box
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -73,6 +74,8 @@ def header(ex) -> Panel:
         f"{d.get('sm_count')} SMs) from {where} · cuDNN {ex.cudnn_version}",
         f"timing: {ex.measured}" if ex.timed else "timing: none (offline: plans are built, nothing runs)",
     ]
+    if ex.check:
+        lines.append(f"checked against: {escape(ex.check)}")
     if ex.params:
         lines.append("parameters: " + ", ".join(f"{k}={v}" for k, v in ex.params.items()))
     return Panel(Group(Text.from_markup("\n".join(lines)), *graph_tables(ex.graph)), title="graph", expand=False)
@@ -117,7 +120,8 @@ def results_table(ex, top) -> Table:
                caption=f"{more} more rows in --csv / --json" if more > 0 else None)
     cols = [("#", "right"), ("from", "left"), ("engine", "right"), ("knobs", "left"), ("status", "left")]
     if ex.timed:
-        cols += [("time", "right"), ("vs pick", "right"), ("rel. error", "right"), ("kernels", "right")]
+        cols += [("time", "right"), ("vs pick", "right"), ("rel. error", "right"), ("checked by", "left"),
+                 ("kernels", "right")]
     cols += [("workspace", "right"), ("plan build", "right"), ("reason", "left")]
     for name, justify in cols:
         t.add_column(name, justify=justify, overflow="fold", max_width=40 if name in ("reason", "knobs") else None)
@@ -128,7 +132,7 @@ def results_table(ex, top) -> Table:
         if ex.timed:
             ratio = "-" if pick is None or pick.time_us is None or r.time_us is None else f"{pick.time_us / r.time_us:.2f}×"
             row += [us(r.time_us), ratio, "-" if r.rel_error is None else f"{r.rel_error:.1e}",
-                    "-" if r.kernel_count is None else str(r.kernel_count)]
+                    r.check_method or "-", "-" if r.kernel_count is None else str(r.kernel_count)]
         row += [format_bytes(r.workspace_bytes), "-" if r.plan_seconds is None else f"{r.plan_seconds * 1e3:.1f} ms",
                 r.reason or ""]
         t.add_row(*row, style=style)
@@ -232,13 +236,13 @@ def cache_entries(entries, path) -> None:
     for e in entries:
         when = datetime.datetime.fromtimestamp(e.stored_at).strftime("%Y-%m-%d %H:%M")
         t.add_row(e.key[:12], str(e.info.get("name", e.fingerprint[:12])), f"{e.device_name} ({e.sm_count} SMs)",
-                  e.as_dict()["cudnn_version"], str(e.engine_index),
+                  e.to_dict()["cudnn_version"], str(e.engine_index),
                   " ".join(f"{k}={v}" for k, v in e.knobs.items()) or "-", us(e.time_us), when)
     console.print(t)
 
 
 def cache_entry(e) -> None:
-    d = e.as_dict()
+    d = e.to_dict()
     t = table(f"plan cache entry {e.key}")
     t.add_column("field")
     t.add_column("value", overflow="fold")

@@ -17,8 +17,10 @@ from cudnn_backend.core._descriptor import (
     get_property,
     get_version,
     graph_version_check,
+    is_available,
     is_same_topology,
     last_error_string,
+    since_of,
     unavailable_enumerants,
 )
 from cudnn_backend.core._logging import (
@@ -34,7 +36,7 @@ from cudnn_backend.core.info import info
 __all__ = [
     "Descriptor", "Handle", "as_int", "attribute_io", "calls_in_flight", "check_available", "choose_type",
     "clear_error", "get_cudart_version", "get_error_string", "get_execution_plan_workspace_size",
-    "get_max_device_version", "get_property", "get_version", "graph_version_check", "is_same_topology",
-    "last_error_string", "unavailable_enumerants", "cudnn_messages", "cudnn_reasons", "disable_logging",
-    "enable_logging", "logging_enabled", "device", "schema", "versions", "info",
+    "get_max_device_version", "get_property", "get_version", "graph_version_check", "is_available",
+    "is_same_topology", "last_error_string", "since_of", "unavailable_enumerants", "cudnn_messages", "cudnn_reasons",
+    "disable_logging", "enable_logging", "logging_enabled", "device", "schema", "versions", "info",
 ]

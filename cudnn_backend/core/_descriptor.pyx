@@ -10,13 +10,16 @@ Speed: the schema is turned into C tables on first use, so a checked ``set`` is 
 a conversion loop over the values and the cuDNN call with the GIL released. The typed classes
 (``cudnn_backend.typed``) call ``Descriptor._set`` with their attribute and type as constants.
 
-Safety:
+Safety (one lifetime mechanism, ``Resource``, for handles, descriptors and variant packs):
 
+* every cuDNN call that releases the GIL passes the call gate, ``enter_call``/``leave_call``, naming the
+  objects it uses: it counts the call in flight on each of them (``_busy``) and process-wide
+  (``calls_in_flight()``). Nothing else counts calls.
 * ``close()`` swaps the pointer out while holding the GIL, so two threads closing one object destroy
-  it once; a descriptor or handle closed while another thread's cuDNN call uses it is destroyed by
-  that call when it returns (``_busy`` counts such calls).
-* the call gate counts cuDNN calls in flight process-wide; at exit an ``atexit`` hook refuses new
-  calls and waits (bounded) for those in flight, so cuDNN's libraries are not torn down under them.
+  it once; an object closed while a call uses it is destroyed by the last such call when it returns,
+  and what cuDNN may still read through it (children, buffers, workspace) stays alive until then.
+* at exit an ``atexit`` hook shuts the gate (new calls raise ``CudnnShutdownError``, a ``CudnnError``) and
+  waits (bounded) for the calls in flight, so cuDNN's libraries are not torn down under them.
 * a ``KeyboardInterrupt`` (or ``SystemExit``) raised inside cuDNN's logging callback is kept and
   raised in the calling thread when the cuDNN call returns (``note_interrupt``).
 """
@@ -58,6 +61,7 @@ from cudnn_backend.core.versions import format_version, parse_version
 from cudnn_backend.errors import (
     CudnnBackendError,
     CudnnBadParamError,
+    CudnnError,
     CudnnShutdownError,
     CudnnUnsafeCallError,
     CudnnVersionError,
@@ -138,27 +142,93 @@ cdef object _DESCRIPTOR_TYPE = DescriptorType
 cdef Py_ssize_t _calls_in_flight = 0
 cdef bint _exiting = False
 cdef object _pending_interrupt = None
+cdef object _SHUTDOWN_STATUS = Status.CUDNN_STATUS_NOT_INITIALIZED  # what CudnnShutdownError carries
 EXIT_WAIT_SECONDS = 30.0  # how long the atexit hook waits for cuDNN calls in flight
 
 
-cdef int enter_call() except -1:
-    """Before a cuDNN call that releases the GIL (GIL held)."""
+cdef inline void _enter(Resource r) noexcept:
+    r._busy += 1
+
+
+cdef inline void _leave(Resource r) noexcept:
+    """One call in flight on ``r`` returned: the last one destroys ``r`` if it was closed meanwhile."""
+    cdef void* raw
+    r._busy -= 1
+    if r._busy == 0 and r._pending != NULL:
+        raw = r._pending
+        r._pending = NULL
+        r._destroy(raw)  # a deferred close has no caller left to report a failure to
+        r._pending_keep = None
+
+
+cdef int enter_call(Resource a, Resource b, Resource c) except -1:
+    """Before a cuDNN call that releases the GIL (GIL held): refused once the interpreter exits, else counted
+    in flight, process-wide and on each object it uses (None for fewer than three)."""
     global _calls_in_flight
     if _exiting:
-        raise CudnnShutdownError("the interpreter is exiting: no new cuDNN call is started (cuDNN's libraries are "
-                                 "being torn down)")
+        raise CudnnShutdownError(_SHUTDOWN_STATUS)
     _calls_in_flight += 1
+    if a is not None:
+        _enter(a)
+    if b is not None:
+        _enter(b)
+    if c is not None:
+        _enter(c)
     return 0
 
 
-cdef int leave_call() except -1:
-    """After the call returned (GIL held again): raise an interrupt cuDNN's callback kept meanwhile."""
+cdef int leave_call(Resource a, Resource b, Resource c) except -1:
+    """After the call returned (GIL held again), with the objects given to enter_call; then an interrupt
+    cuDNN's callback kept meanwhile is raised."""
     global _calls_in_flight, _pending_interrupt
+    if a is not None:
+        _leave(a)
+    if b is not None:
+        _leave(b)
+    if c is not None:
+        _leave(c)
     _calls_in_flight -= 1
     if _pending_interrupt is not None:
         exc, _pending_interrupt = _pending_interrupt, None
         raise exc
     return 0
+
+
+cdef list _hold_tree(Descriptor root):
+    """For a call that reads a descriptor and everything set on it, transitively (a plan's engine config, its
+    graph, the graph's handle): count it in flight on all of them; returns them for ``_release_tree``. Only
+    for calls that take long (finalizing graphs, heuristics, plans), where a list per call does not matter."""
+    cdef list held = [root]
+    cdef Py_ssize_t i = 0
+    cdef int j, dtype
+    cdef object r, v, x
+    cdef list vals
+    while i < len(held):
+        r = held[i]
+        i += 1
+        if not isinstance(r, Descriptor):
+            continue
+        vals = (<Descriptor>r)._vals
+        dtype = (<Descriptor>r)._dtype
+        if vals is None or dtype < 0:
+            continue
+        for j in range(_N_CHILD_SLOTS[dtype]):  # only the attributes that take descriptors or a handle
+            v = vals[_CHILD_SLOTS[dtype][j]]
+            if type(v) is tuple:
+                for x in <tuple>v:
+                    if isinstance(x, Resource):
+                        held.append(x)
+            elif isinstance(v, Resource):
+                held.append(v)
+    for r in held:
+        _enter(<Resource>r)
+    return held
+
+
+cdef void _release_tree(list held) noexcept:
+    cdef object r
+    for r in held:
+        _leave(<Resource>r)
 
 
 cdef int _raise_pending_interrupt() except -1:
@@ -245,8 +315,9 @@ cdef AttrSpec* _ATTR = NULL
 cdef int _N_ATTR = 0
 cdef int _TYPE_KIND[MAX_TYPES]
 cdef bint _TYPE_AVAILABLE[MAX_TYPES]
-cdef uint8_t* _ENUM_OK[MAX_TYPES]       # enum-valued types: value -> 0 invalid, 1 valid, 2 newer than loaded
+cdef uint8_t* _ENUM_OK[MAX_TYPES]       # enum types: value - _ENUM_MIN -> 0 invalid, 1 valid, 2 newer than loaded
 cdef int _ENUM_MAX[MAX_TYPES]
+cdef int _ENUM_MIN[MAX_TYPES]           # 0, or the lowest member (CUDNN_OPERATIONGRAPH_MODE_AUTO is -1)
 cdef uint8_t _DESC_OK[MAX_TYPES]        # descriptor type -> 0 unknown, 1 available, 2 newer than loaded
 cdef int* _REQUIRED[MAX_TYPES]          # descriptor type -> required attribute values
 cdef int _N_REQUIRED[MAX_TYPES]
@@ -255,6 +326,8 @@ cdef bint _REQUIRED_BY_SLOT[MAX_TYPES]    # a required attribute has no bit (slo
 cdef bint _FINALIZE_NOGIL[MAX_TYPES]     # finalize may take long (plans, heuristics, graphs): release the GIL
 cdef int _N_ATTRS[MAX_TYPES]             # descriptor type -> how many attributes it has (the length of _vals)
 cdef int* _SLOT_ATTR[MAX_TYPES]          # descriptor type -> slot -> attribute value
+cdef int* _CHILD_SLOTS[MAX_TYPES]        # descriptor type -> the slots that may hold descriptors or a handle
+cdef int _N_CHILD_SLOTS[MAX_TYPES]
 cdef bint _READY = False
 cdef list _ENUM_CLASS = [None] * MAX_TYPES   # attribute type -> IntEnum class of its values
 cdef dict _FINALIZE_CHECK = {}          # descriptor type -> Python check run before finalize
@@ -340,11 +413,12 @@ cdef int _build_tables() except -1:
                 kind = K_ENUM
                 _ENUM_CLASS[t] = enum_cls
                 top = max(int(m) for m in enum_cls)
+                low = min(0, min(int(m) for m in enum_cls))
                 _ENUM_MAX[t] = top
-                _ENUM_OK[t] = <uint8_t*>calloc(top + 1, 1)
+                _ENUM_MIN[t] = low
+                _ENUM_OK[t] = <uint8_t*>calloc(top - low + 1, 1)
                 for m in enum_cls:
-                    if int(m) >= 0:
-                        _ENUM_OK[t][int(m)] = 2 if m.name in _UNAVAILABLE else 1
+                    _ENUM_OK[t][int(m) - low] = 2 if m.name in _UNAVAILABLE else 1
             _TYPE_KIND[t] = kind if kind is not None else K_NONE
         # descriptor types and their required attributes
         for member in DescriptorType:
@@ -410,6 +484,14 @@ cdef int _build_tables() except -1:
         for i in range(top):
             if _ATTR[i].descriptor >= 0:
                 _SLOT_ATTR[_ATTR[i].descriptor][_ATTR[i].slot] = i
+        for t in range(MAX_TYPES):  # where a call holding a descriptor looks for what it holds (_hold_tree)
+            _CHILD_SLOTS[t] = <int*>calloc(max(1, _N_ATTRS[t]), sizeof(int))
+            _N_CHILD_SLOTS[t] = 0
+            for i in range(_N_ATTRS[t]):
+                spec = &_ATTR[_SLOT_ATTR[t][i]]
+                if any(_TYPE_KIND[at] in (K_DESC, K_HANDLE) for at in range(MAX_TYPES) if (spec.types >> at) & 1):
+                    _CHILD_SLOTS[t][_N_CHILD_SLOTS[t]] = i
+                    _N_CHILD_SLOTS[t] += 1
         for dtype_member in DescriptorType:
             t = int(dtype_member)
             if t >= MAX_TYPES:
@@ -444,12 +526,39 @@ cdef int _build_tables() except -1:
     return 0
 
 
-def check_available(name, context=""):
-    """Raise CudnnVersionError if the enumerant ``name`` (C name) is newer than the loaded cuDNN."""
+def since_of(name):
+    """The cuDNN release ("9.23.0") that introduced ``name``: an enumerant (descriptor type, attribute, attribute
+    type, enum value), an enum type ("cudnnBackendOperationGraphMode_t") or a function, by its C name, from the
+    header's ``@since`` (the generator's tables). ValueError for a name the header does not have."""
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a C name (str), not {type(name).__name__}")
+    for table in (_enums.SINCE, _enums.FUNCTION_SINCE, _enums.ENUM_SINCE):
+        since = table.get(name)
+        if since is not None:
+            return since
+    raise ValueError(f"{name!r} is no enumerant, enum type or function of cudnn_graph.h")
+
+
+def is_available(name):
+    """Whether the loaded cuDNN has ``name`` (an enumerant, enum type or function: see ``since_of``)."""
     _ensure_tables()
-    since = _UNAVAILABLE.get(name)
-    if since is not None:
-        raise CudnnVersionError(name, since, format_version(_LOADED_VERSION), context)
+    return parse_version(since_of(name)) <= _LOADED_VERSION
+
+
+def check_available(names, context=""):
+    """The version gate: CudnnVersionError "NAME (context) needs cuDNN >= X.Y (loaded: A.B)" unless the loaded
+    cuDNN has every one of ``names`` (a C name, or several: the newest one missing is named). Every feature newer
+    than the oldest supported release goes through here (or through the same tables, for attributes and values
+    set on a descriptor) before any descriptor is made."""
+    _ensure_tables()
+    missing = None
+    for name in ((names,) if isinstance(names, str) else tuple(names)):
+        since = since_of(name)
+        if parse_version(since) > _LOADED_VERSION and (missing is None or
+                                                       parse_version(since) > parse_version(missing[1])):
+            missing = (name, since)
+    if missing is not None:
+        raise CudnnVersionError(missing[0], missing[1], format_version(_LOADED_VERSION), context)
 
 
 def unavailable_enumerants():
@@ -701,9 +810,9 @@ cdef int _enum_element(object v, int atype, object what) except? -1:
                         f"{'.' + v.name if isinstance(v, enum.Enum) else ''}")
     else:
         i = _int64(v, what)
-    if i < 0 or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i] == 0:
+    if i < _ENUM_MIN[atype] or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 0:
         raise ValueError(f"{_w(what)}: {i} is not a valid {cls.__name__}")
-    if _ENUM_OK[atype][i] == 2:
+    if _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 2:
         name = cls(i).name
         raise CudnnVersionError(name, _UNAVAILABLE[name], format_version(_LOADED_VERSION), what)
     return <int>i
@@ -711,9 +820,9 @@ cdef int _enum_element(object v, int atype, object what) except? -1:
 
 cdef inline int _enum_member_value(int i, int atype, int dtype, int attr) except? -1:
     """A member of the attribute type's own enum: only the loaded cuDNN's version is left to check."""
-    if i < 0 or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i] == 0:
+    if i < _ENUM_MIN[atype] or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 0:
         raise ValueError(f"{_what(dtype, attr)}: {i} is not a valid {_ENUM_CLASS[atype].__name__}")
-    if _ENUM_OK[atype][i] == 2:
+    if _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 2:
         name = _ENUM_CLASS[atype](i).name
         raise CudnnVersionError(name, _UNAVAILABLE[name], format_version(_LOADED_VERSION), _what(dtype, attr))
     return i
@@ -757,7 +866,45 @@ def _stream_to_int(stream):
         raise TypeError(f"stream: cannot use a {type(stream).__name__} as a CUDA stream") from None
 
 
-cdef class Handle:
+cdef class Resource:
+    """What handles, descriptors and variant packs share: the lifetime of one cuDNN object.
+
+    Open, then in use by cuDNN calls that released the GIL (counted by the call gate, ``enter_call``), then
+    closed: at once, or, when ``close()`` comes while calls use it, by the last of them as it returns (what
+    cuDNN may still read through it stays alive until then). Not instantiated by itself.
+    """
+
+    # (no __cinit__: the fields start zeroed, NULL and None)
+
+    def __dealloc__(self):
+        # a call in flight holds a reference, so a pending destroy is normally done by then; C only
+        if self._pending != NULL:
+            self._destroy(self._pending)
+            self._pending = NULL
+
+    cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil:
+        """The kind's cuDNN destroy (cudnnDestroy, cudnnBackendDestroyDescriptor)."""
+        return CUDNN_STATUS_SUCCESS
+
+    cdef cudnnStatus_t _retire(self, void* raw, object keep) noexcept:
+        """For close(), once ``raw`` is swapped out of the object (under the GIL: two closing threads destroy it
+        once): destroyed now, or, while calls use the object, by the last of them, ``keep`` alive until then."""
+        cdef cudnnStatus_t status
+        if self._busy > 0:
+            self._pending = raw
+            self._pending_keep = keep
+            return CUDNN_STATUS_SUCCESS
+        with nogil:
+            status = self._destroy(raw)
+        return status
+
+
+def _in_flight(Resource resource not None):
+    """How many cuDNN calls use ``resource`` now (what its close() waits for); for tests."""
+    return resource._busy
+
+
+cdef class Handle(Resource):
     """A cuDNN handle (cudnnCreate/cudnnDestroy); needs a GPU.
 
     ``device`` selects the CUDA device first (through cuda-bindings) when given. ``close()`` is
@@ -767,9 +914,7 @@ cdef class Handle:
 
     def __cinit__(self, *args, **kwargs):
         self._handle = NULL
-        self._pending = NULL
         self._stream_ref = None
-        self._busy = 0
 
     def __init__(self, device=None):
         cdef cudnnStatus_t status
@@ -786,10 +931,10 @@ cdef class Handle:
             if int(err) != 0:
                 raise ValueError(f"device: cudaSetDevice({device}) failed with {err!r}")
         self.device = device
-        enter_call()
+        enter_call(None, None, None)
         with nogil:
             status = cycudnn.cudnnCreate(&h)
-        leave_call()
+        leave_call(None, None, None)
         raise_status(status, "cudnnCreate")
         self._handle = h
 
@@ -798,32 +943,18 @@ cdef class Handle:
         if self._handle != NULL:
             cycudnn.cudnnDestroy(self._handle)
             self._handle = NULL
-        if self._pending != NULL:
-            cycudnn.cudnnDestroy(self._pending)
-            self._pending = NULL
 
-    cdef void _leave(self) noexcept:
-        cdef cudnnHandle_t p
-        self._busy -= 1
-        if self._busy == 0 and self._pending != NULL:
-            p = self._pending
-            self._pending = NULL
-            cycudnn.cudnnDestroy(p)
+    cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil:
+        return cycudnn.cudnnDestroy(<cudnnHandle_t>raw)
 
     def close(self):
         """Destroy the handle now (idempotent; at most once whatever the threads)."""
-        cdef cudnnStatus_t status
         cdef cudnnHandle_t h = self._handle
         if h == NULL:
             return
         self._handle = NULL  # under the GIL: no other thread can take it from here on
-        self._stream_ref = None
-        if self._busy > 0:
-            self._pending = h  # the last call in flight destroys it
-            return
-        with nogil:
-            status = cycudnn.cudnnDestroy(h)
-        raise_status(status, "cudnnDestroy")
+        keep, self._stream_ref = self._stream_ref, None
+        raise_status(self._retire(<void*>h, keep), "cudnnDestroy")
 
     @property
     def closed(self):
@@ -847,12 +978,10 @@ cdef class Handle:
         cdef cudnnHandle_t h
         self._need_open()
         h = self._handle
-        enter_call()
-        self._busy += 1
+        enter_call(self, None, None)
         with nogil:
             status = cycudnn.cudnnGetStream(h, &s)
-        self._leave()
-        leave_call()
+        leave_call(self, None, None)
         raise_status(status, "cudnnGetStream")
         return <intptr_t>s
 
@@ -863,14 +992,13 @@ cdef class Handle:
         cdef cudnnHandle_t h
         self._need_open()
         h = self._handle
-        enter_call()
-        self._busy += 1
+        enter_call(self, None, None)
         with nogil:
             status = cycudnn.cudnnSetStream(h, <cudaStream_t>s)
-        self._leave()
-        leave_call()
+        leave_call(self, None, None)
         raise_status(status, "cudnnSetStream")
-        self._stream_ref = value  # keep the stream object alive while the handle uses it
+        if self._handle != NULL:  # (closed meanwhile: nothing to keep alive)
+            self._stream_ref = value  # keep the stream object alive while the handle uses it
 
     def __enter__(self):
         return self
@@ -890,20 +1018,53 @@ cdef class Handle:
 # ------------------------------------------------------------------------------------------------
 # Descriptor
 # ------------------------------------------------------------------------------------------------
-cdef inline void _hold(list children, int delta):
-    """Count a cuDNN call in flight on the descriptors/handles it reads (see close())."""
-    cdef object c
-    for c in children:
-        if type(c) is Handle or isinstance(c, Handle):
-            if delta > 0:
-                (<Handle>c)._busy += 1
-            else:
-                (<Handle>c)._leave()
-        else:
-            if delta > 0:
-                (<Descriptor>c)._busy += 1
-            else:
-                (<Descriptor>c)._leave()
+cdef int _refuse_busy(Descriptor d, str what) except -1:
+    raise CudnnUnsafeCallError(f"{what}: the descriptor is in use by a cuDNN call on another thread; change or "
+                               "finalize it after that call returns")
+
+
+# the attributes an operation graph's mode probe copies (with their types): all but the mode itself
+_GRAPH_PROBE_ATTRIBUTES = (
+    ("CUDNN_ATTR_OPERATIONGRAPH_OPS", "CUDNN_TYPE_BACKEND_DESCRIPTOR"),
+    ("CUDNN_ATTR_OPERATIONGRAPH_HANDLE", "CUDNN_TYPE_HANDLE"),
+    ("CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED", "CUDNN_TYPE_BOOLEAN"),
+    ("CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED", "CUDNN_TYPE_BOOLEAN"),
+)
+
+
+cdef int _check_graph_mode(Descriptor graph) except -1:
+    """An explicit CUDNN_ATTR_OPERATIONGRAPH_MODE must be the mode cuDNN detects for the graph's operations.
+
+    cuDNN trusts the mode it is given ("setting a wrong mode silently bypasses pattern matching and causes failures
+    during plan creation or execution", cudnn_graph.h 9.28): cuDNN 9.28.1 segfaults finalizing a forward
+    convolution in CONV_BWD_DATA mode, and gives BLAS_MATMUL engine configs for it. So the same graph is finalized
+    first in AUTO mode (the probe, destroyed at once) and a different mode is refused, naming the detected one.
+    """
+    mode = graph._value(CUDNN_ATTR_OPERATIONGRAPH_MODE)
+    if mode is None or int(mode) == CUDNN_OPERATIONGRAPH_MODE_AUTO:
+        return 0
+    probe = Descriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
+    try:
+        for attr_name, type_name in _GRAPH_PROBE_ATTRIBUTES:
+            value = graph._value(int(AttributeName[attr_name]))
+            if value is not None:
+                probe.set(AttributeName[attr_name], AttributeType[type_name], value)
+        try:
+            probe._finalize(True)
+        except CudnnError:
+            return 0  # cuDNN refuses the operations themselves: the graph's own finalize says why
+        detected = probe.get(AttributeName.CUDNN_ATTR_OPERATIONGRAPH_MODE,
+                             AttributeType.CUDNN_TYPE_OPERATIONGRAPH_MODE)[0]
+    finally:
+        probe.close()
+    if int(detected) != int(mode):
+        cls = _enums.OperationGraphMode
+        raise CudnnUnsafeCallError(
+            f"CUDNN_ATTR_OPERATIONGRAPH_MODE: {getattr(_name_of(cls, int(mode)), 'name', mode)} does not fit this "
+            f"graph, whose operations cuDNN detects as {getattr(_name_of(cls, int(detected)), 'name', detected)}: cuDNN takes a mode as given, skips "
+            "its pattern matching and fails later (9.28.1 segfaults on some); set the detected mode or leave it "
+            "out (AUTO)")
+    return 0
 
 
 def _check_finalize_preconditions(int dtype, dict deps):
@@ -988,7 +1149,7 @@ cdef bint _pointwise_broadcast_ok(Descriptor op) except -1:
 
 
 @cython.freelist(16)  # a graph makes and drops a dozen descriptors: their memory is reused
-cdef class Descriptor:
+cdef class Descriptor(Resource):
     """A cuDNN backend descriptor of one ``CUDNN_BACKEND_*_DESCRIPTOR`` type.
 
     Created by ``cudnnBackendCreateDescriptor`` and destroyed when collected or on ``close()``.
@@ -1000,10 +1161,8 @@ cdef class Descriptor:
 
     def __cinit__(self, *args, **kwargs):
         self._ptr = NULL
-        self._pending = NULL
         self._dtype = -1
         self._finalized = False
-        self._busy = 0
         self._vals = None
         self._read_from = None
         self._atypes = None
@@ -1042,33 +1201,20 @@ cdef class Descriptor:
         if self._ptr != NULL:
             cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
             self._ptr = NULL
-        if self._pending != NULL:
-            cycudnn.cudnnBackendDestroyDescriptor(self._pending)
-            self._pending = NULL
 
-    cdef void _leave(self) noexcept:
-        cdef cudnnBackendDescriptor_t p
-        self._busy -= 1
-        if self._busy == 0 and self._pending != NULL:
-            p = self._pending
-            self._pending = NULL
-            cycudnn.cudnnBackendDestroyDescriptor(p)
+    cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil:
+        return cycudnn.cudnnBackendDestroyDescriptor(<cudnnBackendDescriptor_t>raw)
 
     def close(self):
-        """Destroy the descriptor now and release what it kept (idempotent; at most once whatever the threads)."""
-        cdef cudnnStatus_t status
+        """Destroy the descriptor now and release what it kept (idempotent; at most once whatever the threads;
+        while another thread's cuDNN call uses it, that call destroys it, and what it kept, when it returns)."""
         cdef cudnnBackendDescriptor_t p = self._ptr
         if p == NULL:
             return
         self._ptr = NULL  # under the GIL: no other thread can take it from here on
-        if self._busy > 0:
-            self._pending = p  # the last call in flight destroys it (and holds its own references meanwhile)
-            self._forget()
-            return
-        with nogil:
-            status = cycudnn.cudnnBackendDestroyDescriptor(p)
+        kept = (self._vals, self._read_from)
         self._forget()
-        raise_status(status, "cudnnBackendDestroyDescriptor", _name_of(DescriptorType, self._dtype))
+        raise_status(self._retire(<void*>p, kept), "cudnnBackendDestroyDescriptor", _name_of(DescriptorType, self._dtype))
 
     def __enter__(self):
         return self
@@ -1203,7 +1349,7 @@ cdef class Descriptor:
         if 0 <= attr < _N_ATTR and _READY:
             spec = &_ATTR[attr]
             if spec.flags & F_FAST and atype == spec.default_type and spec.descriptor == self._dtype and \
-                    not self._finalized and self._ptr != NULL:
+                    not self._finalized and self._ptr != NULL and self._busy == 0:
                 if _set_fast(self, spec, attr, atype, values):
                     return 0
         return self._set_checked(attr, atype, values)
@@ -1254,6 +1400,8 @@ cdef class Descriptor:
         if self._finalized:
             raise ValueError(f"{_what(self._dtype, attr)}: the descriptor is already finalized; set attributes before "
                              "finalize()")
+        if self._busy:
+            _refuse_busy(self, _what(self._dtype, attr))
         kind = _TYPE_KIND[atype]
         if kind == K_CHAR:
             raw = _char_bytes(values, attr, (self._dtype, attr))
@@ -1456,13 +1604,11 @@ cdef class Descriptor:
         cdef cudnnBackendDescriptor_t p = self._ptr
         cdef int transport = _ATTR[attr].get_type if _ATTR[attr].get_type >= 0 else atype
         clear_last_error()
-        enter_call()
-        self._busy += 1
+        enter_call(self, None, None)
         with nogil:
             status = cycudnn.cudnnBackendGetAttribute(p, <cudnnBackendAttributeName_t>attr,
                                                       <cudnnBackendAttributeType_t>transport, 0, &count, NULL)
-        self._leave()
-        leave_call()
+        leave_call(self, None, None)
         raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
         if count < 0:
             # cuDNN 9.19 answers -1 for e.g. a RESAMPLE descriptor finalized without SPATIAL_DIMS; -1 is also this
@@ -1526,18 +1672,12 @@ cdef class Descriptor:
                 (<cudnnBackendDescriptor_t*>buf.data)[i] = (<Descriptor>children[i])._ptr
         p = self._ptr
         clear_last_error()
-        enter_call()
-        self._busy += 1
-        if children:
-            _hold(children, 1)
+        enter_call(self, None, None)  # (the children are new: no other thread knows them)
         with nogil:
             status = cycudnn.cudnnBackendGetAttribute(p, <cudnnBackendAttributeName_t>attr,
                                                       <cudnnBackendAttributeType_t>transport, requested, &got,
                                                       <void*>buf.data if requested > 0 else NULL)
-        if children:
-            _hold(children, -1)
-        self._leave()
-        leave_call()
+        leave_call(self, None, None)
         raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
         n = min(got, requested)
         if elem != _KIND_SIZE[kind] and n > 1:
@@ -1571,27 +1711,32 @@ cdef class Descriptor:
             self._check_open()
         if self._finalized:
             raise ValueError(f"this {DescriptorType(dtype).name} is already finalized")
+        if self._busy:
+            _refuse_busy(self, DescriptorType(dtype).name)
         if check_required:
             required = _REQUIRED_MASK[dtype]
             if (self._mask & required) != required or _REQUIRED_BY_SLOT[dtype]:
                 self._check_required()
         if dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
             _check_finalize_preconditions(dtype, {a: v for a, v in self._items()})
+        elif dtype == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR and self._has(CUDNN_ATTR_OPERATIONGRAPH_MODE):
+            _check_graph_mode(self)
         if _HAS_FINALIZE_CHECK[dtype]:
             if not (dtype == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR and _pointwise_broadcast_ok(self)):
                 _FINALIZE_CHECK[dtype](self)
         p = self._ptr
         if _FINALIZE_NOGIL[dtype]:
-            enter_call()
-            self._busy += 1
+            # cuDNN reads everything set on it, transitively (a heuristics' graph and its handle): held meanwhile
+            enter_call(None, None, None)
+            held = _hold_tree(self)
             with nogil:
                 status = cycudnn.cudnnBackendFinalize(p)
-            self._leave()
-            leave_call()
+            _release_tree(held)
+            leave_call(None, None, None)
         else:
             # a few microseconds of cuDNN bookkeeping: with the GIL held, as for set() (the exit gate still refuses it)
             if _exiting:
-                enter_call()  # raises CudnnShutdownError
+                enter_call(None, None, None)  # raises CudnnShutdownError
             status = cycudnn.cudnnBackendFinalize(p)
             if _pending_interrupt is not None:
                 _raise_pending_interrupt()
@@ -1668,7 +1813,7 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
         if type(values) is not _ENUM_CLASS[atype] or spec.count_min > 1 or spec.count_max == 0:
             return 0
         e32 = <int32_t><int>values
-        if e32 < 0 or e32 > _ENUM_MAX[atype] or _ENUM_OK[atype][e32] != 1:
+        if e32 < _ENUM_MIN[atype] or e32 > _ENUM_MAX[atype] or _ENUM_OK[atype][e32 - _ENUM_MIN[atype]] != 1:
             return 0
         n = 1
         data = &e32
@@ -1847,8 +1992,10 @@ def get_property(prop):
     cdef libraryPropertyType c_prop
     p = as_int(prop, "property", 0, 2)
     c_prop = <libraryPropertyType><int>p
+    enter_call(None, None, None)
     with nogil:
         status = cycudnn.cudnnGetProperty(c_prop, &value)
+    leave_call(None, None, None)
     raise_status(status, "cudnnGetProperty")
     return value
 
@@ -1856,8 +2003,10 @@ def get_property(prop):
 def graph_version_check():
     """cudnnGraphVersionCheck: raises if cuDNN's graph sub-library does not match."""
     cdef cudnnStatus_t status
+    enter_call(None, None, None)
     with nogil:
         status = cycudnn.cudnnGraphVersionCheck()
+    leave_call(None, None, None)
     raise_status(status, "cudnnGraphVersionCheck")
 
 
@@ -1868,30 +2017,42 @@ def get_error_string(status):
 
 
 def get_execution_plan_workspace_size(Handle handle, Descriptor execution_plan not None, Descriptor variant_pack=None):
-    """cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23): the workspace a plan needs for a variant pack."""
+    """cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23): the workspace (bytes) a finalized plan needs for a
+    finalized variant pack, whose shape overrides may change it. cuDNN answers BAD_PARAM without a handle or a
+    pack (measured, 9.28.1): both are required here, so it runs on a GPU only. (``VariantPack``'s own query
+    takes raw pointers; see runtime/_execute.pyx.)"""
     cdef size_t size = 0
     cdef cudnnStatus_t status
     cdef cudnnBackendDescriptor_t pack = NULL
     cdef cudnnHandle_t c_handle = NULL
     cdef cudnnBackendDescriptor_t plan_ptr
-    if handle is not None:
-        handle._need_open()
-        c_handle = handle._handle
+    check_available("cudnnGetExecutionPlanWorkspaceSize", "the workspace of a plan for one variant pack")
+    if handle is None:
+        raise ValueError("handle: cudnnGetExecutionPlanWorkspaceSize needs a cuDNN Handle (cuDNN refuses a NULL "
+                         "handle with BAD_PARAM), so the workspace of a variant pack is known on a GPU only")
+    handle._need_open()
+    c_handle = handle._handle
     execution_plan._check_open()
     if execution_plan._dtype != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
         raise TypeError("execution_plan: expected a CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR")
-    if variant_pack is not None:
-        variant_pack._check_open()
-        if variant_pack._dtype != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
-            raise TypeError("variant_pack: expected a CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR")
-        pack = variant_pack._ptr
+    if not execution_plan.finalized:
+        raise ValueError("execution_plan: not finalized")
+    if variant_pack is None:
+        raise ValueError("variant_pack: cudnnGetExecutionPlanWorkspaceSize needs a finalized variant pack (cuDNN "
+                         "refuses NULL with BAD_PARAM)")
+    variant_pack._check_open()
+    if variant_pack._dtype != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
+        raise TypeError("variant_pack: expected a CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR")
+    if not variant_pack.finalized:  # cuDNN 9.28.1 aborts (std::length_error) on a pack whose finalize failed
+        raise ValueError("variant_pack: not finalized")
+    pack = variant_pack._ptr
     plan_ptr = execution_plan._ptr
-    enter_call()
+    enter_call(handle, execution_plan, variant_pack)
     try:  # the binding raises CudnnFunctionNotFoundError on a cuDNN older than 9.23: the call count must not leak
         with nogil:
             status = cycudnn.cudnnGetExecutionPlanWorkspaceSize(c_handle, plan_ptr, pack, &size)
     finally:
-        leave_call()
+        leave_call(handle, execution_plan, variant_pack)
     raise_status(status, "cudnnGetExecutionPlanWorkspaceSize", execution_plan.descriptor_type)
     return size
 
@@ -1911,11 +2072,11 @@ def is_same_topology(Descriptor graph not None, Descriptor other not None):
     check_available("CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY", "is_same_topology")
     other_ptr = other._ptr
     graph_ptr = graph._ptr
-    enter_call()
+    enter_call(graph, other, None)
     with nogil:
         status = cycudnn.cudnnBackendGetAttribute(graph_ptr, c_attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &answer,
                                                   &other_ptr)
-    leave_call()
+    leave_call(graph, other, None)
     raise_status(status, "cudnnBackendGetAttribute", graph.descriptor_type,
                  AttributeName.CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY)
     return bool(answer & 0xFF)

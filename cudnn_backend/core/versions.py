@@ -14,9 +14,16 @@ from packaging.version import InvalidVersion, Version
 from cudnn_backend._bindings._loader import format_version as _format_int
 from cudnn_backend._bindings._loader import load_cudnn
 
-__all__ = ["parse_version", "format_version", "versions_compatible", "loaded_version", "loaded_version_string"]
+__all__ = ["parse_version", "format_version", "versions_compatible", "loaded_version", "loaded_version_string",
+           "OVERRIDE_SHAPES_NEEDS"]
 
 MIN_VERSION = 90000  # cuDNN 9.0.0: the package needs nothing older
+
+#: What shape overrides use, for ``core.check_available``: the graph's flag (9.21), the variant pack's three
+#: attributes (9.18) and the per-pack workspace query (9.23). The feature is one, so is its gate.
+OVERRIDE_SHAPES_NEEDS = ("CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED",
+                         "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS", "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES",
+                         "CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES", "cudnnGetExecutionPlanWorkspaceSize")
 
 
 def parse_version(value, what: str = "cuDNN version") -> int:

@@ -20,13 +20,20 @@ from cudnn_backend._bindings.cycudnn cimport *
 from cudnn_backend.core._descriptor cimport Descriptor
 from cudnn_backend.typed._base cimport TensorBase, TypedDescriptor
 
-from cudnn_backend._bindings.enums import AttributeName, ConvolutionMode, DataType, DescriptorType, PointwiseMode
+from cudnn_backend._bindings.enums import (
+    AttributeName,
+    ConvolutionMode,
+    DataType,
+    DescriptorType,
+    OperationGraphMode,
+    PointwiseMode,
+)
 from cudnn_backend.core import schema as _schema
-from cudnn_backend.core._descriptor import Handle, as_int, attribute_io
+from cudnn_backend.core._descriptor import Handle, as_int, attribute_io, check_available
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import checks as _checks
 from cudnn_backend.graph import shapes as _shapes
-from cudnn_backend.graph._util import as_data_type, scalar_value
+from cudnn_backend.graph._util import OVERRIDE_SHAPES_NEEDS, as_choice, as_data_type, scalar_value
 from cudnn_backend.graph.conv import conv_mode as _conv_mode
 from cudnn_backend.graph.pointwise import pointwise_mode as _pointwise_mode
 from cudnn_backend.graph.pointwise import _BOOL_COMPUTE, _BOOL_OUT, _GEN_INDEX
@@ -242,6 +249,7 @@ cdef class GraphCore:
     cdef public object op_graph
     cdef public str name
     cdef list _slots                   # per operation: [(keyword, tensor, signature, is output), ...]
+    cdef tuple _build_options          # (mode, override_shapes) the graph was built with
     cdef object __weakref__
 
     def __init__(self, name="graph", io_data_type=DataType.CUDNN_DATA_HALF, intermediate_data_type=_F32,
@@ -258,6 +266,7 @@ cdef class GraphCore:
         self.operations = []
         self.op_graph = None
         self._slots = []
+        self._build_options = (None, False)
 
     # -- UIDs --------------------------------------------------------------------------------------
     cdef object _reserve(self, object uid):
@@ -593,13 +602,33 @@ cdef class GraphCore:
         """The graph checks (``graph.checks.check_operations``): GraphError naming the tensors."""
         _check(self.operations, self._slots)
 
-    def build(self, handle=None, check=True):
+    def build(self, handle=None, check=True, *, mode=None, override_shapes=False):
         """Check and finalize the operation graph. On a GPU give it the ``handle`` plans will run with: a graph
-        finalized without one gives plans that fail at execute with NOT_SUPPORTED_ARCH_MISMATCH."""
+        finalized without one gives plans that fail at execute with NOT_SUPPORTED_ARCH_MISMATCH.
+
+        ``mode`` (cuDNN >= 9.23): CUDNN_ATTR_OPERATIONGRAPH_MODE, an OperationGraphMode or its name ("auto",
+        "conv_forward", "blas_matmul", ...); cuDNN detects it when left out (AUTO), and a wrong one makes engines
+        refuse the graph. ``override_shapes=True`` (cuDNN >= 9.23): CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_
+        ENABLED, so that one plan runs other shapes, given per variant pack (``VariantPack(..., overrides=)``),
+        with the workspace queried per pack (cudnnGetExecutionPlanWorkspaceSize). Both are checked against the
+        loaded cuDNN before any descriptor is made. A built graph is returned as it is (the same options only)."""
         cdef Descriptor g
         if handle is not None and not isinstance(handle, Handle):
             raise TypeError(f"handle: expected a cudnn_backend.Handle, not {type(handle).__name__}")
+        if not isinstance(override_shapes, bool):
+            raise TypeError(f"override_shapes: expected a bool, not {type(override_shapes).__name__}")
+        if mode is not None:
+            check_available(("CUDNN_ATTR_OPERATIONGRAPH_MODE", "cudnnBackendOperationGraphMode_t"),
+                            "Graph.build(mode=...)")
+            mode = as_choice(OperationGraphMode, mode, "mode", "CUDNN_OPERATIONGRAPH_MODE_")
+            check_available(mode.name, "Graph.build(mode=...)")
+        if override_shapes:
+            check_available(OVERRIDE_SHAPES_NEEDS, "Graph.build(override_shapes=True)")
+        options = (mode, override_shapes)
         if self.op_graph is not None:
+            if options != self._build_options:
+                raise GraphError(f"the graph is already built with mode={self._build_options[0]!r}, override_shapes="
+                                 f"{self._build_options[1]}: build a new Graph for other options")
             return self.op_graph
         if check:
             _check(self.operations, self._slots)
@@ -607,8 +636,13 @@ cdef class GraphCore:
         g._set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, self.operations)
         if handle is not None:
             g._set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, handle)
+        if override_shapes:
+            g._set(CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED, CUDNN_TYPE_BOOLEAN, True)
+        if mode is not None:
+            g._set(CUDNN_ATTR_OPERATIONGRAPH_MODE, CUDNN_TYPE_OPERATIONGRAPH_MODE, mode)
         g._finalize(True)
         self.op_graph = g
+        self._build_options = options
         return g
 
     @property

@@ -7,8 +7,9 @@ import numbers
 
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core._descriptor import as_int, check_available
+from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 
-__all__ = ["as_data_type", "as_choice", "require", "scalar_value"]
+__all__ = ["as_data_type", "as_choice", "require", "scalar_value", "OVERRIDE_SHAPES_NEEDS"]
 
 _DATA_TYPE_NAMES = {
     "half": DataType.CUDNN_DATA_HALF, "float16": DataType.CUDNN_DATA_HALF, "fp16": DataType.CUDNN_DATA_HALF,
@@ -50,8 +51,10 @@ def as_choice(enum_cls, value, what, prefix="", aliases=None):
         raise ValueError(f"{what}: {v} is not a valid {enum_cls.__name__}") from None
 
 
-def require(name: str, what: str):
-    """CudnnVersionError unless the loaded cuDNN has the enumerant ``name`` (checked before any descriptor)."""
+def require(name, what: str):
+    """The version gate (``core.check_available``) for an operation family: CudnnVersionError "NAME (what) needs
+    cuDNN >= X.Y (loaded: A.B)" unless the loaded cuDNN has ``name`` (or every name of a tuple), raised before the
+    method makes any tensor or descriptor."""
     check_available(name, what)
 
 

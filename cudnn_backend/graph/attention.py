@@ -1,5 +1,6 @@
-"""Attention: softmax (unified operation of cuDNN 9.20+, or the composite of reductions and pointwise ops),
-scaled dot-product attention forward and backward, paged KV-cache loads, diagonal band masks."""
+"""Attention: softmax (the unified SOFTMAX of cuDNN 9.20+, or the composite of reductions and pointwise ops),
+scaled dot-product attention forward and backward, paged KV-cache loads. (The diagonal band mask that makes
+attention causal is in ``band``.)"""
 from __future__ import annotations
 
 import math
@@ -8,15 +9,7 @@ from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import shapes
 from cudnn_backend.graph._util import require
-from cudnn_backend.graph.pointwise import pointwise_mode
-from cudnn_backend.typed import (
-    OperationDiagonalBandMask,
-    OperationPagedCacheLoad,
-    OperationSdpaBwd,
-    OperationSdpaFwd,
-    OperationSoftmax,
-    TensorBase,
-)
+from cudnn_backend.typed import OperationPagedCacheLoad, OperationSdpaBwd, OperationSdpaFwd, OperationSoftmax
 
 __all__ = ["AttentionOps"]
 
@@ -24,16 +17,19 @@ _F32 = DataType.CUDNN_DATA_FLOAT
 
 
 class AttentionOps:
-    """``softmax``, ``softmax_composite``, ``sdpa_fwd``, ``sdpa_bwd``, ``paged_cache_load``, ``diagonal_band_mask``."""
+    """``softmax``, ``softmax_composite``, ``sdpa_fwd``, ``sdpa_bwd``, ``paged_cache_load``."""
 
     def softmax(self, x, *, stats=False, max_sum=False, output=False, output_data_type=None, name="softmax"):
-        """The unified SOFTMAX over the last axis (cuDNN 9.20+): ``{"y", "stats", "max", "sum_exp"}`` (statistics
-        [..., 1] fp32: log-sum-exp with ``stats``, max and sum of exponentials with ``max_sum``)."""
-        require("CUDNN_BACKEND_OPERATION_SOFTMAX_DESCRIPTOR", "softmax")
+        """The unified SOFTMAX (cuDNN 9.20+) of attention scores X [b, h, s_q, s_kv] over the last axis:
+        ``{"y", "stats", "max", "sum_exp"}`` (statistics [b, h, s_q, 1] fp32, real outputs: log-sum-exp with
+        ``stats``, max and sum of exponentials with ``max_sum``). Y is laid out like X; for the P @ V matmul that
+        follows, give it V's type (``output_data_type``). cuDNN 9.28.1 runs it fused into attention (Q @ K^T ->
+        softmax -> @ V) on an H100/H200, not alone."""
+        require("CUDNN_BACKEND_OPERATION_SOFTMAX_DESCRIPTOR", "Graph.softmax")
         x = self._need_tensor(x, "x")
+        sdims = shapes.softmax_stats_dims(x.shape)
         y = self._output(output, x.shape, x, output_data_type, f"{name}_y", strides=x.strides)
         op = OperationSoftmax(xdesc=x, ydesc=y)
-        sdims = [*x.shape[:-1], 1]
         out = {"y": y, "stats": None, "max": None, "sum_exp": None}
         if stats:
             out["stats"] = op.stats_desc = self.tensor(sdims, shapes.packed_strides(sdims), _F32, name=f"{name}_stats")
@@ -140,22 +136,3 @@ class AttentionOps:
         self.add(OperationPagedCacheLoad(container_desc=container, page_table_desc=page_table, sequence_desc=seq_len,
                                          ydesc=y))
         return y
-
-    def diagonal_band_mask(self, x, fill, *, comparison="CMP_GE", left_bound=None, shift_right_bound=None,
-                           seq_len_q=None, seq_len_kv=None, output=False, output_data_type=None, name="band_mask"):
-        """DIAGONAL_BAND_MASK (cuDNN 9.20+): y = x where the (row, column) comparison holds, else ``fill``."""
-        require("CUDNN_BACKEND_OPERATION_DIAGONAL_BAND_MASK_DESCRIPTOR", "diagonal band mask")
-        x, fill = self._need_tensor(x, "x"), self._need_tensor(fill, "fill")
-        if left_bound is not None and shift_right_bound is not None:
-            raise GraphError("left_bound and shift_right_bound: one or neither")
-        y = self._output(output, x.shape, x, output_data_type, name, strides=x.strides)
-        op = OperationDiagonalBandMask(xdesc=x, bdesc=fill, ydesc=y, comparison_mode=pointwise_mode(comparison))
-        for keyword, t in (("left_bound_desc", left_bound), ("shift_right_bound_desc", shift_right_bound),
-                           ("seq_len_qdesc", seq_len_q), ("seq_len_kvdesc", seq_len_kv)):
-            if t is not None:
-                setattr(op, keyword, t if isinstance(t, TensorBase) else self.scalar(t, DataType.CUDNN_DATA_INT32,
-                                                                                        name=f"{name}_{keyword}"))
-        self.add(op)
-        return y
-
-

@@ -53,8 +53,9 @@ class LayoutOps:
 
     def transpose(self, x, permutation, *, output=False, output_data_type=None, name="transpose"):
         """TRANSPOSE (cuDNN 9.22+): ``y.dims[i] = x.dims[p[i]]``; like cudnn-frontend a view (``y.strides[i] =
-        x.strides[p[i]]``) unless a packed real output is given."""
-        require("CUDNN_BACKEND_OPERATION_TRANSPOSE_DESCRIPTOR", "transpose")
+        x.strides[p[i]]``) unless a packed real output is given. cuDNN 9.28.1 runs it on Blackwell only (its
+        memory-bound engines): for an H100/H200 read the tensor transposed through its strides instead."""
+        require("CUDNN_BACKEND_OPERATION_TRANSPOSE_DESCRIPTOR", "Graph.transpose")
         x = self._need_tensor(x, "x")
         perm = shapes.as_sizes(permutation, "permutation", 0, len(x.shape))
         dims = shapes.transpose_output_dims(x.shape, perm)
@@ -66,8 +67,9 @@ class LayoutOps:
 
     def slice(self, x, start, limit, strides=None, *, output=False, output_data_type=None, name="slice"):
         """SLICE (cuDNN 9.22+): ``x[start:limit:strides]`` per axis (limit exclusive); a view like cudnn-frontend
-        (``y.strides[i] = x.strides[i] * strides[i]``)."""
-        require("CUDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR", "slice")
+        (``y.strides[i] = x.strides[i] * strides[i]``). cuDNN 9.28.1 runs it fused into a matmul's input on an
+        H100/H200 (alone on Blackwell only)."""
+        require("CUDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR", "Graph.slice")
         x = self._need_tensor(x, "x")
         rank = len(x.shape)
         start = shapes.as_sizes(start, "start", 0, rank)
@@ -76,8 +78,6 @@ class LayoutOps:
         dims = shapes.slice_output_dims(x.shape, start, limit, steps)
         y = self._output(output, dims, None, as_data_type(output_data_type or x.data_type), f"{name}_y",
                          strides=[s * k for s, k in zip(x.strides, steps)])
-        op = OperationSlice(xdesc=x, ydesc=y, start_indices=start, limit_indices=limit)
-        if strides is not None:
-            op.strides = steps
-        self.add(op)
+        # the strides always (as cudnn-frontend): cuDNN 9.28.1 refuses a slice without them ("strides.empty()")
+        self.add(OperationSlice(xdesc=x, ydesc=y, start_indices=start, limit_indices=limit, strides=steps))
         return y

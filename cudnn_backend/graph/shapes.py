@@ -7,17 +7,18 @@ import math
 
 from cudnn_backend.core._descriptor import as_int, user_sequence
 from cudnn_backend.errors import GraphError
+from cudnn_backend.typed.arrays import MAX_ELEMENTS, packed_strides, stride_order, strides_like
 
 __all__ = [
     "as_list", "as_dims", "as_strides", "as_sizes", "pair", "conv_output_dims", "broadcast_dims", "matmul_output_dims",
     "reduction_output_dims", "resample_output_dims", "concat_output_dims", "transpose_output_dims",
-    "slice_output_dims", "norm_stats_dims", "per_channel_dims", "packed_strides", "stride_order", "strides_like",
-    "nhwc_strides", "bshd_strides", "layout_strides", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS",
+    "slice_output_dims", "softmax_stats_dims", "rope_dims", "band_mask_dims", "norm_stats_dims", "per_channel_dims",
+    "packed_strides", "stride_order", "strides_like", "nhwc_strides", "bshd_strides", "layout_strides", "MAX_RANK",
+    "MAX_SIZE", "MAX_ELEMENTS",
 ]
 
 MAX_RANK = 8  # CUDNN_DIM_MAX
 MAX_SIZE = (1 << 63) - 1  # sizes and strides are int64 in cuDNN
-MAX_ELEMENTS = 1 << 62  # a packed tensor's span (its largest stride times its dim) must stay well inside int64
 
 
 def _sequence(values, what):
@@ -212,6 +213,40 @@ def slice_output_dims(x_dims, start, limit, strides=None):
     return out
 
 
+def softmax_stats_dims(x_dims):
+    """Dims of the unified SOFTMAX's statistics (log-sum-exp, max, sum of exponentials) of scores ``x_dims``
+    [b, h, s_q, s_kv]: [b, h, s_q, 1] (cuDNN 9.28.1 takes 4-d tensors only, the last dim 1)."""
+    if len(x_dims) != 4:
+        _fail(f"softmax: x is {list(x_dims)}; the unified SOFTMAX takes attention scores [b, h, s_q, s_kv] (4-d)")
+    return [*x_dims[:3], 1]
+
+
+def rope_dims(x_dims, freqs_dims, rope_dim=None):
+    """The checked ``rope_dim`` of a RoPE over ``x_dims`` [b, h, s, d] with ``freqs_dims`` [s, 1, 1, >= rope_dim]
+    (fp32 angles): even, in [2, d]; default d (cuDNN 9.28.1's own rules, checked before a descriptor is made)."""
+    if len(x_dims) != 4:
+        _fail(f"RoPE: x is {list(x_dims)}; RoPE rotates [b, h, s, d] tensors (4-d)")
+    d = x_dims[3]
+    rope_dim = d if rope_dim is None else rope_dim
+    if rope_dim < 2 or rope_dim > d or rope_dim % 2:
+        _fail(f"RoPE: rope_dim {rope_dim} must be even and in [2, head dim {d}]")
+    if len(freqs_dims) != 4 or freqs_dims[0] != x_dims[2] or freqs_dims[3] < rope_dim:
+        _fail(f"RoPE: freqs is {list(freqs_dims)}; it must be [s={x_dims[2]}, 1, 1, >= rope_dim {rope_dim}] "
+              "(one angle per position and rotated slot)")
+    return rope_dim
+
+
+def band_mask_dims(x_dims, bound_dims=None, what="left_bound"):
+    """Dims of a DIAGONAL_BAND_MASK's output (x's: attention scores [b, h, s_q, s_kv]); a bound or sequence-length
+    tensor must be [b, 1, 1, 1] or [1, 1, 1, 1] (cuDNN 9.28.1's rule, checked first)."""
+    if len(x_dims) != 4:
+        _fail(f"diagonal band mask: x is {list(x_dims)}; it masks attention scores [b, h, s_q, s_kv] (4-d)")
+    if bound_dims is not None and (len(bound_dims) != 4 or list(bound_dims[1:]) != [1, 1, 1]
+                                   or bound_dims[0] not in (1, x_dims[0])):
+        _fail(f"diagonal band mask: {what} is {list(bound_dims)}; it must be [b={x_dims[0]}, 1, 1, 1] or [1, 1, 1, 1]")
+    return list(x_dims)
+
+
 def norm_stats_dims(mode_name: str, x_dims, scale_dims):
     """Mean / inverse-variance dims of a normalization (see ``core.op_checks.expected_norm_stats_dims``)."""
     x_dims = list(x_dims)
@@ -224,31 +259,6 @@ def norm_stats_dims(mode_name: str, x_dims, scale_dims):
 
 def per_channel_dims(x_dims):
     return [1, x_dims[1], *([1] * (len(x_dims) - 2))]
-
-
-def packed_strides(dims, order=None):
-    """Fully packed strides; ``order`` lists axes from outermost to innermost (default: row-major)."""
-    order = list(range(len(dims))) if order is None else list(order)
-    strides = [0] * len(dims)
-    acc = 1
-    for axis in reversed(order):
-        strides[axis] = acc
-        acc *= max(dims[axis], 1)
-    if acc > MAX_ELEMENTS:
-        raise ValueError(f"dims: {list(dims)} spans {acc} elements; a cuDNN tensor spans at most {MAX_ELEMENTS}")
-    return strides
-
-
-def stride_order(strides):
-    """Axes from outermost to innermost by stride (ties keep axis order)."""
-    return sorted(range(len(strides)), key=lambda i: (-strides[i], i))
-
-
-def strides_like(dims, ref_strides):
-    """Packed strides for ``dims`` in the same axis order as ``ref_strides`` (keeps NHWC as NHWC)."""
-    if len(ref_strides) != len(dims):
-        return packed_strides(dims)
-    return packed_strides(dims, stride_order(ref_strides))
 
 
 def nhwc_strides(dims):

@@ -9,7 +9,14 @@ descriptor can still be inspected or changed before ``Pattern.build``. Patterns 
 Operations newer than the loaded cuDNN raise ``CudnnVersionError`` before any descriptor is made.
 """
 from cudnn_backend.patterns._pattern import Pattern
-from cudnn_backend.patterns.attention import sdpa_bwd, sdpa_composite_bwd, sdpa_composite_fwd, sdpa_fwd
+from cudnn_backend.patterns.attention import (
+    diagonal_band_mask,
+    sdpa_bwd,
+    sdpa_composite_bwd,
+    sdpa_composite_fwd,
+    sdpa_fwd,
+    sdpa_softmax_fwd,
+)
 from cudnn_backend.patterns.conv import (
     bn_gen_stats,
     concat,
@@ -29,7 +36,9 @@ from cudnn_backend.patterns.misc import (
     reshape,
     rng,
     rope,
+    rope_bwd,
     slice,
+    slice_matmul,
     softmax,
     transpose,
 )
@@ -53,7 +62,8 @@ CATALOGUE = {
     "slice": slice, "softmax": softmax, "sdpa_fwd": sdpa_fwd, "sdpa_bwd": sdpa_bwd,
     "sdpa_composite_fwd": sdpa_composite_fwd, "sdpa_composite_bwd": sdpa_composite_bwd,
     "block_scale_quantize": block_scale_quantize, "block_scale_dequantize_matmul": block_scale_dequantize_matmul,
-    "rope": rope,
+    "rope": rope, "rope_bwd": rope_bwd, "slice_matmul": slice_matmul, "sdpa_softmax_fwd": sdpa_softmax_fwd,
+    "diagonal_band_mask": diagonal_band_mask,
 }
 
 __all__ = ["Pattern", "CATALOGUE", *CATALOGUE]

@@ -93,9 +93,10 @@ class Pattern:
         return out
 
     # -- finalize and engines ------------------------------------------------------------------------
-    def build(self, handle=None):
-        """Finalize the OperationGraph (idempotent)."""
-        return self.graph.build(handle)
+    def build(self, handle=None, **options):
+        """Finalize the OperationGraph (idempotent); ``options``: ``Graph.build``'s (``mode``, ``override_shapes``:
+        make the pattern with ``build=False`` to choose them)."""
+        return self.graph.build(handle, **options)
 
     def heuristics(self, mode="A", device_profile=None) -> list:
         """``get_configs`` of the built graph: cuDNN's engine configs in ``mode``, best first."""

@@ -1,5 +1,6 @@
-"""Attention patterns: the unified SDPA operations (cuDNN 9.13+ / 9.17+) and the composite graphs every cuDNN 9
-runs (cudnn-frontend's SDPA before the unified operations): forward with causal mask and dropout, backward."""
+"""Attention patterns: the unified SDPA operations (cuDNN 9.13+ / 9.17+), the composite graphs every cuDNN 9
+runs (cudnn-frontend's SDPA before the unified operations): forward with causal mask and dropout, backward; and the
+composite forward around the dedicated SOFTMAX and DIAGONAL_BAND_MASK operations (cuDNN 9.20+)."""
 from __future__ import annotations
 
 import math
@@ -9,7 +10,8 @@ from cudnn_backend._bindings.enums import DataType, TensorReordering
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.patterns._pattern import finish, size
 
-__all__ = ["sdpa_fwd", "sdpa_bwd", "sdpa_composite_fwd", "sdpa_composite_bwd"]
+__all__ = ["sdpa_fwd", "sdpa_bwd", "sdpa_composite_fwd", "sdpa_composite_bwd", "sdpa_softmax_fwd",
+           "diagonal_band_mask"]
 
 F16 = DataType.CUDNN_DATA_HALF
 F32 = DataType.CUDNN_DATA_FLOAT
@@ -130,6 +132,44 @@ def sdpa_composite_fwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, caus
     return finish("sdpa_composite_fwd", g, tensors, build, reference=None if dropout else reference,
                   notes="" if training else "inference keeps cuDNN's virtual softmax stats (allow_unconsumed)",
                   params=dict(b=b, h=h, s_q=s_q, s_kv=s_kv, d=d, training=training, causal=causal, dropout=dropout))
+
+
+def sdpa_softmax_fwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, causal=False, attn_scale=None,
+                     data_type=F16, build=True, name="sdpa_softmax_fwd"):
+    """Attention forward around the dedicated SOFTMAX (cuDNN 9.20+; cudnn-frontend's graph from 9.21): S = Q @ K^T
+    (K read transposed through its strides) * scale; with ``causal`` a DIAGONAL_BAND_MASK keeping row >= column;
+    P = SOFTMAX(S) in the I/O type, with its fp32 log-sum-exp stats as a real output when ``training``; O = P @ V.
+    cuDNN 9.28.1 runs it with its fused attention engines on an H100/H200."""
+    b, h, s_q, s_kv, d = _sizes(b, h, s_q, s_kv, d)
+    g = Graph(name, io_data_type=data_type)
+    q = _bshd(g, [b, h, s_q, d], "q")
+    kt = g.tensor([b, h, d, s_kv], _transposed(shapes.bshd_strides([b, h, s_kv, d])), name="k_t")
+    v = _bshd(g, [b, h, s_kv, d], "v")
+    tensors = {"q": q, "k_t": kt, "v": v}
+    scale_value = 1.0 / math.sqrt(d) if attn_scale is None else attn_scale
+    scale = tensors["attn_scale"] = g.scalar(scale_value, name="attn_scale")
+    s = tensors["s"] = g.mul(g.matmul(q, kt, name="s_raw"), scale, name="s")
+    if causal:
+        fill = tensors["band_fill"] = g.scalar(-3.4e38, name="band_fill")
+        s = tensors["s_masked"] = g.diagonal_band_mask(s, fill, comparison="CMP_GE", name="s_masked")
+    sm = g.softmax(s, stats=training, output_data_type=g.io_data_type, name="softmax")
+    tensors.update(p=sm["y"], stats=sm["stats"])
+    tensors["o"] = g.matmul(sm["y"], v, output=_bshd(g, [b, h, s_q, d], "o", data_type))
+
+    def reference(t):
+        r = _attention_reference(t, scale_value, causal)
+        return r if training else {"o": r["o"]}
+
+    return finish(name, g, tensors, build, reference=reference,
+                  params=dict(b=b, h=h, s_q=s_q, s_kv=s_kv, d=d, training=training, causal=causal))
+
+
+def diagonal_band_mask(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, attn_scale=None, data_type=F16,
+                       build=True):
+    """The causal attention forward of ``sdpa_softmax_fwd``: its DIAGONAL_BAND_MASK (cuDNN 9.20+) keeps row >=
+    column of the scores before the SOFTMAX (what the mask alone does not get: an engine of its own)."""
+    return sdpa_softmax_fwd(b, h, s_q, s_kv, d, training=training, causal=True, attn_scale=attn_scale,
+                            data_type=data_type, build=build, name="diagonal_band_mask")
 
 
 def sdpa_composite_bwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, causal=False, dropout=0.0, attn_scale=None,

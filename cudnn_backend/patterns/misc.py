@@ -1,13 +1,13 @@
-"""Other single-family patterns: reduction, pooling, reshape, RNG, transpose, slice, softmax, block-scale
-quantize and dequantize + matmul, RoPE."""
+"""Other single-family patterns: reduction, pooling, reshape, RNG, transpose, slice (alone and into a matmul),
+softmax, block-scale quantize and dequantize + matmul, RoPE forward and backward."""
 from __future__ import annotations
 
 from cudnn_backend._bindings.enums import DataType, TensorReordering
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.patterns._pattern import finish, size
 
-__all__ = ["reduction", "pooling", "resample", "reshape", "rng", "transpose", "slice", "softmax",
-           "block_scale_quantize", "block_scale_dequantize_matmul", "rope"]
+__all__ = ["reduction", "pooling", "resample", "reshape", "rng", "transpose", "slice", "slice_matmul", "softmax",
+           "block_scale_quantize", "block_scale_dequantize_matmul", "rope", "rope_bwd"]
 
 F16 = DataType.CUDNN_DATA_HALF
 F32 = DataType.CUDNN_DATA_FLOAT
@@ -77,22 +77,48 @@ def rng(dims=(4, 16, 8, 8), *, probability=0.5, data_type=F32, build=True):
 
 
 def transpose(dims=(4, 16, 8, 8), permutation=(0, 2, 3, 1), *, data_type=F16, build=True):
-    """TRANSPOSE alone (cuDNN 9.22+)."""
+    """TRANSPOSE alone (cuDNN 9.22+), Y laid out as cudnn-frontend infers it (X's strides permuted): a memory-bound
+    graph (cuDNN 9.28.1: Blackwell engines only, none for an H100/H200)."""
     g = Graph("transpose", io_data_type=data_type)
     x = g.tensor(_dims(dims), name="x")
-    return finish("transpose", g, {"x": x, "y": g.transpose(x, permutation, output=True, name="y")}, build)
+    perm = shapes.as_sizes(permutation, "permutation", 0, len(x.shape))
+    y = g.transpose(x, perm, output=True, name="y")
+    return finish("transpose", g, {"x": x, "y": y}, build, reference=lambda t: {"y": t["x"].permute(*perm)},
+                  params=dict(dims=tuple(x.shape), permutation=tuple(perm)))
 
 
 def slice(dims=(4, 16, 8, 8), start=(0, 4, 0, 0), limit=(4, 12, 8, 8), strides=None, *, data_type=F16,  # noqa: A001
           build=True):
-    """SLICE alone (cuDNN 9.22+)."""
+    """SLICE alone (cuDNN 9.22+): a memory-bound graph (cuDNN 9.28.1: Blackwell engines only); ``slice_matmul``
+    is the slice an H100/H200 runs."""
     g = Graph("slice", io_data_type=data_type)
     x = g.tensor(_dims(dims), name="x")
     return finish("slice", g, {"x": x, "y": g.slice(x, start, limit, strides, output=True, name="y")}, build)
 
 
+def slice_matmul(b=8, m=16, n=32, k=64, *, margin=(1, 3), data_type=F16, build=True):
+    """cudnn-frontend's slice + GEMM sample: A [b + 3*margin[0], m + 2*margin[1], k] sliced to [b, m, k] (a
+    strided view, no copy) -> @ B [b, k, n] -> ReLU -> C [b, m, n] (fp32 matmul output, the I/O type after the
+    ReLU). cuDNN 9.22+; 9.28.1 runs it on an H100/H200."""
+    b, m, n, k = size(b, "b"), size(m, "m"), size(n, "n"), size(k, "k")
+    mb, mm = (size(x, "margin", 0) for x in shapes.as_list(margin, "margin"))
+    g = Graph("slice_matmul", io_data_type=data_type)
+    a = g.tensor([b + 3 * mb, m + 2 * mm, k], name="a")
+    a_slice = g.slice(a, [mb, mm, 0], [mb + b, mm + m, k], name="a_slice")
+    bm = g.tensor([b, k, n], name="b")
+    c = g.matmul(a_slice, bm, name="c")
+    y = g.relu(c, output=True, name="y")
+
+    def reference(t):
+        return {"y": (t["a"][mb:mb + b, mm:mm + m, :] @ t["b"]).relu()}
+
+    return finish("slice_matmul", g, {"a": a, "a_slice": a_slice, "b": bm, "c": c, "y": y}, build,
+                  reference=reference, params=dict(b=b, m=m, n=n, k=k, margin=(mb, mm)))
+
+
 def softmax(dims=(2, 4, 128, 128), *, stats=True, data_type=F16, build=True):
-    """The unified SOFTMAX (cuDNN 9.20+) over the last axis."""
+    """The unified SOFTMAX (cuDNN 9.20+) over the last axis, alone (cuDNN 9.28.1: no engine for an H100/H200;
+    ``sdpa_softmax_fwd`` is the softmax they run)."""
     g = Graph("softmax", io_data_type=data_type)
     x = g.tensor(_dims(dims), name="x")
     out = g.softmax(x, stats=stats, output=True)
@@ -139,10 +165,25 @@ def block_scale_dequantize_matmul(m=256, n=256, k=256, *, block_size=32, reorder
                                                        "b_dq": db, "c": c}, build, params=dict(m=m, n=n, k=k))
 
 
-def rope(b=2, h=4, s=128, d=64, *, rope_dim=None, data_type=BF16, build=True):
-    """Rotary position embedding (cuDNN 9.24+): X [b,h,s,d] BHSD, freqs [s,1,1,d] fp32."""
+def _rope_graph(name, b, h, s, d, rope_dim, data_type, backward):
     b, h, s, d = size(b, "b"), size(h, "h"), size(s, "s"), size(d, "d")
-    g = Graph("rope", io_data_type=data_type)
-    x = g.tensor([b, h, s, d], name="x")
+    g = Graph(name, io_data_type=data_type)
+    x = g.tensor([b, h, s, d], name="dy" if backward else "x")
     freqs = g.tensor([s, 1, 1, d], [d, d, d, 1], F32, name="freqs")
-    return finish("rope", g, {"x": x, "freqs": freqs, "y": g.rope_fwd(x, freqs, rope_dim=rope_dim, name="y")}, build)
+    if backward:
+        return g, {"dy": x, "freqs": freqs, "dx": g.rope_bwd(x, freqs, rope_dim=rope_dim, name="dx")}
+    return g, {"x": x, "freqs": freqs, "y": g.rope_fwd(x, freqs, rope_dim=rope_dim, name="y")}
+
+
+def rope(b=2, h=4, s=128, d=64, *, rope_dim=None, data_type=BF16, build=True):
+    """Rotary position embedding (ROPE_FWD, cuDNN 9.24+): X [b,h,s,d] BHSD, freqs [s,1,1,d] fp32 (cuDNN 9.28.1:
+    Blackwell engines only, none for an H100/H200, alone or fused)."""
+    g, tensors = _rope_graph("rope", b, h, s, d, rope_dim, data_type, False)
+    return finish("rope", g, tensors, build, params=dict(b=b, h=h, s=s, d=d))
+
+
+def rope_bwd(b=2, h=4, s=128, d=64, *, rope_dim=None, data_type=BF16, build=True):
+    """The gradient of ``rope`` (ROPE_BWD, cuDNN 9.25+): dX from dY [b,h,s,d] and the same freqs (cuDNN 9.28.1:
+    Blackwell engines only)."""
+    g, tensors = _rope_graph("rope_bwd", b, h, s, d, rope_dim, data_type, True)
+    return finish("rope_bwd", g, tensors, build, params=dict(b=b, h=h, s=s, d=d))

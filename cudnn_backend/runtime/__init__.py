@@ -3,6 +3,7 @@ graphs, device memory. High-level objects (``Config``, ``Plan``) hold their desc
 from cudnn_backend.runtime import engines, execution, heuristics, memory, plans, profiles
 from cudnn_backend.runtime.engines import Config, EngineInfo, KnobSpec, list_engines, make_config
 from cudnn_backend.runtime.execution import (
+    CapturedGraph,
     CudaGraph,
     VariantPack,
     execute,
@@ -15,6 +16,7 @@ from cudnn_backend.runtime.profiles import DeviceProfile
 
 __all__ = [
     "engines", "execution", "heuristics", "memory", "plans", "profiles", "Config", "EngineInfo", "KnobSpec",
-    "list_engines", "make_config", "CudaGraph", "VariantPack", "execute", "populate_cuda_graph", "update_cuda_graph",
+    "list_engines", "make_config", "CapturedGraph", "CudaGraph", "VariantPack", "execute", "populate_cuda_graph",
+    "update_cuda_graph",
     "build_first_plan", "get_configs", "Plan", "build_plan", "load_plan", "plan_from_json", "DeviceProfile",
 ]

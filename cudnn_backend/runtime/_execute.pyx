@@ -11,7 +11,9 @@ Rebinding pointers re-makes the finalized descriptor (cuDNN refuses SetAttribute
 descriptor): by default ``cudnnBackendInitialize`` + three SetAttribute + Finalize on the same
 descriptor, which measured cheaper than creating a fresh one (see ``rebuild_strategy``).
 
-A VariantPack is not thread-safe: use one per thread.
+A VariantPack is not thread-safe: use one per thread. Its lifetime is the core's ``Resource``: execute and
+the CUDA graph calls go through one path (``VariantPack._call``) that holds the handle, the plan and the pack
+while cuDNN runs, so closing any of them from another thread meanwhile defers its destruction to that call.
 """
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.long cimport PyLong_CheckExact
@@ -21,9 +23,9 @@ from libc.string cimport memcpy, memset
 
 from cudnn_backend._bindings.cycudnn cimport *
 from cudnn_backend._bindings cimport cycudnn
-from cudnn_backend.core._descriptor cimport Descriptor, Handle, enter_call, leave_call, raise_status
+from cudnn_backend.core._descriptor cimport Descriptor, Handle, Resource, enter_call, leave_call, raise_status
 
-from cudnn_backend.core._descriptor import last_error_string
+from cudnn_backend.core._descriptor import check_available, last_error_string
 from cudnn_backend.errors import CudnnUnsafeCallError, NativeCudaGraphNotSupportedError, make_error
 from cudnn_backend.runtime import _packing
 from cudnn_backend.runtime import memory
@@ -32,7 +34,13 @@ from cudnn_backend._bindings.enums import DescriptorType as _DescriptorType
 from cudnn_backend._bindings.enums import Status as _Status
 
 cdef enum:
+    CALL_EXECUTE = 0           # what VariantPack._call runs
+    CALL_POPULATE = 1
+    CALL_UPDATE = 2
+
+cdef enum:
     SCALAR_BYTES = 16          # host storage per by-value slot (the largest scalar: complex double)
+    MAX_OVERRIDE_RANK = 8      # dims per overridden tensor (_packing.MAX_OVERRIDE_RANK, CUDNN_DIM_MAX)
     REBUILD_REINITIALIZE = 0   # cudnnBackendInitialize + set + finalize, same descriptor
     REBUILD_RECREATE = 1       # create a new descriptor, set + finalize, destroy the old one
 
@@ -43,6 +51,70 @@ _PLAN = _DescriptorType.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR
 _ATTR_UIDS = _AttributeName.CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS
 _ATTR_PTRS = _AttributeName.CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS
 _ATTR_WS = _AttributeName.CUDNN_ATTR_VARIANT_PACK_WORKSPACE
+_ATTR_OVERRIDES = _AttributeName.CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES
+
+
+cdef ShapeOverrides* _new_overrides(list overrides) except NULL:
+    """The C arrays of checked overrides (``_packing.prepare_overrides``): UIDs, then each tensor's dims and strides
+    as rows of two std::vector<std::vector<int64_t>> laid out as libstdc++ does (begin, end, end of storage);
+    cuDNN 9.28.1 reads them so: it refuses a pack whose UID count differs from the outer vector's size."""
+    cdef Py_ssize_t k = len(overrides), i, j, r
+    cdef ShapeOverrides* ov = <ShapeOverrides*>calloc(1, sizeof(ShapeOverrides))
+    cdef int64_t* row
+    if ov == NULL:
+        raise MemoryError()
+    ov.n = k
+    ov.uids = <int64_t*>calloc(k if k > 0 else 1, sizeof(int64_t))
+    ov.values = <int64_t*>calloc((2 * k * MAX_OVERRIDE_RANK) if k > 0 else 1, sizeof(int64_t))
+    ov.rows = <StdVector*>calloc((2 * k) if k > 0 else 1, sizeof(StdVector))
+    if ov.uids == NULL or ov.values == NULL or ov.rows == NULL:
+        _free_overrides(ov)
+        raise MemoryError()
+    for i in range(k):
+        uid, dims, strides = overrides[i]
+        ov.uids[i] = uid
+        for j, values in enumerate((dims, strides)):
+            r = len(values)
+            row = ov.values + (2 * i + j) * MAX_OVERRIDE_RANK
+            for jj in range(r):
+                row[jj] = values[jj]
+            ov.rows[j * k + i].begin = row
+            ov.rows[j * k + i].end = row + r
+            ov.rows[j * k + i].end_of_storage = row + r
+    ov.shapes.begin = ov.rows
+    ov.shapes.end = ov.rows + k
+    ov.shapes.end_of_storage = ov.rows + k
+    ov.strides.begin = ov.rows + k
+    ov.strides.end = ov.rows + 2 * k
+    ov.strides.end_of_storage = ov.rows + 2 * k
+    return ov
+
+
+cdef void _free_overrides(ShapeOverrides* ov) noexcept nogil:
+    if ov != NULL:
+        free(ov.uids)
+        free(ov.values)
+        free(ov.rows)
+        free(ov)
+
+
+cdef dict _read_overrides(ShapeOverrides* ov):
+    """{uid: (dims, strides)} read back through the vector objects cuDNN is given (what it sees)."""
+    cdef Py_ssize_t i
+    cdef StdVector* shape_rows
+    cdef StdVector* stride_rows
+    out = {}
+    if ov == NULL:
+        return out
+    shape_rows = <StdVector*>ov.shapes.begin
+    stride_rows = <StdVector*>ov.strides.begin
+    for i in range((<StdVector*>ov.shapes.end) - shape_rows):
+        out[ov.uids[i]] = (
+            tuple((<int64_t*>shape_rows[i].begin)[j] for j in range((<int64_t*>shape_rows[i].end) -
+                                                                   (<int64_t*>shape_rows[i].begin))),
+            tuple((<int64_t*>stride_rows[i].begin)[j] for j in range((<int64_t*>stride_rows[i].end) -
+                                                                    (<int64_t*>stride_rows[i].begin))))
+    return out
 
 _STRATEGIES = {"reinitialize": REBUILD_REINITIALIZE, "recreate": REBUILD_RECREATE}
 
@@ -63,7 +135,7 @@ def rebuild_strategy(name=None):
 
 _GRAPH_HINT = ("cudnnBackendPopulateCudaGraph/UpdateCudaGraph need cuDNN >= 9.5 and an engine whose behavior notes "
                "include CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API (choose such an engine config), or "
-               "capture execute() on a stream instead (cudaStreamBeginCapture / torch.cuda.graph)")
+               "capture execute() on a stream instead (execution.CapturedGraph, cudaStreamBeginCapture)")
 
 
 cdef int _raise_graph_status(cudnnStatus_t status, str function, object plan) except -1:
@@ -83,7 +155,8 @@ cdef object _status(cudnnStatus_t status):
         return <int>status
 
 
-cdef int _set_and_finalize(cudnnBackendDescriptor_t d, int64_t n, int64_t* uids, void** ptrs, void* ws) except -1:
+cdef int _set_and_finalize(cudnnBackendDescriptor_t d, int64_t n, int64_t* uids, void** ptrs, void* ws,
+                           ShapeOverrides* ov) except -1:
     cdef cudnnStatus_t st
     st = cycudnn.cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids)
     if st != CUDNN_STATUS_SUCCESS:
@@ -94,6 +167,17 @@ cdef int _set_and_finalize(cudnnBackendDescriptor_t d, int64_t n, int64_t* uids,
     st = cycudnn.cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws)
     if st != CUDNN_STATUS_SUCCESS:
         raise_status(st, "cudnnBackendSetAttribute", _VP, _ATTR_WS)
+    if ov != NULL and ov.n > 0:  # cuDNN reads the shapes and strides as std::vector<std::vector<int64_t>> objects
+        st = cycudnn.cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS, CUDNN_TYPE_INT64, ov.n,
+                                              ov.uids)
+        if st == CUDNN_STATUS_SUCCESS:
+            st = cycudnn.cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES, CUDNN_TYPE_VOID_PTR, 1,
+                                                  &ov.shapes)
+        if st == CUDNN_STATUS_SUCCESS:
+            st = cycudnn.cudnnBackendSetAttribute(d, CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES, CUDNN_TYPE_VOID_PTR, 1,
+                                                  &ov.strides)
+        if st != CUDNN_STATUS_SUCCESS:
+            raise_status(st, "cudnnBackendSetAttribute", _VP, _ATTR_OVERRIDES)
     st = cycudnn.cudnnBackendFinalize(d)
     if st != CUDNN_STATUS_SUCCESS:
         raise_status(st, "cudnnBackendFinalize", _VP)
@@ -117,15 +201,23 @@ cdef object _MISSING = object()
 cdef class VariantPack:
     """The buffers of one execution: ``{uid or Tensor: buffer}`` plus a workspace, checked against a plan.
 
-    ``VariantPack(plan, buffers, workspace=None, *, operation_graph=None, tensors=None, check_dtype=True)``
+    ``VariantPack(plan, buffers, workspace=None, *, operation_graph=None, tensors=None, check_dtype=True,
+    overrides=None, handle=None)``
 
     * every non-virtual UID of the plan's graph must be bound and no other (ValueError naming them);
-    * a buffer is an int device address, a torch/cupy array, anything with __cuda_array_interface__
-      or DLPack, a cuda.core Buffer or a memory.DeviceBuffer; the pack keeps the objects alive;
+    * a buffer is an int device address, an array of any GPU library (DLPack or __cuda_array_interface__,
+      read with the plan's handle's stream as the consumer stream, and refused when it does not describe its
+      tensor: device, data type, shape, strides), a cuda.core Buffer or a memory.DeviceBuffer; the pack keeps
+      the objects alive;
     * by-value tensors take a number, stored by the pack in the tensor's data type;
     * pointers must meet the tensor's byte alignment, buffers of known size must hold the tensor;
     * with ``workspace=None`` a workspace of ``plan.workspace_size`` bytes is allocated (and freed
-      with the pack) when the plan needs one.
+      with the pack) when the plan needs one;
+    * ``overrides={uid or Tensor: dims or (dims, strides)}`` (cuDNN >= 9.23; the plan's graph built with
+      ``override_shapes=True``) runs the plan on other shapes: each must be a real tensor of the graph, keep its
+      rank (strides default to packed in the tensor's axis order), and the buffers must hold the new shapes; the
+      workspace is cudnnGetExecutionPlanWorkspaceSize's answer for this pack, asked with ``handle`` (else the
+      plan's handle, else the first call's) and allocated as above.
 
     The graph comes from ``tensors=``/``operation_graph=``, else ``plan.operation_graph``, else the
     plan's JSON; when none is known, the UIDs given are taken as they are (all as device pointers).
@@ -133,8 +225,6 @@ cdef class VariantPack:
 
     def __cinit__(self, *args, **kwargs):
         self._ptr = NULL
-        self._pending = NULL
-        self._busy = 0
         self._n = 0
         self._ndev = 0
         self._uids = NULL
@@ -157,9 +247,13 @@ cdef class VariantPack:
         self._plan_desc = None
         self._plan_handle = None
         self._check_dtype = True
+        self._overrides = NULL
+        self._graph_specs = {}
+        self._ws_pending = False
+        self._ws_needed = -1
 
     def __init__(self, plan=None, buffers=None, workspace=None, *, operation_graph=None, tensors=None,
-                 bint check_dtype=True):
+                 bint check_dtype=True, overrides=None, Handle handle=None):
         cdef Py_ssize_t i, n, j
         cdef cudnnStatus_t st
         cdef cudnnBackendDescriptor_t d = NULL
@@ -171,9 +265,16 @@ cdef class VariantPack:
             desc = _packing.plan_descriptor(plan)
             if desc.closed:
                 raise ValueError("the execution plan is closed")
-        slots, specs = _packing.prepare_pack(plan, buffers, operation_graph, tensors, check_dtype)
-        needed = _packing.plan_workspace_size(plan) if plan is not None else 0
-        ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed)
+        ov = None
+        if overrides is not None:  # checked against the graph's shapes; the buffers against the overridden ones
+            self._graph_specs = _packing.tensor_specs(plan, operation_graph, tensors) or {}
+            ov = _packing.prepare_overrides(self._graph_specs, overrides,
+                                            _packing.plan_override_enabled(plan, operation_graph))
+        slots, specs = _packing.prepare_pack(plan, buffers, operation_graph, tensors, check_dtype, ov)
+        # with overrides the workspace is cuDNN's answer for this pack (queried once a handle is known), not the plan's
+        needed = _packing.plan_workspace_size(plan) if plan is not None and ov is None else 0
+        ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed, "workspace",
+                                                                    _packing.consumer_stream(plan))
 
         n = len(slots)
         self._check_dtype = check_dtype
@@ -198,15 +299,21 @@ cdef class VariantPack:
             self._keep[i] = keep
         self._ndev = j
         self._specs = dict(specs)
+        if ov is None:
+            self._graph_specs = dict(specs)
         self._workspace = <void*><uintptr_t>ws_ptr
         self._workspace_nbytes = ws_cap
         self._workspace_keep = ws_keep
         self._owns_workspace = owned
 
+        if ov is not None:
+            self._overrides = _new_overrides(ov)
+            self._ws_pending = True
+
         st = cycudnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &d)
         raise_status(st, "cudnnBackendCreateDescriptor", _VP)
         try:
-            _set_and_finalize(d, self._n, self._uids, self._ptrs, self._workspace)
+            _set_and_finalize(d, self._n, self._uids, self._ptrs, self._workspace, self._overrides)
         except BaseException:
             cycudnn.cudnnBackendDestroyDescriptor(d)
             raise
@@ -215,6 +322,13 @@ cdef class VariantPack:
             self._plan_obj = plan
             self._plan_desc = desc
             self._plan_handle = _packing.plan_handle(plan)
+            if handle is None:
+                handle = self._plan_handle
+            if self._ws_pending and handle is not None:
+                handle._need_open()
+                self._settle_workspace(handle)
+                if self._dirty:
+                    self._rebuild()
 
     cdef int _alloc(self, Py_ssize_t n) except -1:
         cdef Py_ssize_t m = n if n > 0 else 1
@@ -233,7 +347,9 @@ cdef class VariantPack:
             raise MemoryError()
         return 0
 
-    cdef void _free_arrays(self) noexcept:
+    cdef void _free_arrays(self) noexcept nogil:
+        _free_overrides(self._overrides)
+        self._overrides = NULL
         free(self._uids)
         free(self._ptrs)
         free(self._scratch)
@@ -258,10 +374,12 @@ cdef class VariantPack:
         if self._ptr != NULL:
             cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
             self._ptr = NULL
-        if self._pending != NULL:
-            cycudnn.cudnnBackendDestroyDescriptor(self._pending)
-            self._pending = NULL
         self._free_arrays()
+
+    cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil:
+        cdef cudnnStatus_t st = cycudnn.cudnnBackendDestroyDescriptor(<cudnnBackendDescriptor_t>raw)
+        self._free_arrays()
+        return st
 
     def __reduce__(self):
         raise TypeError("cannot pickle a VariantPack: it binds device pointers of this process; build one where "
@@ -269,17 +387,13 @@ cdef class VariantPack:
 
     def close(self):
         """Destroy the descriptor and release the buffers and workspace now (idempotent; at most once whatever
-        the threads; while another thread's execute uses the pack, that call destroys it when it returns)."""
-        cdef cudnnStatus_t st = CUDNN_STATUS_SUCCESS
+        the threads; while another thread's call uses the pack, that call destroys it, and releases them, when it
+        returns)."""
         cdef cudnnBackendDescriptor_t d = self._ptr
         if d == NULL:
             return
         self._ptr = NULL  # under the GIL: no other thread can take it from here on
-        if self._busy > 0:
-            self._pending = d
-        else:
-            st = cycudnn.cudnnBackendDestroyDescriptor(d)
-            self._free_arrays()
+        kept = (self._keep, self._workspace_keep, self._plan_desc, self._plan_handle)
         self._keep = []
         self._slot_of = {}
         self._workspace = NULL
@@ -287,7 +401,7 @@ cdef class VariantPack:
         self._plan_obj = None
         self._plan_desc = None
         self._plan_handle = None
-        raise_status(st, "cudnnBackendDestroyDescriptor", _VP)
+        raise_status(self._retire(<void*>d, kept), "cudnnBackendDestroyDescriptor", _VP)
 
     def __enter__(self):
         return self
@@ -313,14 +427,14 @@ cdef class VariantPack:
             self._dirty = True  # stays so if anything below fails
             st = cycudnn.cudnnBackendInitialize(self._ptr)
             if st == CUDNN_STATUS_SUCCESS:
-                _set_and_finalize(self._ptr, self._n, self._uids, self._ptrs, self._workspace)
+                _set_and_finalize(self._ptr, self._n, self._uids, self._ptrs, self._workspace, self._overrides)
                 self._dirty = False
                 return 0
             # a cuDNN that will not re-initialize: fall through to a fresh descriptor
         st = cycudnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &d)
         raise_status(st, "cudnnBackendCreateDescriptor", _VP)
         try:
-            _set_and_finalize(d, self._n, self._uids, self._ptrs, self._workspace)
+            _set_and_finalize(d, self._n, self._uids, self._ptrs, self._workspace, self._overrides)
         except BaseException:
             cycudnn.cudnnBackendDestroyDescriptor(d)
             self._dirty = True
@@ -357,16 +471,17 @@ cdef class VariantPack:
                 if bool(specs[uid].by_value) != bool(self._by_value[slot]):
                     how = "by value" if specs[uid].by_value else "as a device pointer"
                     raise ValueError(f"UID {uid} is passed {how} in this plan but not in this variant pack")
-        needed = _packing.plan_workspace_size(plan)
-        if needed > 0 and (self._workspace == NULL or 0 <= self._workspace_nbytes < needed):
-            if self._workspace != NULL and not self._owns_workspace:
-                raise ValueError(f"the plan needs a {needed}-byte workspace; this pack's holds {self._workspace_nbytes}")
-            ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(None, needed)
-            self._workspace = <void*><uintptr_t>ws_ptr
-            self._workspace_nbytes = ws_cap
-            self._workspace_keep = ws_keep
-            self._owns_workspace = owned
-            self._dirty = True
+        if self._overrides != NULL:  # the new plan's workspace for these shapes: queried at its first call
+            if _packing.plan_override_enabled(plan) is False:
+                raise ValueError("this variant pack overrides shapes, but the plan's operation graph was finalized "
+                                 "without override shapes (Graph.build(override_shapes=True))")
+            self._ws_pending = True
+            self._ws_needed = -1
+            needed = 0
+        else:
+            needed = _packing.plan_workspace_size(plan)
+            self._ws_needed = -1  # asked for another plan
+        self._ensure_workspace(needed, "")
         self._plan_obj = plan
         self._plan_desc = desc
         self._plan_handle = _packing.plan_handle(plan)
@@ -390,9 +505,58 @@ cdef class VariantPack:
             raise ValueError("the Handle is closed")
         if self._dirty:
             self._rebuild()
+        if self._ws_pending:  # overrides: once per plan, the workspace cuDNN needs for these shapes
+            self._settle_workspace(handle)
+            if self._dirty:
+                self._rebuild()
         return 0
 
-    cdef int _run(self, Handle handle, object plan) except -1:
+    cdef int _ensure_workspace(self, int64_t needed, str why) except -1:
+        """A workspace of ``needed`` bytes: one the pack owns or lacks is (re)allocated, one the caller gave must
+        hold it."""
+        if needed > 0 and (self._workspace == NULL or 0 <= self._workspace_nbytes < needed):
+            if self._workspace != NULL and not self._owns_workspace:
+                raise ValueError(f"the plan needs a {needed}-byte workspace{why}; this pack's holds "
+                                 f"{self._workspace_nbytes}")
+            ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(None, needed)
+            self._workspace = <void*><uintptr_t>ws_ptr
+            self._workspace_nbytes = ws_cap
+            self._workspace_keep = ws_keep
+            self._owns_workspace = owned
+            self._dirty = True
+        return 0
+
+    cdef int _settle_workspace(self, Handle handle) except -1:
+        """cudnnGetExecutionPlanWorkspaceSize for this (finalized) pack and ``plan``; a workspace the pack owns or
+        lacks grows to it, one the caller gave must hold it."""
+        cdef size_t size = 0
+        cdef cudnnStatus_t st
+        cdef cudnnBackendDescriptor_t v
+        cdef cudnnHandle_t h
+        cdef cudnnBackendDescriptor_t plan
+        cdef Descriptor pdesc = self._plan_desc
+        if self._dirty:
+            self._rebuild()
+        v = self._ptr
+        h = handle._handle
+        plan = pdesc._ptr
+        enter_call(handle, pdesc, self)
+        try:  # the gate came first (prepare_overrides): the binding has the function
+            with nogil:
+                st = cycudnn.cudnnGetExecutionPlanWorkspaceSize(h, plan, v, &size)
+        finally:
+            leave_call(handle, pdesc, self)
+        if st != CUDNN_STATUS_SUCCESS:
+            raise_status(st, "cudnnGetExecutionPlanWorkspaceSize", _PLAN)
+        self._ensure_workspace(<int64_t>size, " for this pack's shapes (cudnnGetExecutionPlanWorkspaceSize)")
+        self._ws_needed = <int64_t>size
+        self._ws_pending = False
+        return 0
+
+    cdef int _call(self, int what, Handle handle, object plan, cudaGraph_t graph) except -1:
+        """execute, populate or update a CUDA graph: the one path into cuDNN with this pack. Neither the handle,
+        the plan nor the pack may be destroyed by another thread while cuDNN uses them: the call gate holds all
+        three, so a close() meanwhile leaves the destruction to this call as it returns."""
         cdef cudnnHandle_t h = NULL
         cdef cudnnBackendDescriptor_t p = NULL
         cdef cudnnBackendDescriptor_t v
@@ -401,32 +565,26 @@ cdef class VariantPack:
         cdef Descriptor pdesc
         self._resolve_call(handle, plan, &h, &p)
         v = self._ptr
-        # neither the handle, the plan nor this pack may be destroyed by another thread while cuDNN uses
-        # them: a close() meanwhile leaves the destruction to the last call in flight (_leave)
         hobj = handle if handle is not None else <Handle>self._plan_handle
         pdesc = self._plan_desc
-        enter_call()
-        hobj._busy += 1
-        pdesc._busy += 1
-        self._busy += 1
-        with nogil:
-            st = cycudnn.cudnnBackendExecute(h, p, v)
-        self._leave()
-        pdesc._leave()
-        hobj._leave()
-        leave_call()
+        plan_obj = self._plan_obj  # (for the error below, should the pack be closed meanwhile)
+        enter_call(hobj, pdesc, self)
+        try:  # the bindings raise CudnnFunctionNotFoundError for a function the loaded cuDNN lacks
+            with nogil:
+                if what == CALL_EXECUTE:
+                    st = cycudnn.cudnnBackendExecute(h, p, v)
+                elif what == CALL_POPULATE:
+                    st = cycudnn.cudnnBackendPopulateCudaGraph(h, p, v, graph)
+                else:
+                    st = cycudnn.cudnnBackendUpdateCudaGraph(h, p, v, graph)
+        finally:
+            leave_call(hobj, pdesc, self)
         if st != CUDNN_STATUS_SUCCESS:
-            raise_status(st, "cudnnBackendExecute", _PLAN)
+            if what == CALL_EXECUTE:
+                raise_status(st, "cudnnBackendExecute", _PLAN)
+            _raise_graph_status(st, "cudnnBackendPopulateCudaGraph" if what == CALL_POPULATE else
+                                "cudnnBackendUpdateCudaGraph", plan_obj)
         return 0
-
-    cdef void _leave(self) noexcept:
-        cdef cudnnBackendDescriptor_t d
-        self._busy -= 1
-        if self._busy == 0 and self._pending != NULL:
-            d = self._pending
-            self._pending = NULL
-            cycudnn.cudnnBackendDestroyDescriptor(d)
-            self._free_arrays()
 
     def check_plan(self, plan):
         """Check that this pack fits ``plan`` (same non-virtual UIDs, by-value alike, workspace big enough,
@@ -443,7 +601,7 @@ cdef class VariantPack:
     def execute(self, handle=None, plan=None):
         """cudnnBackendExecute on the handle's stream (GIL released). ``plan=None``: the pack's plan;
         ``handle=None``: the plan's handle."""
-        self._run(handle, plan)
+        self._call(CALL_EXECUTE, handle, plan, NULL)
 
     # -- rebinding ------------------------------------------------------------------------------
     cdef int _bind_positional(self, object pointers) except -1:
@@ -564,7 +722,8 @@ cdef class VariantPack:
                 updates.append((slot, 0, _packing.scalar_bytes(value, spec.data_type if spec is not None else None,
                                                          f"UID {uid}"), None))
                 continue
-            ptr, _, keep = _packing.resolve_slot(uid, spec, value, self._check_dtype)
+            ptr, _, keep = _packing.resolve_slot(uid, spec, value, self._check_dtype,
+                                                 _packing.consumer_stream(self._plan_obj))
             if spec is None:  # no graph known: still check against what the pack knows
                 if self._align[slot] > 0 and ptr % self._align[slot]:
                     self._raise_pointer_error(slot, ptr)
@@ -587,19 +746,32 @@ cdef class VariantPack:
             self._dirty = True
         return 0
 
-    def rebind(self, buffers=None, *, workspace=_MISSING):
+    def rebind(self, buffers=None, *, workspace=_MISSING, overrides=_MISSING):
         """New buffers for some UIDs: ``{uid or Tensor: buffer}`` (checked like the constructor's), or a
-        sequence/int64 buffer of pointers in ``pointer_uids`` order; ``workspace=`` replaces the workspace.
-        The descriptor is re-finalized at once. By-value UIDs take numbers, as in the constructor."""
+        sequence/int64 buffer of pointers in ``pointer_uids`` order; ``workspace=`` replaces the workspace;
+        ``overrides=`` new shapes (as the constructor's; ``{}`` or None: the graph's shapes again), checked before
+        the buffers given with them, and the buffers kept checked against them. The descriptor is re-finalized at
+        once. By-value UIDs take numbers, as in the constructor."""
         self._check_open()
-        if buffers is not None:
-            if hasattr(buffers, "items"):
-                self._rebind_mapping(buffers)
-            else:
-                self._bind_positional(buffers)
+        previous = None
+        if overrides is not _MISSING:
+            rebinding = {_packing.uid_of(k) for k in buffers} if hasattr(buffers, "items") else set()
+            previous = [(uid, dims, strides) for uid, (dims, strides) in sorted(self.overrides.items())]
+            self._set_overrides(self._checked_overrides(overrides), rebinding)
+        try:
+            if buffers is not None:
+                if hasattr(buffers, "items"):
+                    self._rebind_mapping(buffers)
+                else:
+                    self._bind_positional(buffers)
+        except BaseException:
+            if previous is not None:  # the buffers given with new shapes did not fit them: the old shapes again
+                self._set_overrides(previous, set())
+            raise
         if workspace is not _MISSING:
             needed = _packing.plan_workspace_size(self._plan_obj) if self._plan_obj is not None else 0
-            ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed)
+            ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed, "workspace",
+                                                                        _packing.consumer_stream(self._plan_obj))
             self._workspace = <void*><uintptr_t>ws_ptr
             self._workspace_nbytes = ws_cap
             self._workspace_keep = ws_keep
@@ -608,6 +780,52 @@ cdef class VariantPack:
         if self._dirty:
             self._rebuild()
         return self
+
+    def _checked_overrides(self, overrides):
+        if overrides is None or (hasattr(overrides, "items") and len(overrides) == 0):
+            return []
+        return _packing.prepare_overrides(self._graph_specs, overrides,
+                                          _packing.plan_override_enabled(self._plan_obj)
+                                          if self._plan_obj is not None else None)
+
+    cdef int _set_overrides(self, list overrides, object rebinding) except -1:
+        """Make ``overrides`` (checked) this pack's shapes: the bound buffers of known size must hold them (but those
+        of ``rebinding``, the UIDs given new buffers in the same call)."""
+        cdef ShapeOverrides* ov = NULL
+        cdef Py_ssize_t slot
+        shapes = {uid: (dims, strides) for uid, dims, strides in overrides}
+        specs = {uid: (spec if uid not in shapes else
+                       _packing.TensorSpec(spec.uid, spec.name, shapes[uid][0], shapes[uid][1], spec.data_type,
+                                           spec.virtual, spec.by_value, spec.alignment, spec.vector_count,
+                                           spec.value))
+                 for uid, spec in (self._graph_specs or self._specs).items()}
+        for uid, spec in specs.items():  # every buffer kept must hold its tensor's (new) span
+            slot = self._slot_of.get(uid, -1)
+            if slot < 0 or self._by_value[slot] or self._keep[slot] is None or uid in rebinding:
+                continue
+            have = _packing.resolve_buffer(self._keep[slot], f"UID {uid}").nbytes
+            need = spec.nbytes
+            if have is not None and need is not None and have < need:
+                raise ValueError(f"UID {uid}: the bound buffer holds {have} bytes but the tensor {spec.describe()} "
+                                 f"spans {need} bytes: rebind it with the overrides")
+        if overrides:
+            ov = _new_overrides(overrides)
+        _free_overrides(self._overrides)
+        self._overrides = ov
+        self._specs = specs
+        for uid, spec in specs.items():
+            slot = self._slot_of.get(uid, -1)
+            if slot >= 0 and not self._by_value[slot]:
+                need = spec.nbytes
+                self._min_bytes[slot] = -1 if need is None else need
+        self._ws_needed = -1
+        self._ws_pending = ov != NULL
+        if ov == NULL and self._plan_obj is not None:  # the graph's shapes: the plan's own workspace again
+            plan = self._plan_obj
+            self._plan_obj = None
+            self._adopt_plan(plan)
+        self._dirty = True
+        return 0
 
     def rebind_pointers(self, pointers):
         """Positional rebind (a tuple/list of ints or an int64 buffer, in ``pointer_uids`` order); re-finalizes."""
@@ -619,7 +837,7 @@ cdef class VariantPack:
         """Bind new device pointers (``pointer_uids`` order: a tuple/list of ints, or an int64
         array.array/numpy buffer) and execute, with no Python object created on the way."""
         self._bind_positional(pointers)
-        self._run(handle, plan)
+        self._call(CALL_EXECUTE, handle, plan, NULL)
 
     def set_scalar(self, key, value):
         """A new value for a by-value tensor (uid or Tensor)."""
@@ -687,6 +905,37 @@ cdef class VariantPack:
                 for i in range(self._n) if not self._by_value[i]}
 
     @property
+    def overrides(self):
+        """{uid: (dims, strides)} of the shapes this pack overrides ({}: the graph's shapes), read back from the
+        arrays cuDNN is given."""
+        return _read_overrides(self._overrides)
+
+    @property
+    def workspace_size(self):
+        """The workspace (bytes) this pack's plan needs: cuDNN's answer for this pack when asked (always with
+        overrides, once a handle is known: None until then; ``query_workspace``), else the plan's."""
+        if self._ws_needed >= 0:
+            return self._ws_needed
+        if self._overrides != NULL or self._plan_obj is None:
+            return None
+        return _packing.plan_workspace_size(self._plan_obj)
+
+    def query_workspace(self, handle=None, plan=None):
+        """Ask cuDNN now (cudnnGetExecutionPlanWorkspaceSize, cuDNN >= 9.23) what workspace ``plan`` (default: the
+        pack's) needs for this pack, its overrides included; grows a workspace the pack owns or lacks, refuses one
+        too small that the caller gave. Returns the bytes. cuDNN answers only with a handle (``handle``, else the
+        plan's): on a GPU."""
+        cdef cudnnHandle_t h = NULL
+        cdef cudnnBackendDescriptor_t p = NULL
+        check_available("cudnnGetExecutionPlanWorkspaceSize", "VariantPack.query_workspace")
+        self._resolve_call(handle, plan, &h, &p)
+        if self._ws_needed < 0:
+            self._settle_workspace(handle if handle is not None else self._plan_handle)
+            if self._dirty:
+                self._rebuild()
+        return self._ws_needed
+
+    @property
     def workspace(self):
         """The workspace address (0: none)."""
         return <uintptr_t>self._workspace
@@ -741,18 +990,18 @@ cdef class VariantPack:
 # ------------------------------------------------------------------------------------------------
 # module-level calls
 # ------------------------------------------------------------------------------------------------
-def execute(Handle handle, plan, pack, workspace=None):
+def execute(Handle handle, plan, pack, workspace=None, overrides=None):
     """Run ``plan`` on the handle's stream with the buffers of ``pack`` (a VariantPack, or a
-    ``{uid: buffer}`` mapping, packed here: slower). The GIL is released while cuDNN runs;
-    ``handle=None`` uses the plan's handle."""
+    ``{uid: buffer}`` mapping, packed here with ``workspace`` and shape ``overrides``: slower). The GIL is
+    released while cuDNN runs; ``handle=None`` uses the plan's handle."""
     cdef VariantPack vp
     if type(pack) is VariantPack:
         vp = <VariantPack>pack
     elif isinstance(pack, VariantPack):
         vp = <VariantPack>pack
     else:
-        vp = VariantPack(plan, pack, workspace)
-    vp._run(handle, plan)
+        vp = VariantPack(plan, pack, workspace, overrides=overrides, handle=handle)
+    vp._call(CALL_EXECUTE, handle, plan, NULL)
 
 
 cdef intptr_t _graph_address(object graph) except? -1:
@@ -771,28 +1020,14 @@ def populate_cuda_graph(Handle handle, plan, VariantPack pack not None, graph=No
     """cudnnBackendPopulateCudaGraph: record the plan's work with ``pack``'s buffers into ``graph``
     (an empty cuda-bindings cudaGraph_t/CUgraph or int; None creates one with cudaGraphCreate).
     Returns the graph. Needs cuDNN >= 9.5 and an engine supporting the native CUDA graph API."""
-    cdef cudnnHandle_t h = NULL
-    cdef cudnnBackendDescriptor_t p = NULL
-    cdef cudnnBackendDescriptor_t v
-    cdef cudaGraph_t g
-    cdef cudnnStatus_t st
-    pack._resolve_call(handle, plan, &h, &p)
-    v = pack._ptr
+    cdef cudnnHandle_t h
+    cdef cudnnBackendDescriptor_t p
     created = graph is None
     if created:
+        pack._resolve_call(handle, plan, &h, &p)  # the pack's own errors first, before a CUDA graph is made
         graph = memory.check(memory.cudart().cudaGraphCreate(0), "cudaGraphCreate")
     try:
-        g = <cudaGraph_t>_graph_address(graph)
-        enter_call()
-        pack._busy += 1
-        try:  # the binding raises CudnnFunctionNotFoundError before cuDNN 9.5: no count may leak
-            with nogil:
-                st = cycudnn.cudnnBackendPopulateCudaGraph(h, p, v, g)
-        finally:
-            pack._leave()
-            leave_call()
-        if st != CUDNN_STATUS_SUCCESS:
-            _raise_graph_status(st, "cudnnBackendPopulateCudaGraph", pack._plan_obj)
+        pack._call(CALL_POPULATE, handle, plan, <cudaGraph_t>_graph_address(graph))
     except BaseException:
         if created:
             memory.cudart().cudaGraphDestroy(graph)
@@ -803,22 +1038,5 @@ def populate_cuda_graph(Handle handle, plan, VariantPack pack not None, graph=No
 def update_cuda_graph(Handle handle, plan, VariantPack pack not None, graph):
     """cudnnBackendUpdateCudaGraph: point a graph that cuDNN populated for ``plan`` at ``pack``'s buffers.
     An executable made from it needs cudaGraphExecUpdate (CudaGraph.update does both)."""
-    cdef cudnnHandle_t h = NULL
-    cdef cudnnBackendDescriptor_t p = NULL
-    cdef cudnnBackendDescriptor_t v
-    cdef cudaGraph_t g
-    cdef cudnnStatus_t st
-    pack._resolve_call(handle, plan, &h, &p)
-    v = pack._ptr
-    g = <cudaGraph_t>_graph_address(graph)
-    enter_call()
-    pack._busy += 1
-    try:  # the binding raises CudnnFunctionNotFoundError before cuDNN 9.5: no count may leak
-        with nogil:
-            st = cycudnn.cudnnBackendUpdateCudaGraph(h, p, v, g)
-    finally:
-        pack._leave()
-        leave_call()
-    if st != CUDNN_STATUS_SUCCESS:
-        _raise_graph_status(st, "cudnnBackendUpdateCudaGraph", pack._plan_obj)
+    pack._call(CALL_UPDATE, handle, plan, <cudaGraph_t>_graph_address(graph))
     return graph

@@ -2,34 +2,39 @@
 
 Every check of ``VariantPack`` (``_execute.pyx``) lives here, in Python: which UIDs the plan's graph
 reads and writes (``tensor_specs``: from the graph, else the plan's JSON), what each buffer object is
-(``resolve_buffer``: ints, torch, cupy, ``__cuda_array_interface__``, DLPack, cuda.core, ``DeviceBuffer``),
+(``resolve_buffer``: ints, cuda.core ``Buffer``, ``DeviceBuffer``, and arrays of any library through the one
+adapter ``typed.arrays.view``; ``check_array`` refuses an array that does not describe its tensor),
 by-value scalars in the tensor's data type (``scalar_bytes``) and the workspace. The compiled pack keeps
 only C arrays; the per-call paths never come back here.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
-import math
 import numbers
 import operator
 import struct
 import weakref
 from dataclasses import dataclass
 
+import numpy as np
+
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import AttributeType as AT
 from cudnn_backend._bindings.enums import DataType, DescriptorType
-from cudnn_backend.core._descriptor import Descriptor, Handle
+from cudnn_backend.core._descriptor import Descriptor, Handle, as_int, check_available, user_sequence
 from cudnn_backend.core.json_checks import check_plan_json
+from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 from cudnn_backend.runtime import memory
 from cudnn_backend.typed import arrays
-from cudnn_backend.typed.arrays import DATA_TYPE_BITS
+from cudnn_backend.typed.arrays import DATA_TYPE_BITS, MAX_ELEMENTS, strides_like
 from cudnn_backend.typed.introspection import signature_of, tensor_slots
 
 __all__ = [
     "TensorSpec", "tensor_spec", "tensor_specs", "graph_tensor_specs", "plan_json_tensor_specs", "plan_descriptor",
     "plan_workspace_size", "plan_handle", "plan_operation_graph", "Resolved", "resolve_buffer", "scalar_bytes",
-    "scalar_value", "uid_of", "resolve_slot", "prepare_pack", "resolve_workspace", "SCALAR_CAPACITY",
+    "scalar_value", "uid_of", "resolve_slot", "check_array", "consumer_stream", "prepare_pack", "resolve_workspace",
+    "SCALAR_CAPACITY", "plan_override_enabled", "prepare_overrides", "MAX_OVERRIDE_RANK",
 ]
 
 D = DataType
@@ -44,6 +49,7 @@ for _name, _fmt in (("CUDNN_DATA_UINT32", "<I"), ("CUDNN_DATA_BYTE_BOOLEAN", "<?
     if _name in D.__members__:
         _SCALAR_FORMAT[D[_name]] = _fmt
 SCALAR_CAPACITY = 16  # bytes of host storage per by-value slot
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,10 +261,11 @@ class Resolved:
     nbytes: int | None  # bytes available from ptr on, when known
     keep: object  # the object to keep alive (None for a plain int)
     data_type: DataType | None
+    array: arrays.ArrayInfo | None = None  # how the adapter read an array (None for plain memory)
 
 
-_ACCEPTED = ("an int device address, a torch/cupy array, an object with __cuda_array_interface__ or __dlpack__, "
-             "a cuda.core Buffer or a cudnn_backend.memory.DeviceBuffer")
+_ACCEPTED = ("an int device address, an array on the GPU (DLPack or __cuda_array_interface__: torch, cupy, JAX, "
+             "numba ...), a cuda.core Buffer or a cudnn_backend.memory.DeviceBuffer")
 
 
 def _as_address(value, what) -> int:
@@ -271,8 +278,16 @@ def _as_address(value, what) -> int:
     return ptr
 
 
-def resolve_buffer(obj, what="buffer") -> Resolved:
-    """The device address, size, owner and data type of one buffer object."""
+def consumer_stream(plan) -> int:
+    """The stream an array's producer must order its work before: the plan's handle's (-1, no ordering, when
+    the plan has no handle: built offline)."""
+    handle = plan_handle(plan) if plan is not None else None
+    return int(handle.stream) if handle is not None and not handle.closed else -1
+
+
+def resolve_buffer(obj, what="buffer", stream=-1) -> Resolved:
+    """The device address, size, owner and data type of one buffer object. Arrays are read by the one adapter
+    (``typed.arrays.view``) with ``stream`` as the consumer stream; host arrays are refused."""
     if obj is None:
         raise TypeError(f"{what}: got None; need {_ACCEPTED}")
     if isinstance(obj, bool):
@@ -282,62 +297,21 @@ def resolve_buffer(obj, what="buffer") -> Resolved:
     if isinstance(obj, memory.DeviceBuffer):
         return Resolved(obj.ptr, obj.nbytes, obj, None)
     module = type(obj).__module__ or ""
-    if module.startswith("torch"):
-        if not getattr(obj, "is_cuda", False):
-            raise TypeError(f"{what}: the torch tensor is on {getattr(obj, 'device', 'the host')}; cuDNN needs device "
-                            f"memory (move it with .cuda())")
-        info = arrays.describe(obj)
-        return Resolved(info.ptr, info.nbytes, obj, info.data_type)
-    if module.startswith("cuda.core") and hasattr(obj, "handle") and hasattr(obj, "size"):
+    if module.startswith("cuda.core") and hasattr(obj, "handle") and hasattr(obj, "size"):  # a Buffer: plain memory
         if getattr(obj, "is_device_accessible", True) is False:
-            raise TypeError(f"{what}: the cuda.core Buffer is not device accessible")
+            raise TypeError(f"{what}: the cuda.core Buffer is not device accessible (host memory)")
         handle = obj.handle
         return Resolved(_as_address(handle if handle is not None else 0, what), int(obj.size), obj, None)
     if module.startswith("cuda.bindings") or module.startswith("cuda.cuda"):  # CUdeviceptr and friends
         return Resolved(_as_address(int(obj), what), None, obj, None)
-    cai = getattr(obj, "__cuda_array_interface__", None)
-    if cai is not None:
-        if not isinstance(cai, dict) or "data" not in cai or "shape" not in cai or "typestr" not in cai:
-            raise TypeError(f"{what}: malformed __cuda_array_interface__ on {type(obj).__name__}")
-        if cai.get("mask") is not None:
-            raise TypeError(f"{what}: masked arrays are not supported")
-        ptr = _as_address(cai["data"][0] or 0, what)
-        try:
-            info = arrays.describe(obj)
-            nbytes, dt = info.nbytes, info.data_type
-        except (TypeError, KeyError):  # a typestr cuDNN has no data type for: size from the item size
-            itemsize = int(cai["typestr"][2:] or 1)
-            shape = tuple(int(n) for n in cai["shape"])
-            strides = cai.get("strides") or ()
-            if 0 in shape:
-                nbytes = 0
-            elif strides:
-                nbytes = sum((n - 1) * abs(int(st)) for n, st in zip(shape, strides)) + itemsize
-            else:
-                nbytes = math.prod(shape) * itemsize
-            dt = None
-        return Resolved(ptr, nbytes, obj, dt)
-    if hasattr(obj, "__array_interface__") or module.startswith("numpy"):
-        raise TypeError(f"{what}: a numpy array is host memory; cuDNN needs device memory (copy it with "
-                        f"cupy.asarray or torch.as_tensor(..., device='cuda'))")
-    if hasattr(obj, "__dlpack__"):
-        info = arrays.describe(obj)
-        try:
-            device_type = int(obj.__dlpack_device__()[0])
-        except Exception:  # noqa: BLE001 - no __dlpack_device__: the capsule's device decides
-            device_type = None
-        if info.device != "cuda" and device_type not in (2, 13):  # kDLCUDA, kDLCUDAManaged
-            raise TypeError(f"{what}: the DLPack tensor is on the {info.device} device; cuDNN needs device memory")
-        return Resolved(_as_address(info.ptr or 0, what), info.nbytes, obj, info.data_type)
-    raise TypeError(f"{what}: cannot use a {type(obj).__name__} as a buffer; need {_ACCEPTED}")
-
-
-def _float_to_bf16_bytes(value: float) -> bytes:
-    (bits,) = struct.unpack("<I", struct.pack("<f", value))
-    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:  # NaN: keep it a NaN
-        return struct.pack("<H", (bits >> 16) | 0x0040)
-    bits += 0x7FFF + ((bits >> 16) & 1)  # round to nearest even
-    return struct.pack("<H", (bits >> 16) & 0xFFFF)
+    if not (hasattr(obj, "__dlpack__") or hasattr(obj, "__cuda_array_interface__")
+            or hasattr(obj, "__array_interface__")):
+        raise TypeError(f"{what}: cannot use a {type(obj).__name__} as a buffer; need {_ACCEPTED}")
+    info = arrays.view(obj, stream=stream, what=what)
+    if info.device != "cuda":
+        raise TypeError(f"{what}: the {type(obj).__name__} ({info.describe()}) is host memory; cuDNN needs device "
+                        "memory (copy it to the GPU first)")
+    return Resolved(_as_address(info.ptr or 0, what), info.nbytes, obj, info.data_type, info)
 
 
 def scalar_bytes(value, data_type, what="scalar") -> bytes:
@@ -360,10 +334,10 @@ def scalar_bytes(value, data_type, what="scalar") -> bytes:
         raise TypeError(f"{what}: a by-value tensor takes a real number (int, float, bool), a 1-element array or raw "
                         f"bytes, not {type(value).__name__}")
     if data_type == D.CUDNN_DATA_BFLOAT16:
-        try:
-            return _float_to_bf16_bytes(float(value))
-        except (struct.error, OverflowError) as e:
-            raise ValueError(f"{what}: {value!r} does not fit in {data_type.name} ({e})") from None
+        value = float(value)
+        if abs(value) > _FLOAT32_MAX and abs(value) != float("inf"):
+            raise ValueError(f"{what}: {value!r} does not fit in {data_type.name} (beyond float32's range)")
+        return arrays.encode(np.float32(value), data_type).tobytes()
     fmt = _SCALAR_FORMAT.get(data_type)
     if fmt is None:
         raise TypeError(f"{what}: by-value scalars of {data_type.name} are not supported; pass the raw bytes")
@@ -388,8 +362,7 @@ def scalar_value(raw: bytes, data_type):
     """The Python value of a by-value scalar's bytes (inverse of scalar_bytes)."""
     data_type = DataType(int(data_type)) if data_type is not None else D.CUDNN_DATA_FLOAT
     if data_type == D.CUDNN_DATA_BFLOAT16:
-        (h,) = struct.unpack("<H", raw[:2])
-        return struct.unpack("<f", struct.pack("<I", h << 16))[0]
+        return float(arrays.decode(np.frombuffer(raw[:2], "<u2"), data_type)[0])
     fmt = _SCALAR_FORMAT.get(data_type)
     if fmt is None:
         return bytes(raw)
@@ -423,17 +396,43 @@ def _spec_text(uid, specs):
     return spec.describe() if spec is not None else f"uid {uid}"
 
 
-def resolve_slot(uid, spec, value, check_dtype=True):
-    """(pointer, scalar bytes, object to keep) for binding ``value`` to ``uid``; raises on every mismatch."""
+def check_array(what, spec, a, check_dtype=True):
+    """Refuse an array (``typed.arrays.ArrayInfo``) that does not describe the tensor ``spec``: another GPU,
+    another data type (unless ``check_dtype`` is False), another shape, or strides the tensor cannot describe.
+    A flat 1-D contiguous uint8 array is plain memory and passes (its size is checked by the caller)."""
+    expected = memory.current_device_ordinal()
+    if expected is not None and a.device_id >= 0 and a.device_id != expected:
+        raise ValueError(f"{what}: the array is on cuda:{a.device_id} but cuDNN runs on cuda:{expected}; the "
+                         f"tensor is {spec.describe()}")
+    if a.raw_bytes:
+        return
+    if spec.data_type is not None and a.data_type != spec.data_type:
+        if check_dtype:
+            raise ValueError(f"{what}: the array holds {a.dtype_name}"
+                             f"{f' ({a.data_type.name})' if a.data_type is not None else ''} but the tensor is "
+                             f"{spec.data_type.name} (pass check_dtype=False to bind it anyway)")
+        return  # bound anyway: element layouts of two types are not comparable; the size is still checked
+    if spec.vector_count not in (None, 1) or spec.itemsize is None or spec.itemsize < 1:
+        return  # vectorized or sub-byte tensors: dims do not map to array elements
+    problem = arrays.layout_mismatch(a, spec.dims, spec.strides)
+    if problem is not None:
+        raise ValueError(f"{what}: {problem}; the tensor is {spec.describe()}")
+
+
+def resolve_slot(uid, spec, value, check_dtype=True, stream=-1):
+    """(pointer, scalar bytes, object to keep) for binding ``value`` to ``uid``; raises on every mismatch.
+    ``stream``: the consumer stream arrays are read for (``consumer_stream``)."""
     what = f"UID {uid}" + (f" ({spec.name})" if spec is not None and spec.name != str(uid) else "")
     if spec is not None and spec.virtual:
         raise ValueError(f"{what} is a virtual tensor ({spec.describe()}): cuDNN keeps it internally; do not bind it")
     if spec is not None and spec.by_value:
         return 0, scalar_bytes(value, spec.data_type, what), None
-    r = resolve_buffer(value, what)
+    r = resolve_buffer(value, what, stream)
     if r.ptr == 0:
         raise ValueError(f"{what}: null device pointer")
     if spec is not None:
+        if r.array is not None:
+            check_array(what, spec, r.array, check_dtype)
         if spec.alignment and r.ptr % spec.alignment:
             raise ValueError(f"{what}: pointer 0x{r.ptr:x} is not aligned to the tensor's byte alignment "
                              f"{spec.alignment} (it is {r.ptr & -r.ptr}-byte aligned)")
@@ -441,21 +440,22 @@ def resolve_slot(uid, spec, value, check_dtype=True):
         if need is not None and r.nbytes is not None and r.nbytes < need:
             raise ValueError(f"{what}: the buffer holds {r.nbytes} bytes but the tensor {spec.describe()} spans "
                              f"{need} bytes")
-        if (check_dtype and r.data_type is not None and spec.data_type is not None and r.data_type != spec.data_type
-                and r.data_type != D.CUDNN_DATA_UINT8):
-            raise ValueError(f"{what}: the buffer holds {r.data_type.name} but the tensor is {spec.data_type.name} "
-                             f"(pass check_dtype=False to bind it anyway)")
     return r.ptr, None, r.keep
 
 
-def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=True):
+def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=True, overrides=None):
     """Check ``buffers`` against the plan's graph; returns (slots, specs) where slots is a list of
-    (uid, pointer, scalar bytes or None, keep, alignment, min bytes, by_value), in UID order."""
+    (uid, pointer, scalar bytes or None, keep, alignment, min bytes, by_value), in UID order. ``overrides``
+    (``prepare_overrides``' list) gives some tensors other shapes: their buffers are checked against those."""
     if buffers is None:
         buffers = {}
     if not hasattr(buffers, "items"):
         raise TypeError(f"buffers must be a mapping {{uid or Tensor: buffer}}, not {type(buffers).__name__}")
     specs = tensor_specs(plan, operation_graph, tensors)
+    if overrides:
+        specs = dict(specs)
+        for uid, dims, strides in overrides:
+            specs[uid] = dataclasses.replace(specs[uid], dims=dims, strides=strides)
     given = {}
     for key, value in buffers.items():
         uid = uid_of(key)
@@ -486,9 +486,10 @@ def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=
     else:
         order = list(given)
     slots = []
+    stream = consumer_stream(plan)
     for uid in order:
         spec = specs.get(uid) if specs else None
-        ptr, raw, keep = resolve_slot(uid, spec, given[uid], check_dtype)
+        ptr, raw, keep = resolve_slot(uid, spec, given[uid], check_dtype, stream)
         align = spec.alignment if spec is not None and spec.alignment and not spec.by_value else 0
         need = spec.nbytes if spec is not None and not spec.by_value else None
         slots.append((uid, ptr, raw, keep, align or 0, -1 if need is None else need,
@@ -496,7 +497,99 @@ def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=
     return slots, (specs or {})
 
 
-def resolve_workspace(workspace, needed, what="workspace"):
+# ---------------------------------------------------------------------------------------------
+# shape overrides: one plan, other shapes per variant pack
+# ---------------------------------------------------------------------------------------------
+MAX_OVERRIDE_RANK = 8  # CUDNN_DIM_MAX: a pack's C arrays hold this many dims per overridden tensor
+
+
+def _json_override_flag(plan) -> bool | None:
+    try:
+        text = plan_descriptor(plan).get(A.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, AT.CUDNN_TYPE_CHAR)
+        return bool(json.loads(check_plan_json(text))["operationGraph"].get("isOverrideShapeEnabled", False))
+    except Exception:  # noqa: BLE001 - no JSON for this engine, or one the checks refuse: unknown
+        return None
+
+
+def plan_override_enabled(plan=None, operation_graph=None) -> bool | None:
+    """Whether the plan's operation graph was finalized with CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED:
+    from the graph when it is known (``operation_graph=``, ``plan.operation_graph``), else from the plan's JSON;
+    None when neither tells."""
+    og = operation_graph if operation_graph is not None else plan_operation_graph(plan) if plan is not None else None
+    if isinstance(og, Descriptor) and og.descriptor_type == T.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
+        return bool(og.value_of(A.CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED))
+    return _json_override_flag(plan) if plan is not None else None
+
+
+def _dims_and_strides(value, what):
+    """An override's (dims, strides or None): a sequence of ints, or a (dims, strides) pair of sequences."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{what}: expected dims (a sequence of ints) or (dims, strides), not {type(value).__name__}")
+    items = user_sequence(value, what, 2 * MAX_OVERRIDE_RANK)
+    if len(items) == 2 and all(hasattr(x, "__iter__") and not isinstance(x, (str, bytes)) for x in items):
+        return (user_sequence(items[0], f"{what} dims", 2 * MAX_OVERRIDE_RANK),
+                user_sequence(items[1], f"{what} strides", 2 * MAX_OVERRIDE_RANK))
+    return items, None
+
+
+def _sizes(values, what, rank, spec):
+    out = [as_int(v, f"{what}[{i}]", 1, (1 << 63) - 1) for i, v in enumerate(values)]
+    if len(out) != rank:
+        raise ValueError(f"{what}: {len(out)} entries for {spec.describe()}, of rank {rank} (an override keeps the "
+                         "rank)")
+    return out
+
+
+def prepare_overrides(specs, overrides, enabled=None) -> list:
+    """The checked shape overrides of a variant pack: ``[(uid, dims, strides)]`` in UID order.
+
+    ``overrides`` maps a UID or tensor to its dims (then packed strides in the tensor's own axis order, NHWC stays
+    NHWC) or to ``(dims, strides)``. Each must be a real (not virtual, not by-value) tensor of the plan's graph
+    (``specs``), keep its rank, and every dim and stride be >= 1. cuDNN checks none of it (9.28.1 finalizes packs
+    and answers workspace queries with any ranks, UIDs and sizes), only that the three arrays agree in length.
+    ``enabled``: whether the plan's graph has override shapes enabled (False refuses; None: unknown)."""
+    check_available(OVERRIDE_SHAPES_NEEDS, "VariantPack(overrides=...)")
+    if not hasattr(overrides, "items"):
+        raise TypeError(f"overrides: expected a mapping {{uid or Tensor: dims or (dims, strides)}}, not "
+                        f"{type(overrides).__name__}")
+    if enabled is False:
+        raise ValueError("overrides: the plan's operation graph was finalized without override shapes: build it with "
+                         "Graph.build(override_shapes=True) (CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED)")
+    if not specs:
+        raise ValueError("overrides: the plan's graph is not known here (pass operation_graph= or tensors=), so the "
+                         "overridden shapes cannot be checked")
+    out = {}
+    for key, value in overrides.items():
+        uid = uid_of(key)
+        what = f"overrides[{uid}]"
+        if uid in out:
+            raise ValueError(f"{what}: UID {uid} is overridden twice")
+        spec = specs.get(uid)
+        if spec is None:
+            raise ValueError(f"{what}: UID {uid} is no tensor of the plan's graph (its real tensors: "
+                             f"{', '.join(str(u) for u, t in sorted(specs.items()) if not t.virtual)})")
+        if spec.virtual or spec.by_value:
+            kind = "virtual" if spec.virtual else "a by-value scalar"
+            raise ValueError(f"{what}: {spec.describe()} is {kind}; only the graph's tensors in device memory take "
+                             "shapes per variant pack")
+        if spec.vector_count not in (None, 1):
+            raise ValueError(f"{what}: {spec.describe()} is vectorized ({spec.vector_count} per element): not "
+                             "overridable here")
+        rank = len(spec.dims)
+        dims, strides = _dims_and_strides(value, what)
+        dims = _sizes(dims, f"{what} dims", rank, spec)
+        try:
+            strides = strides_like(dims, spec.strides) if strides is None else _sizes(strides, f"{what} strides",
+                                                                                     rank, spec)
+        except ValueError as e:
+            raise ValueError(f"{what}: {e}") from None
+        if 1 + sum((d - 1) * st for d, st in zip(dims, strides)) > MAX_ELEMENTS:
+            raise ValueError(f"{what}: dims {dims} with strides {strides} span more than {MAX_ELEMENTS} elements")
+        out[uid] = (tuple(dims), tuple(strides))
+    return [(uid, *out[uid]) for uid in sorted(out)]
+
+
+def resolve_workspace(workspace, needed, what="workspace", stream=-1):
     """(pointer, capacity or -1, keep, owned) for a workspace argument; allocates when None and needed."""
     if workspace is None:
         if needed and needed > 0:
@@ -509,7 +602,7 @@ def resolve_workspace(workspace, needed, what="workspace"):
         if needed and needed > 0:
             raise ValueError(f"the plan needs a {needed}-byte workspace; workspace=0 gives none")
         return 0, 0, None, False
-    r = resolve_buffer(workspace, what)
+    r = resolve_buffer(workspace, what, stream)
     if needed and r.nbytes is not None and r.nbytes < needed:
         raise ValueError(f"the workspace holds {r.nbytes} bytes but the plan needs {needed}")
     return r.ptr, (-1 if r.nbytes is None else r.nbytes), r.keep, False

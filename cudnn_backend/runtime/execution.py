@@ -6,10 +6,12 @@
 
     g = CudaGraph(handle, plan, pack)      # cudnnBackendPopulateCudaGraph + instantiate
     g.launch(); g.update(other_pack); g.kernel_count()
+    g = CapturedGraph(handle, lambda: execute(handle, plan, pack))   # stream capture: any engine
 
-A buffer is an int (a device address), a torch tensor, a cupy array, anything with
-``__cuda_array_interface__`` or DLPack, a cuda.core ``Buffer`` or a ``memory.DeviceBuffer``. By-value
-tensors take a number (packed into a small host buffer the pack owns, in the tensor's data type).
+A buffer is an int (a device address), an array of any GPU library (DLPack or ``__cuda_array_interface__``:
+torch, cupy, JAX, numba ..., read by ``typed.arrays.view`` with the handle's stream as the consumer stream and
+checked against its tensor), a cuda.core ``Buffer`` or a ``memory.DeviceBuffer``. By-value tensors take a number
+(packed into a small host buffer the pack owns, in the tensor's data type).
 
 The plan's graph (``plan.operation_graph``, or the tensors in the plan's JSON, or ``operation_graph=``
 / ``tensors=`` given explicitly) tells which UIDs must be bound, which are by value, their byte
@@ -35,8 +37,8 @@ from cudnn_backend.runtime._packing import (
 )
 
 __all__ = [
-    "CudaGraph", "NativeCudaGraphNotSupportedError", "TensorSpec", "VariantPack", "captured_kernel_count",
-    "KernelNode", "graph_kernels", "captured_kernels", "demangle_short",
+    "CudaGraph", "CapturedGraph", "NativeCudaGraphNotSupportedError", "TensorSpec", "VariantPack",
+    "captured_kernel_count", "KernelNode", "graph_kernels", "captured_kernels", "demangle_short",
     "count_kernel_nodes", "execute", "graph_node_types", "plan_descriptor", "plan_supports_native_cuda_graph",
     "populate_cuda_graph", "resolve_buffer",
     "tensor_specs", "update_cuda_graph", "variant_pack", "CudaError",
@@ -94,9 +96,11 @@ class KernelNode:
     def short_name(self) -> str:
         return demangle_short(self.name)
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"name": self.name, "short_name": self.short_name, "grid": list(self.grid), "block": list(self.block),
                 "shared_mem_bytes": self.shared_mem_bytes}
+
+    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 _LENGTH_PREFIXED = re.compile(r"(\d+)")
@@ -173,27 +177,144 @@ def captured_kernels(handle, plan, pack) -> list:
 
 
 def _captured(handle, plan, pack, read):
-    rt = _rt()
-    stream = memory.check(rt.cudaStreamCreateWithFlags(rt.cudaStreamNonBlocking), "cudaStreamCreateWithFlags")
-    old = handle.stream
+    with CapturedGraph(handle, lambda: execute(handle, plan, pack), instantiate=False) as g:
+        return read(g.graph)
+
+
+class _Graph:
+    """A CUDA graph and its executable (cuda-bindings' runtime API): what cuDNN populated, or what stream capture
+    recorded. ``launch(stream)`` replays it (default: the handle's stream); ``kernel_count()`` / ``kernels()`` /
+    ``node_types()`` read its nodes."""
+
+    handle = None
     graph = None
-    try:
-        handle.stream = int(stream)
-        memory.check(rt.cudaStreamBeginCapture(stream, rt.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal),
-                     "cudaStreamBeginCapture")
+    _exec = None
+    _owns_graph = True
+
+    @property
+    def closed(self) -> bool:
+        return self.graph is None
+
+    def _need_open(self):
+        if self.graph is None:
+            raise ValueError(f"this {type(self).__name__} is closed")
+
+    def instantiate(self):
+        """(Re)create the executable graph from the graph."""
+        self._need_open()
+        self._destroy_exec()
+        self._exec = memory.check(self._rt.cudaGraphInstantiate(self.graph, 0), "cudaGraphInstantiate")
+        return self._exec
+
+    @property
+    def graph_exec(self):
+        return self._exec
+
+    def launch(self, stream=None):
+        """cudaGraphLaunch on ``stream`` (an int, a CUDA stream object; default: the handle's stream)."""
+        self._need_open()
+        if self._exec is None:
+            self.instantiate()
+        s = self.handle.stream if stream is None else _stream_to_int(stream)
+        memory.check(self._rt.cudaGraphLaunch(self._exec, s), "cudaGraphLaunch")
+
+    def node_types(self) -> Counter:
+        self._need_open()
+        return graph_node_types(self.graph)
+
+    def kernel_count(self) -> int:
+        """Kernel nodes recorded (child graphs included): 1 means cuDNN fused everything into one kernel."""
+        self._need_open()
+        return count_kernel_nodes(self.graph)
+
+    def kernels(self) -> list:
+        """The ``KernelNode``s recorded: names, grids and blocks."""
+        self._need_open()
+        return graph_kernels(self.graph)
+
+    def _destroy_exec(self):
+        e, self._exec = self._exec, None
+        if e is not None:
+            memory.check(self._rt.cudaGraphExecDestroy(e), "cudaGraphExecDestroy")
+
+    def _release(self):
+        """What a subclass owns besides the graph (a capture stream)."""
+
+    def close(self):
+        """Destroy the executable, and the graph if this object created it; idempotent."""
+        if self.graph is None:
+            return
         try:
-            execute(handle, plan, pack)
+            self._destroy_exec()
         finally:
-            graph = memory.check(rt.cudaStreamEndCapture(stream), "cudaStreamEndCapture")
-        return read(graph)
-    finally:
+            g, self.graph = self.graph, None
+            try:
+                if self._owns_graph:
+                    memory.check(self._rt.cudaGraphDestroy(g), "cudaGraphDestroy")
+            finally:
+                self._release()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        state = "closed" if self.graph is None else f"graph 0x{int(self.graph):x}"
+        return f"<cudnn_backend.{type(self).__name__} {state}>"
+
+
+class CapturedGraph(_Graph):
+    """What ``record()`` queues on ``handle``'s stream, recorded by stream capture (thread-local mode) into a CUDA
+    graph on a stream of its own, and instantiated (``instantiate=False``: not). Works for any engine; the
+    handle's stream is restored. Run ``record()`` once outside the capture first: first calls may load kernels.
+
+        g = CapturedGraph(handle, lambda: execute(handle, plan, pack))
+        g.launch()           # on the handle's stream
+    """
+
+    def __init__(self, handle, record, *, instantiate=True):
+        rt = memory.cudart()
+        self._rt = rt
+        self.handle = handle
+        self._stream = None
+        stream = memory.check(rt.cudaStreamCreateWithFlags(rt.cudaStreamNonBlocking), "cudaStreamCreateWithFlags")
+        old = handle.stream
+        graph = None
+        try:
+            handle.stream = int(stream)
+            memory.check(rt.cudaStreamBeginCapture(stream, rt.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal),
+                         "cudaStreamBeginCapture")
+            try:
+                record()
+            finally:
+                graph = memory.check(rt.cudaStreamEndCapture(stream), "cudaStreamEndCapture")
+        except BaseException:
+            handle.stream = old
+            if graph is not None:
+                rt.cudaGraphDestroy(graph)
+            rt.cudaStreamDestroy(stream)
+            raise
         handle.stream = old
-        if graph is not None:
-            rt.cudaGraphDestroy(graph)
-        rt.cudaStreamDestroy(stream)
+        self._stream = stream
+        self.graph = graph
+        if instantiate:
+            self.instantiate()
+
+    def _release(self):
+        s, self._stream = self._stream, None
+        if s is not None:
+            memory.check(self._rt.cudaStreamDestroy(s), "cudaStreamDestroy")
 
 
-class CudaGraph:
+class CudaGraph(_Graph):
     """A CUDA graph that cuDNN populated for one plan and variant pack, and its executable.
 
     ``launch(stream)`` replays it (default: the handle's stream); ``update(pack)`` points it at the
@@ -216,33 +337,6 @@ class CudaGraph:
         if instantiate:
             self.instantiate()
 
-    @property
-    def closed(self) -> bool:
-        return self.graph is None
-
-    def _need_open(self):
-        if self.graph is None:
-            raise ValueError("this CudaGraph is closed")
-
-    def instantiate(self):
-        """(Re)create the executable graph from the graph."""
-        self._need_open()
-        self._destroy_exec()
-        self._exec = memory.check(self._rt.cudaGraphInstantiate(self.graph, 0), "cudaGraphInstantiate")
-        return self._exec
-
-    @property
-    def graph_exec(self):
-        return self._exec
-
-    def launch(self, stream=None):
-        """cudaGraphLaunch on ``stream`` (an int, a CUDA stream object; default: the handle's stream)."""
-        self._need_open()
-        if self._exec is None:
-            self.instantiate()
-        s = self.handle.stream if stream is None else _stream_to_int(stream)
-        memory.check(self._rt.cudaGraphLaunch(self._exec, s), "cudaGraphLaunch")
-
     def update(self, pack):
         """Rebind the graph to ``pack``'s buffers (same plan, same UIDs) and update the executable."""
         self._need_open()
@@ -252,51 +346,3 @@ class CudaGraph:
             result = self._rt.cudaGraphExecUpdate(self._exec, self.graph)
             if int(result[0]) != 0:
                 self.instantiate()
-
-    def node_types(self) -> Counter:
-        self._need_open()
-        return graph_node_types(self.graph)
-
-    def kernel_count(self) -> int:
-        """Kernel nodes the plan recorded (child graphs included): 1 means cuDNN fused everything into one kernel."""
-        self._need_open()
-        return count_kernel_nodes(self.graph)
-
-    def kernels(self) -> list:
-        """The ``KernelNode``s the plan recorded: names, grids and blocks."""
-        self._need_open()
-        return graph_kernels(self.graph)
-
-    def _destroy_exec(self):
-        e, self._exec = self._exec, None
-        if e is not None:
-            memory.check(self._rt.cudaGraphExecDestroy(e), "cudaGraphExecDestroy")
-
-    def close(self):
-        """Destroy the executable, and the graph if this object created it; idempotent."""
-        if self.graph is None:
-            return
-        try:
-            self._destroy_exec()
-        finally:
-            g, self.graph = self.graph, None
-            if self._owns_graph:
-                memory.check(self._rt.cudaGraphDestroy(g), "cudaGraphDestroy")
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __repr__(self):
-        state = "closed" if self.graph is None else f"graph 0x{int(self.graph):x}"
-        return f"<cudnn_backend.CudaGraph {state}>"
-
-

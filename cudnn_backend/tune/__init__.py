@@ -2,7 +2,9 @@
 one, keep it in a persistent ``PlanCache``, ``bench`` a plan per call, ask ``fusion_report`` which kernels ran,
 and ``sweep`` many graphs over every GPU of a host or a Ray cluster.
 
-Timing and checking need a GPU and torch; everything else also runs offline against a device profile.
+Timing and checking need a GPU, cuda-core and cuda-bindings (``pip install 'cudnn-backend[gpu]'``; torch is not
+used); outputs are checked against the fp64 reference evaluator. Everything else also runs offline against a
+device profile.
 """
 from cudnn_backend.tune.benchmark import BenchCase, BenchReport, bench
 from cudnn_backend.tune.cache import CacheEntry, PlanCache, PlanCacheWarning, default_cache_path

@@ -7,7 +7,7 @@
 
 Each case runs ``warmup`` calls, then ``repeats`` batches of ``iterations`` calls. Host time is the wall time
 of a batch (no synchronization inside it) per call; GPU time is CUDA events around the same batch per call.
-Needs a GPU and torch.
+Needs a GPU, cuda-core and cuda-bindings (``pip install 'cudnn-backend[gpu]'``); no torch.
 """
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from cudnn_backend._bindings.enums import AttributeName
 from cudnn_backend.core._descriptor import Handle, as_int, get_version
 from cudnn_backend.core.versions import format_version
-from cudnn_backend.errors import CudnnBackendError, MissingDependencyError
+from cudnn_backend.errors import CudnnBackendError
 from cudnn_backend.runtime import heuristics as _heuristics
+from cudnn_backend.runtime import memory
 from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.runtime.engines import short_name
-from cudnn_backend.runtime.execution import CudaGraph, VariantPack, execute
+from cudnn_backend.runtime.execution import CapturedGraph, CudaGraph, VariantPack, execute
 from cudnn_backend.tune import graphs, inputs, results
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import device_of
@@ -41,9 +42,11 @@ class BenchCase:
     repeats: int
     note: str = ""
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"name": self.name, "host_us": self.host_us, "gpu_us": self.gpu_us, "iterations": self.iterations,
                 "repeats": self.repeats, "note": self.note}
+
+    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 @dataclass
@@ -60,12 +63,12 @@ class BenchReport:
     cases: list = field(default_factory=list)
     measured: str = ""
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"name": self.name, "device": self.device, "cudnn_version": self.cudnn_version,
                 "engine_index": self.engine_index, "knobs": self.knobs, "workspace_bytes": self.workspace_bytes,
-                "plan_source": self.plan_source, "measured": self.measured, "cases": [c.as_dict() for c in self.cases]}
+                "plan_source": self.plan_source, "measured": self.measured, "cases": [c.to_dict() for c in self.cases]}
 
-    to_dict = as_dict
+    as_dict = to_dict  # the earlier name, kept as an alias
 
     def table(self) -> str:
         rows = []
@@ -104,10 +107,6 @@ def bench(target, handle=None, *, buffers=None, iterations=200, repeats=7, warmu
     """Per-call host and GPU time of ``target``: a ``Plan``, or anything ``explore`` takes as a graph (then the
     plan is the plan cache's entry when ``cache`` has one, else heuristics' first working config; a builder is
     called with ``kwargs``). See the module's notes."""
-    try:
-        import torch
-    except ImportError as e:
-        raise MissingDependencyError("torch", "bench (buffers and CUDA events)") from e
     iterations = as_int(iterations, "iterations", 1)
     repeats = as_int(repeats, "repeats", 1)
     warmup = as_int(warmup, "warmup", 0)
@@ -124,14 +123,14 @@ def bench(target, handle=None, *, buffers=None, iterations=200, repeats=7, warmu
         handle = getattr(target, "handle", None) if isinstance(target, _plans.Plan) else None
         if handle is None:
             handle = own_handle = Handle()
-    stream = torch.cuda.current_stream()
-    handle.stream = stream.cuda_stream
-    packs = []
+    stream = handle.stream
+    packs, sets = [], []
     try:
+        events = memory.EventTimer(stream)
         plan, og, name, source = _resolve_plan(target, handle, cache, kwargs, name)
         if og is None and buffers is None:
             raise ValueError("buffers: this plan's operation graph is unknown; pass buffers= or the graph")
-        sets = inputs.make_buffer_sets(og, 2, user=buffers) if og is not None else None
+        sets = inputs.make_buffer_sets(og, 2, user=buffers, stream=stream) if og is not None else []
         by_uid = [s.by_uid for s in sets] if sets else [buffers, buffers]
         packs = [VariantPack(plan, b) for b in by_uid]
         report = BenchReport(name, device_of(handle), format_version(get_version()), plan.engine_index,
@@ -139,23 +138,21 @@ def bench(target, handle=None, *, buffers=None, iterations=200, repeats=7, warmu
                              measured=f"{warmup} warm-up calls, then {repeats} batches of {iterations} calls; host: "
                                       "wall time of a batch per call (no sync inside); GPU: CUDA events around the "
                                       "batch per call")
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
         def measure(call):
             for _ in range(warmup):
                 call()
-            torch.cuda.synchronize()
+            memory.synchronize(stream)
             host, gpu = [], []
             for _ in range(repeats):
-                start.record(stream)
+                events.start()
                 t0 = time.perf_counter()
                 for _ in range(iterations):
                     call()
                 t1 = time.perf_counter()
-                end.record(stream)
-                end.synchronize()
+                events.stop()
                 host.append((t1 - t0) * 1e6 / iterations)
-                gpu.append(start.elapsed_time(end) * 1000.0 / iterations)
+                gpu.append(events.elapsed_ms() * 1000.0 / iterations)
             return _stats(host), _stats(gpu)
 
         pack = packs[0]
@@ -174,16 +171,18 @@ def bench(target, handle=None, *, buffers=None, iterations=200, repeats=7, warmu
             report.cases.append(BenchCase("bind + execute", h, g, iterations, repeats,
                                           "new pointers each call (two buffer sets alternating)"))
         if "cuda graph replay" in cases:
-            report.cases.append(_graph_case(torch, handle, plan, pack, stream, measure, iterations, repeats))
+            report.cases.append(_graph_case(handle, plan, pack, stream, measure, iterations, repeats))
         return report
     finally:
         for p in packs:
             p.close()
+        for s in sets:
+            s.close()
         if own_handle is not None:
             own_handle.close()
 
 
-def _graph_case(torch, handle, plan, pack, stream, measure, iterations, repeats) -> BenchCase:
+def _graph_case(handle, plan, pack, stream, measure, iterations, repeats) -> BenchCase:
     if plan.supports_native_cuda_graph:
         try:
             g = CudaGraph(handle, plan, pack)
@@ -191,21 +190,12 @@ def _graph_case(torch, handle, plan, pack, stream, measure, iterations, repeats)
             g = None
         if g is not None:
             try:
-                h, gp = measure(lambda: g.launch(stream.cuda_stream))
+                h, gp = measure(lambda: g.launch(stream))
             finally:
                 g.close()
             return BenchCase("cuda graph replay", h, gp, iterations, repeats, "cuDNN's native CUDA graph API")
-    side = torch.cuda.Stream()
-    old = handle.stream
-    cg = torch.cuda.CUDAGraph()
-    try:
-        handle.stream = side.cuda_stream
-        with torch.cuda.stream(side):
-            execute(handle, plan, pack)
-        torch.cuda.synchronize()
-        with torch.cuda.graph(cg, stream=side):
-            execute(handle, plan, pack)
-    finally:
-        handle.stream = old
-    h, gp = measure(cg.replay)
-    return BenchCase("cuda graph replay", h, gp, iterations, repeats, "stream capture (torch.cuda.CUDAGraph)")
+    execute(handle, plan, pack)  # first calls may load kernels: not inside the capture
+    memory.synchronize(stream)
+    with CapturedGraph(handle, lambda: execute(handle, plan, pack)) as g:
+        h, gp = measure(lambda: g.launch(stream))
+    return BenchCase("cuda graph replay", h, gp, iterations, repeats, "stream capture (cuda-bindings)")

@@ -5,14 +5,16 @@ The graph may be a finalized operation graph built with any API (generic ``Descr
 ``Graph``), a ``Graph``, a ``Pattern``, a pattern name of the catalogue, or a builder ``"file.py:func"``.
 
 With a GPU (a handle given, or one made here) every config of the heuristics modes asked for is built into a
-plan, run on random inputs with its outputs poisoned first, checked — against the pattern's fp32 reference
-where the package knows the graph, otherwise against the majority of the configs that ran — and timed (see
-``timing.Timer``). ``sweep=True`` then searches around the fastest correct configs: one knob at a time, then
-pairs of knobs changed together (engines couple their knobs), within ``sweep_budget_s``. Last, a final round
-re-times the ``finalists`` fastest correct configs and heuristics' pick head to head: ``final_rounds`` rounds,
-interleaved, each a batch of back-to-back calls on one buffer set with the GPU kept busy; the winner is the
-fastest there. (The first pass rotates inputs over buffer sets and samples briefly, which ranks configs of a few
-microseconds by their launch cost as much as by their kernels: two runs disagreed by up to 20% head to head.)
+plan, run on random inputs with its outputs poisoned first, checked — against the fp64 reference evaluator
+(``cudnn_backend.reference``, whole or at sampled coordinates), or, where it cannot compute the graph, against the
+majority of the configs that ran, the reason said (``checking``; each result's ``checked_by``) — and timed (see
+``timing.Timer``). All of it runs on cuda.core and cuda-bindings; torch is not used. ``sweep=True`` then searches
+around the fastest correct configs: one knob at a time, then pairs of knobs changed together (engines couple their
+knobs), within ``sweep_budget_s``. Last, a final round re-times the ``finalists`` fastest correct configs and
+heuristics' pick head to head: ``final_rounds`` rounds, interleaved, each a batch of back-to-back calls on one buffer
+set with the GPU kept busy; the winner is the fastest there. (The first pass rotates inputs over buffer sets and
+samples briefly, which ranks configs of a few microseconds by their launch cost as much as by their kernels: two
+runs disagreed by up to 20% head to head.)
 Without a GPU, or with ``device_profile=``, the exploration runs offline against the device profile:
 heuristics, engines, knobs and plans, no timings.
 
@@ -21,11 +23,12 @@ it refuses a runtime-compiled config, so none is handed to it twice.
 """
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
 import statistics
 import time as _time
+
+import numpy as np
 
 from cudnn_backend._bindings.enums import AttributeName
 from cudnn_backend.core import device as _device
@@ -34,6 +37,7 @@ from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import CudaError, CudnnBackendError, CudnnError, MissingDependencyError, NoWorkingPlanError
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime import heuristics as _heuristics
+from cudnn_backend.runtime import memory
 from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.runtime.execution import VariantPack, captured_kernels, execute
 from cudnn_backend.runtime.profiles import DeviceProfile, as_deviceprop
@@ -68,6 +72,16 @@ def device_of(handle=None, deviceprop=None) -> dict:
 
 def _knob_names(knobs: dict) -> dict:
     return {_engines.short_name(k): int(v) for k, v in knobs.items()}
+
+
+def _missing_gpu_package() -> MissingDependencyError | None:
+    """The error of the first GPU package (cuda-core, cuda-bindings) that cannot be imported, None when both can."""
+    try:
+        memory.cuda_core()
+        memory.cudart()
+    except MissingDependencyError as e:
+        return e
+    return None
 
 
 def _seconds(value, what):
@@ -123,11 +137,13 @@ class _Explorer:
         self.handle = handle if profile is None else None
         self.profile = profile
         self.timed = profile is None and time is not False
-        if self.timed and importlib.util.find_spec("torch") is None:  # found, not imported: that takes seconds
+        missing = _missing_gpu_package() if self.timed else None
+        if missing is not None:
             if time is True:
-                raise MissingDependencyError("torch", "timing configs (explore with time=True)")
+                raise missing
             self.timed = False
-            self.notes.append("torch is not installed: plans built on the GPU, not run or timed")
+            self.notes.append(f"{missing.package} is not installed (pip install 'cudnn-backend[gpu]'): plans built on "
+                              "the GPU, not run or timed")
         elif time is True and profile is not None:
             self.notes.append("time=True asked, but there is no GPU to time on (offline)")
         if not self.timed and self.sweep:
@@ -158,7 +174,9 @@ class _Explorer:
         self.compile_spent = 0.0
         self.sets = None
         self.groups = None
-        self.reference = None
+        self.check = None
+        self.stream = 0
+        self._ex = None
         self.output_uids = ()
 
     def exploration(self) -> Exploration:
@@ -224,81 +242,78 @@ class _Explorer:
             })
 
     def prepare_gpu(self, ex: Exploration):
-        self.timer.bind()  # torch imported now, after heuristics (a sweep worker imports it meanwhile)
+        self.timer.bind()  # the CUDA context and events, after heuristics (a sweep worker makes them meanwhile)
+        self.stream = self.handle.stream
         if self.subject.plan is not None:  # a saved plan: tensors from its JSON, outputs found by running it
             self.sets = inputs.make_buffer_sets(None, self.buffer_sets_n, user=self.user_buffers,
-                                                plan=self.subject.plan)
+                                                plan=self.subject.plan, stream=self.stream)
         else:
-            self.sets = inputs.make_buffer_sets(self.op_graph, self.buffer_sets_n, user=self.user_buffers)
+            self.sets = inputs.make_buffer_sets(self.op_graph, self.buffer_sets_n, user=self.user_buffers,
+                                                stream=self.stream)
         first = self.sets[0]
         self.discover = not first.outputs_known
         self.output_uids = tuple(sorted(first.outputs))
-        specs = first.specs
         if self.discover:
             ex.notes.append("outputs found by running the first config (the tensors it changed); the graph came "
                             "from a saved plan, whose JSON does not say which tensors are written")
         elif not self.output_uids:
             ex.notes.append("the graph writes no real tensor the explorer could check; configs are timed unchecked")
-        ref = self.subject.reference
-        if ref is not None and self.user_buffers is None:
-            pattern = self.subject.pattern
-            try:
-                named = {n: first.by_uid[t.uid] for n, t in pattern.inputs().items() if t.uid in first.by_uid}
-                named = {n: (v.float() if hasattr(v, "float") and v.dtype.is_floating_point else v)
-                         for n, v in named.items()}
-                out = ref(named)
-                by_uid = {}
-                for n, value in out.items():
-                    t = pattern.tensors.get(n)
-                    if t is not None and t.uid in first.outputs:
-                        by_uid[t.uid] = value
-                if by_uid:
-                    self.reference = by_uid
-                    ex.notes.append(f"outputs checked against the fp32 reference of pattern {pattern.name!r} "
-                                    f"({', '.join(str(u) for u in by_uid)} by UID)")
-            except Exception as e:  # noqa: BLE001 - a reference that cannot run falls back to majority voting
-                ex.notes.append(f"the pattern's reference could not run ({type(e).__name__}: {e}); "
-                                "checking against the majority instead")
-        tolerances = {u: checking.agreement_tolerance(specs[u].data_type) for u in self.output_uids}
-        self.groups = checking.AnswerGroups(tolerances)
-        if self.reference is None and self.output_uids:
-            ex.notes.append("outputs checked against the majority of the configs that ran (no reference for this graph)")
+        else:
+            self.choose_check(ex)
+
+    def choose_check(self, ex: Exploration):
+        """The fp64 reference of the outputs on the first buffer set's inputs, or the majority (said why)."""
+        first = self.sets[0]
+        specs = first.specs
+        op_graph = None if self.subject.plan is not None else self.op_graph
+        self.check = checking.reference_check(op_graph, first.host, specs, self.output_uids)
+        self.groups = checking.AnswerGroups({u: checking.agreement_tolerance(specs[u].data_type)
+                                             for u in self.output_uids})
+        ex.check = self.check.label
+        uids = ", ".join(str(u) for u in self.output_uids)
+        if self.check.by_reference:
+            ex.notes.append(f"outputs (UID {uids}) checked against the {self.check.method} of the graph, on the "
+                            "first buffer set's inputs")
+        else:
+            ex.notes.append(f"outputs (UID {uids}) checked against the majority of the configs that ran: "
+                            f"{self.check.reason}")
 
     def found_outputs(self, before):
-        import torch
-
-        changed = {u for u, t in before.items() if not torch.equal(t, self.sets[0].by_uid[u])}
+        first = self.sets[0]
+        changed = {u for u, raw in before.items() if not np.array_equal(raw, first.raw(u, self.stream))}
         if not changed:
             return
         self.discover = False
         self.output_uids = tuple(sorted(changed))
         for i, s in enumerate(self.sets):
             s.outputs = set(changed)
+            for u in changed:
+                s.host.pop(u, None)
             if i:  # set 0 holds the result just computed, checked next
-                s.poison()
-        specs = self.sets[0].specs
-        self.groups = checking.AnswerGroups({u: checking.agreement_tolerance(specs[u].data_type) for u in changed})
+                s.poison(self.stream)
+        self.choose_check(self._ex)
 
     def check_outputs(self, r: ConfigResult, key):
         """Compare the first buffer set's outputs (just written) with the reference and the other configs."""
-        outs = {u: self.sets[0].by_uid[u] for u in self.output_uids}
-        if not outs:
+        if not self.output_uids or self.check is None:
             r.correct = None
             return
+        first = self.sets[0]
+        outs = {u: self.check.values(first, u, self.stream) for u in self.output_uids}
         self.groups.add(key, outs)
-        if self.reference is not None:
-            specs = self.sets[0].specs
+        r.checked_by = self.check.label
+        if self.check.by_reference:
             worst, ok = 0.0, True
-            for u, ref in self.reference.items():
-                e = checking.relative_error(outs[u].float() if outs[u].dtype.is_floating_point else outs[u], ref)
+            for u in self.output_uids:
+                e = checking.relative_error(outs[u], self.check.expected[u])
                 worst = max(worst, e)
-                if not e <= checking.tolerance(specs[u].data_type):
+                if not e <= checking.tolerance(first.specs[u].data_type):
                     ok = False
             r.rel_error, r.correct = worst, ok
 
     def settle_correctness(self):
         """Without a reference: the majority answer group is right; everyone else is wrong."""
-        if self.reference is not None or self.groups is None or not self.groups.groups:
+        if self.check is None or self.check.by_reference or self.groups is None or not self.groups.groups:
             return
         for key, r in self.results.items():
             if key not in self.groups.member_of:
@@ -353,20 +368,18 @@ class _Explorer:
             plan.close()
 
     def run_on_gpu(self, key, r, plan):
-        import torch
-
-        packs = []
+        packs, ws = [], None
         try:
-            ws = None
             if r.workspace_bytes:
-                ws = torch.empty(r.workspace_bytes, dtype=torch.uint8, device="cuda")
+                ws = memory.DeviceBuffer(r.workspace_bytes)
             packs = [VariantPack(plan, s.by_uid, ws if ws is not None else 0) for s in self.sets]
+            first = self.sets[0]
             before = None
             if self.discover:
-                before = {u: t.clone() for u, t in self.sets[0].by_uid.items() if hasattr(t, "clone")}
-            self.sets[0].poison()
+                before = {u: first.raw(u, self.stream).copy() for u in first.ptrs}
+            first.poison(self.stream)
             execute(self.handle, plan, packs[0])
-            torch.cuda.synchronize()
+            memory.synchronize(self.stream)
             if before is not None:
                 self.found_outputs(before)
             self.check_outputs(r, key)
@@ -376,16 +389,21 @@ class _Explorer:
                 self.read_kernels(r, plan, packs[0])
         except (CudnnBackendError, RuntimeError, ValueError) as e:
             r.status, r.reason = results.EXECUTE_FAILED, _engines.reason_of(e)
-            for p in packs:
-                p.close()
+            self._release(packs, ws)
             plan.close()
             return
         r.status = results.OK if r.correct is not False else results.WRONG
         if r.correct is False:
-            r.reason = f"relative error {r.rel_error:.2e} against the reference"
+            r.reason = f"relative error {r.rel_error:.2e} against the {self.check.method}"
+        self._release(packs, ws)
+        self._keep(key, plan)
+
+    @staticmethod
+    def _release(packs, workspace):
         for p in packs:
             p.close()
-        self._keep(key, plan)
+        if workspace is not None:
+            workspace.close()
 
     def read_kernels(self, r, plan, pack):
         try:
@@ -442,9 +460,13 @@ class _Explorer:
         return values
 
     def one_knob_changes(self, key):
-        for spec in _engines.engine_knobs(self.configs[key].engine):
-            for v in self.spread(spec):
-                yield {spec.knob_type: v}
+        """One knob changed at a time, round-robin over the knobs: a short budget still tries every knob, so a
+        switch such as INPUT_TMA_ENABLE / OUTPUT_TMA_ENABLE (cuDNN 9.22+) is not left behind a 265-value
+        KERNEL_CFG."""
+        per_knob = [[{spec.knob_type: v} for v in self.spread(spec)]
+                    for spec in _engines.engine_knobs(self.configs[key].engine)]
+        for changes in itertools.zip_longest(*per_knob):
+            yield from (c for c in changes if c is not None)
 
     def knob_pair_changes(self, key):
         """Two knobs changed at once, round-robin over the knob pairs so a short budget still sees every pair.
@@ -513,7 +535,7 @@ class _Explorer:
         return tried, skipped
 
     def run(self) -> Exploration:
-        ex = self.exploration()
+        ex = self._ex = self.exploration()
         ex.notes.extend(self.notes)
         candidates = self.heuristics(ex)
         if self.want_engines:
@@ -549,8 +571,6 @@ class _Explorer:
 
     def run_final_round(self, ex: Exploration):
         """Re-time the fastest correct configs and heuristics' pick head to head (see the module's notes)."""
-        import torch
-
         keys = self.ranked_ok()[:self.finalists]
         pick = self.key_of(results.heuristics_pick(self.results.values()))
         pick_added = pick is not None and pick not in keys and self.results[pick].status == results.OK \
@@ -569,10 +589,10 @@ class _Explorer:
                     plan = _plans.build_plan(self.configs[key], handle=self.handle, device_profile=self.deviceprop)
                     owned.append(plan)
                 ws = self.results[key].workspace_bytes or 0
-                ws = torch.empty(ws, dtype=torch.uint8, device="cuda") if ws else 0
+                ws = memory.DeviceBuffer(ws) if ws else None
                 packs[key] = (plan, [], ws)
                 for s in (self.sets if timer.cold else self.sets[:1]):  # warm: one buffer set, as a layer runs
-                    packs[key][1].append(VariantPack(plan, s.by_uid, ws))
+                    packs[key][1].append(VariantPack(plan, s.by_uid, ws if ws is not None else 0))
             for round_ in range(self.final_rounds):
                 shift = round_ % len(keys)  # each round starts with another config
                 for key in keys[shift:] + keys[:shift]:
@@ -582,11 +602,11 @@ class _Explorer:
             ex.notes.append(f"final round not run: {_engines.reason_of(e)}; the first pass's times decide")
             return
         finally:
-            for _, key_packs, _ in packs.values():
-                for p in key_packs:
-                    p.close()
+            for _, key_packs, ws in packs.values():
+                self._release(key_packs, ws)
             for plan in owned:
                 plan.close()
+            timer.close()
         for key in keys:
             r = self.results[key]
             r.first_pass_us = r.time_us
@@ -634,7 +654,11 @@ class _Explorer:
             p.close()
         self.plans.clear()
         if self.sets is not None:
+            for s in self.sets:
+                s.close()
             self.sets = None
+        if self.timer is not None:
+            self.timer.close()
         if self.owned_handle is not None:
             self.owned_handle.close()
 

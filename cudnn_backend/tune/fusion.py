@@ -2,8 +2,8 @@
 
 The plan's execute is recorded into a CUDA graph — through cuDNN's native CUDA graph API when the engine
 supports it (``cudnnBackendPopulateCudaGraph``), by stream capture otherwise — and each kernel node is read
-with the driver API (``cuGraphKernelNodeGetParams``, ``cuFuncGetName``). Needs a GPU, cuda-bindings, and
-torch when the package makes the buffers.
+with the driver API (``cuGraphKernelNodeGetParams``, ``cuFuncGetName``). Needs a GPU, cuda-core and
+cuda-bindings (``pip install 'cudnn-backend[gpu]'``); no torch.
 """
 from __future__ import annotations
 
@@ -38,10 +38,12 @@ class FusionReport:
     def fused(self) -> bool:
         return len(self.kernels) == 1
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"engine_index": self.engine_index, "knobs": self.knobs, "method": self.method,
                 "operations": self.operations, "kernel_count": self.kernel_count, "fused": self.fused,
-                "kernels": [k.as_dict() for k in self.kernels]}
+                "kernels": [k.to_dict() for k in self.kernels]}
+
+    as_dict = to_dict  # the earlier name, kept as an alias
 
     @classmethod
     def from_dict(cls, d: dict) -> "FusionReport":
@@ -72,12 +74,13 @@ def fusion_report(plan, handle=None, pack=None, *, buffers=None, operations=()) 
         raise TypeError("handle: the fusion report runs the plan on a GPU; pass a cudnn_backend.Handle "
                         f"(the plan was built {'offline' if plan.handle is None else 'with another handle'})")
     own_pack = pack is None
+    sets = []
     if own_pack:
         if plan.operation_graph is None and buffers is None:
             raise ValueError("buffers: the plan's operation graph is unknown (loaded from JSON without it); pass "
                              "operation_graph= when loading it, a pack, or buffers=")
-        sets = inputs.make_buffer_sets(plan.operation_graph, 1, user=buffers) if plan.operation_graph is not None \
-            else None
+        if plan.operation_graph is not None:
+            sets = inputs.make_buffer_sets(plan.operation_graph, 1, user=buffers, stream=handle.stream)
         pack = VariantPack(plan, sets[0].by_uid if sets else buffers)
     try:
         method = "stream capture"
@@ -96,3 +99,5 @@ def fusion_report(plan, handle=None, pack=None, *, buffers=None, operations=()) 
     finally:
         if own_pack:
             pack.close()
+        for s in sets:
+            s.close()

@@ -24,6 +24,7 @@ from cudnn_backend.runtime.profiles import DeviceProfile, bundled_profiles
 from cudnn_backend.typed.introspection import (
     graph_fingerprint,
     operation_label,
+    operations_of,
     signature_of,
     tensor_name,
     tensor_slots,
@@ -47,10 +48,6 @@ class Subject:
     params: dict = field(default_factory=dict)
     plan: object = None
     json_graph: dict | None = None
-
-    @property
-    def reference(self):
-        return self.pattern.reference if self.pattern is not None else None
 
     @property
     def fingerprint(self) -> str:
@@ -292,14 +289,6 @@ def describe_graph(op_graph) -> list[dict]:
         out.append({"name": tensor_name(t), "uid": uid, "dims": list(sig[1]), "strides": list(sig[2]),
                     "data_type": _dt_name(sig[3]), "role": role})
     return sorted(out, key=lambda r: r["uid"])
-
-
-def operations_of(op_graph) -> tuple:
-    """The operations of a finalized operation graph, typed or generic."""
-    ops = getattr(op_graph, "operations", None)
-    if ops is None:
-        ops = op_graph.values.get(AttributeName.CUDNN_ATTR_OPERATIONGRAPH_OPS, ())
-    return tuple(ops) if isinstance(ops, (tuple, list)) else (ops,)
 
 
 def _dt_name(value):

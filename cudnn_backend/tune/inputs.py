@@ -1,50 +1,44 @@
-"""Device buffers for any graph: random inputs by data type, by-value scalars from their recorded values,
-outputs poisoned (NaN where the type has one), several sets to rotate through while timing.
+"""Device buffers for any graph, without torch: random inputs, by-value scalars from their recorded values,
+outputs poisoned, several sets to rotate through while timing.
 
-Everything here needs a GPU and torch (an optional dependency, imported when first used)."""
+Inputs are generated on the host with numpy (floats standard normal * 0.5 rounded to the tensor's data type,
+integers in [0, 8), booleans fair, fp8 scale factors ones) and copied to the GPU in the tensor's own layout; the
+first set keeps their values (``BufferSet.host``): what the fp64 reference evaluates, with no copy back. The
+other sets get the first set's inputs by device-to-device copies (the sets differ in where they live, which is
+what rotating them while timing is for). Outputs are poisoned with 0xFF bytes: NaN in every floating-point type
+(fp8 and bfloat16 included), -1 or the maximum in integer types, so a kernel that writes nothing is caught.
+
+Host generation rather than a device kernel: the reference needs the inputs on the host anyway, it needs no
+NVRTC, and the values are the same on every GPU; ``benchmarks/random_fill.py`` measures both ways on a GPU.
+Everything here runs on cuda.core and cuda-bindings (``runtime.memory``).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cudnn_backend._bindings.enums import DataType
-from cudnn_backend.runtime._packing import TensorSpec, tensor_specs
-from cudnn_backend.tune.graphs import operations_of
-from cudnn_backend.typed.introspection import signature_of, tensor_slots
+import numpy as np
 
-__all__ = ["BufferSet", "make_buffer_sets", "torch_dtype", "io_uids", "warm_up"]
+from cudnn_backend._bindings.enums import DataType
+from cudnn_backend.runtime import memory
+from cudnn_backend.runtime._packing import TensorSpec, resolve_buffer, tensor_specs
+from cudnn_backend.typed import arrays
+from cudnn_backend.typed.introspection import operations_of, signature_of, tensor_slots
+
+__all__ = ["BufferSet", "make_buffer_sets", "random_values", "host_layout", "stored_view", "io_uids", "warm_up",
+           "POISON_BYTE"]
 
 D = DataType
-_FLOATS = {D.CUDNN_DATA_HALF, D.CUDNN_DATA_BFLOAT16, D.CUDNN_DATA_FLOAT, D.CUDNN_DATA_DOUBLE}
-_FP8 = {D.CUDNN_DATA_FP8_E4M3, D.CUDNN_DATA_FP8_E5M2}
-
-
-def torch_dtype(data_type):
-    """The torch dtype of a cuDNN data type (ValueError for types torch lacks)."""
-    import torch  # optional dependency
-
-    table = {D.CUDNN_DATA_HALF: torch.float16, D.CUDNN_DATA_BFLOAT16: torch.bfloat16, D.CUDNN_DATA_FLOAT: torch.float32,
-             D.CUDNN_DATA_DOUBLE: torch.float64, D.CUDNN_DATA_INT32: torch.int32, D.CUDNN_DATA_INT64: torch.int64,
-             D.CUDNN_DATA_INT8: torch.int8, D.CUDNN_DATA_UINT8: torch.uint8, D.CUDNN_DATA_BOOLEAN: torch.bool}
-    if hasattr(torch, "float8_e4m3fn"):
-        table[D.CUDNN_DATA_FP8_E4M3] = torch.float8_e4m3fn
-        table[D.CUDNN_DATA_FP8_E5M2] = torch.float8_e5m2
-    if hasattr(torch, "float8_e8m0fnu") and "CUDNN_DATA_FP8_E8M0" in D.__members__:
-        table[D.CUDNN_DATA_FP8_E8M0] = torch.float8_e8m0fnu
-    try:
-        return table[D(int(data_type))]
-    except (KeyError, ValueError):
-        raise ValueError(f"no torch dtype for cuDNN data type {data_type!r}") from None
+POISON_BYTE = 0xFF  # NaN in fp64/fp32/fp16/bf16/fp8 alike
+_SCALE_TYPES = {D[n] for n in ("CUDNN_DATA_FP8_E8M0",) if n in D.__members__}
 
 
 def warm_up():
-    """Import torch and make its CUDA context. A sweep worker runs this in a thread as it starts, so the seconds
-    torch's import takes overlap cuDNN's work on the first graph. Failures are left for that graph to meet
-    (and report) when it imports torch itself."""
+    """Import cuda.core and make the CUDA context current. A sweep worker runs this in a thread as it starts, so
+    it overlaps cuDNN's work on the first graph. Failures are left for that graph to meet (and report)."""
     try:
-        import torch  # optional dependency
-
-        torch.zeros(1, device="cuda")  # the CUDA context and torch's allocator, not only its bookkeeping
-    except Exception:  # noqa: BLE001, S110 - best effort; the task's own import reports what is wrong
+        memory.device()
+        memory.cudart()
+    except Exception:  # noqa: BLE001, S110 - best effort; the task's own use reports what is wrong
         pass
 
 
@@ -60,60 +54,120 @@ def io_uids(op_graph) -> tuple[set, set]:
     return read - written, written
 
 
+def random_values(spec: TensorSpec, rng: np.random.Generator, scale=0.5) -> np.ndarray:
+    """Random elements of the tensor's dims, in its data type's host storage (``arrays.storage_dtype``)."""
+    dims = tuple(spec.dims)
+    if spec.data_type in _SCALE_TYPES:
+        return arrays.encode(np.ones(dims), spec.data_type)
+    if arrays.is_float(spec.data_type):
+        values = rng.standard_normal(dims, dtype=np.float32)
+        values *= np.float32(scale)
+        return arrays.encode(values, spec.data_type)
+    if spec.data_type == D.CUDNN_DATA_BOOLEAN:
+        return rng.random(dims) < 0.5
+    return arrays.encode(rng.integers(0, 8, dims), spec.data_type)
+
+
+def _itemsize(spec: TensorSpec) -> int:
+    return arrays.storage_dtype(spec.data_type).itemsize
+
+
+def stored_view(raw: np.ndarray, spec: TensorSpec) -> np.ndarray:
+    """The tensor's elements (its dims, in storage dtype) within ``raw``, the bytes it spans."""
+    dtype = arrays.storage_dtype(spec.data_type)
+    flat = np.frombuffer(raw, dtype=dtype, count=raw.nbytes // dtype.itemsize)
+    return np.lib.stride_tricks.as_strided(flat, shape=tuple(spec.dims),
+                                           strides=tuple(s * dtype.itemsize for s in spec.strides), writeable=False)
+
+
+def host_layout(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
+    """The bytes the tensor spans with ``values`` (its dims, storage dtype) at their strided places (zeros in
+    the gaps), ready to copy to the device."""
+    raw = np.zeros(spec.nbytes, dtype=np.uint8)
+    dtype = arrays.storage_dtype(spec.data_type)
+    flat = raw.view(dtype)
+    np.lib.stride_tricks.as_strided(flat, shape=tuple(spec.dims),
+                                    strides=tuple(s * dtype.itemsize for s in spec.strides))[...] = values
+    return raw
+
+
+def _host_values(stored, data_type):
+    """What the reference evaluates: the stored elements themselves where numpy has the type (float16/32/64,
+    integers, booleans: no copy), else their values in float32, which holds bfloat16 and fp8 exactly."""
+    if stored.dtype.kind == "u" and arrays.is_float(data_type):  # bfloat16 / fp8 bits
+        return arrays.decode(stored, data_type).astype(np.float32)
+    return stored
+
+
 @dataclass
 class BufferSet:
-    """One set of device buffers: ``by_uid`` ({uid: torch tensor or scalar}) is what a VariantPack binds."""
+    """One set of buffers: ``by_uid`` ({uid: DeviceBuffer, user buffer or by-value number}) is what a VariantPack
+    binds; ``ptrs`` the device address of each tensor; ``host`` the values of the inputs (the first set only:
+    {uid: array of the tensor's dims}); ``outputs`` the UIDs written (poisoned before each run)."""
 
     by_uid: dict
     outputs: set
     specs: dict = field(repr=False, default_factory=dict)
     outputs_known: bool = True
+    host: dict = field(repr=False, default_factory=dict)
+    ptrs: dict = field(repr=False, default_factory=dict)
+    owned: list = field(repr=False, default_factory=list)
+    _staging: dict = field(repr=False, default_factory=dict)
 
-    def poison(self):
-        """Outputs to NaN (floats) or their type's maximum, so a kernel that writes nothing is caught."""
-        import torch
-
+    def poison(self, stream=0):
+        """Every byte of the outputs to 0xFF (queued on ``stream``), so a kernel that writes nothing is caught."""
         for uid in self.outputs:
-            t = self.by_uid[uid]
-            if t.dtype.is_floating_point and t.dtype.itemsize > 1:
-                t.fill_(float("nan"))
-            elif t.dtype == torch.bool:
-                t.fill_(True)
-            elif t.dtype.is_floating_point:
-                t.view(torch.uint8).fill_(0x7F)
-            else:
-                t.fill_(torch.iinfo(t.dtype).max)
+            memory.fill_bytes(self.ptrs[uid], POISON_BYTE, self.specs[uid].nbytes, stream)
+
+    def raw(self, uid, stream=0) -> np.ndarray:
+        """The bytes tensor ``uid`` spans, copied to the host after the work queued on ``stream`` (into page-locked
+        memory reused for this tensor: valid until the next ``raw``/``stored`` of it)."""
+        nbytes = self.specs[uid].nbytes
+        staging = self._staging.get(uid)
+        if staging is None:
+            staging = self._staging[uid] = memory.HostBuffer(nbytes)
+        return memory.copy_to_host(self.ptrs[uid], nbytes, out=staging.array, stream=stream)
+
+    def stored(self, uid, stream=0) -> np.ndarray:
+        """Tensor ``uid``'s elements as stored (its dims, storage dtype), read back from the device (see ``raw``)."""
+        return stored_view(self.raw(uid, stream), self.specs[uid])
+
+    def read(self, uid, stream=0) -> np.ndarray:
+        """Tensor ``uid``'s values (float64, int64 or bool, its dims), read back from the device."""
+        return arrays.decode(self.stored(uid, stream), self.specs[uid].data_type)
 
     def output(self, uid):
         return self.by_uid[uid]
 
-
-def _random(spec: TensorSpec, gen, scale=0.5):
-    import torch
-
-    dt = torch_dtype(spec.data_type)
-    t = torch.empty_strided(spec.dims, spec.strides, dtype=dt, device="cuda")
-    if spec.data_type in _FLOATS or spec.data_type in _FP8:
-        src = torch.randn(spec.dims, generator=gen, device="cuda", dtype=torch.float32) * scale
-        t.copy_(src.to(dt))
-    elif dt == torch.bool:
-        t.copy_(torch.rand(spec.dims, generator=gen, device="cuda") < 0.5)
-    elif dt.is_floating_point:  # scale types (E8M0): ones
-        t.copy_(torch.ones(spec.dims, device="cuda", dtype=torch.float32).to(dt))
-    else:
-        t.copy_(torch.randint(0, 8, spec.dims, generator=gen, device="cuda", dtype=torch.int64).to(dt))
-    return t
+    def close(self):
+        """Free the buffers this set allocated (user buffers stay the user's)."""
+        for buf in self.owned:
+            buf.close()
+        for staging in self._staging.values():
+            staging.close()
+        self.owned, self._staging = [], {}
 
 
-def make_buffer_sets(op_graph, count=4, *, seed=0, user=None, plan=None) -> list[BufferSet]:
-    """``count`` sets of buffers for the graph's real tensors: inputs random (floats standard normal * 0.5,
-    integers in [0, 8), booleans fair), by-value scalars from their recorded values (1 when none), outputs
-    poisoned. ``user`` ({uid or tensor: buffer}) replaces the generated buffers of those tensors in every set.
+def _need_size(spec: TensorSpec) -> int:
+    nbytes = spec.nbytes
+    if nbytes is None:
+        dt = spec.data_type.name if spec.data_type is not None else "an unknown data type"
+        raise ValueError(f"tensor {spec.describe()}: no buffer can be made for {dt} (vectorized or sub-byte); pass "
+                         "buffers=")
+    try:
+        arrays.storage_dtype(spec.data_type)
+    except TypeError:
+        raise ValueError(f"tensor {spec.describe()}: no random data for {spec.data_type.name}; pass buffers=") from None
+    return nbytes
+
+
+def make_buffer_sets(op_graph, count=4, *, seed=0, user=None, plan=None, stream=0) -> list[BufferSet]:
+    """``count`` sets of buffers for the graph's real tensors (see the module's notes). ``user`` ({uid or tensor:
+    buffer}) replaces the generated buffers of those tensors in every set (their values are read back for
+    ``host``). ``stream``: where the copies and fills are queued (they are done when this returns).
 
     With ``op_graph`` None the tensors come from ``plan``'s JSON; which of them are outputs is then unknown
     (``BufferSet.outputs`` is empty and ``outputs_known`` False): every tensor gets random data."""
-    import torch
-
     if op_graph is not None:
         specs = tensor_specs(operation_graph=op_graph)
         _, outputs = io_uids(op_graph)
@@ -127,20 +181,43 @@ def make_buffer_sets(op_graph, count=4, *, seed=0, user=None, plan=None) -> list
     for key, value in (user or {}).items():
         uid = key if isinstance(key, int) else signature_of(key)[0]
         given[uid] = value
-    sets = []
-    for i in range(count):
-        gen = torch.Generator(device="cuda").manual_seed(seed + i)
-        by_uid = {}
-        for uid, spec in specs.items():
-            if spec.virtual:
-                continue
-            if uid in given:
-                by_uid[uid] = given[uid]
-            elif spec.by_value:
-                by_uid[uid] = 1.0 if spec.value is None else spec.value
-            else:
-                by_uid[uid] = _random(spec, gen)
-        bs = BufferSet(by_uid, {u for u in outputs if u not in given}, specs, known)
-        bs.poison()
-        sets.append(bs)
+    rng = np.random.default_rng(seed)
+    sets: list[BufferSet] = []
+    try:
+        for i in range(count):
+            bs = BufferSet({}, {u for u in outputs if u not in given}, specs, known)
+            sets.append(bs)
+            for uid, spec in specs.items():
+                if spec.virtual:
+                    continue
+                if uid in given:
+                    bs.by_uid[uid] = given[uid]
+                    if not spec.by_value:
+                        bs.ptrs[uid] = resolve_buffer(given[uid], f"buffers[{uid}]").ptr
+                        if i == 0 and uid not in outputs and spec.nbytes is not None:
+                            bs.host[uid] = _host_values(bs.stored(uid, stream).copy(), spec.data_type)
+                    continue
+                if spec.by_value:
+                    value = 1.0 if spec.value is None else spec.value
+                    bs.by_uid[uid] = value
+                    if i == 0:
+                        bs.host[uid] = np.full(tuple(spec.dims), value, dtype=np.float64)
+                    continue
+                buf = memory.DeviceBuffer(max(_need_size(spec), 1))
+                bs.owned.append(buf)
+                bs.by_uid[uid], bs.ptrs[uid] = buf, buf.ptr
+                if uid in bs.outputs:
+                    continue
+                if i == 0:
+                    values = random_values(spec, rng)
+                    memory.copy_to_device(buf, host_layout(values, spec), stream)
+                    bs.host[uid] = _host_values(values, spec.data_type)
+                else:
+                    memory.copy_device(buf, sets[0].ptrs[uid], spec.nbytes, stream)
+            bs.poison(stream)
+        memory.synchronize(stream)
+    except BaseException:
+        for bs in sets:
+            bs.close()
+        raise
     return sets

@@ -35,7 +35,9 @@ class ConfigResult:
     (cuDNN's own message when it refused) say whether cuDNN built a plan; ``time_us`` is the median time per
     call (``min_us``/``max_us`` the spread; None offline; for the final round's finalists, the median of that
     round, and ``first_pass_us`` what the first pass measured), ``rel_error`` the relative L2 error of its outputs
-    against the reference or the majority of configs, ``kernels`` the names of the kernels one call launched
+    against the reference or the majority of configs, ``checked_by`` how they were checked ("fp64 reference",
+    "sampled fp64 reference (N points)", or "majority (why: the operation the reference cannot compute)"; empty
+    when nothing was checked), ``kernels`` the names of the kernels one call launched
     (the best config, or every config with ``fusion="all"``) and ``kernel_count``.
     """
 
@@ -53,6 +55,7 @@ class ConfigResult:
     max_us: float | None = None
     rel_error: float | None = None
     correct: bool | None = None
+    checked_by: str = ""
     kernels: list | None = None
     kernel_count: int | None = None
     numerical_notes: tuple = ()
@@ -71,22 +74,29 @@ class ConfigResult:
         return f"{self.source}#{self.rank}" if self.rank is not None else self.source
 
     @property
+    def check_method(self) -> str:
+        """``checked_by`` without the majority's reason (for tables; the exploration's ``check`` gives it)."""
+        return self.checked_by.split(" (", 1)[0] if self.checked_by.startswith("majority") else self.checked_by
+
+    @property
     def runtime_compiled(self) -> bool:
         return "RUNTIME_COMPILATION" in self.behavior_notes
 
     def knobs_text(self) -> str:
         return " ".join(f"{k}={v}" for k, v in self.knobs.items()) or "-"
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         d = asdict(self)
         d["modes"] = list(self.modes)
         d["numerical_notes"] = list(self.numerical_notes)
         d["behavior_notes"] = list(self.behavior_notes)
         return d
 
+    as_dict = to_dict  # the earlier name, kept as an alias
+
     @classmethod
     def from_dict(cls, d: dict) -> "ConfigResult":
-        """The ConfigResult ``as_dict`` wrote."""
+        """The ConfigResult ``to_dict`` wrote."""
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names}
         for k in ("modes", "numerical_notes", "behavior_notes"):
@@ -101,7 +111,9 @@ class Exploration:
     ``results`` (``ConfigResult``, fastest correct first when timed), ``heuristics`` ({mode: [(engine_index,
     knobs), ...]} in cuDNN's order), ``engines`` (one row per engine of the graph: supported or why not,
     notes, knobs), ``graph`` (tensors and operations), ``device`` (name, SM version, SM count, and whether
-    it was a GPU or a device profile), ``measured`` (how times were taken), ``notes`` and ``wall_seconds``.
+    it was a GPU or a device profile), ``measured`` (how times were taken), ``check`` (how outputs were checked:
+    "fp64 reference", "sampled fp64 reference (N points)" or "majority (why)"; empty when nothing ran), ``notes``
+    and ``wall_seconds``.
     """
 
     name: str
@@ -111,6 +123,7 @@ class Exploration:
     graph: dict = field(default_factory=dict)
     params: dict = field(default_factory=dict)
     measured: str = ""
+    check: str = ""
     heuristics: dict = field(default_factory=dict)
     engines: list = field(default_factory=list)
     results: list = field(default_factory=list)
@@ -155,11 +168,11 @@ class Exploration:
         """Everything as JSON-able plain data (``from_dict`` reads it back)."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "results"}
         d["heuristics"] = {m: [[e, dict(k)] for e, k in cfgs] for m, cfgs in self.heuristics.items()}
-        d["results"] = [r.as_dict() for r in self.results]
+        d["results"] = [r.to_dict() for r in self.results]
         d["headroom"] = self.headroom
         best, pick = self.best, self.heuristics_pick
-        d["best"] = None if best is None else best.as_dict()
-        d["heuristics_pick"] = None if pick is None else pick.as_dict()
+        d["best"] = None if best is None else best.to_dict()
+        d["heuristics_pick"] = None if pick is None else pick.to_dict()
         return d
 
     def to_json(self, indent=1) -> str:
@@ -184,7 +197,7 @@ class Exploration:
         """One flat dict per result (for CSV, pandas)."""
         out = []
         for r in self.results:
-            row = {"graph": self.name, **r.as_dict()}
+            row = {"graph": self.name, **r.to_dict()}
             row["knobs"] = r.knobs_text()
             row["kernels"] = " ".join(r.kernels) if r.kernels else ""
             row["modes"] = ",".join(r.modes)
@@ -208,7 +221,7 @@ class Exploration:
             rows.append({
                 "from": r.label, "engine": r.engine_index, "knobs": r.knobs_text(), "status": r.status,
                 "time": "-" if r.time_us is None else f"{r.time_us:.2f} us",
-                "rel err": "-" if r.rel_error is None else f"{r.rel_error:.1e}",
+                "rel err": "-" if r.rel_error is None else f"{r.rel_error:.1e}", "checked by": r.check_method or "-",
                 "workspace": format_bytes(r.workspace_bytes), "kernels": "-" if r.kernel_count is None else
                 str(r.kernel_count), "reason": r.reason[:60]})
         return plain_table(rows)

@@ -214,7 +214,7 @@ def run_task(task: Task, job: str = "explore", options: dict | None = None, work
             if offline:
                 raise SweepError("bench needs a GPU: it runs the plan")
             report = bench(task.builder, kwargs=dict(task.kwargs), name=task.name, cache=cache, **options)
-            result.bench = report.as_dict()
+            result.bench = report.to_dict()
         else:
             raise ValueError(f"job: {job!r} is not one of {', '.join(JOBS)}")
         result.ok = True
@@ -367,8 +367,8 @@ def _worker_main(worker_id, pin, job, options, task_queue, result_queue):
     """A spawned worker: pinned to one GPU (set before anything touches CUDA), runs tasks until the sentinel."""
     if pin is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = pin
-        if job != "explore" or options.get("time") is not False:  # torch's import (seconds) meets cuDNN's first work
-            threading.Thread(target=inputs.warm_up, name="torch warm-up", daemon=True).start()
+        if job != "explore" or options.get("time") is not False:  # cuda.core and the context meet cuDNN's first work
+            threading.Thread(target=inputs.warm_up, name="CUDA warm-up", daemon=True).start()
     label = f"gpu {pin}" if pin is not None else f"cpu worker {worker_id}"
     while True:
         item = task_queue.get()

@@ -1,14 +1,17 @@
 """Honest GPU timing of one plan: CUDA events, warm-up, the median of N samples, inputs rotated over several
 buffer sets; optionally cold (L2 flushed before every call) or inside a CUDA graph (no launch overhead).
 
-Needs a GPU and torch (optional dependency, imported when first used)."""
+Runs on cuda.core and cuda-bindings (``runtime.memory``: events, the L2 flush; ``runtime.execution``: stream
+capture); no torch. ``benchmarks/timer_compare.py`` checks on a GPU that it measures what the torch-based timer
+it replaced measured."""
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
 
 from cudnn_backend.core._descriptor import Handle
-from cudnn_backend.runtime.execution import execute
+from cudnn_backend.runtime import memory
+from cudnn_backend.runtime.execution import CapturedGraph, execute
 
 __all__ = ["Timing", "Timer"]
 
@@ -23,9 +26,11 @@ class Timing:
     samples: int
     calls_per_sample: int
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"median_us": self.median_us, "min_us": self.min_us, "max_us": self.max_us, "samples": self.samples,
                 "calls_per_sample": self.calls_per_sample}
+
+    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 class Timer:
@@ -37,8 +42,8 @@ class Timer:
     events); ``cuda_graph`` captures a batch of calls in a CUDA graph and times its replay (launch overhead
     left out).
 
-    torch is imported, and the handle put on torch's current stream, by ``bind()`` (the first ``time()`` calls
-    it): a Timer made before then costs nothing, so a sweep worker's import of torch can still be under way.
+    The events (and the flush buffer) are made by ``bind()`` (the first ``time()`` calls it), on the stream the
+    handle has then: a Timer made before costs nothing.
     """
 
     def __init__(self, handle: Handle, *, warmup=10, repeats=20, target_sample_us=300.0, cold=False, cuda_graph=False):
@@ -49,20 +54,22 @@ class Timer:
         if self.repeats < 1 or self.warmup < 0:
             raise ValueError("repeats must be >= 1 and warmup >= 0")
         self.cold, self.cuda_graph = bool(cold), bool(cuda_graph)
-        self._torch = self.stream = self._flush = None
+        self.stream = self._events = self._flush = None
 
     def bind(self):
-        """Import torch and run the handle on torch's current stream (idempotent)."""
-        if self._torch is not None:
+        """Make the device current and the timing events on the handle's stream (idempotent)."""
+        if self._events is not None:
             return
-        import torch
-
-        self.stream = torch.cuda.current_stream()
-        self.handle.stream = self.stream.cuda_stream
+        self.stream = self.handle.stream
+        self._events = memory.EventTimer(self.stream)
         if self.cold:
-            l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 64 << 20)
-            self._flush = torch.empty(max(2 * l2, 1 << 20), dtype=torch.uint8, device="cuda")
-        self._torch = torch
+            self._flush = memory.L2Flush(self.stream)
+
+    def close(self):
+        """Free the L2 flush buffer (the events go with the object)."""
+        if self._flush is not None:
+            self._flush.close()
+            self._flush = None
 
     def describe(self) -> str:
         """What was measured, in words (for reports)."""
@@ -74,57 +81,43 @@ class Timer:
 
     def time(self, plan, packs) -> Timing:
         self.bind()
-        torch = self._torch
-        h = self.handle
+        h, ev = self.handle, self._events
         for i in range(self.warmup):
             execute(h, plan, packs[i % len(packs)])
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record(self.stream)
+        memory.synchronize(self.stream)
+        ev.start()
         execute(h, plan, packs[0])
-        end.record(self.stream)
-        end.synchronize()
-        one_us = max(start.elapsed_time(end) * 1000.0, 0.5)
+        ev.stop()
+        one_us = max(ev.elapsed_ms() * 1000.0, 0.5)
         batch = 1 if self.cold else max(1, min(200, int(self.target / one_us)))
         if self.cuda_graph:
             return self._time_graph(plan, packs, batch)
         samples = []
         for r in range(self.repeats):
             if self._flush is not None:
-                self._flush.fill_(r & 0xFF)
-            start.record(self.stream)
+                self._flush(r & 0xFF)
+            ev.start()
             for i in range(batch):
                 execute(h, plan, packs[(r * batch + i) % len(packs)])
-            end.record(self.stream)
-            end.synchronize()
-            samples.append(start.elapsed_time(end) * 1000.0 / batch)
+            ev.stop()
+            samples.append(ev.elapsed_ms() * 1000.0 / batch)
         return Timing(statistics.median(samples), min(samples), max(samples), len(samples), batch)
 
     def _time_graph(self, plan, packs, batch) -> Timing:
-        torch = self._torch
-        side = torch.cuda.Stream()
-        h = self.handle
-        old = h.stream
-        g = torch.cuda.CUDAGraph()
-        try:
-            h.stream = side.cuda_stream
-            with torch.cuda.stream(side):
-                execute(h, plan, packs[0])
-            torch.cuda.synchronize()
-            with torch.cuda.graph(g, stream=side):
-                for i in range(batch):
-                    execute(h, plan, packs[i % len(packs)])
-        finally:
-            h.stream = old
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        for _ in range(3):
-            g.replay()
-        torch.cuda.synchronize()
-        samples = []
-        for _ in range(self.repeats):
-            start.record(self.stream)
-            g.replay()
-            end.record(self.stream)
-            end.synchronize()
-            samples.append(start.elapsed_time(end) * 1000.0 / batch)
+        h, ev = self.handle, self._events
+
+        def record():
+            for i in range(batch):
+                execute(h, plan, packs[i % len(packs)])
+
+        with CapturedGraph(h, record) as g:
+            for _ in range(3):
+                g.launch(self.stream)
+            memory.synchronize(self.stream)
+            samples = []
+            for _ in range(self.repeats):
+                ev.start()
+                g.launch(self.stream)
+                ev.stop()
+                samples.append(ev.elapsed_ms() * 1000.0 / batch)
         return Timing(statistics.median(samples), min(samples), max(samples), len(samples), batch)

@@ -25,7 +25,7 @@ from cudnn_backend.errors import GraphError
 __all__ = [
     "tensor_slots", "signature_of", "read_signature", "describe_signature", "describe_tensor", "tensor_name",
     "operation_label", "topological_order", "operations_table", "operations_dot", "to_dict", "short",
-    "keyword_of", "graph_tensors", "canonical_graph", "graph_fingerprint",
+    "keyword_of", "graph_tensors", "canonical_graph", "graph_fingerprint", "operations_of",
 ]
 
 A = AttributeName
@@ -152,6 +152,14 @@ def operation_label(op) -> str:
             except ValueError:
                 pass
     return label
+
+
+def operations_of(op_graph) -> tuple:
+    """The operations of a finalized operation graph, typed or generic."""
+    ops = getattr(op_graph, "operations", None)
+    if ops is None:
+        ops = op_graph.values.get(AttributeName.CUDNN_ATTR_OPERATIONGRAPH_OPS, ())
+    return tuple(ops) if isinstance(ops, (tuple, list)) else (ops,)
 
 
 def topological_order(operations) -> list:

@@ -16,7 +16,7 @@ What counts as public:
   each one sets (from the class's ``KEYWORDS`` and ``ATTRIBUTES``);
 * every public method and property of ``Graph``, grouped by operation family;
 * the public names (``__all__``, else the functions and classes a module defines) of every layer
-  package (errors, core, typed, graph, runtime, patterns, tune, cli) and of their public modules.
+  package (errors, core, typed, graph, runtime, reference, patterns, tune, cli) and of their public modules.
 """
 from __future__ import annotations
 
@@ -29,13 +29,14 @@ import pkgutil
 import textwrap
 import types
 
-LAYERS = ("errors", "core", "typed", "graph", "runtime", "patterns", "tune", "cli")
+LAYERS = ("errors", "core", "typed", "graph", "runtime", "reference", "patterns", "tune", "cli")
 LAYER_TITLES = {
     "errors": "Errors",
     "core": "Core: descriptors, handles, logging, schema, versions",
     "typed": "Typed layer: helpers and introspection",
     "graph": "Graph layer: shapes, checks and the operation families",
     "runtime": "Runtime: profiles, engines, heuristics, plans, execution, memory",
+    "reference": "Reference: the fp64 evaluator of operation graphs",
     "patterns": "Patterns",
     "tune": "Tune: explore, autotune, plan cache, benchmarks",
     "cli": "Command line",
@@ -380,10 +381,11 @@ def _toplevel_page(w: _Writer) -> str:
             if layer.startswith("_"):
                 layer = {"_bindings": "enums", "_version": "core"}.get(layer, "core")
         groups.setdefault(layer, []).append((name, value))
-    order = ["core", "errors", "enums", "typed", "graph", "runtime", "patterns", "tune", "cli", "modules"]
+    order = ["core", "errors", "enums", "typed", "graph", "runtime", "reference", "patterns", "tune", "cli", "modules"]
     titles = {"core": "Descriptors, handles, logging, versions", "errors": "Exceptions",
               "enums": "Enums (see :doc:`enums`)", "typed": "Typed layer", "graph": "Graph builder",
-              "runtime": "Runtime", "patterns": "Patterns", "tune": "Tune", "cli": "Command line",
+              "runtime": "Runtime", "reference": "Reference evaluator", "patterns": "Patterns", "tune": "Tune",
+              "cli": "Command line",
               "modules": "Layers and modules reachable as attributes"}
     for layer in order + sorted(set(groups) - set(order)):
         if layer not in groups:

@@ -33,14 +33,15 @@ from tests.helpers import json_fuzz_worker as W
 from tests.helpers.crash import run_python
 from tests.helpers.env import H200_PROFILE_JSON, LOADED, VERIFIED, version_text
 from tests.helpers.offline import offline_plan
+from tests.helpers.releases import profile
 
 MODULE = pathlib.Path(J.__file__)
 
 
 @pytest.fixture(scope="module")
 def h200():
-    """The H200 profile for the loaded release (the bundled one, completed for releases that need more)."""
-    return W.release_profile()[0]
+    """The H200 profile for the loaded release (tests.helpers.releases)."""
+    return profile("h200")
 
 
 @pytest.fixture(scope="module")

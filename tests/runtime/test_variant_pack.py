@@ -27,8 +27,9 @@ from cudnn_backend.runtime import execution as ex
 from cudnn_backend.runtime import memory
 from cudnn_backend.runtime._execute import rebuild_strategy
 from cudnn_backend.runtime.execution import TensorSpec, VariantPack, execute
-from cudnn_backend.typed import DeviceProp, EngineHeuristics, ExecutionPlan, arrays
+from cudnn_backend.typed import DeviceProp, EngineHeuristics, ExecutionPlan
 
+from tests.helpers import dlpack
 from tests.helpers import generic_graphs as gg
 
 A16 = 0x10000  # fake device addresses, 64 KiB apart and 16-byte aligned
@@ -42,42 +43,18 @@ def _real_driver() -> bool:
 # ---------------------------------------------------------------------------------------------
 # fakes: array-likes that describe device memory without any
 # ---------------------------------------------------------------------------------------------
-class FakeCudaArray:
-    """An object with __cuda_array_interface__ (what cupy/numba arrays expose)."""
-
-    def __init__(self, ptr, shape, typestr="<f2", strides=None):
-        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr, "data": (ptr, False),
-                                         "version": 3, "strides": strides}
-
-
-class _DLManagedTensor(ctypes.Structure):
-    _fields_ = [("dl_tensor", arrays._DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+def FakeCudaArray(ptr, shape, typestr="<f2", strides=None):
+    """A CUDA array (what cupy/torch/JAX arrays export through DLPack) described like a __cuda_array_interface__:
+    a type string and byte strides. (The CUDA array interface itself is read through cuda.core, which asks the
+    driver which device holds the pointer: tested on a GPU, tests/runtime/gpu/test_arrays_gpu.py.)"""
+    code, bits = {"<f2": (dlpack.FLOAT, 16), "<f4": (dlpack.FLOAT, 32), "|u1": (dlpack.UINT, 8)}[typestr]
+    return dlpack.FakeDLPack(ptr, shape, None if strides is None else tuple(s // (bits // 8) for s in strides),
+                             code=code, bits=bits)
 
 
-_PyCapsule_New = ctypes.pythonapi.PyCapsule_New
-_PyCapsule_New.restype = ctypes.py_object
-_PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-
-
-class FakeCudaDLPack:
-    """An object whose __dlpack__ capsule describes CUDA memory (device type 2)."""
-
-    def __init__(self, ptr, shape, code=2, bits=16, device_type=2):
-        self._shape = (ctypes.c_int64 * len(shape))(*shape)
-        self._mt = _DLManagedTensor()
-        t = self._mt.dl_tensor
-        t.data = ptr
-        t.device = arrays._DLDevice(device_type, 0)
-        t.ndim = len(shape)
-        t.dtype = arrays._DLDataType(code, bits, 1)
-        t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
-        t.byte_offset = 0
-
-    def __dlpack__(self, stream=None):
-        return _PyCapsule_New(ctypes.addressof(self._mt), b"dltensor", None)
-
-    def __dlpack_device__(self):
-        return (self._mt.dl_tensor.device.device_type, 0)
+def FakeCudaDLPack(ptr, shape, code=2, bits=16, device_type=2):
+    """A DLPack producer of memory on ``device_type`` (2: CUDA), unversioned."""
+    return dlpack.FakeDLPack(ptr, shape, code=code, bits=bits, device_type=device_type)
 
 
 class FakeTorchCpuTensor:
@@ -310,22 +287,26 @@ def test_buffer_too_small_is_refused(cbr):
 
 
 def test_buffer_size_uses_strides(cbr):
-    """A strided buffer spans (1 + sum((n - 1) * stride)) elements, not prod(shape)."""
+    """A tensor with gaps spans (1 + sum((n - 1) * stride)) elements, not prod(shape); an array describing it
+    exactly is bound, and a flat buffer must hold the whole span."""
     x_elems = 2 * 16 * 8 * 8
     buffers = cbr.buffers()
-    # 1-D view of every other element: spans 2*(n-1)+1 elements
     half = x_elems // 2
+    # a 1-D view of every other element is no flat buffer, and not the tensor's layout either
     buffers[cbr.x] = FakeCudaArray(ADDR[0], (half,), "<f2", strides=(4,))
-    with pytest.raises(ValueError, match=f"holds {2 * (2 * (half - 1) + 1)} bytes"):
+    with pytest.raises(ValueError, match=r"UID 1: the array's shape \[1024\] is not the tensor's dims "
+                                         r"\[2, 16, 8, 8\]; the tensor is \(uid 1\) \[2, 16, 8, 8\] strides"):
         VariantPack(cbr.plan, buffers, workspace=0)
-    buffers[cbr.x] = FakeCudaArray(ADDR[0], (half + 1,), "<f2", strides=(4,))
-    VariantPack(cbr.plan, buffers, workspace=0)
+    buffers[cbr.x] = FakeCudaArray(ADDR[0], (x_elems - 1,))  # flat, one element short
+    with pytest.raises(ValueError, match=f"holds {2 * (x_elems - 1)} bytes but the tensor .* spans {2 * x_elems}"):
+        VariantPack(cbr.plan, buffers, workspace=0)
 
 
 def test_buffer_of_another_data_type_is_refused_unless_asked(cbr):
     buffers = cbr.buffers()
     buffers[cbr.x] = FakeCudaArray(ADDR[0], (4096,), "<f4")
-    with pytest.raises(ValueError, match="holds CUDNN_DATA_FLOAT but the tensor is CUDNN_DATA_HALF.*check_dtype=False"):
+    with pytest.raises(ValueError, match=r"UID 1: the array holds float32 \(CUDNN_DATA_FLOAT\) but the tensor "
+                                         r"is CUDNN_DATA_HALF \(pass check_dtype=False"):
         VariantPack(cbr.plan, buffers, workspace=0)
     VariantPack(cbr.plan, buffers, workspace=0, check_dtype=False)
     buffers[cbr.x] = FakeCudaArray(ADDR[0], (4096,), "|u1")  # raw bytes are always fine
@@ -378,14 +359,18 @@ class _CpuOnlyDLPack:
     (65536.0, TypeError, "cannot use a float"),
     ([0x10000], TypeError, "cannot use a list"),
     (_Weird(), TypeError, "cannot use a _Weird"),
-    (np.zeros(4096, np.float16), TypeError, "numpy array is host memory"),
-    (FakeTorchCpuTensor(), TypeError, "torch tensor is on cpu"),
-    (_CpuOnlyDLPack(), TypeError, "DLPack tensor is on the cpu device"),
-    (FakeCudaDLPack(ADDR[0], (4096,), device_type=1), TypeError, "on the cpu device"),
+    (np.zeros(4096, np.float16), TypeError, r"UID 1: the ndarray \(float16 \[4096\] strides \[1\] on the host\) is "
+                                            "host memory; cuDNN needs device memory"),
+    (FakeTorchCpuTensor(), TypeError, "cannot use a FakeTorchCpuTensor"),
+    (_CpuOnlyDLPack(), TypeError, r"the _CpuOnlyDLPack \(float16 \[4096\] strides \[1\] on the host\) is host memory"),
+    (FakeCudaDLPack(ADDR[0], (4096,), device_type=1), TypeError, "on the host.* is host memory"),
+    (FakeCudaDLPack(ADDR[0], (4096,), device_type=3), TypeError, "on the host.* is host memory"),  # pinned host
+    (FakeCudaDLPack(ADDR[0], (4096,), device_type=10), TypeError, "DLPack device type 10, neither the host nor"),
     (type("Masked", (), {"__cuda_array_interface__": {
         "shape": (4096,), "typestr": "<f2", "data": (ADDR[0], False), "version": 3, "mask": object()}})(),
-     TypeError, "masked"),
-    (type("Broken", (), {"__cuda_array_interface__": {"shape": (1,)}})(), TypeError, "malformed"),
+     TypeError, "cannot read the Masked through cuda_array_interface: BufferError: mask is not supported"),
+    (type("Broken", (), {"__cuda_array_interface__": {"shape": (1,)}})(), TypeError,
+     "cannot read the Broken through cuda_array_interface"),
 ])
 def test_wrong_kinds_of_buffer_objects(cbr, buffer, exc, match):
     buffers = cbr.buffers()
@@ -718,7 +703,7 @@ def test_workspace_given_is_checked(ws_case):
 @pytest.mark.skipif(_real_driver(), reason="allocates for real on a GPU machine")
 def test_workspace_allocation_without_a_gpu_is_a_clear_error(ws_case):
     plan, buffers = ws_case
-    with pytest.raises((ImportError, memory.CudaError), match="cuda-bindings|cudaMalloc"):
+    with pytest.raises((ImportError, memory.CudaError), match="cuda-bindings|no CUDA GPU is visible"):
         VariantPack(plan, buffers)
 
 
@@ -744,7 +729,7 @@ def test_memory_without_a_device():
 
 @pytest.mark.skipif(_real_driver(), reason="allocates for real on a GPU machine")
 def test_device_buffer_without_a_gpu_is_a_clear_error():
-    with pytest.raises((ImportError, memory.CudaError), match="cuda-bindings|cudaMalloc"):
+    with pytest.raises((ImportError, memory.CudaError), match="cuda-bindings|no CUDA GPU is visible"):
         memory.DeviceBuffer(256)
 
 
@@ -939,6 +924,30 @@ class FakeRuntime:
         self.destroyed.append(("graph", int(graph)))
         return (0,)
 
+    cudaStreamNonBlocking = 1
+
+    class cudaStreamCaptureMode(enum.IntEnum):
+        cudaStreamCaptureModeGlobal = 0
+        cudaStreamCaptureModeThreadLocal = 1
+
+    def cudaStreamCreateWithFlags(self, flags):
+        s = next(self._next)
+        self.streams = getattr(self, "streams", []) + [s]
+        return (0, s)
+
+    def cudaStreamBeginCapture(self, stream, mode):
+        self.capturing = (stream, mode)
+        return (0,)
+
+    def cudaStreamEndCapture(self, stream):
+        assert self.capturing[0] == stream
+        self.capturing = None
+        return (0, self.add_graph("Kernel"))
+
+    def cudaStreamDestroy(self, stream):
+        self.destroyed.append(("stream", stream))
+        return (0,)
+
     def cudaGetErrorName(self, err):
         return (0, b"cudaErrorFake")
 
@@ -949,7 +958,7 @@ class FakeRuntime:
 @pytest.fixture
 def fake_rt(monkeypatch):
     rt = FakeRuntime()
-    monkeypatch.setattr(memory, "_cudart", rt)
+    monkeypatch.setitem(memory._modules, "runtime", rt)
     return rt
 
 
@@ -1018,3 +1027,34 @@ def test_cuda_graph_object_lifecycle(fake_rt, cbr, monkeypatch):
     g2 = ex.CudaGraph(H(), cbr.plan, pack1, graph=mine)
     g2.close()
     assert ("graph", mine) not in fake_rt.destroyed
+
+
+def test_captured_graph_records_on_its_own_stream_and_restores_the_handles(fake_rt):
+    """CapturedGraph: record() runs while the handle launches on a fresh stream under thread-local capture; the
+    handle gets its stream back, the graph is instantiated and launched on the handle's stream, and close
+    destroys the executable, the graph and the stream once. A failing record() leaves nothing behind."""
+    class H:
+        stream = 0x5000
+
+    h = H()
+    seen = []
+    g = ex.CapturedGraph(h, lambda: seen.append((h.stream, fake_rt.capturing)))
+    stream = fake_rt.streams[-1]
+    assert seen == [(stream, (stream, fake_rt.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal))]
+    assert h.stream == 0x5000 and fake_rt.capturing is None
+    assert g.kernel_count() == 1 and g.graph_exec is not None
+    g.launch()
+    g.launch(0x6000)
+    assert fake_rt.launched == [(g.graph_exec, 0x5000), (g.graph_exec, 0x6000)]
+    graph, exec_ = g.graph, g.graph_exec
+    g.close()
+    g.close()
+    assert fake_rt.destroyed == [("exec", exec_), ("graph", graph), ("stream", stream)]
+
+    def fail():
+        raise RuntimeError("the work failed")
+
+    with pytest.raises(RuntimeError, match="the work failed"):
+        ex.CapturedGraph(h, fail)
+    assert h.stream == 0x5000 and fake_rt.capturing is None
+    assert fake_rt.destroyed[-1] == ("stream", fake_rt.streams[-1]) and fake_rt.destroyed[-2][0] == "graph"

@@ -4,18 +4,21 @@ engine config for real; only the ranking (normally GPU timings) is stood in for 
 The reason for the test: engines couple their knobs, so changing one knob of a heuristics config is usually
 refused; on an H200 a search over six values of one knob at a time found nothing new for conv + bias + ReLU.
 """
+import pytest
+
 from cudnn_backend.tune import explorer, results
 from cudnn_backend.runtime import engines
+from tests.helpers.releases import profile
+
+_OPTIONS = dict(handle=None, device_profile=None, modes=("A",), time=False, sweep=False, max_workspace=None,
+                sm_count_target=None, max_configs=None, engines=False, sweep_seeds=3, pair_seeds=2,
+                knob_values=32, sweep_budget_s=None, compile_budget_s=30.0, finalists=0, final_rounds=1,
+                warmup=1, repeats=1, buffer_sets=1, cold=False, cuda_graph=False, buffers=None, fusion=False,
+                progress=None, name=None, args=(), kwargs={}, keep_plans=False)
 
 
 def _explorer(**overrides):
-    options = dict(handle=None, device_profile=None, modes=("A",), time=False, sweep=False, max_workspace=None,
-                   sm_count_target=None, max_configs=None, engines=False, sweep_seeds=3, pair_seeds=2,
-                   knob_values=32, sweep_budget_s=None, compile_budget_s=30.0, finalists=0, final_rounds=1,
-                   warmup=1, repeats=1, buffer_sets=1, cold=False, cuda_graph=False, buffers=None, fusion=False,
-                   progress=None, name=None, args=(), kwargs={}, keep_plans=False)
-    options.update(overrides)
-    return explorer._Explorer("conv_bias_relu", **options)
+    return explorer._Explorer("conv_bias_relu", **{**_OPTIONS, **overrides})
 
 
 def _ranked_by_heuristics(ex_):
@@ -108,5 +111,34 @@ def test_spread_thins_long_knob_ranges_evenly():
             values = ex_.spread(s)
             assert len(values) == min(4, len(s))
             assert values[0] == s.values()[0] and values[-1] == s.values()[-1]
+    finally:
+        ex_.close()
+
+
+TMA = {engines.KnobType.CUDNN_KNOB_TYPE_INPUT_TMA_ENABLE, engines.KnobType.CUDNN_KNOB_TYPE_OUTPUT_TMA_ENABLE}
+
+
+@pytest.mark.parametrize("gpu", ["h100", "h200"])
+@pytest.mark.parametrize("pattern", ["conv_bias_relu", "conv_fwd", "matmul_bias_relu"])
+def test_the_first_round_of_one_knob_changes_tries_every_knob(pattern, gpu):
+    """One knob at a time goes round-robin over the knobs: the first candidates cover every knob of the engine, so a
+    spent budget never leaves a knob untried behind a long one (a 265-value KERNEL_CFG before the INPUT_TMA_ENABLE /
+    OUTPUT_TMA_ENABLE switches of cuDNN 9.22+, which the search tries on every engine that exposes them)."""
+    ex_ = explorer._Explorer(pattern, **{**_OPTIONS, "device_profile": profile(gpu)})
+    try:
+        keys = ex_.heuristics(ex_.exploration())
+        assert keys
+        checked = 0
+        for key in dict.fromkeys(keys):
+            specs = engines.engine_knobs(ex_.configs[key].engine)
+            changes = list(ex_.one_knob_changes(key))
+            assert len(changes) == sum(len(ex_.spread(s)) for s in specs)
+            first_round = changes[:len(specs)]
+            assert [next(iter(c)) for c in first_round] == [s.knob_type for s in specs]
+            for s in specs:
+                if s.knob_type in TMA:  # both settings of the switch are candidates
+                    assert {c[s.knob_type] for c in changes if s.knob_type in c} == set(s.values())
+            checked += len(specs) > 1
+        assert checked, "no engine with two knobs or more: the round-robin was not exercised"
     finally:
         ex_.close()

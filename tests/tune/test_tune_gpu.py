@@ -1,5 +1,7 @@
-"""The main job on a GPU: explore times and checks every config, autotune + the plan cache across processes,
-bench, and fusion reports with kernel names."""
+"""The main job on a GPU: explore times and checks every config (against the fp64 reference, or the majority
+with the reason), autotune + the plan cache across processes, bench, and fusion reports with kernel names.
+Only the tests that compare with torch's own results need torch; the rest run with torch blocked, and
+``test_the_main_job_without_torch`` runs the whole job (CLI included) where torch cannot be imported."""
 import json
 import os
 import subprocess
@@ -20,12 +22,14 @@ def torch():
     return pytest.importorskip("torch")
 
 
-def test_explore_times_and_checks_every_config(torch):
+def test_explore_times_and_checks_every_config():
     ex = cb.explore("conv_bias_relu", sweep=True, sweep_budget_s=3.0)
     assert ex.timed and ex.device["source"] == "gpu"
     ok = [r for r in ex.results if r.status == "ok"]
     assert len(ok) >= 5
     assert all(r.time_us > 0 and r.correct and r.rel_error < 5e-3 for r in ok)
+    assert ex.check == "fp64 reference" or ex.check.startswith("sampled fp64 reference (")
+    assert all(r.checked_by == ex.check for r in ok)
     assert ex.best is not None and ex.best.time_us <= ex.heuristics_pick.time_us
     assert ex.headroom >= 1.0
     assert ex.best.kernels and all(isinstance(k, str) and k for k in ex.best.kernels)
@@ -34,7 +38,7 @@ def test_explore_times_and_checks_every_config(torch):
     assert ex.wall_seconds < 60
 
 
-def test_final_round_picks_the_winner_head_to_head(torch):
+def test_final_round_picks_the_winner_head_to_head():
     ex = cb.explore("conv_fwd", kwargs=dict(n=1, c=64, h=28, w=28, k=64), engines=False, finalists=3, final_rounds=3)
     finalists = [r for r in ex.results if r.first_pass_us is not None]
     assert 3 <= len(finalists) <= 4, ex.table()  # the 3 fastest, and heuristics' pick when it was not among them
@@ -50,13 +54,28 @@ def test_final_round_picks_the_winner_head_to_head(torch):
 
 
 @pytest.mark.parametrize("how", ["generic", "typed_classes", "graph_builder"])
-def test_explore_graphs_built_any_way_on_the_gpu(torch, how):
+def test_explore_graphs_built_any_way_on_the_gpu(how):
     graph = getattr(three_ways, how)(n=4, c=32, h=16, w=16, k=32)
     ex = cb.explore(graph, engines=False, max_configs=12)
     ok = [r for r in ex.results if r.status == "ok"]
     assert ok, ex.table()
-    assert any("majority" in n for n in ex.notes)  # no pattern: checked against the other configs
-    assert all(r.correct for r in ok)
+    # no pattern needed: the evaluator reads the graph itself, whatever API built it
+    assert ex.check == "fp64 reference" and all(r.checked_by == "fp64 reference" for r in ok)
+    assert all(r.correct and r.rel_error < 5e-3 for r in ok)
+
+
+def test_explore_falls_back_to_the_majority_visibly(monkeypatch):
+    """Where the evaluator cannot compute an operation, every result says majority and why."""
+    from cudnn_backend.tune import checking
+
+    line = "operation 0 (ConvolutionForward): refused for this test"
+    monkeypatch.setattr(checking, "unsupported", lambda og: [line])
+    ex = cb.explore("conv_fwd", kwargs=dict(n=4, c=32, h=16, w=16, k=32), engines=False, max_configs=8)
+    ok = [r for r in ex.results if r.status == "ok"]
+    assert ok and ex.check == f"majority (the fp64 reference cannot compute {line})"
+    assert all(r.checked_by == ex.check and r.check_method == "majority" for r in ok)
+    assert any(n.startswith("outputs (UID") and "majority" in n and line in n for n in ex.notes)
+    assert "majority" in ex.table() and json.loads(ex.to_json())["check"] == ex.check
 
 
 def test_leaky_relu_majority_and_reference(torch):
@@ -84,7 +103,7 @@ def test_leaky_relu_majority_and_reference(torch):
     assert err < 5e-3, err
 
 
-def test_autotune_then_cache_hit_in_another_process(torch, tmp_path):
+def test_autotune_then_cache_hit_in_another_process(torch, tmp_path):  # torch: an independent reference
     cache_path = tmp_path / "plans.sqlite"
     plan, ex = cb.autotune("conv_bias_relu", cache=cache_path, kwargs=dict(n=8, c=64, h=28, w=28, k=64))
     assert ex is not None and plan.engine_index == ex.best.engine_index
@@ -119,7 +138,7 @@ def test_autotune_then_cache_hit_in_another_process(torch, tmp_path):
     assert got["err"] < 5e-3
 
 
-def test_bench_a_plan(torch):
+def test_bench_a_plan():
     p = cb.patterns.conv_fwd(n=1, c=8, h=8, w=8, k=8, build=False)
     h = cb.Handle()
     plan, _ = cb.build_first_plan(p.build(h), handle=h)
@@ -131,7 +150,7 @@ def test_bench_a_plan(torch):
     assert json.loads(json.dumps(report.as_dict()))["engine_index"] == plan.engine_index
 
 
-def test_fusion_report_names_the_single_kernel_of_conv_bias_relu(torch):
+def test_fusion_report_names_the_single_kernel_of_conv_bias_relu():
     p = cb.patterns.conv_bias_relu(n=8, c=64, h=56, w=56, k=32, build=False)
     h = cb.Handle()
     plan, _ = cb.build_first_plan(p.build(h), handle=h)
@@ -141,7 +160,7 @@ def test_fusion_report_names_the_single_kernel_of_conv_bias_relu(torch):
     assert k.name and k.name != "<unnamed kernel>" and all(v >= 1 for v in k.grid + k.block)
 
 
-def test_fusion_report_of_a_graph_not_fused_fully(torch):
+def test_fusion_report_of_a_graph_not_fused_fully():
     """A grouped bf16 NCHW convolution: cuDNN launches several kernels (4 when measured on an H200)."""
     p = cb.patterns.conv_fwd(n=8, c=64, h=28, w=28, k=64, groups=4, layout="nchw",
                              data_type=cb.CUDNN_DATA_BFLOAT16, build=False)
@@ -152,9 +171,73 @@ def test_fusion_report_of_a_graph_not_fused_fully(torch):
     assert len({k.name for k in report.kernels}) >= 1 and not report.fused
 
 
-def test_processes_sweep_on_the_gpus_here(torch, tmp_path):
+def test_processes_sweep_on_the_gpus_here(tmp_path):
     tasks = [cb.Task("conv_fwd", dict(n=4, c=32, h=16, w=16, k=32)), cb.Task("conv_fwd", dict(n=4, c=5, k=8, groups=2))]
     result = cb.sweep(tasks, job="tune", executor="processes", gpus=1, cache=tmp_path / "c.sqlite", max_configs=8)
     assert result.results[0].ok and result.results[0].winner["time_us"] > 0
     assert not result.results[1].ok and "groups" in result.results[1].error
     assert len(PlanCache(tmp_path / "c.sqlite").entries()) == 1
+
+
+NO_TORCH = """
+import json, sys
+sys.modules["torch"] = None  # import torch fails from here on, as on a machine without it
+import cudnn_backend as cb
+from cudnn_backend.cli import main
+
+ex = cb.explore("conv_bias_relu", sweep=True, sweep_budget_s=2.0)
+ok = [r for r in ex.results if r.status == "ok"]
+plan, tuned = cb.autotune("conv_bias_relu", cache=sys.argv[1], max_configs=6)
+hit, again = cb.autotune("conv_bias_relu", cache=sys.argv[1])
+report = cb.bench(plan, iterations=20, repeats=3, warmup=3)
+fusion = cb.fusion_report(plan)
+cli = [main(["explore", "conv_bias_relu", "--sweep", "--quiet", "--max-configs", "6", "--json", sys.argv[2]]),
+       main(["bench", "conv_bias_relu", "--iterations", "20", "--repeats", "2", "--warmup", "2",
+             "--cache", sys.argv[1]]),
+       main(["fusion", "conv_bias_relu", "--cache", sys.argv[1]]),
+       main(["tune", "conv_bias_relu", "--quiet", "--cache", sys.argv[1]])]
+print(json.dumps({"ok": len(ok), "timed": ex.timed, "checked": sorted({r.checked_by for r in ok}),
+                  "tuned": tuned is not None, "hit": again is None, "bench": [c.name for c in report.cases],
+                  "kernels": fusion.kernel_count, "cli": cli, "torch": sys.modules.get("torch") is not None}))
+"""
+
+
+def test_the_main_job_without_torch(tmp_path):
+    """explore (timed, with the knob search), autotune and its cache, bench, fusion and the CLI's explore / bench /
+    fusion / tune, in a process where torch cannot be imported."""
+    out = subprocess.run([sys.executable, "-c", NO_TORCH, str(tmp_path / "plans.sqlite"), str(tmp_path / "ex.json")],
+                         capture_output=True, text=True, timeout=600, cwd=os.getcwd())
+    assert out.returncode == 0, out.stderr[-4000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["timed"] and got["ok"] >= 3 and got["tuned"] and got["hit"] and got["kernels"] >= 1, got
+    assert got["checked"] and all(c.startswith(("fp64 reference", "sampled fp64 reference")) for c in got["checked"])
+    assert got["bench"] == ["execute", "bind + execute", "cuda graph replay"] and got["cli"] == [0, 0, 0, 0], got
+    assert not got["torch"]
+    saved = json.loads((tmp_path / "ex.json").read_text())
+    assert saved["timed"] and saved["check"] and all("checked_by" in r for r in saved["results"])
+
+
+def test_sweep_workers_start_without_torch(tmp_path):
+    """A processes sweep whose workers cannot import torch (a stand-in that raises on import, first on their
+    path): every task tunes and is checked."""
+    blocker = tmp_path / "notorch" / "torch"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ModuleNotFoundError('torch is blocked in this test', name='torch')\n")
+    code = textwrap.dedent(f"""
+        import json, cudnn_backend as cb
+        tasks = [cb.Task("conv_fwd", dict(n=4, c=32, h=16, w=16, k=32)), cb.Task("conv_bias_relu", dict(n=2))]
+        if __name__ == "__main__":
+            result = cb.sweep(tasks, job="tune", executor="processes", gpus=1, cache={str(tmp_path / "c.sqlite")!r},
+                              max_configs=6)
+            print(json.dumps([[r.ok, r.error, r.exploration.check if r.exploration else ""] for r in result]))
+    """)
+    script = tmp_path / "sweep_no_torch.py"
+    script.write_text(code)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path / "notorch"), os.getcwd(),
+                                                      os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, cwd=os.getcwd(),
+                         env=env)
+    assert out.returncode == 0, out.stderr[-4000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert all(ok for ok, _, _ in got), got
+    assert all(check.startswith(("fp64 reference", "sampled fp64 reference")) for _, _, check in got), got

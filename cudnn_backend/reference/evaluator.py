@@ -1,0 +1,260 @@
+"""``evaluate`` and ``unsupported``: the graph read from its own descriptors, evaluated in float64 whole or at a
+random sample of output coordinates.
+
+Sampled evaluation pulls back, operation by operation from the outputs to the inputs, only the blocks of each
+tensor that the sampled coordinates need (``_blocks.Request``: rows, filters, heads, single elements), then
+computes forward exactly those. Every output that is small enough is evaluated whole in the same pass.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.errors import GraphError, ReferenceUnsupportedError
+from cudnn_backend.reference import (  # noqa: F401 - the operation families register themselves
+    attention,
+    conv,
+    layout,
+    matmul,
+    misc,
+    norm,
+    pointwise,
+    reduction,
+    resample,
+)
+from cudnn_backend.reference._blocks import Request, full, merge, outer_coords, select, take
+from cudnn_backend.reference._graph import read_graph
+from cudnn_backend.reference._ops import REGISTRY, Unsupported
+from cudnn_backend.typed.introspection import signature_of
+
+__all__ = ["ReferenceResult", "evaluate", "unsupported", "DEFAULT_MAX_ELEMENTS", "DEFAULT_MAX_WORK",
+           "DEFAULT_SAMPLES"]
+
+DEFAULT_MAX_ELEMENTS = 1 << 20
+DEFAULT_MAX_WORK = 1 << 28
+DEFAULT_SAMPLES = 1024
+WHOLE = "fp64 reference"
+
+
+@dataclass
+class ReferenceResult:
+    """What ``evaluate`` computed, in float64.
+
+    ``outputs``: {uid: array of the tensor's dims} of every non-virtual output evaluated whole;
+    ``samples``: {uid: (coords int64 (N, rank), values float64 (N,))} of the outputs evaluated at N random
+    coordinates; ``method``: "fp64 reference" or "sampled fp64 reference (N points)"; ``names``: {uid: name}
+    of every output. Comparison semantics (tolerances, the output's data type) are the caller's.
+    """
+
+    outputs: dict = field(default_factory=dict)
+    samples: dict = field(default_factory=dict)
+    method: str = WHOLE
+    names: dict = field(default_factory=dict)
+
+    def values(self, uid) -> np.ndarray:
+        """The reference's values of output ``uid``: the whole array, or the sampled values."""
+        if uid in self.outputs:
+            return self.outputs[uid]
+        if uid in self.samples:
+            return self.samples[uid][1]
+        raise KeyError(f"uid {uid} is no output of this result (outputs: {sorted(self.names)})")
+
+    def take(self, uid, actual) -> np.ndarray:
+        """The elements of ``actual`` (an array-like of output ``uid``'s dims, logical order) that
+        ``values(uid)`` holds, as float64: the whole array, or its elements at the sampled coordinates."""
+        reference = self.values(uid)
+        a = np.asarray(actual)
+        if uid in self.outputs:
+            if a.shape != reference.shape:
+                raise ValueError(f"actual: shape {a.shape} is not output uid {uid}'s dims {reference.shape}")
+            return a.astype(np.float64)
+        coords = self.samples[uid][0]
+        if a.ndim != coords.shape[1]:
+            raise ValueError(f"actual: {a.ndim} dims, output uid {uid} has {coords.shape[1]}")
+        return a[tuple(coords.T)].astype(np.float64)
+
+
+def _ops(graph):
+    """(the evaluable operations producers first, one line per operation that is not: its name and why)."""
+    ops, lines = [], []
+    for node in graph.nodes:
+        try:
+            cls = REGISTRY.get(int(node.kind))
+            if cls is None:
+                raise Unsupported("no reference for this operation type")
+            ops.append(cls(node, graph))
+        except Unsupported as e:
+            lines.append(_line(node, graph, e))
+    return ops, lines
+
+
+def _line(node, graph, reason) -> str:
+    writes = ", ".join(graph.tensors[u].name for u in node.outputs)
+    return f"{node.label} (operation {node.index}{', writes ' + writes if writes else ''}): {reason}"
+
+
+def unsupported(op_graph) -> list:
+    """One line per operation of ``op_graph`` the evaluator cannot compute, naming it and why; [] when every
+    operation is computable (``evaluate`` raises ``ReferenceUnsupportedError`` with these lines otherwise); for a
+    graph whose operations are unknown (read back from cuDNN, as a loaded plan's) the one line says so.
+    ``op_graph``: a finalized OperationGraph (any API), a ``Graph`` or a ``Pattern`` (one not built yet is read as it
+    stands, not built)."""
+    try:
+        graph = read_graph(op_graph)
+    except GraphError as e:  # a graph read back from cuDNN: no operation is known, none can be computed
+        return [str(e)]
+    return _ops(graph)[1]
+
+
+def _uid_of(key, graph) -> int:
+    if isinstance(key, Descriptor):
+        key = signature_of(key)[0]
+    if isinstance(key, bool) or not isinstance(key, numbers.Integral):
+        raise TypeError(f"inputs: a key is a tensor UID (int) or a tensor descriptor, not {type(key).__name__}")
+    uid = int(key)
+    if uid not in graph.tensors:
+        raise ValueError(f"inputs: uid {uid} is no tensor of the graph (its tensors: "
+                         f"{', '.join(t.describe() for t in graph.tensors.values())})")
+    return uid
+
+
+def _as_array(value, info) -> np.ndarray:
+    what = f"inputs[{info.uid}] ({info.name})"
+    try:
+        a = np.asarray(value)
+    except Exception as e:  # noqa: BLE001 - any array-like that numpy cannot read
+        raise TypeError(f"{what}: cannot read an array from {type(value).__name__} ({e})") from None
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{what}: dtype {a.dtype} is not a real number type")
+    if info.by_value and a.size == 1:
+        a = a.reshape(info.dims)
+    if tuple(a.shape) != tuple(info.dims):
+        raise ValueError(f"{what}: shape {list(a.shape)} is not the tensor's dims {list(info.dims)} (logical order)")
+    return a.astype(np.float64)
+
+
+def _inputs(graph, ops, inputs) -> dict:
+    """{uid: float64 array} of every input the graph reads (and every output prior an operation blends in)."""
+    if not isinstance(inputs, dict):
+        raise TypeError(f"inputs: expected a dict {{uid: array}}, not {type(inputs).__name__}")
+    priors = {u for op in ops for u, (_, beta) in op.blend.items() if beta != 0}
+    needed = set(graph.inputs) | priors
+    given = {}
+    for key, value in inputs.items():
+        uid = _uid_of(key, graph)
+        info = graph.tensors[uid]
+        if uid in given:
+            raise ValueError(f"inputs: uid {uid} ({info.name}) is given twice")
+        if info.virtual:
+            raise ValueError(f"inputs: uid {uid} ({info.name}) is a virtual tensor (an intermediate), not an input")
+        if uid not in needed:
+            raise ValueError(f"inputs: uid {uid} ({info.name}) is an output the graph writes, not an input (an "
+                             "operation reads an output's prior value only when its beta is not 0)")
+        given[uid] = _as_array(value, info)
+    missing = []
+    for uid in sorted(needed - set(given)):
+        info = graph.tensors[uid]
+        if info.by_value and info.value is not None:
+            given[uid] = np.full(info.dims, float(info.value), dtype=np.float64)
+        elif info.virtual:
+            missing.append(f"{info.describe()} is virtual and no operation writes it")
+        else:
+            prior = " (the prior value of an output blended with beta)" if uid in priors else ""
+            missing.append(info.describe() + prior)
+    if missing:
+        raise ValueError("inputs: missing " + "; ".join(missing))
+    return given
+
+
+def _sample(dims, n, rng) -> Request:
+    """``n`` distinct random elements of a tensor of ``dims``."""
+    keys = rng.choice(math.prod(dims), size=n, replace=False)
+    return Request(0, np.sort(np.asarray(keys, dtype=np.int64)))
+
+
+def evaluate(op_graph, inputs, *, max_elements=DEFAULT_MAX_ELEMENTS, samples=DEFAULT_SAMPLES, seed=0,
+             max_work=DEFAULT_MAX_WORK) -> ReferenceResult:
+    """The fp64 reference of ``op_graph`` on ``inputs``.
+
+    ``op_graph``: a finalized OperationGraph built with any API, a ``Graph`` or a ``Pattern`` (one not built yet
+    is read as it stands: building it here, without the handle its plans will run with, would spoil them).
+    ``inputs``: {uid (or tensor descriptor): array-like of the tensor's dims in logical order, any real dtype} for
+    every non-virtual tensor the graph reads; by-value scalars default to their recorded values (a
+    number suffices for one). Every non-virtual output is evaluated whole when each has at most ``max_elements``
+    elements and the graph's estimated work is at most ``max_work`` multiply-adds; otherwise each output larger
+    than ``samples`` elements is evaluated exactly at ``samples`` distinct random coordinates (``seed``), pulling
+    back only the input blocks those coordinates need, and the others whole. Refuses (ValueError/TypeError naming
+    the uid and tensor) a missing, unknown, virtual, output or misshapen input, and (``ReferenceUnsupportedError``)
+    a graph with an operation ``unsupported`` names."""
+    for name, v, low in (("max_elements", max_elements, 0), ("samples", samples, 1), ("max_work", max_work, 0)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or v < low:
+            raise ValueError(f"{name}: expected a number >= {low}, not {v!r}")
+    graph = read_graph(op_graph)
+    ops, lines = _ops(graph)
+    if lines:
+        raise ReferenceUnsupportedError("the fp64 reference cannot compute:\n  " + "\n  ".join(lines))
+    arrays = _inputs(graph, ops, inputs)
+    outputs = graph.outputs
+    dims = {u: graph.tensors[u].dims for u in graph.tensors}
+    whole = all(math.prod(dims[u]) <= max_elements for u in outputs) and sum(op.work() for op in ops) <= max_work
+    rng = np.random.default_rng(seed)
+    asked = {}
+    for u in outputs:
+        n = math.prod(dims[u])
+        asked[u] = full(dims[u]) if whole or n <= samples else _sample(dims[u], int(samples), rng)
+    store = _run(ops, graph, arrays, asked, dims)
+    result = ReferenceResult(names={u: graph.tensors[u].name for u in outputs})
+    for u in outputs:
+        have, values = store[u]
+        if have.is_full(dims[u]):
+            result.outputs[u] = select(dims[u], have, values, full(dims[u])).reshape(dims[u])
+        else:
+            coords = outer_coords(asked[u].keys, dims[u], 0)
+            result.samples[u] = (coords, select(dims[u], have, values, asked[u]).reshape(-1))
+    if result.samples:
+        result.method = f"sampled fp64 reference ({int(samples)} points)"
+    return result
+
+
+def _run(ops, graph, arrays, asked, dims) -> dict:
+    """{uid: (request, values)} of every tensor an operation computed: the requests pulled back from ``asked``
+    (outputs last to first), then the values computed forward."""
+    requests = {u: [r] for u, r in asked.items()}
+    plans = []
+
+    def cheap(uid):
+        return uid in arrays
+
+    for op in reversed(ops):
+        wanted = {u: merge(dims[u], requests[u]) for u in op.outputs if requests.get(u)}
+        wanted = {u: r for u, r in wanted.items() if len(r.keys)}
+        if not wanted:
+            continue
+        needs, finish = op.pull(wanted, cheap)
+        for u, r in needs.items():
+            if u not in arrays:
+                requests.setdefault(u, []).append(r)
+        plans.append((op, wanted, needs, finish))
+    store = {}
+    for op, wanted, needs, finish in reversed(plans):
+        values = {}
+        for u, r in needs.items():
+            if u in arrays:
+                values[u] = take(arrays[u], r)
+            else:
+                have, v = store[u]
+                values[u] = select(dims[u], have, v, r)
+        out = finish(values)
+        for u, r in wanted.items():
+            v = np.asarray(out[u], dtype=np.float64).reshape(r.shape(dims[u]))
+            alpha, beta = op.blend.get(u, (1.0, 0.0))
+            if alpha != 1.0:
+                v = alpha * v
+            if beta != 0.0:
+                v = v + beta * take(arrays[u], r)
+            store[u] = (r, v)
+    return store

@@ -1,0 +1,111 @@
+"""DLPack producers without a GPU: objects whose ``__dlpack__`` capsule (versioned or not) describes memory at a
+given address on a given device, as cupy/torch/JAX arrays do, and that record the stream each consumer passed.
+Nothing dereferences the address: they let array reading and variant packs be tested offline."""
+from __future__ import annotations
+
+import ctypes
+
+kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged = 1, 2, 3, 13
+# DLPack type codes
+INT, UINT, FLOAT, BFLOAT, BOOL = 0, 1, 2, 4, 6
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32), ("dtype", DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER)]
+
+
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("version", DLPackVersion), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER),
+                ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
+
+
+_PyCapsule_New = ctypes.pythonapi.PyCapsule_New
+_PyCapsule_New.restype = ctypes.py_object
+_PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+class FakeDLPack:
+    """An array at ``ptr`` (never read) of ``shape``, ``strides`` (elements; None: C-contiguous), DLPack dtype
+    ``code``/``bits``, on ``device_type``/``device_id``. ``versioned``: it speaks DLPack 1.x (``max_version``)
+    and hands out a versioned capsule; otherwise only the unversioned one. ``streams`` records what each
+    consumer passed as ``stream``; ``deleted`` counts the deleter calls."""
+
+    def __init__(self, ptr, shape, strides=None, *, code=FLOAT, bits=16, device_type=kDLCUDA, device_id=0,
+                 versioned=False, byte_offset=0, dtype=None):
+        self.shape = tuple(shape)
+        self._shape = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        self._strides = None if strides is None else (ctypes.c_int64 * max(len(shape), 1))(*strides)
+        self.versioned = versioned
+        self.streams = []
+        self.deleted = 0
+        self._deleter = _DELETER(self._delete)
+        self._fields = dict(ptr=ptr, code=code, bits=bits, device=(device_type, device_id), byte_offset=byte_offset)
+        self._keep = []
+        if dtype is not None:
+            self.dtype = dtype  # what a producer's own dtype says (torch's / JAX's name)
+
+    def _delete(self, _):
+        self.deleted += 1
+
+    def _fill(self, t: DLTensor):
+        f = self._fields
+        t.data = f["ptr"]
+        t.device = DLDevice(*f["device"])
+        t.ndim = len(self.shape)
+        t.dtype = DLDataType(f["code"], f["bits"], 1)
+        t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
+        t.strides = None if self._strides is None else ctypes.cast(self._strides, ctypes.POINTER(ctypes.c_int64))
+        t.byte_offset = f["byte_offset"]
+
+    def __dlpack__(self, stream=None, **kwargs):
+        self.streams.append(stream)
+        max_version = kwargs.get("max_version")
+        if not self.versioned and kwargs:
+            raise TypeError("unexpected keyword arguments (an unversioned producer)")
+        if self.versioned and max_version is not None and max_version[0] >= 1:
+            m = DLManagedTensorVersioned()
+            m.version = DLPackVersion(1, 0)
+            m.deleter = self._deleter
+            self._fill(m.dl_tensor)
+            name = b"dltensor_versioned"
+        else:
+            m = DLManagedTensor()
+            m.deleter = self._deleter
+            self._fill(m.dl_tensor)
+            name = b"dltensor"
+        self._keep.append(m)
+        return _PyCapsule_New(ctypes.addressof(m), name, None)
+
+    def __dlpack_device__(self):
+        return self._fields["device"]
+
+
+def cuda_array(ptr, shape, strides=None, bits=16, code=FLOAT, **kw) -> FakeDLPack:
+    """A CUDA array (device 0) of ``shape`` at ``ptr``: fp16 by default."""
+    return FakeDLPack(ptr, shape, strides, code=code, bits=bits, **kw)
+
+
+def nhwc_strides(n, c, h, w):
+    """Element strides of an NCHW-ordered tensor laid out NHWC (channels last)."""
+    return (h * w * c, 1, w * c, c)

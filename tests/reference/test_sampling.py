@@ -1,0 +1,59 @@
+"""Sampled evaluation of graphs too large to evaluate whole: a ResNet-50 layer (forward and weight gradient) and
+an attention over 2048 positions, each sampled point checked against its value computed here directly (a window's
+dot product, a row's softmax); the output tensors are never computed whole."""
+import math
+
+import numpy as np
+
+import cudnn_backend as cb
+from cudnn_backend.patterns import sdpa_composite_fwd
+from cudnn_backend.reference import evaluate
+
+from tests.reference.helpers import by_name, random_inputs
+
+N, C, K, H = 32, 256, 256, 14  # ResNet-50's conv4 3x3 layer, batch 32
+
+
+def test_resnet_layer_forward_sampled(rng):
+    g = cb.Graph("resnet_3x3")
+    x, w = g.tensor([N, C, H, H], layout="nhwc", name="x"), g.tensor([K, C, 3, 3], layout="nhwc", name="w")
+    b = g.tensor([1, K, 1, 1], layout="nhwc", name="b")
+    y = g.relu(g.bias(g.conv_fwd(x, w, padding=1), b), output=True, name="y")
+    xv = rng.standard_normal([N, C, H, H]).astype(np.float32)
+    wv, bv = rng.standard_normal([K, C, 3, 3]).astype(np.float32), rng.standard_normal([1, K, 1, 1])
+    r = evaluate(g, {x.uid: xv, w.uid: wv, b.uid: bv}, samples=256)
+    assert r.method == "sampled fp64 reference (256 points)" and not r.outputs
+    coords, values = r.samples[y.uid]
+    xp = np.pad(xv.astype(np.float64), [(0, 0), (0, 0), (1, 1), (1, 1)])
+    direct = [max((xp[n, :, p:p + 3, q:q + 3] * wv[k]).sum() + bv[0, k, 0, 0], 0.0) for n, k, p, q in coords]
+    np.testing.assert_allclose(values, direct, rtol=1e-11, atol=1e-11)
+
+
+def test_resnet_layer_weight_gradient_sampled(rng):
+    g = cb.Graph("resnet_wgrad")
+    x, dy = g.tensor([N, C, H, H], layout="nhwc", name="x"), g.tensor([N, K, H, H], layout="nhwc", name="dy")
+    dw = g.conv_bwd_filter(x, dy, [K, C, 3, 3], padding=1, output=True)
+    xv, dyv = rng.standard_normal([N, C, H, H]), rng.standard_normal([N, K, H, H])
+    r = evaluate(g, {x.uid: xv, dy.uid: dyv}, samples=64)
+    coords, values = r.samples[dw.uid]
+    xp = np.pad(xv, [(0, 0), (0, 0), (1, 1), (1, 1)])
+    direct = [(dyv[:, k] * xp[:, c, s:s + H, t:t + H]).sum() for k, c, s, t in coords]
+    np.testing.assert_allclose(values, direct, rtol=1e-11, atol=1e-9)
+
+
+def test_long_attention_sampled(rng):
+    s, d = 2048, 32
+    p = sdpa_composite_fwd(b=1, h=2, s_q=s, s_kv=s, d=d, causal=True)
+    names = by_name(p.op_graph)
+    inputs = random_inputs(p.op_graph, rng)
+    r = evaluate(p.op_graph, inputs, samples=64)
+    assert not r.outputs and set(r.samples) == {p.o.uid, p.stats.uid}
+    q, kt, v = inputs[names["q"]], inputs[names["k_t"]], inputs[names["v"]]
+    for uid, column in ((p.o.uid, True), (p.stats.uid, False)):
+        coords, values = r.samples[uid]
+        for (b, h, i, j), value in zip(coords, values):
+            scores = (q[b, h, i] @ kt[b, h])[: i + 1] / math.sqrt(d)   # the causal row
+            m = scores.max()
+            e = np.exp(scores - m)
+            expected = (e / e.sum()) @ v[b, h, : i + 1, j] if column else m + np.log(e.sum())
+            np.testing.assert_allclose(value, expected, rtol=1e-10, atol=1e-12)
