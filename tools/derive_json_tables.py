@@ -386,7 +386,8 @@ class Observer:
                 out[name] = {"outcome": f"not tried ({type(e).__name__}: {e})"}
                 continue
             outcome, detail = self.probe(kind, mutated, context)
-            out[name] = {"outcome": outcome, "via": source, "detail": _reason(detail) if outcome == "refused" else detail}
+            out[name] = {"outcome": outcome, "via": source,
+                         "detail": _reason(detail) if outcome == "refused" else detail}
         return out
 
     def samples(self):
@@ -522,11 +523,15 @@ def _set_path(path, value):
     return mutate
 
 
-def _first_matmul_operand_dim(doc, text):
+def _matmul_operand(doc, member):
+    """The tensor a plan's first matmul node names as ``member``."""
     g = doc["operationGraph"]
     node = next(n for n in g["nodes"] if n["operation"].endswith("MATMUL_DESCRIPTOR"))
-    t = next(t for t in g["tensors"] if t["name"] == node["matA"])
-    t["dim"][0] = 0
+    return next(t for t in g["tensors"] if t["name"] == node[member])
+
+
+def _first_matmul_operand_dim(doc, text):
+    _matmul_operand(doc, "matA")["dim"][0] = 0
     return json.dumps(doc, separators=(",", ":"))
 
 
@@ -543,9 +548,7 @@ def _cache_key_type(value):
 
 
 def _sdpa_stride(doc, text):
-    g = doc["operationGraph"]
-    node = next(n for n in g["nodes"] if n["operation"].endswith("MATMUL_DESCRIPTOR"))
-    t = next(t for t in g["tensors"] if t["name"] == node["matB"])
+    t = _matmul_operand(doc, "matB")
     t["stride"] = [t["stride"][0], t["stride"][1], t["stride"][2] * t["dim"][3], 2] if len(t["stride"]) == 4 else 0
     return json.dumps(doc, separators=(",", ":"))
 
@@ -574,7 +577,9 @@ CRASH_PROBES = [  # (name, document kind, source (a regular expression), mutatio
 
 
 # -- the library's own strings -------------------------------------------------------------------
-_QUOTED = re.compile(rb'"([A-Za-z_][A-Za-z0-9_]{0,63})"|\bjson_([A-Za-z_][A-Za-z0-9_]{0,63})|\b([A-Za-z_][A-Za-z0-9_]{0,63})_iter\b')
+_QUOTED = re.compile(rb'"([A-Za-z_][A-Za-z0-9_]{0,63})"'  # "member"
+                     rb'|\bjson_([A-Za-z_][A-Za-z0-9_]{0,63})'  # json_member
+                     rb'|\b([A-Za-z_][A-Za-z0-9_]{0,63})_iter\b')  # member_iter
 _BARE = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{1,63}\Z")
 _JSON_LINE = re.compile(rb"json|HasMember|Member|\[\"")
 
@@ -642,7 +647,8 @@ def api_names(release):
     from cudnn_backend._bindings.enums import SINCE, DescriptorType, KnobType
     from cudnn_backend.core.versions import parse_version
 
-    names = [d.name for d in DescriptorType if d.name.startswith("CUDNN_BACKEND_OPERATION_")] + [k.name for k in KnobType]
+    names = [d.name for d in DescriptorType if d.name.startswith("CUDNN_BACKEND_OPERATION_")]
+    names += [k.name for k in KnobType]
     return sorted(n for n in names if parse_version(SINCE.get(n, "9.0.0")) <= release)
 
 
@@ -650,7 +656,8 @@ def header_names():
     """Knob and operation names of the package's cuDNN header (the newest): candidates the strings confirm."""
     from cudnn_backend._bindings.enums import DescriptorType, KnobType
 
-    return {k.name for k in KnobType} | {d.name for d in DescriptorType if d.name.startswith("CUDNN_BACKEND_OPERATION_")}
+    operations = {d.name for d in DescriptorType if d.name.startswith("CUDNN_BACKEND_OPERATION_")}
+    return {k.name for k in KnobType} | operations
 
 
 def cross_loaded(samples_dir, out_path, log):
@@ -714,7 +721,8 @@ CONV = {"mode": ("enum", "CUDNN_"), "mathPrec": DT, "alpha": F, "beta": F, "pad"
         "pad_upper": PADS, "stride": STEPS, "dilation": STEPS}
 RESAMPLE = {"alpha": F, "beta": F, "mode": ("enum", "CUDNN_RESAMPLE_"), "nbSpatialDims": ("int", 1, SPATIAL),
             "windowDim": ("fractions", True), "prePad": ("fractions", False), "postPad": ("fractions", False),
-            "stride": ("fractions", True), "compType": DT, "nanOpt": ("enum", "CUDNN_"), "paddingMode": ("enum", "CUDNN_")}
+            "stride": ("fractions", True), "compType": DT, "nanOpt": ("enum", "CUDNN_"),
+            "paddingMode": ("enum", "CUDNN_")}
 OP = "CUDNN_BACKEND_OPERATION_%s_DESCRIPTOR"
 
 # What the checks know beyond a member's JSON type: ranges (what crashed cuDNN 9.19 is kept out), the tensor
@@ -1290,7 +1298,8 @@ def report():
     out.append("")
     for r, o in obs.items():
         crashes = {k: v["outcome"] for k, v in o["crashes"].items()}
-        out.append(f"cuDNN {_text(r)} ({o['seconds']['total']} s): " + "; ".join(f"{k}: {v}" for k, v in crashes.items()))
+        out.append(f"cuDNN {_text(r)} ({o['seconds']['total']} s): crash probes: "
+                   + "; ".join(f"{k}: {v}" for k, v in crashes.items()))
         loads = o.get("loads_from_other_releases", {})
         if loads:
             out.append("  loads: " + "; ".join(f"{k}: {v['outcome']}" for k, v in loads.items()))

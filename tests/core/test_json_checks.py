@@ -488,7 +488,8 @@ def test_the_tables_and_the_loaded_release():
     assert J.table_release() == J.table_release(LOADED) == (LOADED if LOADED in J.TABLE_RELEASES else
                                                             J.table_release(LOADED))
     assert J.table_release("9.19.0") == J.table_release(91900) == J.table_release((9, 19, 0)) == 91900
-    for bad in ("9.x", -1, 1.5, True):
+    assert J.table_release([9, 28, 1]) == 92801
+    for bad in ("9.x", -1, 1.5, True, {}):
         with pytest.raises((TypeError, ValueError), match="release"):
             J.check_deviceprop_json(CAPTURE_9190, release=bad)
 
@@ -609,3 +610,36 @@ def test_documents_of_another_release_are_refused_naming_both(real_plans, real_c
     refused(J.check_kernel_cache_json, json.dumps(cache), "kernel cache JSON: cudnnVersion: written by cuDNN")
     refused(J.check_plan_json, real_plans["conv_generic"][0].replace(f'"cudnnVersion":{LOADED}', '"cudnnVersion":7'),
             "cudnnVersion: written by cuDNN 7, but meant for")
+
+
+@pytest.mark.parametrize("value", ["2.5", "3", "-7", "true", "1e+300", "Infinity", "NaN"])
+def test_constant_tensor_values(real_cache, value):
+    """A constant tensor (cuDNN 9.22+) carries its value as its data type reads it: a number or a bool."""
+    doc = json.loads(real_cache)
+    doc.update(cudnnVersion=92801, kernel_cache=[])
+    doc["operationGraph"]["tensors"][0].update(isByValue=True, hasConstValue=True, constValue=0)
+    text = json.dumps(doc).replace('"constValue": 0', f'"constValue": {value}')  # the JSON text of the value
+    assert _for(92801)["kernel cache"](text) == text
+    refused(_for(91900)["kernel cache"], text.replace("92801", "91900"), "hasConstValue: unknown member")
+    refused(_for(92801)["kernel cache"], text.replace(f'"constValue": {value}', '"constValue": {}'),
+            "constValue: expected a number or true/false")
+
+
+@pytest.mark.slow
+def test_every_installed_release_accepts_what_it_writes():
+    """The corpus test above on every release installed: CUDNN_BACKEND_RELEASES names their libcudnn.so.9 files
+    (os.pathsep-separated; CUDNN_BACKEND_RELEASES_LD_PATH the CUDA libraries cu12 releases need), each run in a child
+    process with that release loaded."""
+    import os
+
+    libs = [p for p in os.environ.get("CUDNN_BACKEND_RELEASES", "").split(os.pathsep) if p]
+    if not libs:
+        pytest.skip("set CUDNN_BACKEND_RELEASES to the libcudnn.so.9 files of the releases to try")
+    ld = os.environ.get("CUDNN_BACKEND_RELEASES_LD_PATH", "")
+    for lib in libs:
+        env = {"CUDNN_BACKEND_LIBCUDNN": lib, "LD_LIBRARY_PATH": os.pathsep.join(
+            p for p in (ld, os.environ.get("LD_LIBRARY_PATH", "")) if p)}
+        r = run_python("import sys, pytest; sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-k', "
+                       "'loaded_release_writes or another_release or follow_the_release', sys.argv[1]]))",
+                       args=[str(MODULE.parents[2] / "tests" / "core" / "test_json_checks.py")], env=env, timeout=900)
+        assert r.returncode == 0, f"{lib}: {r.describe()}"

@@ -31,7 +31,8 @@ def own_graphs():
     def matmul_relu():
         return _ops_of(offline.matmul_relu_graph())
 
-    return {"notebook_conv (generic Descriptor API)": notebook, "conv_bias_relu": lambda: offline.conv_bias_relu_graph().operations,
+    return {"notebook_conv (generic Descriptor API)": notebook,
+            "conv_bias_relu": lambda: offline.conv_bias_relu_graph().operations,
             "matmul_relu": matmul_relu}
 
 
@@ -339,7 +340,8 @@ TYPED_GRAPHS = {
                                 page_table_vdesc=lambda t: t([2, 1, 2, 1], "CUDNN_DATA_INT32"),
                                 seq_len_qdesc=_per_batch, seq_len_kvdesc=_per_batch),
     "sdpa_fwd cumulative lengths": _sdpa_fwd(cu_seq_len_qdesc=_cumulative, cu_seq_len_kvdesc=_cumulative),
-    "sdpa_fwd fp8 scales": _sdpa_fwd("CUDNN_DATA_FP8_E4M3", descale_qdesc=lambda t: t.scalar(), descale_kdesc=lambda t: t.scalar(),
+    "sdpa_fwd fp8 scales": _sdpa_fwd("CUDNN_DATA_FP8_E4M3",
+                                     descale_qdesc=lambda t: t.scalar(), descale_kdesc=lambda t: t.scalar(),
                                      descale_vdesc=lambda t: t.scalar(), descale_sdesc=lambda t: t.scalar(),
                                      scale_sdesc=lambda t: t.scalar(), scale_odesc=lambda t: t.scalar(),
                                      amax_sdesc=lambda t: t([1, 1, 1, 1], "CUDNN_DATA_FLOAT"),
@@ -352,8 +354,8 @@ TYPED_GRAPHS = {
     "sdpa_fwd ragged multiplier": _sdpa_ragged(True),
     "sdpa_bwd sink": _sdpa_bwd(sink_desc=lambda t: t([1, 4, 1, 1], "CUDNN_DATA_FLOAT"),
                                dsink_desc=lambda t: t([1, 4, 1, 1], "CUDNN_DATA_FLOAT")),
-    "sdpa_bwd ragged totals": _sdpa_bwd(True, seq_len_qdesc=_per_batch, seq_len_kvdesc=_per_batch, max_total_seq_len_q=256,
-                                       max_total_seq_len_kv=256),
+    "sdpa_bwd ragged totals": _sdpa_bwd(True, seq_len_qdesc=_per_batch, seq_len_kvdesc=_per_batch,
+                                        max_total_seq_len_q=256, max_total_seq_len_kv=256),
     "sdpa_bwd cumulative lengths": _sdpa_bwd(cu_seq_len_qdesc=_cumulative, cu_seq_len_kvdesc=_cumulative),
     "sdpa_bwd dropout": _sdpa_bwd(dropout_seed_desc=_seed, dropout_offset_desc=_seed, dropout_probability=0.1),
     "sdpa_bwd dbias": _sdpa_bwd(dbias_desc=lambda t: t([1, 4, 128, 128], "CUDNN_DATA_FLOAT"), subgraph=_score_modifier),
