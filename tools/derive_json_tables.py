@@ -553,6 +553,17 @@ def _sdpa_stride(doc, text):
     return json.dumps(doc, separators=(",", ":"))
 
 
+def _kernel_twice(doc, text):
+    kernels = doc["engine"]["payload"]["kernels"]
+    kernels.append(kernels[0])
+    return json.dumps(doc, separators=(",", ":"))
+
+
+# the probes behind the engine's one-kernel rule for attention plans (CRASHES in the tables)
+ATTENTION_KERNEL_TWICE = ("fused attention forward plan with its kernel twice",
+                          "fused attention backward plan with its kernel twice",
+                          "unified attention forward plan with its kernel twice")
+GUARD_PROBES = {"one kernel per attention plan": ATTENTION_KERNEL_TWICE}  # guard -> the probes that need it
 CRASH_PROBES = [  # (name, document kind, source (a regular expression), mutation(doc, text) -> text)
     ("deep nesting (200,000 levels) in a plan", "plan", "pattern conv_fwd", _nest),
     ("deep nesting (200,000 levels) in a device profile", "deviceprop", "pattern conv_fwd", _nest),
@@ -573,6 +584,9 @@ CRASH_PROBES = [  # (name, document kind, source (a regular expression), mutatio
     ("kernel cache key type 3", "kernel cache", ".*dynamic", _cache_key_type(3)),
     ("kernel cache key type -1", "kernel cache", ".*dynamic", _cache_key_type(-1)),
     ("fused attention matmul operand without a unit stride", "plan", "pattern sdpa_composite_fwd", _sdpa_stride),
+    (ATTENTION_KERNEL_TWICE[0], "plan", "pattern sdpa_composite_fwd", _kernel_twice),
+    (ATTENTION_KERNEL_TWICE[1], "plan", "pattern sdpa_composite_bwd", _kernel_twice),
+    (ATTENTION_KERNEL_TWICE[2], "plan", "pattern sdpa_fwd", _kernel_twice),
 ]
 
 
@@ -650,6 +664,17 @@ def api_names(release):
     names = [d.name for d in DescriptorType if d.name.startswith("CUDNN_BACKEND_OPERATION_")]
     names += [k.name for k in KnobType]
     return sorted(n for n in names if parse_version(SINCE.get(n, "9.0.0")) <= release)
+
+
+def crashes_loaded(folder, log):
+    """The crash probes again on the loaded release, into its existing observations (``folder/<release>.json``)."""
+    obs = Observer(log)
+    path = folder / f"{_text(obs.version)}.json"
+    result = json.loads(path.read_text())
+    obs.collect(max_plans=2, engine_variants=0)
+    result["crashes"] = obs.crashes()
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    log(f"cuDNN {_text(obs.version)}: " + "; ".join(f"{k}: {v['outcome']}" for k, v in result["crashes"].items()))
 
 
 def header_names():
@@ -860,10 +885,13 @@ def main(argv=None):
                    help="also feed each release N mutants unguarded (tests/helpers/json_fuzz_worker.py --no-check) and "
                         "record the crashes it still has")
     o.add_argument("--fuzz-seed", type=int, default=20261122)
+    o.add_argument("--crashes-only", action="store_true",
+                   help="only the crash probes again, into the releases' existing observations")
     c = sub.add_parser("_child")
     c.add_argument("--out", required=True)
     c.add_argument("--samples", default="")
     c.add_argument("--cross", action="store_true")
+    c.add_argument("--crashes-only", action="store_true")
     b = sub.add_parser("build", help="observations -> cudnn_backend/core/_json_tables.py")
     b.add_argument("--check", action="store_true", help="write nothing; fail if the tables are stale")
     sub.add_parser("report", help="what changes from release to release")
@@ -873,7 +901,9 @@ def main(argv=None):
         print(msg, file=sys.stderr, flush=True)
 
     if args.command == "_child":
-        if args.cross:
+        if args.crashes_only:
+            crashes_loaded(pathlib.Path(args.out), log)
+        elif args.cross:
             cross_loaded(args.samples, pathlib.Path(args.out), log)
         else:
             observe_loaded(pathlib.Path(args.out), args.samples, log)
@@ -913,8 +943,15 @@ def observe(args, log):
                 child_env["CUDNN_BACKEND_LIBCUDNN"] = str(lib)
             else:
                 child_env.pop("CUDNN_BACKEND_LIBCUDNN", None)
-            tmp = out / ".observing.json"
             t0 = time.monotonic()
+            if args.crashes_only:
+                r = subprocess.run([sys.executable, __file__, "_child", "--crashes-only", "--out", str(out)],
+                                   env=child_env, cwd=str(ROOT))
+                if r.returncode != 0:
+                    log(f"{lib}: the crash-probing child failed (exit {r.returncode})")
+                    return 1
+                continue
+            tmp = out / ".observing.json"
             r = subprocess.run([sys.executable, __file__, "_child", "--out", str(tmp), "--samples", samples],
                                env=child_env, cwd=str(ROOT))
             if r.returncode != 0 or not tmp.exists():
@@ -1143,6 +1180,19 @@ class Derivation:
                     out[kind].setdefault(r, set()).add(_release(writer))
         return {k: {r: tuple(sorted(w)) for r, w in v.items()} for k, v in out.items()}
 
+    def crashes(self):
+        """{probe: releases it crashed}, and {guard: releases that need it} for the guards that apply only where a
+        release still crashes (GUARD_PROBES)."""
+        crashes = {}
+        for r in self.releases:
+            for name, v in self.obs[r]["crashes"].items():
+                crashes.setdefault(name, []).append(v["outcome"] == "crash")
+        crashes = {k: _ranges(self.releases, v) for k, v in crashes.items() if len(v) == len(self.releases)}
+        guards = {guard: _ranges(self.releases, [any(_in_ranges(r, crashes.get(p, ())) for p in probes)
+                                                 for r in self.releases])
+                  for guard, probes in GUARD_PROBES.items()}
+        return crashes, guards
+
     def values(self):
         """{"finalizeMode": {mode: releases}, "knob": {name: releases}}: the names each release knows."""
         modes = set(FINALIZE_MODES)
@@ -1216,6 +1266,7 @@ def _literal(name, value, comment=None, indent=""):
 def render(obs):
     d = Derivation(obs)
     kinds, nodes, values, loads = d.kinds(), d.nodes(), d.values(), d.loads_other()
+    crashes, guards = d.crashes()
     tool = _hash(pathlib.Path(__file__).read_bytes())
     data = _hash(*(json.dumps(o, sort_keys=True) for o in obs.values()))
     releases = tuple(obs)
@@ -1235,6 +1286,8 @@ meaning every later release. Checker specs: see tools/derive_json_tables.py (RUL
         _literal("VALUES", values, "finalize modes and knobs -> the releases that know them"),
         _literal("LOADS_OTHER", loads, "plans and kernel caches of other releases each release loads (reader -> "
                                        "writers; every other pair refused)"),
+        _literal("GUARDS", guards, "checks applied only where a release crashes without them -> those releases"),
+        _literal("CRASHES", crashes, "the crash probes (unguarded) -> the releases they crashed"),
     ]) + "\n"
     return text, d.notes
 

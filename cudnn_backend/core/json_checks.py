@@ -896,6 +896,9 @@ FINALIZE_MODE_NEEDS = {
 # refuse such layouts cleanly or cope.
 UNIT_STRIDE_MODES = frozenset(("SDPA_FWD", "SDPA_BWD"))
 _MATMUL = "CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR"
+# The fused attention engines (and the unified SDPA ones) take one kernel; a plan whose payload holds it twice
+# crashes them (SIGSEGV, offline too) on cuDNN 9.10 .. 9.19 (fixed in 9.22): refused where a release crashes (GUARDS).
+ATTENTION_MODES = frozenset(("SDPA_FWD", "SDPA_BWD", "UNIFIED_SDPA_FWD", "UNIFIED_SDPA_BWD"))
 _ANY_MODE = re.compile(r"[A-Z][A-Z0-9_]{0,63}\Z")  # a finalizeMode of a release without a table
 _ANY_KNOB = re.compile(r"CUDNN_KNOB_TYPE_[A-Z0-9_]{1,64}\Z")
 _ANY_OPERATION = Enum("CUDNN_BACKEND_OPERATION_")
@@ -1224,6 +1227,21 @@ class Knobs(Check):
 # ------------------------------------------------------------------------------------------------
 # one release's checkers, built from the tables
 # ------------------------------------------------------------------------------------------------
+def _one_attention_kernel(release):
+    """The plan rule of GUARDS["one kernel per attention plan"] (``release`` for its message)."""
+    def then(plan):
+        graph, engine = plan.get("operationGraph"), plan.get("engine")
+        if type(graph) is not dict or graph.get("finalizeMode") not in ATTENTION_MODES or type(engine) is not dict:
+            return None
+        kernels = engine.get("payload", {}).get("kernels", ())
+        if len(kernels) > 1:
+            return ("engine", "payload", "kernels"), (
+                f"a fused attention plan ({graph['finalizeMode']}) carries one kernel, this one {len(kernels)}: "
+                f"cuDNN {_release_text(release)} crashes on more")
+        return None
+    return then
+
+
 _WHAT = {"plan": "execution plan object", "deviceprop": "device profile object", "engine": "engine object",
          "payload": "payload object", "kernel": "kernel object", "kernelParams": "kernelParams object",
          "offset": "kernel parameter offset object", "operationGraph": "operation graph object",
@@ -1247,6 +1265,9 @@ class _Tables:
     def __init__(self, release, table, lenient):
         self.release, self.table, self.lenient = release, table, lenient
         self.objects = {}
+        self.rules = dict(_THEN)  # kind -> its rule across members
+        if _in(table, _tables_data.GUARDS["one kernel per attention plan"]):
+            self.rules["plan"] = _one_attention_kernel(release)
         modes = [m for m, ranges in _tables_data.VALUES["finalizeMode"].items() if _in(table, ranges)]
         knobs = [k for k, ranges in _tables_data.VALUES["knob"].items() if _in(table, ranges)]
         self.finalize_mode = FinalizeMode(modes, lenient)
@@ -1295,7 +1316,7 @@ class _Tables:
             if kind == "ragged tensor":  # a ragged tensor's offset tensor: itself not ragged
                 table = {k: v for k, v in table.items() if k != "isRagged"}
             fields, _, required = self.members(table)
-            obj = Object(fields, required, then=_THEN.get(kind), extra=self.lenient,
+            obj = Object(fields, required, then=self.rules.get(kind), extra=self.lenient,
                          what=_WHAT.get(kind, kind.rsplit(".", 1)[-1] + " object"))
             self.objects[kind] = obj
         return obj

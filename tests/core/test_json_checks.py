@@ -643,3 +643,18 @@ def test_every_installed_release_accepts_what_it_writes():
                        "'loaded_release_writes or another_release or follow_the_release', sys.argv[1]]))",
                        args=[str(MODULE.parents[2] / "tests" / "core" / "test_json_checks.py")], env=env, timeout=900)
         assert r.returncode == 0, f"{lib}: {r.describe()}"
+
+
+def test_one_kernel_per_attention_plan_where_the_release_crashes_on_more(real_plans):
+    """cuDNN 9.10 .. 9.28.0's fused attention engines crash (SIGSEGV) on a plan whose payload holds its one kernel
+    twice (found by the JSON fuzz on 9.19.0, probed on every release): refused there, accepted where fixed."""
+    guarded = J._tables_data.GUARDS["one kernel per attention plan"]
+    assert J._in(91900, guarded) and not J._in(92801, guarded)
+    doc = json.loads(real_plans["sdpa_composite_fwd"][0])
+    assert doc["operationGraph"]["finalizeMode"] in J.ATTENTION_MODES and len(doc["engine"]["payload"]["kernels"]) == 1
+    doc["engine"]["payload"]["kernels"] *= 2
+    text = json.dumps(doc)
+    if J._in(J.table_release(), guarded):
+        refused(J.check_plan_json, text, "engine.payload.kernels: a fused attention plan (")
+    else:
+        assert J.check_plan_json(text) == text
