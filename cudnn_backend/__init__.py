@@ -42,6 +42,7 @@ from cudnn_backend.errors import (
     EngineError,
     GraphError,
     JsonCheckError,
+    JsonTableFallbackWarning,
     MissingDependencyError,
     NativeCudaGraphNotSupportedError,
     NoDeviceError,

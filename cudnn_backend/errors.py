@@ -24,9 +24,10 @@ __all__ = [
     "DEBUG_HINT", "CudnnBackendError", "CudnnLibraryNotFoundError", "CudnnFunctionNotFoundError", "CudnnVersionError",
     "CudnnUnsafeCallError", "CudnnShutdownError", "CudnnError", "CudnnNotInitializedError", "CudnnBadParamError",
     "CudnnNotSupportedError", "CudnnInternalError", "CudnnExecutionFailedError", "NativeCudaGraphNotSupportedError",
-    "GraphError", "ReferenceUnsupportedError", "EngineError", "NoDeviceError", "NoWorkingPlanError", "PlanVersionError", "DeviceProfileError",
-    "DeviceProfileVersionError", "CudaError", "PlanCacheError", "JsonCheckError", "MissingDependencyError", "SweepError",
-    "error_class", "make_error", "needs_version_message",
+    "GraphError", "ReferenceUnsupportedError", "EngineError", "NoDeviceError", "NoWorkingPlanError", "PlanVersionError",
+    "DeviceProfileError", "DeviceProfileVersionError", "CudaError", "PlanCacheError", "JsonCheckError",
+    "JsonTableFallbackWarning", "MissingDependencyError", "SweepError", "error_class", "make_error",
+    "needs_version_message",
 ]
 
 
@@ -280,6 +281,11 @@ class JsonCheckError(CudnnBackendError, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.kind, self.path, self.problem))
+
+
+class JsonTableFallbackWarning(UserWarning):
+    """The JSON checks have no table for the cuDNN release in question (newer than every table, or between
+    two): they fell back to the nearest older release's table and let members unknown to it through."""
 
 
 class PlanCacheError(CudnnBackendError, ValueError):

@@ -124,3 +124,20 @@ def test_result_classes_give_to_dict_and_keep_as_dict():
     timing = Timing(1.5, 1.0, 2.0, 3, 10)
     assert timing.to_dict() == timing.as_dict() == {"median_us": 1.5, "min_us": 1.0, "max_us": 2.0, "samples": 3,
                                                      "calls_per_sample": 10}
+
+
+# names added since the recorded lists (each asserted reachable where it was added)
+ADDED = {
+    "cudnn_backend": ["JsonTableFallbackWarning"],
+    "cudnn_backend.errors": ["JsonTableFallbackWarning"],
+    "cudnn_backend.core.json_checks": ["deviceprop_members", "table_release", "document_release", "TABLE_RELEASES",
+                                       "JsonTableFallbackWarning"],
+}
+
+
+@pytest.mark.parametrize("module", sorted(ADDED))
+def test_added_names(module):
+    mod = importlib.import_module(module)
+    for name in ADDED[module]:
+        assert getattr(mod, name, None) is not None, f"{module}.{name}"
+        assert name in getattr(mod, "__all__", dir(mod)), f"{module}.{name} not in __all__"

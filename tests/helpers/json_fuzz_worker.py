@@ -5,8 +5,9 @@ tests/runtime/test_json_fuzz.py.
                                      [--max-seconds S] [--kinds plan,kernel_cache,deviceprop] [--use-every N]
                                      [--known] [--no-check]
 
-Real documents (execution plans of several engines, runtime-compiled ones with their cubin included,
-a kernel cache, the bundled H200 device profile) are mutated: truncated, keys deleted / renamed /
+Real documents written by the loaded cuDNN (execution plans of several engines, runtime-compiled ones
+with their cubin included, a kernel cache, the H200 device profile that release takes: tests/helpers/releases.py)
+are mutated: truncated, keys deleted / renamed /
 duplicated, values retyped, numbers set to 0 / -1 / huge / float / NaN / Infinity / -0, strings made
 non-numeric / long / NUL / lone surrogates, arrays emptied / grown / reordered / nested deep, tensor
 references pointed elsewhere, binary and pickled payloads, invalid UTF-8... Each mutant goes through
@@ -74,9 +75,9 @@ _STATE = {}
 
 def _profile():
     if "profile" not in _STATE:
-        from cudnn_backend.runtime.profiles import DeviceProfile
+        from tests.helpers.releases import profile
 
-        _STATE["profile"] = DeviceProfile.bundled("h200")
+        _STATE["profile"] = profile("h200")
     return _STATE["profile"]
 
 
@@ -171,7 +172,7 @@ def bypass_package_guard():
     from cudnn_backend.core import _descriptor
     from cudnn_backend.runtime import _packing, plans, profiles
 
-    def unchecked(text, canonical=False):
+    def unchecked(text, canonical=False, release=None):
         return bytes(text).decode("utf-8", "replace") if isinstance(text, (bytes, bytearray, memoryview)) else text
 
     for attribute in list(_descriptor._JSON_ATTRIBUTES):
