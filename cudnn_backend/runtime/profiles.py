@@ -174,6 +174,11 @@ class DeviceProfile:
     @classmethod
     def from_json(cls, text, cudnn_version=None, *, source=None, allow_version_mismatch=False) -> "DeviceProfile":
         """From JSON text: our wrapped format or cuDNN's raw deviceprop JSON (then give ``cudnn_version``)."""
+        return cls._from_text(text, cudnn_version, source, allow_version_mismatch)
+
+    @classmethod
+    def _from_text(cls, text, cudnn_version, source, allow_version_mismatch, *, raw_version=None):
+        """``from_json``; ``raw_version`` (a file name's) serves a raw deviceprop JSON given no ``cudnn_version``."""
         what = source or "the device profile"
         if isinstance(text, (bytes, bytearray, memoryview)):
             try:
@@ -193,12 +198,14 @@ class DeviceProfile:
         if isinstance(data, dict) and data.get("format") == FORMAT:
             return cls._from_wrapped(data, cudnn_version, source, allow_version_mismatch)
         if cudnn_version is None:
+            cudnn_version = raw_version
+        if cudnn_version is None:
             raise DeviceProfileError(
                 f"{source or 'this raw cuDNN deviceprop JSON'} does not record which cuDNN version wrote it; "
                 "pass cudnn_version= (e.g. cudnn_version=91900 or '9.19.0'), or name the file "
                 "<name>_deviceprop_cudnn<MMmmpp>.json (e.g. h200_deviceprop_cudnn91900.json)")
-        return cls(deviceprop_json=text if isinstance(text, str) else json.dumps(data), cudnn_version=cudnn_version,
-                   source=source, allow_version_mismatch=allow_version_mismatch)
+        return cls(deviceprop_json=text, cudnn_version=cudnn_version, source=source,
+                   allow_version_mismatch=allow_version_mismatch)
 
     @classmethod
     def _from_wrapped(cls, data, cudnn_version, source, allow_version_mismatch):
@@ -234,19 +241,8 @@ class DeviceProfile:
             raw = path.read_bytes()
         except OSError as e:
             raise DeviceProfileError(f"cannot read device profile {str(path)!r}: {e}") from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise DeviceProfileError(f"device profile {str(path)!r} is not UTF-8 text ({e.reason} at byte "
-                                     f"{e.start}): not a device profile") from None
-        if cudnn_version is None:
-            try:
-                wrapped = json.loads(text).get("format") == FORMAT
-            except (ValueError, AttributeError):
-                wrapped = False
-            if not wrapped:
-                cudnn_version = version_from_filename(path)
-        return cls.from_json(text, cudnn_version, source=str(path), allow_version_mismatch=allow_version_mismatch)
+        return cls._from_text(raw, cudnn_version, str(path), allow_version_mismatch,
+                              raw_version=version_from_filename(path))
 
     @classmethod
     def bundled(cls, name="h200", cudnn_version=None, *, allow_version_mismatch=False) -> "DeviceProfile":

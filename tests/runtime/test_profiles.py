@@ -112,6 +112,15 @@ def test_load_errors(tmp_path):
         DeviceProfile.load(newer)
 
 
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"a":' * 100_000, "[" * 100_000 + "]" * 100_000])
+def test_load_deeply_nested_file_is_a_clear_error(tmp_path, text):
+    # json.loads recurses: a deep file must be refused as a profile, never a RecursionError
+    path = tmp_path / "deep_deviceprop_cudnn91900.json"
+    path.write_text(text)
+    with pytest.raises(DeviceProfileError, match="nested too deeply"):
+        DeviceProfile.load(path)
+
+
 def test_parse_version():
     assert versions.parse_version(91900) == 91900
     assert versions.parse_version("91900") == 91900
