@@ -14,9 +14,14 @@ from packaging.version import InvalidVersion, Version
 from cudnn_backend._bindings._loader import format_version as _format_int
 from cudnn_backend._bindings._loader import load_cudnn
 
-__all__ = ["parse_version", "format_version", "versions_compatible", "loaded_version", "loaded_version_string"]
+__all__ = ["parse_version", "format_version", "versions_compatible", "loaded_version", "loaded_version_string",
+           "OLDEST_SUPPORTED", "OFFLINE_SINCE"]
 
 MIN_VERSION = 90000  # cuDNN 9.0.0: the package needs nothing older
+# The support range: 9.10.2 (cu12; the cu13 wheels begin at 9.12) up to the newest release on pip. CI runs the
+# offline tests on 9.10.2; older 9.x releases load, untested (device profiles need 9.8).
+OLDEST_SUPPORTED = 91002
+OFFLINE_SINCE = 90800  # CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION: device profiles, so all offline work
 
 
 def parse_version(value, what: str = "cuDNN version") -> int:
