@@ -41,6 +41,7 @@ from cudnn_backend.errors import (
     EngineError,
     GraphError,
     JsonCheckError,
+    JsonTableFallbackWarning,
     MissingDependencyError,
     NativeCudaGraphNotSupportedError,
     NoDeviceError,

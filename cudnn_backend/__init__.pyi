@@ -38,6 +38,7 @@ from cudnn_backend.errors import DeviceProfileVersionError as DeviceProfileVersi
 from cudnn_backend.errors import EngineError as EngineError
 from cudnn_backend.errors import GraphError as GraphError
 from cudnn_backend.errors import JsonCheckError as JsonCheckError
+from cudnn_backend.errors import JsonTableFallbackWarning as JsonTableFallbackWarning
 from cudnn_backend.errors import MissingDependencyError as MissingDependencyError
 from cudnn_backend.errors import NativeCudaGraphNotSupportedError as NativeCudaGraphNotSupportedError
 from cudnn_backend.errors import NoDeviceError as NoDeviceError

@@ -23,7 +23,8 @@ __all__ = [
     "CudnnUnsafeCallError", "CudnnShutdownError", "CudnnError", "CudnnNotInitializedError", "CudnnBadParamError",
     "CudnnNotSupportedError", "CudnnInternalError", "CudnnExecutionFailedError", "NativeCudaGraphNotSupportedError",
     "GraphError", "EngineError", "NoDeviceError", "NoWorkingPlanError", "PlanVersionError", "DeviceProfileError",
-    "DeviceProfileVersionError", "CudaError", "PlanCacheError", "JsonCheckError", "MissingDependencyError", "SweepError",
+    "DeviceProfileVersionError", "CudaError", "PlanCacheError", "JsonCheckError", "JsonTableFallbackWarning",
+    "MissingDependencyError", "SweepError",
     "error_class", "make_error",
 ]
 
@@ -243,6 +244,11 @@ class JsonCheckError(CudnnBackendError, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.kind, self.path, self.problem))
+
+
+class JsonTableFallbackWarning(UserWarning):
+    """The JSON checks have no table for the cuDNN release in question (newer than every table, or between
+    two): they fell back to the nearest older release's table and let members unknown to it through."""
 
 
 class PlanCacheError(CudnnBackendError, ValueError):

@@ -52,15 +52,17 @@ import json
 import marshal
 import math
 import re
+import warnings
 from math import prod as _prod
 from operator import mul as _mul
 
-from cudnn_backend.errors import JsonCheckError
+from cudnn_backend._bindings import _loader
+from cudnn_backend.core.versions import parse_version
+from cudnn_backend.errors import CudnnLibraryNotFoundError, JsonCheckError, JsonTableFallbackWarning
 
-__all__ = ["check_plan_json", "check_kernel_cache_json", "check_deviceprop_json", "JsonCheckError",
-           "CUDNN_VERSION", "MAX_DEPTH", "MAX_TEXT_CHARS"]
-
-CUDNN_VERSION = 91900  # the cuDNN release these tables describe
+__all__ = ["check_plan_json", "check_kernel_cache_json", "check_deviceprop_json", "deviceprop_members",
+           "table_release", "JsonCheckError", "JsonTableFallbackWarning", "CUDNN_VERSION", "TABLE_RELEASES",
+           "MAX_DEPTH", "MAX_TEXT_CHARS"]
 
 # Nesting: real plans are 8 levels deep, kernel caches 9 (kernel_cache[].value[].kernelParams.offsets[]).
 # cuDNN's recursive parser overflows its stack at ~200,000 levels (~20,000 on a 256 KiB thread);
@@ -567,15 +569,17 @@ class Array(Check):
 
 class Object(Check):
     """A JSON object whose members are checked by ``fields`` (name -> checker); ``required`` names
-    must be present; any other name is refused (see the module docstring). ``then`` (optional) is a
-    function (object) -> None or (path suffix, problem): a rule across members."""
+    must be present; any other name is refused (see the module docstring), or with ``extra=True``
+    (a release without a table of its own) passed through unchecked but counted. ``then``
+    (optional) is a function (object) -> None or (path suffix, problem): a rule across members."""
 
-    def __init__(self, fields, required=(), then=None, what="object", count=True):
+    def __init__(self, fields, required=(), then=None, what="object", count=True, extra=False):
         self.fields = dict(fields)
         self.required = tuple(required)
         self.then = then
         self.what = what
         self.count = count
+        self.extra = extra
         self._pred = None
 
     def __call__(self, v, path, ctx):
@@ -587,6 +591,10 @@ class Object(Check):
         for k, x in v.items():
             check = fields.get(k)
             if check is None:
+                if self.extra:
+                    _utf8(k, path, ctx)
+                    ctx.members += _members_in(x)
+                    continue
                 self.unknown(k, path, ctx)
             check(x, path + (k,), ctx)
         for k in self.required:
@@ -605,12 +613,19 @@ class Object(Check):
     def predicate(self):
         """Compile the fast check: one function, the member checks inlined."""
         if self._pred is None:
-            env = {"MISSING": _MISSING}
+            env = {"MISSING": _MISSING, "members_in": _members_in, "ascii_keys": _ascii_keys}
             allowed = _const(env, frozenset(self.fields))
             required = _const(env, frozenset(self.required))
             lines = ["def pred(v, c):",
                      "    if type(v) is not dict:", "        return False"]
-            if set(self.required) == set(self.fields):  # no optional member: one comparison of the key sets
+            if self.extra:  # unknown members pass: their own members counted (duplicate keys), names ASCII
+                lines += ["    keys = v.keys()",
+                          f"    if not {required} <= keys:", "        return False",
+                          f"    extra = keys - {allowed}",
+                          "    if extra:",
+                          "        if not ascii_keys(extra):", "            return False",
+                          "        c.n += sum(members_in(v[k]) for k in extra)"]
+            elif set(self.required) == set(self.fields):  # no optional member: one comparison of the key sets
                 lines += [f"    if v.keys() != {allowed}:", "        return False"]
             else:
                 lines += ["    keys = v.keys()",
@@ -638,6 +653,19 @@ class Object(Check):
 
     def __repr__(self):
         return f"Object({sorted(self.fields)})"
+
+
+def _members_in(v):
+    """The object members inside a value passed through unchecked (the duplicate-key count needs them)."""
+    if type(v) is dict:
+        return len(v) + sum(map(_members_in, v.values()))
+    if type(v) is list:
+        return sum(map(_members_in, v))
+    return 0
+
+
+def _ascii_keys(keys):
+    return all(k.isascii() for k in keys)
 
 
 _MISSING = object()
@@ -761,35 +789,38 @@ _I32_NONNEG = Int(0, INT32_MAX)
 _I64 = Int(INT64_MIN, INT64_MAX)
 _I64_NONNEG = Int(0, INT64_MAX)
 
-# cuDNN 9.19 requires every one of these members (it refuses a profile missing one) and reads them
-# as int32 (IsInt), totalGlobalMem as uint64. Counts a GPU always has at least one of are >= 1.
-DEVICEPROP_FIELDS = {
-    "maxGridSize": Array(_I32_POS, 3, 3),
-    "maxBlockSize": Array(_I32_POS, 3, 3),
-    "regsPerBlock": _I32_POS,
-    "multiProcessorCount": _I32_POS,
-    "warpSize": Int(1, 1024),
-    "maxSharedMemoryPerBlock": _I32_NONNEG,
-    "maxSharedMemoryPerBlockOptin": _I32_NONNEG,
-    "reservedSharedMemoryPerBlock": _I32_NONNEG,
-    "maxRegistersPerSM": _I32_POS,
-    "maxCtasPerSM": _I32_NONNEG,
-    "maxThreadsPerBlock": _I32_POS,
-    "maxThreadsPerSM": _I32_POS,
-    "pciDeviceId": _I32_NONNEG,
-    "isTccDriver": Int(0, 1),
-    "supportCoopLaunch": Int(0, 1),
-    "totalGlobalMem": _I64_NONNEG,
-    "smClockRateKHz": _I32_NONNEG,
-    "memClockRateKHz": _I32_NONNEG,
-    "l2CacheSize": _I32_NONNEG,
-    "cudaDeviceId": _I32_NONNEG,
-    "deviceVer": _I32_NONNEG,
-    "driverVer": _I32_NONNEG,
+# member -> (checker, releases that write it, releases that require it): ranges (since, until) of cuDNN
+# versions, until None = every later release with a table. Members are read as int32 (IsInt),
+# totalGlobalMem as uint64. Counts a GPU always has at least one of are >= 1. Ordered as cuDNN writes them.
+DEVICEPROP_MEMBERS = {
+    "maxGridSize": (Array(_I32_POS, 3, 3), ((91002, None),), ((91002, None),)),
+    "maxBlockSize": (Array(_I32_POS, 3, 3), ((91002, None),), ((91002, None),)),
+    "regsPerBlock": (_I32_POS, ((91002, None),), ((91002, None),)),
+    "multiProcessorCount": (_I32_POS, ((91002, None),), ((91002, None),)),
+    "smCountOrigin": (Int(0, 8), ((92800, None),), ()),
+    "warpSize": (Int(1, 1024), ((91002, None),), ((91002, None),)),
+    "maxSharedMemoryPerBlock": (_I32_NONNEG, ((91002, None),), ((91002, None),)),
+    "maxSharedMemoryPerBlockOptin": (_I32_NONNEG, ((91002, None),), ((91002, None),)),
+    "oversizedSharedMemoryPerBlock": (_I32_NONNEG, ((92800, None),), ()),
+    "reservedSharedMemoryPerBlock": (_I32_NONNEG, ((91002, None),), ((91002, None),)),
+    "maxRegistersPerSM": (_I32_POS, ((91002, None),), ((91002, None),)),
+    "maxCtasPerSM": (_I32_NONNEG, ((91002, None),), ((91002, None),)),
+    "maxThreadsPerBlock": (_I32_POS, ((91400, None),), ((91400, None),)),
+    "maxThreadsPerSM": (_I32_POS, ((91002, None),), ((91002, None),)),
+    "pciDeviceId": (_I32_NONNEG, ((91002, None),), ((91002, None),)),
+    "isTccDriver": (Int(0, 1), ((91002, None),), ((91002, None),)),
+    "supportCoopLaunch": (Int(0, 1), ((91002, None),), ((91002, None),)),
+    "totalGlobalMem": (_I64_NONNEG, ((91002, None),), ((91002, None),)),
+    "smClockRateKHz": (_I32_NONNEG, ((91002, None),), ((91002, None),)),
+    "memClockRateKHz": (_I32_NONNEG, ((91002, None),), ((91002, None),)),
+    "memoryBusWidth": (_I32_POS, ((92800, None),), ((92800, None),)),
+    "l2CacheSize": (_I32_NONNEG, ((91002, None),), ((91002, None),)),
+    "cudaDeviceId": (_I32_NONNEG, ((91002, None),), ((91002, None),)),
+    "deviceVer": (_I32_NONNEG, ((91002, None),), ((91002, None),)),
+    "driverVer": (_I32_NONNEG, ((91002, None),), ((91002, None),)),
     # 255 bytes is the most cuDNN 9.19 survives: 256 double-frees at exit, 300 aborts (bad_alloc)
-    "deviceName": Text(DEVICE_NAME_MAX_BYTES),
+    "deviceName": (Text(DEVICE_NAME_MAX_BYTES), ((91002, None),), ((91002, None),)),
 }
-DEVICEPROP = Object(DEVICEPROP_FIELDS, required=DEVICEPROP_FIELDS, what="device profile object")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1288,14 +1319,13 @@ ENGINE = Object(ENGINE_FIELDS, required=("engineId", "knobChoices"), what="engin
 # ------------------------------------------------------------------------------------------------
 # the three documents
 # ------------------------------------------------------------------------------------------------
-PLAN_FIELDS = {
-    "cudnnVersion": _I32_NONNEG,
-    "schemaVersion": _I32_NONNEG,
-    "operationGraph": GRAPH,
-    "GPUProfile": DEVICEPROP,
-    "engine": ENGINE,
-}
-PLAN = Object(PLAN_FIELDS, required=PLAN_FIELDS, what="execution plan object")
+TABLE_RELEASES = (91002, 91400, 91900, 92200, 92800, 92801)  # the cuDNN releases with a table of their own
+CUDNN_VERSION = TABLE_RELEASES[-1]  # the newest release with a table (newer ones fall back to it, see _Tables)
+
+
+def _in(release, ranges):
+    return any(since <= release and (until is None or release <= until) for since, until in ranges)
+
 
 # kernel_cache[].key.type: cuDNN 9.19 accepts 0, 1 and 2; 3 .. 2**31-1 and negative values: SIGSEGV
 KERNEL_CACHE_KEY_TYPES = (0, 2)
@@ -1314,19 +1344,100 @@ CACHE_KEY = Object(CACHE_KEY_FIELDS, required=("type", "engineId", "knobChoices"
                    what="kernel cache key object")
 CACHE_ENTRY = Object({"key": CACHE_KEY, "value": Array(KERNEL, 0, 1024)}, required=("key", "value"),
                      what="kernel cache entry object")
-KERNEL_CACHE_FIELDS = {
-    "cudnnVersion": _I32_NONNEG,
-    "schemaVersion": _I32_NONNEG,
-    "operationGraph": GRAPH,
-    "kernel_cache": Array(CACHE_ENTRY, 0),
-}
-KERNEL_CACHE = Object(KERNEL_CACHE_FIELDS, required=KERNEL_CACHE_FIELDS, what="kernel cache object")
-
-SCHEMAS = {"plan": PLAN, "kernel cache": KERNEL_CACHE, "device profile": DEVICEPROP}
 
 
-def _check(kind, value, canonical):
-    schema = SCHEMAS[kind]
+class _Tables:
+    """The checkers of one release: the table of ``table`` (a release in TABLE_RELEASES) for ``release``.
+
+    A release with a table of its own gets it, strict. Any other release (newer than every table, between
+    two, older than the oldest) gets the nearest older table (the oldest for one older than all) with
+    ``lenient`` on: unknown members pass through unchecked (counted, their names valid), the members of
+    the table keep their checks, and only members every table requires stay required: what that cuDNN
+    writes itself is never refused, the structural guards (size, depth, names, types, crash guards) hold.
+    """
+
+    def __init__(self, release, table, lenient):
+        self.release, self.table, self.lenient = release, table, lenient
+        self.deviceprop_order = tuple(k for k, (_, present, _) in DEVICEPROP_MEMBERS.items() if _in(table, present))
+        # what the table's release requires (the best guess for a release without a table), and what the
+        # checks require: that, or when lenient only what every table requires
+        self.deviceprop_required = tuple(k for k, (_, _, req) in DEVICEPROP_MEMBERS.items() if _in(table, req))
+        required = [k for k in self.deviceprop_required if not lenient or all(
+            _in(t, DEVICEPROP_MEMBERS[k][2]) for t in TABLE_RELEASES)]
+        self.deviceprop = Object({k: DEVICEPROP_MEMBERS[k][0] for k in self.deviceprop_order}, required=required,
+                                 what="device profile object", extra=lenient)
+        plan_fields = {"cudnnVersion": _I32_NONNEG, "schemaVersion": _I32_NONNEG, "operationGraph": GRAPH,
+                       "GPUProfile": self.deviceprop, "engine": ENGINE}
+        self.plan = Object(plan_fields, required=plan_fields, what="execution plan object", extra=lenient)
+        cache_fields = {"cudnnVersion": _I32_NONNEG, "schemaVersion": _I32_NONNEG, "operationGraph": GRAPH,
+                        "kernel_cache": Array(CACHE_ENTRY, 0)}
+        self.kernel_cache = Object(cache_fields, required=cache_fields, what="kernel cache object", extra=lenient)
+        self.schemas = {"plan": self.plan, "kernel cache": self.kernel_cache, "device profile": self.deviceprop}
+
+
+_BY_RELEASE = {}  # release -> _Tables
+_DEFAULT = []  # [the loaded cuDNN's _Tables], once known
+_WARNED = set()
+
+
+def _release_text(v):
+    return f"{v // 10000}.{v % 10000 // 100}.{v % 100}"
+
+
+def table_release(release=None) -> int:
+    """The release whose table checks JSON for cuDNN ``release`` (default: the loaded cuDNN): the release
+    itself when it has a table, else the nearest older one (the oldest table for a release older than all)."""
+    return _tables(release).table
+
+
+def _tables(release):
+    if release is None:
+        if _DEFAULT:
+            return _DEFAULT[0]
+        try:
+            version = _loader.load_cudnn().version
+        except CudnnLibraryNotFoundError:  # no cuDNN to give the JSON to: the newest table, strict
+            version = CUDNN_VERSION
+        tables = _tables(version)
+        _DEFAULT.append(tables)
+        return tables
+    tables = _BY_RELEASE.get(release)
+    if tables is not None:
+        return tables
+    version = parse_version(release, "release")
+    tables = _BY_RELEASE.get(version)
+    if tables is None:
+        if version in TABLE_RELEASES:
+            tables = _Tables(version, version, False)
+        else:
+            older = [t for t in TABLE_RELEASES if t < version]
+            table = older[-1] if older else TABLE_RELEASES[0]
+            tables = _Tables(version, table, True)
+        _BY_RELEASE[version] = tables
+    if tables.lenient and version not in _WARNED:
+        _WARNED.add(version)
+        how = "is newer than every table" if version > CUDNN_VERSION else (
+            "is older than every table" if version < TABLE_RELEASES[0] else "has no table of its own")
+        warnings.warn(
+            f"cuDNN {_release_text(version)} {how} in cudnn_backend's JSON checks (tables: "
+            f"{', '.join(map(_release_text, TABLE_RELEASES))}); its plan, kernel cache and device profile JSON is "
+            f"checked with the {_release_text(tables.table)} table, members unknown to it passed through unchecked. "
+            "Derive a table for it with tools/derive_json_tables.py.", JsonTableFallbackWarning, stacklevel=4)
+    _BY_RELEASE[release] = tables
+    return tables
+
+
+def deviceprop_members(release=None, *, required=True) -> tuple:
+    """The device-profile (DEVICEPROP JSON) members of cuDNN ``release`` (default: the loaded cuDNN) in the
+    order cuDNN writes them: those it requires (``required=True``), or every member its table knows.
+    For a release without a table: those of the nearest older table (see ``table_release``), the best
+    guess of what to write for it (its checks then require only what every table requires)."""
+    tables = _tables(release)
+    return tables.deviceprop_required if required else tables.deviceprop_order
+
+
+def _check(kind, value, canonical, release):
+    schema = (_DEFAULT[0] if release is None and _DEFAULT else _tables(release)).schemas[kind]
     text = _as_text(kind, value)
     small, blobs = _cut_blobs(text)
     depth, members = _structure(kind, small)
@@ -1363,19 +1474,22 @@ def _check(kind, value, canonical):
     return _paste_blobs(out, blobs)
 
 
-def check_plan_json(text, *, canonical=False) -> str:
+def check_plan_json(text, *, canonical=False, release=None) -> str:
     """Check a serialized execution plan (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION) and return
     the text to give cuDNN: the input itself where both parsers read it alike (compact or not), else
     (and with ``canonical=True``) the canonical re-serialization (compact, ASCII, keys once).
-    JsonCheckError (a ValueError) names the offending field; TypeError for a value that is not text."""
-    return _check("plan", text, canonical)
+    JsonCheckError (a ValueError) names the offending field; TypeError for a value that is not text.
+    ``release``: the cuDNN release the text is meant for (91900, "9.19.0"; default: the loaded cuDNN);
+    its table decides (see ``table_release``; a release without one warns once, JsonTableFallbackWarning)."""
+    return _check("plan", text, canonical, release)
 
 
-def check_kernel_cache_json(text, *, canonical=False) -> str:
+def check_kernel_cache_json(text, *, canonical=False, release=None) -> str:
     """Check a serialized kernel cache (CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION): as check_plan_json."""
-    return _check("kernel cache", text, canonical)
+    return _check("kernel cache", text, canonical, release)
 
 
-def check_deviceprop_json(text, *, canonical=False) -> str:
-    """Check a device profile (CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION): as check_plan_json."""
-    return _check("device profile", text, canonical)
+def check_deviceprop_json(text, *, canonical=False, release=None) -> str:
+    """Check a device profile (CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION): as check_plan_json. The members
+    each release requires: ``deviceprop_members(release)``."""
+    return _check("device profile", text, canonical, release)

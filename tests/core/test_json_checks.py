@@ -382,7 +382,8 @@ def test_deep_input_on_a_small_stack_thread():
 
 
 def test_module_imports_only_the_standard_library_and_errors():
-    """Pure Python: the standard library and cudnn_backend.errors (the lowest layer) are all it imports."""
+    """Pure Python: the standard library, cudnn_backend.errors (the lowest layer), the loader and the version
+    parser (which release is loaded) are all it imports."""
     import ast
 
     tree = ast.parse(MODULE.read_text())
@@ -392,8 +393,9 @@ def test_module_imports_only_the_standard_library_and_errors():
             imported.update(a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module if node.module.startswith("cudnn_backend") else node.module.split(".")[0])
-    assert {m for m in imported if m.startswith("cudnn_backend")} == {"cudnn_backend.errors"}
-    assert not (imported - {"cudnn_backend.errors"}) - set(sys.stdlib_module_names), imported
+    package = {"cudnn_backend.errors", "cudnn_backend._bindings", "cudnn_backend.core.versions"}
+    assert {m for m in imported if m.startswith("cudnn_backend")} == package
+    assert not (imported - package) - set(sys.stdlib_module_names), imported
     assert J.check_deviceprop_json(H200_PROFILE_JSON.read_text()).startswith('{"maxGridSize"')
 
 
@@ -430,7 +432,7 @@ def test_fast_and_slow_paths_agree(real_plans, real_cache, h200_profile_json):
             doc = J._DECODER.decode(small)
         except (ValueError, TypeError):
             continue
-        schema = J.SCHEMAS[kinds[kind]]
+        schema = J._tables(None).schemas[kinds[kind]]
         fast = J._Fast(blobs)
         fast_ok = schema.predicate()(copy.deepcopy(doc), fast) and len(fast.used) == len(blobs)
         ctx = J._Context("x", blobs)
@@ -442,3 +444,42 @@ def test_fast_and_slow_paths_agree(real_plans, real_cache, h200_profile_json):
         assert slow_ok or not fast_ok, (kind, index)
         compared += 1
     assert compared > 500
+
+
+# -- releases ----------------------------------------------------------------------------------------------
+def _with(text, **members):
+    doc = json.loads(text)
+    doc.update(members)
+    return json.dumps(doc)
+
+
+def test_deviceprop_members_per_release(h200_profile_json):
+    captured = list(json.loads(h200_profile_json))  # written by cuDNN 9.19.0
+    assert J.deviceprop_members("9.19.0") == tuple(captured)
+    assert "memoryBusWidth" in J.deviceprop_members("9.28.1") and "memoryBusWidth" not in J.deviceprop_members(91900)
+    assert "maxThreadsPerBlock" not in J.deviceprop_members("9.10.2", required=False)
+    assert set(J.deviceprop_members(92801)) < set(J.deviceprop_members(92801, required=False))
+
+
+def test_deviceprop_for_another_release(h200_profile_json):
+    refused(lambda t: J.check_deviceprop_json(t, release="9.28.1"), h200_profile_json,
+            'device profile JSON: missing member "memoryBusWidth"')
+    newer = _with(h200_profile_json, memoryBusWidth=6144, smCountOrigin=0, oversizedSharedMemoryPerBlock=0)
+    assert J.check_deviceprop_json(newer, release="9.28.1") == newer
+    refused(lambda t: J.check_deviceprop_json(t, release=91900), newer, "memoryBusWidth: unknown member")
+
+
+def test_release_without_a_table_warns_once_and_passes_unknown_members(h200_profile_json, recwarn):
+    newer = _with(h200_profile_json, memoryBusWidth=6144, someFutureMember={"a": [1, {"b": 2}]})
+    assert J.table_release("9.99.0") == J.CUDNN_VERSION == J.TABLE_RELEASES[-1]
+    assert J.check_deviceprop_json(newer, release="9.99.0") == newer
+    J.check_deviceprop_json(newer, release=99900)
+    warned = [w for w in recwarn.list if issubclass(w.category, J.JsonTableFallbackWarning)]
+    assert len(warned) <= 1  # once per process (an earlier test may have had it)
+    if warned:
+        assert "cuDNN 9.99.0 is newer than every table" in str(warned[0].message)
+    # the known members keep their checks, duplicate keys inside unknown members are still found
+    refused(lambda t: J.check_deviceprop_json(t, release="9.99.0"), _with(newer, warpSize=0), "warpSize: expected")
+    refused(lambda t: J.check_deviceprop_json(t, release="9.99.0"),
+            newer.replace('{"b": 2}', '{"b": 2, "b": 3}'), 'duplicate key "b"')
+    assert J.table_release("9.20.0") == 91900 and J.table_release("9.0.0") == J.TABLE_RELEASES[0]
