@@ -35,7 +35,7 @@ from cudnn_backend._bindings.enums import DescriptorType
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor, Handle
 from cudnn_backend.core._logging import cudnn_messages
-from cudnn_backend.core.json_checks import DEVICEPROP_FIELDS, JsonCheckError, check_deviceprop_json
+from cudnn_backend.core.json_checks import TABLE_RELEASES, check_deviceprop_json, deviceprop_members, table_release
 from cudnn_backend.core.versions import (OFFLINE_SINCE, format_version, loaded_version, parse_version,
                                          versions_compatible)
 from cudnn_backend.errors import CudnnError, DeviceProfileError, DeviceProfileVersionError
@@ -59,54 +59,14 @@ _MEMBER_IN_LOG = re.compile(r'convert_child_from_json\(\s*json_object,\s*"([A-Za
 _PROFILE_OF: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # DeviceProp descriptor -> its profile
 
 
-# ---- TEMPORARY (until rel-json's release-aware core.json_checks is merged: then its API answers these) ----------
-# Measured with the releases unpacked here: 9.10.2, 9.14, 9.19.0 and 9.22 read the 23 members of the 9.19 table;
-# 9.28.0 and 9.28.1 require memoryBusWidth and read smCountOrigin and oversizedSharedMemoryPerBlock if present
-# (cuDNN's log names each; libcudnn_graph's strings give the order it writes them in).
-_STUB_NEWEST = 92801
-_STUB_928_ORDER = ("maxGridSize", "maxBlockSize", "regsPerBlock", "multiProcessorCount", "smCountOrigin", "warpSize",
-                   "maxSharedMemoryPerBlock", "maxSharedMemoryPerBlockOptin", "oversizedSharedMemoryPerBlock",
-                   "reservedSharedMemoryPerBlock", "maxRegistersPerSM", "maxCtasPerSM", "maxThreadsPerBlock",
-                   "maxThreadsPerSM", "pciDeviceId", "isTccDriver", "supportCoopLaunch", "totalGlobalMem",
-                   "smClockRateKHz", "memClockRateKHz", "memoryBusWidth", "l2CacheSize", "cudaDeviceId", "deviceVer",
-                   "driverVer", "deviceName")
-_STUB_928_NEW = ("smCountOrigin", "oversizedSharedMemoryPerBlock", "memoryBusWidth")
-
-
-def _stub_members(release):
-    """(required, known) deviceprop members of a release, each in the order cuDNN writes them; known is None for
-    a release no table describes."""
-    if release > _STUB_NEWEST:
-        return tuple(m for m in _STUB_928_ORDER if m not in _STUB_928_NEW[:2]), None
-    if release >= 92800:
-        return tuple(m for m in _STUB_928_ORDER if m not in _STUB_928_NEW[:2]), _STUB_928_ORDER
-    return tuple(DEVICEPROP_FIELDS), tuple(DEVICEPROP_FIELDS)
-
-
-def _stub_check(text, release):
-    try:
-        return check_deviceprop_json(text)
-    except JsonCheckError as e:
-        original = e
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError):
-        raise original from None
-    newer = [k for k in doc if k in _STUB_928_NEW] if isinstance(doc, dict) else []
-    if not newer or (release is not None and release < 92800):
-        raise original
-    for k in newer:
-        if type(doc.pop(k)) is not int:
-            raise JsonCheckError("device profile", k, "expected an integer") from None
-    check_deviceprop_json(json.dumps(doc))
-    return text
-# ---- /TEMPORARY -------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class ReleaseMembers:
-    """The deviceprop members a cuDNN release requires, and every member it reads (``known``; None for a release
-    no table of this package describes, which keeps every member), each in the order cuDNN writes them."""
+    """The deviceprop members cuDNN ``release`` requires and every member it reads (``known``), each in the order
+    cuDNN writes them (core.json_checks' tables). A release without a table of its own has ``known`` None: what it
+    reads is unknown, so a conversion keeps every member; ``required`` is what the tables on either side require
+    (a member it does not read, cuDNN ignores)."""
 
     release: int
     required: tuple
@@ -114,10 +74,13 @@ class ReleaseMembers:
 
 
 def release_members(release) -> ReleaseMembers:
-    """What cuDNN ``release`` reads in a device profile (from core.json_checks' per-release tables)."""
+    """What cuDNN ``release`` reads in a device profile (see ``ReleaseMembers``)."""
     release = parse_version(release, "release")
-    required, known = _stub_members(release)
-    return ReleaseMembers(release, required, known)
+    if table_release(release) == release:
+        return ReleaseMembers(release, deviceprop_members(release), deviceprop_members(release, required=False))
+    # the tables on either side: a member the newer one requires, this release may require (else it ignores it)
+    sides = [t for t in TABLE_RELEASES if t < release][-1:] + [t for t in TABLE_RELEASES if t > release][:1]
+    return ReleaseMembers(release, tuple(dict.fromkeys(m for t in sides for m in deviceprop_members(t))), None)
 
 
 def file_path(path, what="path") -> pathlib.Path:
@@ -148,7 +111,7 @@ def _check_json(text, what, release=None):
     """The deviceprop JSON, checked field by field against ``release``'s table (cuDNN aborts on some values, e.g.
     a 256-byte deviceName)."""
     try:
-        return _stub_check(text, release)
+        return check_deviceprop_json(text, release=release)
     except ValueError as e:
         raise DeviceProfileError(f"{what}: {e}") from None
     except TypeError as e:
@@ -160,11 +123,21 @@ def _facts_table() -> dict:
     return json.loads(GPU_FACTS.read_text(encoding="utf-8"))
 
 
-def gpu_facts(device_name) -> dict:
-    """The deviceprop members the table of published GPU facts (``data/gpu_facts.json``) gives for a GPU, by its
-    ``deviceName`` as cuDNN records it (e.g. ``{"memoryBusWidth": 6144}`` for "NVIDIA H200"; {} if unknown)."""
-    entry = _facts_table()["gpus"].get(str(device_name))
-    return dict(entry["members"]) if entry else {}
+def gpu_facts(device_name, device_ver=None) -> dict:
+    """The deviceprop members the table of published GPU facts (``data/gpu_facts.json``) gives for a GPU: those
+    of every GPU of its compute capability (``device_ver``, deviceVer: 900 for 9.0), then its own by ``deviceName``
+    as cuDNN records it, e.g. ``{"maxThreadsPerBlock": 1024, "memoryBusWidth": 6144}`` for ("NVIDIA H200", 900)."""
+    table = _facts_table()
+    found = {}
+    if device_ver is not None:
+        for entry in table["compute_capabilities"]:
+            low, high = entry["deviceVer"]
+            if low <= device_ver and (high is None or device_ver <= high):
+                found.update(entry["members"])
+    entry = table["gpus"].get(str(device_name))
+    if entry:
+        found.update(entry["members"])
+    return found
 
 
 def _member_help(member) -> str:
@@ -484,7 +457,7 @@ class DeviceProfile:
         given = _check_facts(facts)
         members = release_members(target)
         props = self.properties
-        published = gpu_facts(self.device_name)
+        published = gpu_facts(self.device_name, props.get("deviceVer"))
         added = dict(given)
         missing = []
         for member in members.required:
@@ -504,7 +477,8 @@ class DeviceProfile:
                 raise DeviceProfileError(f"facts: cuDNN {format_version(target)} reads no deviceprop member "
                                          f"{', '.join(foreign)}; it reads {', '.join(members.known)}")
             dropped = {m for m in props if m not in members.known}
-        converted = _insert_in_order({k: v for k, v in props.items() if k not in dropped}, added, members.known)
+        order = members.known if members.known is not None else deviceprop_members(TABLE_RELEASES[-1], required=False)
+        converted = _insert_in_order({k: v for k, v in props.items() if k not in dropped}, added, order)
         changed = list(converted.items()) != list(props.items())
         if not changed and versions_compatible(self.cudnn_version, target):
             return self
@@ -515,14 +489,18 @@ class DeviceProfile:
                              allow_version_mismatch=self.allow_version_mismatch,
                              converted_from=None if versions_compatible(origin, target) else origin)
 
-    def _missing_message(self, missing, target) -> str:
-        names = ", ".join(_member_help(m) for m in missing)
+    def missing_problem(self, missing, release) -> str:
+        """What is wrong when cuDNN ``release`` requires ``missing`` members this profile lacks (no fix: the
+        Python API and the command line each name their own)."""
+        return (f"the device profile for {self.device_name} ({self.source or 'in memory'}; {self.origin}) lacks "
+                f"{', '.join(_member_help(m) for m in missing)}, which cuDNN {format_version(release)} requires, and "
+                f"no published fact for {self.device_name} gives it (cudnn_backend/data/gpu_facts.json)")
+
+    def _missing_message(self, missing, release) -> str:
         example = ", ".join(f"{m!r}: ..." for m in missing)
-        return (f"the device profile for {self.device_name} ({self.source or 'in memory'}), written by cuDNN "
-                f"{self.cudnn_version_string}, lacks {names}, which cuDNN {format_version(target)} requires; no "
-                f"published fact for {self.device_name} is known (data/gpu_facts.json). Give the value: "
-                f"profile.for_release('{format_version(target)}', facts={{{example}}}), or capture the profile on "
-                f"that GPU with cuDNN {format_version(target)} (DeviceProfile.capture).")
+        return (f"{self.missing_problem(missing, release)}. Give the value: profile.for_release("
+                f"'{format_version(release)}', facts={{{example}}}), or capture the profile on that GPU with cuDNN "
+                f"{format_version(release)} (DeviceProfile.capture).")
 
     def check_version(self, loaded=None, allow_version_mismatch=None) -> None:
         """Raise DeviceProfileVersionError unless the profile serves cuDNN ``loaded`` (default: the loaded one): it
@@ -562,13 +540,11 @@ class DeviceProfile:
         if found is None:
             return None
         member, loaded = found.group(1), loaded_version()
-        lead = (f"cuDNN {format_version(loaded)} refused the device profile for {self.device_name} ({self.origin}; "
-                f"{self.source or 'in memory'})")
-        if "HasMember" in log:
-            return DeviceProfileVersionError(
-                f"{lead}: it requires {_member_help(member)}, which the profile lacks and no published fact gives. "
-                f"Give the value: profile.for_release(facts={{{member!r}: ...}}), or capture the profile on that GPU "
-                f"with cuDNN {format_version(loaded)} (DeviceProfile.capture).", self.cudnn_version, loaded, (member,))
+        if "HasMember" in log:  # a release without a table asks for a member no table knew
+            return DeviceProfileVersionError(f"cuDNN {format_version(loaded)} refused the profile: "
+                                             + self._missing_message((member,), loaded), self.cudnn_version, loaded,
+                                             (member,))
+        lead = f"cuDNN {format_version(loaded)} refused the device profile for {self.device_name} ({self.origin})"
         return DeviceProfileError(f"{lead}: it cannot read member {member!r} ({error.reason})")
 
 

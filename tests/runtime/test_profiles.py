@@ -20,6 +20,8 @@ from tests.helpers.generic_graphs import notebook_conv_graph
 
 CAPTURED = 91900  # the release the bundled H100 and H200 captures were taken with
 NEWER = "9.28.1"  # a release that requires memoryBusWidth, which 9.19 never wrote
+OLDEST = "9.10.2"  # a release that never wrote maxThreadsPerBlock, which 9.14 and later require
+NO_TABLE = pytest.mark.filterwarnings("ignore::cudnn_backend.errors.JsonTableFallbackWarning")
 
 
 def _capture_text(name) -> str:
@@ -114,6 +116,7 @@ def test_conversion_reproduces_the_captures_byte_for_byte(name, release):
     assert back.converted_from is None and back.cudnn_version == CAPTURED
 
 
+@NO_TABLE
 def test_the_capture_for_its_own_release_is_the_file_itself():
     assert DeviceProfile.bundled("h200", CAPTURED).deviceprop_json == H200_PROFILE_JSON.read_text()
     h100 = DeviceProfile.bundled("h100", "9.19.0")
@@ -129,6 +132,21 @@ def test_a_release_requiring_the_bus_width_gets_it_from_the_facts(name, bits):
     assert keys[keys.index("memClockRateKHz") + 1] == "memoryBusWidth"  # where cuDNN 9.28 writes it
     assert {k: v for k, v in props.items() if k != "memoryBusWidth"} == json.loads(_capture_text(name))
     assert p.converted_from == CAPTURED and p.origin == "converted for cuDNN 9.28.1 from a cuDNN 9.19.0 capture"
+
+
+def test_an_oldest_release_profile_gets_what_newer_ones_require_from_the_compute_capability():
+    old = _renamed(DeviceProfile.bundled("h100", CAPTURED), "ACME GPU").for_release(OLDEST)
+    assert "maxThreadsPerBlock" not in old.properties  # 9.10.2 neither reads nor writes it
+    up = old.for_release(CAPTURED)  # every GPU since compute capability 2.0: 1024 (deviceVer 900 here)
+    assert up.properties == _renamed(DeviceProfile.bundled("h100", CAPTURED), "ACME GPU").properties
+    assert profiles.gpu_facts("ACME GPU", 900) == {"maxThreadsPerBlock": 1024}
+    assert profiles.gpu_facts("NVIDIA H200", 900) == {"maxThreadsPerBlock": 1024, "memoryBusWidth": 6144}
+    props = old.properties
+    props["deviceVer"] = 130  # compute capability 1.3: no published fact
+    ancient = DeviceProfile(json.dumps(props), cudnn_version=OLDEST, source="ancient.json")
+    with pytest.raises(DeviceProfileVersionError, match="lacks maxThreadsPerBlock .*cuDNN 9.19.0 requires") as info:
+        ancient.for_release(CAPTURED)
+    assert info.value.missing == ("maxThreadsPerBlock",)
 
 
 @pytest.mark.parametrize("name", ["h100", "h200"])
@@ -154,6 +172,7 @@ def test_a_newer_release_capture_loads_and_converts_for_older_ones(tmp_path, cud
     assert versions.versions_compatible(back.for_release().cudnn_version, cudnn_version)
 
 
+@NO_TABLE
 def test_conversion_for_a_release_without_a_table_keeps_every_member():
     far = "9.99.0"  # newer than every table: what it reads is unknown, cuDNN decides (descriptor() names a refusal)
     p = DeviceProfile.bundled("h100", far)
@@ -170,7 +189,7 @@ def test_unknown_gpu_is_refused_with_the_fix():
     with pytest.raises(DeviceProfileVersionError) as info:
         acme.for_release(NEWER)
     msg = str(info.value)
-    for part in ("ACME GPU", "ACME GPU.json", "9.19.0", "lacks memoryBusWidth", "cuDNN 9.28.1 requires",
+    for part in ("ACME GPU", "ACME GPU.json", "captured with cuDNN 9.19.0", "lacks memoryBusWidth", "cuDNN 9.28.1 requires",
                  "facts={'memoryBusWidth': ...}", "DeviceProfile.capture"):
         assert part in msg, part
     assert info.value.missing == ("memoryBusWidth",)
@@ -210,7 +229,8 @@ def test_cudnn_refusal_names_the_member_and_the_fix(h200):
     error = cb.errors.make_error(2000, "cudnnBackendFinalize", cudnn_message="!json_object.HasMember(key)")
     refusal = h200._refusal(error, log)
     assert isinstance(refusal, DeviceProfileVersionError) and refusal.missing == ("memoryBusWidth",)
-    assert "requires memoryBusWidth" in str(refusal) and "facts={'memoryBusWidth': ...}" in str(refusal)
+    assert "refused the profile" in str(refusal) and "lacks memoryBusWidth" in str(refusal)
+    assert "facts={'memoryBusWidth': ...}" in str(refusal)
     typed = h200._refusal(error, [log[0].replace("!json_object.HasMember(key)", "!json_object.Is<T>()")])
     assert type(typed) is DeviceProfileError and "cannot read member 'memoryBusWidth'" in str(typed)
     assert h200._refusal(error, ["Reason: something else"]) is None
