@@ -12,10 +12,11 @@ import pytest
 
 import cudnn_backend as cb
 from cudnn_backend.core import versions
+from cudnn_backend.core.json_checks import TABLE_RELEASES
 from cudnn_backend.runtime import profiles
 from cudnn_backend.runtime.profiles import DeviceProfile, DeviceProfileError, DeviceProfileVersionError
 
-from tests.helpers.env import H200_PROFILE_JSON, HAVE_GPU, PACKAGE_DATA, RELEASE_MATRIX
+from tests.helpers.env import H200_PROFILE_JSON, HAVE_GPU, PACKAGE_DATA
 from tests.helpers.generic_graphs import notebook_conv_graph
 
 CAPTURED = 91900  # the release the bundled H100 and H200 captures were taken with
@@ -106,7 +107,7 @@ def test_every_bundled_profile_finalizes_on_the_loaded_release(name, cudnn_versi
 
 
 # -- the transform: captures + facts -> every release's JSON, and back byte for byte --------------------------------
-@pytest.mark.parametrize("release", RELEASE_MATRIX)
+@pytest.mark.parametrize("release", TABLE_RELEASES)
 @pytest.mark.parametrize("name", ["h100", "h200"])
 def test_conversion_reproduces_the_captures_byte_for_byte(name, release):
     converted = DeviceProfile.bundled(name, release)
@@ -277,7 +278,7 @@ def test_allow_version_mismatch_hands_the_json_over_as_it_is(cudnn_version):
     assert DeviceProfile.bundled("h100", other, allow_version_mismatch=True).deviceprop_json == _capture_text("h100")
     # labelled another release that reads the same members: handed over unconverted, and accepted
     loaded = profiles.release_members(cudnn_version)
-    alike = [r for r in RELEASE_MATRIX if not versions.versions_compatible(r, cudnn_version)
+    alike = [r for r in TABLE_RELEASES if not versions.versions_compatible(r, cudnn_version)
              and profiles.release_members(r).known == loaded.known]
     if not alike:
         pytest.skip(f"no release of the matrix reads exactly the members cuDNN {versions.format_version(cudnn_version)} "
