@@ -42,7 +42,8 @@ from cudnn_backend.errors import CudnnError, DeviceProfileError, DeviceProfileVe
 from cudnn_backend.typed import DeviceProp
 
 __all__ = ["DeviceProfile", "DeviceProfileError", "DeviceProfileVersionError", "as_deviceprop", "profile_of",
-           "bundled_profiles", "version_from_filename", "file_path", "DATA_DIR", "gpu_facts", "offline_profiles"]
+           "bundled_profiles", "version_from_filename", "file_path", "DATA_DIR", "gpu_facts", "offline_profiles",
+           "release_members", "ReleaseMembers"]
 
 DATA_DIR = pathlib.Path(__file__).resolve().parent.parent / "data"
 GPU_FACTS = DATA_DIR / "gpu_facts.json"
@@ -57,8 +58,6 @@ _MEMBER_IN_LOG = re.compile(r'convert_child_from_json\(\s*json_object,\s*"([A-Za
 
 
 _PROFILE_OF: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # DeviceProp descriptor -> its profile
-
-
 
 
 @dataclass(frozen=True)
@@ -112,9 +111,7 @@ def _check_json(text, what, release=None):
     a 256-byte deviceName)."""
     try:
         return check_deviceprop_json(text, release=release)
-    except ValueError as e:
-        raise DeviceProfileError(f"{what}: {e}") from None
-    except TypeError as e:
+    except (ValueError, TypeError) as e:
         raise DeviceProfileError(f"{what}: {e}") from None
 
 
@@ -161,7 +158,7 @@ def _insert_in_order(props: dict, added: dict, order) -> dict:
     """``props`` with ``added`` members placed where cuDNN writes them (``order``), or last if it does not say."""
     out = dict(props)
     for member, value in added.items():
-        if member in out or order is None or member not in order:
+        if member in out or member not in order:
             out[member] = value
             continue
         before = order[:order.index(member)]
