@@ -35,7 +35,8 @@ from cudnn_backend._bindings.enums import DescriptorType
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor, Handle
 from cudnn_backend.core._logging import cudnn_messages
-from cudnn_backend.core.json_checks import TABLE_RELEASES, check_deviceprop_json, deviceprop_members, table_release
+from cudnn_backend.core.json_checks import (TABLE_RELEASES, JsonCheckError, check_deviceprop_json, deviceprop_members,
+                                            table_release)
 from cudnn_backend.core.versions import (OFFLINE_SINCE, format_version, loaded_version, parse_version,
                                          versions_compatible)
 from cudnn_backend.errors import CudnnError, DeviceProfileError, DeviceProfileVersionError
@@ -111,6 +112,13 @@ def _check_json(text, what, release=None):
     a 256-byte deviceName)."""
     try:
         return check_deviceprop_json(text, release=release)
+    except JsonCheckError as e:
+        hint = ""
+        if release is not None and e.problem.startswith(("missing member", "unknown member")):
+            hint = (f" (as cuDNN {format_version(release)} writes it, the release the profile says wrote it; if "
+                    "another release wrote it, name that one: cudnn_version=, or a file name ending in "
+                    "_cudnn<MMmmpp>.json)")
+        raise DeviceProfileError(f"{what}: {e}{hint}") from None
     except (ValueError, TypeError) as e:
         raise DeviceProfileError(f"{what}: {e}") from None
 

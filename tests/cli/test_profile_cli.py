@@ -32,6 +32,12 @@ def _one_line_error(r, *parts):
     return lines[0]
 
 
+def test_profile_convert_and_the_mismatch_flag_have_help():
+    r = run("profile", "convert", "--help")
+    assert r.returncode == 0 and all(o in r.stdout for o in ("--to", "--set", "--out", "MEMBER=VALUE"))
+    assert "--allow-version-mismatch" in run("explore", "--help").stdout
+
+
 def test_info_names_the_release_where_it_was_found_and_the_offline_profiles():
     d = json.loads(run("info", "--json").stdout)
     assert d["cudnn_version"] == format_version(LOADED)

@@ -201,6 +201,19 @@ def test_unknown_gpu_is_refused_with_the_fix():
     assert acme.for_release("9.22.0").properties == acme.properties
 
 
+def test_json_of_another_release_than_it_says_names_the_release_and_the_fix(tmp_path):
+    newer = _newer_capture().deviceprop_json  # what 9.28.1 writes, in a file that says 9.19.0
+    path = tmp_path / "h100_deviceprop_cudnn91900.json"
+    path.write_text(newer)
+    with pytest.raises(DeviceProfileError, match=r"smCountOrigin: unknown member .*as cuDNN 9\.19\.0 writes it.*"
+                                                 r"cudnn_version=.*_cudnn<MMmmpp>\.json"):
+        DeviceProfile.load(path)
+    assert DeviceProfile.load(path, cudnn_version="9.28.1").properties == json.loads(newer)
+    older = json.loads(_capture_text("h100"))  # what 9.19.0 writes, said to be 9.28.1's
+    with pytest.raises(DeviceProfileError, match=r'missing member "memoryBusWidth".*as cuDNN 9\.28\.1 writes it'):
+        DeviceProfile(json.dumps(older), cudnn_version="9.28.1")
+
+
 def test_facts_are_checked():
     h100 = DeviceProfile.bundled("h100", CAPTURED)
     with pytest.raises(TypeError, match="facts: expected a dict"):
