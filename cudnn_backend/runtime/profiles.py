@@ -444,9 +444,8 @@ class DeviceProfile:
         ``{"memoryBusWidth": 5120}``, which also replace members the profile has) or else from the table of
         published GPU facts (``gpu_facts``); a member ``release`` does not know is dropped (cuDNN ignores it, the
         JSON checks refuse it). For a release no table describes every member is kept and cuDNN has the last word
-        (``descriptor()`` names a member it then asks for). This profile itself comes back when nothing changes
-        and ``release`` shares its MAJOR.MINOR. DeviceProfileVersionError names each member no fact gives, and
-        the fix.
+        (``descriptor()`` names a member it then asks for). This profile itself comes back when it is ``release``'s
+        already. DeviceProfileVersionError names each member no fact gives, and the fix.
         """
         target = loaded_version() if release is None else parse_version(release, "release")
         if target < OFFLINE_SINCE:
@@ -485,14 +484,14 @@ class DeviceProfile:
         order = members.known if members.known is not None else deviceprop_members(TABLE_RELEASES[-1], required=False)
         converted = _insert_in_order({k: v for k, v in props.items() if k not in dropped}, added, order)
         changed = list(converted.items()) != list(props.items())
-        if not changed and versions_compatible(self.cudnn_version, target):
+        if not changed and self.cudnn_version == target:
             return self
         origin = self.converted_from if self.converted_from is not None else self.cudnn_version
         # cuDNN writes compact JSON: a capture converted back for its own release is itself, byte for byte
         text = json.dumps(converted, separators=(",", ":")) if changed else self.deviceprop_json
         return DeviceProfile(text, cudnn_version=target, source=self.source,
                              allow_version_mismatch=self.allow_version_mismatch,
-                             converted_from=None if versions_compatible(origin, target) else origin)
+                             converted_from=None if origin == target else origin)
 
     def missing_problem(self, missing, release) -> str:
         """What is wrong when cuDNN ``release`` requires ``missing`` members this profile lacks (no fix: the

@@ -121,7 +121,10 @@ def test_conversion_reproduces_the_captures_byte_for_byte(name, release):
 def test_the_capture_for_its_own_release_is_the_file_itself():
     assert DeviceProfile.bundled("h200", CAPTURED).deviceprop_json == H200_PROFILE_JSON.read_text()
     h100 = DeviceProfile.bundled("h100", "9.19.0")
-    assert h100.for_release("9.19.1") is h100  # a patch release reads the same: nothing converted
+    assert h100.for_release("9.19.0") is h100
+    patch = h100.for_release("9.19.1")  # a patch release reads the same: relabelled, the JSON unchanged
+    assert patch.cudnn_version == 91901 and patch.converted_from == CAPTURED
+    assert patch.deviceprop_json == h100.deviceprop_json
 
 
 @pytest.mark.parametrize("name, bits", [("h100", 5120), ("h200", 6144)])
@@ -309,7 +312,7 @@ def test_allow_version_mismatch_hands_the_json_over_as_it_is(cudnn_version):
 def test_patch_level_difference_is_accepted(h200, cudnn_version):
     patched = DeviceProfile(h200.deviceprop_json, cudnn_version=cudnn_version // 100 * 100 + 1)
     patched.check_version()
-    assert patched.for_release() is patched
+    assert patched.for_release().deviceprop_json == patched.deviceprop_json
     assert patched.descriptor().finalized
 
 
