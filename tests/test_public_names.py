@@ -92,3 +92,20 @@ def test_import_loads_only_the_lower_layers():
                          env=child_env())
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+# names added since the recorded lists (each asserted reachable where it was added)
+ADDED = {
+    "cudnn_backend": ["JsonTableFallbackWarning"],
+    "cudnn_backend.errors": ["JsonTableFallbackWarning"],
+    "cudnn_backend.core.json_checks": ["deviceprop_members", "table_release", "document_release", "TABLE_RELEASES",
+                                       "JsonTableFallbackWarning"],
+}
+
+
+@pytest.mark.parametrize("module", sorted(ADDED))
+def test_added_names(module):
+    mod = importlib.import_module(module)
+    for name in ADDED[module]:
+        assert getattr(mod, name, None) is not None, f"{module}.{name}"
+        assert name in getattr(mod, "__all__", dir(mod)), f"{module}.{name} not in __all__"

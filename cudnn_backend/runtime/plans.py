@@ -23,7 +23,7 @@ import weakref
 
 from cudnn_backend._bindings.enums import AttributeName, AttributeType, BehaviorNote, DescriptorType
 from cudnn_backend.core._descriptor import Descriptor, Handle, as_int, clear_error
-from cudnn_backend.core.json_checks import check_plan_json
+from cudnn_backend.core.json_checks import check_plan_json, document_release
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.core import device as _device
 from cudnn_backend.errors import CudnnBackendError, CudnnError, NoDeviceError, PlanVersionError
@@ -353,7 +353,7 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
 def plan_json_info(text) -> dict:
     """What a serialized plan says about itself, without cuDNN: cuDNN version, device, engine, knobs."""
     try:
-        data = json.loads(check_plan_json(text))
+        data = json.loads(check_plan_json(text, release=document_release(text)))  # as its own release reads it
     except ValueError as e:
         raise ValueError(f"not a serialized cuDNN execution plan: {e}") from None
     if not isinstance(data, dict) or not isinstance(data.get("engine"), dict):
@@ -384,19 +384,20 @@ def plan_json_info(text) -> dict:
 def check_plan_version(text, allow_version_mismatch=False) -> int | None:
     """Refuse (PlanVersionError) a serialized plan written by another cuDNN version than the loaded one.
 
-    cuDNN itself compares the exact version (9.19.0 refuses a 9.19.1 plan with
-    CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH); this says so before cuDNN is called.
+    cuDNN itself compares the exact version (9.28.1 refuses a 9.28.0 plan with
+    CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH); this says so before cuDNN is called. ``allow_version_mismatch``
+    skips it: the JSON checks then refuse the plan (JsonCheckError), as cuDNN would.
     """
-    version = plan_json_info(text)["cudnn_version"]
+    version = document_release(text)
     if allow_version_mismatch or version is None:
         return version
     loaded = loaded_version()
     if version != loaded:
         raise PlanVersionError(
             f"this execution plan was serialized by cuDNN {format_version(version) if version >= 90000 else version}, "
-            f"but the loaded cuDNN is {format_version(loaded)}; cuDNN does not load plans across versions. Rebuild "
-            "the plan (its engine and knobs are in plan_json_info(text)), or pass allow_version_mismatch=True to let "
-            "cuDNN try.")
+            f"but the loaded cuDNN is {format_version(loaded)}; cuDNN does not load plans across versions (each "
+            "release refuses every other's). Rebuild the plan with the loaded cuDNN (its engine and knobs are in "
+            "plan_json_info(text)), or load it where that cuDNN is.")
     return version
 
 
@@ -421,8 +422,8 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
     if handle is None and dp is None:
         raise ValueError("plan_from_json needs handle= (to run the plan on that GPU) or device_profile= (to inspect "
                          "it offline); cuDNN cannot deserialize a plan with neither (it crashes)")
-    text = check_plan_json(text)
     check_plan_version(text, bool(allow_version_mismatch))
+    text = check_plan_json(text)
     if operation_graph is not None:
         _engines.check_graph(operation_graph)
     plan = ExecutionPlan(json_representation=text)

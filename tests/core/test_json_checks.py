@@ -1,10 +1,12 @@
 """cudnn_backend.core.json_checks: the checks of plan, kernel cache and device profile JSON before cuDNN.
 
 Every JSON that killed cuDNN 9.19 (SIGABRT, SIGSEGV, SIGFPE, bad_alloc, double free at exit, stack
-overflow) is refused with a ValueError naming the field; real JSON written by cuDNN passes, and the text
+overflow; most still kill 9.28.1, see tools/json_observations) is refused with a ValueError naming the field;
+real JSON written by the loaded cuDNN passes (the whole corpus of tests/helpers/json_corpus.py), and the text
 the checker returns loads into cuDNN with the same engine, knobs and workspace; hostile input (binary,
-pickles, lone surrogates, deep nesting) gives ValueError and nothing else. The crash-proofing itself is
-fuzzed by tests/runtime/test_json_fuzz.py.
+pickles, lone surrogates, deep nesting) gives ValueError and nothing else. Each release is checked with its
+own table; a release without one falls back, warns once and lets unknown members through. The crash-proofing
+itself is fuzzed by tests/runtime/test_json_fuzz.py.
 """
 import copy
 import json
@@ -21,16 +23,30 @@ from cudnn_backend._bindings.enums import DataType, PointwiseMode
 from cudnn_backend.core import json_checks as J
 from cudnn_backend.graph import Graph
 from cudnn_backend.runtime.heuristics import get_configs
-from cudnn_backend.runtime.plans import build_plan, kernel_cache_json, make_kernel_cache, plan_from_json
+from cudnn_backend.errors import PlanVersionError
+from cudnn_backend.runtime.plans import build_plan, kernel_cache_json, make_kernel_cache, plan_from_json, plan_json_info
 from cudnn_backend.typed import DeviceProp, OperationGraph
 
 from tests.helpers import generic_graphs as gg
+from tests.helpers import json_corpus
 from tests.helpers import json_fuzz_worker as W
 from tests.helpers.crash import run_python
-from tests.helpers.env import H200_PROFILE_JSON
+from tests.helpers.env import H200_PROFILE_JSON, LOADED, VERIFIED, version_text
 from tests.helpers.offline import offline_plan
 
 MODULE = pathlib.Path(J.__file__)
+
+
+@pytest.fixture(scope="module")
+def h200():
+    """The H200 profile for the loaded release (the bundled one, completed for releases that need more)."""
+    return W.release_profile()[0]
+
+
+@pytest.fixture(scope="module")
+def profile_json(h200):
+    """The device profile JSON the loaded release takes."""
+    return h200.deviceprop_json
 
 
 # -- real documents ----------------------------------------------------------------------------------------
@@ -43,7 +59,7 @@ def real_plans(h200):
     """{name: (text, (engine, knobs, workspace))} of plans built offline: precompiled and runtime-compiled
     engines (the latter carry their cubin)."""
     out = {}
-    out["conv_generic"] = offline_plan(gg.notebook_conv_graph()).to_json()
+    out["conv_generic"] = offline_plan(gg.notebook_conv_graph(), profile=h200).to_json()
     for name, make in (("conv_dgrad", patterns.conv_bwd_data), ("conv_wgrad", patterns.conv_bwd_filter),
                        ("conv_bias_relu", patterns.conv_bias_relu), ("matmul_bias_gelu", patterns.matmul_bias_gelu),
                        ("layer_norm_fwd", patterns.layer_norm_fwd), ("pooling", patterns.pooling),
@@ -103,39 +119,38 @@ def test_real_kernel_cache_passes_and_restores(real_cache, h200):
         build_plan(get_configs(graph, "A", h200)[0], device_profile=h200, kernel_cache=restored)
 
 
-def test_real_device_profile_passes(h200_profile_json):
+def test_real_device_profile_passes(profile_json):
     for canonical in (False, True):
-        checked = J.check_deviceprop_json(h200_profile_json, canonical=canonical)
+        checked = J.check_deviceprop_json(profile_json, canonical=canonical)
         dp = DeviceProp(json_representation=checked)
         dp.finalize()
-        assert json.loads(dp.get_keyword("json_representation")) == json.loads(h200_profile_json)
+        assert json.loads(dp.get_keyword("json_representation")) == json.loads(profile_json)
 
 
-def test_every_operation_cudnn_serializes_passes():
-    """Graphs of many operations (and every pointwise mode) as cuDNN writes them pass the tables."""
-    texts = []
-    for make in (patterns.reduction, patterns.concat, patterns.reshape, patterns.rng, patterns.bn_gen_stats,
-                 patterns.bn_finalize, patterns.layer_norm_bwd, patterns.rms_norm_fwd, patterns.sdpa_fwd,
-                 patterns.sdpa_composite_bwd, patterns.block_scale_dequantize_matmul):
-        texts.append(graph_json(make(build=False).operations))
-    for mode in PointwiseMode:
-        g = Graph("pw", io_data_type=DataType.CUDNN_DATA_FLOAT)
-        x, b, t = g.tensor([2, 8, 4, 4]), g.tensor([2, 8, 4, 4]), g.tensor([2, 8, 4, 4])
+def test_what_the_loaded_release_writes_its_table_accepts(h200):
+    """The whole corpus the tables are derived from (the pattern catalogue, the tests' graphs, one graph per
+    operation the catalogue lacks), serialized by the loaded cuDNN: every graph, and a plan of each pattern that
+    gets one, passes the loaded release's table."""
+    graphs = plans = 0
+    for source, make in json_corpus.graphs().items():
         try:
-            if mode.name.endswith("_BWD"):
-                g.pointwise(mode, x, dy=b, output=True)
-            elif mode.name == "CUDNN_POINTWISE_BINARY_SELECT":
-                g.pointwise(mode, x, b, t, output=True)
-            elif mode.name == "CUDNN_POINTWISE_GEN_INDEX":
-                g.pointwise(mode, x, output=True, axis=1)
-            else:
-                g.pointwise(mode, x, b, output=True)
-        except Exception:  # a mode of a later cuDNN, or a unary one given two inputs
+            graph = OperationGraph(ops=list(make()))
+            graph.finalize()  # the typed OperationGraph: no Graph checks
+        except Exception:  # noqa: BLE001 - an operation this release lacks, a graph it refuses
             continue
-        texts.append(graph_json(g.operations))
-    assert len(texts) > 40
-    for text in texts:
-        J.check_kernel_cache_json(text)
+        text = kernel_cache_json(make_kernel_cache(graph))
+        assert J.check_kernel_cache_json(text) == text, source
+        graphs += 1
+        if source.startswith("pattern"):
+            configs = get_configs(graph, "A", h200, raise_if_empty=False)
+            for config in configs[:1]:
+                try:
+                    plan = build_plan(config, device_profile=h200)
+                except Exception:  # noqa: BLE001 - a config refused offline
+                    continue
+                assert J.check_plan_json(plan.to_json()) == plan.to_json(), source
+                plans += 1
+    assert graphs >= 60 and plans >= 10, (graphs, plans)
 
 
 def test_infinite_clip_passes_and_loads():
@@ -196,7 +211,7 @@ def test_references_must_name_a_tensor_of_the_graph(real_plans):
 @pytest.mark.parametrize("value", [0, {}, [2], "2", None, 2.5, -1, 2 ** 64, True])
 def test_matmul_operand_dims_must_be_positive_int64(real_plans, value):
     text = real_plans["matmul_bias_gelu"][0]  # engine 7: SIGFPE in cuDNN 9.19 on these
-    assert json.loads(text)["engine"]["engineId"] == 7
+    assert json.loads(text)["engine"]["engineId"] == 7 or LOADED != VERIFIED
     refused(J.check_plan_json, _mutated(text, _set("operationGraph", "tensors", 1, "dim", 0, value)),
             "plan JSON: operationGraph.tensors[1].dim[0]: expected an integer in [1, 9223372036854775807]")
 
@@ -232,10 +247,10 @@ def test_nested_kernel_cache_graphs_are_checked_like_top_level_ones(real_cache):
 
 
 @pytest.mark.parametrize("depth", [33, 1000, 20_000, 200_000])
-def test_deep_nesting(real_plans, real_cache, h200_profile_json, depth):
+def test_deep_nesting(real_plans, real_cache, profile_json, depth):
     deep = "[" * depth + "]" * depth
     for check, text in ((J.check_plan_json, real_plans["conv_generic"][0]), (J.check_kernel_cache_json, real_cache),
-                        (J.check_deviceprop_json, h200_profile_json)):
+                        (J.check_deviceprop_json, profile_json)):
         refused(check, text[:-1] + ',"zz":' + deep + "}", "nested deeper than 32 levels")
         refused(check, deep, "nested deeper than 32 levels")
 
@@ -247,15 +262,15 @@ def test_depth_of_real_documents_is_far_below_the_limit(real_plans, real_cache):
 
 
 @pytest.mark.parametrize("name, size", [("x" * 300, 300), ("x" * 256, 256), ("\u00e9" * 128, 256)])
-def test_device_names_of_256_bytes_or_more(real_plans, h200_profile_json, name, size):
-    refused(J.check_deviceprop_json, _mutated(h200_profile_json, _set("deviceName", name)),
+def test_device_names_of_256_bytes_or_more(real_plans, profile_json, name, size):
+    refused(J.check_deviceprop_json, _mutated(profile_json, _set("deviceName", name)),
             f"device profile JSON: deviceName: expected at most 255 bytes of UTF-8, got {size}")
     refused(J.check_plan_json, _mutated(real_plans["conv_generic"][0], _set("GPUProfile", "deviceName", name)),
             "plan JSON: GPUProfile.deviceName: expected at most 255 bytes")
 
 
-def test_device_name_of_255_bytes_loads(h200_profile_json):
-    text = J.check_deviceprop_json(_mutated(h200_profile_json, _set("deviceName", "\u00e9" * 127 + "x")))
+def test_device_name_of_255_bytes_loads(profile_json):
+    text = J.check_deviceprop_json(_mutated(profile_json, _set("deviceName", "\u00e9" * 127 + "x")))
     DeviceProp(json_representation=text).finalize()
 
 
@@ -271,9 +286,9 @@ def test_python_side_errors_become_value_errors(real_plans):
     refused(J.check_plan_json, '{"engine":{},"GPUProfile":[1]}', "plan JSON: ")
     refused(J.check_plan_json, _mutated(text, _set("engine", "knobChoices", 5)), "engine.knobChoices: expected an object")
     compact = text
-    refused(J.check_plan_json, compact.replace('"cudnnVersion":91900', '"cudnnVersion":1e400'),
-            "cudnnVersion: expected an integer")
-    refused(J.check_plan_json, compact.replace('"cudnnVersion":91900', '"cudnnVersion":Infinity'),
+    version = f'"cudnnVersion":{LOADED}'
+    refused(J.check_plan_json, compact.replace(version, '"cudnnVersion":1e400'), "cudnnVersion: expected an integer")
+    refused(J.check_plan_json, compact.replace(version, '"cudnnVersion":Infinity'),
             "cudnnVersion: expected an integer in [0, 2147483647], got Infinity")
     refused(J.check_plan_json, compact.replace('"alpha":1.0', '"alpha":NaN'), "nodes[0].alpha: expected a number, got NaN")
     refused(J.check_plan_json, compact.replace('"alpha":1.0', '"alpha":1e400'), "fits in a double")
@@ -303,18 +318,18 @@ def test_finalize_modes_that_need_an_operation(real_plans):
 
 def test_sdpa_matmul_tensors_packed_along_a_matrix_dimension(real_plans):
     text, (engine, _, _) = real_plans["sdpa_composite_fwd"]
-    assert engine == 2  # the fused attention engine: SIGSEGV in cuDNN 9.19 on these layouts
+    assert engine == 2 or LOADED != VERIFIED  # the fused attention engine: SIGSEGV in cuDNN 9.19 on these layouts
     for stride in ([32768, 64, 256, 2], [1, 64, 256, 32768]):
         refused(J.check_plan_json, _mutated(text, _set("operationGraph", "tensors", 2, "stride", stride)),
                 "matB: tensor 3 (dims [2, 4, 128, 64], strides " + str(stride) + ") has no stride 1 in its last two")
     J.check_plan_json(_mutated(text, _set("operationGraph", "tensors", 2, "stride", [65536, 64, 256, 1])))
 
 
-def test_unknown_members_are_refused(real_plans, h200_profile_json):
+def test_unknown_members_are_refused(real_plans, profile_json):
     refused(J.check_plan_json, _mutated(real_plans["conv_generic"][0], _set("engine", "zz", 1)), "engine.zz: unknown member")
     refused(J.check_plan_json, _mutated(real_plans["conv_generic"][0], _set("operationGraph", "nodes", 0, "zz", 1)),
             "operationGraph.nodes[0].zz: unknown member (this convolution_forward node has: W, X, Y, alpha")
-    refused(J.check_deviceprop_json, _mutated(h200_profile_json, _set("zz", 1)), "deviceName")
+    refused(J.check_deviceprop_json, _mutated(profile_json, _set("zz", 1)), "deviceName")
     refused(J.check_plan_json, _mutated(real_plans["conv_generic"][0], _set("engine", "knobChoices", "CUDNN_KNOB_TYPE_BOGUS", 1)),
             "engine.knobChoices.CUDNN_KNOB_TYPE_BOGUS: unknown knob")
 
@@ -393,10 +408,12 @@ def test_module_imports_only_the_standard_library_and_errors():
             imported.update(a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module if node.module.startswith("cudnn_backend") else node.module.split(".")[0])
-    package = {"cudnn_backend.errors", "cudnn_backend._bindings", "cudnn_backend.core.versions"}
+    package = {"cudnn_backend.errors", "cudnn_backend._bindings", "cudnn_backend.core.versions",
+               "cudnn_backend.core"}  # core: its generated _json_tables (plain data, no imports)
+    assert "import" not in pathlib.Path(J._tables_data.__file__).read_text().split('"""', 2)[2]
     assert {m for m in imported if m.startswith("cudnn_backend")} == package
     assert not (imported - package) - set(sys.stdlib_module_names), imported
-    assert J.check_deviceprop_json(H200_PROFILE_JSON.read_text()).startswith('{"maxGridSize"')
+    assert J.check_deviceprop_json(H200_PROFILE_JSON.read_text(), release=91900).startswith('{"maxGridSize"')
 
 
 # -- canonical text -------------------------------------------------------------------------------------------
@@ -414,11 +431,13 @@ def test_canonical_text(real_plans, h200):
     assert '"vectDim":0' in J.check_plan_json(minus_zero)
 
 
-def test_fast_and_slow_paths_agree(real_plans, real_cache, h200_profile_json):
+@pytest.mark.filterwarnings("ignore::cudnn_backend.errors.JsonTableFallbackWarning")
+@pytest.mark.parametrize("release", [None, 91002, 99900])  # the loaded one, the oldest table, a lenient one
+def test_fast_and_slow_paths_agree(real_plans, real_cache, profile_json, release):
     """The fast path (compiled from the tables) never accepts what the slow one (which explains) refuses."""
     docs = {"plan": [(n, t, json.loads(t)) for n, (t, _) in real_plans.items()],
             "kernel_cache": [("cache", real_cache, json.loads(real_cache))],
-            "deviceprop": [("h200", h200_profile_json, json.loads(h200_profile_json))]}
+            "deviceprop": [("h200", profile_json, json.loads(profile_json))]}
     mutator = W.Mutator(docs)
     kinds = {"plan": "plan", "kernel_cache": "kernel cache", "deviceprop": "device profile"}
     compared = 0
@@ -432,7 +451,7 @@ def test_fast_and_slow_paths_agree(real_plans, real_cache, h200_profile_json):
             doc = J._DECODER.decode(small)
         except (ValueError, TypeError):
             continue
-        schema = J._tables(None).schemas[kinds[kind]]
+        schema = J._tables(release).schemas[kinds[kind]]
         fast = J._Fast(blobs)
         fast_ok = schema.predicate()(copy.deepcopy(doc), fast) and len(fast.used) == len(blobs)
         ctx = J._Context("x", blobs)
@@ -447,39 +466,145 @@ def test_fast_and_slow_paths_agree(real_plans, real_cache, h200_profile_json):
 
 
 # -- releases ----------------------------------------------------------------------------------------------
+CAPTURE_9190 = H200_PROFILE_JSON.read_text()  # the H200 profile as cuDNN 9.19.0 wrote it
+
+
 def _with(text, **members):
     doc = json.loads(text)
     doc.update(members)
     return json.dumps(doc)
 
 
-def test_deviceprop_members_per_release(h200_profile_json):
-    captured = list(json.loads(h200_profile_json))  # written by cuDNN 9.19.0
-    assert J.deviceprop_members("9.19.0") == tuple(captured)
+def _for(release):
+    return {"plan": lambda t: J.check_plan_json(t, release=release),
+            "kernel cache": lambda t: J.check_kernel_cache_json(t, release=release),
+            "device profile": lambda t: J.check_deviceprop_json(t, release=release)}
+
+
+def test_the_tables_and_the_loaded_release():
+    assert J.TABLE_RELEASES == tuple(sorted(J.TABLE_RELEASES)) and J.CUDNN_VERSION == J.TABLE_RELEASES[-1]
+    assert {91002, 91900, 92801} <= set(J.TABLE_RELEASES)  # the oldest supported, the GPU machines', the newest
+    assert J.table_release() == J.table_release(LOADED) == (LOADED if LOADED in J.TABLE_RELEASES else
+                                                            J.table_release(LOADED))
+    assert J.table_release("9.19.0") == J.table_release(91900) == J.table_release((9, 19, 0)) == 91900
+    for bad in ("9.x", -1, 1.5, True):
+        with pytest.raises((TypeError, ValueError), match="release"):
+            J.check_deviceprop_json(CAPTURE_9190, release=bad)
+
+
+def test_deviceprop_members_per_release():
+    assert J.deviceprop_members("9.19.0") == tuple(json.loads(CAPTURE_9190))  # all of the capture, in its order
     assert "memoryBusWidth" in J.deviceprop_members("9.28.1") and "memoryBusWidth" not in J.deviceprop_members(91900)
-    assert "maxThreadsPerBlock" not in J.deviceprop_members("9.10.2", required=False)
-    assert set(J.deviceprop_members(92801)) < set(J.deviceprop_members(92801, required=False))
+    assert "maxThreadsPerBlock" not in J.deviceprop_members("9.10.2", required=False)  # 9.10 neither writes nor reads it
+    assert set(J.deviceprop_members(92801)) < set(J.deviceprop_members(92801, required=False))  # + smCountOrigin...
+    assert J.deviceprop_members(92801, required=False).index("memoryBusWidth") > \
+        J.deviceprop_members(92801, required=False).index("memClockRateKHz")  # cuDNN's own order
 
 
-def test_deviceprop_for_another_release(h200_profile_json):
-    refused(lambda t: J.check_deviceprop_json(t, release="9.28.1"), h200_profile_json,
-            'device profile JSON: missing member "memoryBusWidth"')
-    newer = _with(h200_profile_json, memoryBusWidth=6144, smCountOrigin=0, oversizedSharedMemoryPerBlock=0)
-    assert J.check_deviceprop_json(newer, release="9.28.1") == newer
-    refused(lambda t: J.check_deviceprop_json(t, release=91900), newer, "memoryBusWidth: unknown member")
+def test_deviceprop_for_another_release():
+    check_9281 = _for("9.28.1")["device profile"]
+    refused(check_9281, CAPTURE_9190, 'device profile JSON: missing member "memoryBusWidth"')
+    newer = _with(CAPTURE_9190, memoryBusWidth=6144, smCountOrigin=0, oversizedSharedMemoryPerBlock=0)
+    assert check_9281(newer) == newer
+    refused(_for(91900)["device profile"], newer, "memoryBusWidth: unknown member")
+    refused(_for(91002)["device profile"], CAPTURE_9190, "maxThreadsPerBlock: unknown member")
 
 
-def test_release_without_a_table_warns_once_and_passes_unknown_members(h200_profile_json, recwarn):
-    newer = _with(h200_profile_json, memoryBusWidth=6144, someFutureMember={"a": [1, {"b": 2}]})
-    assert J.table_release("9.99.0") == J.CUDNN_VERSION == J.TABLE_RELEASES[-1]
-    assert J.check_deviceprop_json(newer, release="9.99.0") == newer
-    J.check_deviceprop_json(newer, release=99900)
-    warned = [w for w in recwarn.list if issubclass(w.category, J.JsonTableFallbackWarning)]
-    assert len(warned) <= 1  # once per process (an earlier test may have had it)
-    if warned:
-        assert "cuDNN 9.99.0 is newer than every table" in str(warned[0].message)
-    # the known members keep their checks, duplicate keys inside unknown members are still found
-    refused(lambda t: J.check_deviceprop_json(t, release="9.99.0"), _with(newer, warpSize=0), "warpSize: expected")
-    refused(lambda t: J.check_deviceprop_json(t, release="9.99.0"),
-            newer.replace('{"b": 2}', '{"b": 2, "b": 3}'), 'duplicate key "b"')
+def _softmax_graph_cache(text, release):
+    """A kernel cache whose graph is one SOFTMAX node (cuDNN 9.20+), written as cuDNN 9.28 writes it."""
+    doc = json.loads(text)
+    doc["cudnnVersion"] = release
+    g = doc["operationGraph"]
+    x, y = g["tensors"][0], dict(g["tensors"][0], name="999", isVirtual=False)
+    g.update(tensors=[x, y], finalizeMode="GENERIC_POINTWISE_FUSION",
+             nodes=[{"operation": "CUDNN_BACKEND_OPERATION_SOFTMAX_DESCRIPTOR", "X": x["name"], "Y": "999"}])
+    doc["kernel_cache"] = []
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def test_node_tables_follow_the_release(real_cache):
+    text = _softmax_graph_cache(real_cache, 92801)
+    assert _for(92801)["kernel cache"](text) == text
+    refused(_for(91900)["kernel cache"], _softmax_graph_cache(real_cache, 91900),
+            "operationGraph.nodes[0].operation: expected one of")
+    # the roles come along: a softmax reading the tensor it writes is out of order
+    bad = text.replace('"Y":"999"', '"Y":"' + json.loads(text)["operationGraph"]["tensors"][0]["name"] + '"')
+    refused(_for(92801)["kernel cache"], bad, "is read here but written by this node")
+
+
+def test_release_without_a_table_warns_once_in_a_process():
+    code = """
+        import json, warnings
+        from cudnn_backend.core import json_checks as J
+        from tests.helpers.env import H200_PROFILE_JSON
+        text = H200_PROFILE_JSON.read_text()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for release in ("9.99.0", 99900, "9.99.0", "9.20.1"):
+                J.check_deviceprop_json(text, release=release)
+        print(json.dumps([(w.category.__name__, str(w.message)) for w in caught]))
+    """
+    r = run_python(code, timeout=120)
+    assert r.returncode == 0, r.describe()
+    caught = json.loads(r.stdout.strip().splitlines()[-1])
+    assert [c for c, _ in caught] == ["JsonTableFallbackWarning"] * 2, caught
+    assert "cuDNN 9.99.0 is newer than every table" in caught[0][1] and "9.28.1 table" in caught[0][1]
+    assert "cuDNN 9.20.1 has no table of its own" in caught[1][1] and "9.19.0 table" in caught[1][1]
+
+
+@pytest.mark.filterwarnings("ignore::cudnn_backend.errors.JsonTableFallbackWarning")
+def test_release_without_a_table_passes_unknown_members_and_keeps_the_guards(real_plans, real_cache):
+    strict, future = _for(LOADED), _for("9.99.0")  # the loaded release has a table
+    profile = _with(CAPTURE_9190, memoryBusWidth=6144, someFutureMember={"a": [1, {"b": 2}]})
+    assert future["device profile"](profile) == profile
+    written = json.dumps(json.loads(real_plans["conv_generic"][0])["GPUProfile"])  # by the loaded release
+    refused(strict["device profile"], _with(written, someFutureMember=1), "someFutureMember: unknown member")
+    # unknown members anywhere, an unknown operation, knob and finalize mode: through
+    doc = json.loads(_softmax_graph_cache(real_cache, 99900))
+    doc["operationGraph"]["nodes"].append({"operation": "CUDNN_BACKEND_OPERATION_FUTURE_DESCRIPTOR", "Q": "1"})
+    doc["operationGraph"]["tensors"][0]["futureMember"] = [{"x": 1}]
+    doc["operationGraph"]["finalizeMode"] = "FUTURE_FUSION"
+    doc["futureTop"] = {"a": {"b": [1, 2]}}
+    text = json.dumps(doc)
+    assert future["kernel cache"](text) == text
+    refused(strict["kernel cache"], text.replace("99900", str(LOADED)), "finalizeMode: expected one of")
+    plan = json.loads(real_plans["conv_generic"][0])
+    plan["engine"]["knobChoices"]["CUDNN_KNOB_TYPE_FUTURE"] = 1
+    plan["cudnnVersion"] = 99900
+    assert future["plan"](json.dumps(plan))
+    plan["cudnnVersion"] = LOADED
+    refused(strict["plan"], json.dumps(plan), "unknown knob")
+    # the known members keep their checks, the crash guards hold, duplicate keys inside unknown members are found
+    refused(future["device profile"], _with(profile, warpSize=0), "warpSize: expected")
+    refused(future["device profile"], _with(profile, deviceName="x" * 256), "deviceName: expected at most 255")
+    refused(future["device profile"], profile.replace('{"b": 2}', '{"b": 2, "b": 3}'), 'duplicate key "b"')
+    refused(future["kernel cache"], text.replace('"Q": "1"', '"Q": "1", "Q": "2"'), 'duplicate key "Q"')
+    doc["operationGraph"]["tensors"][0]["name"] = "abc"
+    refused(future["kernel cache"], json.dumps(doc), "tensors[0].name: expected a tensor name")
+    refused(future["plan"], '{"a":' + "[" * 40 + "]" * 40 + "}", "nested deeper than 32 levels")
     assert J.table_release("9.20.0") == 91900 and J.table_release("9.0.0") == J.TABLE_RELEASES[0]
+
+
+def test_documents_of_another_release_are_refused_naming_both(real_plans, real_cache, h200):
+    """Each release refuses every other's plans and kernel caches (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, found
+    for every pair of the tables' releases): refused before cuDNN, naming both releases and the fix."""
+    other = 91900 if LOADED != 91900 else 92801
+    plan = json.loads(real_plans["conv_generic"][0])
+    plan["cudnnVersion"] = other
+    plan["GPUProfile"] = dict(json.loads(CAPTURE_9190), **({"memoryBusWidth": 6144} if other >= 92800 else {}))
+    text = json.dumps(plan)
+    message = refused(J.check_plan_json, text, "plan JSON: cudnnVersion: written by cuDNN")
+    assert f"written by cuDNN {version_text(other)}, but meant for cuDNN {version_text(LOADED)}" in message
+    assert f"Rebuild it with cuDNN {version_text(LOADED)}" in message
+    assert J.document_release(text) == other and J.document_release(text.encode()) == other
+    assert J.document_release("{}") is None and J.document_release(5) is None
+    # checked as its own release reads it; plan_json_info reads a plan of any release
+    assert J.check_plan_json(text, release=other) == text
+    assert plan_json_info(text)["cudnn_version"] == other
+    with pytest.raises(PlanVersionError, match="serialized by cuDNN"):
+        plan_from_json(text, device_profile=h200)
+    cache = json.loads(real_cache)
+    cache["cudnnVersion"] = other
+    refused(J.check_kernel_cache_json, json.dumps(cache), "kernel cache JSON: cudnnVersion: written by cuDNN")
+    refused(J.check_plan_json, real_plans["conv_generic"][0].replace(f'"cudnnVersion":{LOADED}', '"cudnnVersion":7'),
+            "cudnnVersion: written by cuDNN 7, but meant for")

@@ -5,8 +5,9 @@ tests/runtime/test_json_fuzz.py.
                                      [--max-seconds S] [--kinds plan,kernel_cache,deviceprop] [--use-every N]
                                      [--known] [--no-check]
 
-Real documents (execution plans of several engines, runtime-compiled ones with their cubin included,
-a kernel cache, the bundled H200 device profile) are mutated: truncated, keys deleted / renamed /
+Real documents written by the loaded cuDNN (execution plans of several engines, runtime-compiled ones
+with their cubin included, a kernel cache, the H200 device profile that release takes: ``release_profile``)
+are mutated: truncated, keys deleted / renamed /
 duplicated, values retyped, numbers set to 0 / -1 / huge / float / NaN / Infinity / -0, strings made
 non-numeric / long / NUL / lone surrogates, arrays emptied / grown / reordered / nested deep, tensor
 references pointed elsewhere, binary and pickled payloads, invalid UTF-8... Each mutant goes through
@@ -45,6 +46,7 @@ import os
 import pathlib
 import pickle
 import random
+import re
 import select
 import signal
 import sys
@@ -74,10 +76,53 @@ _STATE = {}
 
 def _profile():
     if "profile" not in _STATE:
-        from cudnn_backend.runtime.profiles import DeviceProfile
-
-        _STATE["profile"] = DeviceProfile.bundled("h200")
+        _STATE["profile"] = release_profile()[0]
     return _STATE["profile"]
+
+
+# Published facts of the H200 that a cuDNN release may require in a device profile and the 9.19.0 capture lacks
+H200_FACTS = {"memoryBusWidth": 6144}  # bits (NVIDIA H200 datasheet)
+_MISSING_MEMBER = re.compile(r'convert_child_from_json\(json_object, "([A-Za-z_][A-Za-z0-9_]*)"')
+
+
+def release_profile():
+    """(the bundled H200 profile for the loaded cuDNN, [members added to the capture]).
+
+    ``DeviceProfile.bundled("h200")`` where it serves the loaded release; else the captured JSON with H200_FACTS,
+    less the members the loaded release's table does not know, each member the loaded cuDNN asks for (its log
+    names it) put back."""
+    from cudnn_backend.core import cudnn_messages
+    from cudnn_backend.core.versions import loaded_version
+    from cudnn_backend.errors import CudnnBackendError
+    from cudnn_backend.runtime.profiles import DeviceProfile
+
+    try:
+        bundled = DeviceProfile.bundled("h200")
+        if bundled.cudnn_version == loaded_version():
+            bundled.descriptor()
+            return bundled, []
+        capture = bundled.deviceprop_json
+    except CudnnBackendError:  # no bundled profile this release takes: the 9.19.0 capture, completed below
+        from tests.helpers.env import H200_PROFILE_JSON
+
+        capture = H200_PROFILE_JSON.read_text()
+    captured = dict(H200_FACTS, **json.loads(capture))
+    known = set(_json_checks.deviceprop_members(required=False))
+    props = {k: v for k, v in captured.items() if k in known}
+    added = [k for k in props if k in H200_FACTS and k not in json.loads(capture)]
+    while True:
+        with cudnn_messages() as messages:
+            try:
+                profile = DeviceProfile(json.dumps(props, separators=(",", ":")), cudnn_version=loaded_version())
+                profile.descriptor()
+                return profile, added
+            except CudnnBackendError as e:
+                wanted = _MISSING_MEMBER.findall("\n".join(messages))
+                missing = [m for m in wanted if m not in props and m in captured]
+                if not missing:
+                    raise RuntimeError(f"no H200 profile for cuDNN {loaded_version()}: {e}") from None
+                props.update((m, captured[m]) for m in missing)
+                added += [m for m in missing if m in H200_FACTS]
 
 
 def _dynamic_matmul_graph(m=64):
@@ -171,7 +216,7 @@ def bypass_package_guard():
     from cudnn_backend.core import _descriptor
     from cudnn_backend.runtime import _packing, plans, profiles
 
-    def unchecked(text, canonical=False):
+    def unchecked(text, canonical=False, release=None):
         return bytes(text).decode("utf-8", "replace") if isinstance(text, (bytes, bytearray, memoryview)) else text
 
     for attribute in list(_descriptor._JSON_ATTRIBUTES):

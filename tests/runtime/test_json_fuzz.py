@@ -5,7 +5,8 @@ to cuDNN (as the text the checker returns), each batch in a forked child; a cras
 signal, also at exit) leaves a standalone reproducer script. It runs in a subprocess, so that nothing
 it does can take pytest down, and this test only reads its exit status and summary.
 
-Part of the default run (the CI gate: 0 crashes allowed). ``CUDNN_BACKEND_JSON_FUZZ_MUTANTS`` (default and
+Part of the default run (the CI gate: 0 crashes allowed), on whichever release is loaded (CI runs it on several;
+each is checked with its own table). ``CUDNN_BACKEND_JSON_FUZZ_MUTANTS`` (default and
 minimum 3000; 20,000 with ``--run-slow``) mutants per run, spread over the three kinds; the
 seed is ``CUDNN_BACKEND_FUZZ_SEED`` when set, else fixed in CI (``CI_SEED``), else fresh (printed and
 in every failure message). The reproducers go to pytest's tmp dir; a failure message gives their paths.
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.crash import child_env
-from tests.helpers.env import ROOT
+from tests.helpers.env import ROOT, version_text
 
 WORKER = "tests.helpers.json_fuzz_worker"
 MIN_MUTANTS = 3000  # the requirement
@@ -84,7 +85,7 @@ def test_json_fuzz_no_crash(fuzz_run):
         pytest.fail(_report(cmd, out, r, "no JSON-FUZZ-SUMMARY line"), pytrace=False)
     assert not summary["crashes"] and not summary["unexpected"], _report(cmd, out, r, "crashes or unexpected outcomes")
     per_kind = summary["per_kind"]
-    print(f"json fuzz: seed {SEED}, {summary['mutants']} mutants in {summary['seconds']} s: "
+    print(f"json fuzz on cuDNN {version_text()}: seed {SEED}, {summary['mutants']} mutants in {summary['seconds']} s: "
           + "; ".join(f"{k}: {dict(v)}" for k, v in per_kind.items()))
     assert summary["mutants"] >= MIN_MUTANTS, _report(cmd, out, r, f"only {summary['mutants']} mutants")
     for kind, counts in per_kind.items():
