@@ -102,11 +102,10 @@ def _profile(spec, option, *, allow=False, release=None, facts=None):
         profile = graphs.device_profile(spec)
         if allow:
             profile.allow_version_mismatch = True
-        elif release is not None:
-            return profile.for_release(release, facts=facts)
         else:
-            profile = profile.for_release(facts=facts)
-        profile.descriptor()
+            profile = profile.for_release(release, facts=facts)
+        if release is None:  # for the loaded cuDNN: given to it now
+            profile.descriptor()
         return profile
     except DeviceProfileVersionError as e:
         if not e.missing or profile is None:
