@@ -5,6 +5,7 @@ import json
 import pytest
 
 import cudnn_backend as cb
+from cudnn_backend.core.json_checks import TABLE_RELEASES
 from cudnn_backend.core.versions import format_version, versions_compatible
 from cudnn_backend.runtime import profiles
 
@@ -50,6 +51,19 @@ def test_info_names_the_release_where_it_was_found_and_the_offline_profiles():
     assert d["offline_profiles"] == {"h100": how, "h200": how}
     text = run("info").stdout
     assert "offline profiles" in text and "h100: " + how[:20] in text
+
+
+@pytest.mark.filterwarnings("ignore::cudnn_backend.errors.JsonTableFallbackWarning")
+def test_info_places_a_release_in_the_support_range():
+    from cudnn_backend.core.info import json_table, support
+
+    newest = format_version(TABLE_RELEASES[-1])
+    assert support(91002) == support(TABLE_RELEASES[-1]) == f"supported (9.10.2 to {newest})"
+    assert support(90900) == f"older than the support range (9.10.2 to {newest}): untested"
+    assert support(90500).endswith("no device profiles before cuDNN 9.8.0, so no offline work")
+    assert support(TABLE_RELEASES[-1] + 100).startswith(f"newer than the newest release tested ({newest})")
+    assert json_table(91900) == "9.19.0 (its own)"
+    assert json_table(TABLE_RELEASES[-1] + 100) == f"{newest} (the nearest; members unknown to it passed through)"
 
 
 @pytest.mark.skipif(not OFFLINE, reason="the offline main job")
