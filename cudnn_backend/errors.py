@@ -237,15 +237,17 @@ class DeviceProfileError(CudnnBackendError, ValueError):
 
 
 class DeviceProfileVersionError(DeviceProfileError):
-    """The profile was written by another cuDNN version than the one loaded."""
+    """The profile was written by another cuDNN release and cannot be converted for the one it is meant for
+    (``loaded_version``): ``missing`` names the members that release requires and the profile lacks."""
 
-    def __init__(self, message: str, profile_version=None, loaded_version=None):
+    def __init__(self, message: str, profile_version=None, loaded_version=None, missing=()):
         super().__init__(message)
         self.profile_version = profile_version
         self.loaded_version = loaded_version
+        self.missing = tuple(missing)
 
     def __reduce__(self):
-        return (type(self), (self.args[0], self.profile_version, self.loaded_version))
+        return (type(self), (self.args[0], self.profile_version, self.loaded_version, self.missing))
 
 
 class CudaError(CudnnBackendError, RuntimeError):

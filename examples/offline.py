@@ -21,10 +21,10 @@ from conv_bias_relu import graph_api
 
 # [profiles]
 def profile_tour(folder):
-    """The bundled H200 profile: what it says, saved and loaded back."""
-    names = profiles.bundled_profiles()                    # ['h200']
-    h200 = cb.DeviceProfile.bundled("h200")
-    path = h200.save(pathlib.Path(folder) / "h200.json")   # our format: the cuDNN version travels with it
+    """The bundled H200 profile (for the loaded cuDNN): what it says, saved and loaded back."""
+    names = profiles.bundled_profiles()                    # ['h100', 'h200']
+    h200 = cb.DeviceProfile.bundled("h200")                # the 9.19.0 capture, converted for the loaded release
+    path = h200.save(pathlib.Path(folder) / "h200.json")   # our format: the cuDNN release travels with it
     again = cb.DeviceProfile.load(path)
     return names, h200, again
 # [/profiles]

@@ -1,7 +1,9 @@
 """Troubleshooting: version mismatches, NOT_SUPPORTED and its reasons, ARCH_MISMATCH.
 
-* Device profiles and serialized plans load only into the cuDNN version that wrote them: the package
-  says so before cuDNN is asked (DeviceProfileVersionError, PlanVersionError).
+* Device profiles are converted for the loaded cuDNN release; one that needs a fact nobody recorded (a member
+  the release requires, of a GPU the facts table does not know) is refused, and serialized plans load only into
+  the cuDNN version that wrote them: the package says so before cuDNN is asked (DeviceProfileVersionError,
+  PlanVersionError).
 * A graph no engine supports: heuristics return nothing; ``why_no_engine`` collects cuDNN's reasons.
 * CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH: without a GPU, every engine asked without a device profile;
   on a GPU, plans of a graph finalized without its handle fail at execute (the GPU part shows it).
@@ -22,11 +24,14 @@ PROFILE = cb.DeviceProfile.bundled()
 
 # [versions]
 def version_mismatches():
-    """A profile said to come from cuDNN 9.18.0, and a plan whose JSON says so: both refused up front."""
-    older = cb.DeviceProfile(PROFILE.deviceprop_json, cudnn_version="9.18.0")
+    """A 9.19.0 profile of a GPU the facts table does not know, for cuDNN 9.28.1 (which requires memoryBusWidth),
+    and a plan whose JSON says cuDNN 9.18.0: both refused up front, with the fix."""
+    props = cb.DeviceProfile.bundled("h100", "9.19.0").properties
+    props["deviceName"] = "ACME GPU"
+    acme = cb.DeviceProfile(json.dumps(props), cudnn_version="9.19.0")
     messages = []
     try:
-        older.descriptor()
+        acme.for_release("9.28.1")
     except cb.DeviceProfileVersionError as e:
         messages.append(str(e))
     plan, _ = cb.build_first_plan(graph_api().op_graph, device_profile=PROFILE)

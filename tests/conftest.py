@@ -52,6 +52,15 @@ def _no_cudnn_call_left_in_flight():
 
 @pytest.fixture(scope="session")
 def h200_profile_json() -> str:
+    """The bundled H200 profile's deviceprop JSON as the loaded cuDNN reads it (the 9.19.0 capture, converted)."""
+    from tests.helpers.offline import h200
+
+    return h200().deviceprop_json
+
+
+@pytest.fixture(scope="session")
+def h200_capture_json() -> str:
+    """The H200 capture as cuDNN 9.19.0 wrote it (the bundled file, byte for byte)."""
     return H200_PROFILE_JSON.read_text()
 
 
@@ -68,7 +77,7 @@ def handle():
 
 @pytest.fixture(scope="session")
 def h200():
-    """The bundled H200 device profile (cuDNN 9.19.0)."""
+    """The bundled H200 device profile, for the loaded cuDNN (the 9.19.0 capture, converted)."""
     from tests.helpers.offline import h200
 
     return h200()

@@ -31,6 +31,10 @@ ENV_NODEVICE = "CUDNN_BACKEND_NODEVICE"
 NODEVICE_DIR = pathlib.Path(__file__).resolve().parent.parent / "_nodevice"
 # dlopen names under which cuDNN (and its NVRTC-based engines) open the driver.
 DRIVER_SONAMES = ("libcuda.so.1", "libcuda.so")
+# where the cuDNN wheels' RUNPATH finds the CUDA libraries it dlopens, relative to libcudnn's folder (cu12 wheels:
+# one package per library; cu13: nvidia/cu13/lib)
+_WHEEL_NEIGHBOURS = {"cublasLt": ("../../cublas/lib", "../../cu13/lib"),
+                     "nvrtc": ("../../cuda_nvrtc/lib", "../../cu13/lib")}
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,8 @@ def ensure_driver() -> str:
 
 
 def _preload(libname: str) -> str | None:
-    """Load a CUDA library cuDNN opens by name (found through its RUNPATH only in the wheel layout).
+    """Load a CUDA library cuDNN opens by name (found through its RUNPATH only in the wheel layout): cuda-pathfinder's
+    pick, whatever CUDA major it is.
 
     NVRTC: without it runtime-compiled engines vanish. cublasLt: a cuDNN outside the wheel layout
     that cannot find it aborts the process at the first heuristics query.
@@ -102,6 +107,34 @@ def _preload(libname: str) -> str | None:
         return None
 
 
+def _cuda_major(lib) -> int | None:
+    """The CUDA major a cuDNN was built for (cudnnGetCudartVersion: 12090 -> 12)."""
+    try:
+        get = lib.cudnnGetCudartVersion
+    except AttributeError:  # pragma: no cover - every cuDNN 9 has it
+        return None
+    get.restype = ctypes.c_size_t
+    return int(get()) // 1000 or None
+
+
+def _load_for_major(libname: str, major: int, cudnn_dir: str, picked: str | None) -> str | None:
+    """Load lib<libname>.so.<major>, the one cuDNN dlopens by that name: from the wheel layout next to cuDNN
+    (where its RUNPATH looks), cuda-pathfinder's pick if it is that major, or the library search path."""
+    soname = f"lib{libname}.so.{major}"
+    candidates = [os.path.join(cudnn_dir, rel, soname) for rel in _WHEEL_NEIGHBOURS[libname]]
+    if picked and os.path.basename(picked) == soname:
+        candidates.append(picked)
+    for candidate in candidates + [soname]:
+        if os.sep in candidate and not os.path.exists(candidate):
+            continue
+        try:
+            ctypes.CDLL(candidate, mode=ctypes.RTLD_GLOBAL)
+        except OSError:
+            continue
+        return os.path.realpath(candidate) if os.sep in candidate else candidate
+    return None
+
+
 def load_cudnn() -> LoadedCudnn:
     """Find and load libcudnn.so.9 once (and the driver or its stand-in, NVRTC, cublasLt); later calls return
     the same ``LoadedCudnn``."""
@@ -110,8 +143,7 @@ def load_cudnn() -> LoadedCudnn:
         if _loaded is not None:
             return _loaded
         driver = ensure_driver()
-        nvrtc = _preload("nvrtc")
-        _preload("cublasLt")
+        picked = {name: _preload(name) for name in _WHEEL_NEIGHBOURS}
         forced = os.environ.get(ENV_LIBCUDNN)
         if forced:
             path, found_via = forced, f"${ENV_LIBCUDNN}"
@@ -131,6 +163,21 @@ def load_cudnn() -> LoadedCudnn:
         version = int(lib.cudnnGetVersion())
         if version < 90000:
             raise CudnnLibraryNotFoundError(f"{path} is cuDNN {format_version(version)}; cudnn-backend needs cuDNN >= 9.0")
+        nvrtc = picked["nvrtc"]
+        major = _cuda_major(lib)
+        if major is not None:
+            # cuDNN dlopens libcublasLt.so.<major> and libnvrtc.so.<major>, which need not be the CUDA major of the
+            # libraries beside the package (a cu12 cuDNN chosen with $CUDNN_BACKEND_LIBCUDNN in a cu13 environment)
+            folder = os.path.dirname(os.path.realpath(path))
+            nvrtc = _load_for_major("nvrtc", major, folder, picked["nvrtc"])  # absent: runtime-compiled engines vanish
+            if _load_for_major("cublasLt", major, folder, picked["cublasLt"]) is None:
+                # without it cuDNN aborts the process at the first heuristics query (9.28.0: "Cannot load symbol
+                # cublasLtGetVersion")
+                raise CudnnLibraryNotFoundError(
+                    f"{path} is cuDNN {format_version(version)} for CUDA {major}, and libcublasLt.so.{major}, which it "
+                    f"loads, is neither beside it (the wheel layout) nor on the library search path. Install it: "
+                    f"`pip install nvidia-cublas-cu{major}` (with `pip install --target DIR`, into the same DIR), or "
+                    "add its folder to LD_LIBRARY_PATH")
         _loaded = LoadedCudnn(path=path, handle=lib._handle, found_via=found_via, version=version, driver=driver,
                               nvrtc=nvrtc)
         return _loaded

@@ -21,12 +21,12 @@ from cudnn_backend.cli.args import UsageError, build_parser, builder_kwargs, siz
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Handle
 from cudnn_backend.core.info import info as _info
-from cudnn_backend.core.versions import format_version
-from cudnn_backend.errors import CudnnBackendError, MissingDependencyError
+from cudnn_backend.core.versions import format_version, loaded_version, parse_version
+from cudnn_backend.errors import CudnnBackendError, DeviceProfileVersionError, MissingDependencyError
 from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.runtime.engines import short_name
-from cudnn_backend.runtime.profiles import DeviceProfile
+from cudnn_backend.runtime.profiles import DeviceProfile, offline_profiles
 from cudnn_backend.tune import graphs, plots
 from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
@@ -93,12 +93,48 @@ def _targets(args, many=True) -> tuple[list, str | None]:
 
 
 def _device_profile(args):
+    """The --device-profile, converted for the loaded cuDNN (or as it is with --allow-version-mismatch) and given to
+    cuDNN once here, so that a refusal is one line naming the option and the fix."""
     if not args.device_profile:
+        if args.allow_version_mismatch:
+            raise UsageError("argument --allow-version-mismatch: applies to a --device-profile; none is given")
         return None
+    return _profile(args.device_profile, "--device-profile", allow=args.allow_version_mismatch)
+
+
+def _profile(spec, option, *, allow=False, release=None, facts=None):
+    """A DeviceProfile from a bundled name or a file, converted for ``release`` (the loaded cuDNN by default; also
+    given to cuDNN then), or as it is with ``allow``; mistakes are UsageErrors naming ``option``."""
+    profile = None
     try:
-        return graphs.device_profile(args.device_profile)
+        profile = graphs.device_profile(spec)
+        if allow:
+            profile.allow_version_mismatch = True
+        else:
+            profile = profile.for_release(release, facts=facts)
+        if release is None:  # for the loaded cuDNN: given to it now
+            profile.descriptor()
+        return profile
+    except DeviceProfileVersionError as e:
+        if not e.missing or profile is None:
+            raise UsageError(f"argument {option}: {e}") from None
+        target = format_version(e.loaded_version)
+        sets = " ".join(f"--set {m}=VALUE" for m in e.missing)
+        out = f"{_profile_file_stem(profile)}_deviceprop_cudnn{e.loaded_version}.json"
+        raise UsageError(f"argument {option}: {profile.missing_problem(e.missing, e.loaded_version)}. Add it: "
+                         f"`cudnn-backend profile convert {spec} --to {target} {sets} --out {out}`, then "
+                         f"--device-profile {out}; or capture the profile on that GPU with `cudnn-backend profile "
+                         f"capture` (cuDNN {target})") from None
     except (ValueError, TypeError, OSError) as e:
-        raise UsageError(f"argument --device-profile: {e}") from None
+        text = str(e)
+        if facts and (text.startswith("facts:") or any(m in text for m in facts)):
+            raise UsageError(f"argument --set: {text.removeprefix('facts: ')}") from None
+        raise UsageError(f"argument {option}: {text}") from None
+
+
+def _profile_file_stem(profile) -> str:
+    """'nvidia_h200' for "NVIDIA H200": the file name part of a profile's GPU."""
+    return "".join(c if c.isalnum() else "_" for c in profile.device_name.lower()).strip("_")
 
 
 def _offline(profile) -> bool:
@@ -187,6 +223,7 @@ def _check_outputs_writable(args):
 # ---------------------------------------------------------------------------------------------
 def cmd_info(args) -> int:
     d = _info()
+    d["offline_profiles"] = offline_profiles()
     if args.json:
         print(json.dumps(d, indent=2))
     else:
@@ -354,16 +391,26 @@ def cmd_profile(args) -> int:
         if not _device.gpu_available():
             raise CudnnBackendError("profile capture needs this machine's GPU; none is visible")
         p = DeviceProfile.capture(args.device)
-        slug = "".join(c if c.isalnum() else "_" for c in p.device_name.lower()).strip("_")
-        out = args.out or f"{slug}_deviceprop_cudnn{p.cudnn_version}.json"
+        out = args.out or f"{_profile_file_stem(p)}_deviceprop_cudnn{p.cudnn_version}.json"
         p.save(out)
         render.profile(p)
-        render.console.print(f"wrote {out} (cuDNN {format_version(p.cudnn_version)} only loads profiles it wrote)")
+        render.console.print(f"wrote {out} (other cuDNN releases get it converted: `cudnn-backend profile convert`)")
         return 0
-    try:
-        p = graphs.device_profile(args.profile)
-    except (ValueError, OSError) as e:
-        raise UsageError(f"argument FILE|NAME: {e}") from None
+    if args.profile_command == "convert":
+        try:
+            release = parse_version(args.to, "--to") if args.to else loaded_version()
+        except (ValueError, TypeError) as e:
+            raise UsageError(f"argument {e}") from None
+        p = _profile(args.profile, "FILE|NAME", release=release, facts=dict(args.set))
+        out = args.out or f"{_profile_file_stem(p)}_deviceprop_cudnn{p.cudnn_version}.json"
+        try:
+            p.save(out)
+        except (OSError, ValueError) as e:
+            raise UsageError(f"argument --out: {e}") from None
+        render.profile(p)
+        render.console.print(f"wrote {out}")
+        return 0
+    p = _profile(args.profile, "FILE|NAME")
     if args.json:
         print(json.dumps(p.to_dict(), indent=2))
     else:

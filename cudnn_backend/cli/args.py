@@ -169,8 +169,11 @@ def _graph_inputs(p, *, many=True):
     s.add_argument("--dtype", choices=sorted(DTYPES), default=None, help="input/output data type (pattern default)")
     s.add_argument("--layout", choices=["nhwc", "nchw"], default=None, help="tensor layout (pattern default)")
     p.add_argument("--device-profile", metavar="h100|h200|FILE",
-                   help="work offline for this GPU (a bundled profile or a file from `profile capture`); default: "
-                        "this machine's GPU, or the bundled h200 profile without one")
+                   help="work offline for this GPU (a bundled profile or a file from `profile capture`), converted "
+                        "for the loaded cuDNN; default: this machine's GPU, or the bundled h200 profile without one")
+    p.add_argument("--allow-version-mismatch", action="store_true",
+                   help="give cuDNN the --device-profile as it is, unconverted, even if another cuDNN release wrote it "
+                        "(cuDNN may refuse or misread it)")
 
 
 def _explore_options(p, tune=False):
@@ -270,16 +273,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="ignore the plan cache")
     p.add_argument("--json", metavar="FILE", help="write the kernels as JSON")
 
-    p = sub.add_parser("profile", help="device profiles for offline work: capture one here, show one",
-                       formatter_class=Formatter, description="Device profiles: capture this GPU's, or show one.")
+    p = sub.add_parser("profile", help="device profiles for offline work: capture one here, show one, convert one",
+                       formatter_class=Formatter,
+                       description="Device profiles: capture this GPU's, show one, or convert one for another cuDNN "
+                                   "release.")
     psub = p.add_subparsers(dest="profile_command", metavar="ACTION", parser_class=Parser)
     psub.required = True
     c = psub.add_parser("capture", help="capture this machine's GPU as a profile file", formatter_class=Formatter)
     c.add_argument("--out", metavar="FILE", help="where to write it (default: <gpu>_deviceprop_cudnn<version>.json)")
     c.add_argument("--device", type=non_negative, default=0, help="CUDA device ordinal")
-    c = psub.add_parser("show", help="show a profile (a file, or a bundled name: h100, h200)", formatter_class=Formatter)
+    c = psub.add_parser("show", help="show a profile (a file, or a bundled name: h100, h200) as the loaded cuDNN "
+                        "gets it", formatter_class=Formatter)
     c.add_argument("profile", metavar="FILE|NAME")
     c.add_argument("--json", action="store_true", help="print the profile's JSON")
+    c = psub.add_parser("convert", help="write a profile as another cuDNN release reads it", formatter_class=Formatter,
+                        description="Convert a device profile for a cuDNN release: members that release requires come "
+                                    "from the profile, --set, or published GPU facts; members it does not read are "
+                                    "dropped.")
+    c.add_argument("profile", metavar="FILE|NAME", help="a profile file, or a bundled name: h100, h200")
+    c.add_argument("--to", metavar="RELEASE", help="the cuDNN release, e.g. 9.28.1 (default: the loaded cuDNN)")
+    c.add_argument("--set", action="append", type=key_value, default=[], metavar="MEMBER=VALUE",
+                   help="a deviceprop member the GPU has, e.g. memoryBusWidth=5120 (repeat for several)")
+    c.add_argument("--out", metavar="FILE", help="where to write it (default: <gpu>_deviceprop_cudnn<release>.json)")
 
     p = sub.add_parser("cache", help="the persistent plan cache: list, show, clear", formatter_class=Formatter,
                        description="The persistent plan cache that `tune` writes.")

@@ -258,7 +258,7 @@ def cache_entry(e) -> None:
 
 def profile(p) -> None:
     props = p.properties
-    t = table(f"device profile: {p.device_name} (cuDNN {p.cudnn_version_string}; {p.source})")
+    t = table(f"device profile: {p.device_name} ({p.origin}; {p.source})")
     t.add_column("property")
     t.add_column("value", overflow="fold")
     for k, v in props.items():
@@ -271,6 +271,8 @@ def info(d: dict) -> None:
     t.add_column("what")
     t.add_column("found", overflow="fold")
     for k, v in d.items():
+        if isinstance(v, dict):
+            v = "\n".join(f"{name}: {text}" for name, text in v.items())
         t.add_row(k.replace("_", " "), ", ".join(v) if isinstance(v, list) else str(v))
     console.print(t)
 

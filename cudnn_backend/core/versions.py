@@ -15,9 +15,13 @@ from cudnn_backend._bindings._loader import format_version as _format_int
 from cudnn_backend._bindings._loader import load_cudnn
 
 __all__ = ["parse_version", "format_version", "versions_compatible", "loaded_version", "loaded_version_string",
-           "OVERRIDE_SHAPES_NEEDS"]
+           "OVERRIDE_SHAPES_NEEDS", "OLDEST_SUPPORTED", "OFFLINE_SINCE"]
 
 MIN_VERSION = 90000  # cuDNN 9.0.0: the package needs nothing older
+# The support range: 9.10.2 (cu12; the cu13 wheels begin at 9.12) up to the newest release on pip. CI runs the
+# offline tests on 9.10.2; older 9.x releases load, untested (device profiles need 9.8).
+OLDEST_SUPPORTED = 91002
+OFFLINE_SINCE = 90800  # CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION: device profiles, so all offline work
 
 #: What shape overrides use, for ``core.check_available``: the graph's flag (9.21), the variant pack's three
 #: attributes (9.18) and the per-pack workspace query (9.23). The feature is one, so is its gate.

@@ -4,17 +4,25 @@ cuDNN (>= 9.8) can describe a device as JSON (``CUDNN_ATTR_DEVICEPROP_JSON_REPRE
 ``CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR``) and accept that JSON back in place of the device: engine
 heuristics, engines and execution plans then work on a machine with no GPU at all.
 
-A ``DeviceProfile`` is that JSON plus what it does not record itself: the cuDNN version that wrote
-it (cuDNN refuses, or may misread, a profile written by another version) and where it came from.
+A ``DeviceProfile`` is that JSON plus what it does not record itself: the cuDNN release that wrote it
+and where it came from. Releases read different members (cuDNN 9.28 requires ``memoryBusWidth``, which
+9.19 never wrote; it ignores members it does not know), so a profile is converted for the release that
+uses it (``for_release``): a member that release requires comes from the profile, from the caller
+(``facts=``) or from a small table of published GPU facts (``data/gpu_facts.json``, keyed by
+``deviceName``); members that release does not know are dropped. The captures stay the ground truth:
+converted back for the release that captured them they come out byte for byte. A profile that cannot be
+converted is refused with ``DeviceProfileVersionError`` naming the missing member and the fix.
 It is plain data: it pickles and deep-copies (the finalized descriptor it caches is left behind).
 
 * ``DeviceProfile.capture(handle_or_device)``  on a GPU machine
-* ``DeviceProfile.bundled("h200")``            the profiles shipped in ``cudnn_backend/data``
+* ``DeviceProfile.bundled("h200")``            the captures shipped in ``cudnn_backend/data``, for the loaded cuDNN
 * ``DeviceProfile.load(path)`` / ``save(path)``  our JSON file, or a raw cuDNN deviceprop JSON
-* ``profile.descriptor()``                     a finalized ``DeviceProp`` (checks the cuDNN version)
+* ``profile.for_release("9.28.1")``            the profile as that release expects it
+* ``profile.descriptor()``                     a finalized ``DeviceProp`` for the loaded cuDNN
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pathlib
@@ -26,24 +34,53 @@ from dataclasses import dataclass, field
 from cudnn_backend._bindings.enums import DescriptorType
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor, Handle
-from cudnn_backend.core.json_checks import check_deviceprop_json
-from cudnn_backend.core.versions import format_version, loaded_version, parse_version, versions_compatible
-from cudnn_backend.errors import DeviceProfileError, DeviceProfileVersionError
+from cudnn_backend.core._logging import cudnn_messages
+from cudnn_backend.core.json_checks import (TABLE_RELEASES, JsonCheckError, check_deviceprop_json, deviceprop_members,
+                                            table_release)
+from cudnn_backend.core.versions import (OFFLINE_SINCE, format_version, loaded_version, parse_version,
+                                         versions_compatible)
+from cudnn_backend.errors import CudnnError, DeviceProfileError, DeviceProfileVersionError
 from cudnn_backend.typed import DeviceProp
 
 __all__ = ["DeviceProfile", "DeviceProfileError", "DeviceProfileVersionError", "as_deviceprop", "profile_of",
-           "bundled_profiles", "version_from_filename", "file_path", "DATA_DIR"]
+           "bundled_profiles", "version_from_filename", "file_path", "DATA_DIR", "gpu_facts", "offline_profiles",
+           "release_members", "ReleaseMembers"]
 
 DATA_DIR = pathlib.Path(__file__).resolve().parent.parent / "data"
+GPU_FACTS = DATA_DIR / "gpu_facts.json"
 FORMAT = "cudnn_backend.device_profile"
 FORMAT_VERSION = 1
 MAX_PROFILE_BYTES = 1 << 20  # a deviceprop JSON is about 1 KB; a larger file is not one
 # h200_deviceprop_cudnn91900.json: <name>_deviceprop_cudnn<MAJOR*10000 + MINOR*100 + PATCH>.json
 _FILE_VERSION = re.compile(r"cudnn(\d{5,6})(?:\D[^/\\]*)?\.json$", re.IGNORECASE)
 _BUNDLED = re.compile(r"^(?P<name>.+?)_deviceprop_cudnn(?P<version>\d{5,6})\.json$", re.IGNORECASE)
+# cuDNN's log when its JSON reader misses a member or finds another type: the member's name is quoted
+_MEMBER_IN_LOG = re.compile(r'convert_child_from_json\(\s*json_object,\s*"([A-Za-z0-9_]+)"')
 
 
 _PROFILE_OF: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # DeviceProp descriptor -> its profile
+
+
+@dataclass(frozen=True)
+class ReleaseMembers:
+    """The deviceprop members cuDNN ``release`` requires and every member it reads (``known``), each in the order
+    cuDNN writes them (core.json_checks' tables). A release without a table of its own has ``known`` None: what it
+    reads is unknown, so a conversion keeps every member; ``required`` is what the tables on either side require
+    (a member it does not read, cuDNN ignores)."""
+
+    release: int
+    required: tuple
+    known: tuple | None
+
+
+def release_members(release) -> ReleaseMembers:
+    """What cuDNN ``release`` reads in a device profile (see ``ReleaseMembers``)."""
+    release = parse_version(release, "release")
+    if table_release(release) == release:
+        return ReleaseMembers(release, deviceprop_members(release), deviceprop_members(release, required=False))
+    # the tables on either side: a member the newer one requires, this release may require (else it ignores it)
+    sides = [t for t in TABLE_RELEASES if t < release][-1:] + [t for t in TABLE_RELEASES if t > release][:1]
+    return ReleaseMembers(release, tuple(dict.fromkeys(m for t in sides for m in deviceprop_members(t))), None)
 
 
 def file_path(path, what="path") -> pathlib.Path:
@@ -70,31 +107,94 @@ def version_from_filename(path) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _check_json(text, what):
-    """The deviceprop JSON, checked field by field (cuDNN aborts on some, e.g. a 256-byte deviceName)."""
+def _check_json(text, what, release=None):
+    """The deviceprop JSON, checked field by field against ``release``'s table (cuDNN aborts on some values, e.g.
+    a 256-byte deviceName)."""
     try:
-        return check_deviceprop_json(text)
-    except ValueError as e:
+        return check_deviceprop_json(text, release=release)
+    except JsonCheckError as e:
+        hint = ""
+        if release is not None and e.problem.startswith(("missing member", "unknown member")):
+            hint = (f" (as cuDNN {format_version(release)} writes it, the release the profile says wrote it; if "
+                    "another release wrote it, name that one: cudnn_version=, or a file name ending in "
+                    "_cudnn<MMmmpp>.json)")
+        raise DeviceProfileError(f"{what}: {e}{hint}") from None
+    except (ValueError, TypeError) as e:
         raise DeviceProfileError(f"{what}: {e}") from None
-    except TypeError as e:
-        raise DeviceProfileError(f"{what}: {e}") from None
+
+
+@functools.lru_cache(maxsize=1)
+def _facts_table() -> dict:
+    return json.loads(GPU_FACTS.read_text(encoding="utf-8"))
+
+
+def gpu_facts(device_name, device_ver=None) -> dict:
+    """The deviceprop members the table of published GPU facts (``data/gpu_facts.json``) gives for a GPU: those
+    of every GPU of its compute capability (``device_ver``, deviceVer: 900 for 9.0), then its own by ``deviceName``
+    as cuDNN records it, e.g. ``{"maxThreadsPerBlock": 1024, "memoryBusWidth": 6144}`` for ("NVIDIA H200", 900)."""
+    table = _facts_table()
+    found = {}
+    if device_ver is not None:
+        for entry in table["compute_capabilities"]:
+            low, high = entry["deviceVer"]
+            if low <= device_ver and (high is None or device_ver <= high):
+                found.update(entry["members"])
+    entry = table["gpus"].get(str(device_name))
+    if entry:
+        found.update(entry["members"])
+    return found
+
+
+def _member_help(member) -> str:
+    text = _facts_table()["member_help"].get(member)
+    return f"{member} ({text})" if text else member
+
+
+def _check_facts(facts) -> dict:
+    if facts is None:
+        return {}
+    if not isinstance(facts, dict):
+        raise TypeError(f"facts: expected a dict of deviceprop members, e.g. {{'memoryBusWidth': 5120}}, not "
+                        f"{type(facts).__name__}")
+    for k in facts:
+        if not isinstance(k, str):
+            raise TypeError(f"facts: member names are strings, not {type(k).__name__}")
+    return dict(facts)
+
+
+def _insert_in_order(props: dict, added: dict, order) -> dict:
+    """``props`` with ``added`` members placed where cuDNN writes them (``order``), or last if it does not say."""
+    out = dict(props)
+    for member, value in added.items():
+        if member in out or member not in order:
+            out[member] = value
+            continue
+        before = order[:order.index(member)]
+        items = list(out.items())
+        at = max((i + 1 for i, (k, _) in enumerate(items) if k in before), default=0)
+        items.insert(at, (member, value))
+        out = dict(items)
+    return out
 
 
 @dataclass
 class DeviceProfile:
-    """One GPU's cuDNN device properties (the raw deviceprop JSON) and the cuDNN version that wrote it.
+    """One GPU's cuDNN device properties (the raw deviceprop JSON) and the cuDNN release that wrote it.
 
-    ``deviceprop_json`` is the raw text of CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION.
+    ``deviceprop_json`` is the raw text of CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION. ``converted_from`` is the
+    release of the capture this JSON was converted from (``for_release``; None for a capture).
 
-    ``allow_version_mismatch=True`` lets ``descriptor()`` hand a profile from another cuDNN
-    version to the loaded one (for experts: cuDNN may reject or misread it).
+    ``descriptor()`` converts the profile for the loaded cuDNN; ``allow_version_mismatch=True`` hands the JSON to
+    it as it is instead (for experts: cuDNN may refuse or misread a profile from another release).
     """
 
     deviceprop_json: str
     cudnn_version: int | None = None
     source: str | None = None
     allow_version_mismatch: bool = False
+    converted_from: int | None = None
     _descriptor_cache: object = field(default=None, init=False, repr=False, compare=False)
+    _descriptor_text: object = field(default=None, init=False, repr=False, compare=False)
     _lock: object = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -106,34 +206,38 @@ class DeviceProfile:
         if not isinstance(self.deviceprop_json, str):
             raise TypeError(f"deviceprop_json: expected the deviceprop JSON text, not "
                             f"{type(self.deviceprop_json).__name__}")
-        self.deviceprop_json = _check_json(self.deviceprop_json, "deviceprop_json")
+        for name in ("cudnn_version", "converted_from"):
+            if getattr(self, name) is not None:
+                try:
+                    setattr(self, name, parse_version(getattr(self, name), name))
+                except (TypeError, ValueError) as e:
+                    raise DeviceProfileError(str(e)) from None
+        # checked against the table of the release that wrote it: what a release writes, its table accepts
+        self.deviceprop_json = _check_json(self.deviceprop_json, "deviceprop_json", self.cudnn_version)
         parsed = json.loads(self.deviceprop_json)
         if not isinstance(parsed, dict) or not any(k in parsed for k in ("deviceName", "deviceVer", "multiProcessorCount")):
             raise DeviceProfileError("deviceprop_json: not a cuDNN deviceprop JSON "
                                      "(no deviceName/deviceVer/multiProcessorCount keys)")
-        if self.cudnn_version is not None:
-            try:
-                self.cudnn_version = parse_version(self.cudnn_version, "cudnn_version")
-            except (TypeError, ValueError) as e:
-                raise DeviceProfileError(str(e)) from None
         if not isinstance(self.allow_version_mismatch, bool):
             raise TypeError("allow_version_mismatch: expected a bool")
 
     # -- plain data: pickling and copying leave the cached descriptor and the lock behind ---------------
     def __getstate__(self):
         return {"deviceprop_json": self.deviceprop_json, "cudnn_version": self.cudnn_version, "source": self.source,
-                "allow_version_mismatch": self.allow_version_mismatch}
+                "allow_version_mismatch": self.allow_version_mismatch, "converted_from": self.converted_from}
 
     def __setstate__(self, state):
         self.deviceprop_json = state["deviceprop_json"]
         self.cudnn_version = state["cudnn_version"]
         self.source = state["source"]
         self.allow_version_mismatch = state["allow_version_mismatch"]
-        self._descriptor_cache = None
+        self.converted_from = state.get("converted_from")
+        self._descriptor_cache = self._descriptor_text = None
         self._lock = threading.Lock()
 
     def __copy__(self):
-        return DeviceProfile(self.deviceprop_json, self.cudnn_version, self.source, self.allow_version_mismatch)
+        return DeviceProfile(self.deviceprop_json, self.cudnn_version, self.source, self.allow_version_mismatch,
+                             self.converted_from)
 
     def __deepcopy__(self, memo):
         return self.__copy__()
@@ -166,14 +270,28 @@ class DeviceProfile:
         """The cuDNN version that wrote the profile as "MAJOR.MINOR.PATCH" (e.g. "9.19.0")."""
         return format_version(self.cudnn_version)
 
+    @property
+    def origin(self) -> str:
+        """How the JSON came to be: "captured with cuDNN 9.19.0" or "converted for cuDNN 9.28.1 from a cuDNN
+        9.19.0 capture"."""
+        if self.converted_from is None:
+            return f"captured with cuDNN {self.cudnn_version_string}"
+        return f"converted for cuDNN {self.cudnn_version_string} from a cuDNN {format_version(self.converted_from)} capture"
+
     def __repr__(self):
         return (f"DeviceProfile({self.device_name!r}, cuDNN {self.cudnn_version_string}, "
-                f"{self.sm_count} SMs, source={self.source!r})")
+                f"{self.sm_count} SMs, source={self.source!r}"
+                + (f", converted_from={format_version(self.converted_from)!r}" if self.converted_from else "") + ")")
 
     # -- constructors ---------------------------------------------------------------------------------
     @classmethod
     def from_json(cls, text, cudnn_version=None, *, source=None, allow_version_mismatch=False) -> "DeviceProfile":
         """From JSON text: our wrapped format or cuDNN's raw deviceprop JSON (then give ``cudnn_version``)."""
+        return cls._from_text(text, cudnn_version, source, allow_version_mismatch)
+
+    @classmethod
+    def _from_text(cls, text, cudnn_version, source, allow_version_mismatch, *, raw_version=None):
+        """``from_json``; ``raw_version`` (a file name's) serves a raw deviceprop JSON given no ``cudnn_version``."""
         what = source or "the device profile"
         if isinstance(text, (bytes, bytearray, memoryview)):
             try:
@@ -193,12 +311,14 @@ class DeviceProfile:
         if isinstance(data, dict) and data.get("format") == FORMAT:
             return cls._from_wrapped(data, cudnn_version, source, allow_version_mismatch)
         if cudnn_version is None:
+            cudnn_version = raw_version
+        if cudnn_version is None:
             raise DeviceProfileError(
                 f"{source or 'this raw cuDNN deviceprop JSON'} does not record which cuDNN version wrote it; "
                 "pass cudnn_version= (e.g. cudnn_version=91900 or '9.19.0'), or name the file "
                 "<name>_deviceprop_cudnn<MMmmpp>.json (e.g. h200_deviceprop_cudnn91900.json)")
-        return cls(deviceprop_json=text if isinstance(text, str) else json.dumps(data), cudnn_version=cudnn_version,
-                   source=source, allow_version_mismatch=allow_version_mismatch)
+        return cls(deviceprop_json=text, cudnn_version=cudnn_version, source=source,
+                   allow_version_mismatch=allow_version_mismatch)
 
     @classmethod
     def _from_wrapped(cls, data, cudnn_version, source, allow_version_mismatch):
@@ -218,7 +338,7 @@ class DeviceProfile:
         if version is None:
             raise DeviceProfileError(f"{source or 'the device profile'} records no cudnn_version; pass cudnn_version=")
         return cls(deviceprop_json=text, cudnn_version=version, source=data.get("source") or source,
-                   allow_version_mismatch=allow_version_mismatch)
+                   allow_version_mismatch=allow_version_mismatch, converted_from=data.get("converted_from"))
 
     @classmethod
     def load(cls, path, cudnn_version=None, *, allow_version_mismatch=False) -> "DeviceProfile":
@@ -234,47 +354,25 @@ class DeviceProfile:
             raw = path.read_bytes()
         except OSError as e:
             raise DeviceProfileError(f"cannot read device profile {str(path)!r}: {e}") from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise DeviceProfileError(f"device profile {str(path)!r} is not UTF-8 text ({e.reason} at byte "
-                                     f"{e.start}): not a device profile") from None
-        if cudnn_version is None:
-            try:
-                wrapped = json.loads(text).get("format") == FORMAT
-            except (ValueError, AttributeError):
-                wrapped = False
-            if not wrapped:
-                cudnn_version = version_from_filename(path)
-        return cls.from_json(text, cudnn_version, source=str(path), allow_version_mismatch=allow_version_mismatch)
+        return cls._from_text(raw, cudnn_version, str(path), allow_version_mismatch,
+                              raw_version=version_from_filename(path))
 
     @classmethod
     def bundled(cls, name="h200", cudnn_version=None, *, allow_version_mismatch=False) -> "DeviceProfile":
-        """A profile shipped with the package (``cudnn_backend/data/<name>_deviceprop_cudnn*.json``).
-
-        With several versions of one device, the one matching the loaded cuDNN (or ``cudnn_version``)
-        is chosen.
+        """A GPU whose capture ships with the package (``cudnn_backend/data/<name>_deviceprop_cudnn*.json``), for
+        cuDNN ``cudnn_version`` (default: the loaded one): the capture of that MAJOR.MINOR if one is bundled, else
+        the capture of the nearest release converted (``for_release``). With ``allow_version_mismatch=True``, that
+        capture as it is.
         """
-        found = {}
-        for p in sorted(DATA_DIR.glob("*_deviceprop_cudnn*.json")):
-            m = _BUNDLED.match(p.name)
-            if m:
-                found.setdefault(m.group("name").lower(), {})[int(m.group("version"))] = p
+        captures = _bundled_captures()
         key = str(name).lower()
-        if key not in found:
-            raise DeviceProfileError(f"no bundled device profile {name!r}; bundled: {', '.join(sorted(found)) or 'none'}")
-        versions = found[key]
-        want = parse_version(cudnn_version) if cudnn_version is not None else None
-        if want is None:
-            loaded = loaded_version()
-            match = [v for v in versions if loaded is not None and versions_compatible(v, loaded)]
-            chosen = max(match) if match else max(versions)
-        else:
-            if want not in versions:
-                raise DeviceProfileError(f"no bundled {name!r} profile for cuDNN {format_version(want)}; bundled "
-                                         f"versions: {', '.join(format_version(v) for v in sorted(versions))}")
-            chosen = want
-        return cls.load(versions[chosen], chosen, allow_version_mismatch=allow_version_mismatch)
+        if key not in captures:
+            raise DeviceProfileError(f"no bundled device profile {name!r}; bundled: {', '.join(sorted(captures)) or 'none'}")
+        target = loaded_version() if cudnn_version is None else parse_version(cudnn_version, "cudnn_version")
+        versions = captures[key]
+        chosen = min(versions, key=lambda v: (not versions_compatible(v, target), abs(v - target)))
+        profile = cls.load(versions[chosen], chosen, allow_version_mismatch=allow_version_mismatch)
+        return profile if allow_version_mismatch else profile.for_release(target)
 
     @classmethod
     def capture(cls, handle_or_device=None) -> "DeviceProfile":
@@ -311,13 +409,13 @@ class DeviceProfile:
         if not text:
             raise DeviceProfileError("cuDNN returned an empty CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION")
         profile = cls(deviceprop_json=text, cudnn_version=loaded_version(), source=source)
-        profile._descriptor_cache = dp
+        profile._descriptor_cache, profile._descriptor_text = dp, profile.deviceprop_json
         return profile
 
     # -- files ----------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The profile as our file format's plain data (what ``save`` writes and ``load`` reads)."""
-        return {
+        data = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "device_name": self.device_name,
@@ -326,6 +424,9 @@ class DeviceProfile:
             "source": self.source,
             "deviceprop": json.loads(self.deviceprop_json),
         }
+        if self.converted_from is not None:
+            data["converted_from"] = self.converted_from
+        return data
 
     def save(self, path) -> pathlib.Path:
         """Write our JSON format (device name, cuDNN version, the deviceprop JSON); returns the path."""
@@ -335,38 +436,120 @@ class DeviceProfile:
         path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
         return path
 
-    # -- use ------------------------------------------------------------------------------------------
-    def check_version(self, loaded=None, allow_version_mismatch=None) -> None:
-        """Raise DeviceProfileVersionError unless the profile's cuDNN MAJOR.MINOR is the loaded one."""
-        allow = self.allow_version_mismatch if allow_version_mismatch is None else allow_version_mismatch
-        if allow:
-            return
-        loaded = loaded_version() if loaded is None else parse_version(loaded, "loaded")
+    # -- releases ---------------------------------------------------------------------------------------
+    def for_release(self, release=None, *, facts=None) -> "DeviceProfile":
+        """This profile as cuDNN ``release`` (default: the loaded one) reads it.
+
+        A member ``release`` requires and the profile lacks comes from ``facts`` (deviceprop members, e.g.
+        ``{"memoryBusWidth": 5120}``, which also replace members the profile has) or else from the table of
+        published GPU facts (``gpu_facts``); a member ``release`` does not know is dropped (cuDNN ignores it, the
+        JSON checks refuse it). For a release no table describes every member is kept and cuDNN has the last word
+        (``descriptor()`` names a member it then asks for). This profile itself comes back when it is ``release``'s
+        already. DeviceProfileVersionError names each member no fact gives, and the fix.
+        """
+        target = loaded_version() if release is None else parse_version(release, "release")
+        if target < OFFLINE_SINCE:
+            raise DeviceProfileVersionError(
+                f"cuDNN {format_version(target)} takes no device profile (CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION "
+                f"came with cuDNN {format_version(OFFLINE_SINCE)}): work offline with a newer cuDNN, e.g. `pip install "
+                f"-U nvidia-cudnn-cu12` or nvidia-cudnn-cu13", self.cudnn_version, target)
         if self.cudnn_version is None:
             raise DeviceProfileVersionError(
-                f"the device profile for {self.device_name} does not say which cuDNN version wrote it; the loaded "
-                f"cuDNN is {format_version(loaded)}. Set cudnn_version, or pass allow_version_mismatch=True.",
-                None, loaded)
-        if not versions_compatible(self.cudnn_version, loaded):
-            raise DeviceProfileVersionError(
-                f"the device profile for {self.device_name} ({self.source or 'in memory'}) was written by cuDNN "
-                f"{format_version(self.cudnn_version)}, but the loaded cuDNN is {format_version(loaded)}: cuDNN "
-                f"refuses or misreads device profiles of another version. Capture the profile again with cuDNN "
-                f"{format_version(loaded)} (DeviceProfile.capture on the GPU machine), or, at your own risk, pass "
-                f"allow_version_mismatch=True.", self.cudnn_version, loaded)
+                f"the device profile for {self.device_name} does not say which cuDNN release wrote it, so it cannot "
+                f"be converted for cuDNN {format_version(target)}. Set cudnn_version (DeviceProfile(..., "
+                f"cudnn_version='9.19.0')), or pass allow_version_mismatch=True to use it as it is.", None, target)
+        given = _check_facts(facts)
+        members = release_members(target)
+        props = self.properties
+        published = gpu_facts(self.device_name, props.get("deviceVer"))
+        added = dict(given)
+        missing = []
+        for member in members.required:
+            if member in props or member in added:
+                continue
+            if member in published:
+                added[member] = published[member]
+            elif members.known is not None:  # without a table a requirement is a guess: cuDNN decides
+                missing.append(member)
+        if missing:
+            raise DeviceProfileVersionError(self._missing_message(missing, target), self.cudnn_version, target,
+                                            missing)
+        dropped = set()
+        if members.known is not None:
+            foreign = [m for m in given if m not in members.known]
+            if foreign:
+                raise DeviceProfileError(f"facts: cuDNN {format_version(target)} reads no deviceprop member "
+                                         f"{', '.join(foreign)}; it reads {', '.join(members.known)}")
+            dropped = {m for m in props if m not in members.known}
+        order = members.known if members.known is not None else deviceprop_members(TABLE_RELEASES[-1], required=False)
+        converted = _insert_in_order({k: v for k, v in props.items() if k not in dropped}, added, order)
+        changed = list(converted.items()) != list(props.items())
+        if not changed and self.cudnn_version == target:
+            return self
+        origin = self.converted_from if self.converted_from is not None else self.cudnn_version
+        # cuDNN writes compact JSON: a capture converted back for its own release is itself, byte for byte
+        text = json.dumps(converted, separators=(",", ":")) if changed else self.deviceprop_json
+        return DeviceProfile(text, cudnn_version=target, source=self.source,
+                             allow_version_mismatch=self.allow_version_mismatch,
+                             converted_from=None if origin == target else origin)
 
+    def missing_problem(self, missing, release) -> str:
+        """What is wrong when cuDNN ``release`` requires ``missing`` members this profile lacks (no fix: the
+        Python API and the command line each name their own)."""
+        return (f"the device profile for {self.device_name} ({self.source or 'in memory'}; {self.origin}) lacks "
+                f"{', '.join(_member_help(m) for m in missing)}, which cuDNN {format_version(release)} requires, and "
+                f"no published fact for {self.device_name} gives it (cudnn_backend/data/gpu_facts.json)")
+
+    def _missing_message(self, missing, release) -> str:
+        example = ", ".join(f"{m!r}: ..." for m in missing)
+        return (f"{self.missing_problem(missing, release)}. Give the value: profile.for_release("
+                f"'{format_version(release)}', facts={{{example}}}), or capture the profile on that GPU with cuDNN "
+                f"{format_version(release)} (DeviceProfile.capture).")
+
+    def check_version(self, loaded=None, allow_version_mismatch=None) -> None:
+        """Raise DeviceProfileVersionError unless the profile serves cuDNN ``loaded`` (default: the loaded one): it
+        was written by that MAJOR.MINOR or converts for it (``for_release``)."""
+        allow = self.allow_version_mismatch if allow_version_mismatch is None else allow_version_mismatch
+        if not allow:
+            self.for_release(loaded)
+
+    # -- use ------------------------------------------------------------------------------------------
     def descriptor(self, allow_version_mismatch=None, *, fresh=False):
-        """A finalized ``DeviceProp`` descriptor from the JSON (cached; ``fresh=True`` for a new one)."""
-        self.check_version(allow_version_mismatch=allow_version_mismatch)
+        """A finalized ``DeviceProp`` descriptor for the loaded cuDNN (cached; ``fresh=True`` for a new one): the
+        JSON converted for it (``for_release``), or with ``allow_version_mismatch`` the JSON as it is."""
+        allow = self.allow_version_mismatch if allow_version_mismatch is None else allow_version_mismatch
+        text = self.deviceprop_json if allow else self.for_release().deviceprop_json
         with self._lock:
-            if self._descriptor_cache is not None and not fresh and not self._descriptor_cache.closed:
-                return self._descriptor_cache
-            dp = DeviceProp(json_representation=self.deviceprop_json)
-            dp.finalize()
+            dp = self._descriptor_cache
+            if dp is not None and not fresh and not dp.closed and self._descriptor_text == text:
+                return dp
+            with cudnn_messages(warnings=False) as messages:
+                try:
+                    dp = DeviceProp(json_representation=text)
+                    dp.finalize()
+                except CudnnError as e:
+                    refusal = self._refusal(e, messages)
+                    if refusal is None:
+                        raise
+                    raise refusal from None
             _PROFILE_OF[dp] = self  # the profile this descriptor was made from (profile_of)
             if not fresh:
-                self._descriptor_cache = dp
+                self._descriptor_cache, self._descriptor_text = dp, text
             return dp
+
+    def _refusal(self, error, messages) -> DeviceProfileError | None:
+        """cuDNN's refusal of the JSON as a DeviceProfileError naming the member its log names (None: another)."""
+        log = "\n".join(messages)
+        found = _MEMBER_IN_LOG.search(log)
+        if found is None:
+            return None
+        member, loaded = found.group(1), loaded_version()
+        if "HasMember" in log:  # a release without a table asks for a member no table knew
+            return DeviceProfileVersionError(f"cuDNN {format_version(loaded)} refused the profile: "
+                                             + self._missing_message((member,), loaded), self.cudnn_version, loaded,
+                                             (member,))
+        lead = f"cuDNN {format_version(loaded)} refused the device profile for {self.device_name} ({self.origin})"
+        return DeviceProfileError(f"{lead}: it cannot read member {member!r} ({error.reason})")
 
 
 def _current_device():
@@ -422,11 +605,28 @@ def profile_of(deviceprop) -> DeviceProfile | None:
         return None
 
 
-def bundled_profiles() -> list[str]:
-    """Names of the bundled profiles (``["h200"]``)."""
-    names = set()
-    for p in DATA_DIR.glob("*_deviceprop_cudnn*.json"):
+def _bundled_captures() -> dict:
+    """{name: {cuDNN version: path}} of the captures in ``cudnn_backend/data``."""
+    found = {}
+    for p in sorted(DATA_DIR.glob("*_deviceprop_cudnn*.json")):
         m = _BUNDLED.match(p.name)
         if m:
-            names.add(m.group("name").lower())
-    return sorted(names)
+            found.setdefault(m.group("name").lower(), {})[int(m.group("version"))] = p
+    return found
+
+
+def bundled_profiles() -> list[str]:
+    """Names of the bundled profiles (``["h100", "h200"]``)."""
+    return sorted(_bundled_captures())
+
+
+def offline_profiles(release=None) -> dict:
+    """{bundled name: how it serves cuDNN ``release`` (default: the loaded one)}: "captured with cuDNN 9.19.0",
+    "converted for cuDNN 9.28.1 from a cuDNN 9.19.0 capture", or why it cannot (never raises)."""
+    out = {}
+    for name in bundled_profiles():
+        try:
+            out[name] = DeviceProfile.bundled(name, release).origin
+        except (DeviceProfileError, ValueError, TypeError) as e:
+            out[name] = f"unavailable: {e}"
+    return out

@@ -332,11 +332,11 @@ def value_case(rng):
             text, device_profile=c.profile)
     if target == 19:
         kw = rng.choice(["deviceprop_json", "cudnn_version", "source", "allow_version_mismatch"])
-        args = {"deviceprop_json": c.profile.deviceprop_json, "cudnn_version": 91900}
+        args = {"deviceprop_json": c.profile.deviceprop_json, "cudnn_version": c.profile.cudnn_version}
         args[kw] = v
         return f"DeviceProfile({kw}={r})", lambda: DeviceProfile(**args)
     if target == 20:
-        return f"DeviceProfile.from_json({r})", lambda: DeviceProfile.from_json(v, 91900)
+        return f"DeviceProfile.from_json({r})", lambda: DeviceProfile.from_json(v, c.profile.cudnn_version)
     if target == 21:
         return f"make_kernel_cache(og, {r})", lambda: plans.make_kernel_cache(c.og, v)
     if target == 22:

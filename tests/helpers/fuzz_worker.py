@@ -54,7 +54,6 @@ import json
 import math
 import operator
 import os
-import pathlib
 import random
 import re
 import sys
@@ -75,8 +74,7 @@ from cudnn_backend.core.versions import parse_version
 
 ALLOWED = (cb.CudnnBackendError, TypeError, ValueError)
 KNOWN = os.environ.get("CUDNN_BACKEND_FUZZ_KNOWN") == "1"
-DATA = pathlib.Path(cb.__file__).resolve().parent / "data"
-DEVICEPROP_JSON = (DATA / "h200_deviceprop_cudnn91900.json").read_text()
+DEVICEPROP_JSON = cb.DeviceProfile.bundled("h200").deviceprop_json  # as the loaded cuDNN reads it
 
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 LOADED = _loader.load_cudnn().version

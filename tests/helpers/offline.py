@@ -1,5 +1,5 @@
 """The one offline-plan helper: graphs, heuristics and execution plans built on a machine without a GPU against
-the bundled H200 device profile (``DeviceProfile.bundled()``), with the real cuDNN."""
+the bundled H200 device profile (``DeviceProfile.bundled()``, for the loaded cuDNN), with the real cuDNN."""
 from __future__ import annotations
 
 import functools
@@ -13,7 +13,7 @@ from cudnn_backend.typed import OperationGraph
 
 @functools.lru_cache(maxsize=1)
 def h200() -> DeviceProfile:
-    """The bundled H200 profile (cuDNN 9.19.0), one per process."""
+    """The bundled H200 profile for the loaded cuDNN (the 9.19.0 capture, converted), one per process."""
     return DeviceProfile.bundled("h200")
 
 

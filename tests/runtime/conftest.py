@@ -22,5 +22,5 @@ def refusing():
     config = get_configs(graph, "A", h200())[0]
     assert config.runtime_compiled
     build_plan(config, device_profile=h200())
-    yield graph, config, DeviceProfile(json.dumps(doc), 91900)
+    yield graph, config, DeviceProfile(json.dumps(doc), h200().cudnn_version)
     forget_refusals()

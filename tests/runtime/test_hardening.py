@@ -202,9 +202,9 @@ def test_device_names_of_256_bytes_or_more_are_refused(conv_plan, length):
     """cuDNN 9.19: a 256-byte deviceName is a double free at exit, 300 bytes bad_alloc / SIGSEGV."""
     profile = json.loads(h200().deviceprop_json)
     profile["deviceName"] = "x" * length
-    refused_with(lambda: DeviceProfile(json.dumps(profile), 91900), DeviceProfileError,
+    refused_with(lambda: DeviceProfile(json.dumps(profile), h200().cudnn_version), DeviceProfileError,
                  f"deviceName: expected at most 255 bytes of UTF-8, got {length}")
-    refused_with(lambda: DeviceProfile.from_json(json.dumps(profile), 91900), DeviceProfileError, "deviceName")
+    refused_with(lambda: DeviceProfile.from_json(json.dumps(profile), h200().cudnn_version), DeviceProfileError, "deviceName")
 
     def change(doc):
         doc["GPUProfile"]["deviceName"] = "x" * length
@@ -219,7 +219,7 @@ def test_a_255_byte_device_name_survives_interpreter_exit():
         from tests.helpers.offline import h200
         doc = json.loads(h200().deviceprop_json)
         doc["deviceName"] = "x" * 255
-        print(DeviceProfile(json.dumps(doc), 91900).descriptor().finalized)
+        print(DeviceProfile(json.dumps(doc), h200().cudnn_version).descriptor().finalized)
         """, expect_stdout="True", timeout=120)
 
 
@@ -275,7 +275,7 @@ def test_malformed_profiles_raise_only_our_errors(tmp_path):
     refused_with(lambda: h200().save(tmp_path / "\ud800.json"), ValueError, "path: ")
     refused_with(lambda: DeviceProfile(h200().deviceprop_json, cudnn_version=math.inf), DeviceProfileError,
                  "cudnn_version")
-    refused_with(lambda: DeviceProfile(h200().deviceprop_json.replace("NVIDIA H200", "\ud800"), 91900),
+    refused_with(lambda: DeviceProfile(h200().deviceprop_json.replace("NVIDIA H200", "\ud800"), h200().cudnn_version),
                  DeviceProfileError, "not valid Unicode")
 
 

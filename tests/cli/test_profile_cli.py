@@ -1,0 +1,135 @@
+"""The command line's device profiles and info, as a user runs them: bundled profiles on the loaded release, profiles
+of other releases converted, refusals in one line naming the option and the fix, `profile convert`, `info`."""
+import json
+
+import pytest
+
+import cudnn_backend as cb
+from cudnn_backend.core.json_checks import TABLE_RELEASES
+from cudnn_backend.core.versions import format_version, versions_compatible
+from cudnn_backend.runtime import profiles
+
+from tests.cli.test_cli import OFFLINE, SMALL, run
+from tests.helpers.env import LOADED, PACKAGE_DATA
+
+H100_FILE = PACKAGE_DATA / "h100_deviceprop_cudnn91900.json"
+
+
+def _acme(tmp_path, release="9.19.0"):
+    """A profile file of a GPU the facts table does not know (the H100 capture renamed), for ``release``."""
+    p = cb.DeviceProfile.bundled("h100", release)
+    props = p.properties
+    props["deviceName"] = "ACME GPU"
+    acme = cb.DeviceProfile(json.dumps(props), cudnn_version=p.cudnn_version, source="acme")
+    return acme.save(tmp_path / "acme.json")
+
+
+def _one_line_error(r, *parts):
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    for part in parts:
+        assert part in lines[0], (part, lines[0])
+    return lines[0]
+
+
+def test_profile_convert_and_the_mismatch_flag_have_help():
+    r = run("profile", "convert", "--help")
+    assert r.returncode == 0 and all(o in r.stdout for o in ("--to", "--set", "--out", "MEMBER=VALUE"))
+    assert "--allow-version-mismatch" in run("explore", "--help").stdout
+
+
+def test_info_names_the_release_where_it_was_found_and_the_offline_profiles():
+    d = json.loads(run("info", "--json").stdout)
+    assert d["cudnn_version"] == format_version(LOADED)
+    assert d["cudnn_path"].endswith("libcudnn.so.9") and d["cudnn_found_via"]
+    assert d["cudnn_support"].startswith("supported (9.10.2 to ")
+    assert d["json_table"] == f"{format_version(LOADED)} (its own)"
+    assert d["offline_profiles"] == profiles.offline_profiles()
+    how = "captured with cuDNN 9.19.0" if versions_compatible(LOADED, 91900) else \
+        f"converted for cuDNN {format_version(LOADED)} from a cuDNN 9.19.0 capture"
+    assert d["offline_profiles"] == {"h100": how, "h200": how}
+    text = run("info").stdout
+    assert "offline profiles" in text and "h100: " + how[:20] in text
+
+
+@pytest.mark.filterwarnings("ignore::cudnn_backend.errors.JsonTableFallbackWarning")
+def test_info_places_a_release_in_the_support_range():
+    from cudnn_backend.core.info import json_table, support
+
+    newest = format_version(TABLE_RELEASES[-1])
+    assert support(91002) == support(TABLE_RELEASES[-1]) == f"supported (9.10.2 to {newest})"
+    assert support(90900) == f"older than the support range (9.10.2 to {newest}): untested"
+    assert support(90500).endswith("no device profiles before cuDNN 9.8.0, so no offline work")
+    assert support(TABLE_RELEASES[-1] + 100).startswith(f"newer than the newest release tested ({newest})")
+    assert json_table(91900) == "9.19.0 (its own)"
+    assert json_table(TABLE_RELEASES[-1] + 100) == f"{newest} (the nearest; members unknown to it passed through)"
+
+
+@pytest.mark.skipif(not OFFLINE, reason="the offline main job")
+@pytest.mark.parametrize("name", ["h100", "h200"])
+def test_explore_with_each_bundled_profile_on_the_loaded_release(name):
+    r = run("explore", *SMALL, "--device-profile", name, "--no-engines", "--top", "2")
+    assert r.returncode == 0, r.stderr
+    assert "configs built a plan for NVIDIA H" in r.stdout
+
+
+@pytest.mark.skipif(not OFFLINE, reason="offline")
+def test_unknown_gpu_is_refused_with_the_cli_fix_and_the_fix_works(tmp_path):
+    path = _acme(tmp_path)
+    needs = set(profiles.release_members(LOADED).required) - set(json.loads(path.read_text())["deviceprop"])
+    r = run("explore", *SMALL, "--device-profile", str(path), "--no-engines", "--top", "1")
+    if not needs:  # the loaded release reads what 9.19 wrote: no fact is needed
+        assert r.returncode == 0, r.stderr
+        return
+    line = _one_line_error(r, "argument --device-profile:", "ACME GPU", "lacks memoryBusWidth",
+                           f"cuDNN {format_version(LOADED)} requires", "cudnn-backend profile convert",
+                           "--set memoryBusWidth=VALUE", "cudnn-backend profile capture")
+    assert "facts=" not in line  # the command line's fix, not the Python one
+    out = tmp_path / "acme_now.json"
+    r = run("profile", "convert", str(path), "--set", "memoryBusWidth=4096", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["deviceprop"]["memoryBusWidth"] == 4096
+    r = run("explore", *SMALL, "--device-profile", str(out), "--no-engines", "--top", "1")
+    assert r.returncode == 0, r.stderr
+
+
+def test_profile_convert_for_another_release_and_back(tmp_path):
+    out = tmp_path / "h100_928.json"
+    r = run("profile", "convert", "h100", "--to", "9.28.1", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(out.read_text())
+    assert data["cudnn_version"] == 92801 and data["converted_from"] == 91900
+    assert data["deviceprop"]["memoryBusWidth"] == 5120
+    back = tmp_path / "h100_919.json"
+    assert run("profile", "convert", str(out), "--to", "9.19.0", "--out", str(back)).returncode == 0
+    assert json.loads(back.read_text())["deviceprop"] == json.loads(H100_FILE.read_text())["deviceprop"]
+    # the file converted for 9.28.1 serves the loaded release too
+    r = run("profile", "show", str(out))
+    assert r.returncode == 0 and "NVIDIA H100" in r.stdout
+
+
+@pytest.mark.parametrize("args, option, part", [
+    (["profile", "convert", "h100", "--to", "nine"], "--to", "cannot read a cuDNN version"),
+    (["profile", "convert", "h100", "--to", "9.19.0", "--set", "memoryBusWidth=1"], "--set",
+     "cuDNN 9.19.0 reads no deviceprop member memoryBusWidth"),
+    (["profile", "convert", "h100", "--to", "9.28.1", "--set", "memoryBusWidth=wide"], "--set", "memoryBusWidth"),
+    (["profile", "convert", "h100", "--to", "9.5.0"], "FILE|NAME", "cuDNN 9.5.0 takes no device profile"),
+    (["profile", "show", "no_such.json"], "FILE|NAME", "cannot read device profile"),
+    (["explore", "--allow-version-mismatch"], "--allow-version-mismatch", "applies to a --device-profile"),
+])
+def test_profile_mistakes_are_one_line_naming_the_option(args, option, part):
+    _one_line_error(run(*args), f"argument {option}", part)
+
+
+@pytest.mark.skipif(not OFFLINE, reason="offline")
+def test_allow_version_mismatch_gives_the_file_as_it_is(tmp_path):
+    # a profile written for another release whose members differ: converted by default, given as it is on request
+    other = "9.19.0" if versions_compatible(LOADED, 92801) else "9.28.1"
+    profile = cb.DeviceProfile.bundled("h100", other)
+    path = profile.save(tmp_path / "other.json")
+    assert run("explore", *SMALL, "--device-profile", str(path), "--no-engines", "--top", "1").returncode == 0
+    line = _one_line_error(run("explore", *SMALL, "--device-profile", str(path), "--allow-version-mismatch"),
+                           "argument --device-profile:")
+    differ = set(profile.properties) ^ set(profiles.release_members(LOADED).known)  # memoryBusWidth, ...
+    assert any(member in line for member in differ), line
