@@ -10,6 +10,7 @@ from cudnn_backend.tune.benchmark import BenchCase, BenchReport, bench
 from cudnn_backend.tune.cache import CacheEntry, PlanCache, PlanCacheWarning, default_cache_path
 from cudnn_backend.tune.explorer import autotune, device_of, explore
 from cudnn_backend.tune.fusion import FusionReport, fusion_report
+from cudnn_backend.tune.options import TuneOptions
 from cudnn_backend.tune.graphs import (
     Subject,
     describe_graph,
@@ -36,5 +37,5 @@ __all__ = [
     "PlanCacheWarning", "default_cache_path", "fusion_report", "FusionReport", "bench", "BenchReport", "BenchCase",
     "sweep", "Task", "TaskResult", "SweepResult", "run_task", "tasks_from_preset", "tasks_from_file", "Timer",
     "Timing", "Subject", "describe_graph", "describe_operations", "graph_summary", "load_builder", "device_of",
-    "dispatch_order", "work_estimate",
+    "dispatch_order", "work_estimate", "TuneOptions",
 ]
