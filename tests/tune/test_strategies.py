@@ -201,3 +201,37 @@ def test_the_deterministic_mode_searches_the_same_candidates_in_the_same_order()
     free = {tuple(_run_in_order(modes=("A",), sweep=True, sweep_configs=20, noise=0.01, seed=seed,
                                 truth=tied_engines)[1]) for seed in (1, 2, 3)}
     assert len(free) > 1
+
+
+# ---------------------------------------------------------------------------------------------
+# runtime-compiled plans built ahead, in threads, within the compilation budget
+# ---------------------------------------------------------------------------------------------
+MATMUL = dict(batch=2, m=64, n=64, k=64)
+
+
+def test_runtime_compiled_plans_are_built_ahead_in_threads():
+    import cudnn_backend as cb
+
+    serial = cb.explore("matmul_bias_relu", kwargs=MATMUL, engines=False, build_threads=0)
+    threaded = cb.explore("matmul_bias_relu", kwargs=MATMUL, engines=False, build_threads=2)
+    compiled = [r for r in threaded.results if r.runtime_compiled]
+    assert len(compiled) >= 2 and all(r.status == results.PLAN_BUILT and r.plan_built for r in compiled)
+    assert [(r.key, r.status) for r in serial.results] == [(r.key, r.status) for r in threaded.results]
+    assert any(n.startswith(f"{len(compiled)} runtime-compiled plans built ahead in 2 thread(s)")
+               for n in threaded.notes), threaded.notes
+    assert not any("built ahead" in n for n in serial.notes)
+    assert threaded.phases["build"] > 0
+
+
+def test_the_compilation_budget_skips_the_rest_and_says_why():
+    import cudnn_backend as cb
+
+    ex = cb.explore("matmul_bias_relu", kwargs=MATMUL, engines=False, build_threads=0, compile_budget_s=0.0)
+    compiled = [r for r in ex.results if r.runtime_compiled]
+    assert compiled[0].status == results.PLAN_BUILT
+    assert all(r.status == results.SKIPPED and r.reason == "runtime-compilation budget of 0 s spent"
+               for r in compiled[1:]) and len(compiled) >= 2
+    # deterministic: budgets are counts; seconds do not cut the list short
+    ex = cb.explore("matmul_bias_relu", kwargs=MATMUL, engines=False, build_threads=0, compile_budget_s=0.0,
+                    deterministic=True)
+    assert all(r.status == results.PLAN_BUILT for r in ex.results if r.runtime_compiled)
