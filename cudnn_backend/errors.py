@@ -4,7 +4,9 @@
 
 * ``CudnnError`` and its status-category subclasses: *cuDNN* refused a call. They carry ``.status``
   (a ``Status`` member), the function, the descriptor type and attribute involved, cuDNN's own text
-  from ``cudnnGetLastErrorString`` and a hint on getting cuDNN's log.
+  from ``cudnnGetLastErrorString`` and a hint on getting cuDNN's log. ``CudnnShutdownError`` (a call
+  started while the interpreter exits) is one too, under ``CudnnNotInitializedError``: a loop that
+  catches ``CudnnError`` also ends quietly at exit.
 * ``CudnnVersionError``, ``CudnnFunctionNotFoundError``, ``CudnnLibraryNotFoundError``: the loaded
   cuDNN is too old, or missing.
 * ``CudnnUnsafeCallError``: refused before cuDNN saw it, because cuDNN is known to crash on it.
@@ -90,10 +92,6 @@ class CudnnUnsafeCallError(CudnnBackendError, ValueError):
     """A call refused before cuDNN sees it because cuDNN is known to crash on it."""
 
 
-class CudnnShutdownError(CudnnBackendError, RuntimeError):
-    """A cuDNN call started while the interpreter is exiting (refused: cuDNN's libraries are being torn down)."""
-
-
 class CudnnError(CudnnBackendError, RuntimeError):
     """cuDNN returned a status other than CUDNN_STATUS_SUCCESS.
 
@@ -152,6 +150,26 @@ class CudnnInternalError(CudnnError):
 
 class CudnnExecutionFailedError(CudnnError):
     """Status category 5xxx: execution failed (CUDA errors, cuBLAS, ...)."""
+
+
+_NOT_INITIALIZED = 1001  # CUDNN_STATUS_NOT_INITIALIZED (the Status enum lives a layer up)
+
+
+class CudnnShutdownError(CudnnNotInitializedError):
+    """A cuDNN call started while the interpreter exits, refused: cuDNN's libraries are being torn down.
+
+    A ``CudnnError`` (status ``CUDNN_STATUS_NOT_INITIALIZED``), so a daemon thread's loop that catches
+    ``CudnnError`` ends quietly at exit instead of printing "Exception in thread".
+    """
+
+    MESSAGE = "the interpreter is exiting: no new cuDNN call is started (cuDNN's libraries are being torn down)"
+
+    def __init__(self, status=_NOT_INITIALIZED, function: str = "", descriptor_type=None, attribute=None,
+                 cudnn_message: str = MESSAGE, hint: str = ""):
+        super().__init__(status, function, descriptor_type, attribute, cudnn_message, hint)
+
+    def _compose(self) -> str:
+        return f"{self.function}: {self.cudnn_message}" if self.function else self.cudnn_message
 
 
 class NativeCudaGraphNotSupportedError(CudnnNotSupportedError):

@@ -65,9 +65,9 @@ def main():
     print(f"{len(infos)} engines, {len(supported)} support this graph")
     for info in supported[:4]:
         knobs = ", ".join(f"{k.name} {k.minimum}..{k.maximum}" for k in info.knobs) or "no knobs"
-        print(f"  engine {info.as_dict()['engine']:3d}: {knobs}; {info.knob_space_size} combinations")
+        print(f"  engine {info.to_dict()['engine']:3d}: {knobs}; {info.knob_space_size} combinations")
     refused = next(i for i in infos if not i.supported)
-    print(f"  engine {refused.as_dict()['engine']} refused: {refused.reason}")
+    print(f"  engine {refused.to_dict()['engine']} refused: {refused.reason}")
     config = hand_made_config(op_graph)
     print("hand-made:", config, "workspace", config.workspace_size)
     print("plan:", cb.build_plan(config, device_profile=PROFILE))

@@ -21,7 +21,8 @@ from tests.helpers.env import DATA, ROOT
 PUBLIC = [line.strip() for line in (DATA / "public_names_before.txt").read_text().splitlines() if line.strip()]
 TYPED = [line.strip() for line in (DATA / "typed_names_before.txt").read_text().splitlines() if line.strip()]
 # provided by the tune / cli layers (being written): asserted all the same
-TUNE_LAYER = {"tune", "explore", "autotune", "Exploration", "PlanCache", "fusion_report", "bench", "sweep", "cli"}
+TUNE_LAYER = {"tune", "explore", "autotune", "Exploration", "PlanCache", "fusion_report", "bench", "sweep", "cli",
+              "support_matrix", "compare_support", "SupportMatrix", "why", "TuneOptions"}
 # names added since the lists were recorded: the reference layer (loaded on first use) and its error; stream capture
 ADDED = {"reference", "ReferenceResult", "evaluate_reference", "ReferenceUnsupportedError", "CapturedGraph"}
 # names the old typed module held that were no API: imported modules, the __future__ flag, old internals
@@ -100,3 +101,26 @@ def test_import_loads_only_the_lower_layers():
                          env=child_env())
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_result_classes_give_to_dict_and_keep_as_dict():
+    """``to_dict()`` is the one name for a result or data class's plain data; ``as_dict`` (the earlier name of most
+    of them) stays as an alias of the same function."""
+    from cudnn_backend.runtime.engines import Config, EngineInfo, KnobSpec
+    from cudnn_backend.runtime.execution import KernelNode
+    from cudnn_backend.runtime.heuristics import Attempt
+    from cudnn_backend.runtime.plans import Plan
+    from cudnn_backend.tune.benchmark import BenchCase, BenchReport
+    from cudnn_backend.tune.cache import CacheEntry
+    from cudnn_backend.tune.fusion import FusionReport
+    from cudnn_backend.tune.results import ConfigResult
+    from cudnn_backend.tune.timing import Timing
+
+    for cls in (EngineInfo, KnobSpec, KernelNode, Attempt, BenchCase, BenchReport, CacheEntry, FusionReport,
+                ConfigResult, Timing):
+        assert cls.as_dict is cls.to_dict, cls.__name__
+    for cls in (Config, Plan):  # live objects: their summary() is their plain data
+        assert cls.to_dict is cls.as_dict is cls.summary, cls.__name__
+    timing = Timing(1.5, 1.0, 2.0, 3, 10)
+    assert timing.to_dict() == timing.as_dict() == {"median_us": 1.5, "min_us": 1.0, "max_us": 2.0, "samples": 3,
+                                                     "calls_per_sample": 10}

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The one GPU script: build the package, then run the GPU tests, the examples, the benchmarks and the main job.
 # Usage (on the GPU machine, from the repo root):  bash tools/gpu_run.sh [STAGE ...]
-#   stages: tests notorch cli-notorch examples bench tune headroom sweep profile timer startup fill
+#   stages: tests notorch cli-notorch examples bench tune headroom racing sweep support profile timer startup fill
 #   (default: tests notorch cli-notorch examples bench tune)
 #   notorch / cli-notorch: the GPU tests / the CLI's explore --sweep, tune, bench, fusion with torch not importable
 #   timer: the explorer's timer against the torch-based one it replaced, ResNet-50 preset (benchmarks/timer_compare.py)
+#   racing: tuning by racing against the exhaustive pass, winners head to head, against torch (tune_racing_gpu.py)
 #   startup: sweep worker start-up before/after (no torch in workers); fill: random inputs on the host vs a kernel
 #   (sweep wants a host of 2 or more GPUs: the device tool's nvidia-h200-x2)
 # Results go to $OUT (the device tool brings that folder back); default /tmp/cudnn-backend-out.
@@ -23,7 +24,15 @@ if compgen -G ".whl/*.whl" >/dev/null; then
 fi
 
 log build
-python3 -m pip install --no-build-isolation --no-deps -e . -q 2>&1 | tail -20 || exit 1
+# in place and in parallel (the machine has 16 cores; a serial `pip install -e .` takes ~160 s), then the checkout
+# first on the path, for this script and every process it starts (sweep workers, examples, the cimport test)
+# GPU_RUN_NOBUILD=1: a later call on the same warm machine reuses the build (the sources are the same; their copies'
+# new times would make setuptools rebuild)
+if [ "${GPU_RUN_NOBUILD:-0}" != 1 ] || ! compgen -G "cudnn_backend/core/_descriptor*.so" >/dev/null; then
+  CUDNN_BACKEND_BUILD_JOBS=16 python3 setup.py -q build_ext --inplace -j 16 2>&1 | grep -E "error|Error" | head -20
+fi
+python3 -c "import cudnn_backend" || exit 1
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 python3 -m cudnn_backend info | tee "$OUT/info.txt"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/info.txt"
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
@@ -123,6 +132,19 @@ for stage in "$@"; do
       log "issue 12: tune the ResNet-50 preset on 1 GPU and on every GPU of this host, two pairs"
       python3 benchmarks/sweep_gpus.py --gpus "$(nvidia-smi -L | wc -l)" --pairs 2 --out "$OUT/sweep_gpus.json" 2>&1 \
         | tee "$OUT/sweep_gpus.txt"
+      ;;
+    racing)
+      log "issue 20: racing against the exhaustive pass (ResNet-50 b32 + b1, fused, user; knob search on), winners head to head, autotune against torch benchmark=True, the CLI end to end"
+      python3 benchmarks/tune_racing_gpu.py --out "$OUT/tune_racing.json" 2>&1 | tee "$OUT/tune_racing.txt"
+      ;;
+    support)
+      log "issue 19: the support matrix on this GPU (kernel counts of each first working config), and the offline one"
+      export CUDNN_BACKEND_SUPPORT_CACHE="$OUT/support.sqlite"
+      slug=$(echo "$GPU" | tr 'A-Z ' 'a-z_' | sed 's/nvidia_//')
+      /usr/bin/time -f "wall support on the GPU %e s" python3 -m cudnn_backend support --kernels --quiet --rows none \
+        --json "$OUT/support_gpu_$slug.json" --csv "$OUT/support_gpu_$slug.csv" 2>&1 | tee "$OUT/support.txt"
+      python3 -m cudnn_backend why --graph examples/support_matrix.py:strided_dgrad_fp32 --json "$OUT/why_dgrad.json" \
+        2>&1 | tee -a "$OUT/support.txt"
       ;;
     profile)
       log "device profile capture"

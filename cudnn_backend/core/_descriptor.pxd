@@ -1,36 +1,42 @@
-# The checked core: Handle, Descriptor and the call gate every cuDNN call passes (see _descriptor.pyx).
-# Downstream Cython code (the generated typed classes, the variant packs) cimports these.
+# The checked core: Resource (the one lifetime of a cuDNN object), Handle, Descriptor and the call gate every
+# cuDNN call passes (see _descriptor.pyx). Downstream Cython code (the generated typed classes, the variant
+# packs) cimports these.
 from libc.stdint cimport int64_t, uint64_t
 from cudnn_backend._bindings.cycudnn cimport cudnnBackendDescriptor_t, cudnnHandle_t, cudnnStatus_t
 
-cdef class Handle:
+
+cdef class Resource:
+    # One cuDNN object's lifetime, for every kind (handle, descriptor, variant pack): open, in use by cuDNN calls
+    # that released the GIL (_busy), closed while in use (_pending: destroyed by the last of those calls), closed.
+    # The live pointer stays in the subclass, typed for its kind; _destroy is the kind's cuDNN destroy.
+    cdef int _busy                       # cuDNN calls in flight (GIL released) that use this object
+    cdef void* _pending                  # closed while busy: destroyed when the last call returns
+    cdef object _pending_keep            # what cuDNN may still read through it meanwhile, released with it
+    cdef object __weakref__
+    cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil
+    cdef cudnnStatus_t _retire(self, void* raw, object keep) noexcept
+
+
+cdef class Handle(Resource):
     cdef cudnnHandle_t _handle
-    cdef cudnnHandle_t _pending          # closed while a call used it: destroyed when the last call returns
     cdef object _stream_ref
     cdef readonly object device
-    cdef int _busy                       # cuDNN calls in flight (GIL released) that use this handle
-    cdef object __weakref__
     cdef int _need_open(self) except -1
-    cdef void _leave(self) noexcept
 
 
-cdef class Descriptor:
+cdef class Descriptor(Resource):
     cdef cudnnBackendDescriptor_t _ptr
-    cdef cudnnBackendDescriptor_t _pending  # closed while a call used it: destroyed when the last call returns
     cdef int _dtype
     cdef bint _finalized
-    cdef int _busy                       # cuDNN calls in flight (GIL released) that use this descriptor
     # The one ownership field: one slot per attribute of the descriptor's type (schema order), holding the
     # value as set (child descriptors, the handle, host-data copies included) or None.
     cdef list _vals
     cdef object _read_from               # the descriptor this one was read from (get), kept alive with it
     cdef dict _atypes                    # attribute -> attribute type, for attributes set with a non-default type
     cdef uint64_t _mask                  # the attributes set, one bit each (their index among the type's attributes)
-    cdef object __weakref__
 
     cdef int _create(self, int dtype) except -1
     cdef int _check_open(self) except -1
-    cdef void _leave(self) noexcept
     cdef int _set(self, int attr, int atype, object values) except -1
     cdef int _set_checked(self, int attr, int atype, object values) except -1
     cdef int _set_auto(self, int attr, object values) except -1
@@ -45,7 +51,9 @@ cdef class Descriptor:
 
 
 cdef int raise_status(cudnnStatus_t status, str function, object descriptor_type=*, object attribute=*) except -1
-cdef int enter_call() except -1
-cdef int leave_call() except -1
+# The call gate: every cuDNN call that releases the GIL is bracketed by enter_call/leave_call with the objects it
+# uses (None for fewer than three); that is the one place calls are counted, per object and process-wide.
+cdef int enter_call(Resource a, Resource b, Resource c) except -1
+cdef int leave_call(Resource a, Resource b, Resource c) except -1
 cdef void note_interrupt(object exc) noexcept
 cdef int clear_last_error() except -1

@@ -10,13 +10,16 @@ Speed: the schema is turned into C tables on first use, so a checked ``set`` is 
 a conversion loop over the values and the cuDNN call with the GIL released. The typed classes
 (``cudnn_backend.typed``) call ``Descriptor._set`` with their attribute and type as constants.
 
-Safety:
+Safety (one lifetime mechanism, ``Resource``, for handles, descriptors and variant packs):
 
+* every cuDNN call that releases the GIL passes the call gate, ``enter_call``/``leave_call``, naming the
+  objects it uses: it counts the call in flight on each of them (``_busy``) and process-wide
+  (``calls_in_flight()``). Nothing else counts calls.
 * ``close()`` swaps the pointer out while holding the GIL, so two threads closing one object destroy
-  it once; a descriptor or handle closed while another thread's cuDNN call uses it is destroyed by
-  that call when it returns (``_busy`` counts such calls).
-* the call gate counts cuDNN calls in flight process-wide; at exit an ``atexit`` hook refuses new
-  calls and waits (bounded) for those in flight, so cuDNN's libraries are not torn down under them.
+  it once; an object closed while a call uses it is destroyed by the last such call when it returns,
+  and what cuDNN may still read through it (children, buffers, workspace) stays alive until then.
+* at exit an ``atexit`` hook shuts the gate (new calls raise ``CudnnShutdownError``, a ``CudnnError``) and
+  waits (bounded) for the calls in flight, so cuDNN's libraries are not torn down under them.
 * a ``KeyboardInterrupt`` (or ``SystemExit``) raised inside cuDNN's logging callback is kept and
   raised in the calling thread when the cuDNN call returns (``note_interrupt``).
 """
@@ -139,27 +142,93 @@ cdef object _DESCRIPTOR_TYPE = DescriptorType
 cdef Py_ssize_t _calls_in_flight = 0
 cdef bint _exiting = False
 cdef object _pending_interrupt = None
+cdef object _SHUTDOWN_STATUS = Status.CUDNN_STATUS_NOT_INITIALIZED  # what CudnnShutdownError carries
 EXIT_WAIT_SECONDS = 30.0  # how long the atexit hook waits for cuDNN calls in flight
 
 
-cdef int enter_call() except -1:
-    """Before a cuDNN call that releases the GIL (GIL held)."""
+cdef inline void _enter(Resource r) noexcept:
+    r._busy += 1
+
+
+cdef inline void _leave(Resource r) noexcept:
+    """One call in flight on ``r`` returned: the last one destroys ``r`` if it was closed meanwhile."""
+    cdef void* raw
+    r._busy -= 1
+    if r._busy == 0 and r._pending != NULL:
+        raw = r._pending
+        r._pending = NULL
+        r._destroy(raw)  # a deferred close has no caller left to report a failure to
+        r._pending_keep = None
+
+
+cdef int enter_call(Resource a, Resource b, Resource c) except -1:
+    """Before a cuDNN call that releases the GIL (GIL held): refused once the interpreter exits, else counted
+    in flight, process-wide and on each object it uses (None for fewer than three)."""
     global _calls_in_flight
     if _exiting:
-        raise CudnnShutdownError("the interpreter is exiting: no new cuDNN call is started (cuDNN's libraries are "
-                                 "being torn down)")
+        raise CudnnShutdownError(_SHUTDOWN_STATUS)
     _calls_in_flight += 1
+    if a is not None:
+        _enter(a)
+    if b is not None:
+        _enter(b)
+    if c is not None:
+        _enter(c)
     return 0
 
 
-cdef int leave_call() except -1:
-    """After the call returned (GIL held again): raise an interrupt cuDNN's callback kept meanwhile."""
+cdef int leave_call(Resource a, Resource b, Resource c) except -1:
+    """After the call returned (GIL held again), with the objects given to enter_call; then an interrupt
+    cuDNN's callback kept meanwhile is raised."""
     global _calls_in_flight, _pending_interrupt
+    if a is not None:
+        _leave(a)
+    if b is not None:
+        _leave(b)
+    if c is not None:
+        _leave(c)
     _calls_in_flight -= 1
     if _pending_interrupt is not None:
         exc, _pending_interrupt = _pending_interrupt, None
         raise exc
     return 0
+
+
+cdef list _hold_tree(Descriptor root):
+    """For a call that reads a descriptor and everything set on it, transitively (a plan's engine config, its
+    graph, the graph's handle): count it in flight on all of them; returns them for ``_release_tree``. Only
+    for calls that take long (finalizing graphs, heuristics, plans), where a list per call does not matter."""
+    cdef list held = [root]
+    cdef Py_ssize_t i = 0
+    cdef int j, dtype
+    cdef object r, v, x
+    cdef list vals
+    while i < len(held):
+        r = held[i]
+        i += 1
+        if not isinstance(r, Descriptor):
+            continue
+        vals = (<Descriptor>r)._vals
+        dtype = (<Descriptor>r)._dtype
+        if vals is None or dtype < 0:
+            continue
+        for j in range(_N_CHILD_SLOTS[dtype]):  # only the attributes that take descriptors or a handle
+            v = vals[_CHILD_SLOTS[dtype][j]]
+            if type(v) is tuple:
+                for x in <tuple>v:
+                    if isinstance(x, Resource):
+                        held.append(x)
+            elif isinstance(v, Resource):
+                held.append(v)
+    for r in held:
+        _enter(<Resource>r)
+    return held
+
+
+cdef void _release_tree(list held) noexcept:
+    cdef object r
+    for r in held:
+        _leave(<Resource>r)
 
 
 cdef int _raise_pending_interrupt() except -1:
@@ -257,6 +326,8 @@ cdef bint _REQUIRED_BY_SLOT[MAX_TYPES]    # a required attribute has no bit (slo
 cdef bint _FINALIZE_NOGIL[MAX_TYPES]     # finalize may take long (plans, heuristics, graphs): release the GIL
 cdef int _N_ATTRS[MAX_TYPES]             # descriptor type -> how many attributes it has (the length of _vals)
 cdef int* _SLOT_ATTR[MAX_TYPES]          # descriptor type -> slot -> attribute value
+cdef int* _CHILD_SLOTS[MAX_TYPES]        # descriptor type -> the slots that may hold descriptors or a handle
+cdef int _N_CHILD_SLOTS[MAX_TYPES]
 cdef bint _READY = False
 cdef list _ENUM_CLASS = [None] * MAX_TYPES   # attribute type -> IntEnum class of its values
 cdef dict _FINALIZE_CHECK = {}          # descriptor type -> Python check run before finalize
@@ -413,6 +484,14 @@ cdef int _build_tables() except -1:
         for i in range(top):
             if _ATTR[i].descriptor >= 0:
                 _SLOT_ATTR[_ATTR[i].descriptor][_ATTR[i].slot] = i
+        for t in range(MAX_TYPES):  # where a call holding a descriptor looks for what it holds (_hold_tree)
+            _CHILD_SLOTS[t] = <int*>calloc(max(1, _N_ATTRS[t]), sizeof(int))
+            _N_CHILD_SLOTS[t] = 0
+            for i in range(_N_ATTRS[t]):
+                spec = &_ATTR[_SLOT_ATTR[t][i]]
+                if any(_TYPE_KIND[at] in (K_DESC, K_HANDLE) for at in range(MAX_TYPES) if (spec.types >> at) & 1):
+                    _CHILD_SLOTS[t][_N_CHILD_SLOTS[t]] = i
+                    _N_CHILD_SLOTS[t] += 1
         for dtype_member in DescriptorType:
             t = int(dtype_member)
             if t >= MAX_TYPES:
@@ -787,7 +866,45 @@ def _stream_to_int(stream):
         raise TypeError(f"stream: cannot use a {type(stream).__name__} as a CUDA stream") from None
 
 
-cdef class Handle:
+cdef class Resource:
+    """What handles, descriptors and variant packs share: the lifetime of one cuDNN object.
+
+    Open, then in use by cuDNN calls that released the GIL (counted by the call gate, ``enter_call``), then
+    closed: at once, or, when ``close()`` comes while calls use it, by the last of them as it returns (what
+    cuDNN may still read through it stays alive until then). Not instantiated by itself.
+    """
+
+    # (no __cinit__: the fields start zeroed, NULL and None)
+
+    def __dealloc__(self):
+        # a call in flight holds a reference, so a pending destroy is normally done by then; C only
+        if self._pending != NULL:
+            self._destroy(self._pending)
+            self._pending = NULL
+
+    cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil:
+        """The kind's cuDNN destroy (cudnnDestroy, cudnnBackendDestroyDescriptor)."""
+        return CUDNN_STATUS_SUCCESS
+
+    cdef cudnnStatus_t _retire(self, void* raw, object keep) noexcept:
+        """For close(), once ``raw`` is swapped out of the object (under the GIL: two closing threads destroy it
+        once): destroyed now, or, while calls use the object, by the last of them, ``keep`` alive until then."""
+        cdef cudnnStatus_t status
+        if self._busy > 0:
+            self._pending = raw
+            self._pending_keep = keep
+            return CUDNN_STATUS_SUCCESS
+        with nogil:
+            status = self._destroy(raw)
+        return status
+
+
+def _in_flight(Resource resource not None):
+    """How many cuDNN calls use ``resource`` now (what its close() waits for); for tests."""
+    return resource._busy
+
+
+cdef class Handle(Resource):
     """A cuDNN handle (cudnnCreate/cudnnDestroy); needs a GPU.
 
     ``device`` selects the CUDA device first (through cuda-bindings) when given. ``close()`` is
@@ -797,9 +914,7 @@ cdef class Handle:
 
     def __cinit__(self, *args, **kwargs):
         self._handle = NULL
-        self._pending = NULL
         self._stream_ref = None
-        self._busy = 0
 
     def __init__(self, device=None):
         cdef cudnnStatus_t status
@@ -816,10 +931,10 @@ cdef class Handle:
             if int(err) != 0:
                 raise ValueError(f"device: cudaSetDevice({device}) failed with {err!r}")
         self.device = device
-        enter_call()
+        enter_call(None, None, None)
         with nogil:
             status = cycudnn.cudnnCreate(&h)
-        leave_call()
+        leave_call(None, None, None)
         raise_status(status, "cudnnCreate")
         self._handle = h
 
@@ -828,32 +943,18 @@ cdef class Handle:
         if self._handle != NULL:
             cycudnn.cudnnDestroy(self._handle)
             self._handle = NULL
-        if self._pending != NULL:
-            cycudnn.cudnnDestroy(self._pending)
-            self._pending = NULL
 
-    cdef void _leave(self) noexcept:
-        cdef cudnnHandle_t p
-        self._busy -= 1
-        if self._busy == 0 and self._pending != NULL:
-            p = self._pending
-            self._pending = NULL
-            cycudnn.cudnnDestroy(p)
+    cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil:
+        return cycudnn.cudnnDestroy(<cudnnHandle_t>raw)
 
     def close(self):
         """Destroy the handle now (idempotent; at most once whatever the threads)."""
-        cdef cudnnStatus_t status
         cdef cudnnHandle_t h = self._handle
         if h == NULL:
             return
         self._handle = NULL  # under the GIL: no other thread can take it from here on
-        self._stream_ref = None
-        if self._busy > 0:
-            self._pending = h  # the last call in flight destroys it
-            return
-        with nogil:
-            status = cycudnn.cudnnDestroy(h)
-        raise_status(status, "cudnnDestroy")
+        keep, self._stream_ref = self._stream_ref, None
+        raise_status(self._retire(<void*>h, keep), "cudnnDestroy")
 
     @property
     def closed(self):
@@ -877,12 +978,10 @@ cdef class Handle:
         cdef cudnnHandle_t h
         self._need_open()
         h = self._handle
-        enter_call()
-        self._busy += 1
+        enter_call(self, None, None)
         with nogil:
             status = cycudnn.cudnnGetStream(h, &s)
-        self._leave()
-        leave_call()
+        leave_call(self, None, None)
         raise_status(status, "cudnnGetStream")
         return <intptr_t>s
 
@@ -893,14 +992,13 @@ cdef class Handle:
         cdef cudnnHandle_t h
         self._need_open()
         h = self._handle
-        enter_call()
-        self._busy += 1
+        enter_call(self, None, None)
         with nogil:
             status = cycudnn.cudnnSetStream(h, <cudaStream_t>s)
-        self._leave()
-        leave_call()
+        leave_call(self, None, None)
         raise_status(status, "cudnnSetStream")
-        self._stream_ref = value  # keep the stream object alive while the handle uses it
+        if self._handle != NULL:  # (closed meanwhile: nothing to keep alive)
+            self._stream_ref = value  # keep the stream object alive while the handle uses it
 
     def __enter__(self):
         return self
@@ -920,20 +1018,9 @@ cdef class Handle:
 # ------------------------------------------------------------------------------------------------
 # Descriptor
 # ------------------------------------------------------------------------------------------------
-cdef inline void _hold(list children, int delta):
-    """Count a cuDNN call in flight on the descriptors/handles it reads (see close())."""
-    cdef object c
-    for c in children:
-        if type(c) is Handle or isinstance(c, Handle):
-            if delta > 0:
-                (<Handle>c)._busy += 1
-            else:
-                (<Handle>c)._leave()
-        else:
-            if delta > 0:
-                (<Descriptor>c)._busy += 1
-            else:
-                (<Descriptor>c)._leave()
+cdef int _refuse_busy(Descriptor d, str what) except -1:
+    raise CudnnUnsafeCallError(f"{what}: the descriptor is in use by a cuDNN call on another thread; change or "
+                               "finalize it after that call returns")
 
 
 # the attributes an operation graph's mode probe copies (with their types): all but the mode itself
@@ -1062,7 +1149,7 @@ cdef bint _pointwise_broadcast_ok(Descriptor op) except -1:
 
 
 @cython.freelist(16)  # a graph makes and drops a dozen descriptors: their memory is reused
-cdef class Descriptor:
+cdef class Descriptor(Resource):
     """A cuDNN backend descriptor of one ``CUDNN_BACKEND_*_DESCRIPTOR`` type.
 
     Created by ``cudnnBackendCreateDescriptor`` and destroyed when collected or on ``close()``.
@@ -1074,10 +1161,8 @@ cdef class Descriptor:
 
     def __cinit__(self, *args, **kwargs):
         self._ptr = NULL
-        self._pending = NULL
         self._dtype = -1
         self._finalized = False
-        self._busy = 0
         self._vals = None
         self._read_from = None
         self._atypes = None
@@ -1116,33 +1201,20 @@ cdef class Descriptor:
         if self._ptr != NULL:
             cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
             self._ptr = NULL
-        if self._pending != NULL:
-            cycudnn.cudnnBackendDestroyDescriptor(self._pending)
-            self._pending = NULL
 
-    cdef void _leave(self) noexcept:
-        cdef cudnnBackendDescriptor_t p
-        self._busy -= 1
-        if self._busy == 0 and self._pending != NULL:
-            p = self._pending
-            self._pending = NULL
-            cycudnn.cudnnBackendDestroyDescriptor(p)
+    cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil:
+        return cycudnn.cudnnBackendDestroyDescriptor(<cudnnBackendDescriptor_t>raw)
 
     def close(self):
-        """Destroy the descriptor now and release what it kept (idempotent; at most once whatever the threads)."""
-        cdef cudnnStatus_t status
+        """Destroy the descriptor now and release what it kept (idempotent; at most once whatever the threads;
+        while another thread's cuDNN call uses it, that call destroys it, and what it kept, when it returns)."""
         cdef cudnnBackendDescriptor_t p = self._ptr
         if p == NULL:
             return
         self._ptr = NULL  # under the GIL: no other thread can take it from here on
-        if self._busy > 0:
-            self._pending = p  # the last call in flight destroys it (and holds its own references meanwhile)
-            self._forget()
-            return
-        with nogil:
-            status = cycudnn.cudnnBackendDestroyDescriptor(p)
+        kept = (self._vals, self._read_from)
         self._forget()
-        raise_status(status, "cudnnBackendDestroyDescriptor", _name_of(DescriptorType, self._dtype))
+        raise_status(self._retire(<void*>p, kept), "cudnnBackendDestroyDescriptor", _name_of(DescriptorType, self._dtype))
 
     def __enter__(self):
         return self
@@ -1277,7 +1349,7 @@ cdef class Descriptor:
         if 0 <= attr < _N_ATTR and _READY:
             spec = &_ATTR[attr]
             if spec.flags & F_FAST and atype == spec.default_type and spec.descriptor == self._dtype and \
-                    not self._finalized and self._ptr != NULL:
+                    not self._finalized and self._ptr != NULL and self._busy == 0:
                 if _set_fast(self, spec, attr, atype, values):
                     return 0
         return self._set_checked(attr, atype, values)
@@ -1328,6 +1400,8 @@ cdef class Descriptor:
         if self._finalized:
             raise ValueError(f"{_what(self._dtype, attr)}: the descriptor is already finalized; set attributes before "
                              "finalize()")
+        if self._busy:
+            _refuse_busy(self, _what(self._dtype, attr))
         kind = _TYPE_KIND[atype]
         if kind == K_CHAR:
             raw = _char_bytes(values, attr, (self._dtype, attr))
@@ -1530,13 +1604,11 @@ cdef class Descriptor:
         cdef cudnnBackendDescriptor_t p = self._ptr
         cdef int transport = _ATTR[attr].get_type if _ATTR[attr].get_type >= 0 else atype
         clear_last_error()
-        enter_call()
-        self._busy += 1
+        enter_call(self, None, None)
         with nogil:
             status = cycudnn.cudnnBackendGetAttribute(p, <cudnnBackendAttributeName_t>attr,
                                                       <cudnnBackendAttributeType_t>transport, 0, &count, NULL)
-        self._leave()
-        leave_call()
+        leave_call(self, None, None)
         raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
         if count < 0:
             # cuDNN 9.19 answers -1 for e.g. a RESAMPLE descriptor finalized without SPATIAL_DIMS; -1 is also this
@@ -1600,18 +1672,12 @@ cdef class Descriptor:
                 (<cudnnBackendDescriptor_t*>buf.data)[i] = (<Descriptor>children[i])._ptr
         p = self._ptr
         clear_last_error()
-        enter_call()
-        self._busy += 1
-        if children:
-            _hold(children, 1)
+        enter_call(self, None, None)  # (the children are new: no other thread knows them)
         with nogil:
             status = cycudnn.cudnnBackendGetAttribute(p, <cudnnBackendAttributeName_t>attr,
                                                       <cudnnBackendAttributeType_t>transport, requested, &got,
                                                       <void*>buf.data if requested > 0 else NULL)
-        if children:
-            _hold(children, -1)
-        self._leave()
-        leave_call()
+        leave_call(self, None, None)
         raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
         n = min(got, requested)
         if elem != _KIND_SIZE[kind] and n > 1:
@@ -1645,6 +1711,8 @@ cdef class Descriptor:
             self._check_open()
         if self._finalized:
             raise ValueError(f"this {DescriptorType(dtype).name} is already finalized")
+        if self._busy:
+            _refuse_busy(self, DescriptorType(dtype).name)
         if check_required:
             required = _REQUIRED_MASK[dtype]
             if (self._mask & required) != required or _REQUIRED_BY_SLOT[dtype]:
@@ -1658,16 +1726,17 @@ cdef class Descriptor:
                 _FINALIZE_CHECK[dtype](self)
         p = self._ptr
         if _FINALIZE_NOGIL[dtype]:
-            enter_call()
-            self._busy += 1
+            # cuDNN reads everything set on it, transitively (a heuristics' graph and its handle): held meanwhile
+            enter_call(None, None, None)
+            held = _hold_tree(self)
             with nogil:
                 status = cycudnn.cudnnBackendFinalize(p)
-            self._leave()
-            leave_call()
+            _release_tree(held)
+            leave_call(None, None, None)
         else:
             # a few microseconds of cuDNN bookkeeping: with the GIL held, as for set() (the exit gate still refuses it)
             if _exiting:
-                enter_call()  # raises CudnnShutdownError
+                enter_call(None, None, None)  # raises CudnnShutdownError
             status = cycudnn.cudnnBackendFinalize(p)
             if _pending_interrupt is not None:
                 _raise_pending_interrupt()
@@ -1923,8 +1992,10 @@ def get_property(prop):
     cdef libraryPropertyType c_prop
     p = as_int(prop, "property", 0, 2)
     c_prop = <libraryPropertyType><int>p
+    enter_call(None, None, None)
     with nogil:
         status = cycudnn.cudnnGetProperty(c_prop, &value)
+    leave_call(None, None, None)
     raise_status(status, "cudnnGetProperty")
     return value
 
@@ -1932,8 +2003,10 @@ def get_property(prop):
 def graph_version_check():
     """cudnnGraphVersionCheck: raises if cuDNN's graph sub-library does not match."""
     cdef cudnnStatus_t status
+    enter_call(None, None, None)
     with nogil:
         status = cycudnn.cudnnGraphVersionCheck()
+    leave_call(None, None, None)
     raise_status(status, "cudnnGraphVersionCheck")
 
 
@@ -1974,12 +2047,12 @@ def get_execution_plan_workspace_size(Handle handle, Descriptor execution_plan n
         raise ValueError("variant_pack: not finalized")
     pack = variant_pack._ptr
     plan_ptr = execution_plan._ptr
-    enter_call()
+    enter_call(handle, execution_plan, variant_pack)
     try:  # the binding raises CudnnFunctionNotFoundError on a cuDNN older than 9.23: the call count must not leak
         with nogil:
             status = cycudnn.cudnnGetExecutionPlanWorkspaceSize(c_handle, plan_ptr, pack, &size)
     finally:
-        leave_call()
+        leave_call(handle, execution_plan, variant_pack)
     raise_status(status, "cudnnGetExecutionPlanWorkspaceSize", execution_plan.descriptor_type)
     return size
 
@@ -1999,11 +2072,11 @@ def is_same_topology(Descriptor graph not None, Descriptor other not None):
     check_available("CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY", "is_same_topology")
     other_ptr = other._ptr
     graph_ptr = graph._ptr
-    enter_call()
+    enter_call(graph, other, None)
     with nogil:
         status = cycudnn.cudnnBackendGetAttribute(graph_ptr, c_attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &answer,
                                                   &other_ptr)
-    leave_call()
+    leave_call(graph, other, None)
     raise_status(status, "cudnnBackendGetAttribute", graph.descriptor_type,
                  AttributeName.CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY)
     return bool(answer & 0xFF)

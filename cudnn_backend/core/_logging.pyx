@@ -120,10 +120,23 @@ def cudnn_messages(errors=True, warnings=True):
         yield sink
     finally:
         with _lock:
-            _sinks.remove(sink)
+            _detach(sink)
+
+
+cdef int _detach(list sink) except -1:
+    """Stop collecting into ``sink`` (lock held): found by identity (two blocks' lists may be equal), and maybe
+    gone already: a block left open in a suspended generator ends when the generator is collected, after the
+    exit hook detached every sink."""
+    global _capture_mask
+    cdef Py_ssize_t i
+    for i in range(len(_sinks)):
+        if _sinks[i] is sink:
+            del _sinks[i]
             if not _sinks:
                 _capture_mask = 0
             _install()
+            return 0
+    return 0
 
 
 _NOISE = ("finalize_internal()", "ptr->isSupported()", "CUDNN_STATUS_NOT_INITIALIZED == status", "ptrDesc->finalize()",

@@ -45,10 +45,6 @@ class AttributeSpec:
         """Whether the attribute can be set (every role but get-only)."""
         return self.role != GET_ONLY
 
-    def count_ok(self, n: int) -> bool:
-        """Whether ``n`` values is an element count cuDNN accepts for this attribute."""
-        return n >= self.count_min and (self.count_max is None or n <= self.count_max)
-
     def count_text(self) -> str:
         """The accepted element count in words: "exactly 1", "at least 0", "1 to 8"."""
         if self.count_max == self.count_min:

@@ -2,8 +2,8 @@
 # and reach its raw arrays: _uids/_ptrs hold _n entries, _ptr is the finalized
 # CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR (re-made by _rebuild() after pointers change).
 from libc.stdint cimport int64_t, uintptr_t
-from cudnn_backend._bindings.cycudnn cimport cudnnBackendDescriptor_t, cudnnHandle_t
-from cudnn_backend.core._descriptor cimport Descriptor, Handle
+from cudnn_backend._bindings.cycudnn cimport cudaGraph_t, cudnnBackendDescriptor_t, cudnnHandle_t
+from cudnn_backend.core._descriptor cimport Descriptor, Handle, Resource
 
 
 cdef struct StdVector:                   # libstdc++'s std::vector<T> object: what cuDNN reads for shape overrides
@@ -21,10 +21,8 @@ cdef struct ShapeOverrides:              # the CUDNN_ATTR_VARIANT_PACK_OVERRIDE_
     StdVector strides                    # ... of the strides rows
 
 
-cdef class VariantPack:
+cdef class VariantPack(Resource):
     cdef cudnnBackendDescriptor_t _ptr   # the finalized variant pack descriptor (NULL once closed)
-    cdef cudnnBackendDescriptor_t _pending  # closed during an execute on another thread: destroyed by that call
-    cdef int _busy                       # executes in flight (GIL released) that use this pack
     cdef Py_ssize_t _n                   # number of bound UIDs (slots)
     cdef int64_t* _uids                  # [n] UIDs, in slot order
     cdef void** _ptrs                    # [n] data pointers (host address of the scalar for by-value slots)
@@ -54,17 +52,16 @@ cdef class VariantPack:
     cdef object __weakref__
 
     cdef int _alloc(self, Py_ssize_t n) except -1
-    cdef void _free_arrays(self) noexcept
-    cdef void _leave(self) noexcept
+    cdef void _free_arrays(self) noexcept nogil
     cdef int _check_open(self) except -1
     cdef int _rebuild(self) except -1
     cdef int _adopt_plan(self, object plan) except -1
     cdef int _resolve_call(self, Handle handle, object plan, cudnnHandle_t* h, cudnnBackendDescriptor_t* p) except -1
-    cdef int _run(self, Handle handle, object plan) except -1
+    cdef int _call(self, int what, Handle handle, object plan, cudaGraph_t graph) except -1
     cdef int _bind_positional(self, object pointers) except -1
     cdef int _raise_pointer_error(self, Py_ssize_t slot, uintptr_t pv) except -1
     cdef int _bind_objects(self, object seq) except -1
     cdef int _rebind_mapping(self, object buffers) except -1
     cdef int _set_overrides(self, list overrides, object rebinding) except -1
     cdef int _ensure_workspace(self, int64_t needed, str why) except -1
-    cdef int _settle_workspace(self, cudnnHandle_t h, cudnnBackendDescriptor_t plan) except -1
+    cdef int _settle_workspace(self, Handle handle) except -1

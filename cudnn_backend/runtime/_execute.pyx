@@ -11,7 +11,9 @@ Rebinding pointers re-makes the finalized descriptor (cuDNN refuses SetAttribute
 descriptor): by default ``cudnnBackendInitialize`` + three SetAttribute + Finalize on the same
 descriptor, which measured cheaper than creating a fresh one (see ``rebuild_strategy``).
 
-A VariantPack is not thread-safe: use one per thread.
+A VariantPack is not thread-safe: use one per thread. Its lifetime is the core's ``Resource``: execute and
+the CUDA graph calls go through one path (``VariantPack._call``) that holds the handle, the plan and the pack
+while cuDNN runs, so closing any of them from another thread meanwhile defers its destruction to that call.
 """
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.long cimport PyLong_CheckExact
@@ -21,7 +23,7 @@ from libc.string cimport memcpy, memset
 
 from cudnn_backend._bindings.cycudnn cimport *
 from cudnn_backend._bindings cimport cycudnn
-from cudnn_backend.core._descriptor cimport Descriptor, Handle, enter_call, leave_call, raise_status
+from cudnn_backend.core._descriptor cimport Descriptor, Handle, Resource, enter_call, leave_call, raise_status
 
 from cudnn_backend.core._descriptor import check_available, last_error_string
 from cudnn_backend.errors import CudnnUnsafeCallError, NativeCudaGraphNotSupportedError, make_error
@@ -30,6 +32,11 @@ from cudnn_backend.runtime import memory
 from cudnn_backend._bindings.enums import AttributeName as _AttributeName
 from cudnn_backend._bindings.enums import DescriptorType as _DescriptorType
 from cudnn_backend._bindings.enums import Status as _Status
+
+cdef enum:
+    CALL_EXECUTE = 0           # what VariantPack._call runs
+    CALL_POPULATE = 1
+    CALL_UPDATE = 2
 
 cdef enum:
     SCALAR_BYTES = 16          # host storage per by-value slot (the largest scalar: complex double)
@@ -83,7 +90,7 @@ cdef ShapeOverrides* _new_overrides(list overrides) except NULL:
     return ov
 
 
-cdef void _free_overrides(ShapeOverrides* ov) noexcept:
+cdef void _free_overrides(ShapeOverrides* ov) noexcept nogil:
     if ov != NULL:
         free(ov.uids)
         free(ov.values)
@@ -218,8 +225,6 @@ cdef class VariantPack:
 
     def __cinit__(self, *args, **kwargs):
         self._ptr = NULL
-        self._pending = NULL
-        self._busy = 0
         self._n = 0
         self._ndev = 0
         self._uids = NULL
@@ -321,7 +326,7 @@ cdef class VariantPack:
                 handle = self._plan_handle
             if self._ws_pending and handle is not None:
                 handle._need_open()
-                self._settle_workspace(handle._handle, self._plan_desc._ptr)
+                self._settle_workspace(handle)
                 if self._dirty:
                     self._rebuild()
 
@@ -342,7 +347,7 @@ cdef class VariantPack:
             raise MemoryError()
         return 0
 
-    cdef void _free_arrays(self) noexcept:
+    cdef void _free_arrays(self) noexcept nogil:
         _free_overrides(self._overrides)
         self._overrides = NULL
         free(self._uids)
@@ -369,10 +374,12 @@ cdef class VariantPack:
         if self._ptr != NULL:
             cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
             self._ptr = NULL
-        if self._pending != NULL:
-            cycudnn.cudnnBackendDestroyDescriptor(self._pending)
-            self._pending = NULL
         self._free_arrays()
+
+    cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil:
+        cdef cudnnStatus_t st = cycudnn.cudnnBackendDestroyDescriptor(<cudnnBackendDescriptor_t>raw)
+        self._free_arrays()
+        return st
 
     def __reduce__(self):
         raise TypeError("cannot pickle a VariantPack: it binds device pointers of this process; build one where "
@@ -380,17 +387,13 @@ cdef class VariantPack:
 
     def close(self):
         """Destroy the descriptor and release the buffers and workspace now (idempotent; at most once whatever
-        the threads; while another thread's execute uses the pack, that call destroys it when it returns)."""
-        cdef cudnnStatus_t st = CUDNN_STATUS_SUCCESS
+        the threads; while another thread's call uses the pack, that call destroys it, and releases them, when it
+        returns)."""
         cdef cudnnBackendDescriptor_t d = self._ptr
         if d == NULL:
             return
         self._ptr = NULL  # under the GIL: no other thread can take it from here on
-        if self._busy > 0:
-            self._pending = d
-        else:
-            st = cycudnn.cudnnBackendDestroyDescriptor(d)
-            self._free_arrays()
+        kept = (self._keep, self._workspace_keep, self._plan_desc, self._plan_handle)
         self._keep = []
         self._slot_of = {}
         self._workspace = NULL
@@ -398,7 +401,7 @@ cdef class VariantPack:
         self._plan_obj = None
         self._plan_desc = None
         self._plan_handle = None
-        raise_status(st, "cudnnBackendDestroyDescriptor", _VP)
+        raise_status(self._retire(<void*>d, kept), "cudnnBackendDestroyDescriptor", _VP)
 
     def __enter__(self):
         return self
@@ -503,7 +506,7 @@ cdef class VariantPack:
         if self._dirty:
             self._rebuild()
         if self._ws_pending:  # overrides: once per plan, the workspace cuDNN needs for these shapes
-            self._settle_workspace(h[0], p[0])
+            self._settle_workspace(handle)
             if self._dirty:
                 self._rebuild()
         return 0
@@ -523,23 +526,26 @@ cdef class VariantPack:
             self._dirty = True
         return 0
 
-    cdef int _settle_workspace(self, cudnnHandle_t h, cudnnBackendDescriptor_t plan) except -1:
+    cdef int _settle_workspace(self, Handle handle) except -1:
         """cudnnGetExecutionPlanWorkspaceSize for this (finalized) pack and ``plan``; a workspace the pack owns or
         lacks grows to it, one the caller gave must hold it."""
         cdef size_t size = 0
         cdef cudnnStatus_t st
         cdef cudnnBackendDescriptor_t v
+        cdef cudnnHandle_t h
+        cdef cudnnBackendDescriptor_t plan
+        cdef Descriptor pdesc = self._plan_desc
         if self._dirty:
             self._rebuild()
         v = self._ptr
-        enter_call()
-        self._busy += 1
+        h = handle._handle
+        plan = pdesc._ptr
+        enter_call(handle, pdesc, self)
         try:  # the gate came first (prepare_overrides): the binding has the function
             with nogil:
                 st = cycudnn.cudnnGetExecutionPlanWorkspaceSize(h, plan, v, &size)
         finally:
-            self._leave()
-            leave_call()
+            leave_call(handle, pdesc, self)
         if st != CUDNN_STATUS_SUCCESS:
             raise_status(st, "cudnnGetExecutionPlanWorkspaceSize", _PLAN)
         self._ensure_workspace(<int64_t>size, " for this pack's shapes (cudnnGetExecutionPlanWorkspaceSize)")
@@ -547,7 +553,10 @@ cdef class VariantPack:
         self._ws_pending = False
         return 0
 
-    cdef int _run(self, Handle handle, object plan) except -1:
+    cdef int _call(self, int what, Handle handle, object plan, cudaGraph_t graph) except -1:
+        """execute, populate or update a CUDA graph: the one path into cuDNN with this pack. Neither the handle,
+        the plan nor the pack may be destroyed by another thread while cuDNN uses them: the call gate holds all
+        three, so a close() meanwhile leaves the destruction to this call as it returns."""
         cdef cudnnHandle_t h = NULL
         cdef cudnnBackendDescriptor_t p = NULL
         cdef cudnnBackendDescriptor_t v
@@ -556,32 +565,26 @@ cdef class VariantPack:
         cdef Descriptor pdesc
         self._resolve_call(handle, plan, &h, &p)
         v = self._ptr
-        # neither the handle, the plan nor this pack may be destroyed by another thread while cuDNN uses
-        # them: a close() meanwhile leaves the destruction to the last call in flight (_leave)
         hobj = handle if handle is not None else <Handle>self._plan_handle
         pdesc = self._plan_desc
-        enter_call()
-        hobj._busy += 1
-        pdesc._busy += 1
-        self._busy += 1
-        with nogil:
-            st = cycudnn.cudnnBackendExecute(h, p, v)
-        self._leave()
-        pdesc._leave()
-        hobj._leave()
-        leave_call()
+        plan_obj = self._plan_obj  # (for the error below, should the pack be closed meanwhile)
+        enter_call(hobj, pdesc, self)
+        try:  # the bindings raise CudnnFunctionNotFoundError for a function the loaded cuDNN lacks
+            with nogil:
+                if what == CALL_EXECUTE:
+                    st = cycudnn.cudnnBackendExecute(h, p, v)
+                elif what == CALL_POPULATE:
+                    st = cycudnn.cudnnBackendPopulateCudaGraph(h, p, v, graph)
+                else:
+                    st = cycudnn.cudnnBackendUpdateCudaGraph(h, p, v, graph)
+        finally:
+            leave_call(hobj, pdesc, self)
         if st != CUDNN_STATUS_SUCCESS:
-            raise_status(st, "cudnnBackendExecute", _PLAN)
+            if what == CALL_EXECUTE:
+                raise_status(st, "cudnnBackendExecute", _PLAN)
+            _raise_graph_status(st, "cudnnBackendPopulateCudaGraph" if what == CALL_POPULATE else
+                                "cudnnBackendUpdateCudaGraph", plan_obj)
         return 0
-
-    cdef void _leave(self) noexcept:
-        cdef cudnnBackendDescriptor_t d
-        self._busy -= 1
-        if self._busy == 0 and self._pending != NULL:
-            d = self._pending
-            self._pending = NULL
-            cycudnn.cudnnBackendDestroyDescriptor(d)
-            self._free_arrays()
 
     def check_plan(self, plan):
         """Check that this pack fits ``plan`` (same non-virtual UIDs, by-value alike, workspace big enough,
@@ -598,7 +601,7 @@ cdef class VariantPack:
     def execute(self, handle=None, plan=None):
         """cudnnBackendExecute on the handle's stream (GIL released). ``plan=None``: the pack's plan;
         ``handle=None``: the plan's handle."""
-        self._run(handle, plan)
+        self._call(CALL_EXECUTE, handle, plan, NULL)
 
     # -- rebinding ------------------------------------------------------------------------------
     cdef int _bind_positional(self, object pointers) except -1:
@@ -834,7 +837,7 @@ cdef class VariantPack:
         """Bind new device pointers (``pointer_uids`` order: a tuple/list of ints, or an int64
         array.array/numpy buffer) and execute, with no Python object created on the way."""
         self._bind_positional(pointers)
-        self._run(handle, plan)
+        self._call(CALL_EXECUTE, handle, plan, NULL)
 
     def set_scalar(self, key, value):
         """A new value for a by-value tensor (uid or Tensor)."""
@@ -927,7 +930,7 @@ cdef class VariantPack:
         check_available("cudnnGetExecutionPlanWorkspaceSize", "VariantPack.query_workspace")
         self._resolve_call(handle, plan, &h, &p)
         if self._ws_needed < 0:
-            self._settle_workspace(h, p)
+            self._settle_workspace(handle if handle is not None else self._plan_handle)
             if self._dirty:
                 self._rebuild()
         return self._ws_needed
@@ -998,7 +1001,7 @@ def execute(Handle handle, plan, pack, workspace=None, overrides=None):
         vp = <VariantPack>pack
     else:
         vp = VariantPack(plan, pack, workspace, overrides=overrides, handle=handle)
-    vp._run(handle, plan)
+    vp._call(CALL_EXECUTE, handle, plan, NULL)
 
 
 cdef intptr_t _graph_address(object graph) except? -1:
@@ -1017,28 +1020,14 @@ def populate_cuda_graph(Handle handle, plan, VariantPack pack not None, graph=No
     """cudnnBackendPopulateCudaGraph: record the plan's work with ``pack``'s buffers into ``graph``
     (an empty cuda-bindings cudaGraph_t/CUgraph or int; None creates one with cudaGraphCreate).
     Returns the graph. Needs cuDNN >= 9.5 and an engine supporting the native CUDA graph API."""
-    cdef cudnnHandle_t h = NULL
-    cdef cudnnBackendDescriptor_t p = NULL
-    cdef cudnnBackendDescriptor_t v
-    cdef cudaGraph_t g
-    cdef cudnnStatus_t st
-    pack._resolve_call(handle, plan, &h, &p)
-    v = pack._ptr
+    cdef cudnnHandle_t h
+    cdef cudnnBackendDescriptor_t p
     created = graph is None
     if created:
+        pack._resolve_call(handle, plan, &h, &p)  # the pack's own errors first, before a CUDA graph is made
         graph = memory.check(memory.cudart().cudaGraphCreate(0), "cudaGraphCreate")
     try:
-        g = <cudaGraph_t>_graph_address(graph)
-        enter_call()
-        pack._busy += 1
-        try:  # the binding raises CudnnFunctionNotFoundError before cuDNN 9.5: no count may leak
-            with nogil:
-                st = cycudnn.cudnnBackendPopulateCudaGraph(h, p, v, g)
-        finally:
-            pack._leave()
-            leave_call()
-        if st != CUDNN_STATUS_SUCCESS:
-            _raise_graph_status(st, "cudnnBackendPopulateCudaGraph", pack._plan_obj)
+        pack._call(CALL_POPULATE, handle, plan, <cudaGraph_t>_graph_address(graph))
     except BaseException:
         if created:
             memory.cudart().cudaGraphDestroy(graph)
@@ -1049,22 +1038,5 @@ def populate_cuda_graph(Handle handle, plan, VariantPack pack not None, graph=No
 def update_cuda_graph(Handle handle, plan, VariantPack pack not None, graph):
     """cudnnBackendUpdateCudaGraph: point a graph that cuDNN populated for ``plan`` at ``pack``'s buffers.
     An executable made from it needs cudaGraphExecUpdate (CudaGraph.update does both)."""
-    cdef cudnnHandle_t h = NULL
-    cdef cudnnBackendDescriptor_t p = NULL
-    cdef cudnnBackendDescriptor_t v
-    cdef cudaGraph_t g
-    cdef cudnnStatus_t st
-    pack._resolve_call(handle, plan, &h, &p)
-    v = pack._ptr
-    g = <cudaGraph_t>_graph_address(graph)
-    enter_call()
-    pack._busy += 1
-    try:  # the binding raises CudnnFunctionNotFoundError before cuDNN 9.5: no count may leak
-        with nogil:
-            st = cycudnn.cudnnBackendUpdateCudaGraph(h, p, v, g)
-    finally:
-        pack._leave()
-        leave_call()
-    if st != CUDNN_STATUS_SUCCESS:
-        _raise_graph_status(st, "cudnnBackendUpdateCudaGraph", pack._plan_obj)
+    pack._call(CALL_UPDATE, handle, plan, <cudaGraph_t>_graph_address(graph))
     return graph

@@ -212,10 +212,12 @@ class KnobSpec:
                               f"{step} (or -1 for the engine's default)")
         return v
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """The knob as plain data: name, minimum, maximum, stride and how many values."""
         return {"knob": self.name, "minimum": self.minimum, "maximum": self.maximum, "stride": self.stride,
                 "count": len(self)}
+
+    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 def _specs_of(knobs) -> tuple:
@@ -393,7 +395,8 @@ class EngineInfo:
         """A Config of this (supported) engine with the given knob values."""
         return make_config(self, knobs, check=check)
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
+        """The engine as plain data: index, supported or why not, notes and knobs."""
         return {
             "engine": self.engine_index,
             "supported": self.supported,
@@ -405,6 +408,8 @@ class EngineInfo:
             "knobs": {s.name: [s.minimum, s.maximum, s.stride] for s in self.knobs},
             "knob_space_size": self.knob_space_size if self.supported else 0,
         }
+
+    as_dict = to_dict  # the earlier name, kept as an alias
 
     def __getstate__(self):  # plain data: the live descriptors stay behind
         state = dict(self.__dict__)
@@ -535,7 +540,8 @@ class Config:
             row["rank"] = self.rank
         return row
 
-    as_dict = summary
+    to_dict = summary  # plain data, as every result class gives it
+    as_dict = summary  # the earlier name, kept as an alias
 
     def __reduce__(self):
         raise TypeError("cannot pickle a Config: it holds live cuDNN descriptors; pickle config.summary() or "
@@ -717,16 +723,17 @@ filter_configs = filter_items
 # rows and DataFrames
 # ---------------------------------------------------------------------------------------------
 def as_row(item) -> dict:
-    """One plain dict for an EngineInfo, KnobSpec, Config, plan or anything with as_dict()/summary()."""
+    """One plain dict for an EngineInfo, KnobSpec, Config, plan or anything with to_dict() (or as_dict() or
+    summary())."""
     if isinstance(item, Mapping):
         return dict(item)
     if isinstance(item, Descriptor):
         if item.descriptor_type == DT.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
             return as_config(item).summary()
         if item.descriptor_type == DT.CUDNN_BACKEND_ENGINE_DESCRIPTOR:
-            return inspect_engine_descriptor(item).as_dict()
+            return inspect_engine_descriptor(item).to_dict()
         raise TypeError(f"cannot make a row of a {item.descriptor_type.name}")
-    for name in ("as_dict", "summary"):
+    for name in ("to_dict", "as_dict", "summary"):
         fn = getattr(item, name, None)
         if callable(fn):
             return fn()

@@ -96,9 +96,11 @@ class KernelNode:
     def short_name(self) -> str:
         return demangle_short(self.name)
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"name": self.name, "short_name": self.short_name, "grid": list(self.grid), "block": list(self.block),
                 "shared_mem_bytes": self.shared_mem_bytes}
+
+    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 _LENGTH_PREFIXED = re.compile(r"(\d+)")

@@ -155,13 +155,15 @@ class Attempt:
     config: object = field(default=None, repr=False)
     error: object = field(default=None, repr=False)
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """The attempt as plain data (the config and error left out)."""
         return {
             "order": self.order, "mode": self.mode, "rank": self.rank, "engine": self.engine_index,
             "knobs": dict(self.knobs), "ok": self.ok, "stage": self.stage, "status": self.status,
             "reason": self.reason, "workspace_size": self.workspace_size, "seconds": round(self.seconds, 6),
         }
+
+    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 @dataclass
@@ -184,8 +186,8 @@ class PlanSearchReport:
         return [a for a in self.attempts if not a.ok]
 
     def to_rows(self) -> list:
-        """One plain dict per attempt (``Attempt.as_dict``)."""
-        return [a.as_dict() for a in self.attempts]
+        """One plain dict per attempt (``Attempt.to_dict``)."""
+        return [a.to_dict() for a in self.attempts]
 
     def plain(self) -> "PlanSearchReport":
         """A copy without the descriptors (configs), e.g. to pickle or send elsewhere."""

@@ -11,11 +11,13 @@ plans of same-topology graphs reuse compiled kernels.
 Refusals are remembered: cuDNN keeps about 7 KB each time it refuses to build a runtime-compiled
 config (``INTERNAL_ERROR_COMPILATION_FAILED``; 6.7 MiB per 1,000 measured on cuDNN 9.19), so a config
 refused once for a graph and device is not handed to cuDNN again in this process: ``build_plan``
-raises the remembered error at once (``retry_refused=True`` asks cuDNN anyway; ``forget_refusals()``
-clears the record).
+raises the remembered error at once, a new exception each time carrying the first one's status and
+message (the record keeps no traceback, hence no plan of any call, alive; ``retry_refused=True`` asks
+cuDNN anyway; ``forget_refusals()`` clears the record).
 """
 from __future__ import annotations
 
+import copy
 import json
 import pathlib
 import threading
@@ -77,8 +79,14 @@ def deviceprop_of_handle(handle):
     return dp
 
 
-_refused: dict = {}
+_refused: dict = {}  # refusal key -> the error, without its traceback (a copy: see _fresh)
 _refused_lock = threading.Lock()
+
+
+def _fresh(error: BaseException) -> BaseException:
+    """A new exception of ``error``'s class with its status, message and attributes, and no traceback, cause or
+    context: raising it adds nothing to ``error``, and it keeps alive nothing of the call that raised ``error``."""
+    return copy.copy(error)
 
 
 def _refusal_key(config: "_engines.Config", handle, deviceprop):
@@ -92,10 +100,12 @@ def _refusal_key(config: "_engines.Config", handle, deviceprop):
 
 
 def refused(config, handle=None, device_profile=None):
-    """The error cuDNN refused ``config`` with for this graph and device earlier in this process, or None."""
+    """The error cuDNN refused ``config`` with for this graph and device earlier in this process (a new copy), or
+    None."""
     config = _engines.as_config(config)
     key = _refusal_key(config, handle, as_deviceprop(device_profile) or config.deviceprop)
-    return _refused.get(key) if key is not None else None
+    earlier = _refused.get(key) if key is not None else None
+    return _fresh(earlier) if earlier is not None else None
 
 
 def forget_refusals():
@@ -245,7 +255,8 @@ class Plan:
             "device": profile.device_name if profile is not None else None,
         }
 
-    as_dict = summary
+    to_dict = summary  # plain data, as every result class gives it
+    as_dict = summary  # the earlier name, kept as an alias
 
     def __reduce__(self):
         raise TypeError("cannot pickle a Plan: it holds live cuDNN descriptors; pickle plan.to_json() and load it "
@@ -334,14 +345,14 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
     if key is not None and not retry_refused:
         earlier = _refused.get(key)
         if earlier is not None:
-            raise earlier
+            raise _fresh(earlier)
     clear_error()  # a failure reports its own message
     try:
         plan.finalize()
     except CudnnError as e:
         if key is not None:
             with _refused_lock:
-                _refused[key] = e
+                _refused[key] = _fresh(e)
         raise
     return Plan(plan, operation_graph=config.operation_graph, config=config, handle=handle, deviceprop=dp,
                 kernel_cache=kernel_cache)

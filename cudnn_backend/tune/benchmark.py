@@ -42,9 +42,11 @@ class BenchCase:
     repeats: int
     note: str = ""
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"name": self.name, "host_us": self.host_us, "gpu_us": self.gpu_us, "iterations": self.iterations,
                 "repeats": self.repeats, "note": self.note}
+
+    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 @dataclass
@@ -61,12 +63,12 @@ class BenchReport:
     cases: list = field(default_factory=list)
     measured: str = ""
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"name": self.name, "device": self.device, "cudnn_version": self.cudnn_version,
                 "engine_index": self.engine_index, "knobs": self.knobs, "workspace_bytes": self.workspace_bytes,
-                "plan_source": self.plan_source, "measured": self.measured, "cases": [c.as_dict() for c in self.cases]}
+                "plan_source": self.plan_source, "measured": self.measured, "cases": [c.to_dict() for c in self.cases]}
 
-    to_dict = as_dict
+    as_dict = to_dict  # the earlier name, kept as an alias
 
     def table(self) -> str:
         rows = []

@@ -10,6 +10,11 @@ SM version, SM count; from a handle's GPU or a device profile) and the loaded cu
 the plan's JSON, its engine and knobs, timing and when it was stored.
 
 A corrupt or foreign file, or an entry cuDNN no longer accepts, is a miss with a warning, never a crash.
+
+Security: a cached plan carries compiled kernels, i.e. code that runs on the GPU. The cache file is created
+0600 (its -wal and -shm siblings take the file's mode) and a folder the package creates 0700; a cache file,
+sibling or folder owned by another user, or writable by group or others, is refused (``PlanCacheError``, with
+the path, the owner and the fix) on POSIX systems, wherever the path came from.
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ from cudnn_backend.runtime.engines import check_graph, short_name
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.typed.introspection import graph_fingerprint
 
-__all__ = ["PlanCache", "CacheEntry", "PlanCacheWarning", "default_cache_path", "FORMAT"]
+__all__ = ["PlanCache", "CacheEntry", "PlanCacheWarning", "default_cache_path", "cache_dir", "FORMAT"]
 
 FORMAT = "cudnn-backend plan cache"
 SCHEMA_VERSION = 1
@@ -59,16 +64,80 @@ class PlanCacheWarning(UserWarning):
     """A cache file or entry that could not be used (it counts as a miss)."""
 
 
-def default_cache_path() -> pathlib.Path:
-    """``$CUDNN_BACKEND_PLAN_CACHE``, else ``plans.sqlite`` in the user's cache directory (platformdirs)."""
-    env = os.environ.get("CUDNN_BACKEND_PLAN_CACHE")
-    if env:
-        return pathlib.Path(env)
+_PRIVATE_FILE = 0o600
+_PRIVATE_FOLDER = 0o700
+
+
+def _owner_name(uid: int) -> str:
+    try:
+        import pwd  # POSIX only, like the checks that call this
+        return f"uid {uid} ({pwd.getpwuid(uid).pw_name})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _check_private(path: pathlib.Path, what: str) -> None:
+    """Refuse a cache ``what`` ("file", "folder") at ``path`` that another user owns or may write: cached plans
+    carry compiled GPU kernels, so whoever can write the cache can run code in this process's GPU context."""
+    if os.name != "posix":
+        return
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise PlanCacheError(f"plan cache {what} {str(path)!r}: cannot check it ({e})") from e
+    me = os.geteuid()
+    where = "CUDNN_BACKEND_PLAN_CACHE" if os.environ.get("CUDNN_BACKEND_PLAN_CACHE") else "PlanCache(path=...)"
+    if st.st_uid != me:
+        raise PlanCacheError(
+            f"plan cache {what} {str(path)!r} is owned by {_owner_name(st.st_uid)}, not by you ({_owner_name(me)}): "
+            "cached plans carry compiled GPU kernels (code), so only a cache you own is used. Fix: remove it, or "
+            f"chown {me} {str(path)!r} if you trust its contents, or point {where} at a file of your own")
+    if st.st_mode & 0o022:
+        private = _PRIVATE_FOLDER if what == "folder" else _PRIVATE_FILE
+        raise PlanCacheError(
+            f"plan cache {what} {str(path)!r} is writable by {'group' if st.st_mode & 0o020 else 'others'} "
+            f"(mode {st.st_mode & 0o7777:04o}): cached plans carry compiled GPU kernels (code), so a cache others "
+            f"may write is not used. Fix: chmod {private:o} {str(path)!r} if you trust its contents, or point {where} "
+            "at a file in a folder only you can write")
+
+
+def _make_private(path: pathlib.Path) -> None:
+    """The cache's folder (0700 when the package creates it) and file (0600 when it creates it: sqlite gives the
+    -wal and -shm files the file's mode), after refusing existing ones others own or may write."""
+    folder = path.parent
+    if not folder.is_dir():
+        try:
+            folder.mkdir(mode=_PRIVATE_FOLDER, parents=True, exist_ok=True)
+        except OSError as e:
+            raise PlanCacheError(f"plan cache {str(path)!r}: cannot create its folder: {e}") from e
+    _check_private(folder, "folder")
+    for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        _check_private(p, "file")
+    try:  # an empty file is an empty sqlite database: created here with the mode, sqlite fills it in
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), _PRIVATE_FILE))
+    except FileExistsError:
+        pass
+    except OSError:
+        pass  # sqlite reports what is wrong with the path (a miss with a warning)
+
+
+def cache_dir() -> pathlib.Path:
+    """The package's cache folder: the user's cache directory (platformdirs) for ``cudnn-backend``."""
     try:
         import platformdirs
     except ImportError:  # a declared dependency, but keep working from a bare source tree
-        return pathlib.Path.home() / ".cache" / "cudnn-backend" / "plans.sqlite"
-    return pathlib.Path(platformdirs.user_cache_dir("cudnn-backend", appauthor=False)) / "plans.sqlite"
+        return pathlib.Path.home() / ".cache" / "cudnn-backend"
+    return pathlib.Path(platformdirs.user_cache_dir("cudnn-backend", appauthor=False))
+
+
+def default_cache_path() -> pathlib.Path:
+    """``$CUDNN_BACKEND_PLAN_CACHE``, else ``plans.sqlite`` in the package's cache folder (``cache_dir``)."""
+    env = os.environ.get("CUDNN_BACKEND_PLAN_CACHE")
+    if env:
+        return pathlib.Path(env)
+    return cache_dir() / "plans.sqlite"
 
 
 @dataclass
@@ -89,10 +158,12 @@ class CacheEntry:
     stored_at: float
     plan_bytes: int
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         d = asdict(self)
         d["cudnn_version"] = format_version(self.cudnn_version)
         return d
+
+    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 class PlanCache:
@@ -139,10 +210,7 @@ class PlanCache:
             conn.close()
 
     def _open(self) -> bool:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise PlanCacheError(f"plan cache {str(self.path)!r}: cannot create its folder: {e}") from e
+        _make_private(self.path)
         try:
             conn = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
         except sqlite3.Error as e:

@@ -16,7 +16,6 @@ and capped by ``compile_budget_s``.
 from __future__ import annotations
 
 import collections
-import statistics
 import threading
 import time as _time
 from concurrent.futures import ThreadPoolExecutor
@@ -147,9 +146,6 @@ class Evaluator:
         self.builder = PlanBuilder(handle=handle, deviceprop=deviceprop, threads=options.threads,
                                    compile_budget_s=budget)
 
-    def describe(self, search) -> str:
-        return "not timed"
-
     def start(self, search):
         """Before the first candidate is evaluated (a GPU evaluator makes its buffers and its check)."""
 
@@ -258,9 +254,6 @@ class GpuEvaluator(Evaluator):
         self._workspace = None
         self._started = False
 
-    def describe(self, search) -> str:
-        return self.timer.describe()
-
     # -- buffers and the check -------------------------------------------------------------------------------------
     def start(self, search):
         if self._started:
@@ -269,7 +262,11 @@ class GpuEvaluator(Evaluator):
         with search.phase("inputs"):
             self.timer.bind()  # the CUDA context and events, after heuristics (a sweep worker makes them meanwhile)
             self.stream = self.handle.stream
-            n = self.options.buffer_sets
+            level = search.screen_level
+            # the inputs rotate over several sets only where a timing asks for it (the exhaustive pass, cold runs);
+            # racing and the final round time on the first set, as a layer runs
+            rotate = self.options.cold or (level is not None and level.rotate)
+            n = self.options.buffer_sets if rotate else 1
             seed = self.options.seed
             if self.subject.plan is not None:  # a saved plan: tensors from its JSON, outputs found by running it
                 self.sets = inputs.make_buffer_sets(None, n, seed=seed, user=self.user_buffers,
@@ -434,39 +431,36 @@ class GpuEvaluator(Evaluator):
             r.status = results.TIMED
         self.keep(key, plan)
 
-    def check(self, search, key):
+    def _on_plan(self, search, key, rotate, work):
+        """(``work(plan, packs)``, True) on the candidate's plan (kept, or built again) and packs; a failure marks
+        the candidate execute failed: (None, False)."""
         r = search.results[key]
         packs, owned = [], None
         try:
             plan, own = self.plan_of(search, key)
             owned = plan if own else None
-            packs = self._packs(plan, self._workspace_for(r.workspace_bytes), False)
-            self._run_and_check(search, key, plan, packs[0])
+            packs = self._packs(plan, self._workspace_for(r.workspace_bytes), rotate)
+            return work(plan, packs), True
         except (CudnnBackendError, RuntimeError, ValueError) as e:
             r.status, r.reason = results.EXECUTE_FAILED, _engines.reason_of(e)
-            return
+            return None, False
         finally:
             self._close(packs)
             if owned is not None:
                 owned.close()
-        self._settle_status(r)
+
+    def check(self, search, key):
+        _, ok = self._on_plan(search, key, False, lambda plan, packs: self._run_and_check(search, key, plan,
+                                                                                            packs[0]))
+        if ok:
+            self._settle_status(search.results[key])
 
     def retime(self, search, key, level):
-        r = search.results[key]
-        packs, owned = [], None
-        try:
-            plan, own = self.plan_of(search, key)
-            owned = plan if own else None
-            packs = self._packs(plan, self._workspace_for(r.workspace_bytes), level.rotate or self.options.cold)
-            timing = self._time(search, plan, packs, level)
-        except (CudnnBackendError, RuntimeError, ValueError) as e:
-            r.status, r.reason = results.EXECUTE_FAILED, _engines.reason_of(e)
-            return
-        finally:
-            self._close(packs)
-            if owned is not None:
-                owned.close()
-        r.time_us, r.min_us, r.max_us = timing.median_us, timing.min_us, timing.max_us
+        timing, ok = self._on_plan(search, key, level.rotate or self.options.cold,
+                                   lambda plan, packs: self._time(search, plan, packs, level))
+        if ok:
+            r = search.results[key]
+            r.time_us, r.min_us, r.max_us = timing.median_us, timing.min_us, timing.max_us
 
     def head_to_head(self, search, keys, level, rounds) -> dict:
         """Interleaved rounds, each round starting with another config; raises what cuDNN or CUDA raised."""
@@ -505,7 +499,7 @@ class GpuEvaluator(Evaluator):
 
     def kernels(self, search, key):
         r = search.results[key]
-        plan, pack = None, None
+        plan, own, pack = None, False, None
         try:
             with search.phase("kernels"):
                 plan, own = self.plan_of(search, key)
@@ -513,7 +507,6 @@ class GpuEvaluator(Evaluator):
                 self._read_kernels(r, plan, pack)
         except CudnnBackendError as e:
             search.notes.append(f"kernels of the best config not read: {_engines.reason_of(e)}")
-            own = False
         finally:
             if pack is not None:
                 pack.close()
@@ -531,7 +524,3 @@ class GpuEvaluator(Evaluator):
             self._workspace = None
         self.timer.close()
 
-
-def summary_of(samples) -> tuple:
-    """(median, min, max) of a list of per-round medians."""
-    return statistics.median(samples), min(samples), max(samples)

@@ -159,19 +159,20 @@ class _Explorer:
             self.engines(ex)
         search.run()
         if self.timed:
-            ex.measured = search.chooser.describe(o, self.evaluator.describe(search))
+            ex.measured = search.chooser.describe(o, self.evaluator.timer)
         ex.results = [search.results[k] for k in self.ordered_keys()]
         key = self.best_key()
         if self.timed and o.fusion == "best" and key is not None:
             self.evaluator.kernels(search, key)
         pick = ex.heuristics_pick
-        if self.timed and ex.best is not None and pick is not None and pick.status != results.OK:
+        if self.timed and ex.best is not None and pick is not None and pick.status not in (results.OK,
+                                                                                          results.TIMED):
             ex.notes.append(f"heuristics' first pick ({pick.label}) did not work: {pick.status}: {pick.reason}")
         if self.evaluator.builder.parallel:
             b = self.evaluator.builder
             ex.notes.append(f"{b.parallel} runtime-compiled plans built ahead in {o.threads} thread(s) "
                             f"({b.spent:.1f} s of compilation)")
-        ex.options = o.as_dict()
+        ex.options = o.to_dict()
         ex.phases = {k: round(v, 4) for k, v in search.phases.items()}
         ex.wall_seconds = _time.perf_counter() - self.t0
         return ex
@@ -268,7 +269,7 @@ def run_search(graph, handle=None, *, job="autotune", options=None, device_profi
             return SearchOutcome(hit if want_plan else None, None, "hit")
     ex_ = _Explorer(subject if subject is not None else graph, handle=handle, device_profile=device_profile,
                     options=opts, buffers=buffers, progress=progress, name=name, args=args, kwargs=kwargs,
-                    keep_plans=want_plan)
+                    keep_plans=want_plan or (cache is not None and store))
     try:
         ex = ex_.run()
         if not ex_.timed:

@@ -38,10 +38,12 @@ class FusionReport:
     def fused(self) -> bool:
         return len(self.kernels) == 1
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"engine_index": self.engine_index, "knobs": self.knobs, "method": self.method,
                 "operations": self.operations, "kernel_count": self.kernel_count, "fused": self.fused,
-                "kernels": [k.as_dict() for k in self.kernels]}
+                "kernels": [k.to_dict() for k in self.kernels]}
+
+    as_dict = to_dict  # the earlier name, kept as an alias
 
     @classmethod
     def from_dict(cls, d: dict) -> "FusionReport":

@@ -17,7 +17,7 @@ import math
 import operator
 import os
 import re
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime import heuristics as _heuristics
@@ -318,12 +318,13 @@ class TuneOptions:
         """{field: value}: what ``TuneOptions(**...)`` takes back (sweeps ship options to workers so)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """Plain data (for an Exploration's record of how it searched)."""
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
 
     @property
     def threads(self) -> int:
+        """The threads building runtime-compiled plans: ``build_threads``, or ``default_build_threads()``."""
         return default_build_threads() if self.build_threads is None else self.build_threads
 
 
@@ -385,7 +386,3 @@ def as_options(options=None, what="options", **kwargs) -> TuneOptions:
         return TuneOptions(**{**options, **kwargs})
     raise TypeError(f"{what}: expected a TuneOptions, a dict of its fields or None, not {type(options).__name__}")
 
-
-def default_of(name: str):
-    f = _FIELDS[name]
-    return f.default if f.default is not MISSING else None

@@ -91,16 +91,18 @@ class ConfigResult:
     def knobs_text(self) -> str:
         return " ".join(f"{k}={v}" for k, v in self.knobs.items()) or "-"
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         d = asdict(self)
         d["modes"] = list(self.modes)
         d["numerical_notes"] = list(self.numerical_notes)
         d["behavior_notes"] = list(self.behavior_notes)
         return d
 
+    as_dict = to_dict  # the earlier name, kept as an alias
+
     @classmethod
     def from_dict(cls, d: dict) -> "ConfigResult":
-        """The ConfigResult ``as_dict`` wrote."""
+        """The ConfigResult ``to_dict`` wrote."""
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names}
         for k in ("modes", "numerical_notes", "behavior_notes"):
@@ -175,11 +177,11 @@ class Exploration:
         """Everything as JSON-able plain data (``from_dict`` reads it back)."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "results"}
         d["heuristics"] = {m: [[e, dict(k)] for e, k in cfgs] for m, cfgs in self.heuristics.items()}
-        d["results"] = [r.as_dict() for r in self.results]
+        d["results"] = [r.to_dict() for r in self.results]
         d["headroom"] = self.headroom
         best, pick = self.best, self.heuristics_pick
-        d["best"] = None if best is None else best.as_dict()
-        d["heuristics_pick"] = None if pick is None else pick.as_dict()
+        d["best"] = None if best is None else best.to_dict()
+        d["heuristics_pick"] = None if pick is None else pick.to_dict()
         return d
 
     def to_json(self, indent=1) -> str:
@@ -204,7 +206,7 @@ class Exploration:
         """One flat dict per result (for CSV, pandas)."""
         out = []
         for r in self.results:
-            row = {"graph": self.name, **r.as_dict()}
+            row = {"graph": self.name, **r.to_dict()}
             row["knobs"] = r.knobs_text()
             row["kernels"] = " ".join(r.kernels) if r.kernels else ""
             row["modes"] = ",".join(r.modes)

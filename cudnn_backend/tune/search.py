@@ -60,9 +60,9 @@ class Strategy:
         """How the final round times its few, head to head."""
         return Level("final", 20, 5, 1000.0)
 
-    def describe(self, options, timer_text: str) -> str:
-        """How times were taken, in words (``timer_text``: the Timer's own account)."""
-        return timer_text
+    def describe(self, options, timer) -> str:
+        """How times were taken, in words (``timer``: the ``timing.Timer`` used)."""
+        return timer.describe()
 
     def run(self, search: "Search") -> None:
         raise NotImplementedError

@@ -26,9 +26,11 @@ class Timing:
     samples: int
     calls_per_sample: int
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"median_us": self.median_us, "min_us": self.min_us, "max_us": self.max_us, "samples": self.samples,
                 "calls_per_sample": self.calls_per_sample}
+
+    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 class Timer:
@@ -69,13 +71,17 @@ class Timer:
             self._flush.close()
             self._flush = None
 
+    @property
+    def how(self) -> str:
+        """How calls are timed, in words: warm, cold or in a CUDA graph."""
+        return ("cold (L2 flushed before each call, one call per sample)" if self.cold else
+                "in a CUDA graph (replay, launch overhead excluded)" if self.cuda_graph else
+                "warm, back to back on one stream")
+
     def describe(self) -> str:
         """What was measured, in words (for reports)."""
-        how = ("cold (L2 flushed before each call, one call per sample)" if self.cold else
-               "in a CUDA graph (replay, launch overhead excluded)" if self.cuda_graph else
-               "warm, back to back on one stream")
         return (f"CUDA events on the handle's stream, {self.warmup} warm-up calls, median of {self.repeats} samples, "
-                f"inputs rotated over the buffer sets, {how}")
+                f"inputs rotated over the buffer sets, {self.how}")
 
     def time(self, plan, packs, *, warmup=None, repeats=None, target_sample_us=None) -> Timing:
         """Time ``plan`` over ``packs`` (rotated); ``warmup``, ``repeats`` and ``target_sample_us`` override the

@@ -20,6 +20,13 @@ def by_candidate_order(search, key):
     return 10.0 + search.order[key]
 
 
+class FakeTimer:
+    how = "injected timings"
+
+    def describe(self):
+        return f"exhaustive timing: {self.how}"
+
+
 class FakeTimes(Evaluator):
     """Real plans, injected times: ``truth(search, key) -> us``; a measurement of ``n`` samples is
     ``truth * (1 + noise * N(0, 1) / sqrt(n))`` (``noise``: the relative noise of one sample). ``wrong``: keys whose
@@ -32,6 +39,7 @@ class FakeTimes(Evaluator):
         self.truth, self.noise, self.rng = truth, noise, random.Random(seed)
         self.wrong = set(wrong)
         self.log = []
+        self.timer = FakeTimer()
 
     def _measure(self, search, key, samples, what):
         self.log.append((what, key, samples))

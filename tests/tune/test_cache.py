@@ -1,7 +1,10 @@
 """The persistent plan cache: round trip across processes, misses for another graph or device, corrupt and
 foreign files (a miss with a warning, never a crash), concurrent writers."""
 import json
+import os
+import re
 import sqlite3
+import stat
 import subprocess
 import sys
 import textwrap
@@ -10,6 +13,7 @@ import threading
 import pytest
 
 import cudnn_backend as cb
+from cudnn_backend.errors import PlanCacheError
 from cudnn_backend.tune import PlanCache, PlanCacheWarning
 from tests.tune import three_ways
 
@@ -141,3 +145,111 @@ def test_default_location_follows_the_environment(tmp_path, monkeypatch):
     assert PlanCache().path == tmp_path / "env.sqlite"
     monkeypatch.delenv("CUDNN_BACKEND_PLAN_CACHE")
     assert PlanCache().path.name == "plans.sqlite"
+
+
+# ---------------------------------------------------------------------------------------------
+# a cache holds code (compiled GPU kernels): private files, and no cache others own or may write
+# ---------------------------------------------------------------------------------------------
+posix_only = pytest.mark.skipif(os.name != "posix", reason="file owners and modes are POSIX")
+OTHER_UID = 54321
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)  # the common default: files would be 0644 unless made private
+    yield
+    os.umask(old)
+
+
+def _mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@posix_only
+def test_cache_file_its_siblings_and_a_created_folder_are_private(tmp_path, umask_022):
+    path = tmp_path / "made" / "here" / "plans.sqlite"
+    cache = PlanCache(path)
+    og = three_ways.graph_builder().build()
+    cache.put(og, _plan(og), device_profile=H200)
+    assert _mode(path.parent) == 0o700 and _mode(path) == 0o600
+    with sqlite3.connect(path) as reader:  # the -wal and -shm files exist while a connection is open
+        assert reader.execute("SELECT count(*) FROM plans").fetchone()[0] == 1
+        for suffix in ("-wal", "-shm"):
+            sibling = path.with_name(path.name + suffix)
+            assert _mode(sibling) == 0o600, f"{sibling.name}: {_mode(sibling):o}"
+        assert cache.get(og, device_profile=H200) is not None
+    reader.close()
+
+
+@posix_only
+@pytest.mark.parametrize("mode", [0o664, 0o646, 0o666], ids=oct)
+def test_a_cache_file_others_may_write_is_refused(tmp_path, mode):
+    path = tmp_path / "plans.sqlite"
+    assert len(PlanCache(path)) == 0
+    os.chmod(path, mode)
+    with pytest.raises(PlanCacheError) as e:
+        len(PlanCache(path))
+    text = str(e.value)
+    assert str(path) in text and f"{mode:04o}" in text and "chmod 600" in text and "compiled GPU kernels" in text
+
+
+@posix_only
+@pytest.mark.parametrize("suffix", ["-wal", "-shm"])
+def test_a_sibling_others_may_write_is_refused(tmp_path, suffix):
+    path = tmp_path / "plans.sqlite"
+    sibling = tmp_path / ("plans.sqlite" + suffix)
+    sibling.write_bytes(b"")
+    os.chmod(sibling, 0o666)
+    with pytest.raises(PlanCacheError, match=re.escape(str(sibling))):
+        len(PlanCache(path))
+
+
+@posix_only
+@pytest.mark.parametrize("mode", [0o777, 0o1777, 0o770], ids=oct)
+def test_a_folder_others_may_write_is_refused(tmp_path, mode):
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    os.chmod(folder, mode)
+    with pytest.raises(PlanCacheError) as e:
+        len(PlanCache(folder / "plans.sqlite"))
+    assert f"folder {str(folder)!r}" in str(e.value) and "chmod 700" in str(e.value)
+    assert not (folder / "plans.sqlite").exists()  # refused before anything was written there
+
+
+@posix_only
+@pytest.mark.parametrize("owned", ["file", "folder"])
+def test_a_cache_another_user_owns_is_refused(tmp_path, owned):
+    folder = tmp_path / "theirs"
+    folder.mkdir(mode=0o700)
+    path = folder / "plans.sqlite"
+    assert len(PlanCache(path)) == 0
+    try:
+        os.chown(path if owned == "file" else folder, OTHER_UID, -1)
+    except PermissionError:
+        pytest.skip("changing a file's owner needs privileges (root) here")
+    with pytest.raises(PlanCacheError) as e:
+        len(PlanCache(path))
+    text = str(e.value)
+    assert f"uid {OTHER_UID}" in text and f"uid {os.geteuid()}" in text and "chown" in text
+    assert str(path if owned == "file" else folder) in text
+
+
+@posix_only
+def test_the_environment_and_the_default_location_are_checked_alike(tmp_path, monkeypatch, umask_022):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv("CUDNN_BACKEND_PLAN_CACHE", str(shared / "env.sqlite"))
+    with pytest.raises(PlanCacheError, match="CUDNN_BACKEND_PLAN_CACHE"):
+        len(PlanCache())
+    monkeypatch.delenv("CUDNN_BACKEND_PLAN_CACHE")
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    cache = PlanCache()
+    assert home in cache.path.parents
+    assert len(cache) == 0
+    assert _mode(cache.path.parent) == 0o700 and _mode(cache.path) == 0o600
+    os.chmod(cache.path.parent, 0o775)
+    with pytest.raises(PlanCacheError, match="writable by group"):
+        len(PlanCache())

@@ -98,7 +98,7 @@ def test_options_keywords_and_options_objects_combine():
     assert as_options({"modes": "A"}, modes="B").modes == ("B",)
     assert pickle.loads(pickle.dumps(base)) == base
     assert TuneOptions(**base.as_kwargs()) == base
-    assert base.as_dict()["modes"] == ["A", "B"]  # plain data for JSON
+    assert base.to_dict()["modes"] == ["A", "B"]  # plain data for JSON
     with pytest.raises(dataclasses.FrozenInstanceError):
         base.finalists = 9
 

@@ -235,3 +235,26 @@ def test_the_compilation_budget_skips_the_rest_and_says_why():
     ex = cb.explore("matmul_bias_relu", kwargs=MATMUL, engines=False, build_threads=0, compile_budget_s=0.0,
                     deterministic=True)
     assert all(r.status == results.PLAN_BUILT for r in ex.results if r.runtime_compiled)
+
+
+def test_the_racing_simulation_runs_on_the_recorded_timings(tmp_path):
+    """benchmarks/racing_simulation.py (its committed result: benchmarks/results/2026-11-25-cpu) still runs: the
+    real strategies over recorded H200 timings, a quick run of the defaults."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers.env import ROOT
+
+    out = tmp_path / "sim.json"
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "racing_simulation.py"), "--trials", "3",
+                          "--graphs", "3", "--grid", "defaults", "--out", str(out)], capture_output=True, text=True,
+                         timeout=600, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert run.returncode == 0, run.stderr[-3000:]
+    data = json.loads(out.read_text())
+    assert data["defaults"] == "racing keep=0.25 samples=3" and len(data["graphs"]) == 3
+    for row in ("exhaustive", data["defaults"]):
+        s = data["summary"][row]
+        assert 0.0 <= s["keeps_best_worst"] <= s["keeps_best_mean"] <= 1.0 and s["cost_ms_total"] > 0
+    assert data["summary"][data["defaults"]]["cost_ms_total"] < data["summary"]["exhaustive"]["cost_ms_total"]

@@ -19,8 +19,5 @@ class Exhaustive(Strategy):
     def final_level(self, options):
         return Level("final", 20, 5, 1000.0)
 
-    def describe(self, options, timer_text) -> str:
-        return timer_text
-
     def run(self, search):
         """Nothing more: every candidate was timed fully as it was screened."""

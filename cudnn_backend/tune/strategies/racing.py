@@ -51,10 +51,12 @@ class Racing(Strategy):
     def final_level(self, options):
         return Level("final", 5, 5, 500.0)
 
-    def describe(self, options, timer_text) -> str:
+    def describe(self, options, timer) -> str:
+        sets = "the inputs rotated over the buffer sets" if options.cold else "one buffer set"
         return (f"racing: every config timed briefly (2 warm-up calls, median of {options.race_samples} samples of "
-                f"~{SAMPLE_US:g} us, one buffer set), the fastest {options.race_keep:g} re-timed with "
-                f"{1 / options.race_keep:g}x the samples each round up to {options.repeats}; {timer_text}")
+                f"~{SAMPLE_US:g} us), the fastest {options.race_keep:g} re-timed with {1 / options.race_keep:g}x the "
+                f"samples each round up to {options.repeats}; CUDA events on the handle's stream, {sets}, "
+                f"{timer.how}")
 
     def run(self, search):
         if not search.evaluator.timed:
