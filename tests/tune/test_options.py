@@ -20,7 +20,7 @@ def test_the_defaults_live_in_the_dataclass():
     assert (o.modes, o.strategy, o.race_keep, o.race_samples, o.finalists, o.final_rounds) == \
         (("A", "B"), "racing", 0.25, 3, 4, 3)
     assert (o.sweep, o.sweep_budget_s, o.compile_budget_s, o.warmup, o.repeats, o.buffer_sets) == \
-        (False, 4.0, 30.0, 10, 20, 4)
+        (False, 1.0, 30.0, 10, 20, 4)
     assert o.engines is None and o.fusion is None  # the job decides
     assert o.for_job("explore").engines is True and o.for_job("explore").fusion is True
     assert o.for_job("autotune").engines is False and o.for_job("autotune").fusion == "best"
