@@ -6,8 +6,9 @@ Round 1 times each candidate as it is proposed: 2 warm-up calls, the median of `
 ``race_keep`` of the last round's (at least ``finalists``), checks those not checked yet (a wrong one leaves the
 race), and times them with ``1/race_keep`` times more samples (each round costs about the same), up to
 ``repeats``; the round that reaches ``repeats`` is the last. The final round (``final``) then times the fastest
-``finalists`` and heuristics' pick head to head. A candidate out of the race keeps the time of the last round it
-ran in (``race_round``); one never checked ends "timed, not checked".
+``finalists`` and heuristics' pick head to head (5 warm-up calls, 5 samples of ~500 µs per round; the exhaustive
+pass's final takes 20 and 5 of ~1000 µs). A candidate out of the race keeps the time of the last round it ran in
+(``race_round``); one never checked ends "timed, not checked".
 
 The defaults (``race_keep`` 0.25, ``race_samples`` 3) were chosen by simulation on recorded H200 explorations:
 ``benchmarks/racing_simulation.py`` and its result in ``benchmarks/results``."""
@@ -70,7 +71,8 @@ class Racing(Strategy):
             keep = search.survivors(alive, o.race_keep, floor)
             if len(keep) >= len(alive):
                 break
-            search.release(k for k in alive if k not in set(keep) and k != pick)
+            kept = set(keep)
+            search.release(k for k in alive if k not in kept and k != pick)
             alive = search.check(keep)
             counts.append(len(alive))
             if len(alive) <= floor and o.finalists:
