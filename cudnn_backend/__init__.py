@@ -120,6 +120,7 @@ _LAZY = {
     "bench": ("cudnn_backend.tune", "bench"),
     "sweep": ("cudnn_backend.tune", "sweep"),
     "Task": ("cudnn_backend.tune", "Task"),
+    "TuneOptions": ("cudnn_backend.tune", "TuneOptions"),
     "support_matrix": ("cudnn_backend.tune", "support_matrix"),
     "compare_support": ("cudnn_backend.tune", "compare_support"),
     "SupportMatrix": ("cudnn_backend.tune", "SupportMatrix"),

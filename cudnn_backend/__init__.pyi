@@ -61,6 +61,7 @@ from cudnn_backend.tune import PlanCache as PlanCache
 from cudnn_backend.reference import ReferenceResult as ReferenceResult
 from cudnn_backend.tune import SupportMatrix as SupportMatrix
 from cudnn_backend.tune import Task as Task
+from cudnn_backend.tune import TuneOptions as TuneOptions
 from cudnn_backend.runtime.execution import VariantPack as VariantPack
 import cudnn_backend.typed.arrays as arrays
 from cudnn_backend.tune import autotune as autotune

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The one GPU script: build the package, then run the GPU tests, the examples, the benchmarks and the main job.
 # Usage (on the GPU machine, from the repo root):  bash tools/gpu_run.sh [STAGE ...]
-#   stages: tests notorch cli-notorch examples bench tune headroom sweep support profile timer startup fill
+#   stages: tests notorch cli-notorch examples bench tune headroom racing sweep support profile timer startup fill
 #   (default: tests notorch cli-notorch examples bench tune)
 #   notorch / cli-notorch: the GPU tests / the CLI's explore --sweep, tune, bench, fusion with torch not importable
 #   timer: the explorer's timer against the torch-based one it replaced, ResNet-50 preset (benchmarks/timer_compare.py)
+#   racing: tuning by racing against the exhaustive pass, winners head to head, against torch (tune_racing_gpu.py)
 #   startup: sweep worker start-up before/after (no torch in workers); fill: random inputs on the host vs a kernel
 #   (sweep wants a host of 2 or more GPUs: the device tool's nvidia-h200-x2)
 # Results go to $OUT (the device tool brings that folder back); default /tmp/cudnn-backend-out.
@@ -131,6 +132,10 @@ for stage in "$@"; do
       log "issue 12: tune the ResNet-50 preset on 1 GPU and on every GPU of this host, two pairs"
       python3 benchmarks/sweep_gpus.py --gpus "$(nvidia-smi -L | wc -l)" --pairs 2 --out "$OUT/sweep_gpus.json" 2>&1 \
         | tee "$OUT/sweep_gpus.txt"
+      ;;
+    racing)
+      log "issue 20: racing against the exhaustive pass (ResNet-50 b32 + b1, fused, user; knob search on), winners head to head, autotune against torch benchmark=True, the CLI end to end"
+      python3 benchmarks/tune_racing_gpu.py --out "$OUT/tune_racing.json" 2>&1 | tee "$OUT/tune_racing.txt"
       ;;
     support)
       log "issue 19: the support matrix on this GPU (kernel counts of each first working config), and the offline one"

@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from cudnn_backend.cli import render
-from cudnn_backend.cli.args import UsageError, build_parser, builder_kwargs, size_options
+from cudnn_backend.cli.args import UsageError, build_parser, builder_kwargs, size_options, tune_options
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Handle
 from cudnn_backend.core.info import info as _info
@@ -158,13 +158,6 @@ def _progress(args, label):
         yield update
 
 
-def _explore_options(args) -> dict:
-    return dict(modes=args.modes, sweep=args.sweep, sweep_budget_s=args.sweep_budget, compile_budget_s=args.compile_budget,
-                max_workspace=args.max_workspace, sm_count_target=args.sm_count, max_configs=args.max_configs,
-                repeats=args.repeats, warmup=args.warmup, cold=args.cold, cuda_graph=args.cuda_graph,
-                finalists=args.finalists, final_rounds=args.final_rounds)
-
-
 def _note(text):
     render.error_console.print(f"[yellow]note:[/yellow] {text}")
 
@@ -236,7 +229,7 @@ def _many(args, tasks, job, profile, options, cache=None) -> int:
     with _progress(args, f"{job} {len(tasks)} graphs") as progress:
         result = sweep(tasks, job=job, executor=executor, gpus=args.gpus or "all", workers=args.workers,
                        ray_address=None if args.ray in (None, "local") else args.ray, device_profile=profile,
-                       cache=cache, progress=progress, order=args.order, **options)
+                       cache=cache, progress=progress, order=args.order, options=options)
     render.console.print(render.sweep_table(result))
     explorations = [r.exploration for r in result.results if r.exploration is not None]
     if any(ex.timed for ex in explorations):
@@ -258,17 +251,15 @@ def cmd_explore(args) -> int:
             _note("--plot/--heatmap need timings; offline there are none, so no plot will be written")
         if args.cold or args.cuda_graph:
             _note("--cold/--cuda-graph change how configs are timed; offline nothing is timed")
-    options = _explore_options(args)
+    options = tune_options(args, engines=not args.no_engines)
     if len(tasks) > 1 or args.gpus is not None or args.ray or args.workers is not None:
         if plan_path:
             raise UsageError("--gpus/--ray/--workers take several graphs (--preset, --tasks, --graph ...)")
-        options["engines"] = not args.no_engines
         return _many(args, tasks, "explore", profile, options)
     target = plan_path or tasks[0].builder
     with _progress(args, "explore") as progress:
         ex = explore(target, device_profile=profile, kwargs=tasks[0].kwargs if tasks else None,
-                     name=(tasks[0].label or None) if tasks else None, engines=not args.no_engines, progress=progress,
-                     **options)
+                     name=(tasks[0].label or None) if tasks else None, progress=progress, options=options)
     render.exploration(ex, top=args.top, engines=not args.no_engines)
     return 0 if _write_outputs(args, [ex]) else 1
 
@@ -283,7 +274,7 @@ def cmd_tune(args) -> int:
     _check_outputs_writable(args)
     tasks, plan_path = _targets(args)
     profile = _device_profile(args)
-    options = _explore_options(args)
+    options = tune_options(args)
     offline = _offline(profile)
     if offline:
         _note("tune times configs on a GPU; offline (no GPU, or --device-profile) it picks heuristics' first config "
@@ -297,7 +288,7 @@ def cmd_tune(args) -> int:
     kw = dict(kwargs=tasks[0].kwargs, name=tasks[0].label or None) if tasks else {}
     with _progress(args, "tune") as progress:
         plan, ex = autotune(target, None, cache=cache, device_profile=profile if offline else None,
-                            progress=progress, engines=not args.no_engines, **kw, **options)
+                            progress=progress, options=options.replace(engines=not args.no_engines), **kw)
     try:
         if ex is None:
             render.console.print(f"plan cache hit ({cache.path}): engine {plan.engine_index} "

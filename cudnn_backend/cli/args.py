@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import ast
 import inspect
-import re
 import sys
 
 from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.patterns.presets import PRESETS
+from cudnn_backend.tune.options import Bytes, Count, Flag, Seconds, TuneOptions, cli_flag, option_fields
 
-__all__ = ["build_parser", "size_options", "builder_kwargs", "UsageError", "SIZE_OPTIONS"]
+__all__ = ["build_parser", "size_options", "builder_kwargs", "tune_options", "UsageError", "SIZE_OPTIONS"]
 
 
 class UsageError(Exception):
@@ -41,44 +41,23 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
         return text + " (default: %(default)s)"
 
 
-def _int(minimum, what="an integer"):
+def arg_type(kind):
+    """An argparse type from an options ``Kind``: its parser, its refusal as argparse's one-line error."""
     def convert(text):
         try:
-            value = int(text, 0)
-        except (TypeError, ValueError):
-            raise argparse.ArgumentTypeError(f"expected {what} >= {minimum}, not {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected {what} >= {minimum}, not {value}")
-        return value
+            return kind.parse(text)
+        except (TypeError, ValueError) as e:
+            raise argparse.ArgumentTypeError(str(e) if getattr(e, "names_value", False) else f"{e}, not {text!r}") \
+                from None
 
-    convert.__name__ = f"integer >= {minimum}"
+    convert.__name__ = kind.expected
     return convert
 
 
-positive = _int(1)
-non_negative = _int(0)
-
-
-def seconds(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number of seconds >= 0, not {text!r}")
-    return value
-
-
-_BYTES = re.compile(r"^\s*(\d+)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
-
-
-def nbytes(text):
-    """``1048576``, ``64MiB``, ``2GB``, ``512k``: bytes (binary multiples)."""
-    m = _BYTES.match(text)
-    if not m:
-        raise argparse.ArgumentTypeError(f"expected a size in bytes (e.g. 0, 65536, 64MiB, 2GiB), not {text!r}")
-    unit = (m.group(2) or "").lower().rstrip("b").rstrip("i")
-    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[unit]
+positive = arg_type(Count(1))
+non_negative = arg_type(Count(0))
+seconds = arg_type(Seconds())
+nbytes = arg_type(Bytes())  # 1048576, 64MiB, 2GB, 512k: bytes (binary multiples)
 
 
 def gpus(text):
@@ -177,26 +156,18 @@ def _graph_inputs(p, *, many=True):
 
 
 def _explore_options(p, tune=False):
-    e = p.add_argument_group("search")
-    e.add_argument("--modes", default="A,B", help="heuristics modes whose configs are tried (A, B, FALLBACK, INSTANT)")
-    e.add_argument("--max-workspace", type=nbytes, metavar="BYTES", help="skip configs needing more workspace "
-                   "(e.g. 64MiB)")
-    e.add_argument("--sm-count", type=positive, metavar="N", help="ask heuristics for configs using at most N SMs")
-    e.add_argument("--max-configs", type=positive, metavar="N", help="try at most N heuristics configs")
-    e.add_argument("--sweep", action="store_true", help="search knobs around the fastest configs (one knob at a time, "
-                   "then pairs), within --sweep-budget; needs a GPU")
-    e.add_argument("--sweep-budget", type=seconds, default=4.0, metavar="S", help="seconds the knob search may take")
-    e.add_argument("--compile-budget", type=seconds, default=30.0, metavar="S",
-                   help="seconds spent building runtime-compiled plans before the rest are skipped")
-    t = p.add_argument_group("timing (GPU)")
-    t.add_argument("--repeats", type=positive, default=20, help="timed samples per config (the median is reported)")
-    t.add_argument("--warmup", type=non_negative, default=10, help="warm-up calls per config")
-    t.add_argument("--cold", action="store_true", help="flush L2 before every timed call")
-    t.add_argument("--cuda-graph", action="store_true", help="time replays of a CUDA graph (no launch overhead)")
-    t.add_argument("--finalists", type=non_negative, default=4, metavar="N",
-                   help="the fastest N configs (and heuristics' pick) re-timed head to head to choose the winner; "
-                        "0: the first pass decides")
-    t.add_argument("--final-rounds", type=positive, default=3, metavar="N", help="interleaved rounds of that final")
+    groups = {}
+    for f, opt in option_fields():  # every TuneOptions field with a flag: its help, default and check from there
+        flag = cli_flag(f.name)
+        if flag is None:
+            continue
+        g = groups.get(opt.group) or groups.setdefault(opt.group, p.add_argument_group(opt.group))
+        if isinstance(opt.kind, Flag):
+            g.add_argument(flag, dest=f.name, action="store_true", help=opt.help)
+        else:  # a default given as text is parsed like the user's: shown as it is typed (e.g. A,B)
+            default = None if f.default is None else opt.kind.show(f.default)
+            g.add_argument(flag, dest=f.name, type=arg_type(opt.kind), default=default, metavar=opt.metavar,
+                           help=opt.help)
     m = p.add_argument_group("many graphs")
     m.add_argument("--gpus", type=gpus, default=None, metavar="all|N",
                    help="spread the graphs over this many GPUs (one process each); default: one after another here")
@@ -223,6 +194,19 @@ def _explore_options(p, tune=False):
         c.add_argument("--no-cache", action="store_true", help="do not read or write the plan cache")
 
 
+def tune_options(args, **extra) -> TuneOptions:
+    """The ``TuneOptions`` of the command line's search options (``extra``: fields set by the command); a value
+    they refuse together is a UsageError naming its flag."""
+    given = {f.name: getattr(args, f.name) for f, _ in option_fields() if cli_flag(f.name) and hasattr(args, f.name)}
+    try:
+        return TuneOptions(**given, **extra)
+    except (TypeError, ValueError) as e:
+        name = getattr(e, "option", None)
+        if name is None or cli_flag(name) is None:
+            raise
+        raise UsageError(f"argument {cli_flag(name)}: {str(e).partition(': ')[2]}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="cudnn-backend", formatter_class=Formatter,
                     description="Explore, tune, cache and benchmark cuDNN backend-API plans for your own graphs.\n"
@@ -237,9 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("explore", help="every engine config of a graph: heuristics, engines, knobs, plans; with a "
                        "GPU, each checked and timed", formatter_class=Formatter,
                        description="Explore the engine configs cuDNN offers for a graph. With a GPU every config of "
-                                   "the heuristics modes is built, checked (against a reference, or the majority of "
-                                   "configs) and timed; offline (no GPU, or --device-profile) plans are built against "
-                                   "a device profile and nothing is timed.")
+                                   "the heuristics modes is built and timed, and the winner is chosen among configs "
+                                   "checked against a reference (or the majority of configs): by racing (each timed "
+                                   "briefly, the fastest checked and re-timed longer) or, with --strategy "
+                                   "exhaustive, every config checked and timed fully. Offline (no GPU, or "
+                                   "--device-profile) plans are built against a device profile and nothing is "
+                                   "timed.")
     _graph_inputs(p)
     _explore_options(p)
 

@@ -12,6 +12,7 @@ from cudnn_backend.tune.cache import CacheEntry, PlanCache, PlanCacheWarning, ca
 from cudnn_backend.tune.catalogue import CatalogueEntry, default_catalogue, load_catalogue
 from cudnn_backend.tune.explorer import autotune, device_of, explore
 from cudnn_backend.tune.fusion import FusionReport, fusion_report
+from cudnn_backend.tune.options import TuneOptions
 from cudnn_backend.tune.graphs import (
     Subject,
     describe_graph,
@@ -51,5 +52,5 @@ __all__ = [
     "Timing", "Subject", "describe_graph", "describe_operations", "graph_summary", "load_builder", "device_of",
     "dispatch_order", "work_estimate", "cache_dir", "CatalogueEntry", "default_catalogue", "load_catalogue",
     "SupportCache", "SupportComparison", "SupportMatrix", "SupportResult", "compare_matrices", "compare_support",
-    "probe_graph", "support_matrix", "Explanation", "GraphDescription", "why",
+    "probe_graph", "support_matrix", "Explanation", "GraphDescription", "why", "TuneOptions",
 ]

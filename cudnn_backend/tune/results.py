@@ -23,7 +23,8 @@ PLAN_REFUSED = "plan refused"
 EXECUTE_FAILED = "execute failed"
 WRONG = "wrong result"
 SKIPPED = "skipped"
-STATUSES = (OK, PLAN_BUILT, PLAN_REFUSED, EXECUTE_FAILED, WRONG, SKIPPED)
+TIMED = "timed, not checked"  # racing: out of the race before its outputs were checked
+STATUSES = (OK, PLAN_BUILT, PLAN_REFUSED, EXECUTE_FAILED, WRONG, SKIPPED, TIMED)
 
 
 @dataclass
@@ -38,7 +39,10 @@ class ConfigResult:
     against the reference or the majority of configs, ``checked_by`` how they were checked ("fp64 reference",
     "sampled fp64 reference (N points)", or "majority (why: the operation the reference cannot compute)"; empty
     when nothing was checked), ``kernels`` the names of the kernels one call launched
-    (the best config, or every config with ``fusion="all"``) and ``kernel_count``.
+    (the best config, or every config with ``fusion="all"``) and ``kernel_count``. Racing: ``race_round`` is the
+    last round the config was timed in (1: every candidate's brief first timing), and a config out of the race
+    before its outputs were checked ends "timed, not checked". ``winner``: the config the search chose (the
+    fastest, or with ``deterministic`` the earliest of those tied with it).
     """
 
     engine_index: int
@@ -62,6 +66,8 @@ class ConfigResult:
     behavior_notes: tuple = ()
     plan_seconds: float | None = None
     first_pass_us: float | None = None
+    race_round: int | None = None
+    winner: bool = False
 
     @property
     def key(self) -> tuple:
@@ -112,8 +118,9 @@ class Exploration:
     knobs), ...]} in cuDNN's order), ``engines`` (one row per engine of the graph: supported or why not,
     notes, knobs), ``graph`` (tensors and operations), ``device`` (name, SM version, SM count, and whether
     it was a GPU or a device profile), ``measured`` (how times were taken), ``check`` (how outputs were checked:
-    "fp64 reference", "sampled fp64 reference (N points)" or "majority (why)"; empty when nothing ran), ``notes``
-    and ``wall_seconds``.
+    "fp64 reference", "sampled fp64 reference (N points)" or "majority (why)"; empty when nothing ran), ``notes``,
+    ``wall_seconds``, ``options`` (the ``TuneOptions`` it searched with, as plain data) and ``phases`` (seconds
+    spent per kind of work: heuristics, inputs, generate, build, check, time, final, kernels).
     """
 
     name: str
@@ -130,6 +137,8 @@ class Exploration:
     notes: list = field(default_factory=list)
     wall_seconds: float | None = None
     fingerprint: str = ""
+    options: dict = field(default_factory=dict)
+    phases: dict = field(default_factory=dict)
 
     @property
     def best(self) -> ConfigResult | None:
@@ -257,11 +266,20 @@ def heuristics_pick(config_results) -> ConfigResult | None:
 
 
 def fastest(config_results) -> ConfigResult | None:
-    """The fastest correct, timed ConfigResult; when some were re-timed in a final round (``first_pass_us`` set),
-    the fastest of those: only they were measured head to head."""
+    """The config the search chose (``winner``), else the fastest correct, timed ConfigResult among those timed
+    last: the final round's finalists (``first_pass_us`` set) when there was one, else those of the latest racing
+    round (only they were measured alike at the end)."""
     ok = [r for r in config_results if r.status == OK and r.time_us is not None]
+    if not ok:
+        return None
+    chosen = [r for r in ok if r.winner]
+    if chosen:
+        return chosen[0]
     finalists = [r for r in ok if r.first_pass_us is not None]
-    return min(finalists or ok, key=lambda r: r.time_us) if ok else None
+    if not finalists:
+        last = max(r.race_round or 0 for r in ok)
+        finalists = [r for r in ok if (r.race_round or 0) == last]
+    return min(finalists, key=lambda r: r.time_us)
 
 
 def format_bytes(n) -> str:
@@ -295,8 +313,8 @@ def headroom_rows(explorations) -> list[dict]:
         pick, best = ex.heuristics_pick, ex.best
         rows.append({
             "graph": ex.name,
-            "configs timed": sum(1 for r in ex.results if r.status == OK),
-            "sweep timed": sum(1 for r in ex.results if r.status == OK and r.source == "sweep"),
+            "configs timed": sum(1 for r in ex.results if r.status in (OK, TIMED)),
+            "sweep timed": sum(1 for r in ex.results if r.status in (OK, TIMED) and r.source == "sweep"),
             "A pick": None if pick is None else f"{pick.engine_index} {pick.knobs_text()}",
             "A pick us": None if pick is None or pick.time_us is None else round(pick.time_us, 2),
             "best": None if best is None else f"{best.engine_index} {best.knobs_text()} ({best.label})",

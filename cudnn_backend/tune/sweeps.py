@@ -38,7 +38,8 @@ from cudnn_backend.runtime.engines import short_name
 from cudnn_backend.tune import graphs, inputs
 from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
-from cudnn_backend.tune.explorer import _Explorer, _explore_defaults, autotune, explore
+from cudnn_backend.tune.explorer import run_search
+from cudnn_backend.tune.options import as_options
 from cudnn_backend.tune.results import Exploration, plain_table
 
 __all__ = ["Task", "TaskResult", "SweepResult", "sweep", "run_task", "dispatch_order", "tasks_from_preset",
@@ -146,9 +147,16 @@ def _winner_of(ex: Exploration) -> dict | None:
             "time_us": best.time_us, "rel_error": best.rel_error, "source": best.label}
 
 
+def _winner_of_plan(plan) -> dict:
+    knobs = {short_name(k): v for k, v in plan.knobs.items()}
+    return {"engine_index": plan.engine_index, "knobs": knobs,
+            "knobs_text": " ".join(f"{k}={v}" for k, v in knobs.items()), "time_us": None, "source": "plan cache"}
+
+
 def run_task(task: Task, job: str = "explore", options: dict | None = None, worker: str = "") -> TaskResult:
     """Run one task here and return its result; every exception becomes a failed result (KeyboardInterrupt and
-    SystemExit still propagate)."""
+    SystemExit still propagate). ``options``: ``cache`` (a path), ``device_profile``, and for explore and tune the
+    ``TuneOptions`` fields (for bench, bench's keyword arguments)."""
     options = dict(options or {})
     t0 = time.perf_counter()
     result = TaskResult(task, False, worker=worker or f"pid {os.getpid()}")
@@ -157,59 +165,26 @@ def run_task(task: Task, job: str = "explore", options: dict | None = None, work
         cache = PlanCache(cache_path) if cache_path is not None else None
         device_profile = options.pop("device_profile", None)
         offline = device_profile is not None or not _device.gpu_available()
-        subject_args = dict(args=(), kwargs=dict(task.kwargs), name=task.name)
-        if job == "explore":
-            if offline:
-                ex = explore(task.builder, device_profile=device_profile, **subject_args, **options)
-                result.exploration = ex
-            else:
-                handle = Handle()
-                try:
-                    ex_ = _Explorer(task.builder, handle=handle, device_profile=None, keep_plans=True,
-                                    **{**_explore_defaults(options), **subject_args, "engines": options.get(
-                                        "engines", True)})
-                    try:
-                        ex = ex_.run()
-                        key = ex_.best_key()
-                        if key is not None and cache is not None:
-                            best = ex_.results[key]
-                            cache.put(ex_.subject, ex_.plans[key], time_us=best.time_us, name=ex.name,
-                                      source=best.label)
-                            result.cached = "stored"
-                    finally:
-                        ex_.close()
-                finally:
-                    handle.close()
-                result.exploration = ex
-            result.winner = _winner_of(result.exploration)
-        elif job == "tune":
+        if job in ("explore", "tune"):
+            tune_options = as_options(options.pop("options", None), "sweep", **options)
             handle = None if offline else Handle()
             try:
-                if offline:
-                    plan, ex = autotune(task.builder, None, device_profile=device_profile or "h200", **subject_args,
-                                        **options)
-                    plan.close()
-                else:
-                    subject = graphs.resolve(task.builder, handle=handle, **subject_args)
-                    hit = cache.get(subject, handle=handle) if cache is not None else None
-                    if hit is not None:
-                        result.cached = "hit"
-                        result.winner = {"engine_index": hit.engine_index,
-                                         "knobs": {short_name(k): v for k, v in hit.knobs.items()},
-                                         "knobs_text": " ".join(f"{short_name(k)}={v}" for k, v in hit.knobs.items()),
-                                         "time_us": None, "source": "plan cache"}
-                        hit.close()
-                        ex = None
-                    else:
-                        plan, ex = autotune(subject, handle, cache=cache, **options)
-                        plan.close()
-                        result.cached = "stored" if cache is not None else ""
-                result.exploration = ex
-                if ex is not None:
-                    result.winner = _winner_of(ex)
+                # explore: always searches, stores its winner when given a cache; tune: a cache hit, or a search
+                # whose winner is stored (autotune's path, and like autotune it fails when no config works)
+                outcome = run_search(task.builder, handle, job="sweep" if job == "explore" else "autotune",
+                                     options=tune_options, device_profile=device_profile, cache=cache,
+                                     lookup=job == "tune", store=True, want_plan=job == "tune", args=(),
+                                     kwargs=dict(task.kwargs), name=task.name)
+                if outcome.plan is not None:
+                    if outcome.cached == "hit":
+                        result.winner = _winner_of_plan(outcome.plan)
+                    outcome.plan.close()
             finally:
                 if handle is not None:
                     handle.close()
+            result.exploration, result.cached = outcome.exploration, outcome.cached
+            if outcome.exploration is not None:
+                result.winner = _winner_of(outcome.exploration)
         elif job == "bench":
             if offline:
                 raise SweepError("bench needs a GPU: it runs the plan")
@@ -308,14 +283,16 @@ def dispatch_order(tasks, order="largest") -> list:
 
 
 def sweep(tasks, *, job="explore", executor="serial", gpus="all", workers=None, ray_address=None,
-          device_profile=None, cache=None, progress=None, order="largest", **options) -> SweepResult:
+          device_profile=None, cache=None, progress=None, order="largest", options=None, **option_kwargs
+          ) -> SweepResult:
     """Run ``tasks`` (Tasks, builder names, a preset name) through ``job`` ("explore", "tune", "bench") with
     ``executor`` ("serial", "processes", "ray"); see the module's notes. ``device_profile`` (or no GPU here)
     makes it an offline sweep: heuristics and plans, spread over ``workers`` CPU processes or Ray workers.
     ``cache`` (a PlanCache, a path, or None: the default cache for tune, none for explore) receives the
     winners. ``order`` ("largest", "given"): the order the parallel executors hand tasks out in
-    (``dispatch_order``); results always come back in the order given. ``options`` go to explore / autotune /
-    bench. ``progress(done, total, result)`` is called as tasks finish."""
+    (``dispatch_order``); results always come back in the order given. ``options`` (a ``TuneOptions``) and option
+    keywords go to each explore / autotune, checked here before any task starts (for bench: bench's keyword
+    arguments). ``progress(done, total, result)`` is called as tasks finish."""
     tasks = _as_tasks(tasks)
     if job not in JOBS:
         raise ValueError(f"job: {job!r} is not one of {', '.join(JOBS)}")
@@ -329,7 +306,13 @@ def sweep(tasks, *, job="explore", executor="serial", gpus="all", workers=None, 
     if cache is None and job == "tune" and not offline:
         cache = PlanCache()
     cache_path = str(cache.path) if isinstance(cache, PlanCache) else (None if cache is None else os.fspath(cache))
-    opts = dict(options)
+    if job == "bench":
+        if options is not None:
+            raise TypeError("options: bench takes its own keyword arguments (iterations, repeats, warmup), not "
+                            "TuneOptions")
+        opts = dict(option_kwargs)
+    else:  # checked once here, shipped as plain fields
+        opts = as_options(options, "sweep", **option_kwargs).as_kwargs()
     opts["cache"] = cache_path
     if device_profile is not None:
         opts["device_profile"] = device_profile

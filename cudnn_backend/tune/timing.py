@@ -71,29 +71,40 @@ class Timer:
             self._flush.close()
             self._flush = None
 
+    @property
+    def how(self) -> str:
+        """How calls are timed, in words: warm, cold or in a CUDA graph."""
+        return ("cold (L2 flushed before each call, one call per sample)" if self.cold else
+                "in a CUDA graph (replay, launch overhead excluded)" if self.cuda_graph else
+                "warm, back to back on one stream")
+
     def describe(self) -> str:
         """What was measured, in words (for reports)."""
-        how = ("cold (L2 flushed before each call, one call per sample)" if self.cold else
-               "in a CUDA graph (replay, launch overhead excluded)" if self.cuda_graph else
-               "warm, back to back on one stream")
         return (f"CUDA events on the handle's stream, {self.warmup} warm-up calls, median of {self.repeats} samples, "
-                f"inputs rotated over the buffer sets, {how}")
+                f"inputs rotated over the buffer sets, {self.how}")
 
-    def time(self, plan, packs) -> Timing:
+    def time(self, plan, packs, *, warmup=None, repeats=None, target_sample_us=None) -> Timing:
+        """Time ``plan`` over ``packs`` (rotated); ``warmup``, ``repeats`` and ``target_sample_us`` override the
+        Timer's own for this call (a search times its candidates at several levels)."""
+        warmup = self.warmup if warmup is None else int(warmup)
+        repeats = self.repeats if repeats is None else int(repeats)
+        target = self.target if target_sample_us is None else float(target_sample_us)
+        if repeats < 1 or warmup < 0:
+            raise ValueError("repeats must be >= 1 and warmup >= 0")
         self.bind()
         h, ev = self.handle, self._events
-        for i in range(self.warmup):
+        for i in range(warmup):
             execute(h, plan, packs[i % len(packs)])
         memory.synchronize(self.stream)
         ev.start()
         execute(h, plan, packs[0])
         ev.stop()
         one_us = max(ev.elapsed_ms() * 1000.0, 0.5)
-        batch = 1 if self.cold else max(1, min(200, int(self.target / one_us)))
+        batch = 1 if self.cold else max(1, min(200, int(target / one_us)))
         if self.cuda_graph:
-            return self._time_graph(plan, packs, batch)
+            return self._time_graph(plan, packs, batch, repeats)
         samples = []
-        for r in range(self.repeats):
+        for r in range(repeats):
             if self._flush is not None:
                 self._flush(r & 0xFF)
             ev.start()
@@ -103,7 +114,7 @@ class Timer:
             samples.append(ev.elapsed_ms() * 1000.0 / batch)
         return Timing(statistics.median(samples), min(samples), max(samples), len(samples), batch)
 
-    def _time_graph(self, plan, packs, batch) -> Timing:
+    def _time_graph(self, plan, packs, batch, repeats) -> Timing:
         h, ev = self.handle, self._events
 
         def record():
@@ -115,7 +126,7 @@ class Timer:
                 g.launch(self.stream)
             memory.synchronize(self.stream)
             samples = []
-            for _ in range(self.repeats):
+            for _ in range(repeats):
                 ev.start()
                 g.launch(self.stream)
                 ev.stop()

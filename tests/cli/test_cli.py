@@ -29,9 +29,12 @@ def test_every_subcommand_has_help(command):
     assert "usage: cudnn-backend" in r.stdout
     if command[0] in ("explore", "tune"):
         for option in ("--graph", "--plan", "--device-profile", "--max-workspace", "--sm-count", "--sweep", "--cold",
-                       "--cuda-graph", "--csv", "--json", "--plot", "--gpus", "--ray", "--preset"):
+                       "--cuda-graph", "--csv", "--json", "--plot", "--gpus", "--ray", "--preset", "--strategy",
+                       "--race-keep", "--race-samples", "--deterministic", "--seed", "--sweep-configs",
+                       "--build-threads"):
             assert option in r.stdout
         assert "(default: 20)" in r.stdout and "(default: A,B)" in r.stdout
+        assert "(default: racing)" in r.stdout and "(default: 0.25)" in r.stdout
 
 
 def test_help_for_each_option_of_explore():
@@ -53,6 +56,11 @@ def test_help_for_each_option_of_explore():
     (["explore", "no_such_pattern"], "PATTERN"), (["tune", "--gpus", "0"], "--gpus"),
     (["explore", "conv_fwd", "--plan", "x.json"], "--plan"), (["explore", "--csv", "/no/such/dir/x.csv"], "--csv"),
     (["profile", "show", "h999"], "FILE|NAME"), (["bench", "--graph", "a.py:f", "--graph", "b.py:g"], "--graph"),
+    (["explore", "--race-keep", "1.5"], "--race-keep"), (["explore", "--race-keep", "0"], "--race-keep"),
+    (["tune", "--strategy", "fastest"], "--strategy"), (["explore", "--sweep-budget", "-2"], "--sweep-budget"),
+    (["explore", "--sweep-configs", "-1"], "--sweep-configs"), (["tune", "--tie", "nan"], "--tie"),
+    (["explore", "--build-threads", "two"], "--build-threads"), (["explore", "--modes", "A,Z"], "--modes"),
+    (["tune", "--race-samples", "0"], "--race-samples"),
 ])
 def test_bad_arguments_one_line_exit_2(args, option):
     r = run(*args)
@@ -79,6 +87,18 @@ def test_explore_own_graph_offline(tmp_path):
     data = json.loads(out_json.read_text())
     assert data["name"] == "my_conv" and data["results"] and not data["timed"]
     assert out_csv.read_text().startswith("graph,")
+
+
+@pytest.mark.skipif(not OFFLINE, reason="offline output")
+def test_search_options_reach_the_exploration(tmp_path):
+    out = tmp_path / "ex.json"
+    r = run("explore", *SMALL, "--no-engines", "--strategy", "exhaustive", "--deterministic", "--seed", "3",
+            "--modes", "A", "--max-configs", "2", "--race-keep", "0.5", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    options = json.loads(out.read_text())["options"]
+    assert (options["strategy"], options["deterministic"], options["seed"], options["modes"]) == \
+        ("exhaustive", True, 3, ["A"])
+    assert (options["max_configs"], options["race_keep"], options["engines"]) == (2, 0.5, False)
 
 
 @pytest.mark.skipif(not OFFLINE, reason="offline messages")

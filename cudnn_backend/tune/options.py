@@ -1,0 +1,389 @@
+"""``TuneOptions``: every option of ``explore``, ``autotune``, ``sweep`` and the command line's explore and tune, in
+one frozen dataclass: one place for each default, its help text and its check.
+
+Each field's metadata is an ``Option``: its ``Kind`` (what values it takes: the check a Python caller's value goes
+through, the parser a command-line text goes through, and how the default is shown), its help text, its command
+line flag and group. ``explore(..., race_keep=0.5)`` and ``TuneOptions(race_keep=0.5)`` are refused alike,
+naming the option the Python way (``race_keep=1.5: expected a fraction in (0, 1]``); the command line derives its
+options from the same fields (``cli.args``), so ``--race-keep 1.5`` is refused naming ``--race-keep``.
+
+Two defaults depend on the job: ``engines`` (the table of every engine; explore lists it, autotune does not) and
+``fusion`` (explore reads the kernels of every config it runs, autotune and sweeps only the best's). Both are None
+here and ``for_job`` fills them from ``JOB_DEFAULTS``.
+"""
+from __future__ import annotations
+
+import math
+import operator
+import os
+import re
+from dataclasses import dataclass, field, fields, replace
+
+from cudnn_backend.runtime import engines as _engines
+from cudnn_backend.runtime import heuristics as _heuristics
+from cudnn_backend.tune.strategies import STRATEGIES
+
+__all__ = ["TuneOptions", "Option", "Kind", "JOB_DEFAULTS", "as_options", "option_fields", "cli_flag",
+           "default_build_threads"]
+
+
+class Kind:
+    """What values an option takes. ``check(value)`` returns the value normalized, or raises TypeError (wrong
+    type) / ValueError (out of range) whose text says what is expected (the caller names the option);
+    ``parse(text)`` reads a command-line text; ``show(value)`` writes a value as the command line takes it."""
+
+    expected = "a value"
+    optional = False  # None allowed (and means: no limit / the job's default)
+
+    def __init__(self, *, optional=False):
+        self.optional = optional
+
+    def check(self, value):
+        if value is None and self.optional:
+            return None
+        return self._check(value)
+
+    def _check(self, value):
+        return value
+
+    def parse(self, text: str):
+        return self.check(self._parse(text))
+
+    def _parse(self, text: str):
+        return text
+
+    def show(self, value) -> str:
+        return str(value)
+
+
+class Flag(Kind):
+    expected = "True or False"
+
+    def _check(self, value):
+        if type(value).__name__ in ("bool", "bool_"):
+            return bool(value)
+        raise TypeError(f"expected {self.expected}, not {type(value).__name__}")
+
+
+class Count(Kind):
+    """An int >= ``minimum`` (bools, floats and strings refused)."""
+
+    def __init__(self, minimum=0, *, optional=False):
+        super().__init__(optional=optional)
+        self.minimum = minimum
+        self.expected = f"an integer >= {minimum}"
+
+    def _check(self, value):
+        if isinstance(value, bool):
+            raise TypeError(f"expected {self.expected}, not a bool")
+        try:
+            v = operator.index(value)
+        except TypeError:
+            raise TypeError(f"expected {self.expected}, not {type(value).__name__}") from None
+        if v < self.minimum:
+            raise ValueError(f"expected {self.expected}")
+        return int(v)
+
+    def _parse(self, text):
+        try:
+            return int(text, 0)
+        except ValueError:
+            raise ValueError(f"expected {self.expected}") from None
+
+
+class Real(Kind):
+    """A finite number in [low, high] (or (low, high] with ``open_low``)."""
+
+    def __init__(self, low=0.0, high=math.inf, *, open_low=False, expected=None, optional=False):
+        super().__init__(optional=optional)
+        self.low, self.high, self.open_low = low, high, open_low
+        self.expected = expected or (f"a number {'>' if open_low else '>='} {low:g}" +
+                                     ("" if high == math.inf else f" and <= {high:g}"))
+
+    def _check(self, value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) and type(value).__module__ != "numpy":
+            raise TypeError(f"expected {self.expected}, not {type(value).__name__}")
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"expected {self.expected}, not {type(value).__name__}") from None
+        if not math.isfinite(v) or v < self.low or (self.open_low and v == self.low) or v > self.high:
+            raise ValueError(f"expected {self.expected}")
+        return v
+
+    def _parse(self, text):
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"expected {self.expected}") from None
+
+
+def Seconds(*, optional=False) -> Real:  # noqa: N802 - reads as a kind
+    return Real(0.0, expected="a finite number of seconds >= 0", optional=optional)
+
+
+def Fraction() -> Real:  # noqa: N802
+    return Real(0.0, 1.0, open_low=True, expected="a fraction in (0, 1]")
+
+
+_BYTES = re.compile(r"^\s*(\d+)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
+
+
+class Bytes(Count):
+    """Bytes: an int >= 0; on the command line ``1048576``, ``64MiB``, ``2GB``, ``512k`` (binary multiples)."""
+
+    def __init__(self, *, optional=False):
+        super().__init__(0, optional=optional)
+        self.expected = "a size in bytes >= 0 (e.g. 0, 65536, 64MiB, 2GiB)"
+
+    def _parse(self, text):
+        m = _BYTES.match(text)
+        if not m:
+            raise ValueError(f"expected {self.expected}")
+        unit = (m.group(2) or "").lower().rstrip("b").rstrip("i")
+        return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[unit]
+
+
+class Choice(Kind):
+    def __init__(self, choices, *, optional=False):
+        super().__init__(optional=optional)
+        self.choices = tuple(choices)
+        self.expected = "one of " + ", ".join(repr(c) for c in self.choices)
+
+    def _check(self, value):
+        if isinstance(value, bool) or value not in self.choices:
+            raise (ValueError if isinstance(value, str) else TypeError)(f"expected {self.expected}")
+        return value
+
+
+class Modes(Kind):
+    """Heuristics modes: "A,B", or a sequence of "A", "B", "FALLBACK", "INSTANT" (C names, members and ints too),
+    as a tuple of short names without repeats."""
+
+    expected = "heuristics modes (A, B, FALLBACK, INSTANT)"
+
+    def _check(self, value):
+        if isinstance(value, str):
+            value = [m for m in value.replace(" ", "").split(",") if m]
+        elif not isinstance(value, (tuple, list)):
+            raise TypeError(f"expected {self.expected} as 'A,B' or a sequence, not {type(value).__name__}")
+        out = []
+        for m in value:
+            try:
+                name = _engines.short_name(_heuristics.heur_mode(m))
+            except (TypeError, ValueError):
+                err = ValueError(f"{m!r} is not one of the {self.expected}")
+                err.names_value = True  # the command line adds no "not TEXT"
+                raise err from None
+            if name not in out:
+                out.append(name)
+        if not out:
+            raise ValueError(f"give at least one of the {self.expected}")
+        return tuple(out)
+
+    def show(self, value):
+        return ",".join(value)
+
+
+class Tristate(Kind):
+    """True, False, or None (the job's default)."""
+
+    expected = "True, False or None"
+
+    def _check(self, value):
+        if value is None or type(value).__name__ in ("bool", "bool_"):
+            return None if value is None else bool(value)
+        raise TypeError(f"expected {self.expected}, not {type(value).__name__}")
+
+
+class Fusion(Kind):
+    expected = "True, False, 'best' or 'all' (None: the job's default)"
+
+    def _check(self, value):
+        if value is None or value is True or value is False or value in ("best", "all"):
+            return value
+        raise (ValueError if isinstance(value, str) else TypeError)(f"expected {self.expected}, not {value!r}")
+
+
+@dataclass(frozen=True)
+class Option:
+    """A field's metadata: its kind, help text, command-line flag (None: not on the command line; "": the field's
+    name with dashes) and group in ``--help``."""
+
+    kind: Kind
+    help: str
+    flag: str | None = ""
+    group: str = "search"
+    metavar: str | None = None
+
+
+def _field(default, kind, help, **cli):
+    return field(default=default, metadata={"option": Option(kind, help, **cli)})
+
+
+def default_build_threads() -> int:
+    """Threads building runtime-compiled plans by default: one CPU is left to the thread that times, at most 4."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(0, min(4, cpus - 1))
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """How ``explore``, ``autotune`` and ``sweep`` search a graph's engine configs. Every field is checked when the
+    object is made (``__post_init__``); ``replace(**changes)`` gives a checked copy."""
+
+    # -- candidates --------------------------------------------------------------------------------------
+    modes: tuple = _field(("A", "B"), Modes(), "heuristics modes whose configs are tried (A, B, FALLBACK, "
+                          "INSTANT)", metavar="MODES")
+    max_configs: int | None = _field(None, Count(1, optional=True), "try at most N heuristics configs",
+                                     metavar="N")
+    max_workspace: int | None = _field(None, Bytes(optional=True), "skip configs needing more workspace (bytes; "
+                                       "on the command line e.g. 64MiB)", metavar="BYTES")
+    sm_count_target: int | None = _field(None, Count(1, optional=True), "ask heuristics for configs using at most "
+                                         "N SMs", flag="--sm-count", metavar="N")
+    sweep: bool = _field(False, Flag(), "search knobs around the fastest configs (one knob at a time, then pairs); "
+                         "needs a GPU")
+    sweep_seeds: int = _field(3, Count(1), "configs the knob search starts from (the fastest of the fastest engines)",
+                              metavar="N")
+    pair_seeds: int = _field(2, Count(0), "configs around which the knob search changes two knobs at once",
+                             metavar="N")
+    knob_values: int = _field(32, Count(2), "values tried per knob (evenly thinned when a knob has more)",
+                              metavar="N")
+    sweep_budget_s: float | None = _field(1.0, Seconds(optional=True), "seconds the knob search may take (ignored "
+                                          "with --deterministic; racing tries in 1 s about as many candidates as the "
+                                          "exhaustive pass did in its 4)", flag="--sweep-budget", metavar="S")
+    sweep_configs: int | None = _field(None, Count(0, optional=True), "candidates the knob search may try (a count: "
+                                       "the budget of --deterministic)", metavar="N")
+    compile_budget_s: float | None = _field(30.0, Seconds(optional=True), "seconds spent building runtime-compiled "
+                                            "plans before the rest are skipped (ignored with --deterministic)",
+                                            flag="--compile-budget", metavar="S")
+    build_threads: int | None = _field(None, Count(0, optional=True), "threads building runtime-compiled plans "
+                                       "ahead of the timing (cuDNN compiles with the GIL released; default: the "
+                                       "CPUs less one, at most 4; 0: build when timed)", metavar="N")
+    # -- choosing -------------------------------------------------------------------------------------------
+    strategy: str = _field("racing", Choice(STRATEGIES), "how candidates are timed: racing (each timed briefly, the "
+                           "fastest fraction re-timed with more samples, round after round) or exhaustive (every "
+                           "candidate checked and timed fully)", group="choosing", metavar="NAME")
+    race_keep: float = _field(0.25, Fraction(), "racing: the fraction of candidates kept after each round",
+                              group="choosing", metavar="F")
+    race_samples: int = _field(3, Count(1), "racing: samples per candidate in the first round (each later round "
+                               "takes 1/race_keep times more, up to --repeats)", group="choosing", metavar="N")
+    finalists: int = _field(4, Count(0), "the fastest N configs (and heuristics' pick) re-timed head to head to "
+                            "choose the winner; 0: the last timing decides", group="choosing", metavar="N")
+    final_rounds: int = _field(3, Count(1), "interleaved rounds of that final", group="choosing", metavar="N")
+    # -- timing ---------------------------------------------------------------------------------------------
+    time: bool | None = _field(None, Tristate(), "None: time when a GPU is there; False: never", flag=None)
+    warmup: int = _field(10, Count(0), "warm-up calls per config (exhaustive; racing's first round takes 2)",
+                         group="timing (GPU)", metavar="N")
+    repeats: int = _field(20, Count(1), "timed samples per config (the median is reported; racing's last rounds)",
+                          group="timing (GPU)", metavar="N")
+    buffer_sets: int = _field(4, Count(1), "buffer sets the inputs rotate over while timing (exhaustive)",
+                              group="timing (GPU)", metavar="N")
+    cold: bool = _field(False, Flag(), "flush L2 before every timed call", group="timing (GPU)")
+    cuda_graph: bool = _field(False, Flag(), "time replays of a CUDA graph (no launch overhead)",
+                              group="timing (GPU)")
+    # -- reproducibility ------------------------------------------------------------------------------------
+    deterministic: bool = _field(False, Flag(), "two runs choose the same winner when timings tie within --tie: "
+                                 "candidates in a fixed order, count budgets only (--sweep-configs), ties broken "
+                                 "by that order", group="reproducibility")
+    seed: int = _field(0, Count(0), "seed of the random inputs and of the sampled reference's coordinates",
+                       group="reproducibility", metavar="N")
+    tie: float = _field(0.02, Real(0.0, 0.5, expected="a fraction >= 0 and <= 0.5"), "deterministic: times "
+                        "within this fraction of each other count as tied", group="reproducibility", metavar="F")
+    # -- outputs --------------------------------------------------------------------------------------------
+    engines: bool | None = _field(None, Tristate(), "list every engine of the graph, supported or why not "
+                                  "(None: explore does, autotune does not)", flag=None)
+    fusion: bool | str | None = _field(None, Fusion(), "read kernel names: True/'all' of every config run, 'best' "
+                                       "of the best only, False none (None: explore every config, autotune and "
+                                       "sweeps the best)", flag=None)
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            object.__setattr__(self, f.name, check_option(f.name, value))
+
+    def replace(self, **changes) -> "TuneOptions":
+        """A checked copy with ``changes`` (unknown names refused naming them)."""
+        _known(changes, "TuneOptions.replace")
+        return replace(self, **changes)
+
+    def for_job(self, job: str) -> "TuneOptions":
+        """These options with the job's defaults for the fields left None (``JOB_DEFAULTS``)."""
+        defaults = JOB_DEFAULTS[job]
+        return replace(self, **{k: v for k, v in defaults.items() if getattr(self, k) is None})
+
+    def as_kwargs(self) -> dict:
+        """{field: value}: what ``TuneOptions(**...)`` takes back (sweeps ship options to workers so)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def to_dict(self) -> dict:
+        """Plain data (for an Exploration's record of how it searched)."""
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
+
+    @property
+    def threads(self) -> int:
+        """The threads building runtime-compiled plans: ``build_threads``, or ``default_build_threads()``."""
+        return default_build_threads() if self.build_threads is None else self.build_threads
+
+
+# the defaults that depend on the job (``TuneOptions.for_job``): explore shows every engine and every config's
+# kernel count; autotune returns a plan (no table of engines) and reads only the winner's kernels; a sweep's
+# explore lists engines but reads only the best's kernels (its tables show no per-config kernels)
+JOB_DEFAULTS = {
+    "explore": {"engines": True, "fusion": True},
+    "autotune": {"engines": False, "fusion": "best"},
+    "sweep": {"engines": True, "fusion": "best"},
+}
+
+
+def option_fields() -> list:
+    """The fields of ``TuneOptions`` with their ``Option`` metadata, in order."""
+    return [(f, f.metadata["option"]) for f in fields(TuneOptions)]
+
+
+_FIELDS = {f.name: f for f in fields(TuneOptions)}
+
+
+def cli_flag(name: str) -> str | None:
+    """The command-line flag of option ``name`` (None when it has none)."""
+    opt = _FIELDS[name].metadata["option"]
+    if opt.flag is None:
+        return None
+    return opt.flag or "--" + name.replace("_", "-")
+
+
+def check_option(name: str, value):
+    """``value`` checked for option ``name``: a TypeError/ValueError naming it the Python way (``name=value: what
+    is expected``), with ``.option`` set to the field name (the command line rewrites it with the flag)."""
+    kind = _FIELDS[name].metadata["option"].kind
+    try:
+        return kind.check(value)
+    except (TypeError, ValueError) as e:
+        err = type(e)(f"{name}={value!r}: {e}")
+        err.option = name
+        raise err from None
+
+
+def _known(kwargs, what):
+    unknown = sorted(set(kwargs) - set(_FIELDS))
+    if unknown:
+        raise TypeError(f"{what}: unexpected keyword argument(s) {', '.join(unknown)} (the options are "
+                        f"TuneOptions' fields: {', '.join(_FIELDS)})")
+
+
+def as_options(options=None, what="options", **kwargs) -> TuneOptions:
+    """A ``TuneOptions`` from ``options`` (a TuneOptions, a dict of fields, or None) with ``kwargs`` applied over
+    it; unknown names and bad values refused naming them."""
+    _known(kwargs, what)
+    if options is None:
+        return TuneOptions(**kwargs)
+    if isinstance(options, TuneOptions):
+        return replace(options, **kwargs) if kwargs else options
+    if isinstance(options, dict):
+        _known(options, what)
+        return TuneOptions(**{**options, **kwargs})
+    raise TypeError(f"{what}: expected a TuneOptions, a dict of its fields or None, not {type(options).__name__}")
+

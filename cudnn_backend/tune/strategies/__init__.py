@@ -1,0 +1,27 @@
+"""Search strategies, one module each (see ``tune.search`` for the interface): ``heuristics`` (heuristics' lists),
+``knobs`` (the knob search), ``racing`` and ``exhaustive`` (how candidates are timed and which go on), ``final``
+(the head-to-head round). ``STRATEGIES`` names those that choose (``TuneOptions.strategy``); a new one is a module
+with a ``Strategy`` subclass, listed here."""
+from __future__ import annotations
+
+from cudnn_backend.tune.strategies.exhaustive import Exhaustive
+from cudnn_backend.tune.strategies.final import FinalRound
+from cudnn_backend.tune.strategies.heuristics import Heuristics
+from cudnn_backend.tune.strategies.knobs import KnobSearch
+from cudnn_backend.tune.strategies.racing import Racing
+
+__all__ = ["STRATEGIES", "pipeline", "Heuristics", "KnobSearch", "Racing", "Exhaustive", "FinalRound"]
+
+STRATEGIES = {"racing": Racing, "exhaustive": Exhaustive}
+
+
+def pipeline(options, *, knob_search=None) -> list:
+    """The strategies a search with ``options`` runs, in order: heuristics' lists, the knob search (``sweep``;
+    ``knob_search`` overrides it), the chosen strategy, the final round (``finalists``)."""
+    steps = [Heuristics()]
+    if options.sweep if knob_search is None else knob_search:
+        steps.append(KnobSearch())
+    steps.append(STRATEGIES[options.strategy]())
+    if options.finalists:
+        steps.append(FinalRound())
+    return steps

@@ -1,0 +1,60 @@
+"""Heuristics' lists: every config of the heuristics modes asked for (A, B, FALLBACK, INSTANT), in cuDNN's order,
+each proposed once (a config two modes list records both), up to ``max_configs``; then each is evaluated."""
+from __future__ import annotations
+
+from cudnn_backend.errors import CudnnBackendError
+from cudnn_backend.runtime import engines as _engines
+from cudnn_backend.runtime import heuristics as _heuristics
+from cudnn_backend.tune.results import ConfigResult
+from cudnn_backend.tune.search import Strategy
+
+__all__ = ["Heuristics", "knob_names"]
+
+
+def knob_names(knobs: dict) -> dict:
+    """{knob short name: value} of a Config's {KnobType: value}."""
+    return {_engines.short_name(k): int(v) for k, v in knobs.items()}
+
+
+class Heuristics(Strategy):
+    name = "heuristics"
+
+    def candidates(self, search) -> list:
+        """The keys of heuristics' configs, proposed to ``search`` (the exploration records each mode's list)."""
+        o, ex = search.options, search.exploration
+        graph, dp = search.graph, search.evaluator.deviceprop
+        keys = []
+        for mode in o.modes:
+            try:
+                cfgs = _heuristics.get_configs(graph, mode, dp, o.sm_count_target, raise_if_empty=False)
+            except CudnnBackendError as e:
+                search.notes.append(f"heuristics {mode}: {_engines.reason_of(e)}")
+                cfgs = []
+            ex.heuristics[mode] = [(c.engine_index, knob_names(c.knobs)) for c in cfgs]
+            for rank, cfg in enumerate(cfgs):
+                known = search.results.get(cfg.key)
+                if known is not None:
+                    known.modes = known.modes + (mode,)
+                    continue
+                search.add(cfg, ConfigResult(
+                    cfg.engine_index, knob_names(cfg.knobs), mode, rank, (mode,),
+                    numerical_notes=tuple(_engines.short_name(n) for n in cfg.numerical_notes),
+                    behavior_notes=tuple(_engines.short_name(n) for n in cfg.behavior_notes)))
+                keys.append(cfg.key)
+        if ex.modes_agree:
+            search.notes.append(f"heuristics A and B agree: the same {len(ex.heuristics['A'])} configs in the same "
+                                "order")
+        if not keys:
+            why = _heuristics.why_no_engine(graph, dp, tuple(o.modes))
+            search.notes.append(f"no engine config from heuristics {', '.join(o.modes)}: {why}")
+        if o.max_configs is not None and len(keys) > o.max_configs:
+            search.notes.append(f"max_configs={o.max_configs}: {len(keys) - o.max_configs} configs of the "
+                                "heuristics lists not tried")
+            search.drop(keys[o.max_configs:])
+            keys = keys[:o.max_configs]
+        return keys
+
+    def run(self, search):
+        with search.phase("heuristics"):
+            keys = self.candidates(search)
+        search.screen(keys, "heuristics", label_of=lambda r: f"{r.label} engine {r.engine_index}: {r.status}")
