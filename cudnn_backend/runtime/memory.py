@@ -436,7 +436,7 @@ class L2Flush:
 RANDOM_FILL_SOURCE = r"""
 /* cudnn-backend's random fills (cudnn_backend/runtime/memory.py). Compiled by NVRTC for the device, and by the
    tests' C compiler for the CPU: no CUDA header, no fused or approximate arithmetic. */
-#if defined(__CUDACC__)
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
 #define CB_FN __device__ __forceinline__
 #define CB_MUL(a, b) __fmul_rn((a), (b))
 #define CB_BITS(x) __float_as_uint(x)
@@ -520,7 +520,7 @@ CB_FN void cb_store(void* out, cb_u64 i, cb_u64 r, float step, int kind) {
     }
 }
 
-#if defined(__CUDACC__)
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
 extern "C" __global__ void cb_random_fill(void* out, cb_u64 n, cb_u64 key, float step, int kind) {
     for (cb_u64 i = blockIdx.x * (cb_u64)blockDim.x + threadIdx.x; i < n; i += (cb_u64)gridDim.x * blockDim.x)
         cb_store(out, i, cb_bits(key, i), step, kind);

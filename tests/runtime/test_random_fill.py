@@ -227,3 +227,28 @@ def test_random_values_are_the_generators_in_logical_order():
     key = int(np.random.default_rng(9).integers(0, 1 << 63, dtype=np.int64))
     assert np.array_equal(a.reshape(-1), memory.host_random(D.CUDNN_DATA_BFLOAT16, 120, key))
     assert not np.array_equal(a, inputs.random_values(spec, np.random.default_rng(10)))
+
+
+def test_nvrtc_compiles_the_kernel_without_fused_arithmetic():
+    """The source as NVRTC sees it (no GPU needed to compile): the kernel's entry, its one multiply correctly rounded
+    (mul.rn, as the twin's float32 multiply), nothing fused into it."""
+    nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
+    try:
+        err, prog = nvrtc.nvrtcCreateProgram(memory.RANDOM_FILL_SOURCE.encode(), b"random_fill.cu", 0, [], [])
+    except Exception as e:  # noqa: BLE001 - libnvrtc not found: nothing to compile with here
+        pytest.skip(f"NVRTC is not loadable here: {e}")
+    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    try:
+        err, = nvrtc.nvrtcCompileProgram(prog, 1, [b"--gpu-architecture=compute_90"])
+        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, log.decode(errors="replace")
+        _, size = nvrtc.nvrtcGetPTXSize(prog)
+        ptx = b" " * size
+        nvrtc.nvrtcGetPTX(prog, ptx)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    text = ptx.decode(errors="replace")
+    assert ".entry cb_random_fill(" in text
+    assert "mul.rn.f32" in text and "fma." not in text and "mad." not in text
