@@ -1,4 +1,5 @@
-"""Device profiles: the bundled H200 profile, raw and wrapped files, version refusal, capture (GPU)."""
+"""Device profiles: the bundled H200 profile, raw and wrapped files, version refusal, capture (on a GPU:
+tests/gpu/runtime/test_profiles_gpu.py)."""
 import json
 
 import pytest
@@ -199,7 +200,7 @@ def test_as_deviceprop_accepts_profiles_names_paths_and_descriptors(h200, tmp_pa
         profiles.as_deviceprop(42)
 
 
-# -- capture -------------------------------------------------------------------------------------------
+# -- capture (on a GPU: tests/gpu/runtime/test_profiles_gpu.py) ----------------------------------------
 @pytest.mark.skipif(HAVE_GPU, reason="checks the message given without a GPU")
 def test_capture_without_gpu_says_what_to_do():
     with pytest.raises(DeviceProfileError, match="needs a CUDA GPU.*save\\(\\).*load\\(\\)"):
@@ -209,19 +210,3 @@ def test_capture_without_gpu_says_what_to_do():
 def test_capture_rejects_bad_arguments():
     with pytest.raises((TypeError, DeviceProfileError)):
         DeviceProfile.capture("gpu0")
-
-
-@pytest.mark.gpu
-def test_capture_from_handle_and_device(handle, cudnn_version, tmp_path):
-    from cudnn_backend.runtime.heuristics import get_configs
-
-    p = DeviceProfile.capture(handle)
-    assert p.cudnn_version == cudnn_version
-    assert p.device_name and p.device_name != "unknown device"
-    assert p.sm_count and p.sm_count > 0
-    assert p.descriptor().finalized
-    assert len(get_configs(notebook_conv_graph(), "A", p)) > 0
-    by_ordinal = DeviceProfile.capture(handle.device or 0)
-    assert by_ordinal.device_name == p.device_name
-    back = DeviceProfile.load(p.save(tmp_path / "captured.json"))
-    assert back.properties == p.properties and back.cudnn_version == cudnn_version

@@ -14,8 +14,6 @@ from cudnn_backend.core._descriptor import _in_flight as in_flight
 from cudnn_backend.runtime import memory
 from cudnn_backend.runtime.execution import VariantPack, execute, populate_cuda_graph, update_cuda_graph
 
-pytestmark = pytest.mark.gpu
-
 WAIT_S = 30.0
 
 
