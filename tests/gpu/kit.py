@@ -390,6 +390,11 @@ class GpuKit:
         spec = TensorSpec(0, "t", tuple(dims), tuple(arrays.packed_strides(dims)), DataType(int(data_type)))
         return self._filled(DeviceTensor(spec), fill)
 
+    def buffers(self, case: Case, inputs=("x", "w", "bias"), outputs=("y",)) -> dict:
+        """{tensor: DeviceTensor} for a case: the ``inputs`` random, the ``outputs`` poisoned."""
+        return {**{getattr(case, n): self.alloc(getattr(case, n), "randn") for n in inputs},
+                **{getattr(case, n): self.alloc(getattr(case, n), "nan") for n in outputs}}
+
     def _filled(self, t, fill):
         if fill == "randn":
             self.randn_(t)

@@ -61,8 +61,7 @@ def cbr(gpu_kit):
     kit = gpu_kit
     case = kit.conv_bias_relu_case(kit.PRECISIONS["fp16"].io, "nhwc")
     plan = kit.plan(case)
-    bufs = {case.x: kit.alloc(case.x, "randn"), case.w: kit.alloc(case.w, "randn"),
-            case.bias: kit.alloc(case.bias, "randn"), case.y: kit.alloc(case.y, "nan")}
+    bufs = kit.buffers(case)
     return kit, case, plan, bufs
 
 
@@ -116,8 +115,7 @@ def test_plans_are_built_in_a_thread_without_a_context(gpu_kit):
     runs there."""
     kit = gpu_kit
     case = kit.conv_bias_relu_case(kit.PRECISIONS["fp16"].io, "nhwc")
-    bufs = {case.x: kit.alloc(case.x, "randn"), case.w: kit.alloc(case.w, "randn"),
-            case.bias: kit.alloc(case.bias, "randn"), case.y: kit.alloc(case.y, "nan")}
+    bufs = kit.buffers(case)
 
     def build_and_run():
         plan = kit.plan(case)
@@ -137,8 +135,7 @@ def test_cuda_graph_calls_from_a_thread_without_a_context(gpu_kit):
         plan = kit.make_plan(og, kit.handle, require_behavior=("SUPPORTS_CUDA_GRAPH_NATIVE_API",))
     except kit.NoPlan as e:
         pytest.skip(f"no engine for conv+bias+ReLU supports the native CUDA graph API here: {e}")
-    bufs = {case.x: kit.alloc(case.x, "randn"), case.w: kit.alloc(case.w, "randn"),
-            case.bias: kit.alloc(case.bias, "randn"), case.y: kit.alloc(case.y, "nan")}
+    bufs = kit.buffers(case)
     pack = VariantPack(plan, bufs)
     rt = memory.cudart()
     graph, _, _ = in_a_fresh_thread(lambda: populate_cuda_graph(kit.handle, plan, pack))
@@ -164,8 +161,7 @@ handle = cb.Handle()
 kit = GpuKit(handle)
 case = kit.conv_bias_relu_case(kit.PRECISIONS["fp16"].io, "nhwc")
 plan = kit.plan(case)
-pack = VariantPack(plan, {case.x: kit.alloc(case.x, "randn"), case.w: kit.alloc(case.w, "randn"),
-                          case.bias: kit.alloc(case.bias, "randn"), case.y: kit.alloc(case.y, "nan")})
+pack = VariantPack(plan, kit.buffers(case))
 driver = memory.cudriver()
 out = {"handle_context": handle.context}
 

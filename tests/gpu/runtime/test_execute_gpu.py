@@ -294,9 +294,7 @@ class CbrSetup:
             pytest.skip(f"no engine for conv+bias+ReLU supports the native CUDA graph API here: {e}")
 
     def buffers(self):
-        k, c = self.kit, self.case
-        return {c.x: k.alloc(c.x, "randn"), c.w: k.alloc(c.w, "randn"), c.bias: k.alloc(c.bias, "randn"),
-                c.y: k.alloc(c.y, "nan")}
+        return self.kit.buffers(self.case)
 
     def check(self, bufs, what):
         c = self.case
@@ -381,8 +379,7 @@ def test_populate_with_an_engine_without_native_graph_support(gpu_kit):
         plan = kit.make_plan(og, kit.handle, exclude_behavior=("SUPPORTS_CUDA_GRAPH_NATIVE_API",))
     except kit.NoPlan:
         pytest.skip("every engine here supports the native CUDA graph API")
-    pack = VariantPack(plan, {case.x: kit.alloc(case.x, "randn"), case.w: kit.alloc(case.w, "randn"),
-                              case.bias: kit.alloc(case.bias, "randn"), case.y: kit.alloc(case.y, "nan")})
+    pack = VariantPack(plan, kit.buffers(case))
     with pytest.raises(ex.NativeCudaGraphNotSupportedError) as e:
         CudaGraph(kit.handle, plan, pack)
     assert "stream" in str(e.value) and "SUPPORTS_CUDA_GRAPH_NATIVE_API" in str(e.value)
@@ -402,8 +399,7 @@ def test_plan_built_against_the_h200_profile_runs_here(gpu_kit, results_file):
     device = kit.device_name
     try:
         plan = plan_from_json(text, handle=kit.handle, operation_graph=og)
-        bufs = {case.x: kit.alloc(case.x, "randn"), case.w: kit.alloc(case.w, "randn"),
-                case.bias: kit.alloc(case.bias, "randn"), case.y: kit.alloc(case.y, "nan")}
+        bufs = kit.buffers(case)
         pack = VariantPack(plan, bufs, operation_graph=og)
         execute(kit.handle, plan, pack)
         memory.synchronize()

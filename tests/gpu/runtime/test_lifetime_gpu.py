@@ -69,8 +69,7 @@ def native(gpu_kit):
     except kit.NoPlan as e:
         handle.close()
         pytest.skip(f"no engine for conv+bias+ReLU supports the native CUDA graph API here: {e}")
-    pack = VariantPack(plan, {case.x: kit.alloc(case.x, "randn"), case.w: kit.alloc(case.w, "randn"),
-                              case.bias: kit.alloc(case.bias, "randn"), case.y: kit.alloc(case.y, "nan")})
+    pack = VariantPack(plan, kit.buffers(case))
     yield handle, plan, pack
     handle.close()
 
