@@ -223,7 +223,7 @@ cdef list _hold_tree(Descriptor root):
                 held.append(v)
     for r in held:
         _enter(<Resource>r)
-        if type(r) is Handle and (<Handle>r)._context != NULL:  # a plan loads its kernels into the context
+        if isinstance(r, Handle) and (<Handle>r)._context != NULL:  # a plan loads its kernels into the context
             use_context((<Handle>r)._context)
     return held
 
