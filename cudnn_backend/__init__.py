@@ -119,6 +119,10 @@ _LAZY = {
     "bench": ("cudnn_backend.tune", "bench"),
     "sweep": ("cudnn_backend.tune", "sweep"),
     "Task": ("cudnn_backend.tune", "Task"),
+    "support_matrix": ("cudnn_backend.tune", "support_matrix"),
+    "compare_support": ("cudnn_backend.tune", "compare_support"),
+    "SupportMatrix": ("cudnn_backend.tune", "SupportMatrix"),
+    "why": ("cudnn_backend.tune", "why"),
     "presets": ("cudnn_backend.patterns.presets", None),
     "cli": ("cudnn_backend.cli", None),
 }

@@ -58,6 +58,7 @@ from cudnn_backend.patterns import Pattern as Pattern
 from cudnn_backend.runtime.plans import Plan as Plan
 from cudnn_backend.tune import PlanCache as PlanCache
 from cudnn_backend.reference import ReferenceResult as ReferenceResult
+from cudnn_backend.tune import SupportMatrix as SupportMatrix
 from cudnn_backend.tune import Task as Task
 from cudnn_backend.runtime.execution import VariantPack as VariantPack
 import cudnn_backend.typed.arrays as arrays
@@ -66,6 +67,7 @@ from cudnn_backend.tune import bench as bench
 from cudnn_backend.runtime.heuristics import build_first_plan as build_first_plan
 from cudnn_backend.runtime.plans import build_plan as build_plan
 import cudnn_backend.cli as cli
+from cudnn_backend.tune import compare_support as compare_support
 from cudnn_backend.typed import descriptor_class as descriptor_class
 import cudnn_backend.runtime.engines as engines
 from cudnn_backend.reference import evaluate as evaluate_reference
@@ -89,10 +91,12 @@ import cudnn_backend.runtime.profiles as profiles
 import cudnn_backend.reference as reference
 import cudnn_backend.runtime as runtime
 import cudnn_backend.graph.shapes as shapes
+from cudnn_backend.tune import support_matrix as support_matrix
 from cudnn_backend.tune import sweep as sweep
 import cudnn_backend.tune as tune
 import cudnn_backend.typed as typed
 from cudnn_backend.runtime.execution import update_cuda_graph as update_cuda_graph
+from cudnn_backend.tune import why as why
 
 def get_include() -> str: ...
 def loaded_library() -> Any: ...

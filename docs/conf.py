@@ -27,6 +27,7 @@ extensions = [
     "sphinx.ext.viewcode",
     "myst_parser",
     "cudnn_docs",
+    "support_tables",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]

@@ -21,7 +21,8 @@ from tests.helpers.env import DATA, ROOT
 PUBLIC = [line.strip() for line in (DATA / "public_names_before.txt").read_text().splitlines() if line.strip()]
 TYPED = [line.strip() for line in (DATA / "typed_names_before.txt").read_text().splitlines() if line.strip()]
 # provided by the tune / cli layers (being written): asserted all the same
-TUNE_LAYER = {"tune", "explore", "autotune", "Exploration", "PlanCache", "fusion_report", "bench", "sweep", "cli"}
+TUNE_LAYER = {"tune", "explore", "autotune", "Exploration", "PlanCache", "fusion_report", "bench", "sweep", "cli",
+              "support_matrix", "compare_support", "SupportMatrix", "why"}
 # names added since the lists were recorded: the reference layer (loaded on first use) and its error; stream capture
 ADDED = {"reference", "ReferenceResult", "evaluate_reference", "ReferenceUnsupportedError", "CapturedGraph"}
 # names the old typed module held that were no API: imported modules, the __future__ flag, old internals

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one GPU script: build the package, then run the GPU tests, the examples, the benchmarks and the main job.
 # Usage (on the GPU machine, from the repo root):  bash tools/gpu_run.sh [STAGE ...]
-#   stages: tests notorch cli-notorch examples bench tune headroom sweep profile timer startup fill
+#   stages: tests notorch cli-notorch examples bench tune headroom sweep support profile timer startup fill
 #   (default: tests notorch cli-notorch examples bench tune)
 #   tests / notorch: the GPU tests (tests/gpu), with torch and with torch not importable (only the torch-interop tests,
 #     tests/gpu/runtime/test_torch_gpu.py, skip then)
@@ -134,6 +134,15 @@ for stage in "$@"; do
       log "issue 12: tune the ResNet-50 preset on 1 GPU and on every GPU of this host, two pairs"
       python3 benchmarks/sweep_gpus.py --gpus "$(nvidia-smi -L | wc -l)" --pairs 2 --out "$OUT/sweep_gpus.json" 2>&1 \
         | tee "$OUT/sweep_gpus.txt"
+      ;;
+    support)
+      log "issue 19: the support matrix on this GPU (kernel counts of each first working config), and the offline one"
+      export CUDNN_BACKEND_SUPPORT_CACHE="$OUT/support.sqlite"
+      slug=$(echo "$GPU" | tr 'A-Z ' 'a-z_' | sed 's/nvidia_//')
+      /usr/bin/time -f "wall support on the GPU %e s" python3 -m cudnn_backend support --kernels --quiet --rows none \
+        --json "$OUT/support_gpu_$slug.json" --csv "$OUT/support_gpu_$slug.csv" 2>&1 | tee "$OUT/support.txt"
+      python3 -m cudnn_backend why --graph examples/support_matrix.py:strided_dgrad_fp32 --json "$OUT/why_dgrad.json" \
+        2>&1 | tee -a "$OUT/support.txt"
       ;;
     profile)
       log "device profile capture"

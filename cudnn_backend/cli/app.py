@@ -1,4 +1,5 @@
-"""``cudnn-backend`` / ``python -m cudnn_backend``: info, explore, tune, bench, fusion, profile, cache.
+"""``cudnn-backend`` / ``python -m cudnn_backend``: info, explore, tune, bench, fusion, profile, cache, support,
+compare, why.
 
 Mistakes in the arguments end with one line naming the option and exit code 2; a failure of the work itself
 with one line and exit code 1 (``CUDNN_BACKEND_DEBUG=1`` shows the traceback); a closed pipe ends quietly.
@@ -13,6 +14,7 @@ import pathlib
 import sys
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from cudnn_backend.cli import render
 from cudnn_backend.cli.args import UsageError, build_parser, builder_kwargs, size_options
@@ -31,7 +33,17 @@ from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import autotune, explore
 from cudnn_backend.tune.fusion import fusion_report
 from cudnn_backend.tune.results import headroom_rows
+from cudnn_backend.tune.catalogue import default_catalogue, filter_entries, load_catalogue
+from cudnn_backend.tune.support import (
+    SupportCache,
+    SupportMatrix,
+    compare_matrices,
+    compare_support,
+    plot_support_heatmap,
+    support_matrix,
+)
 from cudnn_backend.tune.sweeps import Task, sweep, tasks_from_file, tasks_from_preset
+from cudnn_backend.tune.explain import why
 
 __all__ = ["main"]
 
@@ -387,6 +399,159 @@ def cmd_cache(args) -> int:
 
 COMMANDS = {"info": cmd_info, "explore": cmd_explore, "tune": cmd_tune, "bench": cmd_bench, "fusion": cmd_fusion,
             "profile": cmd_profile, "cache": cmd_cache}
+
+
+# ---------------------------------------------------------------------------------------------
+# support, compare, why
+# ---------------------------------------------------------------------------------------------
+def _support_entries(args) -> list:
+    """The catalogue the command names, filtered (argument mistakes as UsageErrors naming the option)."""
+    try:
+        entries = load_catalogue(args.catalogue) if args.catalogue else default_catalogue()
+    except (ValueError, TypeError) as e:
+        raise UsageError(f"argument --catalogue: {e}") from None
+    for flag, kw, value in (("--family", "family", args.family), ("--dtype", "data_type", args.dtype),
+                            ("--layout", "layout", args.layout)):
+        try:
+            filter_entries([], **{kw: value})
+        except ValueError as e:
+            raise UsageError(f"argument {flag}: {e}") from None
+    kept = filter_entries(entries, family=args.family, data_type=args.dtype, layout=args.layout, name=args.name)
+    if not kept:
+        given = ", ".join(f"{flag} {v}" for flag, v in (("--family", args.family), ("--dtype", args.dtype),
+                                                          ("--layout", args.layout), ("--name", args.name)) if v)
+        raise UsageError(f"no graph of the {'catalogue ' + args.catalogue if args.catalogue else 'default catalogue'} "
+                         f"({len(entries)} graphs) passes {given}")
+    return kept
+
+
+def _support_options(args) -> dict:
+    return dict(family=args.family, data_type=args.dtype, layout=args.layout, name=args.name, plans=args.plans,
+                workers=args.workers, cache=False if args.no_cache else (args.cache or True),
+                allow_version_mismatch=True if args.allow_version_mismatch else None)
+
+
+def _write_rows_csv(path, rows):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["graph"])
+        w.writeheader()
+        w.writerows(rows)
+
+
+def cmd_support(args) -> int:
+    _check_outputs_writable(args)
+    entries = _support_entries(args)
+    profile = _device_profile(args)
+    if args.kernels and _offline(profile):
+        raise UsageError("argument --kernels: kernel counts come from running the plans on this machine's GPU; "
+                         "offline (no GPU, or --device-profile) nothing runs")
+    if args.clear_cache:
+        n = SupportCache(args.cache).clear()
+        render.error_console.print(f"removed {n} cached result(s)")
+    with _progress(args, "support") as progress:
+        matrix = support_matrix(entries, profile, progress=progress, kernels=True if args.kernels else None,
+                                **_support_options(args))
+    render.console.print(Text(matrix.title(), style="bold"))
+    render.console.print(render.support_summary(matrix))
+    rows = args.rows or ("all" if len(matrix) <= 80 else "none")
+    if rows != "none":
+        render.console.print(render.support_rows(matrix, rows))
+    if rows != "none" or args.rows is None:
+        render.console.print(render.support_reasons(matrix))
+    render.console.print(render.support_legend(matrix))
+    if rows == "none" and args.rows is None:
+        _note(f"{len(matrix)} graphs: the rows are in --csv / --json (or --rows all / unsupported)")
+    render.error_console.print(f"{len(matrix)} graphs in {matrix.wall_seconds:.1f} s ({matrix.cached} from the cache, "
+                               f"{matrix.workers} worker(s))")
+    ok = True
+    if args.csv:
+        matrix.write_csv(args.csv)
+        render.error_console.print(f"wrote {args.csv} ({len(matrix)} rows)")
+    if args.json:
+        matrix.write_json(args.json)
+        render.error_console.print(f"wrote {args.json}")
+    if args.heatmap:
+        try:
+            plot_support_heatmap(matrix, args.heatmap)
+            render.error_console.print(f"wrote {args.heatmap}")
+        except MissingDependencyError as e:
+            render.error_console.print(f"[red]--heatmap:[/red] {e}; the other outputs were written")
+            ok = False
+    return 0 if ok else 1
+
+
+def cmd_compare(args) -> int:
+    _check_outputs_writable(args)
+    given = [flag for flag, v in (("--profiles", args.profiles), ("--releases", args.releases),
+                                  ("--matrices", args.matrices)) if v]
+    if len(given) != 1:
+        raise UsageError("give one of --profiles A B, --releases LIB_A LIB_B, --matrices A.json B.json" +
+                         (f", not {' and '.join(given)}" if given else ""))
+    if args.matrices:
+        try:
+            a, b = (SupportMatrix.load(m) for m in args.matrices)
+        except ValueError as e:
+            raise UsageError(f"argument --matrices: {e}") from None
+        comparison = compare_matrices(a, b, args.matrices[0], args.matrices[1])
+    else:
+        if args.catalogue:
+            _support_entries(args)  # the catalogue and filters checked here, before any probing
+        options = _support_options(args)
+        if args.profiles:
+            try:
+                profiles = [graphs.device_profile(p) for p in args.profiles]
+            except (ValueError, TypeError, OSError) as e:
+                raise UsageError(f"argument --profiles: {e}") from None
+            with _progress(args, "compare") as progress:
+                comparison = compare_support(profiles=profiles, catalogue=args.catalogue, progress=progress,
+                                             **options)
+            comparison.label_a, comparison.label_b = args.profiles
+        else:
+            libs = [None if lib == "default" else lib for lib in args.releases]
+            for lib in libs:
+                if lib is not None and not pathlib.Path(lib).is_file():
+                    raise UsageError(f"argument --releases: {lib!r} is not a file (a libcudnn.so.9, or `default`)")
+            with _progress(args, "compare") as progress:
+                comparison = compare_support(releases=libs, device_profile=args.device_profile,
+                                             catalogue=args.catalogue, progress=progress, **options)
+    render.console.print(render.support_comparison(comparison, everything=args.all))
+    if args.csv:
+        _write_rows_csv(args.csv, comparison.rows)
+        render.error_console.print(f"wrote {args.csv} ({len(comparison.rows)} rows)")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(comparison.to_dict(), indent=1) + "\n", encoding="utf-8")
+        render.error_console.print(f"wrote {args.json}")
+    return 0
+
+
+def cmd_why(args) -> int:
+    _check_outputs_writable(args)
+    if bool(args.pattern) == bool(args.graph):
+        raise UsageError("give one graph: PATTERN or --graph FILE.py:FUNC" + (", not both" if args.pattern else ""))
+    target = args.pattern
+    if args.graph:
+        try:
+            graphs.load_builder(args.graph)
+        except ValueError as e:
+            raise UsageError(f"argument --graph: {e}") from None
+        target = args.graph
+    profile = _device_profile(args)
+    handle = None if _offline(profile) else _new_handle()
+    try:
+        ex = why(target, profile, handle=handle, kwargs=dict(args.param or ()), minimize=not args.no_minimize,
+                 budget_s=args.budget, max_variations=args.max_variations,
+                 allow_version_mismatch=True if args.allow_version_mismatch else None)
+    finally:
+        if handle is not None:
+            handle.close()
+    render.explanation(ex)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(ex.as_dict(), indent=1, default=str) + "\n", encoding="utf-8")
+        render.error_console.print(f"wrote {args.json}")
+    return 0
+
+
+COMMANDS.update(support=cmd_support, compare=cmd_compare, why=cmd_why)
 
 
 def main(argv=None) -> int:

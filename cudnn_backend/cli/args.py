@@ -294,4 +294,103 @@ def build_parser() -> argparse.ArgumentParser:
         c.add_argument("--cache", metavar="FILE", help="the cache file (default: the user cache directory)")
         if name == "list":
             c.add_argument("--json", action="store_true", help="print JSON")
+    _support_parsers(sub)
     return parser
+
+
+# ---------------------------------------------------------------------------------------------
+# support, compare, why: which graphs fuse, on which GPU and cuDNN release, and why not
+# ---------------------------------------------------------------------------------------------
+def _support_selection(p, profile=True):
+    f = p.add_argument_group("which graphs (the default catalogue, or yours)")
+    f.add_argument("--catalogue", metavar="FILE", help="your own list: a Python file (every public function callable "
+                   "without arguments is a graph, or a CATALOGUE list) or a text file, one `BUILDER [key=value ...]` "
+                   "per line (BUILDER: a pattern, FILE.py:FUNC, module:FUNC, or `chain head=... chain=a,b ...`)")
+    f.add_argument("--family", metavar="LIST", help="only these families (comma list: conv_fwd, conv_dgrad, "
+                   "conv_wgrad, matmul, layer_norm, rms_norm, batch_norm, sdpa, sdpa_composite; user for your own)")
+    f.add_argument("--dtype", metavar="LIST", help="only these data types (comma list: fp16, bf16, fp32, fp8, int8)")
+    f.add_argument("--layout", metavar="LIST", help="only these layouts (comma list: nhwc, nchw, row, bshd)")
+    f.add_argument("--name", metavar="TEXT", help="only graphs whose name contains TEXT (e.g. +relu, >genstats)")
+    r = p.add_argument_group("probing")
+    if profile:
+        r.add_argument("--device-profile", metavar="h100|h200|FILE",
+                       help="probe offline for this GPU (a bundled profile or a file); default: this machine's GPU, "
+                            "or the bundled h200 profile without one")
+    r.add_argument("--allow-version-mismatch", action="store_true",
+                   help="hand the device profile to a cuDNN release other than the one that wrote it (for experts: "
+                        "cuDNN may refuse or misread it)")
+    r.add_argument("--plans", choices=("precompiled", "all", "none"), default="precompiled",
+                   help="offline, which configs' execution plans are built: precompiled ones (runtime-compiled configs "
+                        "are checked up to their finalize: compiling takes 1-4 s each), all (compiles them), none")
+    r.add_argument("--workers", type=positive, default=None, metavar="N",
+                   help="CPU worker processes (default: one per core when more than a few graphs need probing)")
+    r.add_argument("--no-cache", action="store_true", help="neither read nor write the support cache")
+    r.add_argument("--cache", metavar="FILE", help="the support cache file (default: support.sqlite in the user cache "
+                   "directory, or $CUDNN_BACKEND_SUPPORT_CACHE)")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _csv_json(p, json_what):
+    o = p.add_argument_group("output")
+    o.add_argument("--csv", metavar="FILE", help="write every row as CSV")
+    o.add_argument("--json", metavar="FILE", help=f"write {json_what}")
+    return o
+
+
+def _support_parsers(sub):
+    p = sub.add_parser("support", help="the support matrix: which graphs of a catalogue cuDNN supports (fuses) on a "
+                       "GPU or device profile, at which stage the others are refused, with which engines",
+                       formatter_class=Formatter,
+                       description="Probe a catalogue of operation graphs (conv fwd/dgrad/wgrad and matmul with chains "
+                                   "of pointwise operations, reductions and GEN_STATS; norms; attention) against "
+                                   "this GPU or a device profile: supported or not, the stage that refused it, engine "
+                                   "and config counts, engine kinds; on a GPU the kernel count of the first working "
+                                   "config (1 = fully fused). Results are cached per cuDNN release and device.")
+    _support_selection(p)
+    p.add_argument("--kernels", action="store_true", help="run each first working config once and count its kernels "
+                   "(needs this machine's GPU; on by default there)")
+    o = _csv_json(p, "the matrix as JSON (`compare --matrices` reads it)")
+    o.add_argument("--rows", choices=("all", "unsupported", "none"), default=None,
+                   help="rows printed under the summary (default: all for up to 80 graphs, else none)")
+    o.add_argument("--heatmap", metavar="FILE.png", help="draw the family x data type heatmap (matplotlib)")
+    o.add_argument("--clear-cache", action="store_true", help="empty the support cache first")
+
+    p = sub.add_parser("compare", help="support in two device profiles or two cuDNN releases: graphs gained or lost, "
+                       "engine and config counts", formatter_class=Formatter,
+                       description="Compare the support matrix of two device profiles (--profiles h100 h200), two "
+                                   "cuDNN releases (--releases LIB_A LIB_B: each probed in its own process with "
+                                   "CUDNN_BACKEND_LIBCUDNN; `default` for the one this environment loads), or two "
+                                   "saved matrices (--matrices A.json B.json).")
+    w = p.add_argument_group("what to compare (one of)")
+    w.add_argument("--profiles", nargs=2, metavar=("A", "B"), help="two device profiles (bundled names or files)")
+    w.add_argument("--releases", nargs=2, metavar=("LIB_A", "LIB_B"),
+                   help="two libcudnn.so.9 paths (or `default`), probed against --device-profile")
+    w.add_argument("--matrices", nargs=2, metavar=("A.json", "B.json"), help="two matrices `support --json` wrote")
+    _support_selection(p)
+    o = _csv_json(p, "the comparison as JSON")
+    o.add_argument("--all", action="store_true", help="print unchanged graphs too")
+
+    p = sub.add_parser("why", help="why cuDNN refuses a graph (NOT_SUPPORTED): each stage with cuDNN's reasons, and "
+                       "the smallest change that makes it supported", formatter_class=Formatter,
+                       description="Explain a refusal: the stage (the builder, the package's checks, cuDNN's "
+                                   "finalize, empty heuristics, every config refused at plan build) and cuDNN's own "
+                                   "reasons per heuristics mode, engine and config, from its log; then a minimization: "
+                                   "variations of the graph (data types, layout, alignment, virtual-ness, compute "
+                                   "types, convolution stride, dropping or splitting operations) probed offline, the "
+                                   "smallest that works printed as a difference of the graph.")
+    g = p.add_argument_group("the graph (one of)")
+    g.add_argument("pattern", nargs="?", metavar="PATTERN", choices=sorted(CATALOGUE),
+                   help="a built-in pattern: " + ", ".join(sorted(CATALOGUE)))
+    g.add_argument("--graph", metavar="FILE.py:FUNC", help="your own graph: FUNC returns a Graph, a Pattern or a "
+                   "finalized operation graph (module:FUNC works too)")
+    g.add_argument("--param", action="append", type=key_value, metavar="KEY=VALUE",
+                   help="a keyword argument of the pattern or FUNC (value as a Python literal)")
+    p.add_argument("--device-profile", metavar="h100|h200|FILE",
+                   help="the target GPU, offline (default: this machine's GPU, or the bundled h200 profile)")
+    p.add_argument("--allow-version-mismatch", action="store_true",
+                   help="hand the device profile to a cuDNN release other than the one that wrote it")
+    m = p.add_argument_group("minimization")
+    m.add_argument("--no-minimize", action="store_true", help="explain only; try no variations")
+    m.add_argument("--budget", type=seconds, default=60.0, metavar="S", help="seconds the variations may take")
+    m.add_argument("--max-variations", type=positive, default=400, metavar="N", help="variations probed at most")
+    p.add_argument("--json", metavar="FILE", help="write the explanation as JSON")

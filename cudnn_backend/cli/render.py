@@ -16,7 +16,8 @@ from rich.text import Text
 from cudnn_backend.tune.results import format_bytes
 
 __all__ = ["console", "error_console", "table", "exploration", "headroom", "sweep_table", "bench", "fusion", "cache_entries",
-           "cache_entry", "profile", "info", "us", "knob_space"]
+           "cache_entry", "profile", "info", "us", "knob_space", "support_summary", "support_legend", "support_rows",
+           "support_reasons", "support_comparison", "explanation"]
 
 class _Console(Console):
     """A rich Console that ends quietly (exit code 0) when the reader closes the pipe (``| head``)."""
@@ -272,3 +273,135 @@ def info(d: dict) -> None:
     for k, v in d.items():
         t.add_row(k.replace("_", " "), ", ".join(v) if isinstance(v, list) else str(v))
     console.print(t)
+
+
+# ---------------------------------------------------------------------------------------------
+# support matrix, comparisons, explanations
+# ---------------------------------------------------------------------------------------------
+_STATUS_STYLE = {"yes": "green", "yes*": "green"}
+_KIND_SHORT = {"precompiled": "pre", "specialized": "spec", "runtime-compiled": "rc"}
+
+
+def _kinds(kinds) -> str:
+    return " ".join(f"{_KIND_SHORT.get(k, k)}:{n}" for k, n in kinds.items()) or "-"
+
+
+def support_summary(matrix) -> Table:
+    """Family x data type: supported / graphs per cell ("–": no graph of that family in that data type)."""
+    summary = matrix.summary()
+    dtypes = list(dict.fromkeys(d for cols in summary.values() for d in cols))
+    order = ["fp16", "bf16", "fp32", "fp8", "int8"]
+    dtypes.sort(key=lambda d: order.index(d) if d in order else len(order))
+    counts = matrix.stage_counts()
+    t = table(None, caption=", ".join(f"{k}: {v}" for k, v in counts.items()))
+    t.add_column("family")
+    for d in dtypes:
+        t.add_column(d, justify="center")
+    for family, cols in summary.items():
+        cells = []
+        for d in dtypes:
+            if d not in cols:
+                cells.append(Text("–", style="dim"))
+                continue
+            ok, n = cols[d]
+            cells.append(Text(f"{ok}/{n}", style="green" if ok == n else ("yellow" if ok else "red")))
+        t.add_row(family, *cells)
+    return t
+
+
+def support_legend(matrix) -> Text:
+    lines = ["summary: supported / graphs per family and data type; – : no graph of this family in this data type "
+             "(not probed, which is not \"unsupported\")"]
+    lines += matrix.legend() + ["kinds and first: pre = precompiled, spec = specialized, rc = runtime-compiled; first: "
+                                "the engine of the first working config"]
+    return Text("\n".join(lines + [f"note: {n}" for n in matrix.notes]), style="dim")
+
+
+def support_rows(matrix, which="all") -> Table:
+    """One row per graph: status, engine and config counts, engine kinds, the first working config, kernels (the
+    reasons of refused graphs are grouped by ``support_reasons``)."""
+    results = [r for r in matrix.results if which == "all" or not r.supported]
+    t = table(f"{len(results)} graph(s)" + (" not supported" if which == "unsupported" else ""), padding=(0, 1),
+              pad_edge=False)
+    for col, kw in (("graph", {"overflow": "fold", "min_width": 20}), ("type", {"no_wrap": True}),
+                    ("status", {"no_wrap": True}), ("engines", {"justify": "right", "no_wrap": True}),
+                    ("A+F", {"justify": "right", "no_wrap": True}), ("kinds", {"overflow": "fold"}),
+                    ("first", {"overflow": "fold"}), ("kern", {"justify": "right"})):
+        t.add_column(col, **kw)
+    for r in results:
+        c = r.chosen or {}
+        t.add_row(r.name, f"{r.data_type} {r.layout}", Text(r.status, style=_STATUS_STYLE.get(r.status, "red")),
+                  "-" if r.engines_total is None else f"{r.engines_supported}/{r.engines_total}",
+                  "-" if not r.configs else f"{r.configs.get('A', 0)}+{r.configs.get('FALLBACK', 0)}",
+                  _kinds(r.kinds), f"{c['engine']} {_KIND_SHORT.get(c['kind'], '')}" if c else "-",
+                  "-" if r.kernel_count is None else str(r.kernel_count))
+    return t
+
+
+def support_reasons(matrix, limit=12) -> Text:
+    """The reasons of the refused graphs, each once, with the graphs refused for it."""
+    groups: dict = {}
+    for r in matrix.results:
+        if not r.supported:
+            groups.setdefault(r.reason or r.stage, []).append(f"{r.name} [{r.data_type} {r.layout}]")
+    out = Text()
+    for i, (reason, names) in enumerate(sorted(groups.items(), key=lambda kv: -len(kv[1]))):
+        if i == limit:
+            out.append(f"... {len(groups) - limit} more reasons in --csv / --json\n", style="dim")
+            break
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        out.append(f"{len(names)} refused: ", style="red")
+        out.append(f"{reason}\n", style="bold")
+        out.append(f"    {shown}\n", style="dim")
+    return out
+
+
+def support_comparison(comparison, everything=False) -> Table:
+    counts = comparison.counts()
+    rows = [r for r in comparison.rows if everything or r["change"] != "same"]
+    t = table(f"{comparison.label_a} (A) vs {comparison.label_b} (B): " + ", ".join(f"{k}: {v}" for k, v in
+                                                                                      counts.items()),
+              caption="gained: supported in B only; lost: in A only; counts: supported (or not) in both, engine or "
+                      "config counts differ; counts read engines finalizing/engines, configs A+FALLBACK"
+                      + ("" if everything else "; unchanged graphs left out (--all prints them)"))
+    for col in ("change", "family", "graph", "dtype", "layout", "A", "B", "A counts", "B counts", "reason"):
+        t.add_column(col, overflow="fold", max_width=60 if col == "reason" else None)
+    style = {"gained": "green", "lost": "red", "counts": "yellow"}
+    for r in rows:
+        t.add_row(Text(r["change"], style=style.get(r["change"], "")), r["family"], r["graph"], r["data_type"],
+                  r["layout"], r["A"], r["B"], r["A counts"], r["B counts"], r["reason"][:200])
+    return t
+
+
+def explanation(ex, out=None) -> None:
+    out = out or console
+    r = ex.result
+    verdict = Text("SUPPORTED", style="bold green") if r.supported else \
+        Text(f"NOT SUPPORTED: refused at {r.stage}", style="bold red")
+    head = Text(f"{ex.name} on {ex.device}, cuDNN {ex.cudnn_version}: ")
+    head.append(verdict)
+    if r.supported and r.chosen:
+        head.append(f"\nfirst working config: engine {r.chosen['engine']} ({r.chosen['kind']}), "
+                    f"{'plan built' if r.verified == 'plan' else 'config finalized'}")
+    out.print(Panel(head, title="why", expand=False))
+    for stage, verdict_text, lines in ex.stages():
+        style = "red" if verdict_text == "REFUSED" else ("yellow" if verdict_text == "none" else "green")
+        out.print(Text(f"[{stage}] ", style="bold").append(verdict_text, style=style))
+        for line in lines:
+            out.print(Text("    " + line), soft_wrap=True)
+    if ex.minimization is not None:
+        m = ex.minimization
+        out.print(Text(f"smallest change that makes it supported ({m['kind']}, cost {m['cost']}): ", style="bold")
+                  .append(m["label"], style="bold green"))
+        for line in m["diff"]:
+            out.print(Text("    " + line, style="red" if line.startswith("-") else ("green" if line.startswith("+")
+                                                                                    else "yellow")), soft_wrap=True)
+        if m.get("verified"):
+            out.print(Text(f"    → {m['verified']}", style="green"))
+    if ex.alternatives:
+        out.print(Text("other changes that work: " + "; ".join(f"{a['label']} (cost {a['cost']})"
+                                                                for a in ex.alternatives[:6]), style="dim"))
+    if not r.supported and ex.minimization is None:
+        out.print(Text(f"{ex.tried} variation(s) tried", style="dim"))
+    for n in ex.notes:
+        out.print(Text("note: " + n, style="dim"))

@@ -37,7 +37,7 @@ from cudnn_backend.runtime.engines import check_graph, short_name
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.typed.introspection import graph_fingerprint
 
-__all__ = ["PlanCache", "CacheEntry", "PlanCacheWarning", "default_cache_path", "FORMAT"]
+__all__ = ["PlanCache", "CacheEntry", "PlanCacheWarning", "default_cache_path", "cache_dir", "FORMAT"]
 
 FORMAT = "cudnn-backend plan cache"
 SCHEMA_VERSION = 1
@@ -123,16 +123,21 @@ def _make_private(path: pathlib.Path) -> None:
         pass  # sqlite reports what is wrong with the path (a miss with a warning)
 
 
-def default_cache_path() -> pathlib.Path:
-    """``$CUDNN_BACKEND_PLAN_CACHE``, else ``plans.sqlite`` in the user's cache directory (platformdirs)."""
-    env = os.environ.get("CUDNN_BACKEND_PLAN_CACHE")
-    if env:
-        return pathlib.Path(env)
+def cache_dir() -> pathlib.Path:
+    """The package's cache folder: the user's cache directory (platformdirs) for ``cudnn-backend``."""
     try:
         import platformdirs
     except ImportError:  # a declared dependency, but keep working from a bare source tree
-        return pathlib.Path.home() / ".cache" / "cudnn-backend" / "plans.sqlite"
-    return pathlib.Path(platformdirs.user_cache_dir("cudnn-backend", appauthor=False)) / "plans.sqlite"
+        return pathlib.Path.home() / ".cache" / "cudnn-backend"
+    return pathlib.Path(platformdirs.user_cache_dir("cudnn-backend", appauthor=False))
+
+
+def default_cache_path() -> pathlib.Path:
+    """``$CUDNN_BACKEND_PLAN_CACHE``, else ``plans.sqlite`` in the package's cache folder (``cache_dir``)."""
+    env = os.environ.get("CUDNN_BACKEND_PLAN_CACHE")
+    if env:
+        return pathlib.Path(env)
+    return cache_dir() / "plans.sqlite"
 
 
 @dataclass

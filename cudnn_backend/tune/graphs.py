@@ -31,7 +31,7 @@ from cudnn_backend.typed.introspection import (
     topological_order,
 )
 
-__all__ = ["Subject", "resolve", "load_builder", "device_profile", "describe_graph", "describe_operations",
+__all__ = ["Subject", "resolve", "load_builder", "load_file_module", "device_profile", "describe_graph", "describe_operations",
            "graph_summary", "operations_of", "work_estimate"]
 
 
@@ -72,15 +72,7 @@ def load_builder(ref: str):
         path = pathlib.Path(target)
         if not path.is_file():
             raise ValueError(f"graph: {target!r} is not a file")
-        name = f"cudnn_backend_user_graph_{abs(hash(str(path.resolve())))}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as e:
-            sys.modules.pop(name, None)
-            raise ValueError(f"graph: importing {target!r} failed: {type(e).__name__}: {e}") from e
+        module = load_file_module(path, "graph")
     else:
         try:
             module = importlib.import_module(target)
@@ -90,6 +82,22 @@ def load_builder(ref: str):
     if not callable(fn):
         raise ValueError(f"graph: {target!r} has no function {func!r}")
     return fn
+
+
+def load_file_module(path, what="graph"):
+    """A user's Python file imported as a module (named after its path); ValueError naming ``what`` when importing
+    it raises."""
+    path = pathlib.Path(path)
+    name = f"cudnn_backend_user_graph_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        sys.modules.pop(name, None)
+        raise ValueError(f"{what}: importing {str(path)!r} failed: {type(e).__name__}: {e}") from e
+    return module
 
 
 def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profile=None) -> Subject:

@@ -363,8 +363,9 @@ def sweep(tasks, *, job="explore", executor="serial", gpus="all", workers=None, 
     return SweepResult(job, executor, n_workers, results, time.perf_counter() - t0, offline)
 
 
-def _worker_main(worker_id, pin, job, options, task_queue, result_queue):
-    """A spawned worker: pinned to one GPU (set before anything touches CUDA), runs tasks until the sentinel."""
+def _worker_main(worker_id, pin, job, options, task_queue, result_queue, runner=None):
+    """A spawned worker: pinned to one GPU (set before anything touches CUDA), runs tasks until the sentinel
+    (through ``runner(task, job, options, worker=...)``, a module-level function; default ``run_task``)."""
     if pin is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = pin
         if job != "explore" or options.get("time") is not False:  # cuda.core and the context meet cuDNN's first work
@@ -376,11 +377,11 @@ def _worker_main(worker_id, pin, job, options, task_queue, result_queue):
             return
         index, task = item
         result_queue.put(("start", worker_id, index))
-        result = run_task(task, job, options, worker=label)
+        result = (runner or run_task)(task, job, options, worker=label)
         result_queue.put(("done", worker_id, index, result))
 
 
-def _run_processes(tasks, order, job, options, pins, progress, t0) -> list:
+def _run_processes(tasks, order, job, options, pins, progress, t0, runner=None) -> list:
     ctx = multiprocessing.get_context("spawn")
     task_queue, result_queue = ctx.Queue(), ctx.Queue()
     procs, running = {}, {}
@@ -391,8 +392,8 @@ def _run_processes(tasks, order, job, options, pins, progress, t0) -> list:
         if pin is not None:  # the child inherits the environment at start: pinned before it imports anything
             os.environ["CUDA_VISIBLE_DEVICES"] = pin
         try:
-            p = ctx.Process(target=_worker_main, args=(worker_id, pin, job, options, task_queue, result_queue),
-                            daemon=True)
+            p = ctx.Process(target=_worker_main, args=(worker_id, pin, job, options, task_queue, result_queue,
+                                                       runner), daemon=True)
             p.start()
         finally:
             if pin is not None:
@@ -405,6 +406,10 @@ def _run_processes(tasks, order, job, options, pins, progress, t0) -> list:
     results: list = [None] * len(tasks)
     done = 0
     restarts_left = len(tasks) + len(pins)  # a worker dying on every start must not loop forever
+    # A worker that dies right after taking a task may never have sent its "start" (queues write from a thread):
+    # then nobody knows that task. Once such a death was seen and nothing is queued, running or reported for a
+    # while, the tasks still missing were taken by it: each is queued once more, then failed.
+    unknown_deaths, quiet, requeued = 0, 0, set()
     try:
         for w in range(len(pins)):
             start(w)
@@ -416,6 +421,7 @@ def _run_processes(tasks, order, job, options, pins, progress, t0) -> list:
             except _queue.Empty:
                 msg = None
             if msg is not None:
+                quiet = 0
                 if msg[0] == "start":
                     running[msg[1]] = (msg[2], time.perf_counter())
                 else:
@@ -442,6 +448,8 @@ def _run_processes(tasks, order, job, options, pins, progress, t0) -> list:
                         done += 1
                         if progress is not None:
                             progress(done, len(tasks), results[index])
+                else:
+                    unknown_deaths += 1
                 if done < len(tasks):
                     if restarts_left <= 0:
                         why = (f"worker processes keep dying (last exit code {p.exitcode}); if you called sweep() from "
@@ -453,6 +461,22 @@ def _run_processes(tasks, order, job, options, pins, progress, t0) -> list:
                         break
                     restarts_left -= 1
                     start(w)
+            busy = {index for index, _ in running.values()}
+            missing = [i for i, r in enumerate(results) if r is None and i not in busy]
+            quiet = quiet + 1 if unknown_deaths and missing and task_queue.empty() else 0
+            if quiet >= 4:
+                for i in missing:
+                    if i in requeued:
+                        results[i] = TaskResult(tasks[i], False, error="a worker process died after taking this "
+                                                "task, twice, before reporting it (a crash in native code)",
+                                                worker="unknown")
+                        done += 1
+                        if progress is not None:
+                            progress(done, len(tasks), results[i])
+                    else:
+                        requeued.add(i)
+                        task_queue.put((i, tasks[i]))
+                unknown_deaths, quiet = 0, 0
     finally:
         for _ in procs:
             task_queue.put(None)

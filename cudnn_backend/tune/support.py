@@ -1,0 +1,1134 @@
+"""Which graphs fuse, on which GPU and cuDNN release: the support matrix, and comparisons of two.
+
+``probe_graph(graph, device_profile)`` takes one graph through the stages cuDNN can refuse it at and says where it
+stopped (``SupportResult.stage``):
+
+========== ===========================================================================================
+stage      what refused the graph
+========== ===========================================================================================
+builder    the function that builds the graph raised (an error of its own, not a refusal)
+checks     the package's checks, before cuDNN saw the graph (shapes cuDNN would misread or write out of bounds)
+unavailable an operation or enum value newer than the loaded cuDNN
+finalize   cuDNN, finalizing an operation or the operation graph
+heuristics cuDNN's heuristics (modes A and FALLBACK) returned no engine config
+plan       every engine config heuristics returned was refused at execution-plan build
+crash      the worker process probing it died (cuDNN aborted or crashed): the graph is reported, the rest go on
+========== ===========================================================================================
+
+A graph that passes is supported: some config built a plan (``verified == "plan"``) or, for a runtime-compiled
+config offline, finalized without its plan being compiled (``verified == "config"``): compiling one kernel
+takes cuDNN's NVRTC 1-4 s, so offline ``plans="precompiled"`` (the default) builds the plans of precompiled
+configs only; ``plans="all"`` compiles too, ``plans="none"`` builds none. Every result counts the engines
+(cuDNN's global engine count, how many finalize for the graph), the configs of heuristics modes A and FALLBACK,
+and classifies the engines heuristics proposed from the notes cuDNN reports: **runtime-compiled** (behavior
+note RUNTIME_COMPILATION: the kernel is generated for this graph), **specialized** (a precompiled engine that
+runs a graph of several operations: one of cuDNN's fixed fusion patterns), **precompiled** (a precompiled
+engine for a single operation). On a GPU (``kernels=True``) plans are always built and the first working
+config is run once: its kernel count (1 = fully fused) and kernel names come from ``fusion_report``.
+
+``support_matrix(catalogue, device_profile)`` probes a catalogue (``tune.catalogue``) over worker processes,
+caching each result per (cuDNN release, device) in the package's cache folder, and returns a ``SupportMatrix``:
+a table, CSV, JSON and a family x data type heatmap. ``compare_support`` compares two matrices (two device
+profiles in this process, or two cuDNN releases, each probed in its own process with
+``CUDNN_BACKEND_LIBCUDNN``): which graphs gained or lost support, and how the engine and config counts moved.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import hashlib
+import inspect
+import json
+import math
+import os
+import pathlib
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import warnings
+from dataclasses import asdict, dataclass, field
+
+from cudnn_backend._bindings.enums import BehaviorNote, DataType
+from cudnn_backend.core import device as _device
+from cudnn_backend.core._descriptor import Descriptor, Handle, as_int
+from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
+from cudnn_backend.core.versions import format_version, loaded_version
+from cudnn_backend.errors import (
+    CudnnBackendError,
+    CudnnError,
+    CudnnUnsafeCallError,
+    CudnnVersionError,
+    GraphError,
+)
+from cudnn_backend.graph import Graph
+from cudnn_backend.patterns import CATALOGUE as PATTERNS
+from cudnn_backend.patterns import Pattern
+from cudnn_backend.runtime import engines as _engines
+from cudnn_backend.runtime import heuristics as _heuristics
+from cudnn_backend.runtime import plans as _plans
+from cudnn_backend.runtime.profiles import DeviceProfile, as_deviceprop, file_path
+from cudnn_backend.tune import catalogue as _catalogue
+from cudnn_backend.tune import graphs, plots
+from cudnn_backend.tune.cache import cache_dir
+from cudnn_backend.tune.catalogue import CatalogueEntry
+from cudnn_backend.tune.fusion import fusion_report
+from cudnn_backend.tune.results import plain_table
+from cudnn_backend.tune.sweeps import TaskResult, _run_processes
+from cudnn_backend.typed.introspection import graph_fingerprint, signature_of, tensor_slots, topological_order
+
+__all__ = ["STAGES", "KINDS", "PLAN_MODES", "SupportResult", "SupportMatrix", "SupportComparison", "SupportCache",
+           "probe_graph", "support_matrix", "compare_support", "compare_matrices", "default_support_cache_path",
+           "engine_kind", "graph_labels", "plot_support_heatmap", "cudnn_explanations", "materialize",
+           "PROBE_VERSION"]
+
+#: the stages a graph can be refused at, in order (see the module's notes)
+STAGES = ("builder", "checks", "unavailable", "finalize", "heuristics", "plan", "crash")
+#: the engine kinds, from cuDNN's engine notes (see the module's notes)
+KINDS = ("precompiled", "specialized", "runtime-compiled")
+#: ``plans=``: which configs' execution plans a probe builds
+PLAN_MODES = ("precompiled", "all", "none")
+#: bumped whenever what a probe records changes: cached results of another version are not used
+PROBE_VERSION = 1
+_MODES = ("A", "FALLBACK")
+_RC = BehaviorNote.CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION
+
+
+def engine_kind(config_or_notes, operation_count: int) -> str:
+    """"runtime-compiled", "specialized" or "precompiled" for a Config (or its behavior notes) in a graph of
+    ``operation_count`` operations (see the module's notes)."""
+    notes = config_or_notes.behavior_notes if hasattr(config_or_notes, "behavior_notes") else config_or_notes
+    if _RC in tuple(notes):
+        return "runtime-compiled"
+    return "specialized" if operation_count > 1 else "precompiled"
+
+
+# ---------------------------------------------------------------------------------------------
+# one graph
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class SupportResult:
+    """Where one graph stands (plain data: it pickles, and ``as_dict``/``from_dict`` round-trip through JSON).
+
+    ``supported``; ``stage`` where it was refused (None when supported) and ``reason`` (cuDNN's own words where
+    it gave some); ``verified``: "plan" (a plan was built), "config" (a runtime-compiled config finalized, its
+    plan not compiled) or "" (not supported); ``engines_total`` (cuDNN's engine count for the graph) and
+    ``engines_supported`` (engines that finalize for it); ``configs`` per heuristics mode; ``kinds``: {kind:
+    distinct engines heuristics proposed}; ``chosen``: the first working config (engine, kind, knobs, mode,
+    rank); on a GPU ``kernel_count`` and ``kernels`` of that config (None / [] offline); ``detail``: per stage,
+    what ``why`` shows (filled with ``detail=True``)."""
+
+    name: str
+    family: str = "user"
+    data_type: str = "-"
+    layout: str = "-"
+    ops: str = ""
+    supported: bool = False
+    stage: str | None = None
+    reason: str = ""
+    verified: str = ""
+    engines_total: int | None = None
+    engines_supported: int | None = None
+    configs: dict = field(default_factory=dict)
+    kinds: dict = field(default_factory=dict)
+    chosen: dict | None = None
+    kernel_count: int | None = None
+    kernels: list = field(default_factory=list)
+    kernel_error: str = ""
+    operations: int = 0
+    fingerprint: str = ""
+    seconds: float = 0.0
+    cached: bool = False
+    detail: dict = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """What tells results apart: ``"name [data type layout]"`` (a catalogue entry's key)."""
+        return f"{self.name} [{self.data_type} {self.layout}]"
+
+    @property
+    def status(self) -> str:
+        """"yes" (a plan built), "yes*" (a runtime-compiled config finalized; its plan not compiled), or the stage
+        that refused it ("no: heuristics")."""
+        if self.supported:
+            return "yes" if self.verified == "plan" else "yes*"
+        return f"no: {self.stage}"
+
+    def as_dict(self) -> dict:
+        """The result as JSON-able plain data (with its ``status``); ``from_dict`` reads it back."""
+        d = asdict(self)
+        d["status"] = self.status
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SupportResult":
+        """A result from ``as_dict`` output (unknown keys ignored)."""
+        names = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    def row(self) -> dict:
+        """The result as one flat row (the table's and the CSV's columns)."""
+        c = self.chosen or {}
+        return {
+            "family": self.family, "graph": self.name, "data_type": self.data_type, "layout": self.layout,
+            "status": self.status, "stage": self.stage or "",
+            "engines": "-" if self.engines_total is None else f"{self.engines_supported}/{self.engines_total}",
+            "configs_A": self.configs.get("A", ""), "configs_FALLBACK": self.configs.get("FALLBACK", ""),
+            "kinds": " ".join(f"{k}:{n}" for k, n in self.kinds.items()),
+            "engine": "" if not c else c.get("engine"), "engine_kind": c.get("kind", ""),
+            "kernels": "" if self.kernel_count is None else self.kernel_count,
+            "kernel_names": " ".join(self.kernels), "reason": self.reason,
+        }
+
+
+def _call_builder(builder, kwargs):
+    """The graph object a builder makes (a pattern name, "FILE.py:FUNC", "module:FUNC" or a callable), unfinalized
+    where the builder takes ``build=``."""
+    fn = builder if callable(builder) else (PATTERNS.get(builder) or graphs.load_builder(builder))
+    kw = dict(kwargs or {})
+    if "build" not in kw:
+        try:
+            if "build" in inspect.signature(fn).parameters:
+                kw["build"] = False
+        except (TypeError, ValueError):
+            pass
+    return fn(**kw)
+
+
+def _refusal_stage(error) -> str:
+    """The stage an exception raised while building a graph belongs to."""
+    if isinstance(error, CudnnVersionError):
+        return "unavailable"
+    if isinstance(error, (GraphError, CudnnUnsafeCallError)):
+        return "checks"
+    if isinstance(error, CudnnError):
+        return "finalize"
+    return "builder"
+
+
+def _message(error) -> str:
+    text = " ".join(str(error).split())
+    text = text.split(" hint: ")[0]
+    return f"{type(error).__name__}: {text}"[:600]
+
+
+def materialize(graph, kwargs=None, handle=None):
+    """(Graph or None, finalized operation graph or None, stage, error) for a graph, Pattern, finalized operation
+    graph or builder: building, the package's checks and cuDNN's finalize kept apart, so the stage that refused
+    it is known."""
+    obj = graph
+    if isinstance(graph, str) or (callable(graph) and not isinstance(graph, (Graph, Pattern, Descriptor))):
+        try:
+            obj = _call_builder(graph, kwargs)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:  # noqa: BLE001 - the builder's failure is the probe's answer
+            return None, None, _refusal_stage(e), e
+    if isinstance(obj, Pattern):
+        obj = obj.graph
+    if obj is graph and not isinstance(graph, (Graph, Pattern, Descriptor)):
+        return None, None, "builder", TypeError(f"graph: expected a Graph, a Pattern, a finalized operation graph, a "
+                                                f"pattern name or FILE.py:FUNC, not {type(graph).__name__}")
+    if isinstance(obj, Descriptor):
+        try:
+            _engines.check_graph(obj, "graph")
+        except (TypeError, ValueError) as e:
+            return None, None, "builder", e
+        return None, obj, None, None
+    if not isinstance(obj, Graph):
+        return None, None, "builder", TypeError(f"the builder returned a {type(obj).__name__}, not a Graph, a "
+                                                "Pattern or a finalized operation graph")
+    if obj.op_graph is not None:
+        return obj, obj.op_graph, None, None
+    try:
+        obj.check()
+    except (GraphError, CudnnUnsafeCallError) as e:
+        return obj, None, "checks", e
+    try:
+        return obj, obj.build(handle, check=False), None, None
+    except CudnnBackendError as e:
+        return obj, None, _refusal_stage(e), e
+
+
+def graph_labels(operations) -> tuple:
+    """(data type label, layout label) of a graph from its first operation's first real input: its data type
+    (fp16, bf16, fp32, fp8, int8, ...) and layout (nhwc / nchw for 4-d and wider tensors by their strides, "row"
+    for others)."""
+    try:
+        ops = topological_order(operations)
+    except Exception:  # noqa: BLE001 - a graph we cannot order: its own order
+        ops = list(operations)
+    for op in ops:
+        for _, t, out in tensor_slots(op):
+            uid, dims, strides, dt, virtual, by_value = signature_of(t)
+            if out or virtual or by_value:
+                continue
+            label = "-"
+            for name, member in _catalogue.DATA_TYPES.items():
+                if dt is not None and int(dt) == int(member):
+                    label = name
+            if label == "-" and dt is not None:
+                try:
+                    label = DataType(int(dt)).name.replace("CUDNN_DATA_", "").lower()
+                except ValueError:
+                    label = str(dt)
+            layout = "row"
+            if len(dims) >= 4 and len(strides) == len(dims):
+                layout = "nhwc" if strides[1] == 1 and dims[1] > 1 else "nchw"
+            return label, layout
+    return "-", "-"
+
+
+_FRAME = re.compile(r"^[\w:.>\-\[\]]+\([^()]*\)$")  # a call on cuDNN's stack: check_for_support(), engine.finalize()
+_NOISE = ("global index -1 is not found", "redirecting to", "CUDNN_INVALID_PLACE_HOLDER_ENGINE")
+_STATUS = re.compile(r"(CUDNN_STATUS_\w+); Reason: (.*)$")
+
+
+def cudnn_explanations(messages, limit=12) -> list:
+    """[(status, reason)] of a captured cuDNN log, informative lines only: its conditions and sentences, not the
+    calls it unwound through (``check_for_support()``), in the order cuDNN logged them, each once."""
+    out = []
+    for line in cudnn_reasons(messages, limit=400).splitlines():
+        m = _STATUS.search(line)
+        if not m:
+            continue
+        status, reason = m.group(1).replace("CUDNN_STATUS_", ""), m.group(2).strip()
+        if _FRAME.match(reason) or reason in ("status", "false", "true") or any(n in reason for n in _NOISE):
+            continue
+        if (status, reason) not in out:
+            out.append((status, reason))
+    return out[:limit]
+
+
+def _stage_reason(messages, fallback="", limit=3) -> str:
+    """cuDNN's first informative reasons of a captured log, on one line (``cudnn_explanations``)."""
+    found = cudnn_explanations(messages, limit)
+    return "; ".join(f"{status}: {reason}" for status, reason in found) if found else fallback
+
+
+def probe_graph(graph, device_profile=None, *, handle=None, kwargs=None, plans="precompiled", kernels=False,
+          detail=False, allow_version_mismatch=None, entry: CatalogueEntry | None = None) -> SupportResult:
+    """One graph through every stage (see the module's notes) -> ``SupportResult``.
+
+    ``graph``: a ``Graph``, ``Pattern``, finalized operation graph, pattern name or "FILE.py:FUNC" (called with
+    ``kwargs``). Offline ``device_profile`` (a DeviceProfile, bundled name or file) is the target; on a GPU pass
+    ``handle`` (``kernels=True`` runs the first working config once and names its kernels). ``plans``: "precompiled"
+    (offline default), "all" or "none" (on a GPU plans are always built). ``detail=True`` keeps, per stage, cuDNN's
+    log and each engine's and config's refusal (what ``why`` prints)."""
+    if plans not in PLAN_MODES:
+        raise ValueError(f"plans: {plans!r} is not one of {', '.join(PLAN_MODES)}")
+    if handle is None and device_profile is None and _device.gpu_available():
+        raise ValueError("probe_graph: on a GPU pass handle= (or a device_profile= to probe another GPU offline)")
+    t0 = time.perf_counter()
+    e = entry
+    r = SupportResult(name=e.name if e else (graph if isinstance(graph, str) else getattr(graph, "name", "graph")),
+                      family=e.family if e else "user", data_type=e.data_type if e else "-",
+                      layout=e.layout if e else "-", ops=e.ops if e else "")
+    dp = None if device_profile is None else as_deviceprop(graphs.device_profile(device_profile), allow_version_mismatch)
+    try:
+        _probe(r, graph, kwargs, dp, handle, plans, kernels, detail)
+    finally:
+        r.seconds = time.perf_counter() - t0
+    return r
+
+
+def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail):
+    with cudnn_messages() as log:
+        g, og, stage, error = materialize(graph, kwargs, handle)
+    operations = graphs.operations_of(og) if og is not None else (g.operations if g is not None else ())
+    r.operations = len(operations)
+    if operations and (r.data_type == "-" or r.layout == "-"):
+        dt, lay = graph_labels(operations)
+        r.data_type = dt if r.data_type == "-" else r.data_type
+        r.layout = lay if r.layout == "-" else r.layout
+    if not r.ops and og is not None:
+        r.ops = " → ".join(row["operation"] for row in graphs.describe_operations(og))
+    if stage is not None:
+        r.stage, r.reason = stage, _message(error)
+        if stage == "finalize":
+            why = _stage_reason(log)
+            if why:
+                r.reason += f" (cuDNN: {why})"
+        if detail:
+            r.detail[stage] = {"error": _message(error), "log": list(log),
+                               "traceback": "".join(traceback.format_exception(type(error), error, error.__traceback__,
+                                                                               limit=6)) if stage == "builder" else ""}
+        return
+    r.fingerprint = graph_fingerprint(og)
+    # engines: how many cuDNN has for this graph, how many finalize for it
+    r.engines_total = _engines.engine_count(og)
+    engine_rows = []
+    supported = 0
+    for index in range(r.engines_total):
+        if detail:
+            with cudnn_messages() as elog:
+                info = _engines.inspect_engine(og, index, dp)
+        else:
+            info = _engines.inspect_engine(og, index, dp)
+        supported += info.supported
+        if detail:
+            engine_rows.append({"engine": index, "supported": info.supported,
+                                "kind": engine_kind(info.behavior_notes, r.operations) if info.supported else "",
+                                "status": getattr(info.status, "name", info.status) if not info.supported else "",
+                                "reason": info.reason, "cudnn": _stage_reason(elog) if not info.supported else ""})
+    r.engines_supported = supported
+    if detail:
+        r.detail["engines"] = engine_rows
+    # heuristics
+    configs, seen = [], set()
+    heur_detail = {}
+    for mode in (("A", "B", "FALLBACK") if detail else _MODES):
+        with cudnn_messages() as hlog:
+            found = _heuristics.get_configs(og, mode, dp, raise_if_empty=False)
+        if mode in _MODES:
+            r.configs[mode] = len(found)
+        heur_detail[mode] = {"configs": len(found), "reasons": cudnn_reasons(hlog, limit=40).splitlines(),
+                             "first": [c.engine_index for c in found[:8]]}
+        if mode == "B":
+            continue
+        for c in found:
+            if c.key not in seen:
+                seen.add(c.key)
+                configs.append(c)
+    if detail:
+        r.detail["heuristics"] = heur_detail
+    kinds: dict = {}
+    engines_seen = set()
+    for c in configs:
+        if c.engine_index not in engines_seen:
+            engines_seen.add(c.engine_index)
+            kind = engine_kind(c, r.operations)
+            kinds[kind] = kinds.get(kind, 0) + 1
+    r.kinds = {k: kinds[k] for k in KINDS if k in kinds}
+    if not configs:
+        r.stage = "heuristics"
+        reasons = [line for m in _MODES for line in heur_detail[m]["reasons"]]
+        r.reason = "heuristics returned no engine config" + (
+            f" (cuDNN: {_stage_reason(reasons)})" if reasons else "")
+        return
+    # plans
+    attempts = []
+    on_gpu = handle is not None
+    for c in configs:
+        kind = engine_kind(c, r.operations)
+        summary = {"engine": c.engine_index, "kind": kind, "knobs": {_engines.short_name(k): v for k, v in c.knobs.items()},
+                   "mode": _engines.short_name(c.mode) if c.mode is not None else "", "rank": c.rank}
+        if not on_gpu and (plans == "none" or (plans == "precompiled" and kind == "runtime-compiled")):
+            r.supported, r.verified, r.chosen = True, "config", summary
+            attempts.append(dict(summary, ok=True, stage="config", reason="plan not built (" + (
+                "plans='none'" if plans == "none" else "runtime-compiled: plans='all' compiles it") + ")"))
+            break
+        with cudnn_messages() as plog:
+            try:
+                plan = _plans.build_plan(c, handle=handle, device_profile=dp)
+            except CudnnError as err:
+                attempts.append(dict(summary, ok=False, stage="plan", reason=_engines.reason_of(err),
+                                     cudnn=_stage_reason(plog)))
+                continue
+        try:
+            r.supported, r.verified, r.chosen = True, "plan", summary
+            attempts.append(dict(summary, ok=True, stage="plan", reason=""))
+            if kernels and on_gpu:
+                try:
+                    report = fusion_report(plan, handle)
+                    r.kernel_count = report.kernel_count
+                    r.kernels = [k.short_name for k in report.kernels]
+                except (KeyboardInterrupt, SystemExit):
+                    raise
+                except BaseException as err:  # noqa: BLE001 - the kernels are extra: reported, the rest stands
+                    r.kernel_error = _message(err)
+        finally:
+            plan.close()
+        break
+    if detail:
+        r.detail["plans"] = attempts
+    if not r.supported:
+        r.stage = "plan"
+        reasons = {}
+        for a in attempts:
+            reasons.setdefault(a["reason"], []).append(a["engine"])
+        r.reason = f"every config ({len(attempts)}) was refused at plan build: " + "; ".join(
+            f"{why} (engines {', '.join(map(str, sorted(set(idx))))})" for why, idx in list(reasons.items())[:3])
+
+
+# ---------------------------------------------------------------------------------------------
+# the cache
+# ---------------------------------------------------------------------------------------------
+def default_support_cache_path() -> pathlib.Path:
+    """``$CUDNN_BACKEND_SUPPORT_CACHE``, else ``support.sqlite`` in the package's cache folder (``cache_dir``)."""
+    env = os.environ.get("CUDNN_BACKEND_SUPPORT_CACHE")
+    return pathlib.Path(env) if env else cache_dir() / "support.sqlite"
+
+
+class SupportCache:
+    """Probe results on disk (sqlite, WAL), keyed by graph fingerprint, cuDNN release, device (a profile's JSON,
+    or a GPU's name, SM version and count), plan mode and ``PROBE_VERSION``. A corrupt or foreign file is used as
+    no cache, with a warning (a ``RuntimeWarning``), never a crash."""
+
+    def __init__(self, path=None):
+        self.path = pathlib.Path(default_support_cache_path() if path is None else file_path(path, "cache"))
+        self._usable = None
+        self._lock = threading.Lock()
+
+    def __repr__(self):
+        return f"<SupportCache {str(self.path)!r}>"
+
+    @contextlib.contextmanager
+    def _connect(self):
+        con = sqlite3.connect(str(self.path), timeout=30)
+        try:
+            yield con
+        finally:
+            con.close()
+
+    def _ready(self) -> bool:
+        with self._lock:
+            if self._usable is None:
+                try:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    with self._connect() as con:
+                        con.execute("PRAGMA journal_mode=WAL")
+                        con.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, cudnn_version INTEGER "
+                                    "NOT NULL, device TEXT NOT NULL, result TEXT NOT NULL, stored_at REAL NOT NULL)")
+                        con.execute("SELECT key, result FROM results LIMIT 1").fetchall()
+                        con.commit()
+                    self._usable = True
+                except (sqlite3.Error, OSError) as e:
+                    warnings.warn(f"support cache {str(self.path)!r} is not usable ({e}); probing without it",
+                                  RuntimeWarning, stacklevel=4)
+                    self._usable = False
+            return self._usable
+
+    @staticmethod
+    def key(fingerprint, cudnn_version, device, plans) -> str:
+        """The key of one result: graph fingerprint, cuDNN version, device identity, plan mode, PROBE_VERSION."""
+        text = json.dumps([PROBE_VERSION, fingerprint, int(cudnn_version), device, plans])
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def get_many(self, keys) -> dict:
+        """{key: result dict} of the keys stored."""
+        if not keys or not self._ready():
+            return {}
+        out = {}
+        keys = list(keys)
+        try:
+            with self._connect() as con:
+                for i in range(0, len(keys), 500):
+                    chunk = keys[i:i + 500]
+                    rows = con.execute(f"SELECT key, result FROM results WHERE key IN ({','.join('?' * len(chunk))})",
+                                       chunk).fetchall()
+                    for k, text in rows:
+                        try:
+                            out[k] = json.loads(text)
+                        except ValueError:
+                            continue
+        except sqlite3.Error as e:
+            warnings.warn(f"support cache {str(self.path)!r}: {e}; probing without it", RuntimeWarning, stacklevel=3)
+            return {}
+        return out
+
+    def put_many(self, items) -> int:
+        """Store ``[(key, cudnn_version, device, result dict)]``; how many were written."""
+        items = list(items)
+        if not items or not self._ready():
+            return 0
+        now = time.time()
+        try:
+            with self._connect() as con:
+                con.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
+                                [(k, int(v), d, json.dumps(r), now) for k, v, d, r in items])
+                con.commit()
+        except sqlite3.Error as e:
+            warnings.warn(f"support cache {str(self.path)!r}: {e}; results not stored", RuntimeWarning, stacklevel=3)
+            return 0
+        return len(items)
+
+    def clear(self) -> int:
+        """Remove every stored result; how many there were."""
+        if not self.path.exists() or not self._ready():
+            return 0
+        with self._connect() as con:
+            n = con.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+            con.execute("DELETE FROM results")
+            con.commit()
+        return int(n)
+
+
+def _device_identity(profile, handle) -> tuple:
+    """(cache identity, description dict) of what the probes target."""
+    if profile is not None:
+        doc = json.loads(profile.deviceprop_json)
+        digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
+        return f"profile:{digest}", {"name": profile.device_name, "source": profile.source or "device profile",
+                                     "sm": doc.get("deviceVer"), "sm_count": doc.get("multiProcessorCount"),
+                                     "profile_cudnn_version": profile.cudnn_version, "offline": True}
+    name, sm, count = _plans.device_key(handle=handle)
+    return f"gpu:{name}:{sm}:{count}", {"name": name, "source": "gpu", "sm": sm, "sm_count": count, "offline": False}
+
+
+# ---------------------------------------------------------------------------------------------
+# the matrix
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class SupportMatrix:
+    """Probe results of a catalogue on one device and cuDNN release: ``results`` (``SupportResult``, catalogue
+    order), the ``device`` ({name, source, sm, sm_count, offline}), ``cudnn_version`` ("9.19.0"), ``plans`` (the
+    plan mode), ``kernels`` (whether kernel counts were measured), ``filters``, ``notes`` (duplicates dropped,
+    entries filtered after building, ...), ``wall_seconds`` and how many results came from the cache."""
+
+    results: list
+    device: dict
+    cudnn_version: str
+    plans: str = "precompiled"
+    kernels: bool = False
+    filters: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    wall_seconds: float = 0.0
+    cached: int = 0
+    workers: int = 1
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __len__(self):
+        return len(self.results)
+
+    def __getitem__(self, key) -> SupportResult:
+        """The result of an entry by its key (``"name [fp16 nhwc]"``) or index."""
+        if isinstance(key, int):
+            return self.results[key]
+        for r in self.results:
+            if r.key == key:
+                return r
+        raise KeyError(f"no entry {key!r} in this matrix")
+
+    @property
+    def supported(self) -> list:
+        """The results of the supported graphs."""
+        return [r for r in self.results if r.supported]
+
+    def rows(self) -> list:
+        """One flat row per graph (``SupportResult.row``): the table's and the CSV's."""
+        return [r.row() for r in self.results]
+
+    def summary(self) -> dict:
+        """{family: {data type: (supported, entries)}} in catalogue order."""
+        out: dict = {}
+        for r in self.results:
+            cell = out.setdefault(r.family, {}).setdefault(r.data_type, [0, 0])
+            cell[0] += r.supported
+            cell[1] += 1
+        return {f: {d: tuple(c) for d, c in cols.items()} for f, cols in out.items()}
+
+    def stage_counts(self) -> dict:
+        """{"supported": n, stage: n, ...}: how many graphs passed, and how many each stage refused."""
+        out = {"supported": sum(r.supported for r in self.results)}
+        for s in STAGES:
+            n = sum(1 for r in self.results if r.stage == s)
+            if n:
+                out[s] = n
+        return out
+
+    def legend(self) -> list:
+        """What every mark means (printed under tables and written into the JSON)."""
+        lines = ["yes: some engine config heuristics returned built an execution plan",
+                 "yes*: a runtime-compiled config finalized; its plan was not compiled (plans='all' / --plans all "
+                 "compiles it)" if self.plans != "none" else "yes*: heuristics returned a config that finalized; no "
+                 "plan was built (plans='none')",
+                 "no: <stage>: refused at that stage (" + ", ".join(STAGES) + ")",
+                 "engines: engines that finalize for the graph / cuDNN's engine count for it",
+                 "configs: engine configs heuristics modes A and FALLBACK returned",
+                 "kinds: distinct engines heuristics proposed, by kind: runtime-compiled (behavior note "
+                 "RUNTIME_COMPILATION), specialized (precompiled, several operations), precompiled (one operation)"]
+        if self.kernels:
+            lines.append("kernels: kernels one execute of the first working config launched (1 = fully fused)")
+        else:
+            lines.append("kernels: empty — measured only on a GPU (--kernels); offline nothing runs")
+        return lines
+
+    def to_dict(self) -> dict:
+        """The matrix as JSON-able data, with its legend (``from_dict`` / ``load`` read it back)."""
+        return {"format": "cudnn-backend support matrix", "version": 1, "device": dict(self.device),
+                "cudnn_version": self.cudnn_version, "plans": self.plans, "kernels": self.kernels,
+                "filters": dict(self.filters), "notes": list(self.notes), "legend": self.legend(),
+                "wall_seconds": round(self.wall_seconds, 3), "cached": self.cached, "workers": self.workers,
+                "results": [r.as_dict() for r in self.results]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SupportMatrix":
+        """A matrix from ``to_dict`` output (ValueError for anything else)."""
+        if not isinstance(d, dict) or d.get("format") != "cudnn-backend support matrix":
+            raise ValueError("not a support matrix (expected the JSON `support --json` writes)")
+        return cls([SupportResult.from_dict(r) for r in d.get("results", [])], dict(d.get("device", {})),
+                   str(d.get("cudnn_version", "?")), d.get("plans", "precompiled"), bool(d.get("kernels")),
+                   dict(d.get("filters", {})), list(d.get("notes", [])), float(d.get("wall_seconds", 0.0)),
+                   int(d.get("cached", 0)), int(d.get("workers", 1)))
+
+    @classmethod
+    def load(cls, path) -> "SupportMatrix":
+        """A matrix from the JSON file ``write_json`` (or ``cudnn-backend support --json``) wrote."""
+        p = file_path(path, "matrix")
+        try:
+            return cls.from_dict(json.loads(p.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as e:
+            raise ValueError(f"matrix: {str(p)!r}: {e}") from None
+
+    def write_json(self, path) -> pathlib.Path:
+        """Write ``to_dict()`` as JSON; the path written."""
+        p = file_path(path, "json")
+        p.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
+        return p
+
+    def write_csv(self, path) -> pathlib.Path:
+        """Write ``rows()`` as CSV (a header, one line per graph); the path written."""
+        p = file_path(path, "csv")
+        rows = self.rows()
+        with open(p, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["graph"])
+            w.writeheader()
+            w.writerows(rows)
+        return p
+
+    def table(self) -> str:
+        """A plain-text table of every row (the command line prints a rich one)."""
+        return plain_table(self.rows())
+
+    def title(self) -> str:
+        """One line: the device, where it came from, the cuDNN release, how many graphs and how many supported."""
+        d = self.device
+        where = "measured on the GPU" if not d.get("offline", True) else "offline, device profile"
+        return (f"{d.get('name', '?')} (SM {_sm(d.get('sm'))}, {where}) · cuDNN {self.cudnn_version} · "
+                f"{len(self.results)} graphs, {sum(r.supported for r in self.results)} supported")
+
+
+def _sm(value) -> str:
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        return "?"
+    return f"{v // 100}.{v % 100 // 10}" if v >= 100 else str(v)
+
+
+def plot_support_heatmap(matrix: SupportMatrix, path, *, title=None) -> pathlib.Path:
+    """Family x data type heatmap of the share of supported graphs (each cell annotated supported/entries);
+    a cell with no entry is grey and marked "–" (not probed, which is not "unsupported")."""
+    summary = matrix.summary()
+    if not summary:
+        raise ValueError("the matrix is empty: nothing to plot")
+    plt = plots.pyplot()
+    import numpy as np
+
+    families = list(summary)
+    order = list(_catalogue.DATA_TYPES) + ["-"]
+    dtypes = [d for d in order if any(d in cols for cols in summary.values())]
+    dtypes += sorted({d for cols in summary.values() for d in cols} - set(dtypes))
+    values = np.full((len(families), len(dtypes)), np.nan)
+    for i, f in enumerate(families):
+        for j, d in enumerate(dtypes):
+            if d in summary[f]:
+                ok, n = summary[f][d]
+                values[i, j] = ok / n
+    fig, ax = plt.subplots(figsize=(1.4 + 1.1 * len(dtypes), 1.2 + 0.45 * len(families)))
+    cmap = plt.get_cmap("RdYlGn").copy()
+    cmap = cmap.with_extremes(bad="#d9d9d9")
+    im = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+    for i, f in enumerate(families):
+        for j, d in enumerate(dtypes):
+            text = "–" if d not in summary[f] else "{}/{}".format(*summary[f][d])
+            ax.text(j, i, text, ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(dtypes)))
+    ax.set_xticklabels(dtypes)
+    ax.set_yticks(range(len(families)))
+    ax.set_yticklabels(families)
+    fig.colorbar(im, ax=ax, label="share of graphs supported")
+    star = "; yes* (runtime-compiled, plan not compiled) counts as supported" if matrix.plans != "all" else ""
+    ax.set_title(title or f"{matrix.device.get('name', '?')}, cuDNN {matrix.cudnn_version}: supported / graphs",
+                 fontsize=9)
+    fig.text(0.01, 0.01, f"– : no graph of this family in this data type (not probed){star}", fontsize=6)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    p = pathlib.Path(path)
+    fig.savefig(p, dpi=120)
+    plt.close(fig)
+    return p
+
+
+# ---------------------------------------------------------------------------------------------
+# probing a catalogue
+# ---------------------------------------------------------------------------------------------
+def _probe_task(task, job, options, worker=""):
+    """A worker's runner (``sweeps``' process executor): one catalogue entry probed here."""
+    entry = CatalogueEntry.from_dict(options["entries"][task.label])
+    handle = None
+    try:
+        if options.get("gpu"):
+            handle = Handle()
+        return probe_graph(entry.builder, options.get("device_profile"), handle=handle, kwargs=entry.kwargs,
+                     plans=options.get("plans", "precompiled"), kernels=options.get("kernels", False),
+                     allow_version_mismatch=options.get("allow_version_mismatch"), entry=entry)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # noqa: BLE001 - one entry's failure never stops the others
+        return SupportResult(entry.name, entry.family, entry.data_type, entry.layout, entry.ops, stage="builder",
+                             reason=f"probe failed: {_message(e)}")
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def _as_entries(catalogue) -> list:
+    if catalogue is None:
+        return _catalogue.default_catalogue()
+    if isinstance(catalogue, (str, os.PathLike)):
+        return _catalogue.load_catalogue(catalogue)
+    if not isinstance(catalogue, (list, tuple)):
+        raise TypeError(f"catalogue: expected None (the default catalogue), a file or a list of CatalogueEntry, not "
+                        f"{type(catalogue).__name__}")
+    out = []
+    for i, item in enumerate(catalogue):
+        if isinstance(item, CatalogueEntry):
+            out.append(item)
+        elif isinstance(item, dict):
+            out.append(CatalogueEntry.from_dict(item))
+        else:
+            raise TypeError(f"catalogue[{i}]: expected a CatalogueEntry, not {type(item).__name__}")
+        if len(out) > _catalogue.MAX_ENTRIES:
+            raise ValueError(f"catalogue: more than {_catalogue.MAX_ENTRIES} entries; split it")
+    return out
+
+
+def support_matrix(catalogue=None, device_profile=None, *, family=None, data_type=None, layout=None, name=None,
+                   plans="precompiled", kernels=None, workers=None, cache=True, progress=None,
+                   allow_version_mismatch=None) -> SupportMatrix:
+    """Probe a catalogue -> ``SupportMatrix`` (see the module's notes).
+
+    ``catalogue``: None (the default catalogue), a file (``catalogue.load_catalogue``) or ``CatalogueEntry``s.
+    ``device_profile``: the target offline (a DeviceProfile, bundled name or file); None: this machine's GPU,
+    else the bundled h200. ``family``/``data_type``/``layout``/``name``: filters (``catalogue.filter_entries``).
+    ``kernels`` (GPU only; default: on when probing this GPU) runs each first working config once.
+    ``workers``: CPU processes (default: one per core when more than a few graphs need probing; 1 probes here);
+    ``cache``: True (the default cache), False, a path or a ``SupportCache``. ``progress(done, total, text)``."""
+    t0 = time.perf_counter()
+    if plans not in PLAN_MODES:
+        raise ValueError(f"plans: {plans!r} is not one of {', '.join(PLAN_MODES)}")
+    if workers is not None:
+        workers = as_int(workers, "workers", 1)
+    entries = _as_entries(catalogue)
+    total_given = len(entries)
+    entries = _catalogue.filter_entries(entries, family=family, data_type=data_type, layout=layout, name=name)
+    filters = {k: v for k, v in (("family", family), ("data_type", data_type), ("layout", layout), ("name", name))
+               if v is not None}
+    if not entries:
+        raise ValueError(f"no catalogue entry to probe: the catalogue has {total_given} entr"
+                         f"{'y' if total_given == 1 else 'ies'}" + (f" and none passes the filters {filters}"
+                                                                     if filters else ""))
+    notes = []
+    unique, seen = [], set()
+    for e in entries:
+        if e.key in seen:
+            continue
+        seen.add(e.key)
+        unique.append(e)
+    if len(unique) < len(entries):
+        notes.append(f"{len(entries) - len(unique)} duplicate entr{'y' if len(entries) - len(unique) == 1 else 'ies'} "
+                     "(same name, data type and layout) probed once")
+    entries = unique
+    on_gpu = device_profile is None and _device.gpu_available()
+    profile = None if on_gpu else graphs.device_profile(device_profile or "h200")
+    if isinstance(profile, Descriptor):
+        raise TypeError("device_profile: pass a DeviceProfile, a bundled name or a file (a DEVICEPROP descriptor "
+                        "cannot be sent to worker processes)")
+    if profile is not None and allow_version_mismatch is not None:
+        profile = DeviceProfile(profile.deviceprop_json, profile.cudnn_version, profile.source,
+                                allow_version_mismatch=bool(allow_version_mismatch))
+    kernels = on_gpu if kernels is None else bool(kernels)
+    if kernels and not on_gpu:
+        raise ValueError("kernels: kernel counts are measured by running the plans on this machine's GPU; offline "
+                         "(a device profile, or no GPU) there is nothing to run")
+    handle = Handle() if on_gpu else None
+    try:
+        if profile is not None:
+            as_deviceprop(profile)  # refuse a profile this cuDNN cannot take now, not once per entry
+        identity, device = _device_identity(profile, handle)
+        version = loaded_version()
+        store = None if cache is False or cache is None else (cache if isinstance(cache, SupportCache) else
+                                                              SupportCache(None if cache is True else cache))
+        plan_mode = "gpu" if on_gpu else plans
+        results: list = [None] * len(entries)
+        keys: list = [None] * len(entries)
+        # the graphs are built here (cheap) for their fingerprints: cache hits need nothing else
+        for i, e in enumerate(entries):
+            if store is None:
+                break
+            g, og, stage, _ = materialize(e.builder, e.kwargs, handle)
+            if og is not None:
+                keys[i] = SupportCache.key(graph_fingerprint(og), version, identity, plan_mode)
+        hits = store.get_many([k for k in keys if k]) if store is not None else {}
+        todo = []
+        for i, (e, k) in enumerate(zip(entries, keys)):
+            if k in hits:
+                r = SupportResult.from_dict(hits[k])
+                r.name, r.family, r.cached = e.name, e.family, True
+                r.data_type = e.data_type if e.data_type != "-" else r.data_type
+                r.layout = e.layout if e.layout != "-" else r.layout
+                r.ops = e.ops or r.ops
+                results[i] = r
+            else:
+                todo.append(i)
+        cached = len(entries) - len(todo)
+        if progress is not None and cached:
+            progress(cached, len(entries), f"{cached} from the cache")
+        n_workers = _worker_count(workers, len(todo))
+        options = {"device_profile": profile, "plans": plans, "kernels": kernels, "gpu": on_gpu,
+                   "allow_version_mismatch": allow_version_mismatch,
+                   "entries": {entries[i].key: entries[i].as_dict() for i in todo}}
+
+        def keep(result):
+            """Store a result as it arrives (an interrupted run keeps what it probed)."""
+            if store is not None and isinstance(result, SupportResult) and result.fingerprint:
+                store.put_many([(SupportCache.key(result.fingerprint, version, identity, plan_mode), version,
+                                 identity, result.as_dict())])
+
+        if n_workers <= 1:
+            for done, i in enumerate(todo, 1):
+                e = entries[i]
+                results[i] = probe_graph(e.builder, None if on_gpu else profile, handle=handle, kwargs=e.kwargs,
+                                         plans=plans, kernels=kernels, allow_version_mismatch=allow_version_mismatch,
+                                         entry=e)
+                keep(results[i])
+                if progress is not None:
+                    progress(cached + done, len(entries), e.key)
+        elif todo:
+            order = sorted(todo, key=lambda i: -_cost_estimate(entries[i]))
+            tasks = [entries[i].task for i in order]
+
+            def relay(done, total, result):
+                keep(result)
+                if progress is not None:
+                    progress(cached + done, len(entries), getattr(result, "key", ""))
+
+            pins = [os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]] * n_workers if on_gpu else \
+                [None] * n_workers
+            out = _run_processes(tasks, "given", "support", options, pins, relay, time.perf_counter(),
+                                 runner=_probe_task)
+            for i, res in zip(order, out):
+                e = entries[i]
+                if isinstance(res, TaskResult):  # the worker died while probing this entry
+                    res = SupportResult(e.name, e.family, e.data_type, e.layout, e.ops, stage="crash",
+                                        reason=f"the probe crashed: {res.error}")
+                results[i] = res
+        results = [r for r in results if r is not None]
+        kept = [r for r in results if _catalogue.label_matches(r.data_type, r.layout, data_types=data_type,
+                                                               layouts=layout)]
+        if len(kept) < len(results):
+            notes.append(f"{len(results) - len(kept)} graph(s) whose data type or layout was known only once built "
+                         "did not pass the filters and were left out")
+        return SupportMatrix(kept, device, format_version(version), plans if not on_gpu else "all", kernels, filters,
+                             notes, time.perf_counter() - t0, cached, max(1, n_workers))
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def _worker_count(workers, todo) -> int:
+    if workers is not None:
+        return as_int(workers, "workers", 1)
+    if todo <= 8:
+        return 1
+    return max(1, min(os.cpu_count() or 1, math.ceil(todo / 8)))
+
+
+def _cost_estimate(entry) -> float:
+    """Roughly how long an entry's probe takes (slow ones are handed out first, so no worker finishes last)."""
+    heavy = {"conv_dgrad": 3.0, "conv_fwd": 2.0, "conv_wgrad": 1.5, "sdpa_composite": 2.0}
+    return heavy.get(entry.family, 1.0) + 0.1 * len(entry.kwargs.get("chain", ()) or ())
+
+
+# ---------------------------------------------------------------------------------------------
+# comparisons
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class SupportComparison:
+    """Two matrices side by side: ``rows`` (one per entry in either: key, status in each, engine and config
+    counts in each, ``change``: gained, lost, counts changed, same, only in A, only in B), and their labels."""
+
+    a: SupportMatrix
+    b: SupportMatrix
+    label_a: str
+    label_b: str
+    rows: list
+
+    def of(self, change) -> list:
+        """The rows of one kind of change ("gained", "lost", "counts", "same", "only in A", "only in B")."""
+        return [r for r in self.rows if r["change"] == change]
+
+    @property
+    def gained(self) -> list:
+        """The rows of graphs supported in B only."""
+        return self.of("gained")
+
+    @property
+    def lost(self) -> list:
+        """The rows of graphs supported in A only."""
+        return self.of("lost")
+
+    def counts(self) -> dict:
+        """{change: how many graphs}."""
+        out: dict = {}
+        for r in self.rows:
+            out[r["change"]] = out.get(r["change"], 0) + 1
+        return out
+
+    def to_dict(self) -> dict:
+        """The comparison as JSON-able data: both labels, devices, releases, counts and rows."""
+        return {"format": "cudnn-backend support comparison", "a": self.label_a, "b": self.label_b,
+                "a_matrix": {"device": self.a.device, "cudnn_version": self.a.cudnn_version},
+                "b_matrix": {"device": self.b.device, "cudnn_version": self.b.cudnn_version},
+                "counts": self.counts(), "rows": self.rows}
+
+    def table(self, changed_only=True) -> str:
+        """A plain-text table of the rows (the changed ones unless ``changed_only=False``)."""
+        rows = [r for r in self.rows if not changed_only or r["change"] != "same"]
+        return plain_table(rows)
+
+
+def compare_matrices(a: SupportMatrix, b: SupportMatrix, label_a="A", label_b="B") -> SupportComparison:
+    """Every entry of either matrix: gained (supported in B only), lost (in A only), "counts" (supported in both,
+    engine or config counts differ), same, only in A, only in B."""
+    index_b = {r.key: r for r in b.results}
+    rows = []
+    for ra in a.results:
+        rb = index_b.pop(ra.key, None)
+        rows.append(_comparison_row(ra, rb))
+    for rb in index_b.values():
+        rows.append(_comparison_row(None, rb))
+    return SupportComparison(a, b, label_a, label_b, rows)
+
+
+def _counts(r) -> str:
+    if r is None or r.engines_total is None:
+        return "-"
+    return f"{r.engines_supported}/{r.engines_total} e, {r.configs.get('A', 0)}+{r.configs.get('FALLBACK', 0)} c"
+
+
+def _comparison_row(ra, rb) -> dict:
+    any_r = ra or rb
+    if ra is None:
+        change = "only in B"
+    elif rb is None:
+        change = "only in A"
+    elif ra.supported and not rb.supported:
+        change = "lost"
+    elif rb.supported and not ra.supported:
+        change = "gained"
+    elif (ra.engines_supported, ra.engines_total, ra.configs, ra.stage) != (rb.engines_supported, rb.engines_total,
+                                                                            rb.configs, rb.stage):
+        change = "counts"
+    else:
+        change = "same"
+    return {"family": any_r.family, "graph": any_r.name, "data_type": any_r.data_type, "layout": any_r.layout,
+            "change": change, "A": "-" if ra is None else ra.status, "B": "-" if rb is None else rb.status,
+            "A counts": _counts(ra), "B counts": _counts(rb),
+            "A engine": "" if ra is None or not ra.chosen else ra.chosen.get("engine"),
+            "B engine": "" if rb is None or not rb.chosen else rb.chosen.get("engine"),
+            "reason": (rb.reason if change == "lost" and rb is not None else
+                       ra.reason if change == "gained" and ra is not None else "")}
+
+
+_CLI_FLAGS = {"data_type": "--dtype"}  # support_matrix's keywords whose command-line flags differ
+
+
+def _package_root() -> str:
+    return str(pathlib.Path(__file__).resolve().parent.parent.parent)
+
+
+def _release_path(library) -> pathlib.Path:
+    lib = file_path(library, "release")
+    if not lib.is_file():
+        raise ValueError(f"release: {str(lib)!r} is not a file (a libcudnn.so.9)")
+    return lib
+
+
+def _matrix_in_process(library, device_profile, options, timeout) -> SupportMatrix:
+    """A matrix probed in a child process with ``CUDNN_BACKEND_LIBCUDNN=library`` (None: the default cuDNN)."""
+    env = dict(os.environ)
+    if library is not None:
+        env["CUDNN_BACKEND_LIBCUDNN"] = str(_release_path(library))
+    env["PYTHONPATH"] = os.pathsep.join([_package_root(), *[p for p in [env.get("PYTHONPATH")] if p]])
+    with tempfile.TemporaryDirectory(prefix="cudnn-backend-support-") as tmp:
+        out = pathlib.Path(tmp) / "matrix.json"
+        cmd = [sys.executable, "-m", "cudnn_backend", "support", "--quiet", "--json", str(out), "--rows", "none"]
+        if device_profile is not None:
+            if isinstance(device_profile, DeviceProfile):
+                path = pathlib.Path(tmp) / "profile.json"
+                device_profile.save(path)
+                device_profile = str(path)
+            cmd += ["--device-profile", str(device_profile)]
+        for key, value in options.items():
+            if value is None or value is False:
+                continue
+            cmd += [_CLI_FLAGS.get(key, f"--{key.replace('_', '-')}")] + ([] if value is True else [str(value)])
+        try:
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise CudnnBackendError(f"probing with {library or 'the default cuDNN'} took longer than {timeout} s "
+                                    "(timeout=); nothing compared") from None
+        if done.returncode != 0 or not out.is_file():
+            tail = (done.stderr or done.stdout).strip().splitlines()
+            raise CudnnBackendError(f"probing with {library or 'the default cuDNN'} failed (exit code "
+                                    f"{done.returncode}): {tail[-1] if tail else 'no output'}")
+        return SupportMatrix.load(out)
+
+
+def compare_support(*, profiles=None, releases=None, device_profile=None, catalogue=None, family=None,
+                    data_type=None, layout=None, name=None, plans="precompiled", workers=None, cache=True,
+                    allow_version_mismatch=None, timeout=1800, progress=None) -> SupportComparison:
+    """Compare support between two device ``profiles`` (probed here, one after the other) or two cuDNN
+    ``releases`` (paths of libcudnn.so.9, or None for the default; each probed in its own process with
+    ``CUDNN_BACKEND_LIBCUDNN``, against ``device_profile``). The catalogue, filters and options are
+    ``support_matrix``'s."""
+    if (profiles is None) == (releases is None):
+        raise ValueError("compare_support: give profiles=(A, B) or releases=(A, B)")
+    pair = profiles if profiles is not None else releases
+    if isinstance(pair, (str, os.PathLike)):
+        raise TypeError(f"compare_support: {'profiles' if profiles is not None else 'releases'} takes two items (A, B), "
+                        "not one name")
+    try:
+        pair = list(pair)
+    except TypeError:
+        raise TypeError("compare_support: profiles/releases take two items") from None
+    if len(pair) != 2:
+        raise ValueError(f"compare_support: two items to compare, not {len(pair)}")
+    common = dict(family=family, data_type=data_type, layout=layout, name=name, plans=plans, workers=workers)
+    if profiles is not None:
+        matrices = [support_matrix(catalogue, p, **common, cache=cache, progress=progress,
+                                   allow_version_mismatch=allow_version_mismatch) for p in pair]
+        labels = [_label(p) for p in pair]
+    else:
+        if catalogue is not None and not isinstance(catalogue, (str, os.PathLike)):
+            raise TypeError("compare_support: releases are probed in other processes; pass the catalogue as a file")
+        options = dict(common, catalogue=None if catalogue is None else os.fspath(catalogue),
+                       no_cache=(cache is False) or None, allow_version_mismatch=allow_version_mismatch or None)
+        options = {k: (",".join(v) if isinstance(v, (list, tuple)) else v) for k, v in options.items()}
+        for lib in pair:
+            if lib is not None:
+                _release_path(lib)  # every path checked before the first (long) probe starts
+        matrices = []
+        for lib in pair:
+            if progress is not None:
+                progress(len(matrices), 2, f"probing {lib or 'the default cuDNN'}")
+            matrices.append(_matrix_in_process(lib, device_profile or "h200", options, timeout))
+        labels = [f"cuDNN {m.cudnn_version}" for m in matrices]
+        if labels[0] == labels[1]:
+            labels = [f"{labels[0]} ({pathlib.Path(str(lib)).parent.parent.parent.parent.name if lib else 'default'})"
+                      for lib in pair]
+    return compare_matrices(matrices[0], matrices[1], labels[0], labels[1])
+
+
+def _label(profile) -> str:
+    if isinstance(profile, DeviceProfile):
+        return profile.device_name
+    return str(profile)
