@@ -1,15 +1,17 @@
-"""Random inputs for the explorer, two ways, on a GPU: which to keep?
+"""Random inputs for the explorer, on a GPU: the device kernel the package uses against the host routes.
 
-* host (what ``tune.inputs`` does): numpy draws standard normals * 0.5 (float32), rounds them to the tensor's
-  type (``typed.arrays.encode``), lays them out (``inputs.host_layout``) and copies them to the device; the fp64
-  reference then reads the host values as they are;
-* device: a small kernel (a counter hash and Box-Muller, compiled once per process with NVRTC through
-  ``cuda.core.Program``, launched with ``cuda.core.launch``) writes them in place; the reference then needs them
-  copied back (and decoded).
+* numpy (the route before): standard normals * 0.5 (float32), rounded to the tensor's type
+  (``typed.arrays.encode``), copied to the device; the fp64 reference reads the host values as they are;
+* host twin (the fallback where NVRTC is missing): ``memory.host_random`` (the kernel's generator in numpy),
+  copied to the device;
+* device (what ``tune.inputs`` does): ``memory.fill_random`` writes the values in place (a kernel compiled once per
+  process with NVRTC through ``cuda.core.Program``); the reference then needs them copied back (and decoded).
 
-For each data type and size: the milliseconds of each step and of each route end to end (inputs ready on the
-device *and* on the host for the reference), plus the kernel's one-time compile. Writes JSON to ``--out``
-($OUT/random_fill.json under tools/gpu_run.sh). Needs one GPU, cuda-core, cuda-bindings and NVRTC."""
+For each data type and size: the milliseconds of each route end to end (inputs ready on the device *and* their
+values on the host for the reference), plus the kernel's one-time compile. Then, for every graph of the ResNet-50
+preset, ``inputs.make_buffer_sets(graph, 4)`` and the first read of the host values (the copy back), with the
+device kernel and with the host twin forced. Writes JSON to ``--out`` ($OUT/random_fill.json under
+tools/gpu_run.sh). Needs one GPU, cuda-core, cuda-bindings and NVRTC."""
 import argparse
 import json
 import os
@@ -21,37 +23,12 @@ import numpy as np
 import cudnn_backend as cb
 from cudnn_backend.runtime import memory
 from cudnn_backend.runtime._packing import TensorSpec
-from cudnn_backend.tune import inputs
+from cudnn_backend.tune import graphs, inputs
+from cudnn_backend.tune.sweeps import tasks_from_preset
 from cudnn_backend.typed import arrays
 
 D = cb.DataType
-
-KERNELS = r"""
-__device__ __forceinline__ unsigned int mix(unsigned int x) {  // lowbias32
-    x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16; return x;
-}
-__device__ __forceinline__ float normal(unsigned long long i, unsigned int seed) {
-    unsigned int a = mix((unsigned int)i ^ mix(seed));
-    unsigned int b = mix(a ^ (unsigned int)(i >> 32) ^ 0x85ebca6bU);
-    float u1 = ((a >> 8) + 0.5f) * (1.0f / 16777216.0f);
-    float u2 = (b >> 8) * (1.0f / 16777216.0f);
-    return sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
-}
-#define GRID_LOOP for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; \
-                       i += (unsigned long long)gridDim.x * blockDim.x)
-extern "C" __global__ void fill_f32(float* out, unsigned long long n, unsigned int seed, float scale) {
-    GRID_LOOP { out[i] = normal(i, seed) * scale; }
-}
-extern "C" __global__ void fill_f16(unsigned short* out, unsigned long long n, unsigned int seed, float scale) {
-    GRID_LOOP { float v = normal(i, seed) * scale; unsigned short h;
-                asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v)); out[i] = h; }
-}
-extern "C" __global__ void fill_bf16(unsigned short* out, unsigned long long n, unsigned int seed, float scale) {
-    GRID_LOOP { float v = normal(i, seed) * scale; unsigned short h;
-                asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v)); out[i] = h; }
-}
-"""
-KERNEL_OF = {D.CUDNN_DATA_FLOAT: "fill_f32", D.CUDNN_DATA_HALF: "fill_f16", D.CUDNN_DATA_BFLOAT16: "fill_bf16"}
+TYPES = (D.CUDNN_DATA_FLOAT, D.CUDNN_DATA_HALF, D.CUDNN_DATA_BFLOAT16, D.CUDNN_DATA_FP8_E4M3)
 
 
 def _ms(f, repeats):
@@ -64,37 +41,38 @@ def _ms(f, repeats):
     return statistics.median(times), out
 
 
-def host_route(spec, buf, repeats):
+def numpy_route(spec, buf, repeats):
     rng = np.random.default_rng(0)
+
+    def total():
+        values = arrays.encode(rng.standard_normal(spec.dims, dtype=np.float32) * np.float32(0.5), spec.data_type)
+        memory.copy_to_device(buf, inputs.host_layout(values, spec))
+        return values
+
+    return _ms(total, repeats)[0]
+
+
+def twin_route(spec, buf, n, repeats):
+    def total():
+        values = memory.host_random(spec.data_type, n, 1)
+        memory.copy_to_device(buf, values)
+        return values
+
+    return _ms(total, repeats)[0]
+
+
+def device_route(spec, buf, n, repeats):
     steps = {}
-    steps["generate_ms"], values = _ms(lambda: rng.standard_normal(spec.dims, dtype=np.float32) * np.float32(0.5),
-                                       repeats)
-    steps["encode_ms"], stored = _ms(lambda: arrays.encode(values, spec.data_type), repeats)
-    steps["layout_ms"], raw = _ms(lambda: inputs.host_layout(stored, spec), repeats)
-    steps["copy_to_device_ms"], _ = _ms(lambda: memory.copy_to_device(buf, raw), repeats)
-    steps["total_ms"], _ = _ms(lambda: memory.copy_to_device(buf, inputs.host_layout(arrays.encode(
-        rng.standard_normal(spec.dims, dtype=np.float32) * np.float32(0.5), spec.data_type), spec)), repeats)
-    decoded = arrays.decode(stored, spec.data_type)
-    steps["std"] = float(decoded.std())
-    return steps
-
-
-def device_route(spec, buf, kernel, core, repeats):
-    dev = memory.device()
-    stream = dev.create_stream()
-    n = int(np.prod(spec.dims))
-    config = core.LaunchConfig(grid=min((n + 255) // 256, 8 * dev.properties.multiprocessor_count), block=256)
-    seed = [0]
+    key = [0]
 
     def fill():
-        seed[0] += 1
-        core.launch(stream, config, kernel, buf.buffer, np.uint64(n), np.uint32(seed[0]), np.float32(0.5))
-        stream.sync()
+        key[0] += 1
+        assert memory.fill_random(buf, spec.data_type, n, key[0]) is None, "the device route is not in use"
+        memory.synchronize(0)
 
-    steps = {}
     steps["fill_ms"], _ = _ms(fill, repeats)
     steps["copy_to_host_ms"], raw = _ms(lambda: memory.copy_to_host(buf, spec.nbytes), repeats)
-    steps["decode_ms"], decoded = _ms(lambda: arrays.decode(inputs.stored_view(raw, spec), spec.data_type), repeats)
+    steps["decode_ms"], _ = _ms(lambda: arrays.decode(inputs.stored_view(raw, spec), spec.data_type), repeats)
 
     def total():
         fill()
@@ -105,38 +83,74 @@ def device_route(spec, buf, kernel, core, repeats):
     return steps
 
 
+def preset_sets(preset, repeats, route):
+    """make_buffer_sets(graph, 4) and the first read of ``host`` for each graph of the preset."""
+    rows = []
+    with cb.Handle() as handle:
+        for task in tasks_from_preset(preset):
+            subject = graphs.resolve(task.builder, handle=handle, kwargs=dict(task.kwargs), name=task.name)
+            make, host = [], []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                sets = inputs.make_buffer_sets(subject.op_graph, 4, stream=handle.stream)
+                t1 = time.perf_counter()
+                values = sets[0].host
+                t2 = time.perf_counter()
+                assert values and sets[0].random_fill.startswith(route), sets[0].random_fill
+                for s in sets:
+                    s.close()
+                make.append((t1 - t0) * 1e3)
+                host.append((t2 - t1) * 1e3)
+            elements = max(int(np.prod(s.dims)) for s in inputs.tensor_specs(operation_graph=subject.op_graph).values())
+            rows.append({"graph": task.name, "largest_tensor_elements": elements,
+                         "make_buffer_sets_ms": statistics.median(make), "host_values_ms": statistics.median(host)})
+            print(f"  {route:6s} {task.name:40s} make_buffer_sets {rows[-1]['make_buffer_sets_ms']:8.2f} ms, host values "
+                  f"{rows[-1]['host_values_ms']:8.2f} ms", flush=True)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--sizes", default="65536,1048576,8388608,33554432", help="elements per tensor")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--preset", default="resnet50", help="graphs whose buffer sets are made ('' to skip)")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "random_fill.json"))
     args = ap.parse_args()
-    core = memory.cuda_core()
     dev = memory.device()
     result = {"date": time.strftime("%Y-%m-%d %H:%M"), "gpu": dev.name, "cases": []}
     t0 = time.perf_counter()
-    try:
-        program = core.Program(KERNELS, code_type="c++", options=core.ProgramOptions(arch=f"sm_{dev.arch}"))
-        module = program.compile("cubin")
-        kernels = {dt: module.get_kernel(name) for dt, name in KERNEL_OF.items()}
+    kernel = memory.random_fill_kernel()
+    if isinstance(kernel, str):
+        result["compile_error"] = kernel
+    else:
         result["compile_ms"] = (time.perf_counter() - t0) * 1e3
-    except Exception as e:  # noqa: BLE001 - no NVRTC here: the device route cannot run, which is a finding too
-        kernels = None
-        result["compile_error"] = f"{type(e).__name__}: {e}"
     print(f"kernel compile: {result.get('compile_ms', result.get('compile_error'))}", flush=True)
-    for dt in KERNEL_OF:
+    for dt in TYPES:
         for n in (int(x) for x in args.sizes.split(",")):
             spec = TensorSpec(1, "x", (n,), (1,), dt)
             with memory.DeviceBuffer(spec.nbytes) as buf:
                 case = {"data_type": dt.name, "elements": n, "bytes": spec.nbytes,
-                        "host": host_route(spec, buf, args.repeats)}
-                if kernels is not None:
-                    case["device"] = device_route(spec, buf, kernels[dt], core, args.repeats)
+                        "numpy_ms": numpy_route(spec, buf, args.repeats),
+                        "twin_ms": twin_route(spec, buf, n, args.repeats)}
+                if not isinstance(kernel, str):
+                    case["device"] = device_route(spec, buf, n, args.repeats)
             result["cases"].append(case)
             dev_total = case.get("device", {}).get("total_ms")
-            print(f"{dt.name:22s} {n:>10d}: host {case['host']['total_ms']:8.2f} ms, device "
-                  f"{'-' if dev_total is None else f'{dev_total:8.2f}'} ms (inputs on the GPU and their values on the "
-                  "host)", flush=True)
+            print(f"{dt.name:22s} {n:>10d}: numpy {case['numpy_ms']:8.2f} ms, host twin {case['twin_ms']:8.2f} ms, "
+                  f"device {'-' if dev_total is None else f'{dev_total:8.2f}'} ms (inputs on the GPU and their values "
+                  "on the host)", flush=True)
+    if args.preset and not isinstance(kernel, str):
+        print(f"{args.preset}: buffer sets (4 per graph) and the host values the reference reads", flush=True)
+        result["preset"] = {"name": args.preset, "device": preset_sets(args.preset, args.repeats, "device")}
+        memory._kernels[dev.device_id] = "forced by benchmarks/random_fill.py"  # the host twin from here on
+        try:
+            result["preset"]["host"] = preset_sets(args.preset, args.repeats, "forced")
+        finally:
+            memory._kernels.pop(dev.device_id, None)
+        for route in ("device", "host"):
+            rows = result["preset"][route]
+            total = sum(r["make_buffer_sets_ms"] + r["host_values_ms"] for r in rows)
+            print(f"{args.preset} {route}: {total:.0f} ms for {len(rows)} graphs", flush=True)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
     print(f"wrote {args.out}")

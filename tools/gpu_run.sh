@@ -3,10 +3,13 @@
 # Usage (on the GPU machine, from the repo root):  bash tools/gpu_run.sh [STAGE ...]
 #   stages: tests notorch cli-notorch examples bench tune headroom racing sweep support profile timer startup fill
 #   (default: tests notorch cli-notorch examples bench tune)
-#   notorch / cli-notorch: the GPU tests / the CLI's explore --sweep, tune, bench, fusion with torch not importable
+#   tests / notorch: the GPU tests (tests/gpu), with torch and with torch not importable (only the torch-interop tests,
+#     tests/gpu/runtime/test_torch_gpu.py, skip then)
+#   cli-notorch: the CLI's explore --sweep, tune, bench, fusion with torch not importable
 #   timer: the explorer's timer against the torch-based one it replaced, ResNet-50 preset (benchmarks/timer_compare.py)
 #   racing: tuning by racing against the exhaustive pass, winners head to head, against torch (tune_racing_gpu.py)
-#   startup: sweep worker start-up before/after (no torch in workers); fill: random inputs on the host vs a kernel
+#   startup: sweep worker start-up before/after (no torch in workers); fill: random inputs, the device kernel against
+#     the host routes, and the ResNet-50 preset's buffer sets (benchmarks/random_fill.py)
 #   (sweep wants a host of 2 or more GPUs: the device tool's nvidia-h200-x2)
 # Results go to $OUT (the device tool brings that folder back); default /tmp/cudnn-backend-out.
 set -uo pipefail
@@ -54,13 +57,13 @@ notorch() { PYTHONPATH="$NOTORCH${PYTHONPATH:+:$PYTHONPATH}" "$@"; }
 for stage in "$@"; do
   case $stage in
     tests)
-      log "GPU tests"
-      python3 -m pytest tests -m gpu -q -rs -p no:cacheprovider --junitxml="$OUT/gpu-tests.xml" 2>&1 | tee "$OUT/gpu-tests.log"
+      log "GPU tests (tests/gpu: every test that needs a GPU, and only those; tests/conftest.py)"
+      python3 -m pytest tests/gpu -q -rs -p no:cacheprovider --junitxml="$OUT/gpu-tests.xml" 2>&1 | tee "$OUT/gpu-tests.log"
       ;;
     notorch)
       log "GPU tests with torch not importable"
       notorch python3 -c 'import torch' 2>/dev/null && { echo "torch still importable"; exit 1; }
-      notorch python3 -m pytest tests -m gpu -q -rs -p no:cacheprovider --junitxml="$OUT/gpu-tests-notorch.xml" 2>&1 \
+      notorch python3 -m pytest tests/gpu -q -rs -p no:cacheprovider --junitxml="$OUT/gpu-tests-notorch.xml" 2>&1 \
         | tee "$OUT/gpu-tests-notorch.log"
       ;;
     cli-notorch)

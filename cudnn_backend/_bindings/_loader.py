@@ -54,6 +54,7 @@ class LoadedCudnn:
 
 _loaded: LoadedCudnn | None = None
 _driver: str | None = None
+_driver_lib: ctypes.CDLL | None = None  # the driver (or stand-in) loaded, for the few entry points the package calls
 
 
 def format_version(v: int) -> str:
@@ -68,14 +69,14 @@ def _stand_in_paths() -> list[pathlib.Path]:
 
 def ensure_driver() -> str:
     """Load the real CUDA driver globally, or else the no-device stand-in. Returns which."""
-    global _driver
+    global _driver, _driver_lib
     with LOCK:
         if _driver is not None:
             return _driver
         mode = os.environ.get(ENV_NODEVICE, "")
         if mode != "1":
             try:
-                ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
+                _driver_lib = ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
                 _driver = "cuda"
                 return _driver
             except OSError:
@@ -87,9 +88,23 @@ def ensure_driver() -> str:
             _driver = "none"  # not built (e.g. a source checkout without build_ext); cuDNN will say why
             return _driver
         for p in _stand_in_paths():
-            ctypes.CDLL(str(p), mode=ctypes.RTLD_GLOBAL)
+            lib = ctypes.CDLL(str(p), mode=ctypes.RTLD_GLOBAL)
+            _driver_lib = _driver_lib or lib
         _driver = "stand-in"
         return _driver
+
+
+def driver_symbol(name: str) -> int:
+    """The address of the loaded driver's (or its stand-in's) entry point ``name``, 0 when there is none (no
+    driver, or a driver without it): for the few driver calls the package makes itself, resolved once by the
+    caller (``Handle``'s context)."""
+    ensure_driver()
+    if _driver_lib is None:
+        return 0
+    try:
+        return ctypes.cast(getattr(_driver_lib, name), ctypes.c_void_p).value or 0
+    except AttributeError:
+        return 0
 
 
 def _preload(libname: str) -> str | None:

@@ -29,7 +29,8 @@
  *     all behave the same; cuDNN's static CUDA runtime gives up either way
  *     because cuGetProcAddress is absent -- that is why heuristics mode B
  *     drops the configs whose check calls cudaGetDevice).
- * Everything answers CUDA_ERROR_NO_DEVICE except the two error-string calls.
+ * Everything answers CUDA_ERROR_NO_DEVICE except the two error-string calls (and the context calls while a
+ * test emulates contexts, see cudnn_backend_stub_emulate_contexts).
  *
  * The soname libcuda.so.1 alone suffices: glibc's dlopen("libcuda.so.1")
  * matches an already-loaded object by soname (RTLD_LOCAL or RTLD_GLOBAL),
@@ -119,10 +120,56 @@ STUB_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
 
 /* ---- contexts and streams ----------------------------------------------- */
 
+/* A per-thread current context, for the package's own tests of how a Handle's context is made current in a
+ * thread that has none (cudnn_backend.core: Handle, execute).  Off by default: then every call below answers
+ * CUDA_ERROR_NO_DEVICE as the rest do (cuDNN never sees a context offline). */
+static int emulate_contexts = 0;
+static __thread CUcontext emulated_current = NULL;
+static long emulated_set_calls = 0;
+
+STUB_EXPORT void cudnn_backend_stub_emulate_contexts(int on)
+{
+    emulate_contexts = on;
+    emulated_set_calls = 0;
+}
+
+/* cuCtxSetCurrent calls since emulation was switched on (all threads). */
+STUB_EXPORT long cudnn_backend_stub_set_current_calls(void)
+{
+    return __atomic_load_n(&emulated_set_calls, __ATOMIC_SEQ_CST);
+}
+
 STUB_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
     TRACE();
+    if (emulate_contexts) {
+        if (pctx) *pctx = emulated_current;
+        return CUDA_SUCCESS;
+    }
     if (pctx) *pctx = NULL;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    TRACE();
+    if (emulate_contexts) {
+        emulated_current = ctx;
+        __atomic_add_fetch(&emulated_set_calls, 1, __ATOMIC_SEQ_CST);
+        return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+/* Emulated: the device of context c is (address / 16) % 8. */
+STUB_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
+{
+    TRACE();
+    if (emulate_contexts && emulated_current != NULL) {
+        if (device) *device = (CUdevice)(((size_t)emulated_current / 16) % 8);
+        return CUDA_SUCCESS;
+    }
+    if (device) *device = -1;
     return CUDA_ERROR_NO_DEVICE;
 }
 

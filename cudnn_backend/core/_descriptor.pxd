@@ -21,7 +21,22 @@ cdef class Handle(Resource):
     cdef cudnnHandle_t _handle
     cdef object _stream_ref
     cdef readonly object device
+    cdef void* _context                  # the CUcontext current when it was made (NULL: none, e.g. no GPU)
+    cdef int _context_device             # that context's device ordinal (-1: unknown)
     cdef int _need_open(self) except -1
+
+
+# A Handle's CUDA context in the calling thread (execute and the CUDA graph calls; finalizing plans): made current
+# where the thread has none, left alone where it has another (cuDNN's failure then says which device the handle
+# is on, context_hint). A cuCtxGetCurrent and a compare when it is current already; no Python object.
+cdef enum:
+    CONTEXT_UNKNOWN = 0                  # no context recorded, or the driver cannot say
+    CONTEXT_CURRENT = 1                  # the handle's context is the thread's current one
+    CONTEXT_MADE_CURRENT = 2             # the thread had none: the handle's was made current
+    CONTEXT_OTHER = 3                    # the thread's current context is another one (left alone)
+    CONTEXT_SET_FAILED = 4               # the thread had none and cuCtxSetCurrent failed
+cdef int use_context(void* context) noexcept nogil
+cdef str context_hint(Handle handle, int state)
 
 
 cdef class Descriptor(Resource):

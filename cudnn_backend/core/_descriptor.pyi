@@ -15,6 +15,7 @@ from cudnn_backend.errors import make_error as make_error
 from typing import Any
 
 ADDRESS_LIMIT: int
+DEBUG_HINT: str
 
 class Descriptor(Resource):
     """Descriptor(descriptor_type)"""
@@ -61,6 +62,8 @@ class Handle(Resource):
     def close(self) -> Any: ...
     @property
     def closed(self) -> Any: ...
+    @property
+    def context(self) -> Any: ...
     @property
     def device(self) -> Any: ...
     @property

@@ -59,6 +59,7 @@ from cudnn_backend.core import op_checks as _op_checks
 from cudnn_backend.core import schema as _schema
 from cudnn_backend.core.versions import format_version, parse_version
 from cudnn_backend.errors import (
+    DEBUG_HINT,
     CudnnBackendError,
     CudnnBadParamError,
     CudnnError,
@@ -222,6 +223,8 @@ cdef list _hold_tree(Descriptor root):
                 held.append(v)
     for r in held:
         _enter(<Resource>r)
+        if isinstance(r, Handle) and (<Handle>r)._context != NULL:  # a plan loads its kernels into the context
+            use_context((<Handle>r)._context)
     return held
 
 
@@ -899,6 +902,106 @@ cdef class Resource:
         return status
 
 
+# ------------------------------------------------------------------------------------------------
+# a Handle's CUDA context in the calling thread
+# ------------------------------------------------------------------------------------------------
+# cuDNN launches with the driver API in the calling thread, which fails (CUDA error 201, invalid context) in a
+# thread that never made a context current. A Handle records the context current when it is made; the calls that
+# launch make it current in a thread that has none (as torch does), and leave another one alone.
+ctypedef int (*_CtxGetCurrentFn)(void** context) noexcept nogil
+ctypedef int (*_CtxSetCurrentFn)(void* context) noexcept nogil
+ctypedef int (*_CtxGetDeviceFn)(int* device) noexcept nogil
+cdef _CtxGetCurrentFn _cuCtxGetCurrent = NULL
+cdef _CtxSetCurrentFn _cuCtxSetCurrent = NULL
+cdef _CtxGetDeviceFn _cuCtxGetDevice = NULL
+cdef bint _context_calls_resolved = False
+
+
+cdef int _resolve_context_calls() except -1:
+    """The driver's (or its stand-in's) cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetDevice, once: all three, or
+    none (then nothing is recorded or made current)."""
+    global _cuCtxGetCurrent, _cuCtxSetCurrent, _cuCtxGetDevice, _context_calls_resolved
+    cdef _CtxGetCurrentFn get_current
+    cdef _CtxSetCurrentFn set_current
+    cdef _CtxGetDeviceFn get_device
+    if _context_calls_resolved:
+        return 0
+    with _loader.LOCK:
+        if not _context_calls_resolved:
+            get_current = <_CtxGetCurrentFn><intptr_t>_loader.driver_symbol("cuCtxGetCurrent")
+            set_current = <_CtxSetCurrentFn><intptr_t>_loader.driver_symbol("cuCtxSetCurrent")
+            get_device = <_CtxGetDeviceFn><intptr_t>_loader.driver_symbol("cuCtxGetDevice")
+            if get_current != NULL and set_current != NULL and get_device != NULL:
+                _cuCtxSetCurrent = set_current
+                _cuCtxGetDevice = get_device
+                _cuCtxGetCurrent = get_current  # last: use_context tests this one
+            _context_calls_resolved = True
+    return 0
+
+
+cdef void _current_context(void** context, int* device) noexcept nogil:
+    """The calling thread's current context and its device (left as they are where there is none)."""
+    cdef void* c = NULL
+    cdef int d = -1
+    if _cuCtxGetCurrent != NULL and _cuCtxGetCurrent(&c) == 0 and c != NULL:
+        context[0] = c
+        if _cuCtxGetDevice(&d) == 0:
+            device[0] = d
+
+
+cdef int use_context(void* context) noexcept nogil:
+    """Make ``context`` (a Handle's) current in a thread that has none; leave another current one alone. Returns
+    which (CONTEXT_*). The common case, the context current already, is one cuCtxGetCurrent and a compare."""
+    cdef void* current = NULL
+    if context == NULL or _cuCtxGetCurrent == NULL or _cuCtxGetCurrent(&current) != 0:
+        return CONTEXT_UNKNOWN
+    if current == context:
+        return CONTEXT_CURRENT
+    if current != NULL:
+        return CONTEXT_OTHER
+    return CONTEXT_MADE_CURRENT if _cuCtxSetCurrent(context) == 0 else CONTEXT_SET_FAILED
+
+
+cdef str _device_text(int device):
+    return f"device {device}" if device >= 0 else "device unknown"
+
+
+cdef str context_hint(Handle handle, int state):
+    """For a call that failed: which device the handle belongs to, where the thread's context was not the
+    handle's (None otherwise)."""
+    cdef void* current = NULL
+    cdef int device = -1
+    mine = f"0x{<uintptr_t>handle._context:x}, {_device_text(handle._context_device)}"
+    if state == CONTEXT_OTHER:
+        _current_context(&current, &device)
+        return (f"the handle belongs to the CUDA context {mine}, but this thread's current context is "
+                f"0x{<uintptr_t>current:x} ({_device_text(device)}): make the handle's device current in this thread "
+                f"first (cuda.core Device(N).set_current(), torch.cuda.set_device(N)) or use a handle made for this "
+                f"thread's device; {DEBUG_HINT}")
+    if state == CONTEXT_SET_FAILED:
+        return (f"this thread had no current CUDA context, and making the handle's ({mine}) current failed "
+                f"(cuCtxSetCurrent); {DEBUG_HINT}")
+    return None
+
+
+def _use_context(context, int repeat=1):
+    """use_context(context) ``repeat`` times without the GIL (the context calls resolved first); returns the last
+    state. For tests and for measuring the per-call cost of the check."""
+    cdef void* c = <void*><uintptr_t>as_int(context, "context", 0, ADDRESS_LIMIT - 1)
+    cdef int state = CONTEXT_UNKNOWN
+    cdef int i
+    _resolve_context_calls()
+    with nogil:
+        for i in range(repeat):
+            state = use_context(c)
+    return state
+
+
+def _context_hint(Handle handle not None, int state):
+    """context_hint for tests."""
+    return context_hint(handle, state)
+
+
 def _in_flight(Resource resource not None):
     """How many cuDNN calls use ``resource`` now (what its close() waits for); for tests."""
     return resource._busy
@@ -915,6 +1018,8 @@ cdef class Handle(Resource):
     def __cinit__(self, *args, **kwargs):
         self._handle = NULL
         self._stream_ref = None
+        self._context = NULL
+        self._context_device = -1
 
     def __init__(self, device=None):
         cdef cudnnStatus_t status
@@ -937,6 +1042,8 @@ cdef class Handle(Resource):
         leave_call(None, None, None)
         raise_status(status, "cudnnCreate")
         self._handle = h
+        _resolve_context_calls()
+        _current_context(&self._context, &self._context_device)  # cudnnCreate made one current (the device's)
 
     def __dealloc__(self):
         # Only C calls here: safe during interpreter shutdown (the library is never unloaded).
@@ -964,6 +1071,12 @@ cdef class Handle(Resource):
     def ptr(self):
         """The raw cudnnHandle_t as an int."""
         return <intptr_t>self._handle
+
+    @property
+    def context(self):
+        """The CUDA context (CUcontext as an int) current when the handle was made, 0 without a GPU. Calls that
+        launch work make it current in a thread that has no current context."""
+        return <uintptr_t>self._context
 
     cdef int _need_open(self) except -1:
         if self._handle == NULL:

@@ -4,6 +4,7 @@ from cudnn_backend.core._descriptor import check_available as check_available
 from cudnn_backend.core._descriptor import last_error_string as last_error_string
 from cudnn_backend.errors import CudnnUnsafeCallError as CudnnUnsafeCallError
 from cudnn_backend.errors import NativeCudaGraphNotSupportedError as NativeCudaGraphNotSupportedError
+from cudnn_backend.errors import error_class as error_class
 from cudnn_backend.errors import make_error as make_error
 from typing import Any
 

@@ -23,10 +23,20 @@ from libc.string cimport memcpy, memset
 
 from cudnn_backend._bindings.cycudnn cimport *
 from cudnn_backend._bindings cimport cycudnn
-from cudnn_backend.core._descriptor cimport Descriptor, Handle, Resource, enter_call, leave_call, raise_status
+from cudnn_backend.core._descriptor cimport (
+    CONTEXT_OTHER,
+    Descriptor,
+    Handle,
+    Resource,
+    context_hint,
+    enter_call,
+    leave_call,
+    raise_status,
+    use_context,
+)
 
 from cudnn_backend.core._descriptor import check_available, last_error_string
-from cudnn_backend.errors import CudnnUnsafeCallError, NativeCudaGraphNotSupportedError, make_error
+from cudnn_backend.errors import CudnnUnsafeCallError, NativeCudaGraphNotSupportedError, error_class, make_error
 from cudnn_backend.runtime import _packing
 from cudnn_backend.runtime import memory
 from cudnn_backend._bindings.enums import AttributeName as _AttributeName
@@ -563,11 +573,13 @@ cdef class VariantPack:
         cdef cudnnStatus_t st
         cdef Handle hobj
         cdef Descriptor pdesc
+        cdef int context_state
         self._resolve_call(handle, plan, &h, &p)
         v = self._ptr
         hobj = handle if handle is not None else <Handle>self._plan_handle
         pdesc = self._plan_desc
         plan_obj = self._plan_obj  # (for the error below, should the pack be closed meanwhile)
+        context_state = use_context(hobj._context)  # the handle's CUDA context, in a thread that has none
         enter_call(hobj, pdesc, self)
         try:  # the bindings raise CudnnFunctionNotFoundError for a function the loaded cuDNN lacks
             with nogil:
@@ -580,10 +592,14 @@ cdef class VariantPack:
         finally:
             leave_call(hobj, pdesc, self)
         if st != CUDNN_STATUS_SUCCESS:
+            function = ("cudnnBackendExecute" if what == CALL_EXECUTE else "cudnnBackendPopulateCudaGraph"
+                        if what == CALL_POPULATE else "cudnnBackendUpdateCudaGraph")
+            if context_state >= CONTEXT_OTHER:  # the thread's context was not the handle's: say which device it is on
+                raise error_class(<int>st)(_status(st), function, _PLAN, None, last_error_string(),
+                                           context_hint(hobj, context_state))
             if what == CALL_EXECUTE:
-                raise_status(st, "cudnnBackendExecute", _PLAN)
-            _raise_graph_status(st, "cudnnBackendPopulateCudaGraph" if what == CALL_POPULATE else
-                                "cudnnBackendUpdateCudaGraph", plan_obj)
+                raise_status(st, function, _PLAN)
+            _raise_graph_status(st, function, plan_obj)
         return 0
 
     def check_plan(self, plan):

@@ -10,7 +10,9 @@ fills and the L2 flush.
 * ``copy_to_device`` / ``copy_to_host`` / ``copy_device`` / ``fill_bytes``: the copies and memsets
   (cuda-bindings' runtime API), ``synchronize``;
 * ``EventTimer``: two timing events on a stream (cuda.core ``Event``); ``L2Flush``: a buffer twice the
-  L2 cache, overwritten between cold calls; ``HostBuffer``: page-locked host memory for fast reads back.
+  L2 cache, overwritten between cold calls; ``HostBuffer``: page-locked host memory for fast reads back;
+* ``fill_random``: random values of any plain data type written on the device by a small kernel (NVRTC, compiled
+  once per process), or by its host twin ``host_random`` where NVRTC is missing: the same bits either way.
 
 cuda-core and cuda-bindings (``pip install 'cudnn-backend[gpu]'``) are imported on first use: the rest of the
 package, and variant packs over explicit pointers, work without them. Nothing here imports torch.
@@ -18,17 +20,22 @@ package, and variant packs over explicit pointers, work without them. Nothing he
 from __future__ import annotations
 
 import ctypes
+import math
 import threading
+import warnings
 
 import numpy as np
 
+from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import _stream_to_int
 from cudnn_backend.errors import CudaError, MissingDependencyError
+from cudnn_backend.typed import arrays as _arrays
 
 __all__ = ["CudaError", "DeviceBuffer", "HostBuffer", "EventTimer", "L2Flush", "allocate", "allocate_workspace",
            "check", "cudart", "cudriver", "cuda_core", "device", "current_device_ordinal", "stream_of",
-           "copy_to_device", "copy_to_host", "copy_device", "fill_bytes", "synchronize"]
+           "copy_to_device", "copy_to_host", "copy_device", "fill_bytes", "synchronize", "fill_random", "host_random",
+           "random_key", "random_step", "random_fill_kernel", "RANDOM_FILL_SOURCE", "RANDOM_KINDS", "RANDOM_ONES"]
 
 
 _lock = threading.Lock()
@@ -412,3 +419,263 @@ class L2Flush:
 
     def close(self):
         self.buffer.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# random fills: a counter-based generator, on the device (NVRTC) or, where that is missing, its host twin
+# ---------------------------------------------------------------------------------------------
+# Element i of a fill with key K (a 64-bit integer) is made from r = splitmix64(K + (i + 1) * 0x9E3779B97F4A7C15):
+#   * floating-point types: x = (the sum of r's four 16-bit fields - 131070) * step, in float32, with step = scale /
+#     sqrt((2**32 - 1) / 3) rounded to float32: mean 0, standard deviation ``scale``, |x| <= 2*sqrt(3)*scale (a
+#     centred Irwin-Hall sum of four uniforms, close to a normal distribution), then rounded to the type to nearest
+#     (ties to even; fp8 saturating, and a value rounding to zero is +0, as ``typed.arrays.encode``); fp64 holds the
+#     float32 value;
+#   * integers: r's top 3 bits, uniform in [0, 8); booleans: r's top bit; fp8 e8m0 scale factors: ones (code 127).
+# Every step is exact integer arithmetic or one correctly rounded float32 multiply, so the device kernel and the
+# numpy twin (``host_random``) give the same bits: the values are the same with or without NVRTC, on every GPU.
+RANDOM_FILL_SOURCE = r"""
+/* cudnn-backend's random fills (cudnn_backend/runtime/memory.py). Compiled by NVRTC for the device, and by the
+   tests' C compiler for the CPU: no CUDA header, no fused or approximate arithmetic. */
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define CB_FN __device__ __forceinline__
+#define CB_MUL(a, b) __fmul_rn((a), (b))
+#define CB_BITS(x) __float_as_uint(x)
+#else
+#define CB_FN static inline
+#define CB_MUL(a, b) ((a) * (b))
+static inline unsigned int cb_float_bits(float x) { union { float f; unsigned int u; } v; v.f = x; return v.u; }
+#define CB_BITS(x) cb_float_bits(x)
+#endif
+typedef unsigned long long cb_u64;
+typedef unsigned int cb_u32;
+
+enum { CB_F32, CB_F64, CB_F16, CB_BF16, CB_E4M3, CB_E5M2, CB_BOOL, CB_I8, CB_U8, CB_I32, CB_I64, CB_U32 };
+
+CB_FN cb_u64 cb_bits(cb_u64 key, cb_u64 i) {  /* splitmix64 at position i of the stream keyed by key */
+    cb_u64 z = key + (i + 1ULL) * 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+CB_FN float cb_value(cb_u64 r, float step) {  /* |sum - 131070| < 2**18: exact in float32, one rounding after */
+    int s = (int)(r & 0xFFFFULL) + (int)((r >> 16) & 0xFFFFULL) + (int)((r >> 32) & 0xFFFFULL) + (int)(r >> 48);
+    return CB_MUL((float)(s - 131070), step);
+}
+
+CB_FN cb_u32 cb_round_shift(cb_u32 m, cb_u32 shift) {  /* m / 2**shift to nearest, ties to even (m < 2**24) */
+    cb_u32 q, rest, half;
+    if (shift > 24) return 0;
+    q = m >> shift; rest = m & ((1u << shift) - 1u); half = 1u << (shift - 1u);
+    return q + ((rest > half) | ((rest == half) & q));
+}
+
+CB_FN unsigned short cb_half(float x) {
+    cb_u32 f = CB_BITS(x), sign = (f >> 16) & 0x8000u, a = f & 0x7FFFFFFFu, h, rest;
+    if (a > 0x7F800000u) return (unsigned short)(sign | 0x7E00u);       /* NaN */
+    if (a >= 0x477FF000u) return (unsigned short)(sign | 0x7C00u);      /* 65520 and beyond: infinity */
+    if (a >= 0x38800000u) {                                             /* normal */
+        h = (a - 0x38000000u) >> 13; rest = a & 0x1FFFu;
+        return (unsigned short)(sign | (h + ((rest > 0x1000u) | ((rest == 0x1000u) & h))));
+    }
+    return (unsigned short)(sign | cb_round_shift((a & 0x7FFFFFu) | 0x800000u, 126u - (a >> 23)));  /* subnormal */
+}
+
+CB_FN unsigned short cb_bfloat16(float x) {
+    cb_u32 f = CB_BITS(x);
+    if ((f & 0x7FFFFFFFu) > 0x7F800000u) return (unsigned short)((f >> 16) | 0x40u);
+    return (unsigned short)((f + 0x7FFFu + ((f >> 16) & 1u)) >> 16);
+}
+
+/* 8-bit float with mbits mantissa bits, exponent bias `bias`, largest finite code `top` */
+CB_FN unsigned char cb_fp8(float x, cb_u32 mbits, cb_u32 bias, cb_u32 top) {
+    cb_u32 f = CB_BITS(x), sign = (f >> 24) & 0x80u, a = f & 0x7FFFFFFFu, q, rest, drop, e;
+    if (a > 0x7F800000u) return 0xFFu;                                  /* NaN */
+    if (a >= ((128u - bias) << 23)) {                                   /* normal */
+        drop = 23u - mbits;
+        q = (a - ((127u - bias) << 23)) >> drop; rest = a & ((1u << drop) - 1u);
+        q += (rest > (1u << (drop - 1u))) | ((rest == (1u << (drop - 1u))) & q);
+    } else {                                                            /* subnormal: units of 2**(1 - bias - mbits) */
+        e = a >> 23;
+        q = cb_round_shift((a & 0x7FFFFFu) | (e ? 0x800000u : 0u), 151u - bias - mbits - e);
+    }
+    if (q > top) q = top;                                               /* saturate */
+    return q ? (unsigned char)(sign | q) : (unsigned char)0;            /* zero is +0 */
+}
+
+CB_FN void cb_store(void* out, cb_u64 i, cb_u64 r, float step, int kind) {
+    switch (kind) {
+    case CB_F32: ((float*)out)[i] = cb_value(r, step); break;
+    case CB_F64: ((double*)out)[i] = (double)cb_value(r, step); break;
+    case CB_F16: ((unsigned short*)out)[i] = cb_half(cb_value(r, step)); break;
+    case CB_BF16: ((unsigned short*)out)[i] = cb_bfloat16(cb_value(r, step)); break;
+    case CB_E4M3: ((unsigned char*)out)[i] = cb_fp8(cb_value(r, step), 3u, 7u, 0x7Eu); break;
+    case CB_E5M2: ((unsigned char*)out)[i] = cb_fp8(cb_value(r, step), 2u, 15u, 0x7Bu); break;
+    case CB_BOOL: ((unsigned char*)out)[i] = (unsigned char)(r >> 63); break;
+    case CB_I8: ((signed char*)out)[i] = (signed char)(r >> 61); break;
+    case CB_U8: ((unsigned char*)out)[i] = (unsigned char)(r >> 61); break;
+    case CB_I32: ((int*)out)[i] = (int)(r >> 61); break;
+    case CB_I64: ((long long*)out)[i] = (long long)(r >> 61); break;
+    case CB_U32: ((unsigned int*)out)[i] = (unsigned int)(r >> 61); break;
+    }
+}
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+extern "C" __global__ void cb_random_fill(void* out, cb_u64 n, cb_u64 key, float step, int kind) {
+    for (cb_u64 i = blockIdx.x * (cb_u64)blockDim.x + threadIdx.x; i < n; i += (cb_u64)gridDim.x * blockDim.x)
+        cb_store(out, i, cb_bits(key, i), step, kind);
+}
+#else
+void cb_random_fill_host(void* out, cb_u64 n, cb_u64 key, float step, int kind) {
+    for (cb_u64 i = 0; i < n; i++) cb_store(out, i, cb_bits(key, i), step, kind);
+}
+#endif
+"""
+
+_D = DataType
+# data type -> the kernel's kind (RANDOM_FILL_SOURCE's enum)
+RANDOM_KINDS = {_D.CUDNN_DATA_FLOAT: 0, _D.CUDNN_DATA_DOUBLE: 1, _D.CUDNN_DATA_HALF: 2, _D.CUDNN_DATA_BFLOAT16: 3,
+                _D.CUDNN_DATA_FP8_E4M3: 4, _D.CUDNN_DATA_FP8_E5M2: 5, _D.CUDNN_DATA_BOOLEAN: 6, _D.CUDNN_DATA_INT8: 7,
+                _D.CUDNN_DATA_UINT8: 8, _D.CUDNN_DATA_INT32: 9, _D.CUDNN_DATA_INT64: 10}
+if "CUDNN_DATA_UINT32" in _D.__members__:
+    RANDOM_KINDS[_D.CUDNN_DATA_UINT32] = 11
+RANDOM_ONES = {_D[n]: 0x7F for n in ("CUDNN_DATA_FP8_E8M0",) if n in _D.__members__}  # scale factors: one byte, 1.0
+_M64 = (1 << 64) - 1
+_GAMMA, _MIX1, _MIX2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+_STD_OF_SUM = math.sqrt(((1 << 32) - 1) / 3)  # the standard deviation of the sum of four 16-bit uniforms
+_HOST_CHUNK = 1 << 16  # elements per step of the host twin (its temporaries stay in cache: measured 2-3x faster)
+
+
+def _splitmix64(z: int) -> int:
+    z = (z ^ (z >> 30)) * _MIX1 & _M64
+    z = (z ^ (z >> 27)) * _MIX2 & _M64
+    return z ^ (z >> 31)
+
+
+def random_key(seed: int, stream: int) -> int:
+    """The 64-bit key of a fill: stream ``stream`` (a tensor's UID, say) of ``seed``; the same pair, the same values."""
+    return _splitmix64((_splitmix64((int(seed) * _GAMMA + _GAMMA) & _M64) ^ (int(stream) & _M64)) & _M64)
+
+
+def random_step(scale: float = 0.5) -> np.float32:
+    """The float32 factor of the centred sums (see the notes above): the fill's standard deviation is ``scale``."""
+    return np.float32(float(scale) / _STD_OF_SUM)
+
+
+def _random_data_type(data_type) -> DataType:
+    try:
+        dt = DataType(int(data_type))
+    except (TypeError, ValueError):
+        raise TypeError(f"data_type: {data_type!r} is not a cuDNN data type") from None
+    if dt not in RANDOM_KINDS and dt not in RANDOM_ONES:
+        raise TypeError(f"data_type: no random fill for {dt.name} (vectorized, sub-byte or complex): pass the buffer "
+                        "yourself")
+    return dt
+
+
+def _random_bits(key: int, start: int, count: int) -> np.ndarray:
+    z = np.arange(start + 1, start + count + 1, dtype=np.uint64)
+    z *= np.uint64(_GAMMA)  # (numpy arrays wrap modulo 2**64, as the kernel's unsigned arithmetic)
+    z += np.uint64(key & _M64)
+    z ^= z >> np.uint64(30)
+    z *= np.uint64(_MIX1)
+    z ^= z >> np.uint64(27)
+    z *= np.uint64(_MIX2)
+    z ^= z >> np.uint64(31)
+    return z
+
+
+def _random_chunk(dt: DataType, r: np.ndarray, step: np.float32) -> np.ndarray:
+    if dt == _D.CUDNN_DATA_BOOLEAN:
+        return (r >> np.uint64(63)).astype(np.bool_)
+    if not _arrays.is_float(dt):
+        return (r >> np.uint64(61)).astype(_arrays.storage_dtype(dt))
+    mask = np.uint64(0xFFFF)
+    s = ((r & mask) + ((r >> np.uint64(16)) & mask) + ((r >> np.uint64(32)) & mask) + (r >> np.uint64(48)))
+    x = (s.astype(np.int64) - 131070).astype(np.float32)
+    x *= step  # one float32 rounding, as the kernel's __fmul_rn
+    if dt == _D.CUDNN_DATA_FLOAT:
+        return x
+    if dt == _D.CUDNN_DATA_DOUBLE:
+        return x.astype(np.float64)
+    if dt == _D.CUDNN_DATA_HALF:
+        return x.astype(np.float16)  # to nearest, ties to even, as the kernel
+    return _arrays.encode(x, dt)  # bfloat16 bits, fp8 codes: the package's one encoder
+
+
+def host_random(data_type, count: int, key: int, scale: float = 0.5) -> np.ndarray:
+    """``count`` elements of a random fill (``key``, standard deviation ``scale``) in ``data_type``'s host storage
+    (``typed.arrays.storage_dtype``): on the host, bit for bit what the device kernel writes (``fill_random``)."""
+    dt = _random_data_type(data_type)
+    count = int(count)
+    if count < 0:
+        raise ValueError(f"count: cannot fill {count} elements")
+    if dt in RANDOM_ONES:
+        return np.full(count, RANDOM_ONES[dt], dtype=np.uint8)
+    step = random_step(scale)
+    out = np.empty(count, dtype=_arrays.storage_dtype(dt))
+    for start in range(0, count, _HOST_CHUNK):
+        n = min(_HOST_CHUNK, count - start)
+        out[start:start + n] = _random_chunk(dt, _random_bits(key, start, n), step)
+    return out
+
+
+_kernels: dict = {}  # device ordinal -> the compiled cb_random_fill, or the reason it is missing (a str)
+
+
+def random_fill_kernel():
+    """The random-fill kernel for the current device (compiled once per process and device, with NVRTC through
+    ``cuda.core.Program``), or a str saying why there is none (NVRTC missing or failing)."""
+    dev = device()
+    kernel = _kernels.get(dev.device_id)
+    if kernel is None:
+        with _lock:
+            kernel = _kernels.get(dev.device_id)
+            if kernel is None:
+                core = cuda_core()
+                try:
+                    program = core.Program(RANDOM_FILL_SOURCE, code_type="c++",
+                                           options=core.ProgramOptions(arch=f"sm_{dev.arch}"))
+                    kernel = program.compile("cubin").get_kernel("cb_random_fill")
+                except Exception as e:  # noqa: BLE001 - NVRTC absent or refusing: the host twin takes over
+                    kernel = (f"random inputs are generated on the host: the random-fill kernel did not compile "
+                              f"({type(e).__name__}: {e})")
+                    warnings.warn(kernel, RuntimeWarning, stacklevel=3)
+                _kernels[dev.device_id] = kernel
+    return kernel
+
+
+def fill_random(ptr, data_type, count: int, key: int, scale: float = 0.5, stream=0) -> np.ndarray | None:
+    """Queue a random fill of ``count`` elements of ``data_type`` at device address ``ptr`` on ``stream`` (the
+    generator above, keyed by ``key``, standard deviation ``scale``). On the device, by a kernel: returns None (the
+    values are read back where needed). Where the kernel cannot be compiled (``random_fill_kernel`` says why), the
+    host twin makes them and they are copied (done when this returns): returns those host values (storage dtype,
+    ``count`` elements), the same bits the kernel would have written."""
+    dt = _random_data_type(data_type)
+    count = int(count)
+    if count <= 0:
+        return None
+    if dt in RANDOM_ONES:
+        fill_bytes(ptr, RANDOM_ONES[dt], count, stream)
+        return None
+    kernel = random_fill_kernel()
+    if isinstance(kernel, str):
+        values = host_random(dt, count, key, scale)
+        copy_to_device(ptr, values, stream)
+        return values
+    core = cuda_core()
+    config = core.LaunchConfig(grid=max(1, min((count + 255) // 256, 8 * _multiprocessors())), block=256)
+    core.launch(stream_of(stream), config, kernel, _address(ptr), np.uint64(count), np.uint64(key & _M64),
+                random_step(scale), np.int32(RANDOM_KINDS[dt]))
+    return None
+
+
+def _multiprocessors() -> int:
+    dev = device()
+    count = _sm_counts.get(dev.device_id)
+    if count is None:
+        count = _sm_counts[dev.device_id] = int(dev.properties.multiprocessor_count)
+    return count
+
+
+_sm_counts: dict = {}

@@ -1,20 +1,25 @@
 """Device buffers for any graph, without torch: random inputs, by-value scalars from their recorded values,
 outputs poisoned, several sets to rotate through while timing.
 
-Inputs are generated on the host with numpy (floats standard normal * 0.5 rounded to the tensor's data type,
-integers in [0, 8), booleans fair, fp8 scale factors ones) and copied to the GPU in the tensor's own layout; the
-first set keeps their values (``BufferSet.host``): what the fp64 reference evaluates, with no copy back. The
-other sets get the first set's inputs by device-to-device copies (the sets differ in where they live, which is
-what rotating them while timing is for). Outputs are poisoned with 0xFF bytes: NaN in every floating-point type
-(fp8 and bfloat16 included), -1 or the maximum in integer types, so a kernel that writes nothing is caught.
+Inputs are written on the GPU by a small kernel (``runtime.memory.fill_random``, compiled once per process with
+NVRTC), over the whole span of each tensor in memory order: element ``i`` of the span is a function of
+(``seed``, the tensor's UID, ``i``) only, so the same seed gives the same inputs on every GPU and in every order.
+Floats are a centred Irwin-Hall sum of four uniforms (mean 0, standard deviation 0.5, bounded by 2*sqrt(3)*0.5)
+rounded to the tensor's data type; integers are uniform in [0, 8), booleans fair, fp8 scale factors ones (the
+generator's notes in ``runtime.memory``). Where NVRTC is missing its host twin (``memory.host_random``) makes the
+same values, which are copied; ``BufferSet.random_fill`` says which, and a RuntimeWarning says why once.
 
-Host generation rather than a device kernel: the reference needs the inputs on the host anyway, it needs no
-NVRTC, and the values are the same on every GPU; ``benchmarks/random_fill.py`` measures both ways on a GPU.
-Everything here runs on cuda.core and cuda-bindings (``runtime.memory``).
+The fp64 reference needs the inputs on the host: the first set's ``host`` copies them back on first use (a whole
+tensor is one copy; with the host twin they are kept, no copy). The other sets get the first set's inputs by
+device-to-device copies (the sets differ in where they live, which is what rotating them while timing is for).
+Outputs are poisoned with 0xFF bytes: NaN in every floating-point type (fp8 and bfloat16 included), -1 or the
+maximum in integer types, so a kernel that writes nothing is caught. ``benchmarks/random_fill.py`` measures the
+two routes on a GPU (the kernel is 5-7x faster end to end, the copy back included). Everything here runs on
+cuda.core and cuda-bindings (``runtime.memory``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
 
 import numpy as np
 
@@ -25,11 +30,12 @@ from cudnn_backend.typed import arrays
 from cudnn_backend.typed.introspection import operations_of, signature_of, tensor_slots
 
 __all__ = ["BufferSet", "make_buffer_sets", "random_values", "host_layout", "stored_view", "io_uids", "warm_up",
-           "POISON_BYTE"]
+           "POISON_BYTE", "INPUT_SCALE"]
 
 D = DataType
 POISON_BYTE = 0xFF  # NaN in fp64/fp32/fp16/bf16/fp8 alike
-_SCALE_TYPES = {D[n] for n in ("CUDNN_DATA_FP8_E8M0",) if n in D.__members__}
+INPUT_SCALE = 0.5  # the standard deviation of random floating-point inputs
+DEVICE_FILL = "device (an NVRTC kernel)"
 
 
 def warm_up():
@@ -54,18 +60,12 @@ def io_uids(op_graph) -> tuple[set, set]:
     return read - written, written
 
 
-def random_values(spec: TensorSpec, rng: np.random.Generator, scale=0.5) -> np.ndarray:
-    """Random elements of the tensor's dims, in its data type's host storage (``arrays.storage_dtype``)."""
+def random_values(spec: TensorSpec, rng: np.random.Generator, scale=INPUT_SCALE) -> np.ndarray:
+    """Random elements of the tensor's dims (logical order), in its data type's host storage
+    (``arrays.storage_dtype``): the package's one generator (``memory.host_random``), keyed by a draw from ``rng``."""
     dims = tuple(spec.dims)
-    if spec.data_type in _SCALE_TYPES:
-        return arrays.encode(np.ones(dims), spec.data_type)
-    if arrays.is_float(spec.data_type):
-        values = rng.standard_normal(dims, dtype=np.float32)
-        values *= np.float32(scale)
-        return arrays.encode(values, spec.data_type)
-    if spec.data_type == D.CUDNN_DATA_BOOLEAN:
-        return rng.random(dims) < 0.5
-    return arrays.encode(rng.integers(0, 8, dims), spec.data_type)
+    key = int(rng.integers(0, 1 << 63, dtype=np.int64))
+    return memory.host_random(spec.data_type, math.prod(dims), key, scale).reshape(dims)
 
 
 def _itemsize(spec: TensorSpec) -> int:
@@ -99,20 +99,41 @@ def _host_values(stored, data_type):
     return stored
 
 
-@dataclass
 class BufferSet:
     """One set of buffers: ``by_uid`` ({uid: DeviceBuffer, user buffer or by-value number}) is what a VariantPack
     binds; ``ptrs`` the device address of each tensor; ``host`` the values of the inputs (the first set only:
-    {uid: array of the tensor's dims}); ``outputs`` the UIDs written (poisoned before each run)."""
+    {uid: array of the tensor's dims}, read back from the device on first use); ``outputs`` the UIDs written
+    (poisoned before each run); ``random_fill`` where the random inputs were made (``DEVICE_FILL``, or why the host
+    made them)."""
 
-    by_uid: dict
-    outputs: set
-    specs: dict = field(repr=False, default_factory=dict)
-    outputs_known: bool = True
-    host: dict = field(repr=False, default_factory=dict)
-    ptrs: dict = field(repr=False, default_factory=dict)
-    owned: list = field(repr=False, default_factory=list)
-    _staging: dict = field(repr=False, default_factory=dict)
+    def __init__(self, by_uid: dict, outputs: set, specs: dict | None = None, outputs_known: bool = True,
+                 host: dict | None = None, ptrs: dict | None = None, owned: list | None = None):
+        self.by_uid = by_uid
+        self.outputs = outputs
+        self.specs = {} if specs is None else specs
+        self.outputs_known = outputs_known
+        self.ptrs = {} if ptrs is None else ptrs
+        self.owned = [] if owned is None else owned
+        self.random_fill = DEVICE_FILL
+        self.stream = 0
+        self._host = {} if host is None else host
+        self._on_device = []  # input UIDs whose values are read back on the first use of ``host``
+        self._staging = {}
+
+    def __repr__(self):
+        return f"BufferSet(by_uid={self.by_uid!r}, outputs={self.outputs!r}, outputs_known={self.outputs_known!r})"
+
+    @property
+    def host(self) -> dict:
+        """{uid: values of the tensor's dims} of the inputs (what the fp64 reference evaluates); those still only on
+        the device are copied back now (each whole, once), after the work queued on the set's stream."""
+        if self._on_device:
+            pending, self._on_device = self._on_device, []
+            for uid in pending:
+                spec = self.specs[uid]
+                raw = memory.copy_to_host(self.ptrs[uid], spec.nbytes, stream=self.stream)
+                self._host[uid] = _host_values(stored_view(raw, spec), spec.data_type)
+        return self._host
 
     def poison(self, stream=0):
         """Every byte of the outputs to 0xFF (queued on ``stream``), so a kernel that writes nothing is caught."""
@@ -145,7 +166,7 @@ class BufferSet:
             buf.close()
         for staging in self._staging.values():
             staging.close()
-        self.owned, self._staging = [], {}
+        self.owned, self._staging, self._on_device = [], {}, []
 
 
 def _need_size(spec: TensorSpec) -> int:
@@ -181,11 +202,11 @@ def make_buffer_sets(op_graph, count=4, *, seed=0, user=None, plan=None, stream=
     for key, value in (user or {}).items():
         uid = key if isinstance(key, int) else signature_of(key)[0]
         given[uid] = value
-    rng = np.random.default_rng(seed)
     sets: list[BufferSet] = []
     try:
         for i in range(count):
             bs = BufferSet({}, {u for u in outputs if u not in given}, specs, known)
+            bs.stream = stream
             sets.append(bs)
             for uid, spec in specs.items():
                 if spec.virtual:
@@ -195,13 +216,13 @@ def make_buffer_sets(op_graph, count=4, *, seed=0, user=None, plan=None, stream=
                     if not spec.by_value:
                         bs.ptrs[uid] = resolve_buffer(given[uid], f"buffers[{uid}]").ptr
                         if i == 0 and uid not in outputs and spec.nbytes is not None:
-                            bs.host[uid] = _host_values(bs.stored(uid, stream).copy(), spec.data_type)
+                            bs._on_device.append(uid)
                     continue
                 if spec.by_value:
                     value = 1.0 if spec.value is None else spec.value
                     bs.by_uid[uid] = value
                     if i == 0:
-                        bs.host[uid] = np.full(tuple(spec.dims), value, dtype=np.float64)
+                        bs._host[uid] = np.full(tuple(spec.dims), value, dtype=np.float64)
                     continue
                 buf = memory.DeviceBuffer(max(_need_size(spec), 1))
                 bs.owned.append(buf)
@@ -209,11 +230,10 @@ def make_buffer_sets(op_graph, count=4, *, seed=0, user=None, plan=None, stream=
                 if uid in bs.outputs:
                     continue
                 if i == 0:
-                    values = random_values(spec, rng)
-                    memory.copy_to_device(buf, host_layout(values, spec), stream)
-                    bs.host[uid] = _host_values(values, spec.data_type)
+                    _fill_input(bs, uid, spec, buf, seed, stream)
                 else:
                     memory.copy_device(buf, sets[0].ptrs[uid], spec.nbytes, stream)
+            bs.random_fill = sets[0].random_fill
             bs.poison(stream)
         memory.synchronize(stream)
     except BaseException:
@@ -221,3 +241,15 @@ def make_buffer_sets(op_graph, count=4, *, seed=0, user=None, plan=None, stream=
             bs.close()
         raise
     return sets
+
+
+def _fill_input(bs: BufferSet, uid: int, spec: TensorSpec, buf, seed: int, stream):
+    """Random values over the tensor's whole span (memory order), keyed by (seed, uid): on the device, read back
+    on first use of ``bs.host``; or by the host twin, whose values are kept."""
+    count = spec.nbytes // _itemsize(spec)
+    values = memory.fill_random(buf.ptr, spec.data_type, count, memory.random_key(seed, uid), INPUT_SCALE, stream)
+    if values is None:
+        bs._on_device.append(uid)
+        return
+    bs.random_fill = memory.random_fill_kernel()  # the reason the host made them
+    bs._host[uid] = _host_values(stored_view(values.view(np.uint8), spec), spec.data_type)

@@ -155,7 +155,7 @@ def case(atype):
 # ------------------------------------------------------------------------------------------------
 @case(CUDNN_TYPE_HANDLE)
 def _handle(ctx):
-    # Set needs a GPU (cudnnCreate): see test_handle_round_trip_on_gpu. On CPU: only Handle objects
+    # Set needs a GPU (cudnnCreate): see tests/gpu/core/test_handle_gpu.py. On CPU: only Handle objects
     # are taken, and the get path turns a handle into an int (a plan built offline holds none).
     name = attr(CUDNN_ATTR_DEVICEPROP_HANDLE, CUDNN_TYPE_HANDLE)
     d = cb.Descriptor(CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR)
@@ -762,30 +762,8 @@ def test_every_enum_valued_type_has_its_intenum():
 
 
 # ------------------------------------------------------------------------------------------------
-# HANDLE on a GPU
+# HANDLE (set and read back on a GPU: tests/gpu/core/test_handle_gpu.py)
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.gpu
-def test_handle_round_trip_on_gpu(handle, h200_profile_json):
-    assert handle.ptr != 0
-    # the device properties of the handle's GPU
-    dp = cb.Descriptor(CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR)
-    dp.set(CUDNN_ATTR_DEVICEPROP_HANDLE, CUDNN_TYPE_HANDLE, handle)
-    assert dp.children[CUDNN_ATTR_DEVICEPROP_HANDLE] == (handle,)
-    dp.finalize()
-    assert dp.get(CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION, CUDNN_TYPE_CHAR).startswith("{")
-    # a plan built on the GPU holds the handle: get returns its address as an int
-    graph = gg.notebook_conv_graph()
-    config = gg.heuristics(graph, CUDNN_HEUR_MODE_A)[0]
-    plan = cb.Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
-    plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, handle)
-    plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, B, config)
-    plan.finalize()
-    check_get(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, [handle.ptr])
-    handle.close()
-    with pytest.raises(ValueError, match="closed"):
-        cb.Descriptor(CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR).set(CUDNN_ATTR_DEVICEPROP_HANDLE, CUDNN_TYPE_HANDLE, handle)
-
-
 def test_handle_attribute_refuses_raw_ints():
     for name in (CUDNN_ATTR_DEVICEPROP_HANDLE, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_ATTR_OPERATIONGRAPH_HANDLE):
         d = cb.Descriptor(schema.attribute(name).descriptor)

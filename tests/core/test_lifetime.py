@@ -5,7 +5,7 @@ object in use is done by the last call to return, and what it kept stays alive u
 
 The seam, offline: cuDNN's logging callback runs Python code *inside* a cuDNN call in flight (an engine finalize
 that cuDNN refuses with a warning). What it does there is what another thread could do at that moment. The same
-for execute and the CUDA graph calls, which need a GPU: tests/runtime/gpu/test_lifetime_gpu.py.
+for execute and the CUDA graph calls, which need a GPU: tests/gpu/runtime/test_lifetime_gpu.py.
 """
 import gc
 import logging

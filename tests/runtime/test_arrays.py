@@ -3,7 +3,7 @@ and DLPack producers (versioned and unversioned capsules, CUDA memory at fake ad
 handed to the producer, and every refusal a variant pack makes of an array that does not describe its tensor —
 each message naming the tensor and what differs. Also the host side of cuDNN's data types (bfloat16 and fp8
 bits), checked against values worked out by hand. The CUDA array interface and real GPU libraries (cupy, JAX,
-numba) are in tests/runtime/gpu/test_arrays_gpu.py."""
+numba) are in tests/gpu/runtime/test_arrays_gpu.py."""
 import numpy as np
 import pytest
 

@@ -230,12 +230,6 @@ def test_report_dataframe(conv, h200):
     assert {"mode", "engine", "knobs", "ok", "reason"} <= set(df.columns)
 
 
-@pytest.mark.gpu
-def test_workflow_on_gpu_with_handle(handle, conv):
-    plan, report = build_first_plan(conv, handle=handle)
-    assert plan.handle is handle and report.chosen.ok
-
-
 def test_errors_pickle(conv, h200):
     import pickle
 

@@ -4,7 +4,7 @@ A matmul graph is built with ``override_shapes=True``, a plan for the H200 profi
 aligned device addresses (cuDNN finalizes them without a GPU) with other shapes per pack. What cuDNN reads is
 checked here first: cuDNN 9.28.1 finalizes packs and answers workspace queries for any ranks, UIDs or sizes (only
 the three arrays' lengths are compared). The per-pack workspace query itself needs a cuDNN handle (cuDNN answers
-BAD_PARAM without one): it runs in tests/runtime/gpu/test_overrides_gpu.py. On an older release the gate refuses.
+BAD_PARAM without one): it runs in tests/gpu/runtime/test_overrides_gpu.py. On an older release the gate refuses.
 """
 import re
 

@@ -1,5 +1,6 @@
 """Device profiles: the bundled captures for every release (converted, and back byte for byte), the table of GPU
-facts, raw and wrapped files, conversion between releases and its refusals, capture (GPU).
+facts, raw and wrapped files, conversion between releases and its refusals (captures on a GPU:
+tests/gpu/runtime/test_profiles_gpu.py).
 
 Runs on every release of the matrix (the loaded one, ``CUDNN_BACKEND_LIBCUDNN``); conversions *to* other releases
 are pure Python and are checked for all of them on any.
@@ -432,7 +433,7 @@ def test_as_deviceprop_accepts_profiles_names_paths_and_descriptors(h200, tmp_pa
         profiles.as_deviceprop(42)
 
 
-# -- capture -------------------------------------------------------------------------------------------
+# -- capture (on a GPU: tests/gpu/runtime/test_profiles_gpu.py) ----------------------------------------
 @pytest.mark.skipif(HAVE_GPU, reason="checks the message given without a GPU")
 def test_capture_without_gpu_says_what_to_do():
     with pytest.raises(DeviceProfileError, match="needs a CUDA GPU.*save\\(\\).*load\\(\\)"):
@@ -442,35 +443,3 @@ def test_capture_without_gpu_says_what_to_do():
 def test_capture_rejects_bad_arguments():
     with pytest.raises((TypeError, DeviceProfileError)):
         DeviceProfile.capture("gpu0")
-
-
-@pytest.mark.gpu
-def test_capture_from_handle_and_device(handle, cudnn_version, tmp_path):
-    from cudnn_backend.runtime.heuristics import get_configs
-
-    p = DeviceProfile.capture(handle)
-    assert p.cudnn_version == cudnn_version and p.converted_from is None
-    assert p.device_name and p.device_name != "unknown device"
-    assert p.sm_count and p.sm_count > 0
-    assert p.descriptor().finalized
-    assert len(get_configs(notebook_conv_graph(), "A", p)) > 0
-    by_ordinal = DeviceProfile.capture(handle.device or 0)
-    assert by_ordinal.device_name == p.device_name
-    back = DeviceProfile.load(p.save(tmp_path / "captured.json"))
-    assert back.properties == p.properties and back.cudnn_version == cudnn_version
-
-
-@pytest.mark.gpu
-def test_captures_agree_with_the_bundled_profile_of_their_gpu(handle):
-    # on a bundled GPU (H100 SXM, H200), a capture equals the bundled profile converted for the loaded release,
-    # apart from what differs between two machines of one kind (driver, device ordinal, clocks)
-    p = DeviceProfile.capture(handle)
-    name = {"NVIDIA H100 80GB HBM3": "h100", "NVIDIA H200": "h200"}.get(p.device_name)
-    if name is None:
-        pytest.skip(f"no bundled profile of {p.device_name}")
-    bundled = DeviceProfile.bundled(name).properties
-    captured = p.properties
-    assert list(captured) == list(bundled)
-    same = {k for k in captured if k not in ("driverVer", "cudaDeviceId", "pciDeviceId", "smClockRateKHz",
-                                             "memClockRateKHz", "totalGlobalMem")}
-    assert {k: captured[k] for k in same} == {k: bundled[k] for k in same}

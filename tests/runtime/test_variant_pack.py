@@ -46,7 +46,7 @@ def _real_driver() -> bool:
 def FakeCudaArray(ptr, shape, typestr="<f2", strides=None):
     """A CUDA array (what cupy/torch/JAX arrays export through DLPack) described like a __cuda_array_interface__:
     a type string and byte strides. (The CUDA array interface itself is read through cuda.core, which asks the
-    driver which device holds the pointer: tested on a GPU, tests/runtime/gpu/test_arrays_gpu.py.)"""
+    driver which device holds the pointer: tested on a GPU, tests/gpu/runtime/test_arrays_gpu.py.)"""
     code, bits = {"<f2": (dlpack.FLOAT, 16), "<f4": (dlpack.FLOAT, 32), "|u1": (dlpack.UINT, 8)}[typestr]
     return dlpack.FakeDLPack(ptr, shape, None if strides is None else tuple(s // (bits // 8) for s in strides),
                              code=code, bits=bits)

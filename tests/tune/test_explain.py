@@ -201,12 +201,3 @@ def test_genstats_check_happens_in_every_api():
         g.add(OperationGenStats(mode=cb.CUDNN_GENSTATS_SUM_SQSUM, math_prec=cb.CUDNN_DATA_FLOAT, xdesc=x,
                                 sumdesc=s, sqsumdesc=s))
     assert shapes.per_channel_dims([4, 64, 8, 8]) == [1, 64, 1, 1]
-
-
-@pytest.mark.gpu
-def test_why_on_the_gpu(handle):
-    """The same explanation against the GPU itself (no profile): the stage, and a minimization probed there."""
-    ex = why(DGRAD, handle=handle)
-    assert ex.device == "this GPU" and ex.stage in ("heuristics", None)
-    if ex.stage == "heuristics":
-        assert ex.minimization is not None and ex.minimization["verified"].startswith("yes")

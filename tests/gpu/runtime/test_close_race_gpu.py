@@ -5,8 +5,7 @@ import threading
 import pytest
 
 import cudnn_backend as cb
-
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not cb.core.device.gpu_available(), reason="needs a CUDA GPU")]
+from cudnn_backend.runtime import memory
 
 ROUNDS = 10_000
 
@@ -17,16 +16,12 @@ def _free_bytes():
     return int(free)
 
 
-def test_execute_and_close_race():
-    torch = pytest.importorskip("torch")
+def test_execute_and_close_race(gpu_kit):
     p = cb.patterns.conv_fwd(n=1, c=8, h=8, w=8, k=8, build=False)
     handle = cb.Handle()
     first, _ = cb.build_first_plan(p.build(handle), handle=handle)
     text = first.to_json()
-    x = torch.randn(1, 8, 8, 8, device="cuda").half().to(memory_format=torch.channels_last)
-    w = torch.randn(8, 8, 3, 3, device="cuda").half().to(memory_format=torch.channels_last)
-    y = torch.empty(1, 8, 8, 8, device="cuda").half().to(memory_format=torch.channels_last)
-    buffers = {p.x: x, p.w: w, p.y: y}
+    buffers = {p.x: gpu_kit.alloc(p.x, "randn"), p.w: gpu_kit.alloc(p.w, "randn"), p.y: gpu_kit.alloc(p.y)}
 
     def one_round():
         plan = cb.plan_from_json(text, handle, operation_graph=p.op_graph)
@@ -61,7 +56,7 @@ def test_execute_and_close_race():
 
     for _ in range(50):  # warm-up: allocator pools and cuDNN's caches settle
         one_round()
-    torch.cuda.synchronize()
+    memory.synchronize()
     before = _free_bytes()
     refused = foreign = 0
     for _ in range(ROUNDS):
@@ -70,7 +65,7 @@ def test_execute_and_close_race():
         if "foreign" in o:
             foreign += 1
             pytest.fail(f"a foreign exception escaped: {o['foreign']}")
-    torch.cuda.synchronize()
+    memory.synchronize()
     after = _free_bytes()
     assert foreign == 0
     assert refused > ROUNDS // 10, "the closer should usually win the race at least sometimes"

@@ -5,7 +5,6 @@ import pytest
 import cudnn_backend as cb
 from cudnn_backend.tune import results
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not cb.core.device.gpu_available(), reason="needs a CUDA GPU")]
 
 CONV = dict(n=8, c=64, h=28, w=28, k=64)
 

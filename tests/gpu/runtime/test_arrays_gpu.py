@@ -19,8 +19,6 @@ from cudnn_backend.runtime.heuristics import build_first_plan  # noqa: E402
 from cudnn_backend.tune import checking, inputs  # noqa: E402
 from cudnn_backend.typed import arrays  # noqa: E402
 
-pytestmark = pytest.mark.gpu
-
 N, C, H, W, K = 4, 16, 12, 12, 32
 HALF = cb.DataType.CUDNN_DATA_HALF
 

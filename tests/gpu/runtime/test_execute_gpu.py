@@ -1,6 +1,7 @@
 """Execution on the GPU: prebuilt packs, bind_and_execute, rebinding, by-value scalars, workspaces,
 streams, device buffers, cuDNN's native CUDA graph API (populate, update, replay, kernel count)
-and a plan built offline against the H200 profile, loaded onto the GPU from its JSON."""
+and a plan built offline against the H200 profile, loaded onto the GPU from its JSON. No torch: the kit's device
+tensors, references in numpy (torch interop: test_torch_gpu.py)."""
 import array
 import gc
 import weakref
@@ -8,33 +9,28 @@ import weakref
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-import torch.nn.functional as F  # noqa: E402
+import cudnn_backend as cb
+from cudnn_backend.runtime import memory
+from cudnn_backend.runtime import execution as ex
+from cudnn_backend._bindings.enums import AttributeName, AttributeType, HeurMode
+from cudnn_backend.runtime.execution import CudaGraph, VariantPack, execute
+from cudnn_backend.runtime.plans import plan_from_json
 
-import cudnn_backend as cb  # noqa: E402
-from cudnn_backend.runtime import memory  # noqa: E402
-from cudnn_backend.runtime import execution as ex  # noqa: E402
-from cudnn_backend._bindings.enums import AttributeName, AttributeType, HeurMode  # noqa: E402
-from cudnn_backend.runtime.execution import CudaGraph, VariantPack, execute  # noqa: E402
-from cudnn_backend.runtime.plans import plan_from_json  # noqa: E402
-
-pytestmark = pytest.mark.gpu
+from tests.gpu.kit import conv2d, relu
 
 TOL = 1e-2  # fp16
 
 
 def _conv_ref(x, w):
-    with torch.no_grad():
-        return F.conv2d(x.double(), w.double(), padding=1)
+    return conv2d(x.values, w.values, padding=1)
 
 
 def _cbr_ref(x, w, b):
-    with torch.no_grad():
-        return torch.relu(F.conv2d(x.double(), w.double(), padding=1) + b.double())
+    return relu(conv2d(x.values, w.values, padding=1) + b.values)
 
 
 class ConvSetup:
-    """fp16 conv forward (NHWC unless asked): case, plan, and ``buffers()``: fresh torch tensors."""
+    """fp16 conv forward (NHWC unless asked): case, plan, and ``buffers()``: fresh device tensors."""
 
     def __init__(self, kit, layout="nhwc", build_plan=True):
         self.kit = kit
@@ -87,7 +83,7 @@ def test_bind_and_execute_moves_between_buffer_sets(gpu_kit, conv):
 
     def pointers(bufs):
         by_uid = {t.uid: v for t, v in bufs.items()}
-        return tuple(by_uid[u].data_ptr() for u in order)
+        return tuple(by_uid[u].ptr for u in order)
 
     forms = [pointers(sets[1]),                                   # tuple of ints
              array.array("q", pointers(sets[2])),                 # int64 buffer
@@ -102,7 +98,7 @@ def test_bind_and_execute_moves_between_buffer_sets(gpu_kit, conv):
         conv.check(sets[target], f"bind_and_execute into set {target} ({type(form).__name__})")
         for i, s in enumerate(sets):
             if i != target:
-                assert bool(torch.isnan(s[c.y]).all()), f"set {i} was written, the pack should point at set {target}"
+                assert np.isnan(gpu_kit.read(s[c.y])).all(), f"set {i} was written, the pack should point at set {target}"
 
 
 def test_bind_and_execute_with_tensors_keeps_them(gpu_kit, conv):
@@ -111,9 +107,9 @@ def test_bind_and_execute_with_tensors_keeps_them(gpu_kit, conv):
     pack = VariantPack(conv.plan, a)
     by_uid = {t.uid: v for t, v in b.items()}
     pack.bind_and_execute(gpu_kit.handle, conv.plan, tuple(by_uid[u] for u in pack.pointer_uids))
-    conv.check(b, "bind_and_execute with torch tensors")
+    conv.check(b, "bind_and_execute with buffer objects")
     wy = weakref.ref(b[c.y])
-    y_ptr = b[c.y].data_ptr()
+    y_ptr = b[c.y].ptr
     del b, by_uid
     gc.collect()
     assert wy() is not None and pack.pointers[c.y.uid] == y_ptr  # the pack holds the new output
@@ -182,7 +178,7 @@ def test_pack_allocates_and_frees_the_workspace(gpu_kit):
     execute(kit.handle, plan, pack)
     setup.check(bufs, f"with a {plan.workspace_size}-byte workspace")
     wws = weakref.ref(pack.workspace_buffer)
-    torch.cuda.synchronize()
+    memory.synchronize()
     pack.close()
     gc.collect()
     assert wws() is None
@@ -201,11 +197,11 @@ def test_given_workspace_device_buffer(gpu_kit):
         assert not pack.owns_workspace and pack.workspace == ws.ptr
         execute(kit.handle, plan, pack)
         setup.check(bufs, "with a given DeviceBuffer workspace")
-        torch.cuda.synchronize()
+        memory.synchronize()
         pack.close()
+    too_small = kit.CudaArrayBytes(plan.workspace_size - 1)  # an array of another library, read by the adapter
     with pytest.raises(ValueError, match="workspace holds"):
-        VariantPack(plan, setup.buffers(), workspace=torch.empty(plan.workspace_size - 1, dtype=torch.uint8,
-                                                                 device="cuda"))
+        VariantPack(plan, setup.buffers(), workspace=too_small)
 
 
 def test_device_buffer(gpu_kit, conv):
@@ -216,41 +212,37 @@ def test_device_buffer(gpu_kit, conv):
         assert buf.copy_to_host() == data.tobytes()
         buf.fill(7)
         assert buf.copy_to_host(16) == bytes([7] * 16)
-        t = torch.as_tensor(buf, device="cuda")  # through __cuda_array_interface__
-        assert t.dtype == torch.uint8 and t.numel() == 256 and t.data_ptr() == buf.ptr
-        del t
+        cai = buf.__cuda_array_interface__
+        assert cai["shape"] == (256,) and cai["typestr"] == "|u1" and cai["data"] == (buf.ptr, False)
     assert buf.closed
     buf.close()  # idempotent
 
     # a DeviceBuffer as the output of a conv
     c = conv.case
     bufs = conv.buffers()
-    y_t = bufs[c.y]
-    with memory.DeviceBuffer(y_t.numel() * y_t.element_size()) as out:
+    y_spec = bufs[c.y].spec
+    with memory.DeviceBuffer(y_spec.nbytes) as out:
+        out.fill(0xFF)  # NaN
         bufs[c.y] = out
         pack = VariantPack(conv.plan, bufs)
         execute(gpu_kit.handle, conv.plan, pack)
-        torch.cuda.synchronize()
-        flat = torch.as_tensor(out, device="cuda").view(torch.float16)
-        y = torch.as_strided(flat, tuple(y_t.shape), tuple(y_t.stride()))
-        gpu_kit.check(y, _conv_ref(bufs[c.x], bufs[c.w]), TOL, "into a DeviceBuffer")
-        del flat, y
+        gpu_kit.check(gpu_kit.read(out, y_spec), _conv_ref(bufs[c.x], bufs[c.w]), TOL, "into a DeviceBuffer")
         pack.close()
 
 
 def test_execute_on_a_side_stream(gpu_kit, conv):
     handle = gpu_kit.handle
-    side = torch.cuda.Stream()
+    side = memory.device().create_stream()  # a cuda.core stream (torch's: test_torch_gpu.py)
     bufs = conv.buffers()
     pack = VariantPack(conv.plan, bufs)
-    torch.cuda.synchronize()
+    memory.synchronize()
     try:
         handle.stream = side
-        assert handle.stream == side.cuda_stream
+        assert handle.stream == int(side.handle)
         execute(handle, conv.plan, pack)
-        side.synchronize()
+        side.sync()
     finally:
-        handle.stream = torch.cuda.current_stream()
+        handle.stream = 0
     conv.check(bufs, "on a side stream")
 
 
@@ -302,9 +294,7 @@ class CbrSetup:
             pytest.skip(f"no engine for conv+bias+ReLU supports the native CUDA graph API here: {e}")
 
     def buffers(self):
-        k, c = self.kit, self.case
-        return {c.x: k.alloc(c.x, "randn"), c.w: k.alloc(c.w, "randn"), c.bias: k.alloc(c.bias, "randn"),
-                c.y: k.alloc(c.y, "nan")}
+        return self.kit.buffers(self.case)
 
     def check(self, bufs, what):
         c = self.case
@@ -329,8 +319,7 @@ def test_cuda_graph_populate_update_replay(gpu_kit, cbr):
         kit.poison_(first[c.y]), kit.poison_(second[c.y])
         graph.launch()
         cbr.check(second, "graph replay after update(), second buffers")
-        torch.cuda.synchronize()
-        assert bool(torch.isnan(first[c.y]).all()), "the updated graph still wrote the first pack's output"
+        assert np.isnan(kit.read(first[c.y])).all(), "the updated graph still wrote the first pack's output"
 
         # replays read the buffers' current contents
         kit.randn_(second[c.x]), kit.poison_(second[c.y])
@@ -350,7 +339,7 @@ def test_cuda_graph_kernel_count_of_conv_bias_relu(gpu_kit, cbr, record_property
     record_property("conv_bias_relu_kernel_count", n)
     record_property("conv_bias_relu_node_types", types)
     results_file(test="conv_bias_relu_kernel_count", kernel_count=n, node_types=types,
-                 behavior_notes=sorted(beh), device=torch.cuda.get_device_name())
+                 behavior_notes=sorted(beh), device=gpu_kit.device_name)
     print(f"\nconv+bias+ReLU: {n} kernel node(s) recorded; node types {types}")
     assert n >= 1
 
@@ -390,8 +379,7 @@ def test_populate_with_an_engine_without_native_graph_support(gpu_kit):
         plan = kit.make_plan(og, kit.handle, exclude_behavior=("SUPPORTS_CUDA_GRAPH_NATIVE_API",))
     except kit.NoPlan:
         pytest.skip("every engine here supports the native CUDA graph API")
-    pack = VariantPack(plan, {case.x: kit.alloc(case.x, "randn"), case.w: kit.alloc(case.w, "randn"),
-                              case.bias: kit.alloc(case.bias, "randn"), case.y: kit.alloc(case.y, "nan")})
+    pack = VariantPack(plan, kit.buffers(case))
     with pytest.raises(ex.NativeCudaGraphNotSupportedError) as e:
         CudaGraph(kit.handle, plan, pack)
     assert "stream" in str(e.value) and "SUPPORTS_CUDA_GRAPH_NATIVE_API" in str(e.value)
@@ -408,14 +396,13 @@ def test_plan_built_against_the_h200_profile_runs_here(gpu_kit, results_file):
     offline = kit.make_plan(og, None, device_profile=kit.PROFILE_JSON, exclude_behavior=("RUNTIME_COMPILATION",))
     text = offline.to_json()
     assert '"operationGraph"' in text and offline.handle is None
-    device = torch.cuda.get_device_name()
+    device = kit.device_name
     try:
         plan = plan_from_json(text, handle=kit.handle, operation_graph=og)
-        bufs = {case.x: kit.alloc(case.x, "randn"), case.w: kit.alloc(case.w, "randn"),
-                case.bias: kit.alloc(case.bias, "randn"), case.y: kit.alloc(case.y, "nan")}
+        bufs = kit.buffers(case)
         pack = VariantPack(plan, bufs, operation_graph=og)
         execute(kit.handle, plan, pack)
-        torch.cuda.synchronize()
+        memory.synchronize()
     except cb.CudnnError as e:
         results_file(test="h200_profile_plan", device=device, error=str(e))
         if "H200" not in device:

@@ -1,18 +1,15 @@
 """Shape overrides on a GPU: one plan, executed on other shapes, its workspace asked per variant pack
 (cudnnGetExecutionPlanWorkspaceSize). cuDNN >= 9.23; on an older release (the GPU machines' 9.19.0) the version gate
 refuses before cuDNN sees anything, which is what is checked there."""
+import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-
-import cudnn_backend as cb  # noqa: E402
-from cudnn_backend.errors import CudnnVersionError  # noqa: E402
-from cudnn_backend.graph import Graph  # noqa: E402
-from cudnn_backend.runtime.execution import VariantPack  # noqa: E402
-from cudnn_backend.runtime.heuristics import get_configs  # noqa: E402
-from cudnn_backend.runtime.plans import build_plan  # noqa: E402
-
-pytestmark = pytest.mark.gpu
+import cudnn_backend as cb
+from cudnn_backend.errors import CudnnVersionError
+from cudnn_backend.graph import Graph
+from cudnn_backend.runtime.execution import VariantPack
+from cudnn_backend.runtime.heuristics import get_configs
+from cudnn_backend.runtime.plans import build_plan
 
 HAS_OVERRIDES = cb.get_version() >= 92300
 
@@ -24,7 +21,8 @@ def _matmul(handle, b=1, m=256, k=128, n=64):
     return g, a, bt, c
 
 
-def test_one_plan_runs_other_shapes(gpu_handle):
+def test_one_plan_runs_other_shapes(gpu_kit, gpu_handle):
+    kit = gpu_kit
     g, a, b, c = _matmul(gpu_handle)
     if not HAS_OVERRIDES:
         with pytest.raises(CudnnVersionError, match=r"needs cuDNN >= 9\.2[13] \(loaded: "):
@@ -43,9 +41,9 @@ def test_one_plan_runs_other_shapes(gpu_handle):
             break
     assert plan is not None, "no engine config of the override-shape graph builds a plan"
     for batch, m, k, n in ((1, 256, 128, 64), (3, 512, 128, 64), (2, 64, 256, 32)):
-        x = torch.randn(batch, m, k, device="cuda", dtype=torch.float16)
-        w = torch.randn(batch, k, n, device="cuda", dtype=torch.float16)
-        y = torch.full((batch, m, n), float("nan"), device="cuda", dtype=torch.float16)  # poisoned
+        x = kit.alloc_dims([batch, m, k], cb.CUDNN_DATA_HALF, "randn")
+        w = kit.alloc_dims([batch, k, n], cb.CUDNN_DATA_HALF, "randn")
+        y = kit.alloc_dims([batch, m, n], cb.CUDNN_DATA_HALF, "nan")  # poisoned
         pack = VariantPack(plan, {a: x, b: w, c: y}, overrides={a: list(x.shape), b: list(w.shape),
                                                                 c: list(y.shape)}, handle=gpu_handle)
         size = pack.query_workspace(gpu_handle)
@@ -53,7 +51,5 @@ def test_one_plan_runs_other_shapes(gpu_handle):
         if size:
             assert pack.workspace_nbytes is None or pack.workspace_nbytes >= size
         pack.execute(gpu_handle)
-        torch.cuda.synchronize()
-        ref = x.double() @ w.double()
-        err = float((y.double() - ref).norm() / ref.norm())
+        err = kit.check(y, np.matmul(x.values, w.values), 1e-2, f"shape {(batch, m, k, n)}")
         assert err < 1e-2, f"shape {(batch, m, k, n)}: relative error {err}"

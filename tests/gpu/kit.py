@@ -1,8 +1,12 @@
-"""GPU test helpers: one cuDNN handle per session, plan building, graph builders, precisions.
+"""The GPU test kit: plans, graph builders, precisions, device tensors, random fills, fp64 references. No torch.
 
-Every test here is marked ``gpu`` (skipped without a GPU by tests/conftest.py); they run on a GPU machine. Nothing in this
-file imports torch or cuda-bindings at import time, so collecting on a CPU machine is harmless;
-the ``gpu_kit`` fixture hands the helpers to the tests (no ``import conftest`` needed).
+Device memory, copies and fills go through the package's own ``runtime.memory`` (cuda.core and cuda-bindings);
+random values come from the package's generator (``memory.host_random``, the same bits the device kernel writes);
+references are written out in numpy (float64) from the tests' own formulas, independently of cuDNN and of the graph
+as cuDNN reads it, where torch's were before; graph-generic checks use the fp64 reference evaluator
+(``cudnn_backend.reference``). ``tests/gpu/conftest.py`` hands a ``GpuKit`` to the tests (the ``gpu_kit``
+fixture). Importing this module touches no GPU: collecting on a CPU machine is harmless, and
+``tests/test_gpu_kit.py`` checks the numpy references against loops on the CPU.
 
 Op graphs are built WITH the handle (``Graph.build(handle=h)``): on cuDNN 9.19 an operation graph
 finalized without CUDNN_ATTR_OPERATIONGRAPH_HANDLE gives plans that fail at execute with
@@ -10,12 +14,13 @@ CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH (docs/design.md).
 """
 from __future__ import annotations
 
-import json
-import os
-import pathlib
+import itertools
+import math
 from dataclasses import dataclass, field
 
+import numpy as np
 import pytest
+from numpy.lib.stride_tricks import sliding_window_view
 
 import cudnn_backend as cb
 from cudnn_backend._bindings.enums import (
@@ -26,14 +31,19 @@ from cudnn_backend._bindings.enums import (
     NormMode,
 )
 from cudnn_backend.graph import Graph
+from cudnn_backend.runtime import memory
+from cudnn_backend.runtime._packing import TensorSpec
 from cudnn_backend.runtime.heuristics import NoWorkingPlanError, build_first_plan
 from cudnn_backend.runtime.plans import as_plan
+from cudnn_backend.tune import inputs
+from cudnn_backend.typed import arrays
 
 from tests.helpers.env import H200_PROFILE_JSON
 
 A = AttributeName
 AT = AttributeType
 F16, BF16, F32 = DataType.CUDNN_DATA_HALF, DataType.CUDNN_DATA_BFLOAT16, DataType.CUDNN_DATA_FLOAT
+SEED = 1234  # the session's random inputs: kit.randn_ draws the next key of this seed
 PROFILE_JSON = H200_PROFILE_JSON
 
 # Numerical notes that change results beyond plain fp32 arithmetic.
@@ -249,10 +259,92 @@ def layer_norm_case(io, training=True, tokens=256, hidden=128, epsilon=1e-5, sou
 
 
 # ---------------------------------------------------------------------------------------------
-# fixtures
+# fp64 references in numpy (NCHW logical order; stride 1)
 # ---------------------------------------------------------------------------------------------
+def conv2d(x, w, padding=1):
+    """Cross-correlation of x [n, c, h, w] with w [k, c, r, s], zero padding ``padding``, stride 1."""
+    p = int(padding)
+    xp = np.pad(np.asarray(x, np.float64), ((0, 0), (0, 0), (p, p), (p, p)))
+    windows = sliding_window_view(xp, w.shape[2:], axis=(2, 3))  # n, c, h', w', r, s
+    return np.einsum("nchwrs,kcrs->nkhw", windows, np.asarray(w, np.float64), optimize=True)
+
+
+def conv2d_bwd_data(dy, w, padding=1):
+    """The gradient of sum(dy * conv2d(x, w, padding)) with respect to x: dy correlated with the flipped filter,
+    its channels swapped."""
+    flipped = np.asarray(w, np.float64)[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)
+    return conv2d(dy, flipped, w.shape[2] - 1 - int(padding))
+
+
+def conv2d_bwd_filter(x, dy, filter_hw, padding=1):
+    """The gradient of sum(dy * conv2d(x, w, padding)) with respect to w (of spatial size ``filter_hw``)."""
+    p = int(padding)
+    xp = np.pad(np.asarray(x, np.float64), ((0, 0), (0, 0), (p, p), (p, p)))
+    windows = sliding_window_view(xp, tuple(filter_hw), axis=(2, 3))
+    return np.einsum("nchwrs,nkhw->kcrs", windows, np.asarray(dy, np.float64), optimize=True)
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def gelu(z):
+    """The exact (erf) GELU."""
+    z = np.asarray(z, np.float64)
+    return 0.5 * z * (1.0 + _erf(z / math.sqrt(2.0)))
+
+
+def relu(z, lower_clip_slope=0.0):
+    z = np.asarray(z, np.float64)
+    return np.where(z > 0, z, lower_clip_slope * z)
+
+
+# ---------------------------------------------------------------------------------------------
+# device tensors
+# ---------------------------------------------------------------------------------------------
+class DeviceTensor(memory.DeviceBuffer):
+    """One cuDNN tensor's bytes on the device: a ``memory.DeviceBuffer`` (what a VariantPack binds) of the span of
+    ``spec`` (dims, strides, data type). ``values``: what the kit last wrote there from the host (float64, logical
+    dims), None once poisoned or written by the GPU; ``kit.read`` reads it back."""
+
+    __slots__ = ("spec", "values")
+
+    def __init__(self, spec: TensorSpec):
+        nbytes = spec.nbytes
+        if nbytes is None:
+            raise ValueError(f"the kit cannot allocate {spec.describe()} (no plain element size)")
+        super().__init__(max(nbytes, 1))
+        self.spec = spec
+        self.values = None
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.spec.dims)
+
+    def __repr__(self):
+        return f"<DeviceTensor {self.spec.describe()} at 0x{self._ptr:x}>"
+
+
+class CudaArrayBytes:
+    """Plain device memory offered only through ``__cuda_array_interface__`` (a 1-D uint8 array), as other
+    libraries' arrays are: a variant pack reads it through its array adapter, not as a DeviceBuffer."""
+
+    def __init__(self, nbytes: int):
+        self.buffer = memory.DeviceBuffer(nbytes)
+
+    @property
+    def __cuda_array_interface__(self):
+        return self.buffer.__cuda_array_interface__
+
+
+def spec_of(tensor) -> TensorSpec:
+    """The TensorSpec of a graph tensor (a Tensor descriptor of the Graph builder or a pattern)."""
+    return TensorSpec(int(tensor.uid), str(getattr(tensor, "name", tensor.uid)), tuple(tensor.shape),
+                      tuple(tensor.get_keyword("strides")), DataType(int(tensor.get_keyword("data_type"))))
+
+
 class GpuKit:
-    """What the GPU tests share: helpers bound to the session handle."""
+    """What the GPU tests share: helpers bound to the session handle (on the legacy default stream, as the kit's
+    copies and fills: one order for everything)."""
 
     PRECISIONS = PRECISIONS
     PROFILE_JSON = PROFILE_JSON
@@ -267,83 +359,92 @@ class GpuKit:
     layer_norm_case = staticmethod(layer_norm_case)
     plan_notes = staticmethod(plan_notes)
     make_plan = staticmethod(make_plan)
+    conv2d = staticmethod(conv2d)
+    conv2d_bwd_data = staticmethod(conv2d_bwd_data)
+    conv2d_bwd_filter = staticmethod(conv2d_bwd_filter)
+    gelu = staticmethod(gelu)
+    relu = staticmethod(relu)
+    CudaArrayBytes = CudaArrayBytes
 
     def __init__(self, handle):
-        import torch
-
-        self.torch = torch
         self.handle = handle
-        self.TORCH_DTYPE = {F16: torch.float16, BF16: torch.bfloat16, F32: torch.float32,
-                            DataType.CUDNN_DATA_DOUBLE: torch.float64}
+        self._keys = itertools.count()
+
+    @property
+    def device_name(self) -> str:
+        return memory.device().name
 
     def plan(self, case_or_graph, precision=None, **filters):
         """Build the op graph with the handle, then its first plan (see plan_for)."""
         og = case_or_graph.build(self.handle) if isinstance(case_or_graph, Case) else case_or_graph
         return plan_for(og, self.handle, precision, **filters)
 
-    def alloc(self, tensor, fill=None):
-        """A CUDA torch tensor with exactly the cuDNN tensor's dims, strides and data type."""
-        torch = self.torch
-        dt = self.TORCH_DTYPE[DataType(int(tensor.get_keyword("data_type")))]
-        t = torch.empty_strided(tuple(tensor.shape), tuple(tensor.get_keyword("strides")), dtype=dt, device="cuda")
+    # -- memory -------------------------------------------------------------------------------------
+    def alloc(self, tensor, fill=None) -> DeviceTensor:
+        """Device memory with exactly the cuDNN tensor's dims, strides and data type: ``fill`` "randn" (random
+        values, ``randn_``), "nan" (poisoned), a number, or None (left as allocated)."""
+        return self._filled(DeviceTensor(spec_of(tensor)), fill)
+
+    def alloc_dims(self, dims, data_type, fill=None) -> DeviceTensor:
+        """A packed (row-major) tensor of ``dims`` and ``data_type``, filled as ``alloc``."""
+        spec = TensorSpec(0, "t", tuple(dims), tuple(arrays.packed_strides(dims)), DataType(int(data_type)))
+        return self._filled(DeviceTensor(spec), fill)
+
+    def buffers(self, case: Case, inputs=("x", "w", "bias"), outputs=("y",)) -> dict:
+        """{tensor: DeviceTensor} for a case: the ``inputs`` random, the ``outputs`` poisoned."""
+        return {**{getattr(case, n): self.alloc(getattr(case, n), "randn") for n in inputs},
+                **{getattr(case, n): self.alloc(getattr(case, n), "nan") for n in outputs}}
+
+    def _filled(self, t, fill):
         if fill == "randn":
-            t.copy_(torch.randn(tuple(tensor.shape), device="cuda", dtype=torch.float32))
+            self.randn_(t)
         elif fill == "nan":
-            t.fill_(float("nan"))
+            self.poison_(t)
         elif fill is not None:
-            t.fill_(fill)
+            self.write(t, np.full(t.shape, float(fill)))
         return t
 
-    def randn_(self, t, scale=1.0, shift=0.0):
-        """Fresh random values into ``t`` in place (its pointer, hence the variant pack, unchanged)."""
-        t.copy_(self.torch.randn(tuple(t.shape), device="cuda", dtype=self.torch.float32) * scale + shift)
+    def write(self, t: DeviceTensor, values) -> DeviceTensor:
+        """``values`` (logical dims) rounded to the tensor's data type, copied to its strided places; ``t.values``
+        then holds exactly what the device holds."""
+        stored = arrays.encode(np.broadcast_to(np.asarray(values, np.float64), t.shape), t.spec.data_type)
+        memory.copy_to_device(t.ptr, inputs.host_layout(stored, t.spec))
+        t.values = arrays.decode(stored, t.spec.data_type).astype(np.float64)
+        return t
+
+    def randn_(self, t: DeviceTensor, scale=1.0, shift=0.0) -> DeviceTensor:
+        """Fresh random values into ``t`` in place (its pointer, hence the variant pack, unchanged): the package's
+        generator (mean 0, standard deviation ``scale``), plus ``shift``."""
+        key = memory.random_key(SEED, next(self._keys))
+        values = memory.host_random(F32, math.prod(t.shape), key, scale).astype(np.float64).reshape(t.shape)
+        return self.write(t, values + shift)
+
+    @staticmethod
+    def poison_(t: DeviceTensor) -> DeviceTensor:
+        """Every byte 0xFF: NaN in every floating-point type."""
+        memory.fill_bytes(t.ptr, inputs.POISON_BYTE, t.nbytes)
+        memory.synchronize(0)
+        t.values = None
         return t
 
     @staticmethod
-    def poison_(t):
-        t.fill_(float("nan"))
-        return t
+    def read(t, spec: TensorSpec | None = None) -> np.ndarray:
+        """The tensor's values (float64, logical dims) read back after all work on the device; ``t`` a DeviceTensor,
+        or a DeviceBuffer with the ``spec`` it holds."""
+        spec = t.spec if spec is None else spec
+        memory.synchronize()
+        raw = memory.copy_to_host(t.ptr, spec.nbytes)
+        return arrays.decode(inputs.stored_view(raw, spec), spec.data_type).astype(np.float64)
 
     def check(self, out, ref, tol, what=""):
-        """NaN never passes; then ||out - ref|| / ||ref|| <= tol (computed in fp64)."""
-        torch = self.torch
-        torch.cuda.synchronize()
-        assert bool(torch.isfinite(out).all()), f"{what}: output has NaN/Inf (not written, or bad numerics)"
-        out64, ref64 = out.double(), ref.double()
-        denom = ref64.norm().item()
+        """NaN never passes; then ||out - ref|| / ||ref|| <= tol (computed in fp64). ``out``: a DeviceTensor (read
+        back after all work on the device) or an array."""
+        out64 = self.read(out) if isinstance(out, DeviceTensor) else np.asarray(out, np.float64)
+        ref64 = np.asarray(ref, np.float64)
+        assert out64.shape == ref64.shape, f"{what}: output shape {out64.shape}, reference shape {ref64.shape}"
+        assert np.isfinite(out64).all(), f"{what}: output has NaN/Inf (not written, or bad numerics)"
+        denom = float(np.linalg.norm(ref64))
         assert denom > 0, f"{what}: the reference is all zeros"
-        err = (out64 - ref64).norm().item() / denom
+        err = float(np.linalg.norm(out64 - ref64)) / denom
         assert err <= tol, f"{what}: relative error {err:.3e} > {tol:.1e}"
         return err
-
-
-@pytest.fixture(scope="session")
-def gpu_handle():
-    with cb.Handle() as h:
-        yield h
-
-
-@pytest.fixture(scope="session")
-def gpu_kit(gpu_handle):
-    pytest.importorskip("torch")
-    import torch
-
-    if not torch.cuda.is_available():
-        pytest.skip("torch sees no CUDA device")
-    torch.manual_seed(1234)
-    gpu_handle.stream = torch.cuda.current_stream()  # cuDNN and torch on one stream: ordered, no races
-    return GpuKit(gpu_handle)
-
-
-@pytest.fixture(scope="session")
-def results_file():
-    """Where tests may append findings (JSON lines): $OUT/gpu-findings.jsonl when $OUT is set."""
-    out = os.environ.get("OUT")
-    path = pathlib.Path(out) / "gpu-findings.jsonl" if out else None
-
-    def record(**data):
-        if path is not None:
-            with path.open("a") as f:
-                f.write(json.dumps(data, default=str) + "\n")
-
-    return record

@@ -5,8 +5,6 @@ from cudnn_backend import patterns
 from cudnn_backend.runtime.execution import CudaGraph, NativeCudaGraphNotSupportedError, VariantPack, captured_kernel_count
 from cudnn_backend.runtime.heuristics import build_first_plan
 
-pytestmark = pytest.mark.gpu
-
 
 @pytest.mark.parametrize("modes", [("A",), ("FALLBACK",)])
 def test_captured_kernel_count_of_conv_bias_relu(gpu_kit, modes, results_file):

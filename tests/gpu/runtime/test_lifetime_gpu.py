@@ -14,8 +14,6 @@ from cudnn_backend.core._descriptor import _in_flight as in_flight
 from cudnn_backend.runtime import memory
 from cudnn_backend.runtime.execution import VariantPack, execute, populate_cuda_graph, update_cuda_graph
 
-pytestmark = pytest.mark.gpu
-
 WAIT_S = 30.0
 
 
@@ -71,8 +69,7 @@ def native(gpu_kit):
     except kit.NoPlan as e:
         handle.close()
         pytest.skip(f"no engine for conv+bias+ReLU supports the native CUDA graph API here: {e}")
-    pack = VariantPack(plan, {case.x: kit.alloc(case.x, "randn"), case.w: kit.alloc(case.w, "randn"),
-                              case.bias: kit.alloc(case.bias, "randn"), case.y: kit.alloc(case.y, "nan")})
+    pack = VariantPack(plan, kit.buffers(case))
     yield handle, plan, pack
     handle.close()
 

@@ -1,0 +1,142 @@
+"""A Handle's CUDA context in a thread that has none, offline: the no-device stand-in emulates a per-thread current
+context (``cudnn_backend_stub_emulate_contexts``), and ``core._descriptor._use_context`` runs the check that execute,
+the CUDA graph calls and plan finalizes make before cuDNN launches (``use_context``).
+
+What it must do: in a thread with no current context, make the handle's current (once: the next call finds it
+current); in a thread with another context current, leave that one alone and say so (the call's error then names
+the handle's device, ``context_hint``); with no context recorded (no GPU) or a driver that cannot answer, do
+nothing. On a GPU the same is tested through execute from a fresh thread: tests/gpu/runtime/test_context_gpu.py.
+"""
+import ctypes
+import threading
+
+import pytest
+
+import cudnn_backend as cb
+from cudnn_backend._bindings import _loader
+from cudnn_backend.core import _descriptor
+
+UNKNOWN, CURRENT, MADE_CURRENT, OTHER = 0, 1, 2, 3
+MINE, THEIRS = 0x7F0000001230, 0x7F0000004560
+
+pytestmark = pytest.mark.skipif(_loader.ensure_driver() != "stand-in",
+                                reason="emulated contexts need the no-device stand-in (a real driver is loaded)")
+
+
+def _stand_in():
+    lib = _loader._driver_lib
+    lib.cuCtxGetCurrent.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+    lib.cuCtxSetCurrent.argtypes = [ctypes.c_void_p]
+    lib.cudnn_backend_stub_set_current_calls.restype = ctypes.c_long
+    return lib
+
+
+@pytest.fixture
+def contexts():
+    """The stand-in emulating contexts (each thread starts with none); off again afterwards."""
+    lib = _stand_in()
+    lib.cudnn_backend_stub_emulate_contexts(1)
+    lib.cuCtxSetCurrent(None)  # this thread's, left by an earlier test
+    lib.cudnn_backend_stub_emulate_contexts(1)  # (again: the count of cuCtxSetCurrent calls from 0)
+    yield lib
+    lib.cuCtxSetCurrent(None)
+    lib.cudnn_backend_stub_emulate_contexts(0)
+
+
+def current(lib):
+    ctx = ctypes.c_void_p()
+    assert lib.cuCtxGetCurrent(ctypes.byref(ctx)) == 0
+    return ctx.value or 0
+
+
+def in_a_thread(fn):
+    """fn() in a fresh thread (which has no current context); its result or its exception."""
+    out = {}
+
+    def run():
+        try:
+            out["result"] = fn()
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+            out["error"] = e
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    if "error" in out:
+        raise out["error"]
+    return out["result"]
+
+
+def test_a_thread_without_a_context_gets_the_handles_once(contexts):
+    def run():
+        before = current(contexts)
+        first = _descriptor._use_context(MINE)
+        after = current(contexts)
+        second = _descriptor._use_context(MINE)
+        return before, first, after, second
+
+    before, first, after, second = in_a_thread(run)
+    assert before == 0, "a fresh thread has no current context"
+    assert first == MADE_CURRENT and after == MINE, "the handle's context is made current"
+    assert second == CURRENT, "and found current by the next call"
+    assert contexts.cudnn_backend_stub_set_current_calls() == 1, "cuCtxSetCurrent only when none is current"
+
+
+def test_another_current_context_is_left_alone(contexts):
+    def run():
+        contexts.cuCtxSetCurrent(THEIRS)
+        state = _descriptor._use_context(MINE)
+        return state, current(contexts)
+
+    state, after = in_a_thread(run)
+    assert state == OTHER
+    assert after == THEIRS, "the thread's own context stays current"
+    assert contexts.cudnn_backend_stub_set_current_calls() == 1  # the test's own, none by the check
+
+
+def test_threads_are_independent(contexts):
+    contexts.cuCtxSetCurrent(THEIRS)  # this thread's
+    assert in_a_thread(lambda: (_descriptor._use_context(MINE), current(contexts))) == (MADE_CURRENT, MINE)
+    assert current(contexts) == THEIRS
+    assert _descriptor._use_context(MINE) == OTHER
+
+
+def test_repeated_checks_keep_the_context(contexts):
+    """The loop the per-call cost is measured with: one set, then found current every time."""
+    assert in_a_thread(lambda: _descriptor._use_context(MINE, 100_000)) == CURRENT
+    assert contexts.cudnn_backend_stub_set_current_calls() == 1
+
+
+def test_nothing_recorded_or_no_driver_answer_does_nothing(contexts):
+    assert in_a_thread(lambda: (_descriptor._use_context(0), current(contexts))) == (UNKNOWN, 0)
+    contexts.cudnn_backend_stub_emulate_contexts(0)  # the stand-in as cuDNN sees it: CUDA_ERROR_NO_DEVICE
+    assert in_a_thread(lambda: _descriptor._use_context(MINE)) == UNKNOWN
+    assert contexts.cudnn_backend_stub_set_current_calls() == 0
+
+
+def test_the_hint_names_both_contexts_and_devices(contexts):
+    handle = cb.Handle.__new__(cb.Handle)  # never created (no GPU): no context recorded
+    assert handle.context == 0
+    contexts.cuCtxSetCurrent(THEIRS)
+    hint = _descriptor._context_hint(handle, OTHER)
+    device = (THEIRS // 16) % 8  # the stand-in's emulated device of a context
+    assert f"this thread's current context is 0x{THEIRS:x} (device {device})" in hint
+    assert "the handle belongs to the CUDA context 0x0, device unknown" in hint
+    assert "set_current" in hint and "CUDNN_LOGLEVEL_DBG" in hint
+    assert "cuCtxSetCurrent" in _descriptor._context_hint(handle, 4)
+    for state in (UNKNOWN, CURRENT, MADE_CURRENT):
+        assert _descriptor._context_hint(handle, state) is None
+
+
+def test_context_argument_is_checked():
+    with pytest.raises(ValueError, match="context"):
+        _descriptor._use_context(-1)
+    with pytest.raises(TypeError, match="context"):
+        _descriptor._use_context("0x10")
+
+
+def test_stand_in_without_emulation_answers_no_device():
+    lib = _stand_in()
+    ctx = ctypes.c_void_p(1)
+    assert lib.cuCtxGetCurrent(ctypes.byref(ctx)) == 100 and not ctx.value  # CUDA_ERROR_NO_DEVICE
+    assert lib.cuCtxSetCurrent(ctypes.c_void_p(MINE)) == 100
