@@ -196,7 +196,9 @@ def _explore_options(p, tune=False):
     t.add_argument("--final-rounds", type=positive, default=3, metavar="N", help="interleaved rounds of that final")
     m = p.add_argument_group("many graphs")
     m.add_argument("--gpus", type=gpus, default=None, metavar="all|N",
-                   help="spread the graphs over this many GPUs (one process each); default: one after another here")
+                   help="spread the graphs over this many GPUs (one process each); default: one after another here. "
+                        "More GPUs than this machine has is an error, and so is --gpus offline (no GPU, or "
+                        "--device-profile): --workers N is the offline way")
     m.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="send the graphs to Ray: a local ray.init() without ADDRESS, else that cluster")
     m.add_argument("--workers", type=positive, default=None, metavar="N",
@@ -212,6 +214,8 @@ def _explore_options(p, tune=False):
     o.add_argument("--plot", metavar="FILE.png", help="plot time per config (matplotlib)")
     o.add_argument("--heatmap", metavar="FILE.png", help="plot the best time over a knob pair of the best engine "
                    "(after --sweep; matplotlib)")
+    o.add_argument("--save-plan", metavar="FILE.json", help="write the chosen config's execution plan as JSON (the "
+                   "best with a GPU; offline, heuristics' first config that builds a plan); --plan FILE.json reads it")
     o.add_argument("--quiet", action="store_true", help="no progress bars")
     if tune:
         c = p.add_argument_group("plan cache")
@@ -295,7 +299,20 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "list":
             c.add_argument("--json", action="store_true", help="print JSON")
     _support_parsers(sub)
+    _width_option(parser)
     return parser
+
+
+def _width_option(parser):
+    """--width on every command (each parser that takes no subcommand)."""
+    subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subcommands:
+        parser.add_argument("--width", type=positive, metavar="COLUMNS",
+                            help="the width tables are drawn for (default: $COLUMNS, else the terminal's; written "
+                                 "to a file or pipe, wide enough that each row stays one line)")
+    for action in subcommands:
+        for sub in dict.fromkeys(action.choices.values()):
+            _width_option(sub)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -139,7 +139,7 @@ class SweepResult:
 # one task, anywhere
 # ---------------------------------------------------------------------------------------------
 def _winner_of(ex: Exploration) -> dict | None:
-    best = ex.best
+    best = ex.chosen  # offline: heuristics' first config that built a plan
     if best is None:
         return None
     return {"engine_index": best.engine_index, "knobs": dict(best.knobs), "knobs_text": best.knobs_text(),
