@@ -12,6 +12,7 @@ import json
 import os
 import pathlib
 import sys
+import warnings
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
@@ -21,7 +22,7 @@ from cudnn_backend.cli.args import UsageError, build_parser, builder_kwargs, siz
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Handle
 from cudnn_backend.core.info import info as _info
-from cudnn_backend.core.versions import format_version
+from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.errors import CudnnBackendError, MissingDependencyError
 from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.runtime import heuristics as _heuristics
@@ -66,8 +67,7 @@ def _targets(args, many=True) -> tuple[list, str | None]:
     if args.plan:
         if sizes:
             raise UsageError("size options do not apply to --plan (the plan fixes its graph)")
-        if not pathlib.Path(args.plan).is_file():
-            raise UsageError(f"argument --plan: {args.plan!r} is not a file")
+        _check_plan_file(args.plan)
         return [], args.plan
     if getattr(args, "preset", None) or getattr(args, "tasks", None):
         if sizes:
@@ -86,11 +86,35 @@ def _targets(args, many=True) -> tuple[list, str | None]:
             try:
                 fn = graphs.load_builder(ref)
             except ValueError as e:
-                raise UsageError(f"argument --graph: {e}") from None
+                raise UsageError(f"argument --graph: {str(e).removeprefix('graph: ')}") from None
             tasks.append(Task(ref, builder_kwargs(fn, ref, sizes)))
         return tasks, None
     name = args.pattern or DEFAULT_PATTERN
     return [Task(name, builder_kwargs(CATALOGUE[name], f"pattern {name}", sizes))], None
+
+
+def _check_plan_file(path) -> None:
+    """--plan: a readable plan JSON of the loaded cuDNN (UsageErrors in the command line's words)."""
+    if not pathlib.Path(path).is_file():
+        raise UsageError(f"argument --plan: {path!r} is not a file")
+    try:
+        text = pathlib.Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"argument --plan: cannot read {path!r}: {e}") from None
+    if not text.strip():
+        raise UsageError(f"argument --plan: {path!r} is empty; expected a plan's JSON (`cudnn-backend explore "
+                         "--save-plan FILE.json` writes one)")
+    try:
+        info = _plans.plan_json_info(text)
+    except ValueError as e:
+        raise UsageError(f"argument --plan: {path!r} is {e}") from None
+    written, loaded = info["cudnn_version"], loaded_version()
+    if written is not None and written != loaded:
+        raise UsageError(f"argument --plan: {path!r} was written by cuDNN {format_version(written)}, and cuDNN "
+                         f"{format_version(loaded)} is loaded: cuDNN loads plans of its own version only. Build it "
+                         f"again with this cuDNN (`cudnn-backend tune ... --save-plan {path}`: its engine "
+                         f"{info['engine']} and knobs {' '.join(f'{k}={v}' for k, v in info['knobs'].items()) or '-'} "
+                         "are in the file)")
 
 
 def _device_profile(args):
@@ -615,13 +639,14 @@ def cmd_why(args) -> int:
     _check_outputs_writable(args)
     if bool(args.pattern) == bool(args.graph):
         raise UsageError("give one graph: PATTERN or --graph FILE.py:FUNC" + (", not both" if args.pattern else ""))
-    target = args.pattern
+    target, fn = args.pattern, CATALOGUE.get(args.pattern)
     if args.graph:
         try:
-            graphs.load_builder(args.graph)
+            fn = graphs.load_builder(args.graph)
         except ValueError as e:
-            raise UsageError(f"argument --graph: {e}") from None
+            raise UsageError(f"argument --graph: {str(e).removeprefix('graph: ')}") from None
         target = args.graph
+    builder_kwargs(fn, f"pattern {target}" if args.pattern else target, dict(args.param or ()))
     profile = _device_profile(args)
     handle = None if _offline(profile) else _new_handle()
     try:
@@ -641,15 +666,27 @@ def cmd_why(args) -> int:
 COMMANDS.update(support=cmd_support, compare=cmd_compare, why=cmd_why)
 
 
+_default_showwarning = warnings.showwarning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    if issubclass(category, UserWarning):
+        render.warning(render.cli_words(" ".join(str(message).split())))
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)  # bad arguments: one line, exit code 2 (Parser.error)
     render.configure(width=getattr(args, "width", None))
     prog = f"cudnn-backend {args.command}"
     try:
-        return COMMANDS[args.command](args)
+        with warnings.catch_warnings():  # the package's warnings (DeviceMemoryWarning, ...) as "warning:" lines
+            warnings.showwarning = _show_warning
+            return COMMANDS[args.command](args)
     except UsageError as e:
-        sys.stderr.write(f"{prog}: error: {e}\n")
+        sys.stderr.write(f"{prog}: error: {render.cli_words(str(e))}\n")
         return 2
     except BrokenPipeError:
         # the reader went away (e.g. `| head`): stop quietly, and keep Python from complaining at exit
@@ -659,10 +696,15 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"{prog}: interrupted\n")
         return 130
-    except (CudnnBackendError, ValueError, TypeError, OSError) as e:
+    except Exception as e:  # noqa: BLE001 - the user's code may raise anything; the package's own bugs re-raise
         if os.environ.get("CUDNN_BACKEND_DEBUG"):
             raise
+        if graphs.user_frame(e) is not None:  # raised in the user's graph file: where, in one line
+            sys.stderr.write(f"{prog}: error: {graphs.user_error_line(e)}\n")
+            return 1
+        if not isinstance(e, (CudnnBackendError, ValueError, TypeError, OSError)):
+            raise
         text = " ".join(str(e).split()) if str(e) else type(e).__name__
-        sys.stderr.write(f"{prog}: error: {text}\n")
+        sys.stderr.write(f"{prog}: error: {render.cli_words(text)}\n")
         return 1
 

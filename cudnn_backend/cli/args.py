@@ -8,6 +8,7 @@ import inspect
 import re
 import sys
 
+from cudnn_backend.errors import did_you_mean
 from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.patterns.presets import PRESETS
 
@@ -115,6 +116,7 @@ SIZE_OPTIONS = (
     ("tokens", positive, "norm rows (tokens)"),
     ("hidden", positive, "norm row length (hidden size)"),
 )
+_SIZE_NAMES = frozenset(name for name, _, _ in SIZE_OPTIONS)
 DTYPES = {"half": "CUDNN_DATA_HALF", "bfloat16": "CUDNN_DATA_BFLOAT16", "float": "CUDNN_DATA_FLOAT"}
 
 
@@ -141,10 +143,14 @@ def builder_kwargs(fn, name, options: dict) -> dict:
     accepted = [p for p in params if params[p].kind in (params[p].POSITIONAL_OR_KEYWORD, params[p].KEYWORD_ONLY)
                 and p != "build"]
     out = {}
+    takes = ", ".join(accepted) or "nothing"
     for key, value in options.items():
         if key not in accepted:
-            flag = "--dtype" if key == "data_type" else f"--{key}"
-            raise UsageError(f"option {flag} does not apply to {name} (it takes: {', '.join(accepted) or 'nothing'})")
+            close = did_you_mean(key, accepted, listing=False)
+            if key in _SIZE_NAMES or key in ("data_type", "layout"):
+                flag = "--dtype" if key == "data_type" else f"--{key}"
+                raise UsageError(f"option {flag} does not apply to {name} (its parameters: {takes}){close}")
+            raise UsageError(f"argument --param: {name} has no parameter {key!r}{close} (its parameters: {takes})")
         out[key] = value
     return out
 

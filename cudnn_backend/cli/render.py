@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import math
 import os
+import re
 import sys
 
 from rich import box
@@ -23,7 +24,7 @@ from cudnn_backend.tune.results import format_bytes, plural
 __all__ = ["console", "error_console", "make_console", "configure", "console_width", "LOG_WIDTH", "table",
            "exploration", "headroom", "sweep_table", "bench", "fusion", "cache_entries", "cache_entry", "profile",
            "info", "us", "knob_space", "support_summary", "support_legend", "support_rows", "support_reasons",
-           "support_comparison", "explanation", "note", "warning"]
+           "support_comparison", "explanation", "note", "warning", "cli_words", "FLAGS"]
 
 # Written to a file or pipe (and no COLUMNS or --width): no table is wider than its content, and a line of text is
 # not wrapped at all below this many columns.
@@ -93,6 +94,34 @@ def note(text: str) -> None:
 def warning(text: str) -> None:
     """A warning on stderr (``warning: ...``): something the user should act on, the work still done."""
     error_console.print(Text("warning: ", style="bold yellow").append(text))
+
+
+# the command line's flag for each keyword of the Python API that has one: messages written for Python users
+# ("pass allow_version_mismatch=True", "max_workspace=...") reach command-line users in their words (cli_words)
+FLAGS = {
+    "device_profile": "--device-profile", "allow_version_mismatch": "--allow-version-mismatch",
+    "max_workspace": "--max-workspace", "sm_count_target": "--sm-count", "max_configs": "--max-configs",
+    "sweep_budget_s": "--sweep-budget", "compile_budget_s": "--compile-budget", "modes": "--modes",
+    "finalists": "--finalists", "final_rounds": "--final-rounds", "repeats": "--repeats", "warmup": "--warmup",
+    "cold": "--cold", "cuda_graph": "--cuda-graph", "sweep": "--sweep", "workers": "--workers", "gpus": "--gpus",
+    "catalogue": "--catalogue", "iterations": "--iterations",
+}
+
+
+def cli_words(text: str) -> str:
+    """A message written for Python users in the command line's words: ``pass allow_version_mismatch=True`` ->
+    ``give --allow-version-mismatch``, ``max_workspace=N`` -> ``--max-workspace N``, a leading ``device_profile:``
+    -> ``--device-profile:`` (dropped after ``argument --device-profile:``)."""
+    def flag(match):
+        return FLAGS.get(match.group(1), match.group(0))
+
+    text = re.sub(r"argument (--[\w-]+): (\w+): ",
+                  lambda m: m.group(0) if FLAGS.get(m.group(2)) != m.group(1) else f"argument {m.group(1)}: ", text)
+    text = re.sub(r"\bpass (\w+)=True\b", lambda m: f"give {FLAGS[m.group(1)]}" if m.group(1) in FLAGS else
+                  m.group(0), text)
+    text = re.sub(r"^(\w+): ", lambda m: f"{FLAGS[m.group(1)]}: " if m.group(1) in FLAGS else m.group(0), text)
+    text = re.sub(r"\b(\w+)=(?=\S)", lambda m: f"{FLAGS[m.group(1)]} " if m.group(1) in FLAGS else m.group(0), text)
+    return re.sub(r"\b(\w+)=(?=[\s,;)]|$)", flag, text)
 
 
 def us(value, digits=2) -> str:
