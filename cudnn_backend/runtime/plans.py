@@ -118,7 +118,8 @@ def _warn_if_too_large(plan, operation_graph, handle, deviceprop) -> None:
         return
     warned.add(device)
     gib = 1 << 30
-    workspace = f" (and this plan {plan.workspace_size / gib:.2f} GiB of workspace)" if plan.workspace_size else ""
+    workspace = f" (and this plan {plan.workspace_size / gib:.2f} GiB of workspace)" if plan.workspace_size >= 1 << 20 \
+        else ""
     warnings.warn(DeviceMemoryWarning(
         f"the graph's tensors need {tensors / gib:.1f} GiB{workspace}, more than the {memory / gib:.1f} GiB of the "
         f"{device[0]}: the plan builds, but it cannot run there"), stacklevel=3)
