@@ -23,6 +23,10 @@ class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line (``prog: error: ...``) and exit code 2."""
 
     def error(self, message):
+        wrong, _, choices = message.partition("invalid choice: ")[2].partition(" (choose from ")
+        if wrong and choices:  # argparse lists the choices; say which one was meant
+            names = [c.strip().strip("'") for c in choices.rstrip(")").split(",")]
+            message += did_you_mean(wrong.strip("'"), names, listing=False)
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(2)
 

@@ -277,7 +277,7 @@ def exploration(ex, *, top=25, engines=True, out=None):
     out.print(summary(ex))
     for text in ex.notes:
         if not text.startswith(_AGREE):  # heuristics_text said it
-            out.print(Text("note: " + text, style="dim"))
+            out.print(Text("note: " + cli_words(text), style="dim"))
 
 
 def headroom(rows, title="best config found vs heuristics' pick") -> Table:

@@ -101,3 +101,15 @@ def test_a_graph_larger_than_the_gpu_gets_a_warning():
     warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("warning:")]
     assert warnings == ["warning: the graph's tensors need 256.0 GiB, more than the 139.8 GiB of the NVIDIA H200: "
                         "the plan builds, but it cannot run there"], r.stderr
+
+
+def test_a_wrong_choice_suggests_the_close_one(capsys):
+    from cudnn_backend.cli.args import build_parser
+
+    for argv, suggestion in ((["explore", "conv_bias_reul"], "did you mean conv_bias_relu"),
+                             (["explor"], "did you mean explore?"), (["explore", "--layout", "nhcw"], "did you mean nhwc")):
+        with pytest.raises(SystemExit) as done:
+            build_parser().parse_args(argv)
+        assert done.value.code == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "invalid choice" in err and suggestion in err, err
