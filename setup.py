@@ -76,9 +76,10 @@ setup(
         **{p: ["*.pxd", "*.pyx", "*.pyi"] for p in PACKAGES},
         "cudnn_backend": ["py.typed", "*.pyi"],
         "cudnn_backend._bindings": ["*.pxd", "*.pyx", "*.json"],
-        "cudnn_backend._nodevice": ["*.c", "libcuda.so*"],
+        "cudnn_backend._nodevice": ["libcuda.so*"],
         "cudnn_backend.data": ["*.json"],
     },
+    exclude_package_data={"": ["*.c"]},  # Cython's C and the stand-in's source: the sdist's, not the wheel's
     ext_modules=cythonize(
         extensions,
         include_path=[str(ROOT)],

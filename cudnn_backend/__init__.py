@@ -37,6 +37,7 @@ from cudnn_backend.errors import (
     CudnnShutdownError,
     CudnnUnsafeCallError,
     CudnnVersionError,
+    DeviceMemoryWarning,
     DeviceProfileError,
     DeviceProfileVersionError,
     EngineError,

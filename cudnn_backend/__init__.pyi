@@ -35,6 +35,7 @@ from cudnn_backend.errors import CudnnNotSupportedError as CudnnNotSupportedErro
 from cudnn_backend.errors import CudnnShutdownError as CudnnShutdownError
 from cudnn_backend.errors import CudnnUnsafeCallError as CudnnUnsafeCallError
 from cudnn_backend.errors import CudnnVersionError as CudnnVersionError
+from cudnn_backend.errors import DeviceMemoryWarning as DeviceMemoryWarning
 from cudnn_backend.errors import DeviceProfileError as DeviceProfileError
 from cudnn_backend.errors import DeviceProfileVersionError as DeviceProfileVersionError
 from cudnn_backend.errors import EngineError as EngineError

@@ -18,6 +18,8 @@ parameter, attribute or JSON field; several classes here also derive from those,
 """
 from __future__ import annotations
 
+import difflib
+
 DEBUG_HINT = "for cuDNN's own log, run with CUDNN_LOGLEVEL_DBG=3 CUDNN_LOGDEST_DBG=stderr"
 
 __all__ = [
@@ -27,7 +29,7 @@ __all__ = [
     "GraphError", "ReferenceUnsupportedError", "EngineError", "NoDeviceError", "NoWorkingPlanError", "PlanVersionError",
     "DeviceProfileError", "DeviceProfileVersionError", "CudaError", "PlanCacheError", "JsonCheckError",
     "JsonTableFallbackWarning", "MissingDependencyError", "SweepError", "error_class", "make_error",
-    "needs_version_message",
+    "needs_version_message", "DeviceMemoryWarning", "did_you_mean",
 ]
 
 
@@ -310,3 +312,22 @@ class MissingDependencyError(CudnnBackendError, ImportError):
 class SweepError(CudnnBackendError, RuntimeError):
     """A sweep that could not run at all (no task given, no GPU for a GPU executor, Ray unreachable); a task
     that fails inside a sweep is reported in its result instead."""
+
+
+class DeviceMemoryWarning(UserWarning):
+    """A graph whose tensors (and plan workspace) need more memory than the target GPU has: cuDNN builds the plan,
+    which cannot run there."""
+
+
+def did_you_mean(word, choices, *, listing=True) -> str:
+    """``"; did you mean X?"`` naming the choices closest to ``word`` (difflib), else (``listing``) ``"; one of:
+    A, B, C"``; empty when there are no choices. For messages that name a wrong field, option or knob."""
+    choices = [str(c) for c in choices]
+    if not choices:
+        return ""
+    close = difflib.get_close_matches(str(word), choices, n=3, cutoff=0.6) or \
+        difflib.get_close_matches(str(word).upper(), [c.upper() for c in choices], n=3, cutoff=0.6)
+    if close:
+        by_upper = {c.upper(): c for c in choices}
+        return f"; did you mean {' or '.join(by_upper.get(c.upper(), c) for c in close)}?"
+    return f"; one of: {', '.join(choices)}" if listing else ""

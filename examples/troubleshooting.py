@@ -59,7 +59,7 @@ def not_supported():
     reasons = cb.heuristics.why_no_engine(op_graph, PROFILE)
     statuses = {}
     for info in cb.list_engines(op_graph, PROFILE):
-        key = "finalizes" if info.supported else info.reason
+        key = "finalizes" if info.finalized else info.reason
         statuses[key] = statuses.get(key, 0) + 1
     try:
         cb.build_first_plan(op_graph, device_profile=PROFILE)

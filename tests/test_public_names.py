@@ -24,7 +24,8 @@ TYPED = [line.strip() for line in (DATA / "typed_names_before.txt").read_text().
 TUNE_LAYER = {"tune", "explore", "autotune", "Exploration", "PlanCache", "fusion_report", "bench", "sweep", "cli",
               "support_matrix", "compare_support", "SupportMatrix", "why", "TuneOptions"}
 # names added since the lists were recorded: the reference layer (loaded on first use) and its error; stream capture
-ADDED = {"reference", "ReferenceResult", "evaluate_reference", "ReferenceUnsupportedError", "CapturedGraph"}
+ADDED = {"reference", "ReferenceResult", "evaluate_reference", "ReferenceUnsupportedError", "CapturedGraph",
+         "DeviceMemoryWarning"}
 # names the old typed module held that were no API: imported modules, the __future__ flag, old internals
 TYPED_NOT_CLASSES = {"annotations", "difflib", "numbers", "MIXINS", "register_descriptor_class"}
 

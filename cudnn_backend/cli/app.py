@@ -12,6 +12,7 @@ import json
 import os
 import pathlib
 import sys
+import warnings
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
@@ -25,14 +26,15 @@ from cudnn_backend.core.versions import format_version, loaded_version, parse_ve
 from cudnn_backend.errors import CudnnBackendError, DeviceProfileVersionError, MissingDependencyError
 from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.runtime import heuristics as _heuristics
-from cudnn_backend.runtime.engines import short_name
-from cudnn_backend.runtime.profiles import DeviceProfile, offline_profiles
+from cudnn_backend.runtime import plans as _plans
+from cudnn_backend.runtime.engines import config_from_index, short_name
+from cudnn_backend.runtime.profiles import DeviceProfile, as_deviceprop, offline_profiles
 from cudnn_backend.tune import graphs, plots
 from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import autotune, explore
 from cudnn_backend.tune.fusion import fusion_report
-from cudnn_backend.tune.results import headroom_rows
+from cudnn_backend.tune.results import headroom_rows, plural
 from cudnn_backend.tune.catalogue import default_catalogue, filter_entries, load_catalogue
 from cudnn_backend.tune.support import (
     SupportCache,
@@ -65,8 +67,7 @@ def _targets(args, many=True) -> tuple[list, str | None]:
     if args.plan:
         if sizes:
             raise UsageError("size options do not apply to --plan (the plan fixes its graph)")
-        if not pathlib.Path(args.plan).is_file():
-            raise UsageError(f"argument --plan: {args.plan!r} is not a file")
+        _check_plan_file(args.plan)
         return [], args.plan
     if getattr(args, "preset", None) or getattr(args, "tasks", None):
         if sizes:
@@ -85,11 +86,35 @@ def _targets(args, many=True) -> tuple[list, str | None]:
             try:
                 fn = graphs.load_builder(ref)
             except ValueError as e:
-                raise UsageError(f"argument --graph: {e}") from None
+                raise UsageError(f"argument --graph: {str(e).removeprefix('graph: ')}") from None
             tasks.append(Task(ref, builder_kwargs(fn, ref, sizes)))
         return tasks, None
     name = args.pattern or DEFAULT_PATTERN
     return [Task(name, builder_kwargs(CATALOGUE[name], f"pattern {name}", sizes))], None
+
+
+def _check_plan_file(path) -> None:
+    """--plan: a readable plan JSON of the loaded cuDNN (UsageErrors in the command line's words)."""
+    if not pathlib.Path(path).is_file():
+        raise UsageError(f"argument --plan: {path!r} is not a file")
+    try:
+        text = pathlib.Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"argument --plan: cannot read {path!r}: {e}") from None
+    if not text.strip():
+        raise UsageError(f"argument --plan: {path!r} is empty; expected a plan's JSON (`cudnn-backend explore "
+                         "--save-plan FILE.json` writes one)")
+    try:
+        info = _plans.plan_json_info(text)
+    except ValueError as e:
+        raise UsageError(f"argument --plan: {path!r} is {e}") from None
+    written, loaded = info["cudnn_version"], loaded_version()
+    if written is not None and written != loaded:
+        raise UsageError(f"argument --plan: {path!r} was written by cuDNN {format_version(written)}, and cuDNN "
+                         f"{format_version(loaded)} is loaded: cuDNN loads plans of its own version only. Build it "
+                         f"again with this cuDNN (`cudnn-backend tune ... --save-plan {path}`: its engine "
+                         f"{info['engine']} and knobs {' '.join(f'{k}={v}' for k, v in info['knobs'].items()) or '-'} "
+                         "are in the file)")
 
 
 def _device_profile(args):
@@ -139,6 +164,69 @@ def _profile_file_stem(profile) -> str:
 
 def _offline(profile) -> bool:
     return profile is not None or not _device.gpu_available()
+
+
+def _check_machine_options(args, profile) -> None:
+    """--gpus against the GPUs here (more than there are is an error, as is any offline) and --sm-count against the
+    target GPU's SMs (the device profile's, the bundled h200's without a GPU, else this GPU's)."""
+    if args.gpus is not None:
+        if _offline(profile):
+            why = "--device-profile is given" if profile is not None else "this machine has no GPU"
+            raise UsageError(f"argument --gpus: {why}, so nothing runs on a GPU (offline: heuristics and plans); "
+                             "--workers N spreads the graphs over N CPU processes")
+        have = _device.gpu_count()
+        if args.gpus != "all" and args.gpus > have:
+            raise UsageError(f"argument --gpus: {args.gpus} asked for, this machine has {plural(have, 'GPU')} "
+                             "(--gpus all uses every one)")
+    if args.sm_count_target is not None:
+        if _offline(profile):
+            target = profile if profile is not None else DeviceProfile.bundled("h200")
+            name, count = target.device_name, target.sm_count
+            where = "the device profile" if profile is not None else "the bundled h200 profile, used without a GPU"
+        else:
+            handle = _new_handle()
+            try:
+                name, _, count = _plans.device_key(handle)
+            finally:
+                handle.close()
+            where = "this GPU"
+        if count and args.sm_count_target > count:
+            raise UsageError(f"argument --sm-count: {args.sm_count_target} is more than the {count} SMs of {name} "
+                             f"({where}); give 1..{count}")
+
+
+def _nothing_found(prog_job: str, explorations) -> bool:
+    """Print, for each exploration that found nothing, the reason (error lines); True when there was one."""
+    found_none = [ex for ex in explorations if ex.chosen is None]
+    for ex in found_none:
+        render.error_console.print(Text(f"{prog_job}: nothing found: ", style="bold red").append(ex.failure()))
+    return bool(found_none)
+
+
+def _save_chosen_plan(args, ex, target, task, profile) -> None:
+    """--save-plan after explore: the chosen config's plan, built again (explore keeps no plans), written as JSON."""
+    chosen = ex.chosen
+    handle = None if _offline(profile) else _new_handle()
+    try:
+        dp = None if handle is not None else as_deviceprop(profile if profile is not None else
+                                                           DeviceProfile.bundled("h200"))
+        subject = graphs.resolve(target, handle=handle, kwargs=task.kwargs if task else None,
+                                 name=(task.label or None) if task else None, device_profile=dp)
+        config = config_from_index(subject.op_graph, chosen.engine_index, chosen.knobs, dp)
+        plan = _plans.build_plan(config, handle=handle, device_profile=dp)
+        try:
+            _write_plan(args.save_plan, plan, f"{chosen.label}, {'the best' if ex.timed else 'picked offline'}")
+        finally:
+            plan.close()
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def _write_plan(path, plan, how) -> None:
+    _plans.save_plan(plan, path)
+    knobs = " ".join(f"{short_name(k)}={v}" for k, v in plan.knobs.items()) or "-"
+    render.error_console.print(f"wrote {path}: engine {plan.engine_index} {knobs} ({how}); `--plan {path}` takes it")
 
 
 @contextlib.contextmanager
@@ -205,10 +293,10 @@ def _numbered(path, i):
 
 
 def _check_outputs_writable(args):
-    for flag in ("csv", "json", "plot", "heatmap"):
+    for flag in ("csv", "json", "plot", "heatmap", "save_plan"):
         path = getattr(args, flag, None)
         if path and not pathlib.Path(path).resolve().parent.is_dir():
-            raise UsageError(f"argument --{flag}: the folder of {path!r} does not exist")
+            raise UsageError(f"argument --{flag.replace('_', '-')}: the folder of {path!r} does not exist")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,7 +325,8 @@ def _many(args, tasks, job, profile, options, cache=None) -> int:
     for r in result.failures:
         render.error_console.print(f"[red]failed:[/red] {r.task.name}: {r.error}")
     ok = _write_outputs(args, explorations) if explorations else True
-    return 0 if ok and not result.failures else 1
+    empty = _nothing_found(f"cudnn-backend {job}", explorations)
+    return 0 if ok and not result.failures and not empty else 1
 
 
 def cmd_explore(args) -> int:
@@ -251,17 +340,29 @@ def cmd_explore(args) -> int:
             _note("--plot/--heatmap need timings; offline there are none, so no plot will be written")
         if args.cold or args.cuda_graph:
             _note("--cold/--cuda-graph change how configs are timed; offline nothing is timed")
+    _check_machine_options(args, profile)
     options = tune_options(args, engines=not args.no_engines)
     if len(tasks) > 1 or args.gpus is not None or args.ray or args.workers is not None:
         if plan_path:
             raise UsageError("--gpus/--ray/--workers take several graphs (--preset, --tasks, --graph ...)")
+        if args.save_plan:
+            raise UsageError("argument --save-plan: takes one graph (several are explored here)")
         return _many(args, tasks, "explore", profile, options)
-    target = plan_path or tasks[0].builder
-    with _progress(args, "explore") as progress:
-        ex = explore(target, device_profile=profile, kwargs=tasks[0].kwargs if tasks else None,
-                     name=(tasks[0].label or None) if tasks else None, progress=progress, options=options)
+    return _explore_one(args, plan_path or tasks[0].builder, tasks[0] if tasks else None, profile, options)
+
+
+def _explore_one(args, target, task, profile, options, job="explore") -> int:
+    """Explore one graph, print it, write the outputs and --save-plan; 1 when nothing was found (said why)."""
+    with _progress(args, job) as progress:
+        ex = explore(target, device_profile=profile, kwargs=task.kwargs if task else None,
+                     name=(task.label or None) if task else None, progress=progress, options=options)
     render.exploration(ex, top=args.top, engines=not args.no_engines)
-    return 0 if _write_outputs(args, [ex]) else 1
+    ok = _write_outputs(args, [ex])
+    if _nothing_found(f"cudnn-backend {job}", [ex]):
+        return 1
+    if args.save_plan:
+        _save_chosen_plan(args, ex, target, task, profile)
+    return 0 if ok else 1
 
 
 def _cache(args):
@@ -274,31 +375,40 @@ def cmd_tune(args) -> int:
     _check_outputs_writable(args)
     tasks, plan_path = _targets(args)
     profile = _device_profile(args)
-    options = tune_options(args)
+    _check_machine_options(args, profile)
+    options = tune_options(args, engines=not args.no_engines)
     offline = _offline(profile)
     if offline:
         _note("tune times configs on a GPU; offline (no GPU, or --device-profile) it picks heuristics' first config "
-              "that builds a plan, and nothing is cached")
+              "that builds a plan, and nothing is cached (--save-plan FILE.json writes it)")
     cache = None if offline else _cache(args)
     if len(tasks) > 1 or args.gpus is not None or args.ray or args.workers is not None:
         if plan_path:
             raise UsageError("--gpus/--ray/--workers take several graphs (--preset, --tasks, --graph ...)")
+        if args.save_plan:
+            raise UsageError("argument --save-plan: takes one graph (several are tuned here)")
         return _many(args, tasks, "tune", profile, options, cache=cache)
     target = plan_path or tasks[0].builder
+    if offline:  # nothing is timed: explore's pick, heuristics' first config that builds a plan, is autotune's too
+        return _explore_one(args, target, tasks[0] if tasks else None, profile, options, "tune")
     kw = dict(kwargs=tasks[0].kwargs, name=tasks[0].label or None) if tasks else {}
     with _progress(args, "tune") as progress:
-        plan, ex = autotune(target, None, cache=cache, device_profile=profile if offline else None,
-                            progress=progress, options=options.replace(engines=not args.no_engines), **kw)
+        plan, ex = autotune(target, None, cache=cache, progress=progress, options=options, **kw)
     try:
         if ex is None:
             render.console.print(f"plan cache hit ({cache.path}): engine {plan.engine_index} "
                                  f"{' '.join(f'{short_name(k)}={v}' for k, v in plan.knobs.items())}; "
                                  "nothing explored (`cudnn-backend cache clear` to tune again)")
+            if args.save_plan:
+                _write_plan(args.save_plan, plan, "from the plan cache")
             return 0
         render.exploration(ex, top=args.top, engines=not args.no_engines)
         if cache is not None and ex.best is not None:
             render.console.print(f"stored in the plan cache {cache.path}")
-        return 0 if _write_outputs(args, [ex]) else 1
+        ok = _write_outputs(args, [ex])
+        if args.save_plan:
+            _write_plan(args.save_plan, plan, f"{ex.chosen.label}, the best" if ex.chosen else "the best")
+        return 0 if ok else 1
     finally:
         plan.close()
 
@@ -566,13 +676,14 @@ def cmd_why(args) -> int:
     _check_outputs_writable(args)
     if bool(args.pattern) == bool(args.graph):
         raise UsageError("give one graph: PATTERN or --graph FILE.py:FUNC" + (", not both" if args.pattern else ""))
-    target = args.pattern
+    target, fn = args.pattern, CATALOGUE.get(args.pattern)
     if args.graph:
         try:
-            graphs.load_builder(args.graph)
+            fn = graphs.load_builder(args.graph)
         except ValueError as e:
-            raise UsageError(f"argument --graph: {e}") from None
+            raise UsageError(f"argument --graph: {str(e).removeprefix('graph: ')}") from None
         target = args.graph
+    builder_kwargs(fn, f"pattern {target}" if args.pattern else target, dict(args.param or ()))
     profile = _device_profile(args)
     handle = None if _offline(profile) else _new_handle()
     try:
@@ -592,14 +703,27 @@ def cmd_why(args) -> int:
 COMMANDS.update(support=cmd_support, compare=cmd_compare, why=cmd_why)
 
 
+_default_showwarning = warnings.showwarning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    if issubclass(category, UserWarning):
+        render.warning(render.cli_words(" ".join(str(message).split())))
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)  # bad arguments: one line, exit code 2 (Parser.error)
+    render.configure(width=getattr(args, "width", None))
     prog = f"cudnn-backend {args.command}"
     try:
-        return COMMANDS[args.command](args)
+        with warnings.catch_warnings():  # the package's warnings (DeviceMemoryWarning, ...) as "warning:" lines
+            warnings.showwarning = _show_warning
+            return COMMANDS[args.command](args)
     except UsageError as e:
-        sys.stderr.write(f"{prog}: error: {e}\n")
+        sys.stderr.write(f"{prog}: error: {render.cli_words(str(e))}\n")
         return 2
     except BrokenPipeError:
         # the reader went away (e.g. `| head`): stop quietly, and keep Python from complaining at exit
@@ -609,10 +733,15 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"{prog}: interrupted\n")
         return 130
-    except (CudnnBackendError, ValueError, TypeError, OSError) as e:
+    except Exception as e:  # noqa: BLE001 - the user's code may raise anything; the package's own bugs re-raise
         if os.environ.get("CUDNN_BACKEND_DEBUG"):
             raise
+        if graphs.user_frame(e) is not None:  # raised in the user's graph file: where, in one line
+            sys.stderr.write(f"{prog}: error: {graphs.user_error_line(e)}\n")
+            return 1
+        if not isinstance(e, (CudnnBackendError, ValueError, TypeError, OSError)):
+            raise
         text = " ".join(str(e).split()) if str(e) else type(e).__name__
-        sys.stderr.write(f"{prog}: error: {text}\n")
+        sys.stderr.write(f"{prog}: error: {render.cli_words(text)}\n")
         return 1
 

@@ -7,6 +7,7 @@ import ast
 import inspect
 import sys
 
+from cudnn_backend.errors import did_you_mean
 from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.patterns.presets import PRESETS
 from cudnn_backend.tune.options import Bytes, Count, Flag, Seconds, TuneOptions, cli_flag, option_fields
@@ -22,6 +23,10 @@ class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line (``prog: error: ...``) and exit code 2."""
 
     def error(self, message):
+        wrong, _, choices = message.partition("invalid choice: ")[2].partition(" (choose from ")
+        if wrong and choices:  # argparse lists the choices; say which one was meant
+            names = [c.strip().strip("'") for c in choices.rstrip(")").split(",")]
+            message += did_you_mean(wrong.strip("'"), names, listing=False)
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(2)
 
@@ -94,6 +99,7 @@ SIZE_OPTIONS = (
     ("tokens", positive, "norm rows (tokens)"),
     ("hidden", positive, "norm row length (hidden size)"),
 )
+_SIZE_NAMES = frozenset(name for name, _, _ in SIZE_OPTIONS)
 DTYPES = {"half": "CUDNN_DATA_HALF", "bfloat16": "CUDNN_DATA_BFLOAT16", "float": "CUDNN_DATA_FLOAT"}
 
 
@@ -120,10 +126,14 @@ def builder_kwargs(fn, name, options: dict) -> dict:
     accepted = [p for p in params if params[p].kind in (params[p].POSITIONAL_OR_KEYWORD, params[p].KEYWORD_ONLY)
                 and p != "build"]
     out = {}
+    takes = ", ".join(accepted) or "nothing"
     for key, value in options.items():
         if key not in accepted:
-            flag = "--dtype" if key == "data_type" else f"--{key}"
-            raise UsageError(f"option {flag} does not apply to {name} (it takes: {', '.join(accepted) or 'nothing'})")
+            close = did_you_mean(key, accepted, listing=False)
+            if key in _SIZE_NAMES or key in ("data_type", "layout"):
+                flag = "--dtype" if key == "data_type" else f"--{key}"
+                raise UsageError(f"option {flag} does not apply to {name} (its parameters: {takes}){close}")
+            raise UsageError(f"argument --param: {name} has no parameter {key!r}{close} (its parameters: {takes})")
         out[key] = value
     return out
 
@@ -170,7 +180,9 @@ def _explore_options(p, tune=False):
                            help=opt.help)
     m = p.add_argument_group("many graphs")
     m.add_argument("--gpus", type=gpus, default=None, metavar="all|N",
-                   help="spread the graphs over this many GPUs (one process each); default: one after another here")
+                   help="spread the graphs over this many GPUs (one process each); default: one after another here. "
+                        "More GPUs than this machine has is an error, and so is --gpus offline (no GPU, or "
+                        "--device-profile): --workers N is the offline way")
     m.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="send the graphs to Ray: a local ray.init() without ADDRESS, else that cluster")
     m.add_argument("--workers", type=positive, default=None, metavar="N",
@@ -186,6 +198,8 @@ def _explore_options(p, tune=False):
     o.add_argument("--plot", metavar="FILE.png", help="plot time per config (matplotlib)")
     o.add_argument("--heatmap", metavar="FILE.png", help="plot the best time over a knob pair of the best engine "
                    "(after --sweep; matplotlib)")
+    o.add_argument("--save-plan", metavar="FILE.json", help="write the chosen config's execution plan as JSON (the "
+                   "best with a GPU; offline, heuristics' first config that builds a plan); --plan FILE.json reads it")
     o.add_argument("--quiet", action="store_true", help="no progress bars")
     if tune:
         c = p.add_argument_group("plan cache")
@@ -297,7 +311,20 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "list":
             c.add_argument("--json", action="store_true", help="print JSON")
     _support_parsers(sub)
+    _width_option(parser)
     return parser
+
+
+def _width_option(parser):
+    """--width on every command (each parser that takes no subcommand)."""
+    subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subcommands:
+        parser.add_argument("--width", type=positive, metavar="COLUMNS",
+                            help="the width tables are drawn for (default: $COLUMNS, else the terminal's; written "
+                                 "to a file or pipe, wide enough that each row stays one line)")
+    for action in subcommands:
+        for sub in dict.fromkeys(action.choices.values()):
+            _width_option(sub)
 
 
 # ---------------------------------------------------------------------------------------------

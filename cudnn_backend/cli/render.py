@@ -1,9 +1,15 @@
-"""Everything the command line prints: rich tables sized to the terminal, with units on every number."""
+"""Everything the command line prints: rich tables sized to the terminal, with units on every number.
+
+All of it goes through the consoles ``make_console`` makes. On a terminal they take its width (or ``COLUMNS``, or
+``--width``); written to a file or a pipe without either, they are wide enough that a table row stays one line
+(``LOG_WIDTH``), so logs and ``grep`` see whole rows instead of cells broken into fragments.
+"""
 from __future__ import annotations
 
 import datetime
 import math
 import os
+import re
 import sys
 
 from rich import box
@@ -13,11 +19,17 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from cudnn_backend.tune.results import format_bytes
+from cudnn_backend.tune.results import format_bytes, plural
 
-__all__ = ["console", "error_console", "table", "exploration", "headroom", "sweep_table", "bench", "fusion", "cache_entries",
-           "cache_entry", "profile", "info", "us", "knob_space", "support_summary", "support_legend", "support_rows",
-           "support_reasons", "support_comparison", "explanation"]
+__all__ = ["console", "error_console", "make_console", "configure", "console_width", "LOG_WIDTH", "table",
+           "exploration", "headroom", "sweep_table", "bench", "fusion", "cache_entries", "cache_entry", "profile",
+           "info", "us", "knob_space", "support_summary", "support_legend", "support_rows", "support_reasons",
+           "support_comparison", "explanation", "note", "warning", "cli_words", "FLAGS"]
+
+# Written to a file or pipe (and no COLUMNS or --width): no table is wider than its content, and a line of text is
+# not wrapped at all below this many columns.
+LOG_WIDTH = 10_000
+
 
 class _Console(Console):
     """A rich Console that ends quietly (exit code 0) when the reader closes the pipe (``| head``)."""
@@ -29,8 +41,87 @@ class _Console(Console):
         raise SystemExit(0)
 
 
-console = _Console(highlight=False)
-error_console = _Console(stderr=True, highlight=False, soft_wrap=True)
+def console_width(stream, width=None, environ=None) -> int | None:
+    """The width a console writing to ``stream`` uses: ``width`` (``--width``), else ``$COLUMNS``, else the
+    terminal's (None: rich asks it), else, for a file or a pipe, ``LOG_WIDTH``."""
+    if width is not None:
+        return int(width)
+    columns = (os.environ if environ is None else environ).get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        terminal = False
+    return None if terminal else LOG_WIDTH
+
+
+def make_console(*, stderr=False, width=None) -> Console:
+    """The one way the command line makes a console: stdout (tables, results) or stderr (notes, progress), its
+    width from ``console_width``."""
+    stream = sys.stderr if stderr else sys.stdout
+    return _Console(stderr=stderr, highlight=False, soft_wrap=stderr, width=console_width(stream, width))
+
+
+def configure(width=None) -> None:
+    """(Re)make ``console`` and ``error_console`` for this run: ``width`` is ``--width`` (None: see
+    ``console_width``); the streams are looked at now, so a redirected run gets log widths."""
+    global console, error_console
+    console = make_console(width=width)
+    error_console = make_console(stderr=True, width=width)
+
+
+console: Console
+error_console: Console
+configure()
+
+
+def _wide() -> bool:
+    """Whether the console writes a log (no column need be capped to keep rows on one line)."""
+    return console.width >= LOG_WIDTH
+
+
+def _cap(columns):
+    """A column's max_width on a terminal; none in a log (each row stays one line)."""
+    return None if _wide() else columns
+
+
+def note(text: str) -> None:
+    """A note on stderr (``note: ...``)."""
+    error_console.print(Text("note: ", style="yellow").append(text))
+
+
+def warning(text: str) -> None:
+    """A warning on stderr (``warning: ...``): something the user should act on, the work still done."""
+    error_console.print(Text("warning: ", style="bold yellow").append(text))
+
+
+# the command line's flag for each keyword of the Python API that has one: messages written for Python users
+# ("pass allow_version_mismatch=True", "max_workspace=...") reach command-line users in their words (cli_words)
+FLAGS = {
+    "device_profile": "--device-profile", "allow_version_mismatch": "--allow-version-mismatch",
+    "max_workspace": "--max-workspace", "sm_count_target": "--sm-count", "max_configs": "--max-configs",
+    "sweep_budget_s": "--sweep-budget", "compile_budget_s": "--compile-budget", "modes": "--modes",
+    "finalists": "--finalists", "final_rounds": "--final-rounds", "repeats": "--repeats", "warmup": "--warmup",
+    "cold": "--cold", "cuda_graph": "--cuda-graph", "sweep": "--sweep", "workers": "--workers", "gpus": "--gpus",
+    "catalogue": "--catalogue", "iterations": "--iterations",
+}
+
+
+def cli_words(text: str) -> str:
+    """A message written for Python users in the command line's words: ``pass allow_version_mismatch=True`` ->
+    ``give --allow-version-mismatch``, ``max_workspace=N`` -> ``--max-workspace N``, a leading ``device_profile:``
+    -> ``--device-profile:`` (dropped after ``argument --device-profile:``)."""
+    def flag(match):
+        return FLAGS.get(match.group(1), match.group(0))
+
+    text = re.sub(r"argument (--[\w-]+): (\w+): ",
+                  lambda m: m.group(0) if FLAGS.get(m.group(2)) != m.group(1) else f"argument {m.group(1)}: ", text)
+    text = re.sub(r"\bpass (\w+)=True\b", lambda m: f"give {FLAGS[m.group(1)]}" if m.group(1) in FLAGS else
+                  m.group(0), text)
+    text = re.sub(r"^(\w+): ", lambda m: f"{FLAGS[m.group(1)]}: " if m.group(1) in FLAGS else m.group(0), text)
+    text = re.sub(r"\b(\w+)=(?=\S)", lambda m: f"{FLAGS[m.group(1)]} " if m.group(1) in FLAGS else m.group(0), text)
+    return re.sub(r"\b(\w+)=(?=[\s,;)]|$)", flag, text)
 
 
 def us(value, digits=2) -> str:
@@ -82,10 +173,14 @@ def header(ex) -> Panel:
     return Panel(Group(Text.from_markup("\n".join(lines)), *graph_tables(ex.graph)), title="graph", expand=False)
 
 
+_AGREE = "heuristics A and B agree"
+
+
 def heuristics_text(ex) -> Text:
     if ex.modes_agree:
-        return Text(f"heuristics A and B agree: the same {len(ex.heuristics['A'])} configs in the same order")
-    parts = [f"{m}: {len(c)} configs" + (f", first engine {c[0][0]}" if c else "") for m, c in ex.heuristics.items()]
+        return Text(f"{_AGREE}: the same {plural(len(ex.heuristics['A']), 'config')} in the same order")
+    parts = [plural(len(c), "config") + (f", first engine {c[0][0]}" if c else "") for c in ex.heuristics.values()]
+    parts = [f"{m}: {p}" for m, p in zip(ex.heuristics, parts)]
     if ex.modes_agree is False:
         parts.append("A and B differ")
     return Text("heuristics " + "; ".join(parts))
@@ -95,14 +190,15 @@ def engines_table(ex) -> Table:
     supported = [e for e in ex.engines if e["supported"]]
     refused: dict = {}
     for e in ex.engines:
-        if not e["supported"]:
-            refused.setdefault(e["reason"] or "not supported", []).append(e["engine_index"])
-    why = "; ".join(f"{reason}: engines {', '.join(map(str, idx))}" for reason, idx in refused.items())
-    t = table(f"engines of this graph: {len(supported)} of {len(ex.engines)} supported",
-              caption=(f"not supported — {why}\n" if why else "") + "knob space: the product of each knob's range; "
-              "most combinations are invalid (cuDNN refuses them at engine-config finalize), which is why the sweep "
-              "samples around good configs")
-    for col, kw in (("engine", {"justify": "right"}), ("notes", {"overflow": "fold", "max_width": 36}),
+        if not e["supported"]:  # grouped by the reason's words, its details (in parentheses) left out
+            refused.setdefault((e["reason"] or "not supported").split(" (", 1)[0], []).append(e["engine_index"])
+    why = "; ".join(f"{reason}: {'engine' if len(idx) == 1 else 'engines'} {', '.join(map(str, idx))}"
+                    for reason, idx in refused.items())
+    t = table(f"engines of this graph: {len(supported)} of {len(ex.engines)} supported (cuDNN accepts a config of "
+              "theirs)", caption=(f"not supported — {why}\n" if why else "") + "knob space: the product of each "
+              "knob's range; most combinations are invalid (cuDNN refuses them at engine-config finalize), which is "
+              "why the sweep samples around good configs")
+    for col, kw in (("engine", {"justify": "right"}), ("notes", {"overflow": "fold", "max_width": _cap(36)}),
                     ("knobs [min..max]", {"overflow": "fold"}), ("knob space", {"justify": "right"})):
         t.add_column(col, **kw)
     for e in supported:
@@ -125,7 +221,7 @@ def results_table(ex, top) -> Table:
                  ("kernels", "right")]
     cols += [("workspace", "right"), ("plan build", "right"), ("reason", "left")]
     for name, justify in cols:
-        t.add_column(name, justify=justify, overflow="fold", max_width=40 if name in ("reason", "knobs") else None)
+        t.add_column(name, justify=justify, overflow="fold", max_width=_cap(40) if name in ("reason", "knobs") else None)
     for i, r in enumerate(shown):
         style = "bold green" if ex.best is not None and r is ex.best else ("yellow" if pick is not None and r is pick
                                                                              else None)
@@ -157,10 +253,15 @@ def summary(ex) -> Text:
             out.append(f"\nkernels of the best config ({len(best.kernels)}): " + ", ".join(best.kernels))
     elif ex.timed:
         out.append("no config ran correctly", style="bold red")
+    elif ex.chosen is None:
+        out.append(f"offline, for {ex.device.get('name')}: nothing found", style="bold red")
     else:
-        built = sum(1 for r in ex.results if r.plan_built)
-        out.append(f"offline: {built} of {len(ex.results)} configs built a plan for {ex.device.get('name')}; "
-                   "nothing was timed (no GPU here)")
+        built, chosen = sum(1 for r in ex.results if r.plan_built), ex.chosen
+        out.append(f"offline: {built} of {plural(len(ex.results), 'config')} built a plan for "
+                   f"{ex.device.get('name')}; nothing was timed")
+        out.append(f"\npicked: engine {chosen.engine_index} {chosen.knobs_text()} ({chosen.label}), heuristics' first "
+                   f"config that built a plan (the plan `tune` gives offline; --save-plan FILE.json writes it)",
+                   style="bold")
     if ex.wall_seconds is not None:
         out.append(f"\nwall time: {ex.wall_seconds:.1f} s")
     return out
@@ -174,8 +275,9 @@ def exploration(ex, *, top=25, engines=True, out=None):
         out.print(engines_table(ex))
     out.print(results_table(ex, top))
     out.print(summary(ex))
-    for note in ex.notes:
-        out.print(Text("note: " + note, style="dim"))
+    for text in ex.notes:
+        if not text.startswith(_AGREE):  # heuristics_text said it
+            out.print(Text("note: " + cli_words(text), style="dim"))
 
 
 def headroom(rows, title="best config found vs heuristics' pick") -> Table:
@@ -194,11 +296,12 @@ def headroom(rows, title="best config found vs heuristics' pick") -> Table:
 
 def sweep_table(result) -> Table:
     rows = [r.row() for r in result.results]
-    t = table(f"{result.job} of {len(rows)} graphs: {result.executor} executor, {result.workers} worker(s), "
+    t = table(f"{result.job} of {plural(len(rows), 'graph')}: {result.executor} executor, "
+              f"{plural(result.workers, 'worker')}, "
                f"{result.wall_seconds:.1f} s{' (offline)' if result.offline else ''}")
     if rows:
         for col in rows[0]:
-            t.add_column(col, overflow="fold", max_width=50 if col == "error" else None)
+            t.add_column(col, overflow="fold", max_width=_cap(50) if col == "error" else None)
         for r in rows:
             t.add_row(*[str(v) for v in r.values()], style=None if r["ok"] == "yes" else "red")
     return t
@@ -367,7 +470,7 @@ def support_comparison(comparison, everything=False) -> Table:
                       "config counts differ; counts read engines finalizing/engines, configs A+FALLBACK"
                       + ("" if everything else "; unchanged graphs left out (--all prints them)"))
     for col in ("change", "family", "graph", "dtype", "layout", "A", "B", "A counts", "B counts", "reason"):
-        t.add_column(col, overflow="fold", max_width=60 if col == "reason" else None)
+        t.add_column(col, overflow="fold", max_width=_cap(60) if col == "reason" else None)
     style = {"gained": "green", "lost": "red", "counts": "yellow"}
     for r in rows:
         t.add_row(Text(r["change"], style=style.get(r["change"], "")), r["family"], r["graph"], r["data_type"],

@@ -54,6 +54,7 @@ import numpy as np
 from cudnn_backend._bindings import _loader
 from cudnn_backend._bindings import enums as _enums
 from cudnn_backend._bindings.enums import AttributeName, AttributeType, DescriptorType, Status
+from cudnn_backend.core import device as _device
 from cudnn_backend.core import json_checks as _json_checks
 from cudnn_backend.core import op_checks as _op_checks
 from cudnn_backend.core import schema as _schema
@@ -66,6 +67,7 @@ from cudnn_backend.errors import (
     CudnnShutdownError,
     CudnnUnsafeCallError,
     CudnnVersionError,
+    NoDeviceError,
     make_error,
 )
 
@@ -1040,6 +1042,11 @@ cdef class Handle(Resource):
         with nogil:
             status = cycudnn.cudnnCreate(&h)
         leave_call(None, None, None)
+        if status != CUDNN_STATUS_SUCCESS and not _device.gpu_available():  # no driver, its stand-in, or no GPU
+            raise NoDeviceError(f"Handle: no GPU is visible here (CUDA driver: {_device.driver()}), so cuDNN cannot "
+                                f"make a handle (cudnnCreate returned status {<int>status}). Work offline with a "
+                                "device profile instead: device_profile='h200' (or DeviceProfile.bundled('h100'), "
+                                "or a file from DeviceProfile.capture on the GPU)")
         raise_status(status, "cudnnCreate")
         self._handle = h
         _resolve_context_calls()

@@ -34,7 +34,7 @@ from cudnn_backend._bindings.enums import (
 )
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor, as_int, check_available, clear_error, user_sequence
-from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError
+from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError, did_you_mean
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.typed import Engine, EngineConfig, KnobChoice
 
@@ -44,7 +44,7 @@ __all__ = [
     "engine_knobs", "engine_numerical_notes", "engine_behavior_notes", "engine_global_index", "inspect_engine",
     "list_engines", "make_config", "config_from_index", "as_config", "iter_configs", "rejection", "filter_items",
     "filter_engines", "filter_configs", "as_row", "to_rows", "to_dataframe", "reason_of", "check_graph",
-    "require_device",
+    "require_device", "as_operation_graph", "find_config", "CONFIG_SEARCH_LIMIT",
 ]
 
 A = AttributeName
@@ -69,8 +69,10 @@ def _enum(enum_cls, value, prefix, what):
         for candidate in (name, name.upper(), prefix + name.upper()):
             if candidate in enum_cls.__members__:
                 return enum_cls[candidate]
-        raise ValueError(f"{what}: {value!r} is not a {enum_cls.__name__}; e.g. "
-                         f"{', '.join(m[len(prefix):] for m in list(enum_cls.__members__)[:4])}")
+        short = [m[len(prefix):] for m in enum_cls.__members__ if m.startswith(prefix)]
+        hint = did_you_mean(name.upper().removeprefix(prefix), short, listing=False) or \
+            f"; e.g. {', '.join(short[:4])}"
+        raise ValueError(f"{what}: {value!r} is not a {enum_cls.__name__}{hint}")
     try:
         return enum_cls(as_int(value, what))
     except ValueError:
@@ -136,6 +138,19 @@ def check_graph(operation_graph, what="operation_graph"):
     if not operation_graph.finalized:
         raise ValueError(f"{what}: the operation graph is not finalized; finalize it (or Graph.build()) first")
     return operation_graph
+
+
+def as_operation_graph(graph, what="operation_graph", handle=None):
+    """The finalized operation graph of ``graph``: an OPERATIONGRAPH descriptor (checked as ``check_graph`` does), a
+    ``Graph`` (built here with ``handle`` when it is not built yet) or a ``Pattern`` (its graph)."""
+    if isinstance(graph, Descriptor):
+        return check_graph(graph, what)
+    inner = getattr(graph, "graph", None)
+    if not hasattr(graph, "op_graph") and inner is not None and hasattr(inner, "op_graph"):  # a Pattern
+        graph = inner
+    if hasattr(graph, "op_graph") and callable(getattr(graph, "build", None)):  # a Graph
+        return check_graph(graph.op_graph if graph.op_graph is not None else graph.build(handle), what)
+    return check_graph(graph, what)
 
 
 def _need_finalized(descriptor, dtype, what):
@@ -279,8 +294,11 @@ def knob_space(knobs, limit=DEFAULT_SPACE_LIMIT, sample=None, seed=None) -> list
     return list(iter_knob_space(knobs, None if sample is None else limit, sample, seed))
 
 
-def normalize_knobs(knobs) -> dict:
-    """``{KnobType: int}`` from a mapping keyed by KnobType, C names, short names or ints (or pairs)."""
+def normalize_knobs(knobs, specs=None, engine_index=None) -> dict:
+    """``{KnobType: int}`` from a mapping keyed by KnobType, C names, short names or ints (or pairs).
+
+    ``specs`` (an engine's ``KnobSpec``s): a knob the engine lacks, or a name that is no knob at all, is an
+    EngineError listing this engine's knobs (``engine_index`` names it) and suggesting the closest."""
     if knobs is None:
         return {}
     if isinstance(knobs, Mapping):
@@ -295,12 +313,29 @@ def normalize_knobs(knobs) -> dict:
             raise ValueError("knobs: expected (knob, value) pairs")
     out = {}
     for k, v in items:
-        kt = knob_type(k)
+        kt = _engine_knob(k, specs, engine_index) if specs is not None else knob_type(k)
         check_available(kt.name, "knob")  # e.g. INPUT_TMA_ENABLE, OUTPUT_TMA_ENABLE: cuDNN 9.22+
         if kt in out:
             raise EngineError(f"knob {short_name(kt)} given twice")
         out[kt] = as_int(v, f"knob {short_name(kt)}")
     return out
+
+
+def _engine_knob(key, specs, engine_index) -> KnobType:
+    """The KnobType ``key`` names among an engine's knobs; EngineError listing them (the closest suggested)."""
+    names = [s.name for s in specs]
+    which = f"engine {engine_index}" if engine_index is not None else "this engine"
+    have = f"{which}'s knobs: {', '.join(names)}" if names else f"{which} has no knobs"
+    try:
+        kt = knob_type(key)
+    except (TypeError, ValueError):
+        label = key if isinstance(key, str) else repr(key)
+        raise EngineError(f"knobs: {label!r} is not a KnobType; {have}"
+                          f"{did_you_mean(str(label).upper(), names, listing=False)}") from None
+    if kt not in {s.knob_type for s in specs}:
+        raise EngineError(f"{which} has no knob {short_name(kt)} ({have}"
+                          f"{did_you_mean(short_name(kt), names, listing=False)})")
+    return kt
 
 
 # ---------------------------------------------------------------------------------------------
@@ -363,7 +398,15 @@ def engine_global_index(engine) -> int:
 
 @dataclass
 class EngineInfo:
-    """One engine for one operation graph: supported or not (and cuDNN's reason), notes and knobs."""
+    """One engine for one operation graph: supported or not (and why), notes and knobs.
+
+    ``finalized``: cuDNN finalized the engine for this graph and device. ``supported``: it did, and cuDNN accepts at
+    least one engine config of it: ``working_knobs`` are that config's ({} when the engine's defaults work; see
+    ``find_config``), ``configs_tried`` how many configs cuDNN was asked for. An engine that finalizes but refuses
+    every config tried is not supported, and ``reason`` says so (some engines finalize for a graph none of their
+    kernels can run: 7 of a matmul's 8 on an H200). ``inspect_engine(..., probe_configs=False)`` asks for no
+    config: ``supported`` then only says that the engine finalized.
+    """
 
     engine_index: int
     supported: bool
@@ -374,6 +417,9 @@ class EngineInfo:
     knobs: tuple = ()
     engine: object = field(default=None, repr=False, compare=False)
     error: object = field(default=None, repr=False, compare=False)
+    finalized: bool = False
+    working_knobs: dict | None = None
+    configs_tried: int = 0
 
     @property
     def runtime_compiled(self) -> bool:
@@ -407,6 +453,10 @@ class EngineInfo:
             "runtime_compiled": self.runtime_compiled,
             "knobs": {s.name: [s.minimum, s.maximum, s.stride] for s in self.knobs},
             "knob_space_size": self.knob_space_size if self.supported else 0,
+            "finalized": self.finalized,
+            "working_knobs": None if self.working_knobs is None else {short_name(k): v for k, v in
+                                                                      self.working_knobs.items()},
+            "configs_tried": self.configs_tried,
         }
 
     as_dict = to_dict  # the earlier name, kept as an alias
@@ -419,31 +469,47 @@ class EngineInfo:
 
 
 def inspect_engine(operation_graph, global_index, device_profile=None, *, sm_count_target=None,
-                   allow_version_mismatch=None) -> EngineInfo:
-    """Build and finalize one engine; an EngineInfo whether cuDNN supports it or not."""
+                   allow_version_mismatch=None, probe_configs=True) -> EngineInfo:
+    """Build and finalize one engine; an EngineInfo whether cuDNN supports it or not (see EngineInfo: with
+    ``probe_configs`` an engine is supported only when cuDNN accepts one of its configs)."""
+    operation_graph = as_operation_graph(operation_graph)
     try:
         engine = make_engine(operation_graph, global_index, device_profile, sm_count_target=sm_count_target,
                              allow_version_mismatch=allow_version_mismatch)
     except CudnnError as e:
         return EngineInfo(as_int(global_index, "global_index"), False, reason_of(e), e.status, error=e)
-    return inspect_engine_descriptor(engine)
+    return inspect_engine_descriptor(engine, probe_configs=probe_configs)
 
 
-def inspect_engine_descriptor(engine) -> EngineInfo:
-    """An EngineInfo of an already finalized Engine."""
-    return EngineInfo(engine_global_index(engine), True, numerical_notes=engine_numerical_notes(engine),
-                      behavior_notes=engine_behavior_notes(engine), knobs=engine_knobs(engine), engine=engine)
+def inspect_engine_descriptor(engine, *, probe_configs=True) -> EngineInfo:
+    """An EngineInfo of an already finalized Engine (``probe_configs``: whether cuDNN accepts one of its configs,
+    by ``find_config``)."""
+    info = EngineInfo(engine_global_index(engine), True, numerical_notes=engine_numerical_notes(engine),
+                      behavior_notes=engine_behavior_notes(engine), knobs=engine_knobs(engine), engine=engine,
+                      finalized=True)
+    if not probe_configs:
+        return info
+    found, tried, error = find_config(engine, specs=info.knobs)
+    info.configs_tried = tried
+    if found is not None:
+        info.working_knobs = found
+        return info
+    info.supported, info.status, info.error = False, error.status, error
+    info.reason = f"{reason_of(error)}: {_no_config_text(tried, info.knob_space_size)}"
+    return info
 
 
 def list_engines(operation_graph, device_profile=None, *, sm_count_target=None, supported_only=False,
-                 allow_version_mismatch=None) -> list:
-    """An EngineInfo for every global engine index 0..ENGINE_GLOBAL_COUNT-1 of the graph."""
+                 allow_version_mismatch=None, probe_configs=True) -> list:
+    """An EngineInfo for every global engine index 0..ENGINE_GLOBAL_COUNT-1 of the graph (a finalized operation
+    graph, a ``Graph`` or a ``Pattern``); see ``EngineInfo`` for what "supported" means."""
+    operation_graph = as_operation_graph(operation_graph)
     if device_profile is not None:
         as_deviceprop(device_profile, allow_version_mismatch)  # version refusal before any engine
     else:
         require_device("list_engines")
     infos = [inspect_engine(operation_graph, i, device_profile, sm_count_target=sm_count_target,
-                            allow_version_mismatch=allow_version_mismatch)
+                            allow_version_mismatch=allow_version_mismatch, probe_configs=probe_configs)
              for i in range(engine_count(operation_graph))]
     return [i for i in infos if i.supported] if supported_only else infos
 
@@ -586,35 +652,108 @@ def as_config(item, what="config") -> Config:
 def make_config(engine, knobs=None, *, check=True, finalize=True, operation_graph=None, deviceprop=None) -> Config:
     """A Config of ``engine`` (a finalized Engine, or an EngineInfo) with ``{knob: value}``.
 
-    Each choice becomes a finalized KnobChoice; knobs not given keep the engine's defaults, and -1
-    means "the engine's default" too (cudnn-frontend writes it). ``check`` validates knob types and
-    values against the engine's KNOB_INFO first (cuDNN's own refusal at finalize only says NOT_SUPPORTED).
-    ``operation_graph`` / ``deviceprop``: what the Config records it was made for, when the caller knows them
-    (an engine read back from a heuristics config answers with cuDNN's copy of the graph, whose tensors
+    Each choice becomes a finalized KnobChoice; knobs not given are left to the engine (its defaults), and -1
+    means "the engine's default" too (cudnn-frontend writes it). Some engines have no defaults that suit every
+    graph (cuDNN then refuses ``{}`` with NOT_SUPPORTED: SDPA engines whose default KERNEL_CFG does not fit the
+    head size, for one), so with no knobs given at all the first values cuDNN accepts are filled in (``find_config``:
+    each knob alone, then combinations, at most ``CONFIG_SEARCH_LIMIT`` configs; an EngineInfo's ``working_knobs``
+    when it has them) and ``Config.knobs`` says which. ``{}`` fails only for an engine with no config cuDNN accepts
+    for this graph (``list_engines`` reports it unsupported): NOT_SUPPORTED, its hint saying so.
+    ``check`` validates knob names and values against the engine's KNOB_INFO first (a knob the engine lacks is
+    named with the engine's knobs and the closest suggested; cuDNN's own refusal at finalize says only
+    NOT_SUPPORTED). ``operation_graph`` / ``deviceprop``: what the Config records it was made for, when the caller
+    knows them (an engine read back from a heuristics config answers with cuDNN's copy of the graph, whose tensors
     Python does not know: variant packs by tensor and reference checks need the original).
     """
+    known = None
     if isinstance(engine, EngineInfo):
         if engine.engine is None:
             raise EngineError(f"engine {engine.engine_index} is not supported ({engine.reason}); no config")
+        known = engine.working_knobs
         engine = engine.engine
     _need_finalized(engine, DT.CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine")
-    choices = normalize_knobs(knobs)
-    if check and choices:
-        specs = {s.knob_type: s for s in engine_knobs(engine)}
+    specs = engine_knobs(engine) if check or not knobs else None
+    if check and knobs:
+        choices = normalize_knobs(knobs, specs, engine_global_index(engine))
+        by_type = {s.knob_type: s for s in specs}
         for kt, v in choices.items():
-            if kt not in specs:
-                have = ", ".join(s.name for s in specs.values()) or "none"
-                raise EngineError(f"engine {engine_global_index(engine)} has no knob {short_name(kt)} "
-                                  f"(its knobs: {have})")
-            specs[kt].check(v)
+            by_type[kt].check(v)
+    else:
+        choices = normalize_knobs(knobs)
+    if choices or not finalize:
+        return Config(_engine_config(engine, choices, finalize), engine.operation_graph if operation_graph is None
+                      else operation_graph, engine.deviceprop if deviceprop is None else deviceprop)
+    if known:
+        choices = dict(known)
+    else:
+        choices, tried, error = find_config(engine, specs=specs)
+        if choices is None:
+            index = engine_global_index(engine)
+            raise type(error)(error.status, error.function, error.descriptor_type, error.attribute,
+                              error.cudnn_message, hint=f"engine {index}: {_no_config_text(tried, knob_space_size(specs))}"
+                                                        f"; list_engines reports it unsupported")
+    return Config(_engine_config(engine, choices, True), engine.operation_graph if operation_graph is None
+                  else operation_graph, engine.deviceprop if deviceprop is None else deviceprop)
+
+
+CONFIG_SEARCH_LIMIT = 512  # engine configs find_config asks cuDNN for (~0.1 ms each offline)
+
+
+def _engine_config(engine, choices: dict, finalize=True):
     cfg = EngineConfig(engine=engine)
     if choices:
         cfg.knob_choices = [KnobChoice(knob_type=kt, knob_value=v).finalize() for kt, v in choices.items()]
     if finalize:
         clear_error()
         cfg.finalize()
-    return Config(cfg, engine.operation_graph if operation_graph is None else operation_graph,
-                  engine.deviceprop if deviceprop is None else deviceprop)
+    return cfg
+
+
+def _knob_candidates(specs) -> Iterator[dict]:
+    """The configs find_config tries: the engine's defaults, each knob alone over its values (the others left to
+    the engine), then every knob together in ``iter_knob_space`` order."""
+    yield {}
+    for s in specs:
+        for v in s.values():
+            yield {s.knob_type: v}
+    if len(specs) > 1:
+        yield from iter_knob_space(specs)
+
+
+def find_config(engine, *, specs=None, limit=CONFIG_SEARCH_LIMIT) -> tuple:
+    """``(knobs, tried, error)``: the first engine config of ``engine`` (a finalized Engine) cuDNN accepts —
+    its defaults (``{}``) first, then each knob alone over its values, then combinations, at most ``limit``
+    configs — as ``{KnobType: value}`` (None when none was accepted), how many configs cuDNN was asked for, and
+    its last refusal (None when the first worked)."""
+    specs = engine_knobs(engine) if specs is None else tuple(specs)
+    seen, tried, error = set(), 0, None
+    for knobs in _knob_candidates(specs):
+        key = tuple(sorted((int(k), v) for k, v in knobs.items()))
+        if key in seen:
+            continue
+        if tried >= limit:
+            break
+        seen.add(key)
+        tried += 1
+        try:
+            _engine_config(engine, knobs)
+        except CudnnError as e:
+            error = e
+            continue
+        return knobs, tried, error
+    return None, tried, error
+
+
+def _no_config_text(tried, space) -> str:
+    """Why an engine that finalized is not supported (the same words for every such engine up to the parentheses,
+    so tables can group them)."""
+    if tried == 1:
+        what = "its only config: it has no knobs"
+    elif tried < CONFIG_SEARCH_LIMIT:  # find_config ran out of candidates: every combination was refused
+        what = f"all {tried:,} configs tried: its defaults, each knob alone, all {space:,} knob combinations"
+    else:
+        what = f"its defaults and {tried - 1:,} other configs; its knob space has {space:,} combinations"
+    return f"the engine finalizes, but cuDNN accepts none of its configs for this graph (refused {what})"
 
 
 def config_from_index(operation_graph, global_index, knobs=None, device_profile=None, *, sm_count_target=None,

@@ -101,14 +101,15 @@ def heuristics_configs(heuristics, raise_if_empty=True) -> list:
 
 def get_configs(operation_graph, mode="A", device_profile=None, sm_count_target=None, *,
                 allow_version_mismatch=None, raise_if_empty=True) -> list:
-    """Configs from cuDNN's heuristics in ``mode`` ("A", "B", "FALLBACK", "INSTANT"), in cuDNN's order.
+    """Configs from cuDNN's heuristics in ``mode`` ("A", "B", "FALLBACK", "INSTANT"), in cuDNN's order, for a
+    finalized operation graph, a ``Graph`` or a ``Pattern`` (built without a handle when not built yet).
 
     ``device_profile`` (a DeviceProfile, DEVICEPROP descriptor, bundled name or file path) makes the
     heuristics target that GPU; it is required on a machine without a GPU (NoDeviceError otherwise).
     ``sm_count_target`` asks for configs that use at most that many SMs (cuDNN returns only the
     engines that support an SM carve-out, possibly none).
     """
-    _engines.check_graph(operation_graph)
+    operation_graph = _engines.as_operation_graph(operation_graph)
     m = heur_mode(mode)
     dp = as_deviceprop(device_profile, allow_version_mismatch)
     heur = EngineHeuristics(operation_graph=operation_graph, mode=m)
@@ -244,7 +245,7 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
     Raises NoWorkingPlanError (with ``.report``) when nothing builds, NoDeviceError without GPU
     and profile.
     """
-    _engines.check_graph(operation_graph)
+    operation_graph = _engines.as_operation_graph(operation_graph, handle=handle)
     if isinstance(modes, (str, int, HeurMode)):
         modes = (modes,)
     mode_list = [heur_mode(m) for m in _engines.user_sequence(modes, "modes", 16)]

@@ -21,6 +21,7 @@ import copy
 import json
 import pathlib
 import threading
+import warnings
 import weakref
 
 from cudnn_backend._bindings.enums import AttributeName, AttributeType, BehaviorNote, DescriptorType
@@ -28,15 +29,16 @@ from cudnn_backend.core._descriptor import Descriptor, Handle, as_int, clear_err
 from cudnn_backend.core.json_checks import check_plan_json, document_release
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.core import device as _device
-from cudnn_backend.errors import CudnnBackendError, CudnnError, NoDeviceError, PlanVersionError
+from cudnn_backend.errors import CudnnBackendError, CudnnError, DeviceMemoryWarning, NoDeviceError, PlanVersionError
 from cudnn_backend.runtime import engines as _engines
+from cudnn_backend.runtime._packing import graph_tensor_specs
 from cudnn_backend.runtime.profiles import as_deviceprop, file_path, profile_of
 from cudnn_backend.typed import DeviceProp, Engine, EngineConfig, ExecutionPlan, KernelCache, OperationGraph
 from cudnn_backend.typed.introspection import graph_fingerprint
 
 __all__ = ["Plan", "build_plan", "plan_from_json", "load_plan", "save_plan", "plan_json_info", "check_plan_version",
            "make_kernel_cache", "kernel_cache_json", "as_plan", "forget_refusals", "refused", "device_key",
-           "deviceprop_of_handle", "operation_graph_of",
+           "deviceprop_of_handle", "operation_graph_of", "tensor_bytes", "device_memory", "DeviceMemoryWarning",
            "PlanVersionError"]
 
 A = AttributeName
@@ -69,6 +71,58 @@ def device_key(handle=None, deviceprop=None) -> tuple:
            int(props.get("multiProcessorCount", 0) or 0))
     _device_keys[source] = key
     return key
+
+
+def device_memory(handle=None, deviceprop=None) -> int | None:
+    """The GPU's memory in bytes (``totalGlobalMem``) of a handle or a DEVICEPROP descriptor; None if unknown."""
+    source = deviceprop if deviceprop is not None else handle
+    if source is None:
+        return None
+    memory = _device_memory.get(source, False)
+    if memory is False:
+        dp = deviceprop if deviceprop is not None else deviceprop_of_handle(handle)
+        text = dp.json_representation
+        value = (json.loads(text) if text else {}).get("totalGlobalMem")
+        memory = _device_memory[source] = int(value) if isinstance(value, (int, float)) and value > 0 else None
+    return memory
+
+
+_device_memory: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Handle / DeviceProp -> bytes or None
+
+
+def tensor_bytes(operation_graph) -> int | None:
+    """Bytes the graph's real tensors span together (virtual and by-value ones take no device memory); None when
+    the graph's operations are not known on the Python side."""
+    specs = graph_tensor_specs(operation_graph) if operation_graph is not None else None
+    if not specs:
+        return None
+    sizes = [s.nbytes for s in specs.values() if not s.virtual and not s.by_value]
+    return None if any(n is None for n in sizes) else sum(sizes)
+
+
+_memory_warned: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # operation graph -> devices warned of
+
+
+def _warn_if_too_large(plan, operation_graph, handle, deviceprop) -> None:
+    """DeviceMemoryWarning (once per graph and device) when the graph's tensors and the plan's workspace need more
+    memory than the GPU has: cuDNN builds such plans without a word, and they cannot run there."""
+    memory = device_memory(handle, deviceprop)
+    if memory is None or operation_graph is None:
+        return
+    device = device_key(handle, deviceprop)
+    warned = _memory_warned.setdefault(operation_graph, set())
+    if device in warned:
+        return
+    tensors = tensor_bytes(operation_graph)
+    if tensors is None or tensors + plan.workspace_size <= memory:
+        return
+    warned.add(device)
+    gib = 1 << 30
+    workspace = f" (and this plan {plan.workspace_size / gib:.2f} GiB of workspace)" if plan.workspace_size >= 1 << 20 \
+        else ""
+    warnings.warn(DeviceMemoryWarning(
+        f"the graph's tensors need {tensors / gib:.1f} GiB{workspace}, more than the {memory / gib:.1f} GiB of the "
+        f"{device[0]}: the plan builds, but it cannot run there"), stacklevel=3)
 
 
 def deviceprop_of_handle(handle):
@@ -354,8 +408,10 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
             with _refused_lock:
                 _refused[key] = _fresh(e)
         raise
-    return Plan(plan, operation_graph=config.operation_graph, config=config, handle=handle, deviceprop=dp,
-                kernel_cache=kernel_cache)
+    built = Plan(plan, operation_graph=config.operation_graph, config=config, handle=handle, deviceprop=dp,
+                 kernel_cache=kernel_cache)
+    _warn_if_too_large(built, config.operation_graph, handle, dp)
+    return built
 
 
 # ---------------------------------------------------------------------------------------------

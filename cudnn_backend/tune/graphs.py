@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import AttributeName, DataType, DescriptorType
 from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.errors import did_you_mean
 from cudnn_backend.graph import Graph
 from cudnn_backend.patterns import CATALOGUE, Pattern
 from cudnn_backend.runtime import plans as _plans
@@ -32,7 +33,7 @@ from cudnn_backend.typed.introspection import (
 )
 
 __all__ = ["Subject", "resolve", "load_builder", "load_file_module", "device_profile", "describe_graph", "describe_operations",
-           "graph_summary", "operations_of", "work_estimate"]
+           "graph_summary", "operations_of", "work_estimate", "user_frame", "user_error_line"]
 
 
 @dataclass
@@ -62,7 +63,8 @@ class Subject:
 
 
 def load_builder(ref: str):
-    """The function ``ref`` names: ``"path/to/file.py:func"`` or ``"package.module:func"``."""
+    """The function ``ref`` names: ``"path/to/file.py:func"`` or ``"package.module:func"`` (imported as
+    ``python -m`` would: the current folder first on ``sys.path``)."""
     if not isinstance(ref, str) or ":" not in ref:
         raise ValueError(f"graph: {ref!r} is not FILE.py:FUNC or module:FUNC")
     target, _, func = ref.rpartition(":")
@@ -74,20 +76,41 @@ def load_builder(ref: str):
             raise ValueError(f"graph: {target!r} is not a file")
         module = load_file_module(path, "graph")
     else:
+        _on_path(os.getcwd())  # a console script's sys.path[0] is its bin folder, not where the user is
         try:
             module = importlib.import_module(target)
         except ImportError as e:
-            raise ValueError(f"graph: cannot import {target!r}: {e}") from e
+            raise ValueError(f"graph: cannot import {target!r} (from {os.getcwd()!r} or an installed package): "
+                             f"{e}") from e
+        except Exception as e:
+            raise ValueError(f"graph: importing {target!r} failed: {user_error_line(e)}") from e
+        if getattr(module, "__file__", None):
+            _user_folders.add(str(pathlib.Path(module.__file__).resolve().parent))
     fn = getattr(module, func, None)
     if not callable(fn):
-        raise ValueError(f"graph: {target!r} has no function {func!r}")
+        names = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
+                 and getattr(v, "__module__", None) == module.__name__]
+        raise ValueError(f"graph: {target!r} has no function {func!r}{did_you_mean(func, names)}")
     return fn
 
 
+# the folders of the user's graph files and modules: their frames are the ones an error is reported at
+_user_folders: set = set()
+
+
+def _on_path(folder: str) -> None:
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+
+
 def load_file_module(path, what="graph"):
-    """A user's Python file imported as a module (named after its path); ValueError naming ``what`` when importing
-    it raises."""
+    """A user's Python file imported as a module (named after its path), its folder first on ``sys.path`` (so it
+    imports the modules beside it, as ``python FILE`` would); ValueError naming ``what`` and the file and line
+    where importing it raised."""
     path = pathlib.Path(path)
+    folder = str(path.resolve().parent)
+    _on_path(folder)
+    _user_folders.add(folder)
     name = f"cudnn_backend_user_graph_{abs(hash(str(path.resolve())))}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -96,8 +119,52 @@ def load_file_module(path, what="graph"):
         spec.loader.exec_module(module)
     except Exception as e:
         sys.modules.pop(name, None)
-        raise ValueError(f"{what}: importing {str(path)!r} failed: {type(e).__name__}: {e}") from e
+        raise ValueError(f"{what}: importing {str(path)!r} failed: {user_error_line(e)}") from e
     return module
+
+
+def user_frame(error: BaseException) -> str | None:
+    """``"FILE:LINE"`` of the innermost frame of ``error``'s traceback in the user's code (a graph file, a module
+    ``--graph`` named, or a module beside them), or of the user's file a SyntaxError names; None when the error
+    did not pass through it."""
+    if isinstance(error, SyntaxError) and error.filename and _is_user_file(error.filename):
+        return f"{_shown(error.filename)}:{error.lineno}"
+    found = None
+    tb = error.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if _is_user_file(filename):
+            found = f"{_shown(filename)}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
+
+
+def _shown(filename: str) -> str:
+    """A file's path as messages show it: relative to the current folder when it lies under it."""
+    path = os.path.normpath(filename)
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive
+        return path
+    return path if relative.startswith("..") else relative
+
+
+def _is_user_file(filename: str) -> bool:
+    try:
+        folder = str(pathlib.Path(filename).resolve().parent)
+    except (OSError, ValueError):
+        return False
+    return folder in _user_folders
+
+
+def user_error_line(error: BaseException) -> str:
+    """``FILE:LINE: ExcType: message`` (the user's innermost frame; ``ExcType: message`` when it has none), one
+    line."""
+    text = " ".join(str(error).split()) or "(no message)"
+    if isinstance(error, SyntaxError) and error.msg:
+        text = error.msg
+    where = user_frame(error)
+    return f"{where + ': ' if where else ''}{type(error).__name__}: {text}"
 
 
 def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profile=None) -> Subject:
@@ -209,6 +276,9 @@ def device_profile(value):
         text = os.fspath(value)
         if text.lower() in bundled_profiles():
             return DeviceProfile.bundled(text.lower())
+        if not os.path.exists(text) and not text.lower().endswith(".json") and os.sep not in text and "/" not in text:
+            raise ValueError(f"device_profile: {text!r} is neither a bundled profile ({', '.join(bundled_profiles())}) "
+                             f"nor a file{did_you_mean(text.lower(), bundled_profiles(), listing=False)}")
         return DeviceProfile.load(text)
     raise TypeError(f"device_profile: expected a bundled name ({', '.join(bundled_profiles())}), a file or a "
                     f"DeviceProfile, not {type(value).__name__}")

@@ -14,7 +14,7 @@ from cudnn_backend.errors import MissingDependencyError
 from cudnn_backend.tune import plots
 
 __all__ = ["ConfigResult", "Exploration", "headroom_rows", "format_bytes", "plain_table", "fastest",
-           "heuristics_pick"]
+           "heuristics_pick", "plural"]
 
 # statuses a result can end in
 OK = "ok"                    # built, correct, timed
@@ -146,6 +146,30 @@ class Exploration:
         return fastest(self.results)
 
     @property
+    def chosen(self) -> ConfigResult | None:
+        """The config this exploration picks: the best when configs were timed; offline, heuristics' first config
+        that built a plan (what ``autotune`` returns offline). None when there is none: ``failure()`` says why."""
+        if self.timed:
+            return self.best
+        return next((r for r in self.results if r.plan_built), None)
+
+    def failure(self) -> str | None:
+        """Why nothing was found (no ``chosen`` config), in one line; None when a config was chosen."""
+        if self.chosen is not None:
+            return None
+        if not self.results:
+            why = next((n.partition(": ")[2] for n in self.notes if n.startswith("no engine config from heuristics")),
+                       "")
+            modes = ", ".join(self.heuristics) or "the modes asked"
+            why = "; ".join(line.strip() for line in why.splitlines() if line.strip())
+            return f"heuristics {modes} proposed no engine config for {self.name}" + (f": {why}" if why else "")
+        reasons = list(dict.fromkeys(r.reason for r in self.results if r.reason))
+        counts = ", ".join(f"{n} {status}" for status, n in self.counts().items())
+        what = "ran correctly" if self.timed else "built a plan"
+        return (f"none of the {plural(len(self.results), 'config')} of {self.name} {what} ({counts})"
+                + (f"; {'; '.join(reasons[:3])}" if reasons else ""))
+
+    @property
     def heuristics_pick(self) -> ConfigResult | None:
         """Heuristics A's first config (B's, or FALLBACK's, when A was not asked), as tried."""
         return heuristics_pick(self.results)
@@ -198,9 +222,18 @@ class Exploration:
         return cls(**kw)
 
     @classmethod
-    def from_json(cls, text: str) -> "Exploration":
-        """The Exploration ``to_json`` wrote."""
-        return cls.from_dict(json.loads(text))
+    def from_json(cls, text: str):
+        """The Exploration ``to_json`` wrote; for the file ``explore --json`` writes for several graphs (a JSON list),
+        the list of Explorations."""
+        data = json.loads(text)
+        items = data if isinstance(data, list) else [data]
+        for i, d in enumerate(items):
+            if not isinstance(d, dict) or "name" not in d or "results" not in d:
+                where = f"item {i} of the list" if isinstance(data, list) else "the JSON"
+                raise ValueError(f"exploration JSON: {where} is not an exploration (an object with name, results, ...: "
+                                 "what Exploration.to_json or `explore --json` writes)")
+        explorations = [cls.from_dict(d) for d in items]
+        return explorations if isinstance(data, list) else explorations[0]
 
     def rows(self) -> list[dict]:
         """One flat dict per result (for CSV, pandas)."""
@@ -280,6 +313,11 @@ def fastest(config_results) -> ConfigResult | None:
         last = max(r.race_round or 0 for r in ok)
         finalists = [r for r in ok if (r.race_round or 0) == last]
     return min(finalists, key=lambda r: r.time_us)
+
+
+def plural(n, noun, nouns=None) -> str:
+    """``"1 config"``, ``"35 configs"``, ``"0 graphs"`` (``nouns``: an irregular plural)."""
+    return f"{n:,} {noun if n == 1 else (nouns or noun + 's')}"
 
 
 def format_bytes(n) -> str:

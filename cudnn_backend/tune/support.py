@@ -364,11 +364,11 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail):
     engine_rows = []
     supported = 0
     for index in range(r.engines_total):
-        if detail:
+        if detail:  # engines that finalize (whether a config of theirs does is the heuristics' and plans' stage)
             with cudnn_messages() as elog:
-                info = _engines.inspect_engine(og, index, dp)
+                info = _engines.inspect_engine(og, index, dp, probe_configs=False)
         else:
-            info = _engines.inspect_engine(og, index, dp)
+            info = _engines.inspect_engine(og, index, dp, probe_configs=False)
         supported += info.supported
         if detail:
             engine_rows.append({"engine": index, "supported": info.supported,

@@ -140,7 +140,7 @@ class SweepResult:
 # one task, anywhere
 # ---------------------------------------------------------------------------------------------
 def _winner_of(ex: Exploration) -> dict | None:
-    best = ex.best
+    best = ex.chosen  # offline: heuristics' first config that built a plan
     if best is None:
         return None
     return {"engine_index": best.engine_index, "knobs": dict(best.knobs), "knobs_text": best.knobs_text(),
@@ -196,7 +196,7 @@ def run_task(task: Task, job: str = "explore", options: dict | None = None, work
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:  # noqa: BLE001 - one failing task never stops the sweep
-        result.error = f"{type(e).__name__}: {e}"
+        result.error = graphs.user_error_line(e)  # where in the user's graph file, when it raised there
         result.traceback = traceback.format_exc(limit=12)
     result.seconds = time.perf_counter() - t0
     return result

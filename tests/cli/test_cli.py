@@ -178,4 +178,4 @@ def test_explore_several_graphs_from_a_task_file(tmp_path):
     listing.write_text("conv_fwd n=1 c=8 h=8 w=8 k=8\nconv_fwd n=1 c=6 h=8 w=8 k=8 groups=4\n")
     r = run("explore", "--tasks", str(listing), "--workers", "2", "--quiet")
     assert r.returncode == 1  # one graph failed, and it is reported
-    assert "FAILED" in r.stdout and "groups" in r.stderr and "processes executor, 2 worker(s)" in r.stdout
+    assert "FAILED" in r.stdout and "groups" in r.stderr and "processes executor, 2 workers" in r.stdout

@@ -13,6 +13,7 @@ from cudnn_backend.errors import error_class, make_error
 
 from tests.helpers import generic_graphs as gg
 from tests.helpers.crash import run_python
+from tests.helpers.env import HAVE_GPU
 
 
 # ---------------------------------------------------------------------------------------------
@@ -413,3 +414,12 @@ def test_never_initialized_handle_reports_closed_and_closes():
     h.close()
     with pytest.raises(ValueError, match="closed"):
         h.stream = 0
+
+
+@pytest.mark.skipif(HAVE_GPU, reason="needs a machine without a GPU")
+def test_handle_without_a_gpu_is_no_device_error():
+    """Issue 22: Handle() without a GPU raised CudnnNotInitializedError (cuDNN's status); it is the package's
+    NoDeviceError, naming the way out (a device profile)."""
+    with pytest.raises(cb.NoDeviceError, match=r"no GPU is visible here .*device_profile='h200'") as err:
+        cb.Handle()
+    assert not isinstance(err.value, cb.CudnnError)

@@ -58,6 +58,9 @@ def test_unsupported_engines_carry_cudnn_reason(infos):
     for info in infos:
         if info.supported:
             assert info.reason == "" and info.error is None and isinstance(info.engine, Engine)
+            assert info.finalized and info.working_knobs is not None and info.configs_tried >= 1
+        elif info.finalized:  # the engine finalizes, but cuDNN accepts none of its configs (tested below)
+            assert isinstance(info.error, cb.CudnnError) and info.reason.startswith(info.status.name)
         else:
             assert isinstance(info.error, cb.CudnnError)
             assert info.status == info.error.status
@@ -319,3 +322,114 @@ def test_dataframe_without_pandas_says_so(infos, monkeypatch):
 def test_engine_info_row_type(infos):
     assert isinstance(infos[0], EngineInfo)
     assert infos[0].as_dict()["engine"] == 0
+
+
+# -- "supported": an engine with a config cuDNN accepts; make_config(info, {}) -----------------------------------
+@pytest.fixture(scope="module")
+def matmul_infos(h200):
+    from cudnn_backend.patterns import CATALOGUE
+
+    return list_engines(CATALOGUE["matmul_bias_relu"](build=False).graph, h200)
+
+
+def test_an_engine_without_a_working_config_is_not_supported(matmul_infos):
+    """Engines of a matmul finalize on an H200 although cuDNN accepts none of their configs (issue 22: the engines
+    table said "8 of 11 supported" where one engine runs): they are not supported, and say why."""
+    finalized = [i for i in matmul_infos if i.finalized]
+    supported = [i for i in matmul_infos if i.supported]
+    assert supported and {i.engine_index for i in supported} <= {i.engine_index for i in finalized}
+    empty = [i for i in finalized if not i.supported]
+    if not empty:
+        pytest.skip("every engine that finalizes has a working config with this cuDNN")
+    for info in empty:
+        assert info.status == cb.CUDNN_STATUS_NOT_SUPPORTED and isinstance(info.engine, Engine)
+        assert "finalizes, but cuDNN accepts none of its configs for this graph" in info.reason
+        assert info.configs_tried == min(engines.CONFIG_SEARCH_LIMIT, info.configs_tried) > 1
+        assert info.to_dict()["supported"] is False and info.to_dict()["finalized"] is True
+        with pytest.raises(cb.CudnnNotSupportedError, match="accepts none of its configs") as err:
+            make_config(info)  # {}: nothing cuDNN accepts to fill in
+        assert f"engine {info.engine_index}" in err.value.hint and "list_engines reports it unsupported" in \
+            err.value.hint
+        for knobs in iter_knob_space(info.knobs, sample=20, seed=4):  # the verdict holds for other knob values
+            with pytest.raises(cb.CudnnNotSupportedError):
+                make_config(info.engine, knobs, check=False)
+    graph = next(i.engine for i in finalized).operation_graph
+    assert [i.engine_index for i in list_engines(graph, cb.DeviceProfile.bundled("h200"), supported_only=True)] == \
+        [i.engine_index for i in supported]
+
+
+def test_empty_knobs_work_for_every_supported_engine(matmul_infos, infos):
+    """``make_config(info, {})`` builds a config for every supported engine: the engine's defaults, or, where cuDNN
+    refuses those, the first knob values it accepts (issue 22: {} raised NOT_SUPPORTED for 7 of 8)."""
+    for info in [i for i in matmul_infos + infos if i.supported]:
+        cfg = make_config(info, {})
+        assert cfg.descriptor.finalized and cfg.engine_index == info.engine_index
+        assert cfg.knobs == dict(info.working_knobs) or not info.working_knobs
+        again = make_config(info.engine)  # from the engine alone: the same search
+        assert again.knobs == cfg.knobs
+
+
+def test_empty_knobs_filled_where_the_defaults_are_refused(h200):
+    """An SDPA engine whose default KERNEL_CFG does not suit the graph: cuDNN refuses {} itself; make_config fills
+    in the first value it accepts, and says which in ``Config.knobs``."""
+    from cudnn_backend.patterns import CATALOGUE
+
+    filled = []
+    for info in list_engines(CATALOGUE["sdpa_fwd"](build=False).graph, h200, supported_only=True):
+        with pytest.raises(cb.CudnnError) if info.working_knobs else _nothing():
+            engines._engine_config(info.engine, {})  # cuDNN's own answer to the bare defaults
+        if info.working_knobs:
+            filled.append(info)
+            cfg = make_config(info.engine, {})
+            assert cfg.knobs == info.working_knobs and len(cfg.knobs) == 1
+            knob, value = next(iter(cfg.knobs.items()))
+            spec = next(s for s in info.knobs if s.knob_type == knob)
+            for earlier in range(spec.minimum, value, spec.stride):  # the first value cuDNN accepts, alone
+                with pytest.raises(cb.CudnnError):
+                    make_config(info.engine, {knob: earlier})
+    if not filled:
+        pytest.skip("every SDPA engine's defaults suit this graph with this cuDNN")
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_misspelled_knob_names_this_engines_knobs(infos):
+    info = next(i for i in infos if i.supported and any(s.name == "TILE_SIZE" for s in i.knobs))
+    names = [s.name for s in info.knobs]
+    with pytest.raises(EngineError) as err:
+        make_config(info, {"TILESIZE": 2})
+    text = str(err.value)
+    assert "'TILESIZE' is not a KnobType" in text and f"engine {info.engine_index}'s knobs: {', '.join(names)}" in text
+    assert "did you mean TILE_SIZE" in text
+    absent = "SPLIT_K_SLC" if "SPLIT_K_SLC" not in names else "LDGA"
+    with pytest.raises(EngineError, match=f"engine {info.engine_index} has no knob {absent} \\(engine "
+                                          f"{info.engine_index}'s knobs: {', '.join(names)}"):
+        make_config(info, {absent: 1})
+    with pytest.raises(ValueError, match="did you mean TILE_SIZE"):  # no engine: every knob type is a candidate
+        engines.knob_type("TILESIZE")
+
+
+def test_graphs_and_patterns_are_accepted_where_operation_graphs_are(h200):
+    """get_configs / list_engines / build_first_plan take a Graph or a Pattern as explore does (issue 22)."""
+    from cudnn_backend.patterns import CATALOGUE
+    from cudnn_backend.runtime.heuristics import build_first_plan
+
+    pattern = CATALOGUE["conv_bias_relu"](n=1, c=8, h=8, w=8, k=8, build=False)
+    graph = pattern.graph
+    assert not graph.built
+    from_graph = [c.key for c in get_configs(graph, "A", h200)]
+    assert graph.built  # built once, without a handle
+    assert from_graph == [c.key for c in get_configs(graph.op_graph, "A", h200)]
+    assert from_graph == [c.key for c in get_configs(pattern, "A", h200)]
+    assert [i.engine_index for i in list_engines(graph, h200, supported_only=True)] == \
+        [i.engine_index for i in list_engines(pattern, h200, supported_only=True)]
+    plan, _ = build_first_plan(pattern, device_profile=h200)
+    assert plan.engine_index == from_graph[0][0]
+    with pytest.raises(TypeError, match="expected a finalized CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR"):
+        get_configs("conv_bias_relu", "A", h200)

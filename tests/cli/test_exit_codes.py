@@ -1,0 +1,115 @@
+"""Exit codes, checks and the words of the command line (issue 22): nothing found exits 1 with the reason; --gpus
+beyond the GPUs here (or offline) and --sm-count beyond the target's SMs are usage errors (2); an unknown profile
+name lists the bundled ones; --param, --plan and Python-worded messages speak the command line's words; offline
+explore and tune say which config they pick and --save-plan writes its plan."""
+import json
+
+import pytest
+
+import cudnn_backend as cb
+from cudnn_backend.runtime.plans import plan_json_info
+
+from tests.cli.test_output import SMALL, run
+
+OFFLINE = not cb.core.device.gpu_available()
+offline_only = pytest.mark.skipif(not OFFLINE, reason="the offline paths (no GPU here)")
+
+
+def one_error_line(r, code):
+    assert r.returncode == code, (r.returncode, r.stdout[-2000:], r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    return lines[0]
+
+
+@offline_only
+def test_nothing_found_exits_1_with_the_reason():
+    for command in ("explore", "tune"):
+        r = run(command, "sdpa_fwd", "--modes", "FALLBACK", "--no-engines")
+        if r.returncode == 0:
+            pytest.skip("this cuDNN's FALLBACK heuristics have a config for sdpa_fwd")
+        assert r.returncode == 1, r.stderr
+        line = [ln for ln in r.stderr.splitlines() if "nothing found" in ln]
+        assert line and line[0].startswith(f"cudnn-backend {command}: nothing found: heuristics FALLBACK proposed no "
+                                           "engine config for sdpa_fwd: ")
+        assert "CUDNN_STATUS_NOT_SUPPORTED" in line[0]  # cuDNN's own reasons
+        assert "0 of 0" not in r.stdout + r.stderr and "nothing found" in r.stdout
+
+
+@offline_only
+def test_machine_options_are_checked():
+    line = one_error_line(run("explore", "--gpus", "3"), 2)
+    assert line.startswith("cudnn-backend explore: error: argument --gpus: this machine has no GPU") and \
+        "--workers N" in line
+    line = one_error_line(run("tune", "--gpus", "all", "--device-profile", "h100"), 2)
+    assert "argument --gpus: --device-profile is given" in line
+    line = one_error_line(run("explore", "--sm-count", "100000"), 2)
+    assert "argument --sm-count: 100000 is more than the 132 SMs of NVIDIA H200 (the bundled h200 profile" in line \
+        and "give 1..132" in line
+    line = one_error_line(run("explore", "--sm-count", "200", "--device-profile", "h100"), 2)
+    assert "132 SMs of NVIDIA H100 80GB HBM3 (the device profile)" in line
+    line = one_error_line(run("explore", "--device-profile", "h300"), 2)
+    assert line == ("cudnn-backend explore: error: argument --device-profile: 'h300' is neither a bundled profile "
+                    "(h100, h200) nor a file; did you mean h200 or h100?")
+    assert "More GPUs than this machine has is an error" in " ".join(run("explore", "--help").stdout.split())
+
+
+def test_param_names_the_builders_parameters():
+    line = one_error_line(run("explore", "--param", "foo=bar"), 2)
+    assert line == ("cudnn-backend explore: error: argument --param: pattern conv_bias_relu has no parameter 'foo' "
+                    "(its parameters: n, c, h, w, k, r, s, groups, padding, stride, dilation, data_type, layout)")
+    line = one_error_line(run("why", "conv_bias_relu", "--param", "kk=3", "--no-minimize"), 2)
+    assert "argument --param: pattern conv_bias_relu has no parameter 'kk'; did you mean k?" in line
+    line = one_error_line(run("explore", "layer_norm_fwd", "--n", "4"), 2)
+    assert "option --n does not apply to pattern layer_norm_fwd (its parameters: " in line
+
+
+@offline_only
+def test_offline_picks_and_saves_a_plan_and_plan_files_are_checked(tmp_path):
+    saved = tmp_path / "plan.json"
+    r = run("explore", *SMALL, "--no-engines", "--top", "2", "--save-plan", str(saved))
+    assert r.returncode == 0, r.stderr
+    picked = next(ln for ln in r.stdout.splitlines() if ln.startswith("picked: engine"))
+    info = plan_json_info(saved.read_text())
+    knobs = " ".join(f"{k}={v}" for k, v in info["knobs"].items())
+    assert picked.startswith(f"picked: engine {info['engine']} {knobs} (A#")
+    assert f"wrote {saved}: engine {info['engine']} {knobs}" in r.stderr
+    tuned = tmp_path / "tuned.json"
+    r = run("tune", *SMALL, "--no-engines", "--top", "1", "--save-plan", str(tuned))
+    assert r.returncode == 0, r.stderr
+    assert "picked: engine" in r.stdout and plan_json_info(tuned.read_text())["engine"] == info["engine"]
+    again = run("explore", "--plan", str(saved), "--no-engines", "--top", "1")  # --plan reads what it wrote
+    assert again.returncode == 0, again.stderr
+    # --plan files checked first, in the command line's words
+    (tmp_path / "empty.json").write_text("")
+    line = one_error_line(run("explore", "--plan", str(tmp_path / "empty.json")), 2)
+    assert "is empty; expected a plan's JSON (`cudnn-backend explore --save-plan FILE.json` writes one)" in line
+    old = json.loads(saved.read_text())
+    old["cudnnVersion"] = 91000
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    line = one_error_line(run("explore", "--plan", str(tmp_path / "old.json")), 2)
+    assert "was written by cuDNN 9.10.0" in line and f"its engine {info['engine']}" in line
+    assert "allow_version_mismatch" not in line and "plan_from_json" not in line
+    assert "--save-plan" in run("explore", "--help").stdout and "--save-plan" in run("tune", "--help").stdout
+
+
+@offline_only
+def test_a_graph_larger_than_the_gpu_gets_a_warning():
+    r = run("explore", "conv_fwd", "--n", "4096", "--c", "256", "--h", "256", "--w", "256", "--k", "256",
+            "--no-engines", "--top", "1", "--max-configs", "2")
+    assert r.returncode == 0, r.stderr
+    warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("warning:")]
+    assert warnings == ["warning: the graph's tensors need 256.0 GiB, more than the 139.8 GiB of the NVIDIA H200: "
+                        "the plan builds, but it cannot run there"], r.stderr
+
+
+def test_a_wrong_choice_suggests_the_close_one(capsys):
+    from cudnn_backend.cli.args import build_parser
+
+    for argv, suggestion in ((["explore", "conv_bias_reul"], "did you mean conv_bias_relu"),
+                             (["explor"], "did you mean explore?"), (["explore", "--layout", "nhcw"], "did you mean nhwc")):
+        with pytest.raises(SystemExit) as done:
+            build_parser().parse_args(argv)
+        assert done.value.code == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "invalid choice" in err and suggestion in err, err

@@ -1,0 +1,141 @@
+"""--graph FILE.py:FUNC / module:FUNC as a newcomer writes them (issue 22): an exception in the user's function is
+one line naming the user's file and line (CUDNN_BACKEND_DEBUG=1: the whole traceback), the file imports the modules
+beside it, and module:FUNC resolves from the current folder even where sys.path[0] is not it (a console script)."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.helpers.env import ROOT
+
+GRAPHS = '''\
+from helpers_beside import sizes  # a module beside this file
+
+
+def good():
+    from cudnn_backend.patterns import CATALOGUE
+    return CATALOGUE["conv_bias_relu"](**sizes(), build=False)
+
+
+def key_error():
+    return {}["missing"]
+
+
+def value_error():
+    raise ValueError("my bad value")
+
+
+def type_error():
+    return len(5)
+
+
+def assertion():
+    assert sizes()["n"] == 2, "n must be 2"
+
+
+def zero():
+    return 1 / 0
+
+
+def runtime_error():
+    raise RuntimeError("my runtime error")
+
+
+def recursion(n=0):
+    return recursion(n + 1)
+'''
+FUNCS = {"key_error": ("KeyError", "'missing'"), "value_error": ("ValueError", "my bad value"),
+         "type_error": ("TypeError", "object of type 'int' has no len()"),
+         "assertion": ("AssertionError", "n must be 2"), "zero": ("ZeroDivisionError", "division by zero"),
+         "runtime_error": ("RuntimeError", "my runtime error"),
+         "recursion": ("RecursionError", "maximum recursion depth exceeded")}
+
+
+@pytest.fixture
+def folder(tmp_path):
+    (tmp_path / "graphs.py").write_text(GRAPHS)
+    (tmp_path / "helpers_beside.py").write_text("def sizes():\n    return dict(n=1, c=8, h=8, w=8, k=8)\n")
+    (tmp_path / "broken.py").write_text("import os\n\nvalue = undefined_name\n")
+    (tmp_path / "elsewhere").mkdir()
+    return tmp_path
+
+
+def child(code, cwd, env=None):
+    """Python code in a child process, the package importable but not the child's folder on sys.path (as for the
+    installed console script, whose sys.path[0] is its bin folder)."""
+    e = {k: v for k, v in os.environ.items() if k != "CUDNN_BACKEND_DEBUG"}
+    e.update(env or {}, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300,
+                          cwd=cwd, env=e)
+
+
+CLI = '''
+import contextlib, io, json, os, sys
+sys.path = [p for p in sys.path if p not in ("", os.getcwd())]  # as the console script runs: not from here
+from cudnn_backend.cli import main
+out = {}
+for args in json.loads(sys.argv[1] if len(sys.argv) > 1 else os.environ["ARGS"]):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(args)
+        except BaseException as e:  # DEBUG re-raises
+            import traceback
+            traceback.print_exc(file=err)
+            code = "raised"
+    out[" ".join(args)] = [code, err.getvalue()]
+print(json.dumps(out))
+'''
+
+
+def run_all(cwd, argsets, env=None):
+    import json
+
+    r = child(CLI, cwd, dict(env or {}, ARGS=json.dumps(argsets)))
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_user_errors_are_one_line_at_the_users_line(folder):
+    argsets = [["explore", "--graph", "../graphs.py:" + f, "--no-engines"] for f in FUNCS]
+    results = run_all(folder / "elsewhere", argsets)
+    lines = GRAPHS.splitlines()
+    for f, (kind, message) in FUNCS.items():
+        code, err = results[f"explore --graph ../graphs.py:{f} --no-engines"]
+        assert code == 1, (f, err)
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        prefix = f"cudnn-backend explore: error: {folder / 'graphs.py'}:"
+        assert err.startswith(prefix), err
+        where, _, rest = err[len(prefix):].partition(": ")
+        assert rest.strip() == f"{kind}: {message}", err
+        start = next(i for i, ln in enumerate(lines) if ln.startswith(f"def {f}("))  # the user's innermost frame:
+        assert start < int(where) - 1 <= start + 2, (f, where)  # the line in FUNC's body that raised
+        assert lines[int(where) - 1].strip().startswith(("return", "raise", "assert")), (f, where)
+
+
+def test_debug_shows_the_whole_traceback(folder):
+    (code, err), = run_all(folder, [["explore", "--graph", "graphs.py:key_error"]],
+                           env={"CUDNN_BACKEND_DEBUG": "1"}).values()
+    assert code == "raised" and "Traceback" in err and "graphs.py" in err and "KeyError: 'missing'" in err
+    assert "cudnn_backend" in err  # the package's frames too
+
+
+def test_sibling_modules_and_module_refs_from_here(folder):
+    results = run_all(folder, [["explore", "--graph", "graphs:good", "--no-engines", "--top", "1"],
+                               ["explore", "--graph", "graphs.py:good", "--no-engines", "--top", "1"],
+                               ["explore", "--graph", "graphs:goood"], ["explore", "--graph", "broken.py:f"],
+                               ["explore", "--graph", "no_such_module_here:f"]])
+    assert results["explore --graph graphs:good --no-engines --top 1"][0] == 0, results
+    assert results["explore --graph graphs.py:good --no-engines --top 1"][0] == 0, results
+    code, err = results["explore --graph graphs:goood"]
+    assert code == 2 and "'graphs' has no function 'goood'; did you mean good?" in err
+    code, err = results["explore --graph broken.py:f"]
+    assert code == 2 and f"importing 'broken.py' failed: broken.py:3: NameError: name 'undefined_name'" in err
+    code, err = results["explore --graph no_such_module_here:f"]
+    assert code == 2 and "cannot import 'no_such_module_here'" in err and str(folder) in err
+    # from another folder, the file's own folder still resolves its sibling import
+    code, err = run_all(folder / "elsewhere", [["explore", "--graph", "../graphs.py:good", "--top", "1"]]) \
+        .popitem()[1]
+    assert code == 0, err

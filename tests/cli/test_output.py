@@ -1,0 +1,111 @@
+"""What the command line prints, read where it ends up: a terminal, a log file, a pipe (issue 22: rich tables
+squeezed to 80 columns in logs broke every cell into fragments)."""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cudnn_backend.cli import render
+from cudnn_backend.tune.results import Exploration
+
+SMALL = ["--n", "1", "--c", "8", "--h", "8", "--w", "8", "--k", "8"]
+
+
+def run(*args, columns=None, cwd=None):
+    """The CLI in a child process, its stdout a pipe; COLUMNS only when given."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    if columns is not None:
+        env["COLUMNS"] = str(columns)
+    return subprocess.run([sys.executable, "-m", "cudnn_backend", *args], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=cwd)
+
+
+class _Stream(io.StringIO):
+    def __init__(self, tty):
+        super().__init__()
+        self._tty = tty
+
+    def isatty(self):
+        return self._tty
+
+
+def test_console_width_rules():
+    assert render.console_width(_Stream(False), environ={}) == render.LOG_WIDTH  # a file or pipe: rows stay whole
+    assert render.console_width(_Stream(True), environ={}) is None  # a terminal: rich asks it
+    assert render.console_width(_Stream(False), environ={"COLUMNS": "120"}) == 120
+    assert render.console_width(_Stream(True), environ={"COLUMNS": "120"}) == 120
+    assert render.console_width(_Stream(False), 90, environ={"COLUMNS": "120"}) == 90  # --width wins
+    assert render.console_width(_Stream(False), environ={"COLUMNS": "wide"}) == render.LOG_WIDTH
+    render.configure(width=77)
+    try:
+        assert render.console.width == 77 and render.error_console.width == 77
+        assert render.make_console(width=50).width == 50
+    finally:
+        render.configure()
+
+
+def test_a_log_keeps_each_row_on_one_line(tmp_path):
+    r = run("explore", *SMALL, "--top", "6", "--json", str(tmp_path / "ex.json"))
+    assert r.returncode == 0, r.stderr
+    ex = Exploration.from_json((tmp_path / "ex.json").read_text())
+    lines = r.stdout.splitlines()
+    for result in ex.results[:6]:  # each config's row: its source, engine and every knob on one line
+        row = [ln for ln in lines if f" {result.label} " in ln]
+        assert len(row) == 1 and result.knobs_text() in row[0], (result.label, row)
+    engines = [e for e in ex.engines if e["supported"]]
+    for e in engines:  # the engines table: every knob of an engine on its row
+        knobs = " ".join(f"{k['knob']}[" for k in e["knobs"])
+        assert any(ln.lstrip().startswith(str(e["engine_index"]) + " ") and all(
+            part in ln for part in knobs.split()) for ln in lines), e["engine_index"]
+    assert "heuristics A and B agree" not in r.stderr + "".join(ln for ln in lines if ln.startswith("note:"))
+    assert sum("heuristics A and B agree" in ln for ln in lines) <= 1  # said once, by the heuristics line
+
+
+def test_columns_and_width_are_honoured(tmp_path):
+    narrow = run("explore", *SMALL, "--top", "3", "--no-engines", columns=70)
+    assert narrow.returncode == 0, narrow.stderr
+    assert max(len(ln) for ln in narrow.stdout.splitlines()) <= 70
+    given = run("explore", *SMALL, "--top", "3", "--no-engines", "--width", "90",
+                "--csv", str(tmp_path / "narrow.csv"), columns=300)
+    assert given.returncode == 0, given.stderr
+    widths = [len(ln) for ln in given.stdout.splitlines()]
+    assert max(widths) <= 90 and max(widths) > 70
+    # CSV and JSON do not depend on the width: whole knob texts, one row per config
+    with open(tmp_path / "narrow.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all("=" in row["knobs"] and "\n" not in row["knobs"] for row in rows if row["knobs"] != "-")
+    assert "--width" in run("info", "--help").stdout and "--width" in run("cache", "list", "--help").stdout
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("argument --device-profile: device_profile: 'h300' is unknown", "argument --device-profile: 'h300' is unknown"),
+    ("cuDNN does not load it; or pass allow_version_mismatch=True to let cuDNN try",
+     "cuDNN does not load it; or give --allow-version-mismatch to let cuDNN try"),
+    ("max_workspace=1024 leaves no config", "--max-workspace 1024 leaves no config"),
+    ("sm_count_target: expected an integer >= 1", "--sm-count: expected an integer >= 1"),
+    ("give key=value pairs", "give key=value pairs"),  # not a keyword of the API: left alone
+])
+def test_python_words_become_flags(text, expected):
+    assert render.cli_words(text) == expected
+
+
+def test_json_of_several_graphs_reads_back(tmp_path):
+    out = tmp_path / "many.json"
+    r = run("explore", "--tasks", str(_tasks(tmp_path)), "--no-engines", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "explore of 2 graphs" in r.stdout and "1 worker" in r.stdout and "worker(s)" not in r.stdout
+    back = Exploration.from_json(out.read_text())
+    assert isinstance(back, list) and [ex.name for ex in back] == [d["name"] for d in json.loads(out.read_text())]
+    assert all(ex.chosen is not None for ex in back)
+    with pytest.raises(ValueError, match="item 0 of the list is not an exploration"):
+        Exploration.from_json("[1]")
+
+
+def _tasks(tmp_path):
+    path = tmp_path / "tasks.txt"
+    path.write_text("conv_bias_relu n=1 c=8 h=8 w=8 k=8\nmatmul_bias_relu batch=1 m=16 n=16 k=16\n")
+    return path

@@ -1,0 +1,66 @@
+"""Explorations as a newcomer reads them (issue 22): the config chosen (offline too) and why none was, explorations
+read back from explore --json (several graphs too), plots whose labels and colours say what they are, plurals."""
+import pytest
+
+from cudnn_backend.tune import plots
+from cudnn_backend.tune.results import ConfigResult, Exploration, plural
+
+from tests.tune.test_explore import _fake_timed
+
+DEVICE = {"name": "NVIDIA H200", "sm_version": 900, "sm_count": 132, "source": "profile"}
+
+
+def _offline(*built):
+    results = [ConfigResult(e, {"TILE_SIZE": i}, "A", i, ("A",), status="plan built" if ok else "plan refused",
+                            plan_built=ok, reason="" if ok else "CUDNN_STATUS_NOT_SUPPORTED: refused")
+               for i, (e, ok) in enumerate(built)]
+    return Exploration("g", DEVICE, "9.19.0", False, results=results,
+                       heuristics={"A": [(r.engine_index, r.knobs) for r in results]})
+
+
+def test_chosen_offline_is_heuristics_first_config_that_built():
+    ex = _offline((3, False), (7, True), (9, True))
+    assert ex.chosen is ex.results[1] and ex.best is None and ex.failure() is None
+    timed = _fake_timed()
+    assert timed.chosen is timed.best
+
+
+def test_failure_says_why_nothing_was_found():
+    refused = _offline((3, False), (4, False))
+    assert refused.chosen is None
+    assert refused.failure() == ("none of the 2 configs of g built a plan (2 plan refused); "
+                                 "CUDNN_STATUS_NOT_SUPPORTED: refused")
+    empty = Exploration("g", DEVICE, "9.19.0", False, heuristics={"A": [], "B": []},
+                        notes=["no engine config from heuristics A, B: Warning: NOT_SUPPORTED\nWarning: ARCH"])
+    assert empty.failure() == "heuristics A, B proposed no engine config for g: Warning: NOT_SUPPORTED; Warning: ARCH"
+
+
+def test_from_json_reads_one_graph_or_several():
+    one = _fake_timed()
+    assert Exploration.from_json(one.to_json()).results == one.results
+    many = Exploration.from_json("[" + one.to_json() + "," + _offline((7, True)).to_json() + "]")
+    assert [ex.name for ex in many] == ["fake", "g"] and many[1].chosen.engine_index == 7
+    with pytest.raises(ValueError, match="the JSON is not an exploration"):
+        Exploration.from_json('{"a": 1}')
+
+
+def test_plot_labels_and_colours_say_what_they_are(tmp_path):
+    pytest.importorskip("matplotlib")
+    ex = _fake_timed()
+    bars = plots.bars(ex)
+    assert [b["time_us"] for b in bars] == sorted(b["time_us"] for b in bars)
+    assert bars[0] == {"label": "engine 7 · TILE_SIZE=3 STAGES=3 · sweep", "time_us": 9.5, "kind": "best"}
+    assert {b["kind"] for b in bars} == {"best", "pick", "sweep", "other"} <= set(plots.COLOURS)
+    assert next(b for b in bars if b["kind"] == "pick")["label"].endswith("· A#0")
+    heat = plots.heatmap_grid(ex)
+    assert heat["knobs"] == ("TILE_SIZE", "STAGES") and (heat["filled"], heat["cells"]) == (5, 6)
+    assert heat["note"].startswith("5 of 6 cells timed") and "an empty cell was not timed" in heat["note"]
+    assert heat["grid"][0][2] is None and heat["grid"][1][2] == 9.5
+    for draw in (plots.plot_exploration, plots.plot_knob_heatmap):
+        png = draw(ex, tmp_path / f"{draw.__name__}.png")
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plural():
+    assert [plural(n, "config") for n in (0, 1, 2, 1234)] == ["0 configs", "1 config", "2 configs", "1,234 configs"]
+    assert plural(1, "entry", "entries") == "1 entry" and plural(3, "entry", "entries") == "3 entries"
