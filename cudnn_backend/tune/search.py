@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from cudnn_backend.tune import results
 from cudnn_backend.tune.results import ConfigResult
 
-__all__ = ["Level", "Strategy", "Search", "rank", "partition", "merge", "RANKED"]
+__all__ = ["Level", "Strategy", "Search", "rank", "partition", "merge", "RANKED", "MARGIN_CAP"]
 
+MARGIN_CAP = 1.5  # a cut's margin keeps at most this many times the fraction kept (``Search.survivors``)
 RANKED = (results.OK, results.TIMED)  # statuses with a time a strategy may rank (TIMED: not checked yet)
 
 
@@ -290,10 +291,10 @@ class Search:
 
     def survivors(self, keys, fraction, floor, margin=0.0, protected=()) -> list:
         """The fastest ``ceil(len * fraction)`` of ``keys`` (at least ``floor``), then those within ``margin`` of
-        the cut (at most twice as many in all), then ``protected`` ones not in yet; in rank order."""
+        the cut (at most ``MARGIN_CAP`` times as many in all), then ``protected`` ones not in yet; in rank order."""
         ranked = self.ranked(keys)
         n = max(floor, math.ceil(len(ranked) * fraction))
-        kept = self.near(ranked, n, margin, 2 * n)
+        kept = self.near(ranked, n, margin, math.ceil(MARGIN_CAP * n))
         chosen = set(kept) | (set(protected) & set(ranked))
         return [k for k in ranked if k in chosen]
 

@@ -5,16 +5,16 @@ Round 1 times each candidate as it is proposed: 2 warm-up calls and more up to ~
 sat idle, 2 ms: ``evaluation.WAKE_US``), then the median of ``race_samples`` samples of about 100 us of
 back-to-back calls on one buffer set, each sample behind a call it does not measure (no sample counts a launch
 from an idle GPU), outputs not checked yet. Each later round keeps the fastest ``race_keep`` of the last round's
-(at least ``finalists``) and those timed within ``race_margin`` of the last one kept (at most twice as many: a
-brief timing's noise cannot cut alone); round 1 also keeps heuristics' first ``finalists`` configs of each mode.
-The kept are timed with ``1/race_keep`` times more samples (each round costs about the same), up to ``repeats``;
-the round that reaches ``repeats`` is the last. Then the outputs are checked lazily, fastest first, until
-``finalists`` are correct and on while the next is within ``race_margin`` of the last of them (the fp64
-reference runs only where it can change the outcome; a wrong one leaves, the next is checked; no unchecked
-config can win). The final round (``final``) times those and heuristics' pick head to head (5 warm-up calls
-and ~200 us more, 5 samples of ~500 us per round; the exhaustive pass's final takes the fastest ``finalists``,
-20 warm-up calls and 5 samples of ~1000 us). A candidate out of the race keeps the time of the last round it ran
-in (``race_round``); one never checked ends "timed, not checked".
+(at least ``finalists``); the cut after round 1 also keeps those timed within ``race_margin`` of the last one
+kept (at most 1.5 times as many: a brief timing's noise cannot cut alone) and heuristics' first ``finalists``
+configs of each mode. The kept are timed with ``1/race_keep`` times more samples (each round costs about the
+same), up to ``repeats``; the round that reaches ``repeats`` is the last. Then the outputs are checked lazily,
+fastest first, until ``finalists`` are correct and on while the next is within ``race_margin`` of the last of
+them (2 more at most): the fp64 reference runs only where it can change the outcome, a wrong one leaves and the
+next is checked, no unchecked config can win. The final round (``final``) times those and heuristics' pick head
+to head (5 warm-up calls and ~200 us more, 5 samples of ~500 us per round; the exhaustive pass's final takes the
+fastest ``finalists``, 20 warm-up calls and 5 samples of ~1000 us). A candidate out of the race keeps the time
+of the last round it ran in (``race_round``); one never checked ends "timed, not checked".
 
 The defaults (``race_keep`` 0.25, ``race_samples`` 3, ``race_margin`` 0.1) were chosen by simulation on recorded
 H200 explorations: ``benchmarks/racing_simulation.py`` and its result in ``benchmarks/results``."""
@@ -68,7 +68,7 @@ class Racing(Strategy):
         sets = "the inputs rotated over the buffer sets" if options.cold else "one buffer set"
         return (f"racing: every config timed briefly (2 warm-up calls and ~{WARMUP_US:g} us more, median of "
                 f"{options.race_samples} samples of ~{SAMPLE_US:g} us, each behind an unmeasured call), the fastest "
-                f"{options.race_keep:g} (and those within {options.race_margin:.0%} of the cut) re-timed with "
+                f"{options.race_keep:g} (after round 1 also those within {options.race_margin:.0%} of the cut) re-timed with "
                 f"{1 / options.race_keep:g}x the samples each round up to {options.repeats}; outputs checked fastest "
                 f"first until the final round has its few; CUDA events on the handle's stream, {sets}, {timer.how}")
 
@@ -82,7 +82,9 @@ class Racing(Strategy):
         alive = search.ranked()
         counts, samples, round_ = [len(alive)], o.race_samples, 1
         while len(alive) > floor and samples < o.repeats:
-            keep = search.survivors(alive, o.race_keep, floor, o.race_margin, protected if round_ == 1 else ())
+            first = round_ == 1  # the brief round: its cut keeps the margin and heuristics' first guesses
+            keep = search.survivors(alive, o.race_keep, floor, o.race_margin if first else 0.0,
+                                    protected if first else ())
             if len(keep) >= len(alive):
                 break
             kept = set(keep)
@@ -97,12 +99,13 @@ class Racing(Strategy):
             alive = search.ranked(alive)
         # lazily checked, fastest first: the last round's, then (when too few of them are correct) the rest
         wanted = max(o.finalists, 1)
-        correct = search.check_in_order(alive, wanted, o.race_margin, 2 * wanted)
+        correct = search.check_in_order(alive, wanted, o.race_margin, wanted + 2)
         if len(correct) < wanted:
             rest = [k for k in search.ranked() if k not in set(alive)]
             correct += search.check_in_order(rest, wanted - len(correct))
         checked = sum(1 for r in search.results.values() if r.checked_by)
         search.notes.append(f"racing: {' -> '.join(map(str, counts))} configs over {round_} timed round(s) (the "
-                            f"fastest {o.race_keep:g} and those within {o.race_margin:.0%} of the cut kept each "
-                            f"round and timed with {1 / o.race_keep:g}x the samples); {checked} checked (fastest "
-                            f"first, until {wanted} were correct)")
+                            f"fastest {o.race_keep:g} kept each round, after round 1 also those within "
+                            f"{o.race_margin:.0%} of the cut and heuristics' first guesses, and timed with "
+                            f"{1 / o.race_keep:g}x the samples); {checked} checked (fastest first, until {wanted} "
+                            "were correct)")
