@@ -250,6 +250,10 @@ class TuneOptions:
                               metavar="N")
     pair_seeds: int = _field(2, Count(0), "configs around which the knob search changes two knobs at once",
                              metavar="N")
+    pair_search: str = _field("learned", Choice(("learned", "all")), "the knob search's pairs: learned (those "
+                              "whose two changes cuDNN accepted alone first, then one, then neither, a less likely "
+                              "tier left after a run of refusals) or all (every pair round-robin, each candidate "
+                              "checked against KNOB_INFO: the search before racing)", metavar="HOW")
     knob_values: int = _field(32, Count(2), "values tried per knob (evenly thinned when a knob has more)",
                               metavar="N")
     sweep_budget_s: float | None = _field(2.0, Seconds(optional=True), "seconds the knob search may take (ignored "

@@ -6,6 +6,7 @@ The reason for the test: engines couple their knobs, so changing one knob of a h
 refused; on an H200 a search over six values of one knob at a time found nothing new for conv + bias + ReLU.
 """
 import itertools
+import re
 
 import pytest
 
@@ -167,3 +168,35 @@ def test_the_first_round_of_one_knob_changes_tries_every_knob(pattern, gpu):
         assert checked, "no engine with two knobs or more: the round-robin was not exercised"
     finally:
         ex_.close()
+
+
+def test_pair_search_all_offers_every_pair_round_robin_and_the_learned_one_fewer_first():
+    """``pair_search="all"`` (the search before racing): every pair of values of every pair of knobs, round-robin,
+    none given up. The learned order tries a subset first, and its tiers of less likely pairs give up."""
+    ex_, search = _search(pair_search="all")
+    try:
+        _ranked_by_heuristics(search)
+        ks = KnobSearch()
+        seed = search.ranked()[0]
+        specs = engines.engine_knobs(search.configs[seed].engine)
+        every = list(ks.knob_pair_changes(search, seed))
+        assert {t for t, _ in every} == {2}
+        assert len(every) == sum(len(ks.spread(search, a)) * len(ks.spread(search, b))
+                                 for a, b in itertools.combinations(specs, 2))
+        n_pairs = len(specs) * (len(specs) - 1) // 2
+        assert len({tuple(sorted(map(int, c))) for _, c in every[:n_pairs]}) == n_pairs
+    finally:
+        ex_.close()
+    found, refused = {}, {}
+    for how in ("learned", "all"):
+        ex_ = fakes.explorer("conv_fwd", gpu="h100", **{**_OPTIONS, "pair_search": how})
+        try:
+            ex = ex_.run()
+            found[how] = {r.key for r in ex.results if r.source == "sweep"}
+            note = next(n for n in ex.notes if n.startswith("sweep:"))
+            refused[how] = int(re.search(r"(\d+) knob combinations refused", note).group(1))
+        finally:
+            ex_.close()
+    # most of what every pair finds, for a fraction of the refused finalizes
+    assert len(found["learned"] & found["all"]) >= 0.8 * len(found["all"]) > 0
+    assert refused["learned"] < refused["all"] / 2, refused

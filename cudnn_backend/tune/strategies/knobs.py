@@ -14,7 +14,8 @@ one engine's pairs finalize, and under 2% of another's): a pair whose two change
 tried first (on the H100 profile these are ~10% of the pairs and hold ~80% of the valid ones), then pairs with
 one change accepted alone, last those with neither (the coupled values: a tile size valid only with another
 stage count). A tier after the first stops after ``PAIR_REFUSAL_STREAK`` refusals in a row. The values come from
-the engine's own KNOB_INFO, so a candidate is not checked against it again (``make_config(check=False)``)."""
+the engine's own KNOB_INFO, so a candidate is not checked against it again (``make_config(check=False)``).
+``pair_search="all"`` is the search before: every pair round-robin, none given up, each candidate checked."""
 from __future__ import annotations
 
 import itertools
@@ -62,9 +63,18 @@ class KnobSearch(Strategy):
     def knob_pair_changes(self, search, key):
         """Two knobs changed at once, in tiers by how their single changes fared (see the module's notes), each
         tier round-robin over the knob pairs so a short budget still sees every pair. Yields (tier, change):
-        tier 2 both single changes accepted alone, 1 one of them, 0 neither (or not tried)."""
+        tier 2 both single changes accepted alone, 1 one of them, 0 neither (or not tried); with
+        ``pair_search="all"`` every pair round-robin as tier 2 (never given up)."""
         base = search.configs[key]
         specs = _engines.engine_knobs(base.engine)
+        if search.options.pair_search == "all":  # every pair round-robin, none given up (the search before)
+            by_pair = {}
+            for s1, s2 in itertools.combinations(specs, 2):
+                for v1, v2 in itertools.product(self.spread(search, s1), self.spread(search, s2)):
+                    by_pair.setdefault((s1.knob_type, s2.knob_type), []).append({s1.knob_type: v1, s2.knob_type: v2})
+            for changes in itertools.zip_longest(*by_pair.values()):
+                yield from ((2, c) for c in changes if c is not None)
+            return
         accepted = {}  # (knob type, value) -> the single change is a known candidate
         for spec in specs:
             for v in self.spread(search, spec):
@@ -94,6 +104,7 @@ class KnobSearch(Strategy):
         engine = base.engine
         out = []
         streak, given_up = 0, set()
+        check = search.options.pair_search == "all"
         with search.phase("generate"):
             for change in knob_sets:
                 tier, change = change if isinstance(change, tuple) else (2, change)
@@ -107,8 +118,8 @@ class KnobSearch(Strategy):
                 new_key = self.key_of(base, knobs)
                 if new_key in search.results or new_key in self.refused:
                     continue
-                try:  # the values are the engine's own (its KNOB_INFO): not checked against it again
-                    cfg = _engines.make_config(engine, knobs, check=False, operation_graph=base.operation_graph,
+                try:  # the values are the engine's own (its KNOB_INFO): "learned" does not check them again
+                    cfg = _engines.make_config(engine, knobs, check=check, operation_graph=base.operation_graph,
                                                deviceprop=base.deviceprop)
                     streak = 0
                 except (CudnnBackendError, ValueError) as e:
@@ -148,7 +159,7 @@ class KnobSearch(Strategy):
             if remaining is not None and remaining <= 0:
                 break
             # a seed the one-knob pass did not search around: its single changes first (the pairs' tiers need them)
-            queue = [] if key in seeds else self.neighbours(search, key, self.one_knob_changes(search, key), deadline,
+            queue = [] if key in seeds or o.pair_search == "all" else self.neighbours(search, key, self.one_knob_changes(search, key), deadline,
                                                             remaining)
             queue += self.neighbours(search, key, self.knob_pair_changes(search, key), deadline,
                                      None if remaining is None else remaining - len(queue))
