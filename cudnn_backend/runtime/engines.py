@@ -672,8 +672,9 @@ def make_config(engine, knobs=None, *, check=True, finalize=True, operation_grap
         known = engine.working_knobs
         engine = engine.engine
     _need_finalized(engine, DT.CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine")
-    specs = engine_knobs(engine) if check or not knobs else None
-    if check and knobs:
+    given = _any_knobs(knobs)
+    specs = engine_knobs(engine) if check or not given else None
+    if check and given:
         choices = normalize_knobs(knobs, specs, engine_global_index(engine))
         by_type = {s.knob_type: s for s in specs}
         for kt, v in choices.items():
@@ -694,6 +695,18 @@ def make_config(engine, knobs=None, *, check=True, finalize=True, operation_grap
                                                         f"; list_engines reports it unsupported")
     return Config(_engine_config(engine, choices, True), engine.operation_graph if operation_graph is None
                   else operation_graph, engine.deviceprop if deviceprop is None else deviceprop)
+
+
+def _any_knobs(knobs) -> bool:
+    """Whether ``knobs`` holds any choice; a container whose truth raises (a lying ``__len__``) is a TypeError
+    naming ``knobs``."""
+    if knobs is None:
+        return False
+    try:
+        return bool(knobs)
+    except Exception as e:  # noqa: BLE001 - the caller's object: whatever its __len__/__bool__ raises
+        raise TypeError(f"knobs: expected a mapping {{knob: value}} or (knob, value) pairs, not "
+                        f"{type(knobs).__name__} (its length raised {type(e).__name__})") from None
 
 
 CONFIG_SEARCH_LIMIT = 512  # engine configs find_config asks cuDNN for (~0.1 ms each offline)
