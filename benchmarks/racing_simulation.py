@@ -53,7 +53,8 @@ OLD = HERE / "results" / "2026-11-21-h200" / "headroom_resnet50.json"
 FILES = ["explore_conv_bias_relu.json", "explore_matmul_bias_gelu.json", "headroom_resnet50_b32.json",
          "headroom_resnet50_b1.json", "headroom_fused.json", "headroom_user.json"]
 Z_MIN = {20: 1.87, 10: 1.54}
-GRID = [(keep, samples) for keep in (0.5, 1 / 3, 0.25, 0.2) for samples in (2, 3, 5)]
+GRID = [(keep, samples, 0.0) for keep in (0.5, 1 / 3, 0.25, 0.2) for samples in (2, 3, 5)] + \
+    [(0.25, 3, margin) for margin in (0.05, 0.1, 0.2)] + [(0.2, 3, 0.1), (1 / 3, 2, 0.1)]
 
 
 class Config:
@@ -158,7 +159,8 @@ class SimEvaluator:
                 x += self.rng.expovariate(1.0 / self.tail[key]) if self.tail[key] > 0 else 0.0
             draws.append(x)
         self.timings += 1
-        self.cost_ms += ((level.warmup + 1) * t + level.repeats * (max(level.target_sample_us, t) + 10.0) + 60.0) / 1e3
+        self.cost_ms += ((level.warmup + 1) * t + level.warmup_us + level.repeats * (max(level.target_sample_us, t)
+                         + 10.0 + (t if level.lead_in else 0.0)) + 60.0) / 1e3
         return t * statistics.median(draws) * (1.0 + run_sigma * g(0.0, 1.0))
 
     def _packs(self, level):
@@ -222,9 +224,13 @@ def run_once(graph, options, strategy, rng):
     return ev.truth[winner], ev.cost_ms, min(ev.truth[k] for k in finalists)
 
 
+def _name(keep, samples, margin) -> str:
+    return f"racing keep={keep:.3g} samples={samples}" + (f" margin={margin:g}" if margin else "")
+
+
 def simulate(graphs, trials, grid, seed=0) -> dict:
     exhaustive = TuneOptions(strategy="exhaustive")
-    rows = {"exhaustive": {}} | {f"racing keep={k:.3g} samples={s}": {} for k, s in grid}
+    rows = {"exhaustive": {}} | {_name(k, s, m): {} for k, s, m in grid}
     for g in graphs:
         best = g["best_us"]
         ex_truths, ex_costs, ex_final = [], [], []
@@ -239,15 +245,15 @@ def simulate(graphs, trials, grid, seed=0) -> dict:
             "matches_exhaustive": sum(x <= e * 1.02 for x, e in zip(again, ex_truths)) / trials,
             "best_in_final": sum(x <= best * 1.02 for x in ex_final) / trials,
             "cost_ms": statistics.mean(ex_costs), "configs": len(g["configs"]), "sigma_run": g["sigma_run"]}
-        for keep, samples in grid:
-            opts = TuneOptions(strategy="racing", race_keep=keep, race_samples=samples)
+        for keep, samples, margin in grid:
+            opts = TuneOptions(strategy="racing", race_keep=keep, race_samples=samples, race_margin=margin)
             truths, costs, finals = [], [], []
             for t in range(trials):
-                truth, cost, final = run_once(g, opts, Racing(), _rng(seed, g["name"], t, keep, samples))
+                truth, cost, final = run_once(g, opts, Racing(), _rng(seed, g["name"], t, keep, samples, margin))
                 truths.append(truth)
                 costs.append(cost)
                 finals.append(final)
-            rows[f"racing keep={keep:.3g} samples={samples}"][g["name"]] = {
+            rows[_name(keep, samples, margin)][g["name"]] = {
                 "keeps_best": sum(x <= best * 1.02 for x in truths) / trials,
                 "matches_exhaustive": sum(x <= e * 1.02 for x, e in zip(truths, ex_truths)) / trials,
                 "best_in_final": sum(x <= best * 1.02 for x in finals) / trials,
@@ -298,9 +304,9 @@ def main():
     for g in graphs:
         g["run_noise_scale"] = args.run_noise_scale
     d = TuneOptions()
-    grid = GRID if args.grid == "full" else [(d.race_keep, d.race_samples)]
+    grid = GRID if args.grid == "full" else [(d.race_keep, d.race_samples, d.race_margin)]
     result = simulate(graphs, args.trials, grid, args.seed)
-    defaults = f"racing keep={d.race_keep:.3g} samples={d.race_samples}"
+    defaults = _name(d.race_keep, d.race_samples, d.race_margin)
     result.update({"trials": args.trials, "run_noise_scale": args.run_noise_scale, "graphs": [g["name"] for g in graphs], "defaults": defaults,
                    "finalists": d.finalists, "final_rounds": d.final_rounds, "repeats": d.repeats,
                    "seconds": round(time.perf_counter() - t0, 1),

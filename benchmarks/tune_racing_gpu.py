@@ -4,8 +4,8 @@ head to head; the autotuned configs against torch's ``cudnn.benchmark=True``.
 
     python benchmarks/tune_racing_gpu.py --out tune_racing.json      # ~5-8 minutes on an H100
 
-Per graph, both strategies run here (the exhaustive pass as it was: its 4 s knob-search budget; racing with the
-defaults: 1 s), one after the other (which goes first alternates from graph to graph, so
+Per graph, both strategies run here (the exhaustive pass as it was: its 4 s knob-search budget over every pair
+of knobs, ``pair_search="all"``; racing with the defaults), one after the other (which goes first alternates from graph to graph, so
 drift favours neither), exactly as ``cudnn-backend tune --preset P --sweep --no-cache`` runs each graph
 (``sweeps.run_task``: a handle, the graph built, the search, the winner); the seconds each took are summed per
 preset. Targets: racing's time on the ResNet-50 preset <= 0.25x the exhaustive pass's (today's search: 52 s for
@@ -18,7 +18,9 @@ racing) is timed end to end in a new process.
 
 Order: the ResNet-50 preset, the command line, torch, then the fused and user presets. Bounded: no new graph or
 stage starts after ``--budget`` seconds (420: with the build, one device call of 10 minutes; what was left out is
-listed); a graph that fails is reported and the rest go on. Progress goes to stdout as it happens (per graph, per
+listed); a graph that fails is reported and the rest go on. Where the winners differ, each row says where the
+exhaustive pass's winner stood in the racing search (``exhaustive_winner_in_racing``: not a candidate, or its
+status, the last round it ran in, its times) and the other way round: why racing missed it. Progress goes to stdout as it happens (per graph, per
 preset with where the time went: ``Exploration.phases`` summed), everything to ``--out`` (JSON).
 """
 from __future__ import annotations
@@ -121,6 +123,30 @@ def row_of(result):
             "notes": None if ex is None else [n for n in ex.notes if n.startswith(("racing", "sweep", "final"))]}
 
 
+def fate(exploration, winner) -> dict | None:
+    """What the search ``exploration`` made of another search's ``winner``: not a candidate, or its status, the
+    last racing round it ran in, its times (the final round's and before) and where it came from (why a winner
+    differs: cut in round N, never proposed, wrong...)."""
+    if exploration is None or not winner:
+        return None
+    for r in exploration.results:
+        if r.engine_index == winner["engine_index"] and dict(r.knobs) == winner["knobs"]:
+            return {"candidate": True, "status": r.status, "race_round": r.race_round, "time_us": r.time_us,
+                    "final_us": r.time_us if r.first_pass_us is not None else None,
+                    "before_final_us": r.first_pass_us, "source": r.label, "checked_by": r.checked_by}
+    return {"candidate": False}
+
+
+def fate_text(f) -> str:
+    if f is None:
+        return "-"
+    if not f["candidate"]:
+        return "not a candidate"
+    where = "in the final" if f["final_us"] is not None else f"last timed in round {f['race_round'] or 1}"
+    return f"{f['source']} {f['status']}, {where} ({f['time_us']:.2f} us)" if f["time_us"] else \
+        f"{f['source']} {f['status']}"
+
+
 def run_preset(preset, options, out, left, noise):
     """Both strategies on every graph of ``preset`` (while the budget lasts), winners compared head to head."""
     tasks = tasks_from_preset(preset)
@@ -131,10 +157,15 @@ def run_preset(preset, options, out, left, noise):
             continue
         row = {"graph": task.name}
         order = STRATEGIES if i % 2 == 0 else STRATEGIES[::-1]
+        explorations = {}
         for strategy in order:
             result = run_task(task, "tune", {**options[strategy].as_kwargs(), "cache": None})
             row[strategy] = row_of(result)
+            explorations[strategy] = result.exploration
         ex_w, ra_w = row["exhaustive"]["winner"], row["racing"]["winner"]
+        # where each winner stood in the other search (a miss: cut in round 1? never proposed? not in the final?)
+        row["exhaustive_winner_in_racing"] = fate(explorations["racing"], ex_w)
+        row["racing_winner_in_exhaustive"] = fate(explorations["exhaustive"], ra_w)
         row["within"] = None
         if row["exhaustive"]["ok"] and row["racing"]["ok"] and ex_w and ra_w:
             same = ex_w["engine_index"] == ra_w["engine_index"] and ex_w["knobs"] == ra_w["knobs"]
@@ -152,6 +183,8 @@ def run_preset(preset, options, out, left, noise):
         if row.get("racing_over_exhaustive") is not None:
             text += f", winners {'the same' if row['same_config'] else 'differ'} (racing/exhaustive " \
                     f"{row['racing_over_exhaustive']:.3f} head to head)"
+            if not row["same_config"]:
+                text += f"; exhaustive's winner in racing: {fate_text(row['exhaustive_winner_in_racing'])}"
         for strategy in STRATEGIES:
             if not row[strategy]["ok"]:
                 text += f"; {strategy} FAILED: {row[strategy]['error'][:200]}"
@@ -239,7 +272,7 @@ def main():
     handle.close()
     say(f"device {out['device']['name']}, cuDNN {out['cudnn_version']}, budget {args.budget:.0f} s")
     # today's search: the exhaustive pass with its 4 s knob-search budget; racing with its defaults
-    options = {"exhaustive": TuneOptions(strategy="exhaustive", sweep=True, sweep_budget_s=4.0),
+    options = {"exhaustive": TuneOptions(strategy="exhaustive", sweep=True, sweep_budget_s=4.0, pair_search="all"),
                "racing": TuneOptions(sweep=True)}
     out["options"] = {s: o.to_dict() for s, o in options.items()}
     # the first search of a process pays for loading kernels and the context: a throwaway one before both

@@ -621,6 +621,8 @@ def host_random(data_type, count: int, key: int, scale: float = 0.5) -> np.ndarr
 
 
 _kernels: dict = {}  # device ordinal -> the compiled cb_random_fill, or the reason it is missing (a str)
+# The failure is memoized too: NVRTC does not appear mid-process, and a retry per fill would cost a compile
+# attempt and a warning each time (the host twin gives the same bits meanwhile).
 
 
 def random_fill_kernel():

@@ -16,6 +16,7 @@ and capped by ``compile_budget_s``.
 from __future__ import annotations
 
 import collections
+import math
 import threading
 import time as _time
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +32,10 @@ from cudnn_backend.runtime.execution import VariantPack, captured_kernels, execu
 from cudnn_backend.tune import checking, inputs, results
 from cudnn_backend.tune.timing import Timer
 
-__all__ = ["Evaluator", "GpuEvaluator", "PlanBuilder"]
+__all__ = ["Evaluator", "GpuEvaluator", "PlanBuilder", "IDLE_S", "WAKE_US"]
+
+IDLE_S = 0.02  # the GPU idle this long before a timing: it warms up for WAKE_US first (``GpuEvaluator._timing``)
+WAKE_US = 2000.0
 
 
 class PlanBuilder:
@@ -253,6 +257,7 @@ class GpuEvaluator(Evaluator):
         self.stream = 0
         self._workspace = None
         self._started = False
+        self._last_timed = -math.inf  # perf_counter when the GPU last timed something (``_timing``)
 
     # -- buffers and the check -------------------------------------------------------------------------------------
     def start(self, search):
@@ -397,10 +402,23 @@ class GpuEvaluator(Evaluator):
         for p in packs:
             p.close()
 
+    def _timing(self, plan, packs, level):
+        """``level``'s timing of ``plan``; after the GPU sat idle (heuristics, the knob search's generation, the
+        checks) the warm-up lasts at least ``WAKE_US`` of GPU time, so the first candidates after a pause are not
+        timed on a GPU still clocking up."""
+        warmup_us = level.warmup_us
+        if warmup_us and _time.perf_counter() - self._last_timed > IDLE_S:  # levels warming up by time (racing's)
+            warmup_us = max(warmup_us, WAKE_US)
+        try:
+            return self.timer.time(plan, packs, warmup=level.warmup, repeats=level.repeats,
+                                   target_sample_us=level.target_sample_us, warmup_us=warmup_us,
+                                   lead_in=level.lead_in)
+        finally:
+            self._last_timed = _time.perf_counter()
+
     def _time(self, search, plan, packs, level):
         with search.phase("time"):
-            return self.timer.time(plan, packs, warmup=level.warmup, repeats=level.repeats,
-                                   target_sample_us=level.target_sample_us)
+            return self._timing(plan, packs, level)
 
     # -- the work ------------------------------------------------------------------------------------------------
     def screen(self, search, key, level, *, check=True):
@@ -477,9 +495,7 @@ class GpuEvaluator(Evaluator):
                     shift = round_ % len(keys)
                     for key in keys[shift:] + keys[:shift]:
                         plan, key_packs = packs[key]
-                        samples[key].append(self.timer.time(plan, key_packs, warmup=level.warmup,
-                                                            repeats=level.repeats,
-                                                            target_sample_us=level.target_sample_us).median_us)
+                        samples[key].append(self._timing(plan, key_packs, level).median_us)
         finally:
             for _, key_packs in packs.values():
                 self._close(key_packs)

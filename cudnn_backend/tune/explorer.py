@@ -231,8 +231,10 @@ def explore(graph, *, handle=None, device_profile=None, options=None, buffers=No
 def _as_cache(cache):
     if cache is True:
         return PlanCache()
-    if cache is None or cache is False or isinstance(cache, PlanCache):
-        return cache or None
+    if cache is None or cache is False:
+        return None
+    if isinstance(cache, PlanCache):  # as it is: an empty cache has len 0, so ``cache or None`` would drop it
+        return cache
     return PlanCache(cache)
 
 

@@ -250,11 +250,16 @@ class TuneOptions:
                               metavar="N")
     pair_seeds: int = _field(2, Count(0), "configs around which the knob search changes two knobs at once",
                              metavar="N")
+    pair_search: str = _field("learned", Choice(("learned", "all")), "the knob search's pairs: learned (those "
+                              "whose two changes cuDNN accepted alone first, then one, then neither, a less likely "
+                              "tier left after a run of refusals) or all (every pair round-robin, each candidate "
+                              "checked against KNOB_INFO: the search before racing)", metavar="HOW")
     knob_values: int = _field(32, Count(2), "values tried per knob (evenly thinned when a knob has more)",
                               metavar="N")
-    sweep_budget_s: float | None = _field(1.0, Seconds(optional=True), "seconds the knob search may take (ignored "
-                                          "with --deterministic; racing tries in 1 s about as many candidates as the "
-                                          "exhaustive pass did in its 4)", flag="--sweep-budget", metavar="S")
+    sweep_budget_s: float | None = _field(2.0, Seconds(optional=True), "seconds the knob search may take (ignored "
+                                          "with --deterministic; a precompiled engine's search takes well under 1 s, "
+                                          "the budget bounds the runtime-compiled ones' builds)",
+                                          flag="--sweep-budget", metavar="S")
     sweep_configs: int | None = _field(None, Count(0, optional=True), "candidates the knob search may try (a count: "
                                        "the budget of --deterministic)", metavar="N")
     compile_budget_s: float | None = _field(30.0, Seconds(optional=True), "seconds spent building runtime-compiled "
@@ -269,6 +274,11 @@ class TuneOptions:
                            "candidate checked and timed fully)", group="choosing", metavar="NAME")
     race_keep: float = _field(0.25, Fraction(), "racing: the fraction of candidates kept after each round",
                               group="choosing", metavar="F")
+    race_margin: float = _field(0.1, Real(0.0, 1.0, expected="a fraction >= 0 and <= 1"), "racing: the cut after "
+                                "the brief first round also keeps those timed within this fraction of the last one "
+                                "kept (at most 1.5 times as many), and the final round takes those within it of its "
+                                "last finalist (2 more at most): a brief timing's noise cannot decide alone", group="choosing",
+                                metavar="F")
     race_samples: int = _field(3, Count(1), "racing: samples per candidate in the first round (each later round "
                                "takes 1/race_keep times more, up to --repeats)", group="choosing", metavar="N")
     finalists: int = _field(4, Count(0), "the fastest N configs (and heuristics' pick) re-timed head to head to "

@@ -26,15 +26,17 @@ from dataclasses import dataclass
 from cudnn_backend.tune import results
 from cudnn_backend.tune.results import ConfigResult
 
-__all__ = ["Level", "Strategy", "Search", "rank", "partition", "merge", "RANKED"]
+__all__ = ["Level", "Strategy", "Search", "rank", "partition", "merge", "RANKED", "MARGIN_CAP"]
 
+MARGIN_CAP = 1.5  # a cut's margin keeps at most this many times the fraction kept (``Search.survivors``)
 RANKED = (results.OK, results.TIMED)  # statuses with a time a strategy may rank (TIMED: not checked yet)
 
 
 @dataclass(frozen=True)
 class Level:
-    """How long a candidate is timed: ``warmup`` calls, then the median of ``repeats`` samples of about
-    ``target_sample_us`` each (batches of back-to-back calls); ``rotate``: the inputs rotate over every buffer set
+    """How long a candidate is timed: ``warmup`` calls (and more up to ``warmup_us`` of GPU time), then the median
+    of ``repeats`` samples of about ``target_sample_us`` each (batches of back-to-back calls, each behind an
+    unmeasured call with ``lead_in``: ``timing.Timer.time``); ``rotate``: the inputs rotate over every buffer set
     (else the first set only, as a layer runs)."""
 
     name: str
@@ -42,6 +44,8 @@ class Level:
     repeats: int
     target_sample_us: float = 300.0
     rotate: bool = False
+    warmup_us: float = 0.0
+    lead_in: bool = False
 
 
 class Strategy:
@@ -59,6 +63,10 @@ class Strategy:
     def final_level(self, options) -> Level:
         """How the final round times its few, head to head."""
         return Level("final", 20, 5, 1000.0)
+
+    def final_margin(self, options) -> float:
+        """The final round also takes those within this fraction of its last finalist (``Search.near``)."""
+        return 0.0
 
     def describe(self, options, timer) -> str:
         """How times were taken, in words (``timer``: the ``timing.Timer`` used)."""
@@ -268,8 +276,43 @@ class Search:
             self.results[contenders[0]].winner = True
         return contenders[0] if contenders else None
 
-    def survivors(self, keys, fraction, floor) -> list:
-        """The fastest ``ceil(len * fraction)`` of ``keys`` (at least ``floor``), in rank order."""
+    def near(self, ranked, n, margin=0.0, cap=None) -> list:
+        """The first ``n`` of ``ranked`` (fastest first) and the next ones timed within ``margin`` (a fraction) of
+        the ``n``-th, at most ``cap`` in all: a cut that noise cannot move by itself."""
+        out = list(ranked[:n])
+        if margin and len(out) == n and n:
+            limit = self.results[out[-1]].time_us * (1.0 + margin)
+            cap = len(ranked) if cap is None else cap
+            for key in ranked[n:]:
+                if len(out) >= cap or self.results[key].time_us > limit:
+                    break
+                out.append(key)
+        return out
+
+    def survivors(self, keys, fraction, floor, margin=0.0, protected=()) -> list:
+        """The fastest ``ceil(len * fraction)`` of ``keys`` (at least ``floor``), then those within ``margin`` of
+        the cut (at most ``MARGIN_CAP`` times as many in all), then ``protected`` ones not in yet; in rank order."""
         ranked = self.ranked(keys)
         n = max(floor, math.ceil(len(ranked) * fraction))
-        return ranked[:n]
+        kept = self.near(ranked, n, margin, math.ceil(MARGIN_CAP * n))
+        chosen = set(kept) | (set(protected) & set(ranked))
+        return [k for k in ranked if k in chosen]
+
+    def heuristics_firsts(self, n) -> list:
+        """The keys of the first ``n`` configs of each heuristics mode's list (its best guesses)."""
+        return [k for k, r in self.results.items() if r.rank is not None and r.rank < n and r.source != "sweep"]
+
+    def check_in_order(self, keys, n, margin=0.0, cap=None) -> list:
+        """Check ``keys`` (fastest first) one by one until ``n`` are correct, and on while the next one is timed
+        within ``margin`` of the ``n``-th correct one (``near``; at most ``cap`` correct): the reference check
+        runs only where it can change who goes on. Returns the correct ones, fastest first."""
+        ok = []
+        cap = n if cap is None else cap
+        for key in keys:
+            if len(ok) >= cap:
+                break
+            if len(ok) >= n and self.results[key].time_us > self.results[ok[n - 1]].time_us * (1.0 + margin):
+                break
+            if self.check([key]):
+                ok.append(key)
+        return ok

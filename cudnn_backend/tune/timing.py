@@ -83,9 +83,15 @@ class Timer:
         return (f"CUDA events on the handle's stream, {self.warmup} warm-up calls, median of {self.repeats} samples, "
                 f"inputs rotated over the buffer sets, {self.how}")
 
-    def time(self, plan, packs, *, warmup=None, repeats=None, target_sample_us=None) -> Timing:
+    def time(self, plan, packs, *, warmup=None, repeats=None, target_sample_us=None, warmup_us=0.0,
+             lead_in=False) -> Timing:
         """Time ``plan`` over ``packs`` (rotated); ``warmup``, ``repeats`` and ``target_sample_us`` override the
-        Timer's own for this call (a search times its candidates at several levels)."""
+        Timer's own for this call (a search times its candidates at several levels). ``warmup_us``: after the
+        ``warmup`` calls, more calls until about that much GPU time, not waited for, so the first sample starts on
+        a busy GPU (a brief timing of a plan just built is otherwise its coldest). ``lead_in``: each sample starts
+        behind one call it does not measure, so no sample includes the launch of its first call (which a sample
+        of a few calls of a few microseconds each would otherwise count several percent of). Both off by default
+        (the exhaustive pass times as it always did)."""
         warmup = self.warmup if warmup is None else int(warmup)
         repeats = self.repeats if repeats is None else int(repeats)
         target = self.target if target_sample_us is None else float(target_sample_us)
@@ -103,10 +109,15 @@ class Timer:
         batch = 1 if self.cold else max(1, min(200, int(target / one_us)))
         if self.cuda_graph:
             return self._time_graph(plan, packs, batch, repeats)
+        for i in range(min(1000, int(warmup_us / one_us))):
+            execute(h, plan, packs[i % len(packs)])
+        lead_in = lead_in and self._flush is None
         samples = []
         for r in range(repeats):
             if self._flush is not None:
                 self._flush(r & 0xFF)
+            if lead_in:
+                execute(h, plan, packs[r % len(packs)])
             ev.start()
             for i in range(batch):
                 execute(h, plan, packs[(r * batch + i) % len(packs)])

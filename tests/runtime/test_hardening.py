@@ -303,6 +303,22 @@ def test_numbers_are_never_floats_or_bools():
     refused_with(lambda: make_config(list_engines(og, profile, supported_only=True)[0], {"TILE_SIZE": 1.5}),
                  (TypeError, cb.errors.EngineError), "knob TILE_SIZE|has no knob")
 
+    class RaisingLen:  # the API fuzz's: its truth (len) raises
+        def __len__(self):
+            raise OverflowError("len overflows")
+
+        def __iter__(self):
+            return iter([])
+
+    class NegativeLen(RaisingLen):
+        def __len__(self):
+            return -1
+
+    engine = list_engines(og, profile, supported_only=True)[0]
+    for knobs in (RaisingLen(), NegativeLen()):
+        for check in (True, False):
+            refused_with(lambda: make_config(engine, knobs, check=check), TypeError, "knobs: expected a mapping")
+
 
 def test_variant_packs_refuse_hostile_buffers(conv_plan):
     class BadIndex:

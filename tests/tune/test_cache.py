@@ -15,6 +15,7 @@ import pytest
 import cudnn_backend as cb
 from cudnn_backend.errors import PlanCacheError
 from cudnn_backend.tune import PlanCache, PlanCacheWarning
+from cudnn_backend.tune.explorer import _as_cache
 from tests.tune import three_ways
 
 H200 = cb.DeviceProfile.bundled("h200")
@@ -253,3 +254,13 @@ def test_the_environment_and_the_default_location_are_checked_alike(tmp_path, mo
     os.chmod(cache.path.parent, 0o775)
     with pytest.raises(PlanCacheError, match="writable by group"):
         len(PlanCache())
+
+
+def test_an_empty_cache_is_still_the_cache_a_search_stores_into(tmp_path):
+    """An empty PlanCache has len 0 (falsy): a search given one must still store its winner there (a sweep over
+    graphs with a fresh cache stored nothing when ``cache or None`` dropped it)."""
+    empty = PlanCache(tmp_path / "empty.sqlite")
+    assert len(empty) == 0 and _as_cache(empty) is empty
+    by_path = _as_cache(tmp_path / "by_path.sqlite")
+    assert isinstance(by_path, PlanCache) and by_path.path == tmp_path / "by_path.sqlite"
+    assert _as_cache(None) is None and _as_cache(False) is None

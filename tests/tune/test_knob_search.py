@@ -5,6 +5,9 @@ candidate was proposed, the faster, i.e. heuristics' order stands in for GPU tim
 The reason for the test: engines couple their knobs, so changing one knob of a heuristics config is usually
 refused; on an H200 a search over six values of one knob at a time found nothing new for conv + bias + ReLU.
 """
+import itertools
+import re
+
 import pytest
 
 from cudnn_backend.runtime import engines
@@ -62,12 +65,25 @@ def test_candidates_differ_in_one_then_two_knobs():
         specs = engines.engine_knobs(search.configs[seed].engine)
         singles = list(ks.one_knob_changes(search, seed))
         assert len(singles) == sum(len(ks.spread(search, s)) for s in specs)
-        pairs = list(ks.knob_pair_changes(search, seed))
-        assert all(len(c) == 2 for c in pairs)
-        # round-robin: the first len(pairs of knobs) candidates cover every pair of knobs once
-        n_pairs = len(specs) * (len(specs) - 1) // 2
-        assert len({tuple(sorted(map(int, c))) for c in pairs[:n_pairs]}) == n_pairs
-        for key in ks.neighbours(search, seed, pairs):
+        ks.neighbours(search, seed, singles)  # the single changes proposed: the pairs' tiers read them
+        tiered = list(ks.knob_pair_changes(search, seed))
+        pairs = [c for _, c in tiered]
+        assert all(len(c) == 2 and all(base[k] != v for k, v in c.items()) for c in pairs)
+        tiers = [t for t, _ in tiered]
+        assert tiers == sorted(tiers, reverse=True) and set(tiers) <= {0, 1, 2}
+        for tier, change in tiered:  # the tier counts the changes cuDNN accepted alone
+            alone = [ks.key_of(search.configs[seed], {**base, k: v}) in search.results for k, v in change.items()]
+            assert tier == sum(alone)
+        # round-robin within a tier: its first candidates cover each of its pairs of knobs once
+        for tier in set(tiers):
+            block = [tuple(sorted(map(int, c))) for t, c in tiered if t == tier]
+            n_pairs = len(set(block))
+            assert len(set(block[:n_pairs])) == n_pairs
+        def changed(spec):
+            return sum(v != base.get(spec.knob_type) for v in ks.spread(search, spec))
+
+        assert len(pairs) == sum(changed(a) * changed(b) for a, b in itertools.combinations(specs, 2))
+        for key in ks.neighbours(search, seed, tiered):
             knobs = search.configs[key].knobs
             assert 1 <= sum(knobs.get(k) != v for k, v in base.items()) <= 2
     finally:
@@ -152,3 +168,35 @@ def test_the_first_round_of_one_knob_changes_tries_every_knob(pattern, gpu):
         assert checked, "no engine with two knobs or more: the round-robin was not exercised"
     finally:
         ex_.close()
+
+
+def test_pair_search_all_offers_every_pair_round_robin_and_the_learned_one_fewer_first():
+    """``pair_search="all"`` (the search before racing): every pair of values of every pair of knobs, round-robin,
+    none given up. The learned order tries a subset first, and its tiers of less likely pairs give up."""
+    ex_, search = _search(pair_search="all")
+    try:
+        _ranked_by_heuristics(search)
+        ks = KnobSearch()
+        seed = search.ranked()[0]
+        specs = engines.engine_knobs(search.configs[seed].engine)
+        every = list(ks.knob_pair_changes(search, seed))
+        assert {t for t, _ in every} == {2}
+        assert len(every) == sum(len(ks.spread(search, a)) * len(ks.spread(search, b))
+                                 for a, b in itertools.combinations(specs, 2))
+        n_pairs = len(specs) * (len(specs) - 1) // 2
+        assert len({tuple(sorted(map(int, c))) for _, c in every[:n_pairs]}) == n_pairs
+    finally:
+        ex_.close()
+    found, refused = {}, {}
+    for how in ("learned", "all"):
+        ex_ = fakes.explorer("conv_fwd", gpu="h100", **{**_OPTIONS, "pair_search": how})
+        try:
+            ex = ex_.run()
+            found[how] = {r.key for r in ex.results if r.source == "sweep"}
+            note = next(n for n in ex.notes if n.startswith("sweep:"))
+            refused[how] = int(re.search(r"(\d+) knob combinations refused", note).group(1))
+        finally:
+            ex_.close()
+    # most of what every pair finds, for a fraction of the refused finalizes
+    assert len(found["learned"] & found["all"]) >= 0.8 * len(found["all"]) > 0
+    assert refused["learned"] < refused["all"] / 2, refused

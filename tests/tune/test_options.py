@@ -17,10 +17,10 @@ SMALL = dict(n=1, c=8, h=8, w=8, k=8)
 
 def test_the_defaults_live_in_the_dataclass():
     o = TuneOptions()
-    assert (o.modes, o.strategy, o.race_keep, o.race_samples, o.finalists, o.final_rounds) == \
-        (("A", "B"), "racing", 0.25, 3, 4, 3)
+    assert (o.modes, o.strategy, o.race_keep, o.race_samples, o.race_margin, o.finalists, o.final_rounds) == \
+        (("A", "B"), "racing", 0.25, 3, 0.1, 4, 3)
     assert (o.sweep, o.sweep_budget_s, o.compile_budget_s, o.warmup, o.repeats, o.buffer_sets) == \
-        (False, 1.0, 30.0, 10, 20, 4)
+        (False, 2.0, 30.0, 10, 20, 4)
     assert o.engines is None and o.fusion is None  # the job decides
     assert o.for_job("explore").engines is True and o.for_job("explore").fusion is True
     assert o.for_job("autotune").engines is False and o.for_job("autotune").fusion == "best"
@@ -33,6 +33,8 @@ def test_the_defaults_live_in_the_dataclass():
 
 @pytest.mark.parametrize("name, value, kind, words", [
     ("sweep_budget_s", -1.0, ValueError, "seconds >= 0"),
+    ("race_margin", 1.5, ValueError, "a fraction >= 0 and <= 1"),
+    ("race_margin", -0.1, ValueError, "a fraction >= 0 and <= 1"),
     ("sweep_budget_s", math.nan, ValueError, "seconds >= 0"),
     ("compile_budget_s", math.inf, ValueError, "seconds >= 0"),
     ("sweep_configs", -3, ValueError, "integer >= 0"),

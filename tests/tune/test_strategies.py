@@ -83,7 +83,7 @@ def test_the_pipeline_the_options_give():
 # racing
 # ---------------------------------------------------------------------------------------------
 def test_racing_times_everyone_briefly_and_only_the_fastest_longer():
-    ex, log = _run(sweep=True, sweep_budget_s=None)
+    ex, log = _run(sweep=True, sweep_budget_s=None, race_margin=0.0)
     screened = [k for what, k, _ in log if what == "screen"]
     timed = [r for r in ex.results if r.time_us is not None]
     assert len(screened) == len(set(screened)) == len(timed) > 20
@@ -93,11 +93,12 @@ def test_racing_times_everyone_briefly_and_only_the_fastest_longer():
     assert rounds["race 2"] == math.ceil(n / 4)  # the fastest quarter, timed again
     assert {s for what, _, s in log if what == "race 2"} == {12}
     assert "race 3" not in rounds or rounds["race 3"] == math.ceil(math.ceil(n / 4) / 4)
-    # only survivors were checked; the rest say so
-    checked = {k for what, k, _ in log if what == "check"}
-    assert len(checked) == rounds["race 2"]
+    # checked lazily: the fastest of the last round until the final round has its 4; the rest say so
+    checked = [k for what, k, _ in log if what == "check"]
+    assert len(checked) == 4 and not any(what.startswith("race") for what, _, _ in log[log.index(
+        ("check", checked[0], 0)):])
     unchecked = [r for r in ex.results if r.status == results.TIMED]
-    assert len(unchecked) == n - len(checked) and all(r.race_round == 1 and not r.checked_by for r in unchecked)
+    assert len(unchecked) == n - len(checked) and all(not r.checked_by for r in unchecked)
     # the final round: the 4 fastest of the last round (and heuristics' pick, the fastest here)
     finalists = [r for r in ex.results if r.first_pass_us is not None]
     assert len(finalists) == 4 and all(r.status == results.OK for r in finalists)
@@ -106,6 +107,50 @@ def test_racing_times_everyone_briefly_and_only_the_fastest_longer():
     assert sum(r.winner for r in ex.results) == 1
     assert any(n.startswith("racing: ") for n in ex.notes) and ex.measured.startswith("racing: ")
     assert ex.options["strategy"] == "racing" and ex.options["race_keep"] == 0.25
+
+
+def test_racing_keeps_those_near_the_cut_and_heuristics_first_guesses():
+    """Truth = candidate order (+1 us each from 10 us): a cut at the n-th keeps the next ones within 10% of it,
+    at most 1.5 times as many; round 1 also keeps heuristics' first configs, however they were timed."""
+    ex_ = fakes.explorer(sweep=True, sweep_budget_s=None, finalists=4)
+    try:
+        search = fakes.search_of(ex_, knob_search=True)
+        Heuristics().run(search)
+        KnobSearch().run(search)
+        ranked = search.ranked()
+        n = math.ceil(len(ranked) / 4)
+        cut = search.results[ranked[n - 1]].time_us
+        near = [k for k in ranked[n:] if search.results[k].time_us <= cut * 1.1]
+        assert near, "the graph has candidates near the cut"
+        assert search.survivors(ranked, 0.25, 4) == ranked[:n]
+        assert search.survivors(ranked, 0.25, 4, 0.1) == ranked[:n + min(len(near), math.ceil(1.5 * n) - n)]
+        assert len(search.survivors(ranked, 0.25, 4, 1.0)) == math.ceil(1.5 * n)  # bounded
+        slow_guess = ranked[-1]
+        assert search.survivors(ranked, 0.25, 4, 0.1, [slow_guess])[-1] == slow_guess
+        firsts = search.heuristics_firsts(2)
+        assert firsts and all(search.results[k].rank < 2 and search.results[k].source != "sweep" for k in firsts)
+    finally:
+        ex_.close()
+
+
+def test_checks_run_fastest_first_until_the_final_round_has_its_few():
+    """The three fastest are wrong: racing checks them and the next four (the finalists), no more, and a wrong
+    config never wins."""
+    probe = fakes.explorer(modes=("A",), race_margin=0.0)
+    try:
+        probe.run()
+        fastest = probe.search.ranked()[:3]
+    finally:
+        probe.close()
+    ex_ = fakes.explorer(modes=("A",), race_margin=0.0, wrong=set(fastest))
+    try:
+        ex = ex_.run()
+        checked = [k for what, k, _ in ex_.evaluator.log if what == "check"]
+        assert checked[:3] == fastest and len(checked) == 3 + 4
+        assert ex_.best_key() not in fastest and ex.best.status == results.OK
+        assert all(ex_.search.results[k].status == results.WRONG for k in fastest)
+    finally:
+        ex_.close()
 
 
 def test_a_wrong_survivor_leaves_the_race():
@@ -253,7 +298,7 @@ def test_the_racing_simulation_runs_on_the_recorded_timings(tmp_path):
                          timeout=600, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert run.returncode == 0, run.stderr[-3000:]
     data = json.loads(out.read_text())
-    assert data["defaults"] == "racing keep=0.25 samples=3" and len(data["graphs"]) == 3
+    assert data["defaults"] == "racing keep=0.25 samples=3 margin=0.1" and len(data["graphs"]) == 3
     for row in ("exhaustive", data["defaults"]):
         s = data["summary"][row]
         assert 0.0 <= s["keeps_best_worst"] <= s["keeps_best_mean"] <= 1.0 and s["cost_ms_total"] > 0

@@ -22,7 +22,7 @@ class FinalRound(Strategy):
         o = search.options
         if not search.evaluator.timed or not o.finalists:
             return
-        keys = search.contenders()[:o.finalists]
+        keys = search.near(search.contenders(), o.finalists, search.chooser.final_margin(o), o.finalists + 2)
         pick = search.heuristics_pick()
         if pick is not None and pick not in keys and search.results[pick].time_us is not None:
             search.check([pick])

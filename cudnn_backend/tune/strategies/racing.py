@@ -1,17 +1,23 @@
 """Racing (successive halving): every candidate is timed briefly, the fastest fraction is kept and timed again
 with more samples, round after round, until the survivors are the final round's few.
 
-Round 1 times each candidate as it is proposed: 2 warm-up calls, the median of ``race_samples`` samples of about
-100 µs of back-to-back calls on one buffer set, outputs not checked yet. Each later round keeps the fastest
-``race_keep`` of the last round's (at least ``finalists``), checks those not checked yet (a wrong one leaves the
-race), and times them with ``1/race_keep`` times more samples (each round costs about the same), up to
-``repeats``; the round that reaches ``repeats`` is the last. The final round (``final``) then times the fastest
-``finalists`` and heuristics' pick head to head (5 warm-up calls, 5 samples of ~500 µs per round; the exhaustive
-pass's final takes 20 and 5 of ~1000 µs). A candidate out of the race keeps the time of the last round it ran in
-(``race_round``); one never checked ends "timed, not checked".
+Round 1 times each candidate as it is proposed: 2 warm-up calls and more up to ~50 us of GPU time (after the GPU
+sat idle, 2 ms: ``evaluation.WAKE_US``), then the median of ``race_samples`` samples of about 100 us of
+back-to-back calls on one buffer set, each sample behind a call it does not measure (no sample counts a launch
+from an idle GPU), outputs not checked yet. Each later round keeps the fastest ``race_keep`` of the last round's
+(at least ``finalists``); the cut after round 1 also keeps those timed within ``race_margin`` of the last one
+kept (at most 1.5 times as many: a brief timing's noise cannot cut alone) and heuristics' first ``finalists``
+configs of each mode. The kept are timed with ``1/race_keep`` times more samples (each round costs about the
+same), up to ``repeats``; the round that reaches ``repeats`` is the last. Then the outputs are checked lazily,
+fastest first, until ``finalists`` are correct and on while the next is within ``race_margin`` of the last of
+them (2 more at most): the fp64 reference runs only where it can change the outcome, a wrong one leaves and the
+next is checked, no unchecked config can win. The final round (``final``) times those and heuristics' pick head
+to head (5 warm-up calls and ~200 us more, 5 samples of ~500 us per round; the exhaustive pass's final takes the
+fastest ``finalists``, 20 warm-up calls and 5 samples of ~1000 us). A candidate out of the race keeps the time
+of the last round it ran in (``race_round``); one never checked ends "timed, not checked".
 
-The defaults (``race_keep`` 0.25, ``race_samples`` 3) were chosen by simulation on recorded H200 explorations:
-``benchmarks/racing_simulation.py`` and its result in ``benchmarks/results``."""
+The defaults (``race_keep`` 0.25, ``race_samples`` 3, ``race_margin`` 0.1) were chosen by simulation on recorded
+H200 explorations: ``benchmarks/racing_simulation.py`` and its result in ``benchmarks/results``."""
 from __future__ import annotations
 
 import math
@@ -21,11 +27,12 @@ from cudnn_backend.tune.search import Level, Strategy
 __all__ = ["Racing", "SAMPLE_US", "schedule"]
 
 SAMPLE_US = 100.0  # the length of a racing sample (a batch of back-to-back calls)
+WARMUP_US = 50.0  # round 1's warm-up in GPU time (later rounds and the final take more)
 
 
 def schedule(options, candidates: int) -> list:
     """[(round, candidates timed, samples)]: the timed rounds racing plans for ``candidates`` (counted before wrong
-    ones leave; the final round follows with at most ``finalists``)."""
+    ones leave and without the margin's extra survivors; the final round follows with at most ``finalists``)."""
     floor = max(options.finalists, 1)
     rounds = [(1, candidates, options.race_samples)]
     n, samples = candidates, options.race_samples
@@ -44,20 +51,26 @@ class Racing(Strategy):
     holds_plans = True  # the plans of the candidates still in the race are kept until they leave it
 
     def screen_level(self, options):
-        return Level("race 1", min(2, options.warmup), options.race_samples, SAMPLE_US, rotate=options.cold)
+        return Level("race 1", min(2, options.warmup), options.race_samples, SAMPLE_US, rotate=options.cold,
+                     warmup_us=WARMUP_US, lead_in=True)
 
     def level(self, options, round_, samples):
-        return Level(f"race {round_}", min(options.warmup, 2 + round_), samples, SAMPLE_US, rotate=options.cold)
+        return Level(f"race {round_}", min(options.warmup, 2 + round_), samples, SAMPLE_US, rotate=options.cold,
+                     warmup_us=2 * WARMUP_US, lead_in=True)
 
     def final_level(self, options):
-        return Level("final", 5, 5, 500.0)
+        return Level("final", 5, 5, 500.0, warmup_us=4 * WARMUP_US, lead_in=True)
+
+    def final_margin(self, options) -> float:
+        return options.race_margin
 
     def describe(self, options, timer) -> str:
         sets = "the inputs rotated over the buffer sets" if options.cold else "one buffer set"
-        return (f"racing: every config timed briefly (2 warm-up calls, median of {options.race_samples} samples of "
-                f"~{SAMPLE_US:g} us), the fastest {options.race_keep:g} re-timed with {1 / options.race_keep:g}x the "
-                f"samples each round up to {options.repeats}; CUDA events on the handle's stream, {sets}, "
-                f"{timer.how}")
+        return (f"racing: every config timed briefly (2 warm-up calls and ~{WARMUP_US:g} us more, median of "
+                f"{options.race_samples} samples of ~{SAMPLE_US:g} us, each behind an unmeasured call), the fastest "
+                f"{options.race_keep:g} (after round 1 also those within {options.race_margin:.0%} of the cut) re-timed with "
+                f"{1 / options.race_keep:g}x the samples each round up to {options.repeats}; outputs checked fastest "
+                f"first until the final round has its few; CUDA events on the handle's stream, {sets}, {timer.how}")
 
     def run(self, search):
         if not search.evaluator.timed:
@@ -65,15 +78,18 @@ class Racing(Strategy):
         o = search.options
         floor = max(o.finalists, 1)
         pick = search.heuristics_pick()
+        protected = search.heuristics_firsts(o.finalists)
         alive = search.ranked()
         counts, samples, round_ = [len(alive)], o.race_samples, 1
         while len(alive) > floor and samples < o.repeats:
-            keep = search.survivors(alive, o.race_keep, floor)
+            first = round_ == 1  # the brief round: its cut keeps the margin and heuristics' first guesses
+            keep = search.survivors(alive, o.race_keep, floor, o.race_margin if first else 0.0,
+                                    protected if first else ())
             if len(keep) >= len(alive):
                 break
             kept = set(keep)
             search.release(k for k in alive if k not in kept and k != pick)
-            alive = search.check(keep)
+            alive = keep
             counts.append(len(alive))
             if len(alive) <= floor and o.finalists:
                 break  # the final round times these few next, head to head
@@ -81,8 +97,15 @@ class Racing(Strategy):
             samples = min(o.repeats, math.ceil(samples / o.race_keep))
             search.measure(alive, self.level(o, round_, samples), race_round=round_)
             alive = search.ranked(alive)
-        search.check(alive)  # every survivor checked (those of a race that never cut)
+        # lazily checked, fastest first: the last round's, then (when too few of them are correct) the rest
+        wanted = max(o.finalists, 1)
+        correct = search.check_in_order(alive, wanted, o.race_margin, wanted + 2)
+        if len(correct) < wanted:
+            rest = [k for k in search.ranked() if k not in set(alive)]
+            correct += search.check_in_order(rest, wanted - len(correct))
         checked = sum(1 for r in search.results.values() if r.checked_by)
         search.notes.append(f"racing: {' -> '.join(map(str, counts))} configs over {round_} timed round(s) (the "
-                            f"fastest {o.race_keep:g} kept each round and timed with {1 / o.race_keep:g}x the "
-                            f"samples); {checked} checked")
+                            f"fastest {o.race_keep:g} kept each round, after round 1 also those within "
+                            f"{o.race_margin:.0%} of the cut and heuristics' first guesses, and timed with "
+                            f"{1 / o.race_keep:g}x the samples); {checked} checked (fastest first, until {wanted} "
+                            "were correct)")

@@ -133,30 +133,31 @@ def test_without_the_kernel_the_host_twin_makes_the_same_inputs(kernel, gpu_hand
     device_made = {u: device_bytes(sets[0].ptrs[u], sets[0].specs[u].nbytes) for u in sets[0].host}
     sets[0].close()
     dev = memory.device()
-    monkeypatch.setattr(memory.cuda_core(), "Program", _no_nvrtc)
     memory._kernels.pop(dev.device_id)
     try:
-        with pytest.warns(RuntimeWarning, match="random inputs are generated on the host: the random-fill kernel did "
-                                                "not compile .*NVRTC is missing in this test"):
-            reason = memory.random_fill_kernel()
-        assert isinstance(reason, str)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            sets = inputs.make_buffer_sets(og, 2, seed=21)
-        again = [w for w in caught if "random inputs are generated on the host" in str(w.message)]
-        assert not again, "the warning comes once per process and device, not per fill"
-        try:
-            assert sets[0].random_fill == reason and sets[1].random_fill == reason
-            for uid, want in device_made.items():
-                assert np.array_equal(device_bytes(sets[0].ptrs[uid], sets[0].specs[uid].nbytes), want), \
-                    "the host twin's inputs differ from the kernel's"
-                assert np.array_equal(device_bytes(sets[1].ptrs[uid], sets[1].specs[uid].nbytes), want)
-                spec = sets[0].specs[uid]
-                assert np.array_equal(np.asarray(sets[0].host[uid], np.float64),
-                                      arrays.decode(inputs.stored_view(want, spec), spec.data_type))
-        finally:
-            for s in sets:
-                s.close()
+        with monkeypatch.context() as nvrtc_missing:  # only inside: Program is back before the failure goes
+            nvrtc_missing.setattr(memory.cuda_core(), "Program", _no_nvrtc)
+            with pytest.warns(RuntimeWarning, match="random inputs are generated on the host: the random-fill kernel "
+                                                    "did not compile .*NVRTC is missing in this test"):
+                reason = memory.random_fill_kernel()
+            assert isinstance(reason, str)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                sets = inputs.make_buffer_sets(og, 2, seed=21)
+            again = [w for w in caught if "random inputs are generated on the host" in str(w.message)]
+            assert not again, "the warning comes once per process and device, not per fill"
+            try:
+                assert sets[0].random_fill == reason and sets[1].random_fill == reason
+                for uid, want in device_made.items():
+                    assert np.array_equal(device_bytes(sets[0].ptrs[uid], sets[0].specs[uid].nbytes), want), \
+                        "the host twin's inputs differ from the kernel's"
+                    assert np.array_equal(device_bytes(sets[1].ptrs[uid], sets[1].specs[uid].nbytes), want)
+                    spec = sets[0].specs[uid]
+                    assert np.array_equal(np.asarray(sets[0].host[uid], np.float64),
+                                          arrays.decode(inputs.stored_view(want, spec), spec.data_type))
+            finally:
+                for s in sets:
+                    s.close()
     finally:
         memory._kernels.pop(dev.device_id, None)  # the next fill compiles the kernel again
     assert not isinstance(memory.random_fill_kernel(), str)

@@ -9,16 +9,20 @@ from cudnn_backend.tune import results
 CONV = dict(n=8, c=64, h=28, w=28, k=64)
 
 
-def test_racing_checks_the_survivors_and_times_them_longer():
+def test_racing_checks_the_fastest_survivors_and_times_them_longer():
     ex = cb.explore("conv_bias_relu", kwargs=CONV, engines=False, sweep=True, sweep_budget_s=3.0)
     timed = [r for r in ex.results if r.time_us is not None]
     unchecked = [r for r in ex.results if r.status == results.TIMED]
-    checked = [r for r in ex.results if r.status == results.OK]
+    checked = [r for r in ex.results if r.checked_by]
     assert len(timed) > 20 and unchecked and checked
-    assert all(not r.checked_by and r.race_round == 1 for r in unchecked)
-    assert all(r.correct and r.rel_error < 5e-3 and r.checked_by == ex.check for r in checked)
+    assert all(not r.checked_by for r in unchecked)
+    assert max(r.race_round or 1 for r in unchecked) > 1  # checked lazily: survivors of later rounds unchecked too
+    ok = [r for r in checked if r.status == results.OK]
+    assert ok and all(r.correct and r.rel_error < 5e-3 and r.checked_by == ex.check for r in ok)
+    # the fastest first, until the final round has its 4 (and 2 more within the margin), plus heuristics' pick
+    assert len(ok) <= 4 + 2 + 1, [r.label for r in ok]
     finalists = [r for r in ex.results if r.first_pass_us is not None]
-    assert 2 <= len(finalists) <= 5 and all(r.status == results.OK for r in finalists)
+    assert 2 <= len(finalists) <= 7 and all(r.status == results.OK for r in finalists)
     assert ex.best.winner and ex.best in finalists and ex.best.time_us == min(r.time_us for r in finalists)
     assert ex.best.kernels  # explore reads the kernels of every config it runs (fusion=True)
     assert any(n.startswith("racing: ") for n in ex.notes) and ex.measured.startswith("racing: ")
