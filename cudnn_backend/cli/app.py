@@ -23,7 +23,8 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Handle
 from cudnn_backend.core.info import info as _info
 from cudnn_backend.core.versions import format_version, loaded_version, parse_version
-from cudnn_backend.errors import CudnnBackendError, DeviceProfileVersionError, MissingDependencyError
+from cudnn_backend.errors import (CudnnBackendError, DeviceProfileVersionError, JsonTableFallbackWarning,
+                                  MissingDependencyError)
 from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.runtime import plans as _plans
@@ -105,7 +106,9 @@ def _check_plan_file(path) -> None:
         raise UsageError(f"argument --plan: {path!r} is empty; expected a plan's JSON (`cudnn-backend explore "
                          "--save-plan FILE.json` writes one)")
     try:
-        info = _plans.plan_json_info(text)
+        with warnings.catch_warnings():  # only a peek at what the plan says about itself: its release's table
+            warnings.simplefilter("ignore", JsonTableFallbackWarning)  # is loading's business, not this check's
+            info = _plans.plan_json_info(text)
     except ValueError as e:
         raise UsageError(f"argument --plan: {path!r} is {e}") from None
     written, loaded = info["cudnn_version"], loaded_version()

@@ -135,7 +135,25 @@ def builder_kwargs(fn, name, options: dict) -> dict:
                 raise UsageError(f"option {flag} does not apply to {name} (its parameters: {takes}){close}")
             raise UsageError(f"argument --param: {name} has no parameter {key!r}{close} (its parameters: {takes})")
         out[key] = value
+    missing = [p for p in accepted if params[p].default is params[p].empty and p not in out]
+    if missing:  # said with the options that give them, before Python's "takes() missing ... arguments"
+        raise UsageError(f"{name} needs {_and(missing)}: give {_and([_option_of(p) for p in missing])}")
     return out
+
+
+def _option_of(parameter: str) -> str:
+    """The option that gives a builder's ``parameter`` on the command line."""
+    if parameter in _SIZE_NAMES:
+        return f"--{parameter} N"
+    if parameter == "data_type":
+        return "--dtype " + "|".join(sorted(DTYPES))
+    if parameter == "layout":
+        return "--layout nhwc|nchw"
+    return f"--param {parameter}=VALUE"
+
+
+def _and(words: list) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 # ---------------------------------------------------------------------------------------------

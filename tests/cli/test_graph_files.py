@@ -45,6 +45,11 @@ def runtime_error():
 
 def recursion(n=0):
     return recursion(n + 1)
+
+
+def takes(n, c, foo, k=8):
+    from cudnn_backend.patterns import CATALOGUE
+    return CATALOGUE["conv_bias_relu"](n=n, c=c, h=8, w=8, k=k, build=False)
 '''
 FUNCS = {"key_error": ("KeyError", "'missing'"), "value_error": ("ValueError", "my bad value"),
          "type_error": ("TypeError", "object of type 'int' has no len()"),
@@ -139,3 +144,26 @@ def test_sibling_modules_and_module_refs_from_here(folder):
     code, err = run_all(folder / "elsewhere", [["explore", "--graph", "../graphs.py:good", "--top", "1"]]) \
         .popitem()[1]
     assert code == 0, err
+
+
+def test_a_functions_missing_parameters_name_the_options(folder):
+    """FUNC's parameters without a default that the command line leaves out are named with the options that give
+    them (not Python's "takes() missing 3 required positional arguments")."""
+    from cudnn_backend.cli.args import UsageError, builder_kwargs
+
+    def takes(n, c, foo, *, bar, k=8, build=True):
+        return n
+
+    with pytest.raises(UsageError) as e:
+        builder_kwargs(takes, "graphs.py:takes", {"c": 4})
+    assert str(e.value) == ("graphs.py:takes needs n, foo and bar: give --n N, --param foo=VALUE and "
+                            "--param bar=VALUE")
+    assert builder_kwargs(takes, "graphs.py:takes", {"n": 1, "c": 2, "foo": 3, "bar": 4}) == \
+        {"n": 1, "c": 2, "foo": 3, "bar": 4}
+    results = run_all(folder, [["explore", "--graph", "graphs.py:takes", "--n", "1"],
+                               ["explore", "--graph", "graphs.py:takes", "--n", "1", "--c", "8", "--param", "foo=1",
+                                "--no-engines", "--top", "1"]])
+    code, err = results["explore --graph graphs.py:takes --n 1"]
+    assert code == 2 and err.strip() == ("cudnn-backend explore: error: graphs.py:takes needs c and foo: give --c N "
+                                         "and --param foo=VALUE"), err
+    assert results["explore --graph graphs.py:takes --n 1 --c 8 --param foo=1 --no-engines --top 1"][0] == 0, results

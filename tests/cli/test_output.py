@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from cudnn_backend.cli import render
-from cudnn_backend.tune.results import Exploration
+from cudnn_backend.tune.results import ConfigResult, Exploration
 
 SMALL = ["--n", "1", "--c", "8", "--h", "8", "--w", "8", "--k", "8"]
 
@@ -109,3 +109,18 @@ def _tasks(tmp_path):
     path = tmp_path / "tasks.txt"
     path.write_text("conv_bias_relu n=1 c=8 h=8 w=8 k=8\nmatmul_bias_relu batch=1 m=16 n=16 k=16\n")
     return path
+
+
+def test_nothing_tried_prints_no_empty_table():
+    """An exploration whose heuristics proposed nothing says so, with no empty "configs tried (0; )" table."""
+    ex = Exploration("g", {"name": "NVIDIA H200", "sm_version": 900, "sm_count": 132, "source": "profile"}, "9.19.0",
+                     False, heuristics={"A": [], "B": []})
+    out = render.make_console(width=120)
+    with out.capture() as captured:
+        render.exploration(ex, out=out)
+    text = captured.get()
+    assert "configs tried" not in text and "offline, for NVIDIA H200: nothing found" in text
+    ex.results = [ConfigResult(7, {}, "A", 0, ("A",), status="plan built", plan_built=True)]
+    with out.capture() as captured:
+        render.exploration(ex, out=out)
+    assert "configs tried (1; 1 plan built)" in captured.get() and "picked: engine 7 (A#0)" in captured.get()

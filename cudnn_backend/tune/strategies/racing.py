@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+from cudnn_backend.tune.results import plural
 from cudnn_backend.tune.search import Level, Strategy
 
 __all__ = ["Racing", "SAMPLE_US", "schedule"]
@@ -83,6 +84,6 @@ class Racing(Strategy):
             alive = search.ranked(alive)
         search.check(alive)  # every survivor checked (those of a race that never cut)
         checked = sum(1 for r in search.results.values() if r.checked_by)
-        search.notes.append(f"racing: {' -> '.join(map(str, counts))} configs over {round_} timed round(s) (the "
+        search.notes.append(f"racing: {' -> '.join(map(str, counts))} configs over {plural(round_, 'timed round')} (the "
                             f"fastest {o.race_keep:g} kept each round and timed with {1 / o.race_keep:g}x the "
                             f"samples); {checked} checked")
