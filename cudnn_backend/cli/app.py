@@ -35,7 +35,7 @@ from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import autotune, explore
 from cudnn_backend.tune.fusion import fusion_report
-from cudnn_backend.tune.results import headroom_rows, plural
+from cudnn_backend.tune.results import config_words, headroom_rows, knob_words, plural
 from cudnn_backend.tune.catalogue import default_catalogue, filter_entries, load_catalogue
 from cudnn_backend.tune.support import (
     SupportCache,
@@ -116,7 +116,7 @@ def _check_plan_file(path) -> None:
         raise UsageError(f"argument --plan: {path!r} was written by cuDNN {format_version(written)}, and cuDNN "
                          f"{format_version(loaded)} is loaded: cuDNN loads plans of its own version only. Build it "
                          f"again with this cuDNN (`cudnn-backend tune ... --save-plan {path}`: its engine "
-                         f"{info['engine']} and knobs {' '.join(f'{k}={v}' for k, v in info['knobs'].items()) or '-'} "
+                         f"{info['engine']} and knobs {knob_words(info['knobs']) or '(none)'} "
                          "are in the file)")
 
 
@@ -228,8 +228,12 @@ def _save_chosen_plan(args, ex, target, task, profile) -> None:
 
 def _write_plan(path, plan, how) -> None:
     _plans.save_plan(plan, path)
-    knobs = " ".join(f"{short_name(k)}={v}" for k, v in plan.knobs.items()) or "-"
-    render.error_console.print(f"wrote {path}: engine {plan.engine_index} {knobs} ({how}); `--plan {path}` takes it")
+    render.error_console.print(f"wrote {path}: {_plan_config(plan)} ({how}); `--plan {path}` takes it")
+
+
+def _plan_config(plan) -> str:
+    """A plan's config in words: ``"engine 7 KERNEL_CFG=21"``."""
+    return config_words(plan.engine_index, {short_name(k): v for k, v in plan.knobs.items()})
 
 
 @contextlib.contextmanager
@@ -399,9 +403,8 @@ def cmd_tune(args) -> int:
         plan, ex = autotune(target, None, cache=cache, progress=progress, options=options, **kw)
     try:
         if ex is None:
-            render.console.print(f"plan cache hit ({cache.path}): engine {plan.engine_index} "
-                                 f"{' '.join(f'{short_name(k)}={v}' for k, v in plan.knobs.items())}; "
-                                 "nothing explored (`cudnn-backend cache clear` to tune again)")
+            render.console.print(f"plan cache hit ({cache.path}): {_plan_config(plan)}; nothing explored "
+                                 "(`cudnn-backend cache clear` to tune again)")
             if args.save_plan:
                 _write_plan(args.save_plan, plan, "from the plan cache")
             return 0

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cudnn_backend.tune.options import cli_flag, option_fields
-from cudnn_backend.tune.results import format_bytes, plural
+from cudnn_backend.tune.results import config_words, format_bytes, knob_words, plural
 
 __all__ = ["console", "error_console", "make_console", "configure", "console_width", "LOG_WIDTH", "table",
            "exploration", "headroom", "sweep_table", "bench", "fusion", "cache_entries", "cache_entry", "profile",
@@ -307,8 +307,7 @@ def sweep_table(result) -> Table:
 
 
 def bench(report) -> None:
-    console.print(Panel(Text(f"{report.name}: engine {report.engine_index} "
-                             f"{' '.join(f'{k}={v}' for k, v in report.knobs.items()) or '-'} ({report.plan_source}), "
+    console.print(Panel(Text(f"{report.name}: {config_words(report.engine_index, report.knobs)} ({report.plan_source}), "
                              f"workspace {format_bytes(report.workspace_bytes)}\n{report.device.get('name')} · cuDNN "
                              f"{report.cudnn_version}\n{report.measured}"), title="bench", expand=False))
     t = table("per call")
@@ -321,8 +320,8 @@ def bench(report) -> None:
 
 
 def fusion(report, title=None) -> None:
-    t = table(title or (f"engine {report.engine_index} {' '.join(f'{k}={v}' for k, v in report.knobs.items())}: "
-                         f"{report.kernel_count} kernel{'s' if report.kernel_count != 1 else ''} per execute "
+    t = table(title or (f"{config_words(report.engine_index, report.knobs)}: "
+                         f"{plural(report.kernel_count, 'kernel')} per execute "
                          f"({'all fused into one' if report.fused else 'not fused into one'}; {report.method})"))
     for col in ("#", "kernel", "grid", "block", "shared mem"):
         t.add_column(col, overflow="fold", justify="right" if col in ("#", "shared mem") else "left")
@@ -333,14 +332,14 @@ def fusion(report, title=None) -> None:
 
 
 def cache_entries(entries, path) -> None:
-    t = table(f"plan cache {path}: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}")
+    t = table(f"plan cache {path}: {plural(len(entries), 'entry', 'entries')}")
     for col in ("key", "graph", "device", "cuDNN", "engine", "knobs", "time", "stored"):
         t.add_column(col, overflow="fold")
     for e in entries:
         when = datetime.datetime.fromtimestamp(e.stored_at).strftime("%Y-%m-%d %H:%M")
         t.add_row(e.key[:12], str(e.info.get("name", e.fingerprint[:12])), f"{e.device_name} ({e.sm_count} SMs)",
                   e.to_dict()["cudnn_version"], str(e.engine_index),
-                  " ".join(f"{k}={v}" for k, v in e.knobs.items()) or "-", us(e.time_us), when)
+                  knob_words(e.knobs) or "-", us(e.time_us), when)
     console.print(t)
 
 
