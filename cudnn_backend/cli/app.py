@@ -689,7 +689,7 @@ def cmd_why(args) -> int:
         except ValueError as e:
             raise UsageError(f"argument --graph: {str(e).removeprefix('graph: ')}") from None
         target = args.graph
-    builder_kwargs(fn, f"pattern {target}" if args.pattern else target, dict(args.param or ()))
+    builder_kwargs(fn, f"pattern {target}" if args.pattern else target, dict(args.param or ()), size_options=False)
     profile = _device_profile(args)
     handle = None if _offline(profile) else _new_handle()
     try:

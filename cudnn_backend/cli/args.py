@@ -115,8 +115,9 @@ def size_options(args) -> dict:
     return out
 
 
-def builder_kwargs(fn, name, options: dict) -> dict:
-    """The options a builder takes; a UsageError naming the option for one it does not take."""
+def builder_kwargs(fn, name, options: dict, *, size_options=True) -> dict:
+    """The options a builder takes; a UsageError naming the option for one it does not take, or for a parameter
+    without a default that none gives (``size_options``: whether the command has --n, --dtype, ...)."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -130,19 +131,21 @@ def builder_kwargs(fn, name, options: dict) -> dict:
     for key, value in options.items():
         if key not in accepted:
             close = did_you_mean(key, accepted, listing=False)
-            if key in _SIZE_NAMES or key in ("data_type", "layout"):
+            if size_options and (key in _SIZE_NAMES or key in ("data_type", "layout")):
                 flag = "--dtype" if key == "data_type" else f"--{key}"
                 raise UsageError(f"option {flag} does not apply to {name} (its parameters: {takes}){close}")
             raise UsageError(f"argument --param: {name} has no parameter {key!r}{close} (its parameters: {takes})")
         out[key] = value
     missing = [p for p in accepted if params[p].default is params[p].empty and p not in out]
     if missing:  # said with the options that give them, before Python's "takes() missing ... arguments"
-        raise UsageError(f"{name} needs {_and(missing)}: give {_and([_option_of(p) for p in missing])}")
+        raise UsageError(f"{name} needs {_and(missing)}: give {_and([_option_of(p, size_options) for p in missing])}")
     return out
 
 
-def _option_of(parameter: str) -> str:
+def _option_of(parameter: str, size_options=True) -> str:
     """The option that gives a builder's ``parameter`` on the command line."""
+    if not size_options:
+        return f"--param {parameter}=VALUE"
     if parameter in _SIZE_NAMES:
         return f"--{parameter} N"
     if parameter == "data_type":

@@ -158,12 +158,22 @@ def test_a_functions_missing_parameters_name_the_options(folder):
         builder_kwargs(takes, "graphs.py:takes", {"c": 4})
     assert str(e.value) == ("graphs.py:takes needs n, foo and bar: give --n N, --param foo=VALUE and "
                             "--param bar=VALUE")
+    with pytest.raises(UsageError, match=r"needs n, c, foo and bar: give --param n=VALUE, --param c=VALUE, "):
+        builder_kwargs(takes, "graphs.py:takes", {}, size_options=False)  # why: no size options, --param only
+    with pytest.raises(UsageError, match=r"^argument --param: graphs.py:takes has no parameter 'h'"):
+        builder_kwargs(takes, "graphs.py:takes", {"h": 1}, size_options=False)
+    with pytest.raises(UsageError, match=r"^option --h does not apply to graphs.py:takes"):
+        builder_kwargs(takes, "graphs.py:takes", {"h": 1})
     assert builder_kwargs(takes, "graphs.py:takes", {"n": 1, "c": 2, "foo": 3, "bar": 4}) == \
         {"n": 1, "c": 2, "foo": 3, "bar": 4}
     results = run_all(folder, [["explore", "--graph", "graphs.py:takes", "--n", "1"],
                                ["explore", "--graph", "graphs.py:takes", "--n", "1", "--c", "8", "--param", "foo=1",
-                                "--no-engines", "--top", "1"]])
+                                "--no-engines", "--top", "1"],
+                               ["why", "--graph", "graphs.py:takes", "--param", "n=1"]])
     code, err = results["explore --graph graphs.py:takes --n 1"]
     assert code == 2 and err.strip() == ("cudnn-backend explore: error: graphs.py:takes needs c and foo: give --c N "
                                          "and --param foo=VALUE"), err
     assert results["explore --graph graphs.py:takes --n 1 --c 8 --param foo=1 --no-engines --top 1"][0] == 0, results
+    code, err = results["why --graph graphs.py:takes --param n=1"]
+    assert code == 2 and err.strip().endswith("graphs.py:takes needs c and foo: give --param c=VALUE and --param "
+                                              "foo=VALUE"), err
