@@ -154,6 +154,12 @@ def _profile(spec, option, *, allow=False, release=None, facts=None):
                          f"--device-profile {out}; or capture the profile on that GPU with `cudnn-backend profile "
                          f"capture` (cuDNN {target})") from None
     except (ValueError, TypeError, OSError) as e:
+        if getattr(e, "option", None) == "cudnn_version":  # the Python fix (cudnn_version=) is no option here
+            stem = pathlib.Path(spec).stem
+            raise UsageError(f"argument {option}: {spec} does not record which cuDNN release wrote it; rename it "
+                             "<name>_deviceprop_cudnn<MMmmpp>.json after the release that captured it (e.g. "
+                             f"{stem}_deviceprop_cudnn91900.json), or capture it again with `cudnn-backend profile "
+                             "capture`") from None
         text = str(e)
         if facts and (text.startswith("facts:") or any(m in text for m in facts)):
             raise UsageError(f"argument --set: {text.removeprefix('facts: ')}") from None
