@@ -24,7 +24,7 @@ from cudnn_backend.core._descriptor import Handle
 from cudnn_backend.core.info import info as _info
 from cudnn_backend.core.versions import format_version, loaded_version, parse_version
 from cudnn_backend.errors import (CudnnBackendError, DeviceProfileVersionError, JsonTableFallbackWarning,
-                                  MissingDependencyError)
+                                  MissingDependencyError, did_you_mean)
 from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.runtime import plans as _plans
@@ -73,25 +73,41 @@ def _targets(args, many=True) -> tuple[list, str | None]:
     if getattr(args, "preset", None) or getattr(args, "tasks", None):
         if sizes:
             raise UsageError("size options do not apply to --preset / --tasks (each entry fixes its sizes)")
+        if args.preset:
+            return tasks_from_preset(args.preset), None
         try:
-            return (tasks_from_preset(args.preset) if args.preset else tasks_from_file(args.tasks)), None
-        except OSError as e:
+            tasks = tasks_from_file(args.tasks)
+        except (OSError, ValueError) as e:
             raise UsageError(f"argument --tasks: {e}") from None
-        except ValueError as e:
-            raise UsageError(f"argument --tasks: {e}") from None
+        for i, task in enumerate(tasks, 1):  # each checked before anything runs
+            _builder(task.builder, f"argument --tasks: {args.tasks}, task {i} ({task.name})", task.kwargs)
+        return tasks, None
     if args.graph:
         if not many and len(args.graph) > 1:
             raise UsageError("argument --graph: this command takes one graph")
         tasks = []
         for ref in args.graph:
-            try:
-                fn = graphs.load_builder(ref)
-            except ValueError as e:
-                raise UsageError(f"argument --graph: {str(e).removeprefix('graph: ')}") from None
-            tasks.append(Task(ref, builder_kwargs(fn, ref, sizes)))
+            tasks.append(Task(ref, builder_kwargs(_builder(ref, "argument --graph"), ref, sizes)))
         return tasks, None
     name = args.pattern or DEFAULT_PATTERN
     return [Task(name, builder_kwargs(CATALOGUE[name], f"pattern {name}", sizes))], None
+
+
+def _builder(ref, where, kwargs=None):
+    """The function a pattern name or FILE.py:FUNC / module:FUNC names (UsageErrors said ``where``); with
+    ``kwargs``, those checked against its parameters too."""
+    fn = CATALOGUE.get(ref)
+    if fn is None:
+        if ":" not in ref:
+            raise UsageError(f"{where}: {ref!r} is neither a pattern nor FILE.py:FUNC or module:FUNC"
+                             f"{did_you_mean(ref, sorted(CATALOGUE), listing=False)}")
+        try:
+            fn = graphs.load_builder(ref)
+        except ValueError as e:
+            raise UsageError(f"{where}: {str(e).removeprefix('graph: ')}") from None
+    if kwargs is not None:
+        builder_kwargs(fn, f"pattern {ref}" if ref in CATALOGUE else ref, kwargs, where=where)
+    return fn
 
 
 def _check_plan_file(path) -> None:
@@ -690,10 +706,7 @@ def cmd_why(args) -> int:
         raise UsageError("give one graph: PATTERN or --graph FILE.py:FUNC" + (", not both" if args.pattern else ""))
     target, fn = args.pattern, CATALOGUE.get(args.pattern)
     if args.graph:
-        try:
-            fn = graphs.load_builder(args.graph)
-        except ValueError as e:
-            raise UsageError(f"argument --graph: {str(e).removeprefix('graph: ')}") from None
+        fn = _builder(args.graph, "argument --graph")
         target = args.graph
     builder_kwargs(fn, f"pattern {target}" if args.pattern else target, dict(args.param or ()), size_options=False)
     profile = _device_profile(args)
