@@ -672,8 +672,9 @@ def make_config(engine, knobs=None, *, check=True, finalize=True, operation_grap
         known = engine.working_knobs
         engine = engine.engine
     _need_finalized(engine, DT.CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine")
-    specs = engine_knobs(engine) if check or not knobs else None
-    if check and knobs:
+    given = knobs is not None and not (type(knobs) is dict and not knobs)  # never bool(knobs): a __len__ may lie
+    specs = engine_knobs(engine) if check or not given else None
+    if check and given:
         choices = normalize_knobs(knobs, specs, engine_global_index(engine))
         by_type = {s.knob_type: s for s in specs}
         for kt, v in choices.items():
@@ -686,6 +687,7 @@ def make_config(engine, knobs=None, *, check=True, finalize=True, operation_grap
     if known:
         choices = dict(known)
     else:
+        specs = specs if specs is not None else engine_knobs(engine)  # given as empty pairs, unchecked
         choices, tried, error = find_config(engine, specs=specs)
         if choices is None:
             index = engine_global_index(engine)

@@ -177,3 +177,18 @@ def test_a_functions_missing_parameters_name_the_options(folder):
     code, err = results["why --graph graphs.py:takes --param n=1"]
     assert code == 2 and err.strip().endswith("graphs.py:takes needs c and foo: give --param c=VALUE and --param "
                                               "foo=VALUE"), err
+
+
+def test_the_packages_own_builders_are_not_the_users_code():
+    """A module:FUNC inside the package (the support catalogue's chain_graph) does not make the package's folder
+    the user's: an error raised in the package afterwards is not reported at a package line as the user's."""
+    from cudnn_backend.tune import graphs
+
+    graphs.load_builder("cudnn_backend.tune.catalogue:chain_graph")
+    try:
+        graphs.resolve("conv_fwd", kwargs=dict(n=1, c=6, h=8, w=8, k=8, groups=4))
+    except ValueError as e:
+        assert graphs.user_frame(e) is None, graphs.user_error_line(e)
+        assert graphs.user_error_line(e).startswith("ValueError: groups: 4 must divide c=6")
+    else:
+        raise AssertionError("conv_fwd with groups=4 and c=6 was accepted")

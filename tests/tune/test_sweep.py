@@ -122,8 +122,12 @@ def test_ray_agrees_with_serial(serial):
 def test_tune_offline_sweep_gives_heuristics_picks():
     result = cb.sweep(TASKS[:2], job="tune", executor="serial")
     assert all(r.ok for r in result)
-    for r in result:
-        assert r.exploration is not None and r.winner is None  # nothing timed: no winner, nothing cached
+    for r in result:  # nothing timed: the winner is the pick (heuristics' first config that builds), not cached
+        chosen = r.exploration.chosen
+        assert chosen is not None and not r.exploration.timed and r.cached == ""
+        assert (r.winner["engine_index"], r.winner["knobs"], r.winner["time_us"]) == (chosen.engine_index,
+                                                                                       chosen.knobs, None)
+        assert r.row()["winner"] == chosen.config_text()
 
 
 def test_tasks_pickle_and_parse(tmp_path):
