@@ -5,7 +5,7 @@ import pathlib
 import shutil
 
 from Cython.Build import cythonize
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
@@ -66,9 +66,9 @@ class BuildPyWithHeaders(build_py):
         shutil.copytree(INCLUDE, target)
 
 
-PACKAGES = ["cudnn_backend", "cudnn_backend._bindings", "cudnn_backend._nodevice", "cudnn_backend.data",
-            "cudnn_backend.core", "cudnn_backend.typed", "cudnn_backend.graph", "cudnn_backend.runtime",
-            "cudnn_backend.reference", "cudnn_backend.patterns", "cudnn_backend.tune", "cudnn_backend.cli"]
+# every package folder (found, not listed: a list kept by hand lost a new subpackage), and the data folders
+PACKAGES = find_packages(include=["cudnn_backend", "cudnn_backend.*"]) + ["cudnn_backend._nodevice",
+                                                                         "cudnn_backend.data"]
 
 setup(
     packages=PACKAGES,

@@ -111,3 +111,22 @@ def test_mypy_flags_a_misspelled_keyword_and_enumerant(tmp_path):
     out = r.stdout
     assert 'Unexpected keyword argument "uniqe_id" for "Tensor"' in out
     assert '"CUDNN_DATA_HALFF"' in out and "CUDNN_POINTWISE_RELU_FWDD" in out and '"explor"' in out
+
+
+def test_the_wheel_carries_every_package(monkeypatch):
+    """setup.py's packages hold every folder of the package with Python modules (a hand-kept list lost
+    cudnn_backend.tune.strategies: the installed wheel failed at import, as .ci/wheel found)."""
+    import runpy
+
+    import Cython.Build
+    import setuptools
+
+    seen = {}
+    monkeypatch.setattr(setuptools, "setup", lambda **kw: seen.update(kw))
+    monkeypatch.setattr(Cython.Build, "cythonize", lambda extensions, **kw: extensions)
+    runpy.run_path(str(ROOT / "setup.py"))
+    folders = {".".join(p.relative_to(ROOT).parent.parts) for p in (ROOT / "cudnn_backend").rglob("*.py")
+               if "__pycache__" not in p.parts}
+    assert "cudnn_backend.tune.strategies" in folders
+    assert folders <= set(seen["packages"]), folders - set(seen["packages"])
+    assert {"cudnn_backend.data", "cudnn_backend._nodevice"} <= set(seen["packages"])  # data folders too

@@ -23,7 +23,8 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Handle
 from cudnn_backend.core.info import info as _info
 from cudnn_backend.core.versions import format_version, loaded_version, parse_version
-from cudnn_backend.errors import CudnnBackendError, DeviceProfileVersionError, MissingDependencyError
+from cudnn_backend.errors import (CudnnBackendError, DeviceProfileVersionError, JsonTableFallbackWarning,
+                                  MissingDependencyError, did_you_mean)
 from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.runtime import plans as _plans
@@ -34,7 +35,7 @@ from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import autotune, explore
 from cudnn_backend.tune.fusion import fusion_report
-from cudnn_backend.tune.results import headroom_rows, plural
+from cudnn_backend.tune.results import config_words, headroom_rows, knob_words, plural
 from cudnn_backend.tune.catalogue import default_catalogue, filter_entries, load_catalogue
 from cudnn_backend.tune.support import (
     SupportCache,
@@ -72,25 +73,41 @@ def _targets(args, many=True) -> tuple[list, str | None]:
     if getattr(args, "preset", None) or getattr(args, "tasks", None):
         if sizes:
             raise UsageError("size options do not apply to --preset / --tasks (each entry fixes its sizes)")
+        if args.preset:
+            return tasks_from_preset(args.preset), None
         try:
-            return (tasks_from_preset(args.preset) if args.preset else tasks_from_file(args.tasks)), None
-        except OSError as e:
+            tasks = tasks_from_file(args.tasks)
+        except (OSError, ValueError) as e:
             raise UsageError(f"argument --tasks: {e}") from None
-        except ValueError as e:
-            raise UsageError(f"argument --tasks: {e}") from None
+        for i, task in enumerate(tasks, 1):  # each checked before anything runs
+            _builder(task.builder, f"argument --tasks: {args.tasks}, task {i} ({task.name})", task.kwargs)
+        return tasks, None
     if args.graph:
         if not many and len(args.graph) > 1:
             raise UsageError("argument --graph: this command takes one graph")
         tasks = []
         for ref in args.graph:
-            try:
-                fn = graphs.load_builder(ref)
-            except ValueError as e:
-                raise UsageError(f"argument --graph: {str(e).removeprefix('graph: ')}") from None
-            tasks.append(Task(ref, builder_kwargs(fn, ref, sizes)))
+            tasks.append(Task(ref, builder_kwargs(_builder(ref, "argument --graph"), ref, sizes)))
         return tasks, None
     name = args.pattern or DEFAULT_PATTERN
     return [Task(name, builder_kwargs(CATALOGUE[name], f"pattern {name}", sizes))], None
+
+
+def _builder(ref, where, kwargs=None):
+    """The function a pattern name or FILE.py:FUNC / module:FUNC names (UsageErrors said ``where``); with
+    ``kwargs``, those checked against its parameters too."""
+    fn = CATALOGUE.get(ref)
+    if fn is None:
+        if ":" not in ref:
+            raise UsageError(f"{where}: {ref!r} is neither a pattern nor FILE.py:FUNC or module:FUNC"
+                             f"{did_you_mean(ref, sorted(CATALOGUE), listing=False)}")
+        try:
+            fn = graphs.load_builder(ref)
+        except ValueError as e:
+            raise UsageError(f"{where}: {str(e).removeprefix('graph: ')}") from None
+    if kwargs is not None:
+        builder_kwargs(fn, f"pattern {ref}" if ref in CATALOGUE else ref, kwargs, where=where)
+    return fn
 
 
 def _check_plan_file(path) -> None:
@@ -105,7 +122,9 @@ def _check_plan_file(path) -> None:
         raise UsageError(f"argument --plan: {path!r} is empty; expected a plan's JSON (`cudnn-backend explore "
                          "--save-plan FILE.json` writes one)")
     try:
-        info = _plans.plan_json_info(text)
+        with warnings.catch_warnings():  # only a peek at what the plan says about itself: its release's table
+            warnings.simplefilter("ignore", JsonTableFallbackWarning)  # is loading's business, not this check's
+            info = _plans.plan_json_info(text)
     except ValueError as e:
         raise UsageError(f"argument --plan: {path!r} is {e}") from None
     written, loaded = info["cudnn_version"], loaded_version()
@@ -113,7 +132,7 @@ def _check_plan_file(path) -> None:
         raise UsageError(f"argument --plan: {path!r} was written by cuDNN {format_version(written)}, and cuDNN "
                          f"{format_version(loaded)} is loaded: cuDNN loads plans of its own version only. Build it "
                          f"again with this cuDNN (`cudnn-backend tune ... --save-plan {path}`: its engine "
-                         f"{info['engine']} and knobs {' '.join(f'{k}={v}' for k, v in info['knobs'].items()) or '-'} "
+                         f"{info['engine']} and knobs {knob_words(info['knobs']) or '(none)'} "
                          "are in the file)")
 
 
@@ -151,6 +170,12 @@ def _profile(spec, option, *, allow=False, release=None, facts=None):
                          f"--device-profile {out}; or capture the profile on that GPU with `cudnn-backend profile "
                          f"capture` (cuDNN {target})") from None
     except (ValueError, TypeError, OSError) as e:
+        if getattr(e, "option", None) == "cudnn_version":  # the Python fix (cudnn_version=) is no option here
+            stem = pathlib.Path(spec).stem
+            raise UsageError(f"argument {option}: {spec} does not record which cuDNN release wrote it; rename it "
+                             "<name>_deviceprop_cudnn<MMmmpp>.json after the release that captured it (e.g. "
+                             f"{stem}_deviceprop_cudnn91900.json), or capture it again with `cudnn-backend profile "
+                             "capture`") from None
         text = str(e)
         if facts and (text.startswith("facts:") or any(m in text for m in facts)):
             raise UsageError(f"argument --set: {text.removeprefix('facts: ')}") from None
@@ -225,8 +250,12 @@ def _save_chosen_plan(args, ex, target, task, profile) -> None:
 
 def _write_plan(path, plan, how) -> None:
     _plans.save_plan(plan, path)
-    knobs = " ".join(f"{short_name(k)}={v}" for k, v in plan.knobs.items()) or "-"
-    render.error_console.print(f"wrote {path}: engine {plan.engine_index} {knobs} ({how}); `--plan {path}` takes it")
+    render.error_console.print(f"wrote {path}: {_plan_config(plan)} ({how}); `--plan {path}` takes it")
+
+
+def _plan_config(plan) -> str:
+    """A plan's config in words: ``"engine 7 KERNEL_CFG=21"``."""
+    return config_words(plan.engine_index, {short_name(k): v for k, v in plan.knobs.items()})
 
 
 @contextlib.contextmanager
@@ -396,9 +425,8 @@ def cmd_tune(args) -> int:
         plan, ex = autotune(target, None, cache=cache, progress=progress, options=options, **kw)
     try:
         if ex is None:
-            render.console.print(f"plan cache hit ({cache.path}): engine {plan.engine_index} "
-                                 f"{' '.join(f'{short_name(k)}={v}' for k, v in plan.knobs.items())}; "
-                                 "nothing explored (`cudnn-backend cache clear` to tune again)")
+            render.console.print(f"plan cache hit ({cache.path}): {_plan_config(plan)}; nothing explored "
+                                 "(`cudnn-backend cache clear` to tune again)")
             if args.save_plan:
                 _write_plan(args.save_plan, plan, "from the plan cache")
             return 0
@@ -678,12 +706,9 @@ def cmd_why(args) -> int:
         raise UsageError("give one graph: PATTERN or --graph FILE.py:FUNC" + (", not both" if args.pattern else ""))
     target, fn = args.pattern, CATALOGUE.get(args.pattern)
     if args.graph:
-        try:
-            fn = graphs.load_builder(args.graph)
-        except ValueError as e:
-            raise UsageError(f"argument --graph: {str(e).removeprefix('graph: ')}") from None
+        fn = _builder(args.graph, "argument --graph")
         target = args.graph
-    builder_kwargs(fn, f"pattern {target}" if args.pattern else target, dict(args.param or ()))
+    builder_kwargs(fn, f"pattern {target}" if args.pattern else target, dict(args.param or ()), size_options=False)
     profile = _device_profile(args)
     handle = None if _offline(profile) else _new_handle()
     try:

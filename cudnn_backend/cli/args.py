@@ -115,8 +115,10 @@ def size_options(args) -> dict:
     return out
 
 
-def builder_kwargs(fn, name, options: dict) -> dict:
-    """The options a builder takes; a UsageError naming the option for one it does not take."""
+def builder_kwargs(fn, name, options: dict, *, size_options=True, where=None) -> dict:
+    """The options a builder takes; a UsageError naming the option for one it does not take, or for a parameter
+    without a default that none gives (``size_options``: whether the command has --n, --dtype, ...; ``where``: the
+    task file's task the options come from, said instead of an option)."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -130,12 +132,36 @@ def builder_kwargs(fn, name, options: dict) -> dict:
     for key, value in options.items():
         if key not in accepted:
             close = did_you_mean(key, accepted, listing=False)
-            if key in _SIZE_NAMES or key in ("data_type", "layout"):
+            if where is not None:
+                raise UsageError(f"{where}: {name} has no parameter {key!r}{close} (its parameters: {takes})")
+            if size_options and (key in _SIZE_NAMES or key in ("data_type", "layout")):
                 flag = "--dtype" if key == "data_type" else f"--{key}"
                 raise UsageError(f"option {flag} does not apply to {name} (its parameters: {takes}){close}")
             raise UsageError(f"argument --param: {name} has no parameter {key!r}{close} (its parameters: {takes})")
         out[key] = value
+    missing = [p for p in accepted if params[p].default is params[p].empty and p not in out]
+    if missing:  # said with the options that give them, before Python's "takes() missing ... arguments"
+        if where is not None:
+            raise UsageError(f"{where}: {name} needs {_and(missing)}: add {' '.join(f'{p}=VALUE' for p in missing)}")
+        raise UsageError(f"{name} needs {_and(missing)}: give {_and([_option_of(p, size_options) for p in missing])}")
     return out
+
+
+def _option_of(parameter: str, size_options=True) -> str:
+    """The option that gives a builder's ``parameter`` on the command line."""
+    if not size_options:
+        return f"--param {parameter}=VALUE"
+    if parameter in _SIZE_NAMES:
+        return f"--{parameter} N"
+    if parameter == "data_type":
+        return "--dtype " + "|".join(sorted(DTYPES))
+    if parameter == "layout":
+        return "--layout nhwc|nchw"
+    return f"--param {parameter}=VALUE"
+
+
+def _and(words: list) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 # ---------------------------------------------------------------------------------------------

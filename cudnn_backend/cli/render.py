@@ -19,7 +19,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from cudnn_backend.tune.results import format_bytes, plural
+from cudnn_backend.tune.options import cli_flag, option_fields
+from cudnn_backend.tune.results import config_words, format_bytes, knob_words, plural
 
 __all__ = ["console", "error_console", "make_console", "configure", "console_width", "LOG_WIDTH", "table",
            "exploration", "headroom", "sweep_table", "bench", "fusion", "cache_entries", "cache_entry", "profile",
@@ -97,14 +98,11 @@ def warning(text: str) -> None:
 
 
 # the command line's flag for each keyword of the Python API that has one: messages written for Python users
-# ("pass allow_version_mismatch=True", "max_workspace=...") reach command-line users in their words (cli_words)
-FLAGS = {
+# ("pass allow_version_mismatch=True", "max_workspace=...") reach command-line users in their words (cli_words):
+# every TuneOptions field with a flag (from its Option), and the parameters of the commands' other options
+FLAGS = {f.name: cli_flag(f.name) for f, _ in option_fields() if cli_flag(f.name)} | {
     "device_profile": "--device-profile", "allow_version_mismatch": "--allow-version-mismatch",
-    "max_workspace": "--max-workspace", "sm_count_target": "--sm-count", "max_configs": "--max-configs",
-    "sweep_budget_s": "--sweep-budget", "compile_budget_s": "--compile-budget", "modes": "--modes",
-    "finalists": "--finalists", "final_rounds": "--final-rounds", "repeats": "--repeats", "warmup": "--warmup",
-    "cold": "--cold", "cuda_graph": "--cuda-graph", "sweep": "--sweep", "workers": "--workers", "gpus": "--gpus",
-    "catalogue": "--catalogue", "iterations": "--iterations",
+    "workers": "--workers", "gpus": "--gpus", "catalogue": "--catalogue", "iterations": "--iterations",
 }
 
 
@@ -244,10 +242,10 @@ def summary(ex) -> Text:
     best, pick = ex.best, ex.heuristics_pick
     out = Text()
     if best is not None:
-        out.append(f"best: engine {best.engine_index} {best.knobs_text()} ({best.label}) {us(best.time_us)}",
+        out.append(f"best: {best.config_text()} ({best.label}) {us(best.time_us)}",
                    style="bold green")
         if pick is not None and pick.time_us is not None:
-            out.append(f"\nheuristics' pick ({pick.label}): engine {pick.engine_index} {pick.knobs_text()} "
+            out.append(f"\nheuristics' pick ({pick.label}): {pick.config_text()} "
                        f"{us(pick.time_us)} → headroom {ex.headroom:.3f}×", style="yellow")
         if best.kernels:
             out.append(f"\nkernels of the best config ({len(best.kernels)}): " + ", ".join(best.kernels))
@@ -259,7 +257,7 @@ def summary(ex) -> Text:
         built, chosen = sum(1 for r in ex.results if r.plan_built), ex.chosen
         out.append(f"offline: {built} of {plural(len(ex.results), 'config')} built a plan for "
                    f"{ex.device.get('name')}; nothing was timed")
-        out.append(f"\npicked: engine {chosen.engine_index} {chosen.knobs_text()} ({chosen.label}), heuristics' first "
+        out.append(f"\npicked: {chosen.config_text()} ({chosen.label}), heuristics' first "
                    f"config that built a plan (the plan `tune` gives offline; --save-plan FILE.json writes it)",
                    style="bold")
     if ex.wall_seconds is not None:
@@ -273,7 +271,8 @@ def exploration(ex, *, top=25, engines=True, out=None):
     out.print(heuristics_text(ex))
     if engines and ex.engines:
         out.print(engines_table(ex))
-    out.print(results_table(ex, top))
+    if ex.results:  # none: the summary says nothing was found, and the notes why
+        out.print(results_table(ex, top))
     out.print(summary(ex))
     for text in ex.notes:
         if not text.startswith(_AGREE):  # heuristics_text said it
@@ -308,8 +307,7 @@ def sweep_table(result) -> Table:
 
 
 def bench(report) -> None:
-    console.print(Panel(Text(f"{report.name}: engine {report.engine_index} "
-                             f"{' '.join(f'{k}={v}' for k, v in report.knobs.items()) or '-'} ({report.plan_source}), "
+    console.print(Panel(Text(f"{report.name}: {config_words(report.engine_index, report.knobs)} ({report.plan_source}), "
                              f"workspace {format_bytes(report.workspace_bytes)}\n{report.device.get('name')} · cuDNN "
                              f"{report.cudnn_version}\n{report.measured}"), title="bench", expand=False))
     t = table("per call")
@@ -322,8 +320,8 @@ def bench(report) -> None:
 
 
 def fusion(report, title=None) -> None:
-    t = table(title or (f"engine {report.engine_index} {' '.join(f'{k}={v}' for k, v in report.knobs.items())}: "
-                         f"{report.kernel_count} kernel{'s' if report.kernel_count != 1 else ''} per execute "
+    t = table(title or (f"{config_words(report.engine_index, report.knobs)}: "
+                         f"{plural(report.kernel_count, 'kernel')} per execute "
                          f"({'all fused into one' if report.fused else 'not fused into one'}; {report.method})"))
     for col in ("#", "kernel", "grid", "block", "shared mem"):
         t.add_column(col, overflow="fold", justify="right" if col in ("#", "shared mem") else "left")
@@ -334,14 +332,14 @@ def fusion(report, title=None) -> None:
 
 
 def cache_entries(entries, path) -> None:
-    t = table(f"plan cache {path}: {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}")
+    t = table(f"plan cache {path}: {plural(len(entries), 'entry', 'entries')}")
     for col in ("key", "graph", "device", "cuDNN", "engine", "knobs", "time", "stored"):
         t.add_column(col, overflow="fold")
     for e in entries:
         when = datetime.datetime.fromtimestamp(e.stored_at).strftime("%Y-%m-%d %H:%M")
         t.add_row(e.key[:12], str(e.info.get("name", e.fingerprint[:12])), f"{e.device_name} ({e.sm_count} SMs)",
                   e.to_dict()["cudnn_version"], str(e.engine_index),
-                  " ".join(f"{k}={v}" for k, v in e.knobs.items()) or "-", us(e.time_us), when)
+                  knob_words(e.knobs) or "-", us(e.time_us), when)
     console.print(t)
 
 
@@ -426,7 +424,7 @@ def support_rows(matrix, which="all") -> Table:
     """One row per graph: status, engine and config counts, engine kinds, the first working config, kernels (the
     reasons of refused graphs are grouped by ``support_reasons``)."""
     results = [r for r in matrix.results if which == "all" or not r.supported]
-    t = table(f"{len(results)} graph(s)" + (" not supported" if which == "unsupported" else ""), padding=(0, 1),
+    t = table(plural(len(results), "graph") + (" not supported" if which == "unsupported" else ""), padding=(0, 1),
               pad_edge=False)
     for col, kw in (("graph", {"overflow": "fold", "min_width": 20}), ("type", {"no_wrap": True}),
                     ("status", {"no_wrap": True}), ("engines", {"justify": "right", "no_wrap": True}),
@@ -507,6 +505,6 @@ def explanation(ex, out=None) -> None:
         out.print(Text("other changes that work: " + "; ".join(f"{a['label']} (cost {a['cost']})"
                                                                 for a in ex.alternatives[:6]), style="dim"))
     if not r.supported and ex.minimization is None:
-        out.print(Text(f"{ex.tried} variation(s) tried", style="dim"))
+        out.print(Text(plural(ex.tried, "variation") + " tried", style="dim"))
     for n in ex.notes:
         out.print(Text("note: " + n, style="dim"))

@@ -692,6 +692,7 @@ def make_config(engine, knobs=None, *, check=True, finalize=True, operation_grap
     if known:
         choices = dict(known)
     else:
+        specs = specs if specs is not None else engine_knobs(engine)  # given as empty pairs, unchecked
         choices, tried, error = find_config(engine, specs=specs)
         if choices is None:
             index = engine_global_index(engine)

@@ -23,14 +23,16 @@ import pathlib
 import threading
 import warnings
 import weakref
+from enum import IntEnum
 
+from cudnn_backend._bindings import enums as _bindings_enums
 from cudnn_backend._bindings.enums import AttributeName, AttributeType, BehaviorNote, DescriptorType
 from cudnn_backend.core._descriptor import Descriptor, Handle, as_int, clear_error
 from cudnn_backend.core.json_checks import check_plan_json, document_release
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.core import device as _device
-from cudnn_backend.errors import (CudnnBackendError, CudnnError, DeviceMemoryWarning, JsonTableFallbackWarning,
-                                  NoDeviceError, PlanVersionError)
+from cudnn_backend.errors import (CudnnBackendError, CudnnError, DeviceMemoryWarning, JsonCheckError,
+                                  JsonTableFallbackWarning, NoDeviceError, PlanVersionError, did_you_mean)
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime._packing import graph_tensor_specs
 from cudnn_backend.runtime.profiles import as_deviceprop, file_path, profile_of
@@ -508,8 +510,42 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
         _engines._need_finalized(kernel_cache, DT.CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel_cache")
         plan.kernel_cache = kernel_cache
     clear_error()
-    plan.finalize(check_required=False)  # ENGINE_CONFIG is required when building, not when deserializing
+    try:
+        plan.finalize(check_required=False)  # ENGINE_CONFIG is required when building, not when deserializing
+    except CudnnError as e:
+        unknown = next(_unknown_enumerants(json.loads(text)), None)
+        if unknown is None:
+            raise
+        path, name, close = unknown
+        raise JsonCheckError("plan", path, f"{name!r} is not a name of cuDNN's enums{close}; cuDNN refused the plan: {getattr(e.status, 'name', e.status)}") from e
     return Plan(plan, operation_graph=operation_graph, handle=handle, deviceprop=dp, kernel_cache=kernel_cache)
+
+
+def _enumerant_names() -> dict:
+    """{prefix before the last word: enumerant names} of every cuDNN enum this package declares."""
+    by_prefix: dict = {}
+    for value in vars(_bindings_enums).values():
+        if isinstance(value, type) and issubclass(value, IntEnum) and value is not IntEnum:
+            for name in value.__members__:
+                by_prefix.setdefault(name.rsplit("_", 1)[0], set()).add(name)
+    return by_prefix
+
+
+def _unknown_enumerants(data, path=""):
+    """(JSON path, name, "; did you mean X?") of each string in a plan's JSON that looks like a cuDNN enumerant
+    name but is none the headers declare. Asked only after cuDNN refused a plan: the JSON checks leave enumerant
+    values to cuDNN (a newer release may add names), whose refusal names no field."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _unknown_enumerants(value, f"{path}.{key}" if path else key)
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from _unknown_enumerants(value, f"{path}[{i}]")
+    elif isinstance(data, str) and data.startswith("CUDNN_") and data.replace("_", "").isalnum():
+        names = _enumerant_names()
+        if not any(data in group for group in names.values()):
+            family = max(names, key=lambda prefix: len(prefix) if data.startswith(prefix) else -1)
+            yield path, data, did_you_mean(data, sorted(names[family]), listing=False)
 
 
 def save_plan(plan, path) -> pathlib.Path:

@@ -177,6 +177,13 @@ def _insert_in_order(props: dict, added: dict, order) -> dict:
     return out
 
 
+def _no_version(error):
+    """``error`` marked as the missing ``cudnn_version`` (``.option``, as ``check_option`` marks a bad option), so
+    the command line, which has no such option, says its own fix."""
+    error.option = "cudnn_version"
+    return error
+
+
 @dataclass
 class DeviceProfile:
     """One GPU's cuDNN device properties (the raw deviceprop JSON) and the cuDNN release that wrote it.
@@ -313,10 +320,10 @@ class DeviceProfile:
         if cudnn_version is None:
             cudnn_version = raw_version
         if cudnn_version is None:
-            raise DeviceProfileError(
+            raise _no_version(DeviceProfileError(
                 f"{source or 'this raw cuDNN deviceprop JSON'} does not record which cuDNN version wrote it; "
                 "pass cudnn_version= (e.g. cudnn_version=91900 or '9.19.0'), or name the file "
-                "<name>_deviceprop_cudnn<MMmmpp>.json (e.g. h200_deviceprop_cudnn91900.json)")
+                "<name>_deviceprop_cudnn<MMmmpp>.json (e.g. h200_deviceprop_cudnn91900.json)"))
         return cls(deviceprop_json=text, cudnn_version=cudnn_version, source=source,
                    allow_version_mismatch=allow_version_mismatch)
 
@@ -336,7 +343,8 @@ class DeviceProfile:
         text = raw if isinstance(raw, str) else json.dumps(raw, separators=(",", ":"))
         version = data.get("cudnn_version") if cudnn_version is None else cudnn_version
         if version is None:
-            raise DeviceProfileError(f"{source or 'the device profile'} records no cudnn_version; pass cudnn_version=")
+            raise _no_version(DeviceProfileError(f"{source or 'the device profile'} records no cudnn_version; pass "
+                                                 "cudnn_version="))
         return cls(deviceprop_json=text, cudnn_version=version, source=data.get("source") or source,
                    allow_version_mismatch=allow_version_mismatch, converted_from=data.get("converted_from"))
 

@@ -38,7 +38,7 @@ from cudnn_backend.tune import graphs, results
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.evaluation import Evaluator, GpuEvaluator
 from cudnn_backend.tune.options import TuneOptions, as_options
-from cudnn_backend.tune.results import Exploration
+from cudnn_backend.tune.results import Exploration, plural
 from cudnn_backend.tune.search import Search
 from cudnn_backend.tune.strategies import pipeline
 
@@ -170,7 +170,7 @@ class _Explorer:
             ex.notes.append(f"heuristics' first pick ({pick.label}) did not work: {pick.status}: {pick.reason}")
         if self.evaluator.builder.parallel:
             b = self.evaluator.builder
-            ex.notes.append(f"{b.parallel} runtime-compiled plans built ahead in {o.threads} thread(s) "
+            ex.notes.append(f"{plural(b.parallel, 'runtime-compiled plan')} built ahead in {plural(o.threads, 'thread')} "
                             f"({b.spent:.1f} s of compilation)")
         ex.options = o.to_dict()
         ex.phases = {k: round(v, 4) for k, v in search.phases.items()}

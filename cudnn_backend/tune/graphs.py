@@ -84,8 +84,8 @@ def load_builder(ref: str):
                              f"{e}") from e
         except Exception as e:
             raise ValueError(f"graph: importing {target!r} failed: {user_error_line(e)}") from e
-        if getattr(module, "__file__", None):
-            _user_folders.add(str(pathlib.Path(module.__file__).resolve().parent))
+        if getattr(module, "__file__", None) and not module.__name__.startswith("cudnn_backend."):  # the user's,
+            _user_folders.add(str(pathlib.Path(module.__file__).resolve().parent))  # not the package's own builders
     fn = getattr(module, func, None)
     if not callable(fn):
         names = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")

@@ -14,7 +14,7 @@ from cudnn_backend.errors import MissingDependencyError
 from cudnn_backend.tune import plots
 
 __all__ = ["ConfigResult", "Exploration", "headroom_rows", "format_bytes", "plain_table", "fastest",
-           "heuristics_pick", "plural"]
+           "heuristics_pick", "plural", "knob_words", "config_words"]
 
 # statuses a result can end in
 OK = "ok"                    # built, correct, timed
@@ -89,7 +89,12 @@ class ConfigResult:
         return "RUNTIME_COMPILATION" in self.behavior_notes
 
     def knobs_text(self) -> str:
-        return " ".join(f"{k}={v}" for k, v in self.knobs.items()) or "-"
+        """The knobs as a table cell: ``"TILE_SIZE=5 STAGES=4"``, ``"-"`` for none."""
+        return knob_words(self.knobs) or "-"
+
+    def config_text(self) -> str:
+        """``"engine 7 KERNEL_CFG=21"``; ``"engine 11"`` for an engine without knobs."""
+        return config_words(self.engine_index, self.knobs)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -315,6 +320,16 @@ def fastest(config_results) -> ConfigResult | None:
     return min(finalists, key=lambda r: r.time_us)
 
 
+def knob_words(knobs: dict) -> str:
+    """``"TILE_SIZE=5 STAGES=4"``; empty for no knobs."""
+    return " ".join(f"{k}={v}" for k, v in knobs.items())
+
+
+def config_words(engine_index, knobs: dict) -> str:
+    """A config in words: ``"engine 7 KERNEL_CFG=21"``, ``"engine 11"`` for an engine without knobs."""
+    return f"engine {engine_index} {knob_words(knobs)}".rstrip()
+
+
 def plural(n, noun, nouns=None) -> str:
     """``"1 config"``, ``"35 configs"``, ``"0 graphs"`` (``nouns``: an irregular plural)."""
     return f"{n:,} {noun if n == 1 else (nouns or noun + 's')}"
@@ -353,9 +368,9 @@ def headroom_rows(explorations) -> list[dict]:
             "graph": ex.name,
             "configs timed": sum(1 for r in ex.results if r.status in (OK, TIMED)),
             "sweep timed": sum(1 for r in ex.results if r.status in (OK, TIMED) and r.source == "sweep"),
-            "A pick": None if pick is None else f"{pick.engine_index} {pick.knobs_text()}",
+            "A pick": None if pick is None else pick.config_text().removeprefix("engine "),
             "A pick us": None if pick is None or pick.time_us is None else round(pick.time_us, 2),
-            "best": None if best is None else f"{best.engine_index} {best.knobs_text()} ({best.label})",
+            "best": None if best is None else f"{best.config_text().removeprefix('engine ')} ({best.label})",
             "best us": None if best is None else round(best.time_us, 2),
             "headroom": None if ex.headroom is None else round(ex.headroom, 3),
             "wall s": None if ex.wall_seconds is None else round(ex.wall_seconds, 1),

@@ -40,7 +40,7 @@ from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import run_search
 from cudnn_backend.tune.options import as_options
-from cudnn_backend.tune.results import Exploration, plain_table
+from cudnn_backend.tune.results import Exploration, config_words, knob_words, plain_table
 
 __all__ = ["Task", "TaskResult", "SweepResult", "sweep", "run_task", "dispatch_order", "tasks_from_preset",
            "tasks_from_file", "JOBS", "EXECUTORS", "ORDERS"]
@@ -99,7 +99,7 @@ class TaskResult:
         return {
             "graph": self.task.name, "ok": "yes" if self.ok else "FAILED",
             "configs": "-" if ex is None else len(ex.results),
-            "winner": "-" if not w else f"engine {w.get('engine_index')} {w.get('knobs_text', '')}".strip(),
+            "winner": "-" if not w else config_words(w.get("engine_index"), w.get("knobs") or {}),
             "time us": "-" if w.get("time_us") is None else f"{w['time_us']:.2f}",
             "headroom": "-" if ex is None or ex.headroom is None else f"{ex.headroom:.3f}",
             "cache": self.cached or "-", "worker": self.worker, "s": f"{self.seconds:.1f}",
@@ -143,14 +143,14 @@ def _winner_of(ex: Exploration) -> dict | None:
     best = ex.chosen  # offline: heuristics' first config that built a plan
     if best is None:
         return None
-    return {"engine_index": best.engine_index, "knobs": dict(best.knobs), "knobs_text": best.knobs_text(),
+    return {"engine_index": best.engine_index, "knobs": dict(best.knobs), "knobs_text": knob_words(best.knobs),
             "time_us": best.time_us, "rel_error": best.rel_error, "source": best.label}
 
 
 def _winner_of_plan(plan) -> dict:
     knobs = {short_name(k): v for k, v in plan.knobs.items()}
     return {"engine_index": plan.engine_index, "knobs": knobs,
-            "knobs_text": " ".join(f"{k}={v}" for k, v in knobs.items()), "time_us": None, "source": "plan cache"}
+            "knobs_text": knob_words(knobs), "time_us": None, "source": "plan cache"}
 
 
 def run_task(task: Task, job: str = "explore", options: dict | None = None, worker: str = "") -> TaskResult:

@@ -113,3 +113,20 @@ def test_a_wrong_choice_suggests_the_close_one(capsys):
         assert done.value.code == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and "invalid choice" in err and suggestion in err, err
+
+
+def test_a_task_files_mistakes_name_the_file_and_the_task(tmp_path):
+    """--tasks FILE: a wrong builder or parameter is one line naming the file, the task and the close match, before
+    anything runs (not Python's "conv_bias_relu() got an unexpected keyword argument 'zz'" from the run)."""
+    path = tmp_path / "tasks.txt"
+    for text, expected in (
+            ("conv_bias_relu n=1 zz=3\n", "task 1 (conv_bias_relu n=1 zz=3): pattern conv_bias_relu has no parameter "
+                                          "'zz' (its parameters: n, c, h, w, k, r, s, groups, padding, stride, "
+                                          "dilation, data_type, layout)"),
+            ("# sizes\n\nmatmul_bias_relu m=16\nconv_bias_reul n=1\n",
+             "task 2 (conv_bias_reul n=1): 'conv_bias_reul' is neither a pattern nor FILE.py:FUNC or module:FUNC; did "
+             "you mean conv_bias_relu or "),
+            ("no_such_module:f\n", "task 1 (no_such_module:f): cannot import 'no_such_module'")):
+        path.write_text(text)
+        line = one_error_line(run("explore", "--tasks", str(path)), 2)
+        assert line.startswith(f"cudnn-backend explore: error: argument --tasks: {path}, ") and expected in line, line

@@ -45,6 +45,11 @@ def runtime_error():
 
 def recursion(n=0):
     return recursion(n + 1)
+
+
+def takes(n, c, foo, k=8):
+    from cudnn_backend.patterns import CATALOGUE
+    return CATALOGUE["conv_bias_relu"](n=n, c=c, h=8, w=8, k=k, build=False)
 '''
 FUNCS = {"key_error": ("KeyError", "'missing'"), "value_error": ("ValueError", "my bad value"),
          "type_error": ("TypeError", "object of type 'int' has no len()"),
@@ -139,3 +144,51 @@ def test_sibling_modules_and_module_refs_from_here(folder):
     code, err = run_all(folder / "elsewhere", [["explore", "--graph", "../graphs.py:good", "--top", "1"]]) \
         .popitem()[1]
     assert code == 0, err
+
+
+def test_a_functions_missing_parameters_name_the_options(folder):
+    """FUNC's parameters without a default that the command line leaves out are named with the options that give
+    them (not Python's "takes() missing 3 required positional arguments")."""
+    from cudnn_backend.cli.args import UsageError, builder_kwargs
+
+    def takes(n, c, foo, *, bar, k=8, build=True):
+        return n
+
+    with pytest.raises(UsageError) as e:
+        builder_kwargs(takes, "graphs.py:takes", {"c": 4})
+    assert str(e.value) == ("graphs.py:takes needs n, foo and bar: give --n N, --param foo=VALUE and "
+                            "--param bar=VALUE")
+    with pytest.raises(UsageError, match=r"needs n, c, foo and bar: give --param n=VALUE, --param c=VALUE, "):
+        builder_kwargs(takes, "graphs.py:takes", {}, size_options=False)  # why: no size options, --param only
+    with pytest.raises(UsageError, match=r"^argument --param: graphs.py:takes has no parameter 'h'"):
+        builder_kwargs(takes, "graphs.py:takes", {"h": 1}, size_options=False)
+    with pytest.raises(UsageError, match=r"^option --h does not apply to graphs.py:takes"):
+        builder_kwargs(takes, "graphs.py:takes", {"h": 1})
+    assert builder_kwargs(takes, "graphs.py:takes", {"n": 1, "c": 2, "foo": 3, "bar": 4}) == \
+        {"n": 1, "c": 2, "foo": 3, "bar": 4}
+    results = run_all(folder, [["explore", "--graph", "graphs.py:takes", "--n", "1"],
+                               ["explore", "--graph", "graphs.py:takes", "--n", "1", "--c", "8", "--param", "foo=1",
+                                "--no-engines", "--top", "1"],
+                               ["why", "--graph", "graphs.py:takes", "--param", "n=1"]])
+    code, err = results["explore --graph graphs.py:takes --n 1"]
+    assert code == 2 and err.strip() == ("cudnn-backend explore: error: graphs.py:takes needs c and foo: give --c N "
+                                         "and --param foo=VALUE"), err
+    assert results["explore --graph graphs.py:takes --n 1 --c 8 --param foo=1 --no-engines --top 1"][0] == 0, results
+    code, err = results["why --graph graphs.py:takes --param n=1"]
+    assert code == 2 and err.strip().endswith("graphs.py:takes needs c and foo: give --param c=VALUE and --param "
+                                              "foo=VALUE"), err
+
+
+def test_the_packages_own_builders_are_not_the_users_code():
+    """A module:FUNC inside the package (the support catalogue's chain_graph) does not make the package's folder
+    the user's: an error raised in the package afterwards is not reported at a package line as the user's."""
+    from cudnn_backend.tune import graphs
+
+    graphs.load_builder("cudnn_backend.tune.catalogue:chain_graph")
+    try:
+        graphs.resolve("conv_fwd", kwargs=dict(n=1, c=6, h=8, w=8, k=8, groups=4))
+    except ValueError as e:
+        assert graphs.user_frame(e) is None, graphs.user_error_line(e)
+        assert graphs.user_error_line(e).startswith("ValueError: groups: 4 must divide c=6")
+    else:
+        raise AssertionError("conv_fwd with groups=4 and c=6 was accepted")

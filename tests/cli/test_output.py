@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from cudnn_backend.cli import render
-from cudnn_backend.tune.results import Exploration
+from cudnn_backend.tune.results import ConfigResult, Exploration
 
 SMALL = ["--n", "1", "--c", "8", "--h", "8", "--w", "8", "--k", "8"]
 
@@ -109,3 +109,47 @@ def _tasks(tmp_path):
     path = tmp_path / "tasks.txt"
     path.write_text("conv_bias_relu n=1 c=8 h=8 w=8 k=8\nmatmul_bias_relu batch=1 m=16 n=16 k=16\n")
     return path
+
+
+def test_nothing_tried_prints_no_empty_table():
+    """An exploration whose heuristics proposed nothing says so, with no empty "configs tried (0; )" table."""
+    ex = Exploration("g", {"name": "NVIDIA H200", "sm_version": 900, "sm_count": 132, "source": "profile"}, "9.19.0",
+                     False, heuristics={"A": [], "B": []})
+    out = render.make_console(width=120)
+    with out.capture() as captured:
+        render.exploration(ex, out=out)
+    text = captured.get()
+    assert "configs tried" not in text and "offline, for NVIDIA H200: nothing found" in text
+    ex.results = [ConfigResult(7, {}, "A", 0, ("A",), status="plan built", plan_built=True)]
+    with out.capture() as captured:
+        render.exploration(ex, out=out)
+    assert "configs tried (1; 1 plan built)" in captured.get() and "picked: engine 7 (A#0)" in captured.get()
+
+
+def test_bench_fusion_and_cache_say_a_config_in_words():
+    """bench, fusion and cache list an engine without knobs as "engine 11" and count in plural words ("1 kernel",
+    "1 entry"): the same words as explore's summary (config_words)."""
+    from types import SimpleNamespace
+
+    from cudnn_backend.tune.benchmark import BenchReport
+    from cudnn_backend.tune.fusion import FusionReport
+
+    out = render.make_console(width=200)
+    old = render.console
+    render.console = out
+    try:
+        with out.capture() as captured:
+            render.bench(BenchReport("g", {"name": "NVIDIA H200"}, "9.19.0", 11, {}, 0, "heuristics"))
+            kernel = SimpleNamespace(short_name="k", grid=(1, 1, 1), block=(128, 1, 1), shared_mem_bytes=0)
+            render.fusion(FusionReport([kernel], "CUDA graph", 11, {}))
+            render.fusion(FusionReport([kernel, kernel], "CUDA graph", 7, {"KERNEL_CFG": 21}))
+            entry = SimpleNamespace(key="k" * 20, info={"name": "g"}, fingerprint="f" * 20, device_name="H200",
+                                    sm_count=132, to_dict=lambda: {"cudnn_version": "9.19.0"}, engine_index=11,
+                                    knobs={}, time_us=None, stored_at=0)
+            render.cache_entries([entry], "cache.sqlite")
+    finally:
+        render.console = old
+    text = captured.get()
+    assert "g: engine 11 (heuristics)" in text and "engine 11 -" not in text
+    assert "engine 11: 1 kernel per execute" in text and "engine 7 KERNEL_CFG=21: 2 kernels per execute" in text
+    assert "plan cache cache.sqlite: 1 entry" in text

@@ -133,3 +133,23 @@ def test_allow_version_mismatch_gives_the_file_as_it_is(tmp_path):
                            "argument --device-profile:")
     differ = set(profile.properties) ^ set(profiles.release_members(LOADED).known)  # memoryBusWidth, ...
     assert any(member in line for member in differ), line
+
+
+def test_a_raw_profile_without_its_release_names_the_command_lines_fix(tmp_path):
+    """A raw deviceprop JSON whose file name does not say the cuDNN release: the command line has no
+    cudnn_version= to pass (the Python API's fix), so the file name and `profile capture` are named."""
+    capture = cb.DeviceProfile.bundled("h100", "9.19.0").deviceprop_json  # raw: cuDNN's JSON, no release in it
+    raw = tmp_path / "mygpu.json"
+    raw.write_text(capture)
+    line = _one_line_error(run("explore", "--device-profile", str(raw)), "argument --device-profile:",
+                           "does not record which cuDNN release wrote it",
+                           "rename it <name>_deviceprop_cudnn<MMmmpp>.json after the release that captured it "
+                           "(e.g. mygpu_deviceprop_cudnn91900.json)", "`cudnn-backend profile capture`")
+    assert "cudnn_version=" not in line
+    with pytest.raises(cb.DeviceProfileError, match="pass cudnn_version=") as e:  # Python keeps its own words
+        cb.DeviceProfile.load(raw)
+    assert e.value.option == "cudnn_version"
+    (tmp_path / "mygpu_deviceprop_cudnn91900.json").write_text(capture)  # the fix works
+    r = run("explore", *SMALL, "--device-profile", str(tmp_path / "mygpu_deviceprop_cudnn91900.json"), "--top", "1",
+            "--no-engines")
+    assert r.returncode == 0, r.stderr

@@ -231,6 +231,23 @@ def test_config_checks(conv, h200, infos):
         engines.normalize_knobs({"TILE_SIZE": True})
 
 
+def test_config_knobs_with_a_lying_length(infos):
+    """make_config reads the knobs it is given, never their truth value: a container whose __len__ overflows is a
+    TypeError naming knobs (the API fuzz found an OverflowError), and empty pairs are no knobs (the defaults)."""
+    class LyingLen:
+        def __len__(self):
+            return 2 ** 64
+
+        def __iter__(self):
+            return iter([1, 2, 3])
+
+    info = next(i for i in infos if i.supported and i.knobs)
+    for check in (True, False):
+        with pytest.raises(TypeError, match="knobs: expected a mapping"):
+            make_config(info.engine, LyingLen(), check=check)
+        assert make_config(info, [], check=check).descriptor.finalized
+
+
 def test_config_keeps_its_graph_alive(h200):
     def configs_only():
         graph = gg.notebook_conv_graph()

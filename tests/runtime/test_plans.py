@@ -188,6 +188,21 @@ def test_plan_from_another_cudnn_version_is_refused(plan, h200):
         plan_from_json(text, device_profile=h200, allow_version_mismatch=True)
 
 
+def test_an_unknown_enumerant_is_named_with_its_field(plan, h200):
+    """Issue 22: a plan JSON with a misspelled dataType was reported as cuDNN's bare "CUDNN_STATUS_BAD_PARAM ...
+    EXECUTION_PLAN_DESCRIPTOR: 1"; the field, the value and the close names are said (cuDNN's refusal kept as the
+    cause)."""
+    data = json.loads(plan.to_json())
+    tensor = data["operationGraph"]["tensors"][0]
+    good = tensor["dataType"]
+    tensor["dataType"] = good + "X"
+    with pytest.raises(cb.JsonCheckError) as e:
+        plan_from_json(json.dumps(data), device_profile=h200)
+    assert e.value.path == "operationGraph.tensors[0].dataType", e.value
+    assert f"{good + 'X'!r} is not a name of cuDNN's enums; " in str(e.value) and f"did you mean {good}" in str(e.value)
+    assert "CUDNN_STATUS_BAD_PARAM" in str(e.value) and isinstance(e.value.__cause__, cb.CudnnError)
+
+
 def test_save_and_load_plan_file(plan, h200, tmp_path):
     path = save_plan(plan, tmp_path / "plan.json")
     assert path.read_text() == plan.to_json()

@@ -3,7 +3,8 @@ read back from explore --json (several graphs too), plots whose labels and colou
 import pytest
 
 from cudnn_backend.tune import plots
-from cudnn_backend.tune.results import ConfigResult, Exploration, plural
+from cudnn_backend.tune.results import ConfigResult, Exploration, config_words, knob_words, plural
+from cudnn_backend.tune.sweeps import Task, TaskResult, _winner_of
 
 from tests.tune.test_explore import _fake_timed
 
@@ -64,3 +65,29 @@ def test_plot_labels_and_colours_say_what_they_are(tmp_path):
 def test_plural():
     assert [plural(n, "config") for n in (0, 1, 2, 1234)] == ["0 configs", "1 config", "2 configs", "1,234 configs"]
     assert plural(1, "entry", "entries") == "1 entry" and plural(3, "entry", "entries") == "3 entries"
+
+
+def test_a_config_without_knobs_reads_engine_alone():
+    """An engine without knobs is "engine 11", not "engine 11 -" (the "-" is for an empty knobs cell only)."""
+    ex = _offline((11, True))
+    ex.results[0].knobs = {}
+    r = ex.results[0]
+    assert r.knobs_text() == "-" and r.config_text() == "engine 11" and config_words(11, {}) == "engine 11"
+    assert config_words(7, {"KERNEL_CFG": 21, "SPLIT_K": 2}) == "engine 7 KERNEL_CFG=21 SPLIT_K=2"
+    assert knob_words({}) == "" and knob_words({"A": 1}) == "A=1"
+    assert _winner_of(ex)["knobs_text"] == ""
+    row = TaskResult(Task("g"), ok=True, exploration=ex, winner=_winner_of(ex)).row()
+    assert row["winner"] == "engine 11"
+
+
+def test_counted_words_are_plural_words():
+    """Notes say "1 thread", "2 threads", never "thread(s)"."""
+    import inspect
+    import re
+
+    from cudnn_backend.cli import render
+    from cudnn_backend.tune import explorer
+    from cudnn_backend.tune.strategies import racing
+
+    for module in (explorer, racing, render):
+        assert not re.findall(r"[a-z]\(s\)[\s\"']", inspect.getsource(module)), module.__name__

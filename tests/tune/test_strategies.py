@@ -262,7 +262,7 @@ def test_runtime_compiled_plans_are_built_ahead_in_threads():
     compiled = [r for r in threaded.results if r.runtime_compiled]
     assert len(compiled) >= 2 and all(r.status == results.PLAN_BUILT and r.plan_built for r in compiled)
     assert [(r.key, r.status) for r in serial.results] == [(r.key, r.status) for r in threaded.results]
-    assert any(n.startswith(f"{len(compiled)} runtime-compiled plans built ahead in 2 thread(s)")
+    assert any(n.startswith(f"{len(compiled)} runtime-compiled plans built ahead in 2 threads")
                for n in threaded.notes), threaded.notes
     assert not any("built ahead" in n for n in serial.notes)
     assert threaded.phases["build"] > 0

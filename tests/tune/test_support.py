@@ -471,11 +471,8 @@ def test_compare_two_releases_each_in_its_own_process(tmp_path):
 def test_engine_counts_agree_with_list_engines():
     r = probe_graph("conv_fwd", H100, kwargs=dict(n=2, c=16, h=8, w=8, k=16))
     g, og, _, _ = support.materialize("conv_fwd", dict(n=2, c=16, h=8, w=8, k=16))
-    infos = _engines.list_engines(og, cb.DeviceProfile.bundled(H100))
-    # the matrix counts engines that finalize for the graph (whether a config of theirs builds is the heuristics'
-    # and plans' stage); list_engines' ``supported`` asks more: that a config of the engine builds
+    infos = _engines.list_engines(og, cb.DeviceProfile.bundled(H100), probe_configs=False)  # those that finalize
     assert (r.engines_supported, r.engines_total) == (sum(i.finalized for i in infos), len(infos))
-    assert sum(i.supported for i in infos) <= r.engines_supported
 
 
 def test_the_sqlite_file_holds_plain_json(tmp_path):

@@ -122,14 +122,12 @@ def test_ray_agrees_with_serial(serial):
 def test_tune_offline_sweep_gives_heuristics_picks(tmp_path):
     result = cb.sweep(TASKS[:2], job="tune", executor="serial", cache=tmp_path / "c.sqlite")
     assert all(r.ok for r in result)
-    for r in result:
-        # nothing timed: the pick is heuristics' first config that built a plan, untimed, and nothing is cached
+    for r in result:  # nothing timed: the winner is the pick (heuristics' first config that builds), not cached
         chosen = r.exploration.chosen
-        assert chosen is not None and chosen.time_us is None
-        assert r.winner == {"engine_index": chosen.engine_index, "knobs": dict(chosen.knobs),
-                            "knobs_text": chosen.knobs_text(), "time_us": None, "rel_error": chosen.rel_error,
-                            "source": chosen.label}
-        assert r.cached != "stored"
+        assert chosen is not None and not r.exploration.timed and r.cached == ""
+        assert (r.winner["engine_index"], r.winner["knobs"], r.winner["time_us"]) == (chosen.engine_index,
+                                                                                       chosen.knobs, None)
+        assert r.row()["winner"] == chosen.config_text()
     assert cb.PlanCache(tmp_path / "c.sqlite").entries() == []
 
 

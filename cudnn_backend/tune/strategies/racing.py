@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+from cudnn_backend.tune.results import plural
 from cudnn_backend.tune.search import Level, Strategy
 
 __all__ = ["Racing", "SAMPLE_US", "schedule"]
@@ -104,8 +105,9 @@ class Racing(Strategy):
             rest = [k for k in search.ranked() if k not in set(alive)]
             correct += search.check_in_order(rest, wanted - len(correct))
         checked = sum(1 for r in search.results.values() if r.checked_by)
-        search.notes.append(f"racing: {' -> '.join(map(str, counts))} configs over {round_} timed round(s) (the "
-                            f"fastest {o.race_keep:g} kept each round, after round 1 also those within "
+        search.notes.append(f"racing: {' -> '.join(map(str, counts))} configs over "
+                            f"{plural(round_, 'timed round')} (the fastest {o.race_keep:g} kept each round, after "
+                            f"round 1 also those within "
                             f"{o.race_margin:.0%} of the cut and heuristics' first guesses, and timed with "
                             f"{1 / o.race_keep:g}x the samples); {checked} checked (fastest first, until {wanted} "
                             "were correct)")
