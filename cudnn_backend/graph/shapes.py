@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import math
 
+from cudnn_backend._bindings.enums import NormMode
 from cudnn_backend.core._descriptor import as_int, user_sequence
+from cudnn_backend.core.families import norm as _norm
+from cudnn_backend.core.families.pointwise import broadcast_dims
 from cudnn_backend.errors import GraphError
 from cudnn_backend.typed.arrays import MAX_ELEMENTS, packed_strides, stride_order, strides_like
 
@@ -18,6 +21,8 @@ __all__ = [
 ]
 
 MAX_RANK = 8  # CUDNN_DIM_MAX
+_NORM_MODES = {"layer": NormMode.CUDNN_LAYER_NORM, "rms": NormMode.CUDNN_RMS_NORM, "batch": NormMode.CUDNN_BATCH_NORM,
+               "instance": NormMode.CUDNN_INSTANCE_NORM}
 MAX_SIZE = (1 << 63) - 1  # sizes and strides are int64 in cuDNN
 
 
@@ -117,23 +122,6 @@ def conv_output_dims(x_dims, w_dims, padding=0, stride=1, dilation=1, post_paddi
                   f"(dilation {dl[i]}, padding {pre[i]}+{post[i]})")
         out.append(o)
     return [n, k, *out]
-
-
-def broadcast_dims(*dims_list, what="pointwise"):
-    """Numpy-style broadcast of equal-rank dims (cuDNN wants equal ranks; size-1 dims broadcast)."""
-    if len(dims_list) == 2 and tuple(dims_list[0]) == tuple(dims_list[1]):
-        return list(dims_list[0])
-    ranks = {len(d) for d in dims_list}
-    if len(ranks) != 1:
-        _fail(f"{what}: operands of ranks {sorted(ranks)} ({[list(d) for d in dims_list]}); cuDNN needs equal ranks "
-              "(add size-1 dims)")
-    out = []
-    for i in range(ranks.pop()):
-        sizes = {d[i] for d in dims_list if d[i] != 1}
-        if len(sizes) > 1:
-            _fail(f"{what}: dims {[list(d) for d in dims_list]} do not broadcast at axis {i}: {sorted(sizes)}")
-        out.append(sizes.pop() if sizes else 1)
-    return out
 
 
 def matmul_output_dims(a_dims, b_dims):
@@ -247,18 +235,20 @@ def band_mask_dims(x_dims, bound_dims=None, what="left_bound"):
     return list(x_dims)
 
 
-def norm_stats_dims(mode_name: str, x_dims, scale_dims):
-    """Mean / inverse-variance dims of a normalization (see ``core.op_checks.expected_norm_stats_dims``)."""
-    x_dims = list(x_dims)
-    if mode_name == "batch":
-        return per_channel_dims(x_dims)
-    if mode_name == "instance":
-        return [x_dims[0], x_dims[1], *([1] * (len(x_dims) - 2))]
-    return [1 if s != 1 else d for d, s in zip(x_dims, scale_dims)]
+def norm_stats_dims(mode, x_dims, scale_dims):
+    """Mean / inverse-variance dims of a normalization (``mode``: 'layer', 'batch', ... or a NormMode): the norm
+    family's one rule, ``core.families.norm.stats_dims``; GraphError where it does not apply."""
+    mode = _NORM_MODES.get(mode, mode) if isinstance(mode, str) else mode
+    dims = _norm.stats_dims(mode, x_dims, scale_dims)
+    if dims is None:
+        _fail(f"normalization statistics: no rule for {mode!r} with x {list(x_dims)} and scale "
+              f"{None if scale_dims is None else list(scale_dims)} (the scale needs x's rank)")
+    return list(dims)
 
 
 def per_channel_dims(x_dims):
-    return [1, x_dims[1], *([1] * (len(x_dims) - 2))]
+    """``[1, C, 1, ...]``: one value per channel of ``[N, C, ...]``."""
+    return list(_norm.per_channel(x_dims))
 
 
 def nhwc_strides(dims):
