@@ -2,7 +2,7 @@
 finalize checks and JSON node schema; the op checks, the JSON checks and the ``Graph`` methods read from it."""
 import pytest
 
-from cudnn_backend._bindings.enums import DescriptorType, NormMode
+from cudnn_backend._bindings.enums import AttributeName, DescriptorType, NormMode
 from cudnn_backend.core import _json_tables, families, json_checks, op_checks
 from cudnn_backend.core.families import FAMILIES, Family, FamilyError, register
 from cudnn_backend.core.families import norm as norm_family
@@ -75,6 +75,10 @@ def test_op_checks_and_json_checks_read_the_families():
     for op, schema in json_checks.NODE_TABLES.items():
         assert families.family_of(op).node_schema(op[len("CUDNN_BACKEND_OPERATION_"):-len("_DESCRIPTOR")]) is schema
     assert families.family_of("NORM_FORWARD").name == "norm"
+    assert DescriptorType.CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR in families.family_of("NORM_FORWARD") \
+        .descriptor_types()
+    assert AttributeName.CUDNN_ATTR_OPERATION_NORM_FWD_XDESC in families.family_of("NORM_FORWARD").attributes(
+        "NORM_FORWARD")
     with pytest.raises(ValueError, match="no operation of any family"):
         families.family_of("NOPE")
 

@@ -57,3 +57,8 @@ def need_float(op, slot_t, slot, reason):
 def per_channel(x_dims):
     """``[1, C, 1, ...]`` of ``[N, C, ...]``: one value per channel."""
     return (1, x_dims[1], *([1] * (len(x_dims) - 2)))
+
+
+def fail(message):
+    """Raise the GraphError of a shape rule."""
+    raise GraphError(message)

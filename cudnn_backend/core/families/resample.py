@@ -2,13 +2,15 @@
 shape, and the backward's gradients have the forward's shapes."""
 from __future__ import annotations
 
+import math
+
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import ResampleMode
-from cudnn_backend.core.families._checks import dims, need, op_name
+from cudnn_backend.core.families._checks import dims, fail, need, op_name
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.errors import GraphError
 
-__all__ = ["FAMILY", "check_resample_fwd", "check_resample_bwd"]
+__all__ = ["FAMILY", "check_resample_fwd", "check_resample_bwd", "resample_output_dims"]
 
 
 def check_resample_bwd(op):
@@ -36,6 +38,24 @@ def check_resample_fwd(op):
     v = op.value_of
     yd = dims(v(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC))
     need(op, v(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC), "idxdesc", yd, "one index per output element")
+
+
+def resample_output_dims(x_dims, window, stride, pre_padding, post_padding):
+    """Y dims of a pooling window over X ``[N, C, *spatial]`` (as cudnn-frontend infers them); window, stride and
+    paddings are ints or (numerator, denominator) pairs."""
+    n, c, *spatial = x_dims
+
+    def value(v):
+        return v[0] / v[1] if isinstance(v, tuple) else v
+
+    out = []
+    for i in range(len(spatial)):
+        o = 1 + math.floor((spatial[i] + value(pre_padding[i]) + value(post_padding[i]) - value(window[i]))
+                           / value(stride[i]))
+        if o <= 0:
+            fail(f"resample: spatial dim {i} of X ({spatial[i]}) is too small for a window of {window[i]}")
+        out.append(int(o))
+    return [n, c, *out]
 
 
 FAMILY = Family("resample", ("RESAMPLE_FWD", "RESAMPLE_BWD"), graph_methods=("resample", "resample_bwd", "pool", "resample_descriptor"),
