@@ -154,6 +154,20 @@ class TensorSpec:
                    int(entry.get("vectCount", 1) or 1), -1 if vd is None else int(vd),
                    _reordering(entry.get("reordering", _NO_REORDERING.name)))
 
+    def to_json(self) -> dict:
+        """The spec as an entry of a plan JSON's ``operationGraph.tensors`` (cuDNN's member names; the name is the
+        UID; an unknown data type or reordering is left out)."""
+        out = {"name": str(self.uid), "dim": list(self.dims), "stride": list(self.strides),
+               "isVirtual": self.virtual, "isByValue": self.by_value, "vectCount": self.vector_count,
+               "vectDim": self.vectorized_dimension}
+        if self.data_type is not None:
+            out["dataType"] = self.data_type.name
+        if self.alignment:
+            out["ptrAlignment"] = self.alignment
+        if self.reordering is not None:
+            out["reordering"] = self.reordering.name
+        return out
+
     # --- views ----------------------------------------------------------------------------------------------
     @property
     def signature(self) -> tuple:

@@ -1,12 +1,15 @@
 """One place per operation family (``core.families``): each family's module declares its operations, shape rules,
 finalize checks and JSON node schema; the op checks, the JSON checks and the ``Graph`` methods read from it."""
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cudnn_backend._bindings.enums import AttributeName, DescriptorType, NormMode
 from cudnn_backend.core import _json_tables, families, json_checks, op_checks
 from cudnn_backend.core.families import FAMILIES, Family, FamilyError, register
 from cudnn_backend.core.families import norm as norm_family
 from cudnn_backend.core.families import pointwise as pointwise_family
+from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.reference import _ops as reference_ops
 
@@ -101,3 +104,30 @@ def test_one_norm_statistics_rule(mode, x, scale, stats):
     assert shapes.norm_stats_dims(mode, x, scale) == stats
     assert list(op_checks.expected_norm_stats_dims(shapes._NORM_MODES[mode], x, scale)) == stats
     assert list(norm_family.stats_dims(shapes._NORM_MODES[mode], x, scale)) == stats
+
+
+def test_every_family_operation_is_known_to_the_reference_evaluator():
+    """A new family's operations need a reference Op (one that evaluates them or says why it cannot)."""
+    missing = [t.name for f in FAMILIES for t in f.descriptor_types() if int(t) not in reference_ops.REGISTRY]
+    assert not missing
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda rank: st.tuples(st.lists(st.sampled_from([1, 2, 3]), min_size=rank,
+                                                                  max_size=rank),
+                                                         st.lists(st.sampled_from([1, 2, 3]), min_size=1, max_size=4))))
+def test_the_graph_builder_broadcasts_by_the_one_rule(dims):
+    """``Graph.pointwise``'s output shape (a C fast path in graph/_core.pyx) is ``broadcast_dims``, refusals alike."""
+    x_dims, b_dims = dims
+    try:
+        expected = pointwise_family.broadcast_dims(x_dims, b_dims)
+    except GraphError:
+        expected = None
+    g = Graph("broadcast")
+    x, b = g.tensor(x_dims, name="x"), g.tensor(b_dims, name="b")
+    try:
+        y = g.pointwise("CUDNN_POINTWISE_ADD", x, b, output=True)
+    except GraphError:
+        assert expected is None
+    else:
+        assert list(y.shape) == expected

@@ -52,6 +52,11 @@ def test_descriptor_and_plan_json_give_the_same_spec(built):
         # every field but the name (the JSON knows only the UID) is the same value, read either way
         assert dataclasses.replace(spec, name=str(uid)) == from_json[uid]
         assert spec.reordering == TensorReordering.CUDNN_TENSOR_REORDERING_NONE and spec.vectorized_dimension == -1
+    # and written back as JSON it is the entry cuDNN wrote, member for member
+    entries = {int(t["name"]): t for t in _packing.plan_document(plan)["operationGraph"]["tensors"]}
+    for uid, spec in from_graph.items():
+        assert spec.to_json() == entries[uid]
+        assert TensorSpec.from_json(spec.to_json()) == from_json[uid]
 
 
 def test_tables_and_messages_read_the_spec(built):
