@@ -15,4 +15,7 @@ def softmax_stats_dims(x_dims):
     return [*x_dims[:3], 1]
 
 
-FAMILY = Family('attention', ('SDPA_FWD', 'SDPA_BWD', 'SOFTMAX', 'PAGED_CACHE_LOAD'), graph_methods=('sdpa_fwd', 'sdpa_bwd', 'softmax', 'softmax_composite', 'paged_cache_load'), doc=__doc__)
+FAMILY = Family(
+    "attention", ("SDPA_FWD", "SDPA_BWD", "SOFTMAX", "PAGED_CACHE_LOAD"),
+    graph_methods=("sdpa_fwd", "sdpa_bwd", "softmax", "softmax_composite", "paged_cache_load"),
+    doc=__doc__)

@@ -18,4 +18,7 @@ def band_mask_dims(x_dims, bound_dims=None, what="left_bound"):
     return list(x_dims)
 
 
-FAMILY = Family('band', ('EXPAND_BAND_MATRIX', 'CONTRACT_BAND_MATRIX', 'DIAGONAL_BAND_MASK'), graph_methods=('expand_band_matrix', 'contract_band_matrix', 'diagonal_band_mask'), doc=__doc__)
+FAMILY = Family(
+    "band", ("EXPAND_BAND_MATRIX", "CONTRACT_BAND_MATRIX", "DIAGONAL_BAND_MASK"),
+    graph_methods=("expand_band_matrix", "contract_band_matrix", "diagonal_band_mask"),
+    doc=__doc__)

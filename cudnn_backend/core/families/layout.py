@@ -43,4 +43,7 @@ def slice_output_dims(x_dims, start, limit, strides=None):
     return out
 
 
-FAMILY = Family('layout', ('CONCAT', 'RESHAPE', 'TRANSPOSE', 'SLICE'), graph_methods=('concat', 'reshape', 'transpose', 'slice'), doc=__doc__)
+FAMILY = Family(
+    "layout", ("CONCAT", "RESHAPE", "TRANSPOSE", "SLICE"),
+    graph_methods=("concat", "reshape", "transpose", "slice"),
+    doc=__doc__)

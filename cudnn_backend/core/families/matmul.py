@@ -18,4 +18,4 @@ def matmul_output_dims(a_dims, b_dims):
     return [*batch, a_dims[-2], b_dims[-1]]
 
 
-FAMILY = Family('matmul', ('MATMUL',), graph_methods=('matmul',), doc=__doc__)
+FAMILY = Family("matmul", ("MATMUL",), graph_methods=("matmul",), doc=__doc__)

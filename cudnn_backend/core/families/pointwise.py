@@ -11,7 +11,7 @@ from cudnn_backend.core.families import _checks
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.errors import GraphError
 
-__all__ = ["FAMILY", "broadcast_dims", "broadcasts_to", "check_pointwise"]
+__all__ = ["FAMILY", "broadcast_dims", "broadcasts_to", "check_pointwise", "INPUT_SLOTS", "OUTPUT_SLOTS"]
 
 
 def broadcast_dims(*dims_list, what="pointwise"):
@@ -41,17 +41,18 @@ def broadcasts_to(in_dims, out_dims) -> bool:
         return False
 
 
-_INPUTS = ((A.CUDNN_ATTR_OPERATION_POINTWISE_XDESC, "xdesc"), (A.CUDNN_ATTR_OPERATION_POINTWISE_BDESC, "bdesc"),
-           (A.CUDNN_ATTR_OPERATION_POINTWISE_TDESC, "tdesc"), (A.CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, "dydesc"))
-_OUTPUTS = ((A.CUDNN_ATTR_OPERATION_POINTWISE_YDESC, "ydesc"), (A.CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, "dxdesc"))
+INPUT_SLOTS = ((A.CUDNN_ATTR_OPERATION_POINTWISE_XDESC, "xdesc"), (A.CUDNN_ATTR_OPERATION_POINTWISE_BDESC, "bdesc"),
+               (A.CUDNN_ATTR_OPERATION_POINTWISE_TDESC, "tdesc"), (A.CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, "dydesc"))
+OUTPUT_SLOTS = ((A.CUDNN_ATTR_OPERATION_POINTWISE_YDESC, "ydesc"), (A.CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, "dxdesc"))
 
 
 def check_pointwise(op):
     """The output is ``broadcast_dims`` of every input: cuDNN 9.19 never checks it (a smaller Y is written out of
     bounds, a larger one read out of bounds)."""
     v = op.value_of
-    shapes = [(t, slot, _checks.dims(t)) for t, slot in ((v(attr), slot) for attr, slot in _INPUTS) if t is not None]
-    outputs = [(v(attr), slot) for attr, slot in _OUTPUTS if v(attr) is not None]
+    inputs = [(v(attr), slot) for attr, slot in INPUT_SLOTS]
+    shapes = [(t, slot, _checks.dims(t)) for t, slot in inputs if t is not None]
+    outputs = [(v(attr), slot) for attr, slot in OUTPUT_SLOTS if v(attr) is not None]
     if not outputs or not shapes or any(d is None for _, _, d in shapes):
         return
     described = ", ".join(f"{_checks.name(t, slot)} {list(d)}" for t, slot, d in shapes)

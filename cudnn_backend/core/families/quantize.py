@@ -3,4 +3,7 @@ from __future__ import annotations
 
 from cudnn_backend.core.families._family import Family
 
-FAMILY = Family('quantize', ('BLOCK_SCALE_QUANTIZE', 'BLOCK_SCALE_DEQUANTIZE'), graph_methods=('block_scale_quantize', 'block_scale_dequantize'), doc=__doc__)
+FAMILY = Family(
+    "quantize", ("BLOCK_SCALE_QUANTIZE", "BLOCK_SCALE_DEQUANTIZE"),
+    graph_methods=("block_scale_quantize", "block_scale_dequantize"),
+    doc=__doc__)

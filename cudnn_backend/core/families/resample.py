@@ -58,6 +58,7 @@ def resample_output_dims(x_dims, window, stride, pre_padding, post_padding):
     return [n, c, *out]
 
 
-FAMILY = Family("resample", ("RESAMPLE_FWD", "RESAMPLE_BWD"), graph_methods=("resample", "resample_bwd", "pool", "resample_descriptor"),
+FAMILY = Family("resample", ("RESAMPLE_FWD", "RESAMPLE_BWD"),
+                graph_methods=("resample", "resample_bwd", "pool", "resample_descriptor"),
                 finalize_checks={"RESAMPLE_FWD": check_resample_fwd, "RESAMPLE_BWD": check_resample_bwd},
                 doc=__doc__)

@@ -3,4 +3,4 @@ from __future__ import annotations
 
 from cudnn_backend.core.families._family import Family
 
-FAMILY = Family('rng', ('RNG',), graph_methods=('rng',), doc=__doc__)
+FAMILY = Family("rng", ("RNG",), graph_methods=("rng",), doc=__doc__)

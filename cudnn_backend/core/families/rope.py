@@ -22,4 +22,4 @@ def rope_dims(x_dims, freqs_dims, rope_dim=None):
     return rope_dim
 
 
-FAMILY = Family('rope', ('ROPE_FWD', 'ROPE_BWD'), graph_methods=('rope_fwd', 'rope_bwd'), doc=__doc__)
+FAMILY = Family("rope", ("ROPE_FWD", "ROPE_BWD"), graph_methods=("rope_fwd", "rope_bwd"), doc=__doc__)

@@ -3,4 +3,4 @@ from __future__ import annotations
 
 from cudnn_backend.core.families._family import Family
 
-FAMILY = Family('signal', ('SIGNAL',), graph_methods=('signal',), doc=__doc__)
+FAMILY = Family("signal", ("SIGNAL",), graph_methods=("signal",), doc=__doc__)
