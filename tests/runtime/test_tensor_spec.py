@@ -84,5 +84,6 @@ def test_a_plans_json_is_parsed_once(built, monkeypatch):
     specs = _packing.plan_json_tensor_specs(plan)
     assert _packing.plan_override_enabled(plan.descriptor) is False
     subject = graphs.resolve(plan)
+    assert plan.json_info["engine"] == plan.engine_index and plan.json_info["cudnn_version"]
     assert subject.json_graph["tensors"][0]["name"] == str(min(specs))
     assert len(calls) == 1
