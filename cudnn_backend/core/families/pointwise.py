@@ -55,10 +55,17 @@ def check_pointwise(op):
     outputs = [(v(attr), slot) for attr, slot in OUTPUT_SLOTS if v(attr) is not None]
     if not outputs or not shapes or any(d is None for _, _, d in shapes):
         return
-    described = ", ".join(f"{_checks.name(t, slot)} {list(d)}" for t, slot, d in shapes)
-    expected = broadcast_dims(*[d for _, _, d in shapes], what=f"{_checks.op_name(op)}: the inputs {described}")
+    def described():  # only for a message: building it on every finalize would cost more than the check
+        return ", ".join(f"{_checks.name(t, slot)} {list(d)}" for t, slot, d in shapes)
+
+    try:
+        expected = broadcast_dims(*[d for _, _, d in shapes])
+    except GraphError as e:
+        raise GraphError(f"{_checks.op_name(op)}: the inputs {described()}: {str(e).partition(': ')[2]}") from None
     for t, slot in outputs:
-        _checks.need(op, t, slot, expected, f"the broadcast shape of the inputs {described}")
+        dims = _checks.dims(t)
+        if dims is not None and tuple(dims) != tuple(expected):
+            _checks.need(op, t, slot, expected, f"the broadcast shape of the inputs {described()}")
 
 
 FAMILY = Family(
