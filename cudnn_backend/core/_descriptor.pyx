@@ -57,6 +57,7 @@ from cudnn_backend._bindings.enums import AttributeName, AttributeType, Descript
 from cudnn_backend.core import device as _device
 from cudnn_backend.core import json_checks as _json_checks
 from cudnn_backend.core import op_checks as _op_checks
+from cudnn_backend.core.families import pointwise as _pointwise
 from cudnn_backend.core import schema as _schema
 from cudnn_backend.core.versions import format_version, parse_version
 from cudnn_backend.errors import (
@@ -527,6 +528,12 @@ cdef int _build_tables() except -1:
         for dtype, check in _op_checks.FINALIZE_CHECKS.items():
             _FINALIZE_CHECK[int(dtype)] = check
             _HAS_FINALIZE_CHECK[int(dtype)] = True
+        if len(_pointwise.INPUT_SLOTS) != 4 or len(_pointwise.OUTPUT_SLOTS) != 2:
+            raise RuntimeError("the pointwise family's tensor slots changed: update _PW_INPUTS/_PW_OUTPUTS' sizes")
+        for i, (attr, _) in enumerate(_pointwise.INPUT_SLOTS):
+            _PW_INPUTS[i] = int(attr)
+        for i, (attr, _) in enumerate(_pointwise.OUTPUT_SLOTS):
+            _PW_OUTPUTS[i] = int(attr)
         _READY = True
     return 0
 
@@ -1208,12 +1215,12 @@ def _check_finalize_preconditions(int dtype, dict deps):
                                            "CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP before finalize")
 
 
-# The pointwise broadcast check (op_checks.check_pointwise) runs on every pointwise finalize, the commonest op
-# in fused graphs: its accepting case is done here in C, and anything else goes to the Python check, which
-# raises with the tensors named (or accepts what this path leaves to it).
-cdef int[4] _PW_INPUTS = [CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
-                          CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC]
-cdef int[2] _PW_OUTPUTS = [CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC]
+# The pointwise broadcast check (core.families.pointwise: check_pointwise, by the one rule broadcast_dims) runs on
+# every pointwise finalize, the commonest op in fused graphs: its accepting case is done here in C, and anything
+# else goes to the Python check, which raises with the tensors named (or accepts what this path leaves to it). The
+# tensor slots are the family's (INPUT_SLOTS, OUTPUT_SLOTS), copied into these arrays when the tables are made.
+cdef int[4] _PW_INPUTS
+cdef int[2] _PW_OUTPUTS
 DEF PW_MAX_RANK = 16
 
 

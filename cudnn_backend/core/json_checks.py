@@ -66,6 +66,7 @@ from operator import mul as _mul
 
 from cudnn_backend._bindings import _loader
 from cudnn_backend.core import _json_tables as _tables_data
+from cudnn_backend.core import families as _families
 from cudnn_backend.core.versions import parse_version
 from cudnn_backend.errors import CudnnLibraryNotFoundError, JsonCheckError, JsonTableFallbackWarning
 
@@ -802,7 +803,10 @@ IN, OUT, INS = "in", "out", "ins"  # the tensor roles of node members: read, wri
 TABLE_RELEASES = _tables_data.RELEASES  # the cuDNN releases with a table of their own, oldest first
 CUDNN_VERSION = TABLE_RELEASES[-1]  # the newest release with a table (a newer one falls back to it: see table_release)
 KINDS = _tables_data.KINDS  # kind -> {member: (checker spec, written by, required by)}
-NODE_TABLES = _tables_data.NODES  # operation -> {member: (checker spec or tensor role, written by, required by)}
+# operation -> {member: (checker spec or tensor role, written by, required by)}: each family's node schema
+# (core.families; the per-release data is generated into _json_tables by tools/derive_json_tables.py)
+NODE_TABLES = dict(sorted((_families.operation_type_name(op), schema) for fam in _families.FAMILIES
+                          for op in fam.operations if (schema := fam.node_schema(op)) is not None))
 FINALIZE_MODES = frozenset(_tables_data.VALUES["finalizeMode"])  # every release's
 KNOB_NAMES = frozenset(_tables_data.VALUES["knob"])
 
@@ -884,12 +888,7 @@ def _kernel_params_then(kp):
 # ------------------------------------------------------------------------------------------------
 # Four finalize modes make cuDNN look for a node of one operation and use it unchecked: a graph without
 # such a node crashes (SIGSEGV in 9.10 .. 9.28.1; see tools/json_observations); the others fail cleanly.
-FINALIZE_MODE_NEEDS = {
-    "CONV_FORWARD": "CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR",
-    "CONV_BWD_DATA": "CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR",
-    "CONV_BWD_FILTER": "CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR",
-    "NORM_BWD": "CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR",
-}
+FINALIZE_MODE_NEEDS = _families.FINALIZE_MODE_NEEDS  # declared by the families (conv, norm)
 # The fused attention engines of cuDNN 9.19 (SDPA_FWD engine 2, SDPA_BWD engine 6 on an H200) assume that
 # the matmuls' tensors in memory are packed along a matrix dimension (one of the last two has stride 1;
 # SIGSEGV otherwise, even with the stride 1 on a batch dimension); the other engines of these graphs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cudnn_backend._bindings.enums import BnFinalizeStatsMode, DataType, GenStatsMode, NormFwdPhase, NormMode
 from cudnn_backend.core._descriptor import as_int
+from cudnn_backend.core.families import norm as _family
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import shapes
 from cudnn_backend.graph._util import as_choice, as_data_type
@@ -38,17 +39,15 @@ def norm_mode(mode) -> NormMode:
 
 
 def stats_dims(mode: NormMode, x_dims, scale_dims):
-    """Mean / inverse-variance dims: batch norm one value per channel, instance norm one per (sample,
-    channel), layer / RMS / adaptive layer norm one per row (x's dims with 1 wherever the scale spans
-    an axis, the batch axis kept)."""
-    x_dims = list(x_dims)
-    if mode == NormMode.CUDNN_BATCH_NORM:
-        return shapes.per_channel_dims(x_dims)
-    if mode == NormMode.CUDNN_INSTANCE_NORM:
-        return [x_dims[0], x_dims[1], *([1] * (len(x_dims) - 2))]
-    if len(scale_dims) != len(x_dims):
+    """Mean / inverse-variance dims (a list): the norm family's one rule (``core.families.norm.stats_dims``, which the
+    finalize check reads too): batch norm one value per channel, instance norm one per (sample, channel), layer /
+    RMS / adaptive layer norm one per row (x's dims with 1 wherever the scale spans an axis, the batch axis kept)."""
+    if mode not in (NormMode.CUDNN_BATCH_NORM, NormMode.CUDNN_INSTANCE_NORM) and len(scale_dims) != len(x_dims):
         raise GraphError(f"scale: {list(scale_dims)} needs x's rank ({list(x_dims)})")
-    return [d if i == 0 or s == 1 else 1 for i, (d, s) in enumerate(zip(x_dims, scale_dims))]
+    dims = _family.stats_dims(mode, x_dims, scale_dims)
+    if dims is None:  # group norm and newer modes: the batch axis kept, the scale's axes reduced (cuDNN checks)
+        dims = [d if i == 0 or s == 1 else 1 for i, (d, s) in enumerate(zip(x_dims, scale_dims))]
+    return list(dims)
 
 
 class NormOps:

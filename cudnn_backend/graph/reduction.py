@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from cudnn_backend._bindings.enums import ReduceTensorOp
+from cudnn_backend.core.families.reduction import output_divides
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import shapes
 from cudnn_backend.graph._util import as_choice
@@ -26,7 +27,7 @@ class ReductionOps:
             dims = list(output.shape)
             if axes is not None and dims != shapes.reduction_output_dims(x.shape, axes):
                 raise GraphError(f"output: {output.describe()} is not x {list(x.shape)} reduced over axes {axes}")
-            if len(dims) != len(x.shape) or any(xd % yd for xd, yd in zip(x.shape, dims)):
+            if not output_divides(x.shape, dims):
                 raise GraphError(f"output: {output.describe()} is no reduction of x {list(x.shape)} (same rank, each "
                                  "dim dividing x's)")
         else:

@@ -3,13 +3,14 @@ dims, strides, data type, virtual, by-value and a by-value scalar's recorded val
 slots by keyword and its attributes, its child descriptors' attributes), producers first."""
 from __future__ import annotations
 
-import math
+import dataclasses
 from dataclasses import dataclass
 
-from cudnn_backend._bindings.enums import AttributeName, DataType, DescriptorType
+from cudnn_backend._bindings.enums import AttributeName, DescriptorType
 from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.errors import GraphError
+from cudnn_backend.typed.tensors import TensorSpec
 from cudnn_backend.typed.introspection import (
     keyword_of,
     operation_label,
@@ -47,33 +48,7 @@ def attribute(descriptor, keyword, default=None):
     return default if value is None else value
 
 
-@dataclass(frozen=True)
-class TensorInfo:
-    """A tensor of the graph as its descriptor says."""
-
-    uid: int
-    name: str
-    dims: tuple
-    strides: tuple
-    data_type: object
-    virtual: bool
-    by_value: bool
-    value: object = None  # a by-value scalar's recorded value (typed tensors), None when absent
-
-    @property
-    def numel(self) -> int:
-        return math.prod(self.dims)
-
-    @property
-    def rank(self) -> int:
-        return len(self.dims)
-
-    def describe(self) -> str:
-        try:
-            dt = DataType(int(self.data_type)).name.replace("CUDNN_DATA_", "").lower()
-        except (TypeError, ValueError):
-            dt = "?"
-        return f"{self.name} (uid {self.uid}) {list(self.dims)} {dt}"
+TensorInfo = TensorSpec  # a tensor of the graph as its descriptor says: the one tensor description
 
 
 class Node:
@@ -169,12 +144,10 @@ def read_graph(op_graph) -> ReadGraph:
     tensors, producer = {}, {}
     for node in nodes:
         for kw, t, out in tensor_slots(node.op):
-            uid, dims, strides, dt, virtual, by_value = signature_of(t)
-            uid = int(uid)
+            spec = TensorSpec.from_descriptor(t)
+            uid = spec.uid
             if uid not in tensors:
-                tensors[uid] = TensorInfo(uid, tensor_name(t), tuple(int(d) for d in dims),
-                                          tuple(int(s) for s in strides), dt, bool(virtual), bool(by_value),
-                                          getattr(t, "scalar_value", None))
+                tensors[uid] = dataclasses.replace(spec, name=tensor_name(t))
             if out:
                 producer.setdefault(uid, node)
     return ReadGraph(nodes, tensors, producer)

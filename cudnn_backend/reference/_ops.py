@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from cudnn_backend._bindings.enums import DescriptorType
+from cudnn_backend.core.families.pointwise import broadcasts_to
 from cudnn_backend.reference._blocks import Request, elements, full, outer_coords, ravel, take
 
 __all__ = ["Unsupported", "Op", "register", "REGISTRY", "broadcast_keys", "check_broadcast", "scalar", "real", "Gather",
@@ -48,7 +49,7 @@ def scalar(values, uid) -> float:
 
 def check_broadcast(in_dims, out_dims, what):
     """Unsupported unless ``in_dims`` broadcasts to ``out_dims`` (same rank; each dim equal or 1)."""
-    if len(in_dims) != len(out_dims) or any(i != o and i != 1 for i, o in zip(in_dims, out_dims)):
+    if not broadcasts_to(in_dims, out_dims):  # the pointwise family's one broadcast rule
         raise Unsupported(f"{what} {list(in_dims)} does not broadcast to {list(out_dims)} (same rank, dims equal "
                           "or 1)")
 

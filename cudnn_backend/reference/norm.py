@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from cudnn_backend._bindings.enums import BnFinalizeStatsMode, NormFwdPhase, NormMode
+from cudnn_backend.core.families.norm import stats_dims
 from cudnn_backend.reference._blocks import Request, ravel
 from cudnn_backend.reference._ops import Op, Unsupported, broadcast_keys, check_broadcast, element_coords, pick, \
     register, scalar
@@ -78,11 +79,9 @@ class NormForward(Op):
             raise Unsupported("batch-norm inference reads saved statistics cuDNN 9 has no NORM_FORWARD for")
         if self.inv is not None or self.mean is not None:
             self.stats_dims = self.dims(self.inv if self.inv is not None else self.mean)
-        elif self.mode in (NormMode.CUDNN_LAYER_NORM, NormMode.CUDNN_RMS_NORM, NormMode.CUDNN_ADA_LAYER_NORM):
-            sd = self.dims(self.scale)
-            self.stats_dims = tuple(d if i == 0 or s == 1 else 1 for i, (d, s) in enumerate(zip(xd, sd)))
-        elif self.mode == NormMode.CUDNN_INSTANCE_NORM:
-            self.stats_dims = (*xd[:2], *([1] * (len(xd) - 2)))
+        elif self.mode != NormMode.CUDNN_BATCH_NORM and \
+                stats_dims(self.mode, xd, self.dims(self.scale)) is not None:  # the norm family's one rule
+            self.stats_dims = stats_dims(self.mode, xd, self.dims(self.scale))
         else:
             raise Unsupported(f"{self.mode.name} without statistics outputs: its groups are unknown")
         _check_stats(xd, self.stats_dims, "the statistics")

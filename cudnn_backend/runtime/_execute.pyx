@@ -810,10 +810,7 @@ cdef class VariantPack:
         cdef ShapeOverrides* ov = NULL
         cdef Py_ssize_t slot
         shapes = {uid: (dims, strides) for uid, dims, strides in overrides}
-        specs = {uid: (spec if uid not in shapes else
-                       _packing.TensorSpec(spec.uid, spec.name, shapes[uid][0], shapes[uid][1], spec.data_type,
-                                           spec.virtual, spec.by_value, spec.alignment, spec.vector_count,
-                                           spec.value))
+        specs = {uid: (spec if uid not in shapes else spec.with_shape(*shapes[uid]))
                  for uid, spec in (self._graph_specs or self._specs).items()}
         for uid, spec in specs.items():  # every buffer kept must hold its tensor's (new) span
             slot = self._slot_of.get(uid, -1)

@@ -9,7 +9,6 @@ only C arrays; the per-call paths never come back here.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import numbers
 import operator
@@ -28,13 +27,14 @@ from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 from cudnn_backend.runtime import memory
 from cudnn_backend.typed import arrays
 from cudnn_backend.typed.arrays import DATA_TYPE_BITS, MAX_ELEMENTS, strides_like
-from cudnn_backend.typed.introspection import signature_of, tensor_slots
+from cudnn_backend.typed.introspection import operations_of, signature_of, tensor_slots
+from cudnn_backend.typed.tensors import TensorSpec
 
 __all__ = [
     "TensorSpec", "tensor_spec", "tensor_specs", "graph_tensor_specs", "plan_json_tensor_specs", "plan_descriptor",
     "plan_workspace_size", "plan_handle", "plan_operation_graph", "Resolved", "resolve_buffer", "scalar_bytes",
     "scalar_value", "uid_of", "resolve_slot", "check_array", "consumer_stream", "prepare_pack", "resolve_workspace",
-    "SCALAR_CAPACITY", "plan_override_enabled", "prepare_overrides", "MAX_OVERRIDE_RANK",
+    "SCALAR_CAPACITY", "plan_override_enabled", "prepare_overrides", "MAX_OVERRIDE_RANK", "plan_document",
 ]
 
 D = DataType
@@ -55,72 +55,16 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 # ---------------------------------------------------------------------------------------------
 # what the plan's graph says about each tensor
 # ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class TensorSpec:
-    """What a variant pack needs to know about one tensor of the plan's graph."""
-
-    uid: int
-    name: str
-    dims: tuple
-    strides: tuple
-    data_type: DataType | None
-    virtual: bool = False
-    by_value: bool = False
-    alignment: int | None = None  # CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, when known
-    vector_count: int = 1
-    value: object = None  # a by-value tensor's value when the graph gave it one (Graph.scalar, patterns)
-
-    @property
-    def itemsize(self) -> float | None:
-        """Bytes per element of the data type (0.5 for 4-bit types); None if unknown."""
-        bits = DATA_TYPE_BITS.get(self.data_type)
-        return None if bits is None else bits / 8
-
-    @property
-    def nbytes(self) -> int | None:
-        """Bytes the tensor spans: ``1 + sum((dim - 1) * abs(stride))`` elements; None if unknown."""
-        if self.vector_count not in (None, 1) or self.data_type is None:
-            return None
-        return arrays.span_bytes(self.dims, self.strides, self.data_type)
-
-    def describe(self) -> str:
-        """One line: name, uid, dims, strides, data type and kind (virtual, by-value), for messages."""
-        dt = self.data_type.name.replace("CUDNN_DATA_", "").lower() if self.data_type is not None else "?"
-        kind = " virtual" if self.virtual else (" by-value" if self.by_value else "")
-        label = f"{self.name} " if self.name and self.name != str(self.uid) else ""
-        return f"{label}(uid {self.uid}) {list(self.dims)} strides {list(self.strides)} {dt}{kind}"
-
-
 def tensor_spec(tensor) -> TensorSpec:
     """The TensorSpec of a tensor descriptor (typed ``Tensor`` or a generic ``Descriptor``)."""
-    uid, dims, strides, dt, virtual, by_value = signature_of(tensor)
-    values = tensor.values
-    align = values.get(A.CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT)
-    vc = values.get(A.CUDNN_ATTR_TENSOR_VECTOR_COUNT, 1)
-    name = getattr(tensor, "name", None)
-    value = getattr(tensor, "scalar_value", None) if by_value else None
-    try:
-        data_type = DataType(int(dt)) if dt is not None else None
-    except ValueError:
-        data_type = None
-    return TensorSpec(int(uid), name if isinstance(name, str) else str(uid), tuple(dims), tuple(strides), data_type,
-                      bool(virtual), bool(by_value), int(align) if align else None, int(vc) if vc else 1, value)
-
-
-def _operations_of(operation_graph) -> list:
-    if isinstance(operation_graph, (list, tuple)):
-        return list(operation_graph)
-    if isinstance(operation_graph, Descriptor):
-        ops = operation_graph.values.get(A.CUDNN_ATTR_OPERATIONGRAPH_OPS, ())
-        return list(ops) if isinstance(ops, tuple) else [ops]
-    return []
+    return TensorSpec.from_descriptor(tensor)
 
 
 def graph_tensor_specs(operation_graph) -> dict | None:
     """{uid: TensorSpec} of every tensor the operations of an operation graph (or a list of
     operations) read or write; None when the graph's operations are not known on the Python side."""
     specs = {}
-    for op in _operations_of(operation_graph):
+    for op in operations_of(operation_graph):
         for _, t, _ in tensor_slots(op):
             if not t.closed:
                 spec = tensor_spec(t)
@@ -193,40 +137,39 @@ def plan_operation_graph(plan):
     return getattr(plan, "operation_graph", None)
 
 
-_json_specs_cache = weakref.WeakKeyDictionary()  # plan descriptor -> specs (a finalized plan does not change)
+_documents = weakref.WeakKeyDictionary()  # plan descriptor -> its parsed JSON (a finalized plan does not change)
+_NO_DOCUMENT = {}
+
+
+def plan_document(plan) -> dict | None:
+    """The plan's JSON representation, checked (``core.json_checks``) and parsed once per plan descriptor; None
+    when the engine gives none or the checks refuse it. Every reader of a plan's JSON reads this."""
+    desc = plan_descriptor(plan)
+    try:
+        doc = _documents[desc]
+    except (KeyError, TypeError):
+        try:
+            text = desc.get(A.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, AT.CUDNN_TYPE_CHAR)
+            doc = json.loads(check_plan_json(text))
+            if not isinstance(doc, dict):
+                doc = _NO_DOCUMENT
+        except Exception:  # noqa: BLE001 - no JSON for this engine, or one the checks refuse: unknown
+            doc = _NO_DOCUMENT
+        try:
+            _documents[desc] = doc
+        except TypeError:
+            pass
+    return doc if doc is not _NO_DOCUMENT else None
 
 
 def plan_json_tensor_specs(plan) -> dict | None:
     """{uid: TensorSpec} from the tensors listed in the plan's JSON representation, or None."""
-    desc = plan_descriptor(plan)
+    doc = plan_document(plan)
     try:
-        return _json_specs_cache[desc]
-    except (KeyError, TypeError):
-        pass
-    specs = _parse_plan_json(desc)
-    try:
-        _json_specs_cache[desc] = specs
-    except TypeError:
-        pass
-    return specs
-
-
-def _parse_plan_json(desc) -> dict | None:
-    try:
-        text = desc.get(A.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, AT.CUDNN_TYPE_CHAR)
-        tensors = json.loads(check_plan_json(text))["operationGraph"]["tensors"]
-        specs = {}
-        for t in tensors:
-            uid = int(t["name"])
-            dt = t.get("dataType")
-            specs[uid] = TensorSpec(
-                uid, str(uid), tuple(int(x) for x in t.get("dim", ())), tuple(int(x) for x in t.get("stride", ())),
-                D[dt] if dt in D.__members__ else None, bool(t.get("isVirtual", False)),
-                bool(t.get("isByValue", False)), int(t["ptrAlignment"]) if t.get("ptrAlignment") else None,
-                int(t.get("vectCount", 1) or 1))
-        return specs or None
-    except Exception:  # noqa: BLE001 - no JSON for this engine, or a layout we do not know: graph unknown
+        specs = {s.uid: s for s in (TensorSpec.from_json(t) for t in doc["operationGraph"]["tensors"])}
+    except Exception:  # noqa: BLE001 - no JSON, or a layout we do not know: graph unknown
         return None
+    return specs or None
 
 
 def tensor_specs(plan=None, operation_graph=None, tensors=None) -> dict | None:
@@ -369,10 +312,6 @@ def scalar_value(raw: bytes, data_type):
     return struct.unpack(fmt, raw[:struct.calcsize(fmt)])[0]
 
 
-def _is_tensor(obj) -> bool:
-    return isinstance(obj, Descriptor) and obj.descriptor_type == DescriptorType.CUDNN_BACKEND_TENSOR_DESCRIPTOR
-
-
 def uid_of(key) -> int:
     """The UID a variant-pack key names: an int, or a tensor descriptor (its unique_id)."""
     if isinstance(key, bool):
@@ -455,7 +394,7 @@ def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=
     if overrides:
         specs = dict(specs)
         for uid, dims, strides in overrides:
-            specs[uid] = dataclasses.replace(specs[uid], dims=dims, strides=strides)
+            specs[uid] = specs[uid].with_shape(dims, strides)
     given = {}
     for key, value in buffers.items():
         uid = uid_of(key)
@@ -504,11 +443,9 @@ MAX_OVERRIDE_RANK = 8  # CUDNN_DIM_MAX: a pack's C arrays hold this many dims pe
 
 
 def _json_override_flag(plan) -> bool | None:
-    try:
-        text = plan_descriptor(plan).get(A.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, AT.CUDNN_TYPE_CHAR)
-        return bool(json.loads(check_plan_json(text))["operationGraph"].get("isOverrideShapeEnabled", False))
-    except Exception:  # noqa: BLE001 - no JSON for this engine, or one the checks refuse: unknown
-        return None
+    doc = plan_document(plan)
+    graph = doc.get("operationGraph") if doc is not None else None
+    return bool(graph.get("isOverrideShapeEnabled", False)) if isinstance(graph, dict) else None
 
 
 def plan_override_enabled(plan=None, operation_graph=None) -> bool | None:

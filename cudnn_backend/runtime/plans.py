@@ -34,7 +34,7 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.errors import (CudnnBackendError, CudnnError, DeviceMemoryWarning, JsonCheckError,
                                   JsonTableFallbackWarning, NoDeviceError, PlanVersionError, did_you_mean)
 from cudnn_backend.runtime import engines as _engines
-from cudnn_backend.runtime._packing import graph_tensor_specs
+from cudnn_backend.runtime._packing import graph_tensor_specs, plan_document
 from cudnn_backend.runtime.profiles import as_deviceprop, file_path, profile_of
 from cudnn_backend.typed import DeviceProp, Engine, EngineConfig, ExecutionPlan, KernelCache, OperationGraph
 from cudnn_backend.typed.introspection import graph_fingerprint
@@ -287,7 +287,8 @@ class Plan:
     def json_info(self) -> dict:
         """What the plan's JSON says about itself: cuDNN version, device, engine, knobs."""
         if self._json_info is None:
-            self._json_info = plan_json_info(self.to_json())
+            doc = plan_document(self)  # parsed once per plan (the pack's tensor specs read the same document)
+            self._json_info = _json_info(doc) if doc is not None else plan_json_info(self.to_json())
         return self._json_info
 
     def save(self, path) -> pathlib.Path:
@@ -431,6 +432,11 @@ def plan_json_info(text) -> dict:
             data = json.loads(check_plan_json(text, release=release))  # as its own release reads it
     except ValueError as e:
         raise ValueError(f"not a serialized cuDNN execution plan: {e}") from None
+    return _json_info(data)
+
+
+def _json_info(data) -> dict:
+    """``plan_json_info`` of a parsed plan document."""
     if not isinstance(data, dict) or not isinstance(data.get("engine"), dict):
         raise ValueError("not a serialized cuDNN execution plan: no 'engine' object")
     engine = data["engine"]

@@ -55,6 +55,7 @@ from cudnn_backend.graph._util import as_data_type
 from cudnn_backend.runtime.profiles import file_path
 from cudnn_backend.tune import graphs
 from cudnn_backend.tune.sweeps import Task, tasks_from_file
+from cudnn_backend.typed.tensors import data_type_name
 
 __all__ = ["CatalogueEntry", "default_catalogue", "chain_graph", "norm_graph", "load_catalogue", "filter_entries",
            "label_matches", "HEADS", "NORMS", "CHAIN_ELEMENTS", "CHAINS", "TAILS", "FAMILIES", "DATA_TYPES", "LAYOUTS",
@@ -158,7 +159,7 @@ def _label_of(data_type) -> str:
     for label, member in DATA_TYPES.items():
         if member == dt:
             return label
-    return dt.name.replace("CUDNN_DATA_", "").lower()
+    return data_type_name(dt)
 
 
 def _dtype(label):

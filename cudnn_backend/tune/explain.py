@@ -42,6 +42,7 @@ from cudnn_backend.tune import graphs
 from cudnn_backend.tune.support import SupportResult, cudnn_explanations, materialize, probe_graph
 from cudnn_backend.typed import descriptor_class
 from cudnn_backend.typed.introspection import signature_of, tensor_name, tensor_slots, to_dict
+from cudnn_backend.typed.tensors import data_type_name
 
 __all__ = ["GraphDescription", "Variation", "Explanation", "why", "variations", "diff_descriptions", "VARIATION_KINDS"]
 
@@ -57,10 +58,6 @@ _CONVOLUTIONS = {"CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR": ("x",
                  "CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR": ("dx", "w", "dy"),
                  "CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR": ("x", "dw", "dy")}
 _POINTWISE = "CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR"
-
-
-def _dtype_name(value) -> str:
-    return str(value).replace("CUDNN_DATA_", "").lower()
 
 
 def _op_label(op: dict) -> str:
@@ -250,7 +247,7 @@ def _flatten(attrs, prefix="") -> dict:
 
 def _show(v) -> str:
     if isinstance(v, str):
-        return _dtype_name(v) if v.startswith("CUDNN_DATA_") else v
+        return data_type_name(v) if v.startswith("CUDNN_DATA_") else v
     if v is None:
         return "-"
     return str(v)
@@ -372,7 +369,7 @@ def variations(desc: GraphDescription) -> list:
                     new = desc.copy()
                     _set_path(new.operations[i], path, target)
                     out.append(Variation("compute", f"compute of operation {i} ({_op_label(op)}) "
-                                         f"{_dtype_name(current)} → {_dtype_name(target)}", [new]))
+                                         f"{data_type_name(current)} → {data_type_name(target)}", [new]))
     all_paths = [(i, p, c) for i, op in enumerate(desc.operations) for p, c in _compute_paths(op)]
     for target in ("CUDNN_DATA_FLOAT", "CUDNN_DATA_HALF"):
         changing = [(i, p) for i, p, c in all_paths if c != target]
@@ -380,7 +377,7 @@ def variations(desc: GraphDescription) -> list:
             new = desc.copy()
             for i, p in changing:
                 _set_path(new.operations[i], p, target)
-            out.append(Variation("compute", f"compute of every operation → {_dtype_name(target)}", [new]))
+            out.append(Variation("compute", f"compute of every operation → {data_type_name(target)}", [new]))
     # alignment
     for uid, t in real.items():
         if int(t.get("byte_alignment", 16) or 16) < 16:
@@ -408,10 +405,10 @@ def variations(desc: GraphDescription) -> list:
             for uid in uids:
                 new = new.edit_tensor(uid, data_type=target)
             if len(uids) > 1:
-                out.append(Variation("data type", f"every {_dtype_name(dt)} input and output → {_dtype_name(target)}",
+                out.append(Variation("data type", f"every {data_type_name(dt)} input and output → {data_type_name(target)}",
                                      [new]))
             for uid in uids:
-                out.append(Variation("data type", f"{desc.name_of(uid)} {_dtype_name(dt)} → {_dtype_name(target)}",
+                out.append(Variation("data type", f"{desc.name_of(uid)} {data_type_name(dt)} → {data_type_name(target)}",
                                      [desc.edit_tensor(uid, data_type=target)]))
     virtual_f32 = [uid for uid, t in tensors.items() if t.get("is_virtual") and t.get("data_type") == "CUDNN_DATA_FLOAT"]
     if virtual_f32:

@@ -3,6 +3,7 @@
 profiles by name or file."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import importlib.util
@@ -14,12 +15,13 @@ import pathlib
 import sys
 from dataclasses import dataclass, field
 
-from cudnn_backend._bindings.enums import AttributeName, DataType, DescriptorType
+from cudnn_backend._bindings.enums import AttributeName, DescriptorType
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.errors import did_you_mean
 from cudnn_backend.graph import Graph
 from cudnn_backend.patterns import CATALOGUE, Pattern
 from cudnn_backend.runtime import plans as _plans
+from cudnn_backend.runtime._packing import plan_document
 from cudnn_backend.runtime.engines import check_graph
 from cudnn_backend.runtime.profiles import DeviceProfile, bundled_profiles
 from cudnn_backend.typed.introspection import (
@@ -31,6 +33,7 @@ from cudnn_backend.typed.introspection import (
     tensor_slots,
     topological_order,
 )
+from cudnn_backend.typed.tensors import TensorSpec, data_type_name
 
 __all__ = ["Subject", "resolve", "load_builder", "load_file_module", "device_profile", "describe_graph", "describe_operations",
            "graph_summary", "operations_of", "work_estimate", "user_frame", "user_error_line"]
@@ -265,7 +268,7 @@ def _takes(fn, parameter) -> bool:
 
 
 def _plan_subject(plan, name) -> Subject:
-    data = json.loads(plan.to_json())
+    data = plan_document(plan) or {}
     og = _plans.operation_graph_of(plan)
     return Subject(og, name, plan=plan, json_graph=data.get("operationGraph") or {})
 
@@ -310,16 +313,11 @@ def _json_summary(data: dict) -> dict:
         if isinstance(mode, str):
             label += " " + mode.replace("CUDNN_POINTWISE_", "").replace("CUDNN_", "")
         ops.append({"operation": label, "inputs": ", ".join(f"{k}={v}" for k, v in refs.items()), "outputs": "",
-                    "compute": str(node.get("mathPrec", "-")).replace("CUDNN_DATA_", "").lower()})
+                    "compute": data_type_name(node.get("mathPrec", "-"))})
         written.update(refs.values())
     for t in data.get("tensors", []):
-        if not isinstance(t, dict):
-            continue
-        virtual, by_value = bool(t.get("isVirtual")), bool(t.get("isByValue"))
-        tensors.append({"name": str(t.get("name")), "uid": int(t.get("name")) if str(t.get("name")).isdigit() else
-                        t.get("name"), "dims": list(t.get("dim", [])), "strides": list(t.get("stride", [])),
-                        "data_type": str(t.get("dataType", "?")).replace("CUDNN_DATA_", "").lower(),
-                        "role": "virtual" if virtual else ("scalar" if by_value else "tensor")})
+        if isinstance(t, dict):
+            tensors.append(TensorSpec.from_json(t).row())
     return {"tensors": tensors, "operations": ops}
 
 
@@ -331,7 +329,7 @@ def _compute_type(op) -> str:
     for value in (op, *[v for v in op.values.values() if isinstance(v, Descriptor)]):
         for attr, v in value.values.items():
             if int(attr) in _COMPUTE_ATTRS and v is not None:
-                return _dt_name(v)
+                return data_type_name(v)
     return "-"
 
 
@@ -361,20 +359,10 @@ def describe_graph(op_graph) -> list[dict]:
     written = set()
     for op in from_ops:
         for _, t, out in tensor_slots(op):
-            sig = signature_of(t)
+            spec = TensorSpec.from_descriptor(t)
             if out:
-                written.add(sig[0])
-            rows.setdefault(sig[0], (t, sig))
-    out = []
-    for uid, (t, sig) in rows.items():
-        role = "virtual" if sig[4] else ("scalar" if sig[5] else ("output" if uid in written else "input"))
-        out.append({"name": tensor_name(t), "uid": uid, "dims": list(sig[1]), "strides": list(sig[2]),
-                    "data_type": _dt_name(sig[3]), "role": role})
+                written.add(spec.uid)
+            rows.setdefault(spec.uid, (tensor_name(t), spec))
+    out = [dataclasses.replace(spec, name=name).row("output" if uid in written else "input")
+           for uid, (name, spec) in rows.items()]
     return sorted(out, key=lambda r: r["uid"])
-
-
-def _dt_name(value):
-    try:
-        return DataType(int(value)).name.replace("CUDNN_DATA_", "").lower()
-    except (TypeError, ValueError):
-        return str(value)

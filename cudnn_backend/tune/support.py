@@ -53,7 +53,7 @@ import traceback
 import warnings
 from dataclasses import asdict, dataclass, field
 
-from cudnn_backend._bindings.enums import BehaviorNote, DataType
+from cudnn_backend._bindings.enums import BehaviorNote
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor, Handle, as_int
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
@@ -80,6 +80,7 @@ from cudnn_backend.tune.fusion import fusion_report
 from cudnn_backend.tune.results import plain_table
 from cudnn_backend.tune.sweeps import TaskResult, _run_processes
 from cudnn_backend.typed.introspection import graph_fingerprint, signature_of, tensor_slots, topological_order
+from cudnn_backend.typed.tensors import data_type_name
 
 __all__ = ["STAGES", "KINDS", "PLAN_MODES", "SupportResult", "SupportMatrix", "SupportComparison", "SupportCache",
            "probe_graph", "support_matrix", "compare_support", "compare_matrices", "default_support_cache_path",
@@ -272,10 +273,7 @@ def graph_labels(operations) -> tuple:
                 if dt is not None and int(dt) == int(member):
                     label = name
             if label == "-" and dt is not None:
-                try:
-                    label = DataType(int(dt)).name.replace("CUDNN_DATA_", "").lower()
-                except ValueError:
-                    label = str(dt)
+                label = data_type_name(dt)
             layout = "row"
             if len(dims) >= 4 and len(strides) == len(dims):
                 layout = "nhwc" if strides[1] == 1 and dims[1] > 1 else "nchw"

@@ -14,13 +14,13 @@ from cudnn_backend._bindings import enums as _enums
 from cudnn_backend._bindings.enums import (
     AttributeName,
     AttributeType,
-    DataType,
     DescriptorType,
     PointwiseMode,
 )
 from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._descriptor import Descriptor, attribute_io
 from cudnn_backend.errors import GraphError
+from cudnn_backend.typed.tensors import describe_tensor_line, read_signature, signature_of
 
 __all__ = [
     "tensor_slots", "signature_of", "read_signature", "describe_signature", "describe_tensor", "tensor_name",
@@ -71,67 +71,15 @@ def tensor_slots(op) -> list:
     return out
 
 
-def read_signature(t) -> tuple:
-    """(uid, dims, strides, data type, virtual, by value) of a tensor read back from cuDNN."""
-    def one(attr, atype, default=None):
-        try:
-            values = t.get(attr, atype)
-        except Exception:  # noqa: BLE001 - an attribute cuDNN does not report: unknown
-            return default
-        return values[0] if values else default
-
-    def many(attr):
-        try:
-            return tuple(int(x) for x in t.get(attr, AttributeType.CUDNN_TYPE_INT64))
-        except Exception:  # noqa: BLE001
-            return ()
-
-    dt = one(A.CUDNN_ATTR_TENSOR_DATA_TYPE, AttributeType.CUDNN_TYPE_DATA_TYPE)
-    return (int(one(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, AttributeType.CUDNN_TYPE_INT64, -1)),
-            many(A.CUDNN_ATTR_TENSOR_DIMENSIONS), many(A.CUDNN_ATTR_TENSOR_STRIDES),
-            None if dt is None else int(dt),
-            bool(one(A.CUDNN_ATTR_TENSOR_IS_VIRTUAL, AttributeType.CUDNN_TYPE_BOOLEAN, False)),
-            bool(one(A.CUDNN_ATTR_TENSOR_IS_BY_VALUE, AttributeType.CUDNN_TYPE_BOOLEAN, False)))
-
-
-def signature_of(t) -> tuple:
-    """(uid, dims, strides, data type, virtual, by value) of any tensor descriptor, typed or generic."""
-    sig = getattr(t, "signature", None)
-    if sig is not None:
-        return sig()
-    values = t.values
-    if t.finalized and A.CUDNN_ATTR_TENSOR_UNIQUE_ID not in values:
-        return read_signature(t)
-
-    def tup(v):
-        return v if isinstance(v, tuple) else (() if v is None else (v,))
-
-    return (values.get(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, -1), tup(values.get(A.CUDNN_ATTR_TENSOR_DIMENSIONS)),
-            tup(values.get(A.CUDNN_ATTR_TENSOR_STRIDES)), values.get(A.CUDNN_ATTR_TENSOR_DATA_TYPE),
-            bool(values.get(A.CUDNN_ATTR_TENSOR_IS_VIRTUAL, False)),
-            bool(values.get(A.CUDNN_ATTR_TENSOR_IS_BY_VALUE, False)))
-
-
 def tensor_name(t) -> str:
     """A tensor's display name: its ``name``, else ``t<uid>``."""
     name = getattr(t, "name", None)
     return name if isinstance(name, str) else f"t{signature_of(t)[0]}"
 
 
-def _dtype_name(value) -> str:
-    if value is None:
-        return "?"
-    try:
-        return DataType(value).name.replace("CUDNN_DATA_", "").lower()
-    except ValueError:
-        return str(value)
-
-
 def describe_signature(name, sig) -> str:
     """One line from a name and a signature (uid, dims, strides, data type, virtual, by value)."""
-    uid, dims, strides, dt, virtual, by_value = sig
-    kind = " virtual" if virtual else (" by-value" if by_value else "")
-    return f"{name} (uid {uid}) {list(dims)} strides {list(strides)} {_dtype_name(dt)}{kind}"
+    return describe_tensor_line(name, *sig)
 
 
 def describe_tensor(t) -> str:
@@ -155,9 +103,14 @@ def operation_label(op) -> str:
 
 
 def operations_of(op_graph) -> tuple:
-    """The operations of a finalized operation graph, typed or generic."""
+    """The operations of a finalized operation graph, typed or generic (a list of operations is its own);
+    ``()`` for anything else."""
+    if isinstance(op_graph, (list, tuple)):
+        return tuple(op_graph)
     ops = getattr(op_graph, "operations", None)
     if ops is None:
+        if not isinstance(op_graph, Descriptor):
+            return ()
         ops = op_graph.values.get(AttributeName.CUDNN_ATTR_OPERATIONGRAPH_OPS, ())
     return tuple(ops) if isinstance(ops, (tuple, list)) else (ops,)
 

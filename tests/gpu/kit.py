@@ -338,8 +338,7 @@ class CudaArrayBytes:
 
 def spec_of(tensor) -> TensorSpec:
     """The TensorSpec of a graph tensor (a Tensor descriptor of the Graph builder or a pattern)."""
-    return TensorSpec(int(tensor.uid), str(getattr(tensor, "name", tensor.uid)), tuple(tensor.shape),
-                      tuple(tensor.get_keyword("strides")), DataType(int(tensor.get_keyword("data_type"))))
+    return TensorSpec.from_descriptor(tensor)
 
 
 class GpuKit:
