@@ -383,7 +383,7 @@ def sweep(tasks, *, job="explore", executor="serial", gpus="all", workers=None, 
             started = time.perf_counter() - t0
             r = run_task(t, job, opts, worker="serial")
             r.started = started
-            report.units.append((f"task {i}", started, r.seconds))
+            report.units.append((t.name, started, r.seconds))
             report.busy_s += r.seconds
             results.append(r)
             if progress is not None:
@@ -494,11 +494,12 @@ class Unit:
     merge: bool = False
     cost: float = 1.0
 
-    @property
-    def label(self) -> str:
+    def label(self, name=None) -> str:
+        """``name`` (the task's; default "task INDEX"), and which part or the merge."""
+        name = name or f"task {self.index}"
         if self.merge:
-            return f"task {self.index} merge of {self.parts}"
-        return f"task {self.index}" if self.part is None else f"task {self.index} part {self.part + 1}/{self.parts}"
+            return f"{name} (merge of {self.parts})"
+        return name if self.part is None else f"{name} (part {self.part + 1}/{self.parts})"
 
 
 def plan_units(tasks, order="largest", split=True, workers=1) -> list:
@@ -612,12 +613,23 @@ class WorkerPool:
     def alive(self) -> bool:
         return not self.closed and (not self.workers or all(w.process.is_alive() for w in self.workers))
 
-    def start(self) -> "WorkerPool":
+    def start(self, wait=False, timeout=300.0) -> "WorkerPool":
+        """Start the workers (once); ``wait``: until every one is ready to take work (between sweeps: a sweep then
+        counts no worker start)."""
         if self.closed:
             raise SweepError("this worker pool was closed")
         if not self.workers:
             self._outbox = self._ctx.Queue()
             self.workers = [self._spawn(i) for i in range(len(self.pins))]
+        deadline = time.monotonic() + timeout
+        while wait and any(w.ready is None for w in self.workers):
+            if not all(w.process.is_alive() for w in self.workers) or time.monotonic() > deadline:
+                raise SweepError("worker pool: a worker did not start (if you called this from a script, guard it "
+                                 "with `if __name__ == '__main__':`: spawned workers import it)")
+            with contextlib.suppress(_queue.Empty):
+                msg = self._outbox.get(timeout=0.5)
+                if msg[0] == "ready":
+                    self.workers[msg[1]].ready = time.perf_counter()
         return self
 
     def _spawn(self, worker_id) -> _Worker:
@@ -704,7 +716,7 @@ class WorkerPool:
             now = time.perf_counter()
             if isinstance(result, TaskResult):
                 result.started = started - t0
-            reports[w.id].units.append((unit.label, started - t0, now - started))
+            reports[w.id].units.append((unit.label(tasks[unit.index].name), started - t0, now - started))
             reports[w.id].busy_s += now - started
             if unit.part is None and not unit.merge:
                 finish(unit.index, result)
@@ -796,7 +808,7 @@ def _run_processes(tasks, order, job, options, pins, progress, t0, runner=None) 
 
 
 def _piece(unit, result) -> dict:
-    return {"unit": unit.label, "worker": result.worker, "seconds": result.seconds, "started": result.started,
+    return {"unit": unit.label(), "worker": result.worker, "seconds": result.seconds, "started": result.started,
             "ok": result.ok, "error": result.error}
 
 
