@@ -392,6 +392,7 @@ def sweep(tasks, *, job="explore", executor="serial", gpus="all", workers=None, 
     elif executor == "processes":
         if pool is None:
             pool = shared_pool(_pins(offline, gpus, workers, len(tasks)))
+        pool.start()  # the workers start (seconds) while the graphs are sized here
         n_workers = len(pool)
         do_split = (job in ("explore", "tune") and not offline) if split is None else split and job != "bench"
         units = plan_units(tasks, order, split=do_split, workers=n_workers)
