@@ -78,20 +78,22 @@ def test_heuristics_parts_deal_the_configs_out_once():
     assert set.union(*parts) == listed and sum(map(len, parts)) == len(listed)
 
 
-def test_split_search_merges_to_the_same_winner():
+@pytest.mark.parametrize("n", [2, 3])
+def test_split_search_merges_to_the_same_winner(n):
     opts = dict(sweep=True, deterministic=True, sweep_configs=40)
     whole, _ = _search(**opts)
-    parts = [_search((i, 2), n=2, **opts)[0] for i in range(2)]
+    parts = [_search((i, n), n=n, **opts)[0] for i in range(n)]
     merged, log = _search(parts=parts, **opts)
     assert merged.best.key == whole.best.key  # the fastest candidate, whichever part found it
-    finalists = {search_key(r) for p in parts for r in part_finalists(p.results, 2)}
-    assert len(finalists) == 4  # finalists=4 shared out: the fastest 2 of each part
+    share = -(-4 // n)
+    finalists = {search_key(r) for p in parts for r in part_finalists(p.results, share)}
+    assert len(finalists) == n * share  # finalists=4 shared out: the fastest 2 of each part (of 3: 2 each, all 6)
     pick = merged.heuristics_pick
     timed_in_final = {key for what, key, _ in log if what == "final"}
     assert timed_in_final == finalists | {search_key(pick)}  # one final round on one GPU: parts' fastest and the pick
     assert {r.key for r in merged.results} == {r.key for p in parts for r in p.results}  # every part's results
     assert [r.winner for r in merged.results].count(True) == 1 and merged.results[0].winner
-    assert any("2 parts merged" in n for n in merged.notes)
+    assert any(f"{n} parts merged" in note for note in merged.notes)
 
 
 # -- workers: who takes what ----------------------------------------------------------------------------------------

@@ -91,8 +91,12 @@ class Merge(Strategy):
             r.winner = False
             if key not in finalists:
                 r.first_pass_us = None  # out of the running: only the final round's contenders carry it
+            elif r.first_pass_us is None:  # a part too small for its own final round: a contender all the same
+                r.first_pass_us = r.time_us
             search.results[key] = r
             search.order[key] = len(search.order)
+        if len(finalists) > o.finalists:  # every part's share meets in the final round
+            search.options = o = o.replace(finalists=len(finalists))
         pick = search.heuristics_pick()
         live = finalists + ([pick] if pick is not None and pick not in finalists else [])
         if not timed:
