@@ -9,9 +9,14 @@ failed and why (a worker process that dies is reported the same way, and replace
 Executors:
 
 * ``"serial"``: one after another, here;
-* ``"processes"``: one spawned process per GPU (``gpus="all"`` or a count), each pinned to its GPU with
-  ``CUDA_VISIBLE_DEVICES``, pulling tasks from one queue so that a slow task does not hold the others back;
-  without a GPU, ``workers`` CPU processes build heuristics and plans offline;
+* ``"processes"``: a ``WorkerPool``, one spawned process per GPU (``gpus="all"`` or a count: 2, 4, 8 GPUs of a
+  host alike), each pinned to its GPU with ``CUDA_VISIBLE_DEVICES``; without a GPU, ``workers`` CPU processes
+  build heuristics and plans offline. The coordinator holds one queue of units, largest estimated work first, and
+  an idle worker takes the next (no static share, so a slow graph does not hold the others back). When there are
+  fewer graphs than workers, or one dominates, a graph's search is split (``split_plan``): its parts search shares
+  of its candidates on several workers, then one worker merges them, re-timing the parts' fastest head to head
+  (``strategies.Merge``). The pool stays warm for the next sweep of the session (``shared_pool``) and closes at
+  exit; ``SweepResult.worker_reports`` says where each worker's time went (start, busy, idle, longest unit);
 * ``"ray"``: one Ray task per graph with ``num_gpus=1`` (``num_gpus=0`` offline), on a local ``ray.init()``
   or an existing cluster's ``ray_address``. Ray is an optional extra (``pip install 'cudnn-backend[ray]'``).
 
@@ -667,8 +672,8 @@ class WorkerPool:
                 w.process.terminate()
             w.process.join(timeout=5)
         for q in [w.inbox for w in self.workers] + ([self._outbox] if self._outbox is not None else []):
+            q.cancel_join_thread()  # a unit a terminated worker never read must not hold the exit up
             q.close()
-            q.join_thread()
         self.workers = []
 
     def _restart(self, w: _Worker):
@@ -747,6 +752,8 @@ class WorkerPool:
                         pending.appendleft(Unit(unit.index, None, unit.parts, merge=True, cost=unit.cost))
 
         try:
+            for idle in self.workers:  # warm workers take their first unit now (no "ready" comes from them)
+                dispatch(idle)
             while done < len(tasks):
                 try:
                     msg = self._outbox.get(timeout=0.5)
