@@ -220,10 +220,11 @@ def main():
         (out / "multi_gpu_sweep.json").write_text(json.dumps(summary, indent=1))
         (out / "multi_gpu_sweep.md").write_text(f"# Issue 23\n\nNot measured: {summary['skipped']}.\n")
         return 0
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    pins = [p.strip() for p in visible.split(",")][:n] if visible else [str(i) for i in range(n)]
+    pins = list(sweeps.WorkerPool.on_gpus(n).pins) if not args.dry_run else []
     if args.dry_run:
         pins, PROFILE, args.preset = [None] * n, "h200", "fused"
+        summary.update(preset="fused (dry run: CPU workers, offline for the H200 profile)",
+                       command="cudnn-backend tune --preset fused --workers N --device-profile h200")
     tasks = tasks_from_preset(args.preset)
     options = cb.TuneOptions(sweep=True)
     subprocess.run([sys.executable, "-c", "import cudnn_backend.tune"], check=True)  # a warm page cache for both

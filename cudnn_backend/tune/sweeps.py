@@ -602,6 +602,12 @@ class WorkerPool:
         self.workers: list = []
         self.closed = False
 
+    @classmethod
+    def on_gpus(cls, gpus="all") -> "WorkerPool":
+        """A pool of one worker per GPU here (``gpus``: "all" or a count; the first of ``CUDA_VISIBLE_DEVICES``
+        when it is set), not started yet."""
+        return cls(_pins(False, gpus, None, 0))
+
     def __enter__(self):
         return self.start()
 
