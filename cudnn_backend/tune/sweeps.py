@@ -32,7 +32,6 @@ import contextlib
 import multiprocessing
 import multiprocessing.connection
 import os
-import queue as _queue
 import signal
 import threading
 import time
@@ -557,6 +556,7 @@ class WorkerReport:
 
 
 def _worker_main(worker_id, pin, inbox, outbox):
+    # inbox / outbox: this worker's own pipes (a worker that dies, even mid-message, breaks only its own)
     """A spawned worker: pinned to one GPU (set before anything touches CUDA), runs units until the sentinel.
     Ctrl-C is the coordinator's to handle: it closes the pool."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -565,20 +565,24 @@ def _worker_main(worker_id, pin, inbox, outbox):
         # cuda.core and the context, while cuDNN works on the first graph
         threading.Thread(target=inputs.warm_up, name="CUDA warm-up", daemon=True).start()
     label = f"gpu {pin}" if pin is not None else f"cpu worker {worker_id}"
-    outbox.put(("ready", worker_id))
+    outbox.send(("ready", worker_id))
     while True:
-        item = inbox.get()
+        try:
+            item = inbox.recv()
+        except (EOFError, OSError):  # the coordinator is gone
+            return
         if item is None:
             return
         seq, unit, task, job, options, runner, parts = item
         split = {} if unit.parts == 1 else {"part": None if unit.merge else (unit.part, unit.parts), "parts": parts}
         result = (runner or run_task)(task, job, options, worker=label, **split)
-        outbox.put(("done", worker_id, seq, result))
+        outbox.send(("done", worker_id, seq, result))
 
 
 class _Worker:
-    def __init__(self, worker_id, pin, process, inbox, spawned):
-        self.id, self.pin, self.process, self.inbox = worker_id, pin, process, inbox
+    def __init__(self, worker_id, pin, process, inbox, outbox, spawned):
+        self.id, self.pin, self.process, self.inbox, self.outbox = worker_id, pin, process, inbox, outbox
+        self.eof = False  # its outbox ended: it is exiting
         self.spawned, self.ready = spawned, None
         self.running = None  # (seq, unit, started) of the unit it runs
 
@@ -598,7 +602,6 @@ class WorkerPool:
         if not self.pins:
             raise SweepError("a worker pool needs at least one worker")
         self._ctx = multiprocessing.get_context("spawn")
-        self._outbox = None
         self.workers: list = []
         self.closed = False
 
@@ -631,27 +634,26 @@ class WorkerPool:
         if self.closed:
             raise SweepError("this worker pool was closed")
         if not self.workers:
-            self._outbox = self._ctx.Queue()
             self.workers = [self._spawn(i) for i in range(len(self.pins))]
         deadline = time.monotonic() + timeout
         while wait and any(w.ready is None for w in self.workers):
             if not all(w.process.is_alive() for w in self.workers) or time.monotonic() > deadline:
                 raise SweepError("worker pool: a worker did not start (if you called this from a script, guard it "
                                  "with `if __name__ == '__main__':`: spawned workers import it)")
-            with contextlib.suppress(_queue.Empty):
-                msg = self._outbox.get(timeout=0.5)
+            for w, msg in self._receive(0.5):
                 if msg[0] == "ready":
-                    self.workers[msg[1]].ready = time.perf_counter()
+                    w.ready = time.perf_counter()
         return self
 
     def _spawn(self, worker_id) -> _Worker:
         pin = self.pins[worker_id]
-        inbox = self._ctx.Queue()
+        inbox_r, inbox_w = self._ctx.Pipe(duplex=False)
+        outbox_r, outbox_w = self._ctx.Pipe(duplex=False)
         saved = os.environ.get("CUDA_VISIBLE_DEVICES")
         if pin is not None:  # the child inherits the environment at start: pinned before it imports anything
             os.environ["CUDA_VISIBLE_DEVICES"] = pin
         try:
-            p = self._ctx.Process(target=_worker_main, args=(worker_id, pin, inbox, self._outbox), daemon=True,
+            p = self._ctx.Process(target=_worker_main, args=(worker_id, pin, inbox_r, outbox_w), daemon=True,
                                   name=f"cudnn-backend sweep worker {worker_id}")
             p.start()
         finally:
@@ -660,7 +662,24 @@ class WorkerPool:
                     os.environ.pop("CUDA_VISIBLE_DEVICES", None)
                 else:
                     os.environ["CUDA_VISIBLE_DEVICES"] = saved
-        return _Worker(worker_id, pin, p, inbox, time.perf_counter())
+        inbox_r.close()  # the child's ends
+        outbox_w.close()
+        return _Worker(worker_id, pin, p, inbox_w, outbox_r, time.perf_counter())
+
+    def _receive(self, timeout) -> list:
+        """[(worker, message)] of what the workers sent, waiting up to ``timeout`` s for anything (a worker's exit
+        included)."""
+        conns = {w.outbox: w for w in self.workers if not w.eof}
+        got = []
+        for c in multiprocessing.connection.wait(list(conns) + [w.process.sentinel for w in self.workers], timeout):
+            w = conns.get(c)
+            if w is None:
+                continue  # a worker's exit: the caller sees it
+            try:
+                got.append((w, c.recv()))
+            except (EOFError, OSError):
+                w.eof = True
+        return got
 
     def close(self, timeout=10.0):
         """Stop the workers: each finishes its unit (none runs between sweeps) and exits; those still running after
@@ -670,21 +689,21 @@ class WorkerPool:
         self.closed = True
         for w in self.workers:
             if w.process.is_alive():
-                with contextlib.suppress(Exception):
-                    w.inbox.put(None)
+                with contextlib.suppress(OSError):
+                    w.inbox.send(None)
         deadline = time.monotonic() + timeout
         for w in self.workers:
             if not multiprocessing.connection.wait([w.process.sentinel], max(0.0, deadline - time.monotonic())):
                 w.process.terminate()
             w.process.join(timeout=5)
-        for q in [w.inbox for w in self.workers] + ([self._outbox] if self._outbox is not None else []):
-            q.cancel_join_thread()  # a unit a terminated worker never read must not hold the exit up
-            q.close()
+        for w in self.workers:
+            w.inbox.close()
+            w.outbox.close()
         self.workers = []
 
     def _restart(self, w: _Worker):
-        with contextlib.suppress(Exception):
-            w.inbox.close()
+        w.inbox.close()
+        w.outbox.close()
         fresh = self._spawn(w.id)
         self.workers[w.id] = fresh
         return fresh
@@ -693,6 +712,9 @@ class WorkerPool:
         """Run ``units`` (``plan_units``) of ``tasks``: each idle worker takes the next unit (a merge goes first
         once its parts are in). Returns (a TaskResult per task in the order given, a WorkerReport per worker)."""
         self.start()
+        for w in list(self.workers):  # one that died between sweeps is replaced
+            if not w.process.is_alive():
+                self._restart(w)
         t0 = time.perf_counter() if t0 is None else t0
         pending = collections.deque(units)
         results: list = [None] * len(tasks)
@@ -722,7 +744,8 @@ class WorkerPool:
                 parts = [got[p].exploration for p in sorted(got) if got[p].ok and got[p].exploration is not None]
             seq += 1
             w.running = (seq, unit, time.perf_counter())
-            w.inbox.put((seq, unit, tasks[unit.index], job, options, runner, parts))
+            with contextlib.suppress(OSError):  # a worker gone meanwhile: its unit fails below, as it died
+                w.inbox.send((seq, unit, tasks[unit.index], job, options, runner, parts))
 
         def completed(w, unit, result, started):
             now = time.perf_counter()
@@ -761,12 +784,7 @@ class WorkerPool:
             for idle in self.workers:  # warm workers take their first unit now (no "ready" comes from them)
                 dispatch(idle)
             while done < len(tasks):
-                try:
-                    msg = self._outbox.get(timeout=0.5)
-                except _queue.Empty:
-                    msg = None
-                if msg is not None:
-                    w = self.workers[msg[1]]
+                for w, msg in self._receive(0.5):
                     if msg[0] == "ready":
                         w.ready = time.perf_counter()  # started in this sweep (a warm worker sent it before)
                         reports[w.id].start_s += max(0.0, w.ready - max(w.spawned, t0))
@@ -774,20 +792,24 @@ class WorkerPool:
                         _, unit, started = w.running
                         w.running = None
                         completed(w, unit, msg[3], started)
-                    for idle in self.workers:
-                        dispatch(idle)
-                    continue
                 for w in list(self.workers):
                     if w.process.is_alive():
                         continue
                     # a worker died (a crash in native code): its unit fails, a fresh worker takes its place
+                    with contextlib.suppress(EOFError, OSError):  # unless it sent its result just before
+                        while w.running is not None and w.outbox.poll():
+                            msg = w.outbox.recv()
+                            if msg[0] == "done" and msg[2] == w.running[0]:
+                                _, unit, started = w.running
+                                w.running = None
+                                completed(w, unit, msg[3], started)
                     if w.running is not None:
                         _, unit, started = w.running
                         w.running = None
                         completed(w, unit, TaskResult(tasks[unit.index], False, error=f"worker process died (exit "
                                                       f"code {w.process.exitcode}) while running this task",
                                                       worker=w.label, seconds=time.perf_counter() - started), started)
-                    if done < len(tasks):
+                    if done < len(tasks) or restarts_left > 0:  # the pool kept whole for the next sweep too
                         if restarts_left <= 0:
                             why = (f"worker processes keep dying (last exit code {w.process.exitcode}); if you called "
                                    "sweep() from a script, guard it with `if __name__ == '__main__':` (spawned "

@@ -173,7 +173,7 @@ def test_processes_sweep_on_the_gpus_here(tmp_path):
 
 def test_a_split_search_on_the_gpu(tmp_path):
     """One graph's search split over two workers (both on the first GPU: a one-GPU machine runs it too): the parts
-    race their shares, one worker re-times their fastest head to head; the winner is checked, timed, cached."""
+    race their shares, one worker re-times their fastest head to head; the winner is checked, timed, stored."""
     task = cb.Task("conv_bias_relu", {}, "conv_bias_relu")
     with WorkerPool([os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]] * 2) as pool:
         result = cb.sweep([task], job="tune", executor="processes", pool=pool, split=True, sweep=True,
@@ -186,7 +186,6 @@ def test_a_split_search_on_the_gpu(tmp_path):
     assert best.correct and best.checked_by and best.first_pass_us is not None  # it won the merge's final round
     assert any("2 parts merged" in n for n in r.exploration.notes)
     assert any(n.startswith("final round:") for n in r.exploration.notes)
-    assert len(PlanCache(tmp_path / "c.sqlite").entries()) == 1
 
 
 NO_TORCH = """
