@@ -294,25 +294,29 @@ def knob_space(knobs, limit=DEFAULT_SPACE_LIMIT, sample=None, seed=None) -> list
     return list(iter_knob_space(knobs, None if sample is None else limit, sample, seed))
 
 
+def _knob_pairs(knobs) -> list:
+    """``[(knob, value), ...]`` from None, a mapping or (knob, value) pairs; TypeError/ValueError naming ``knobs``."""
+    if knobs is None:
+        return []
+    if isinstance(knobs, Mapping):
+        return list(knobs.items())
+    try:
+        items = [tuple(user_sequence(p, "knobs: a (knob, value) pair", 2)) for p in user_sequence(knobs, "knobs")]
+    except TypeError:
+        raise TypeError(f"knobs: expected a mapping {{knob: value}} or (knob, value) pairs, not "
+                        f"{type(knobs).__name__}") from None
+    if any(len(p) != 2 for p in items):
+        raise ValueError("knobs: expected (knob, value) pairs")
+    return items
+
+
 def normalize_knobs(knobs, specs=None, engine_index=None) -> dict:
     """``{KnobType: int}`` from a mapping keyed by KnobType, C names, short names or ints (or pairs).
 
     ``specs`` (an engine's ``KnobSpec``s): a knob the engine lacks, or a name that is no knob at all, is an
     EngineError listing this engine's knobs (``engine_index`` names it) and suggesting the closest."""
-    if knobs is None:
-        return {}
-    if isinstance(knobs, Mapping):
-        items = knobs.items()
-    else:
-        try:
-            items = [tuple(user_sequence(p, "knobs: a (knob, value) pair", 2)) for p in user_sequence(knobs, "knobs")]
-        except TypeError:
-            raise TypeError(f"knobs: expected a mapping {{knob: value}} or (knob, value) pairs, not "
-                            f"{type(knobs).__name__}") from None
-        if any(len(p) != 2 for p in items):
-            raise ValueError("knobs: expected (knob, value) pairs")
     out = {}
-    for k, v in items:
+    for k, v in _knob_pairs(knobs):
         kt = _engine_knob(k, specs, engine_index) if specs is not None else knob_type(k)
         check_available(kt.name, "knob")  # e.g. INPUT_TMA_ENABLE, OUTPUT_TMA_ENABLE: cuDNN 9.22+
         if kt in out:
@@ -672,14 +676,16 @@ def make_config(engine, knobs=None, *, check=True, finalize=True, operation_grap
         known = engine.working_knobs
         engine = engine.engine
     _need_finalized(engine, DT.CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine")
-    specs = engine_knobs(engine) if check or not knobs else None
-    if check and knobs:
-        choices = normalize_knobs(knobs, specs, engine_global_index(engine))
+    # the knobs as (knob, value) pairs first: a user's object is read once, and never asked its truth
+    pairs = _knob_pairs(knobs)
+    specs = engine_knobs(engine) if check or not pairs else None
+    if check and pairs:
+        choices = normalize_knobs(pairs, specs, engine_global_index(engine))
         by_type = {s.knob_type: s for s in specs}
         for kt, v in choices.items():
             by_type[kt].check(v)
     else:
-        choices = normalize_knobs(knobs)
+        choices = normalize_knobs(pairs)
     if choices or not finalize:
         return Config(_engine_config(engine, choices, finalize), engine.operation_graph if operation_graph is None
                       else operation_graph, engine.deviceprop if deviceprop is None else deviceprop)

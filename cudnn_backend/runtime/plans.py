@@ -29,7 +29,8 @@ from cudnn_backend.core._descriptor import Descriptor, Handle, as_int, clear_err
 from cudnn_backend.core.json_checks import check_plan_json, document_release
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.core import device as _device
-from cudnn_backend.errors import CudnnBackendError, CudnnError, DeviceMemoryWarning, NoDeviceError, PlanVersionError
+from cudnn_backend.errors import (CudnnBackendError, CudnnError, DeviceMemoryWarning, JsonTableFallbackWarning,
+                                  NoDeviceError, PlanVersionError)
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime._packing import graph_tensor_specs
 from cudnn_backend.runtime.profiles import as_deviceprop, file_path, profile_of
@@ -420,7 +421,12 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
 def plan_json_info(text) -> dict:
     """What a serialized plan says about itself, without cuDNN: cuDNN version, device, engine, knobs."""
     try:
-        data = json.loads(check_plan_json(text, release=document_release(text)))  # as its own release reads it
+        release = document_release(text)
+        with warnings.catch_warnings():
+            if release is not None and release != loaded_version():
+                # read here, never given to this cuDNN: a release without a table of its own is no news
+                warnings.simplefilter("ignore", JsonTableFallbackWarning)
+            data = json.loads(check_plan_json(text, release=release))  # as its own release reads it
     except ValueError as e:
         raise ValueError(f"not a serialized cuDNN execution plan: {e}") from None
     if not isinstance(data, dict) or not isinstance(data.get("engine"), dict):

@@ -149,12 +149,16 @@ def _shown(filename: str) -> str:
     return path if relative.startswith("..") else relative
 
 
+# the package's own files are never the user's, even where a user folder holds it (a checkout run from its root)
+_PACKAGE_ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
 def _is_user_file(filename: str) -> bool:
     try:
-        folder = str(pathlib.Path(filename).resolve().parent)
+        path = pathlib.Path(filename).resolve()
     except (OSError, ValueError):
         return False
-    return folder in _user_folders
+    return str(path.parent) in _user_folders and not path.is_relative_to(_PACKAGE_ROOT)
 
 
 def user_error_line(error: BaseException) -> str:

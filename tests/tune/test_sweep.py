@@ -120,13 +120,18 @@ def test_ray_agrees_with_serial(serial):
         ray.shutdown()
 
 
-def test_tune_offline_sweep_gives_heuristics_picks():
-    result = cb.sweep(TASKS[:2], job="tune", executor="serial")
+def test_tune_offline_sweep_gives_heuristics_picks(tmp_path):
+    result = cb.sweep(TASKS[:2], job="tune", executor="serial", cache=tmp_path / "c.sqlite")
     assert all(r.ok for r in result)
-    for r in result:  # nothing timed: the winner is heuristics' first config that built, untimed, not cached
+    for r in result:
+        # nothing timed: the pick is heuristics' first config that built a plan, untimed, and nothing is cached
         chosen = r.exploration.chosen
-        assert r.winner["engine_index"] == chosen.engine_index and r.winner["knobs"] == chosen.knobs
-        assert r.winner["time_us"] is None and r.cached == ""
+        assert chosen is not None and chosen.time_us is None
+        assert r.winner == {"engine_index": chosen.engine_index, "knobs": dict(chosen.knobs),
+                            "knobs_text": chosen.knobs_text(), "time_us": None, "rel_error": chosen.rel_error,
+                            "source": chosen.label}
+        assert r.cached != "stored"
+    assert cb.PlanCache(tmp_path / "c.sqlite").entries() == []
 
 
 def test_tasks_pickle_and_parse(tmp_path):
