@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one GPU script: build the package, then run the GPU tests, the examples, the benchmarks and the main job.
 # Usage (on the GPU machine, from the repo root):  bash tools/gpu_run.sh [STAGE ...]
-#   stages: tests notorch cli-notorch examples bench tune headroom racing sweep support profile timer startup fill
+#   stages: tests notorch cli-notorch examples bench tune headroom racing sweep multigpu support profile timer startup
+#     fill
 #   (default: tests notorch cli-notorch examples bench tune)
 #   tests / notorch: the GPU tests (tests/gpu), with torch and with torch not importable (only the torch-interop tests,
 #     tests/gpu/runtime/test_torch_gpu.py, skip then)
@@ -10,7 +11,9 @@
 #   racing: tuning by racing against the exhaustive pass, winners head to head, against torch (tune_racing_gpu.py)
 #   startup: sweep worker start-up before/after (no torch in workers); fill: random inputs, the device kernel against
 #     the host routes, and the ResNet-50 preset's buffer sets (benchmarks/random_fill.py)
-#   (sweep wants a host of 2 or more GPUs: the device tool's nvidia-h200-x2)
+#   multigpu: issue 23, the ResNet-50 preset on 1 GPU against every GPU of the host (benchmarks/multi_gpu_sweep.py,
+#     ~280 s: MULTIGPU_BUDGET_S)
+#   (sweep and multigpu want a host of 2 or more GPUs: the device tool's nvidia-h100-x2; on one GPU multigpu says so)
 # Results go to $OUT (the device tool brings that folder back); default /tmp/cudnn-backend-out.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 COLUMNS=160
@@ -135,6 +138,11 @@ for stage in "$@"; do
       log "issue 12: tune the ResNet-50 preset on 1 GPU and on every GPU of this host, two pairs"
       python3 benchmarks/sweep_gpus.py --gpus "$(nvidia-smi -L | wc -l)" --pairs 2 --out "$OUT/sweep_gpus.json" 2>&1 \
         | tee "$OUT/sweep_gpus.txt"
+      ;;
+    multigpu)
+      log "issue 23: the ResNet-50 preset (knob search, racing) on 1 GPU and on every GPU of this host, in pairs within the budget; winners head to head; a split search; where the time goes"
+      python3 benchmarks/multi_gpu_sweep.py --budget-s "${MULTIGPU_BUDGET_S:-280}" --out "$OUT" 2>&1 \
+        | tee "$OUT/multi_gpu_sweep.txt"
       ;;
     racing)
       log "issue 20: racing against the exhaustive pass (ResNet-50 b32 + b1, fused, user; knob search on), winners head to head, autotune against torch benchmark=True, the CLI end to end"

@@ -348,6 +348,8 @@ def _many(args, tasks, job, profile, options, cache=None) -> int:
                        ray_address=None if args.ray in (None, "local") else args.ray, device_profile=profile,
                        cache=cache, progress=progress, order=args.order, options=options)
     render.console.print(render.sweep_table(result))
+    if result.executor == "processes" and result.worker_reports:  # where the workers' time went
+        render.console.print(result.accounting(), markup=False, highlight=False)
     explorations = [r.exploration for r in result.results if r.exploration is not None]
     if any(ex.timed for ex in explorations):
         render.console.print(render.headroom(headroom_rows(explorations)))

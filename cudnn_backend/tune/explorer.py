@@ -68,8 +68,9 @@ class _Explorer:
     descriptors, buffers and plans (none of which go into the Exploration)."""
 
     def __init__(self, graph, *, handle, device_profile, options: TuneOptions, buffers=None, progress=None, name=None,
-                 args=(), kwargs=None, keep_plans=False):
+                 args=(), kwargs=None, keep_plans=False, part=None, parts=None):
         self.t0 = _time.perf_counter()
+        self.part, self.parts = part, parts  # a search split over GPUs: this part (i, n), or the parts to merge
         self.options = o = options
         self.progress = progress
         self.notes: list[str] = []
@@ -152,10 +153,10 @@ class _Explorer:
         o = self.options
         ex = self.exploration()
         ex.notes.extend(self.notes)
-        steps = pipeline(o, knob_search=self.sweep)
+        steps = pipeline(o, knob_search=self.sweep, part=self.part, parts=self.parts)
         self.search = search = Search(self.evaluator, o, graph=self.op_graph, exploration=ex, strategies=steps,
                                       progress=self.progress)
-        if o.engines:
+        if o.engines and self.parts is None:  # a merge takes the first part's table
             self.engines(ex)
         search.run()
         if self.timed:
@@ -249,13 +250,14 @@ class SearchOutcome:
 
 
 def run_search(graph, handle=None, *, job="autotune", options=None, device_profile=None, cache=None, lookup=True,
-               store=True, want_plan=True, buffers=None, progress=None, name=None, args=(), kwargs=None
-               ) -> SearchOutcome:
+               store=True, want_plan=True, buffers=None, progress=None, name=None, args=(), kwargs=None, part=None,
+               parts=None) -> SearchOutcome:
     """The one path of ``autotune`` and of the sweeps' explore and tune jobs: with a ``cache`` (a PlanCache, a path,
     or True: the default cache) and a GPU, a stored plan for this graph, device and cuDNN version is taken instead
     of searching (``lookup``), and a new winner is stored (``store``). Offline nothing is cached, and the plan is
     heuristics' first config that builds. ``want_plan``: return the winner's plan (else it is closed); a search
-    that must give a plan and found no working config raises NoWorkingPlanError."""
+    that must give a plan and found no working config raises NoWorkingPlanError. ``part`` / ``parts``: one part of
+    a search split over GPUs, or the merge of the parts' Explorations (``strategies.pipeline``)."""
     opts = as_options(options).for_job("autotune" if job == "tune" else job)
     cache = _as_cache(cache)
     if handle is None and device_profile is None and _device.gpu_available():
@@ -271,7 +273,7 @@ def run_search(graph, handle=None, *, job="autotune", options=None, device_profi
             return SearchOutcome(hit if want_plan else None, None, "hit")
     ex_ = _Explorer(subject if subject is not None else graph, handle=handle, device_profile=device_profile,
                     options=opts, buffers=buffers, progress=progress, name=name, args=args, kwargs=kwargs,
-                    keep_plans=want_plan or (cache is not None and store))
+                    keep_plans=want_plan or (cache is not None and store), part=part, parts=parts)
     try:
         ex = ex_.run()
         if not ex_.timed:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from cudnn_backend.tune import results
 from cudnn_backend.tune.results import ConfigResult
 
-__all__ = ["Level", "Strategy", "Search", "rank", "partition", "merge", "RANKED", "MARGIN_CAP"]
+__all__ = ["Level", "Strategy", "Search", "rank", "partition", "merge", "part_options", "RANKED", "MARGIN_CAP"]
 
 MARGIN_CAP = 1.5  # a cut's margin keeps at most this many times the fraction kept (``Search.survivors``)
 RANKED = (results.OK, results.TIMED)  # statuses with a time a strategy may rank (TIMED: not checked yet)
@@ -104,9 +104,24 @@ def partition(keys, parts: int) -> list:
     return [list(keys[i::parts]) for i in range(parts)]
 
 
-def merge(parts) -> dict:
-    """{ConfigResult.key: ConfigResult} of the results of every part (a later part's result of a key wins)."""
-    return {r.key: r for part in parts for r in part}
+def part_options(options, parts: int):
+    """The options of one of ``parts`` parts of a split search: the knob search's budgets and seeds shared out
+    (each part searches around its own fastest, so together the parts spend what one search would)."""
+    if parts <= 1:
+        return options
+    def share(v):
+        return v if not v else math.ceil(v / parts)  # None (no limit) and 0 stay
+
+    return options.replace(sweep_budget_s=None if options.sweep_budget_s is None else options.sweep_budget_s / parts,
+                           sweep_configs=share(options.sweep_configs), sweep_seeds=share(options.sweep_seeds),
+                           pair_seeds=share(options.pair_seeds))
+
+
+def merge(parts, key=None) -> dict:
+    """{key: ConfigResult} of the results of every part (a later part's result of a key wins); ``key(result)``:
+    the key (default ``ConfigResult.key``; a Search files results under ``strategies.merge.search_key``)."""
+    key = key or (lambda r: r.key)
+    return {key(r): r for part in parts for r in part}
 
 
 class Search:

@@ -9,9 +9,14 @@ failed and why (a worker process that dies is reported the same way, and replace
 Executors:
 
 * ``"serial"``: one after another, here;
-* ``"processes"``: one spawned process per GPU (``gpus="all"`` or a count), each pinned to its GPU with
-  ``CUDA_VISIBLE_DEVICES``, pulling tasks from one queue so that a slow task does not hold the others back;
-  without a GPU, ``workers`` CPU processes build heuristics and plans offline;
+* ``"processes"``: a ``WorkerPool``, one spawned process per GPU (``gpus="all"`` or a count: 2, 4, 8 GPUs of a
+  host alike), each pinned to its GPU with ``CUDA_VISIBLE_DEVICES``; without a GPU, ``workers`` CPU processes
+  build heuristics and plans offline. The coordinator holds one queue of units, largest estimated work first, and
+  an idle worker takes the next (no static share, so a slow graph does not hold the others back). When there are
+  fewer graphs than workers, or one dominates, a graph's search is split (``split_plan``): its parts search shares
+  of its candidates on several workers, then one worker merges them, re-timing the parts' fastest head to head
+  (``strategies.Merge``). The pool stays warm for the next sweep of the session (``shared_pool``) and closes at
+  exit; ``SweepResult.worker_reports`` says where each worker's time went (start, busy, idle, longest unit);
 * ``"ray"``: one Ray task per graph with ``num_gpus=1`` (``num_gpus=0`` offline), on a local ``ray.init()``
   or an existing cluster's ``ray_address``. Ray is an optional extra (``pip install 'cudnn-backend[ray]'``).
 
@@ -21,10 +26,13 @@ WAL mode, so workers write concurrently).
 from __future__ import annotations
 
 import ast
+import atexit
+import collections
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import os
-import queue as _queue
+import signal
 import threading
 import time
 import traceback
@@ -41,9 +49,11 @@ from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import run_search
 from cudnn_backend.tune.options import as_options
 from cudnn_backend.tune.results import Exploration, config_words, knob_words, plain_table
+from cudnn_backend.tune.search import part_options
 
 __all__ = ["Task", "TaskResult", "SweepResult", "sweep", "run_task", "dispatch_order", "tasks_from_preset",
-           "tasks_from_file", "JOBS", "EXECUTORS", "ORDERS"]
+           "tasks_from_file", "JOBS", "EXECUTORS", "ORDERS", "WorkerPool", "WorkerReport", "Unit", "shared_pool",
+           "close_pools", "split_plan", "search_costs", "plan_units"]
 
 JOBS = ("explore", "tune", "bench")
 EXECUTORS = ("serial", "processes", "ray")
@@ -79,7 +89,8 @@ class TaskResult:
     """What one task gave: ``ok``; on failure ``error`` (type and message) and ``traceback``; the
     ``exploration`` (explore, tune), the ``bench`` report (bench); the ``winner`` ({engine_index, knobs,
     time_us}) and whether it came from or went to the plan cache; the ``worker``, ``seconds`` it took, and when
-    it ``started`` (seconds after the sweep began; None where the executor cannot tell: Ray)."""
+    it ``started`` (seconds after the sweep began; None where the executor cannot tell: Ray); for a search split
+    over workers, the ``pieces`` (each part and the merge: unit, worker, seconds, started, ok)."""
 
     task: Task
     ok: bool
@@ -92,6 +103,7 @@ class TaskResult:
     worker: str = ""
     seconds: float = 0.0
     started: float | None = None
+    pieces: list = field(default_factory=list)  # a split search: each part's and the merge's {unit, worker, ...}
 
     def row(self) -> dict:
         ex = self.exploration
@@ -117,10 +129,32 @@ class SweepResult:
     results: list
     wall_seconds: float
     offline: bool
+    worker_reports: list = field(default_factory=list)  # a WorkerReport per worker (none from Ray)
+    split: dict = field(default_factory=dict)  # {task name: parts} of the searches split over workers
 
     @property
     def failures(self) -> list:
         return [r for r in self.results if not r.ok]
+
+    @property
+    def longest(self) -> tuple:
+        """(worker, unit label, seconds) of the longest unit any worker ran (None without worker reports)."""
+        return max(((w.worker, *w.longest) for w in self.worker_reports if w.units), key=lambda x: x[2],
+                   default=None)
+
+    def accounting(self) -> str:
+        """Where the workers' time went: per worker its start, units, busy and idle seconds and its longest unit,
+        then the sweep's longest unit and the split searches."""
+        if not self.worker_reports:
+            return ""
+        lines = [plain_table([w.row() for w in self.worker_reports])]
+        idle = sum(w.idle_s for w in self.worker_reports)
+        longest = self.longest
+        lines.append(f"wall {self.wall_seconds:.2f} s; workers idle {idle:.2f} s in all"
+                     + (f"; longest unit: {longest[1]} on {longest[0]}, {longest[2]:.2f} s" if longest else ""))
+        if self.split:
+            lines.append("split searches: " + ", ".join(f"{name} over {k}" for name, k in self.split.items()))
+        return "\n".join(lines)
 
     def table(self) -> str:
         return plain_table([r.row() for r in self.results])
@@ -153,10 +187,14 @@ def _winner_of_plan(plan) -> dict:
             "knobs_text": knob_words(knobs), "time_us": None, "source": "plan cache"}
 
 
-def run_task(task: Task, job: str = "explore", options: dict | None = None, worker: str = "") -> TaskResult:
+def run_task(task: Task, job: str = "explore", options: dict | None = None, worker: str = "", *, part=None,
+             parts=None) -> TaskResult:
     """Run one task here and return its result; every exception becomes a failed result (KeyboardInterrupt and
     SystemExit still propagate). ``options``: ``cache`` (a path), ``device_profile``, and for explore and tune the
-    ``TuneOptions`` fields (for bench, bench's keyword arguments)."""
+    ``TuneOptions`` fields (for bench, bench's keyword arguments). A search split over workers: ``part`` = (i, n)
+    searches part i of n (the knob search's budgets shared out: ``search.part_options``; a tune looks the graph up
+    in the cache, stores nothing); ``parts`` (the parts' Explorations) merges them, the final round here, and
+    stores the winner."""
     options = dict(options or {})
     t0 = time.perf_counter()
     result = TaskResult(task, False, worker=worker or f"pid {os.getpid()}")
@@ -167,14 +205,17 @@ def run_task(task: Task, job: str = "explore", options: dict | None = None, work
         offline = device_profile is not None or not _device.gpu_available()
         if job in ("explore", "tune"):
             tune_options = as_options(options.pop("options", None), "sweep", **options)
+            if part is not None:
+                tune_options = part_options(tune_options, part[1])
             handle = None if offline else Handle()
             try:
                 # explore: always searches, stores its winner when given a cache; tune: a cache hit, or a search
                 # whose winner is stored (autotune's path, and like autotune it fails when no config works)
                 outcome = run_search(task.builder, handle, job="sweep" if job == "explore" else "autotune",
                                      options=tune_options, device_profile=device_profile, cache=cache,
-                                     lookup=job == "tune", store=True, want_plan=job == "tune", args=(),
-                                     kwargs=dict(task.kwargs), name=task.name)
+                                     lookup=job == "tune" and parts is None, store=part is None,
+                                     want_plan=job == "tune" and part is None, args=(), kwargs=dict(task.kwargs),
+                                     name=task.name, part=part, parts=parts)
                 if outcome.plan is not None:
                     if outcome.cached == "hit":
                         result.winner = _winner_of_plan(outcome.plan)
@@ -185,6 +226,8 @@ def run_task(task: Task, job: str = "explore", options: dict | None = None, work
             result.exploration, result.cached = outcome.exploration, outcome.cached
             if outcome.exploration is not None:
                 result.winner = _winner_of(outcome.exploration)
+        elif part is not None or parts is not None:
+            raise ValueError(f"job: {job!r} is not split (explore and tune are)")
         elif job == "bench":
             if offline:
                 raise SweepError("bench needs a GPU: it runs the plan")
@@ -274,17 +317,22 @@ def dispatch_order(tasks, order="largest") -> list:
     ``"largest"``: largest estimated work first (``graphs.work_estimate``), so the last tasks, which leave
     workers idle while one finishes, are small ones; tasks whose size is unknown go first (they could be
     anything), ties keep the order given. ``"given"``: as given."""
+    if order not in ORDERS:
+        raise ValueError(f"order: {order!r} is not one of {', '.join(ORDERS)}")
     if order == "given":
         return list(range(len(tasks)))
-    if order != "largest":
-        raise ValueError(f"order: {order!r} is not one of {', '.join(ORDERS)}")
-    sizes = [graphs.work_estimate(t.builder, t.kwargs) for t in tasks]
-    return sorted(range(len(tasks)), key=lambda i: (sizes[i] is not None, -(sizes[i] or 0.0), i))
+    return _order([graphs.work_estimate(t.builder, t.kwargs) for t in tasks], order)
+
+
+def _order(sizes, order) -> list:
+    if order == "given":
+        return list(range(len(sizes)))
+    return sorted(range(len(sizes)), key=lambda i: (sizes[i] is not None, -(sizes[i] or 0.0), i))
 
 
 def sweep(tasks, *, job="explore", executor="serial", gpus="all", workers=None, ray_address=None,
-          device_profile=None, cache=None, progress=None, order="largest", options=None, **option_kwargs
-          ) -> SweepResult:
+          device_profile=None, cache=None, progress=None, order="largest", split=None, pool=None, options=None,
+          **option_kwargs) -> SweepResult:
     """Run ``tasks`` (Tasks, builder names, a preset name) through ``job`` ("explore", "tune", "bench") with
     ``executor`` ("serial", "processes", "ray"); see the module's notes. ``device_profile`` (or no GPU here)
     makes it an offline sweep: heuristics and plans, spread over ``workers`` CPU processes or Ray workers.
@@ -292,7 +340,14 @@ def sweep(tasks, *, job="explore", executor="serial", gpus="all", workers=None, 
     winners. ``order`` ("largest", "given"): the order the parallel executors hand tasks out in
     (``dispatch_order``); results always come back in the order given. ``options`` (a ``TuneOptions``) and option
     keywords go to each explore / autotune, checked here before any task starts (for bench: bench's keyword
-    arguments). ``progress(done, total, result)`` is called as tasks finish."""
+    arguments). ``progress(done, total, result)`` is called as tasks finish.
+
+    The processes executor runs on a ``WorkerPool``: ``pool`` (one of yours), else the session's pool for these
+    GPUs or CPU workers (``shared_pool``: started by the first sweep, kept warm for the next, closed at exit).
+    ``split``: whether a graph's search may be split over several workers (``split_plan``: when there are fewer
+    graphs than workers, or one dominates; the parts' winners then meet head to head on one GPU); None: on GPUs for
+    explore and tune, not offline (where it saves nothing). Each worker's start, busy and idle time and its longest
+    unit come back in ``SweepResult.worker_reports``."""
     tasks = _as_tasks(tasks)
     if job not in JOBS:
         raise ValueError(f"job: {job!r} is not one of {', '.join(JOBS)}")
@@ -316,67 +371,290 @@ def sweep(tasks, *, job="explore", executor="serial", gpus="all", workers=None, 
     opts["cache"] = cache_path
     if device_profile is not None:
         opts["device_profile"] = device_profile
+    if split not in (None, True, False):
+        raise TypeError(f"split: expected True, False or None, not {split!r}")
+    if pool is not None and not isinstance(pool, WorkerPool):
+        raise TypeError(f"pool: expected a WorkerPool, not {type(pool).__name__}")
+    if pool is not None and executor != "processes":
+        raise ValueError(f"pool: runs the 'processes' executor, not {executor!r}")
     t0 = time.perf_counter()
+    reports, split_over = [], {}
     if executor == "serial":
         n_workers = 1
         results = []
+        report = WorkerReport("serial")
         for i, t in enumerate(tasks):
             started = time.perf_counter() - t0
             r = run_task(t, job, opts, worker="serial")
             r.started = started
+            report.units.append((t.name, started, r.seconds))
+            report.busy_s += r.seconds
             results.append(r)
             if progress is not None:
                 progress(i + 1, len(tasks), r)
+        reports = [report]
     elif executor == "processes":
-        if offline:
-            n_workers = as_int(workers, "workers", 1) if workers is not None else max(1, min(len(tasks),
-                                                                                         os.cpu_count() or 1))
-            pins = [None] * n_workers
-        else:
-            n_workers = _gpu_count(gpus)
-            if n_workers < 1:
-                raise SweepError("executor 'processes': no GPU visible")
-            visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-            ids = [s.strip() for s in visible.split(",")] if visible else [str(i) for i in range(n_workers)]
-            pins = ids[:n_workers]
-        results = _run_processes(tasks, order, job, opts, pins, progress, t0)
+        if pool is None:
+            pool = shared_pool(_pins(offline, gpus, workers, len(tasks)))
+        pool.start()  # the workers start (seconds) while the graphs are sized here
+        n_workers = len(pool)
+        do_split = (job in ("explore", "tune") and not offline) if split is None else split and job != "bench"
+        units = plan_units(tasks, order, split=do_split, workers=n_workers)
+        split_over = {tasks[u.index].name: u.parts for u in units if u.parts > 1}
+        results, reports = pool.run(tasks, job, opts, units, progress, t0=t0)
     else:
         results, n_workers = _run_ray(tasks, dispatch_order(tasks, order), job, opts, offline, ray_address, workers,
                                       progress)
-    return SweepResult(job, executor, n_workers, results, time.perf_counter() - t0, offline)
+    return SweepResult(job, executor, n_workers, results, time.perf_counter() - t0, offline, reports, split_over)
 
 
-def _worker_main(worker_id, pin, job, options, task_queue, result_queue, runner=None):
-    """A spawned worker: pinned to one GPU (set before anything touches CUDA), runs tasks until the sentinel
-    (through ``runner(task, job, options, worker=...)``, a module-level function; default ``run_task``)."""
+def _pins(offline, gpus, workers, n_tasks) -> list:
+    """The CUDA device of each worker (None: a CPU worker, offline)."""
+    if offline:
+        n = as_int(workers, "workers", 1) if workers is not None else max(1, min(n_tasks, os.cpu_count() or 1))
+        return [None] * n
+    n = _gpu_count(gpus)
+    if n < 1:
+        raise SweepError("executor 'processes': no GPU visible")
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [s.strip() for s in visible.split(",")] if visible else [str(i) for i in range(n)]
+    return ids[:n]
+
+
+# ---------------------------------------------------------------------------------------------
+# splitting a graph's search over workers
+# ---------------------------------------------------------------------------------------------
+SEARCH_WORK_UNIT = 2e10  # multiply-adds past which a graph's search grows with its size (a call outlasts a sample)
+PART_OVERHEAD = 0.1  # of a graph's search, paid again by each part (graph built, heuristics listed, its final)
+MERGE_COST = 0.1  # of a graph's search: the merge's final round, after its parts
+
+
+def search_costs(sizes) -> list:
+    """Relative cost of each graph's search from its ``graphs.work_estimate`` (None: unknown, taken as the mean of
+    the known). A search times each candidate for about the same wall time (racing samples of ~100 us, warm-up
+    calls, the plan built) until one call outlasts a sample, so graphs cost alike up to ``SEARCH_WORK_UNIT``
+    multiply-adds and grow with their size past it."""
+    known = [s for s in sizes if s is not None]
+    fill = sum(known) / len(known) if known else 0.0
+    return [1.0 + (fill if s is None else s) / SEARCH_WORK_UNIT for s in sizes]
+
+
+def _loads(costs, parts, workers) -> list:
+    """Each worker's load when the pieces (each part of each search) are handed out largest first, each to the
+    least loaded worker (what a shared queue gives when pieces take their estimated time)."""
+    pieces = sorted((c * (1.0 / k + (PART_OVERHEAD if k > 1 else 0.0)) for c, k in zip(costs, parts)
+                     for _ in range(k)), reverse=True)
+    loads = [0.0] * workers
+    for piece in pieces:
+        i = loads.index(min(loads))
+        loads[i] += piece
+    return loads
+
+
+def _span(costs, parts, workers) -> tuple:
+    """(the longest load, how many workers carry it): smaller is better, in that order."""
+    loads = [round(x, 9) for x in _loads(costs, parts, workers)]
+    top = max(loads)
+    return top, loads.count(top)
+
+
+def split_plan(costs, workers) -> list:
+    """How many parts each graph's search is split into, given their ``costs`` (``search_costs``) and ``workers``.
+
+    Greedy: while it shortens the busiest worker's load (or leaves fewer workers that busy), the search with the
+    largest piece gets one more part (at most ``workers``); the plan is kept only when, with each part's overhead
+    and the merge after the parts, it still beats no split. So fewer graphs than workers are split to fill them,
+    a graph that dominates is split, and many like graphs are not split at all."""
+    n = len(costs)
+    parts = [1] * n
+    if workers < 2 or not n:
+        return parts
+    best = _span(costs, parts, workers)
+    while True:
+        open_ = [i for i in range(n) if parts[i] < workers]
+        if not open_:
+            break
+        i = max(open_, key=lambda j: (costs[j] / parts[j], -j))
+        trial = parts.copy()
+        trial[i] += 1
+        span = _span(costs, trial, workers)
+        if span >= best:
+            break
+        parts, best = trial, span
+    if any(k > 1 for k in parts):
+        merge = max(c * MERGE_COST for c, k in zip(costs, parts) if k > 1)
+        if best[0] + merge >= _span(costs, [1] * n, workers)[0]:
+            return [1] * n
+    return parts
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One piece of work a worker takes: a whole task (``parts`` 1), part ``part`` of a search split into
+    ``parts``, or the ``merge`` of those parts."""
+
+    index: int
+    part: int | None = None
+    parts: int = 1
+    merge: bool = False
+    cost: float = 1.0
+
+    def label(self, name=None) -> str:
+        """``name`` (the task's; default "task INDEX"), and which part or the merge."""
+        name = name or f"task {self.index}"
+        if self.merge:
+            return f"{name} (merge of {self.parts})"
+        return name if self.part is None else f"{name} (part {self.part + 1}/{self.parts})"
+
+
+def plan_units(tasks, order="largest", split=True, workers=1) -> list:
+    """The units a parallel sweep hands out, in order (``dispatch_order``; each split task's parts together), with
+    the searches split by ``split_plan`` when ``split``. Merges are not listed: each joins the queue, first, once
+    its parts are in."""
+    if order == "given" and not split:  # no estimate needed (a support probe's tasks are no graphs to size)
+        return [Unit(i) for i in range(len(tasks))]
+    sizes = [graphs.work_estimate(t.builder, t.kwargs) for t in tasks]
+    costs = search_costs(sizes)
+    parts = split_plan(costs, workers) if split else [1] * len(tasks)
+    units = []
+    for i in _order(sizes, order):
+        k = parts[i]
+        if k == 1:
+            units.append(Unit(i, cost=costs[i]))
+        else:
+            units += [Unit(i, p, k, cost=costs[i] * (1.0 / k + PART_OVERHEAD)) for p in range(k)]
+    if order == "largest":  # pieces largest first; unknown sizes first, as dispatch_order
+        units.sort(key=lambda u: (sizes[u.index] is not None, -u.cost))
+    return units
+
+
+# ---------------------------------------------------------------------------------------------
+# the worker pool
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class WorkerReport:
+    """Where one worker's time went in a sweep: ``start_s`` (from the sweep's start until it could take work; 0
+    for a worker already warm), ``busy_s`` (running units), ``idle_s`` (ready without work, up to the sweep's end),
+    ``units`` ([(label, started s, seconds)]), the ``longest`` unit and its seconds."""
+
+    worker: str
+    start_s: float = 0.0
+    busy_s: float = 0.0
+    idle_s: float = 0.0
+    units: list = field(default_factory=list)
+
+    @property
+    def longest(self) -> tuple:
+        """(label, seconds) of the longest unit ("", 0.0 without any)."""
+        return max(((u[0], u[2]) for u in self.units), key=lambda u: u[1], default=("", 0.0))
+
+    def row(self) -> dict:
+        label, seconds = self.longest
+        return {"worker": self.worker, "start s": f"{self.start_s:.2f}", "units": len(self.units),
+                "busy s": f"{self.busy_s:.2f}", "idle s": f"{self.idle_s:.2f}",
+                "longest": f"{label} ({seconds:.2f} s)" if label else "-"}
+
+
+def _worker_main(worker_id, pin, inbox, outbox):
+    # inbox / outbox: this worker's own pipes (a worker that dies, even mid-message, breaks only its own)
+    """A spawned worker: pinned to one GPU (set before anything touches CUDA), runs units until the sentinel.
+    Ctrl-C is the coordinator's to handle: it closes the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if pin is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = pin
-        if job != "explore" or options.get("time") is not False:  # cuda.core and the context meet cuDNN's first work
-            threading.Thread(target=inputs.warm_up, name="CUDA warm-up", daemon=True).start()
+        # cuda.core and the context, while cuDNN works on the first graph
+        threading.Thread(target=inputs.warm_up, name="CUDA warm-up", daemon=True).start()
     label = f"gpu {pin}" if pin is not None else f"cpu worker {worker_id}"
+    outbox.send(("ready", worker_id))
     while True:
-        item = task_queue.get()
+        try:
+            item = inbox.recv()
+        except (EOFError, OSError):  # the coordinator is gone
+            return
         if item is None:
             return
-        index, task = item
-        result_queue.put(("start", worker_id, index))
-        result = (runner or run_task)(task, job, options, worker=label)
-        result_queue.put(("done", worker_id, index, result))
+        seq, unit, task, job, options, runner, parts = item
+        split = {} if unit.parts == 1 else {"part": None if unit.merge else (unit.part, unit.parts), "parts": parts}
+        result = (runner or run_task)(task, job, options, worker=label, **split)
+        outbox.send(("done", worker_id, seq, result))
 
 
-def _run_processes(tasks, order, job, options, pins, progress, t0, runner=None) -> list:
-    ctx = multiprocessing.get_context("spawn")
-    task_queue, result_queue = ctx.Queue(), ctx.Queue()
-    procs, running = {}, {}
+class _Worker:
+    def __init__(self, worker_id, pin, process, inbox, outbox, spawned):
+        self.id, self.pin, self.process, self.inbox, self.outbox = worker_id, pin, process, inbox, outbox
+        self.eof = False  # its outbox ended: it is exiting
+        self.spawned, self.ready = spawned, None
+        self.running = None  # (seq, unit, started) of the unit it runs
 
-    def start(worker_id):
-        pin = pins[worker_id]
+    @property
+    def label(self) -> str:
+        return f"gpu {self.pin}" if self.pin is not None else f"cpu worker {self.id}"
+
+
+class WorkerPool:
+    """Worker processes kept warm across sweeps: one per GPU (``pins``: the CUDA device each is pinned to), or
+    ``len(pins)`` CPU processes for offline sweeps (pins None). Started once (``start``, or the first sweep), each
+    worker takes one unit at a time from the coordinator's queue when it is idle; ``close()`` (or leaving a ``with``
+    block, or the interpreter's exit for the shared pools of ``shared_pool``) stops them."""
+
+    def __init__(self, pins):
+        self.pins = tuple(pins)
+        if not self.pins:
+            raise SweepError("a worker pool needs at least one worker")
+        self._ctx = multiprocessing.get_context("spawn")
+        self.workers: list = []
+        self.closed = False
+
+    @classmethod
+    def on_gpus(cls, gpus="all") -> "WorkerPool":
+        """A pool of one worker per GPU here (``gpus``: "all" or a count; the first of ``CUDA_VISIBLE_DEVICES``
+        when it is set), not started yet."""
+        return cls(_pins(False, gpus, None, 0))
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __len__(self):
+        return len(self.pins)
+
+    @property
+    def started(self) -> bool:
+        return bool(self.workers)
+
+    @property
+    def alive(self) -> bool:
+        return not self.closed and (not self.workers or all(w.process.is_alive() for w in self.workers))
+
+    def start(self, wait=False, timeout=300.0) -> "WorkerPool":
+        """Start the workers (once); ``wait``: until every one is ready to take work (between sweeps: a sweep then
+        counts no worker start)."""
+        if self.closed:
+            raise SweepError("this worker pool was closed")
+        if not self.workers:
+            self.workers = [self._spawn(i) for i in range(len(self.pins))]
+        deadline = time.monotonic() + timeout
+        while wait and any(w.ready is None for w in self.workers):
+            if not all(w.process.is_alive() for w in self.workers) or time.monotonic() > deadline:
+                raise SweepError("worker pool: a worker did not start (if you called this from a script, guard it "
+                                 "with `if __name__ == '__main__':`: spawned workers import it)")
+            for w, msg in self._receive(0.5):
+                if msg[0] == "ready":
+                    w.ready = time.perf_counter()
+        return self
+
+    def _spawn(self, worker_id) -> _Worker:
+        pin = self.pins[worker_id]
+        inbox_r, inbox_w = self._ctx.Pipe(duplex=False)
+        outbox_r, outbox_w = self._ctx.Pipe(duplex=False)
         saved = os.environ.get("CUDA_VISIBLE_DEVICES")
         if pin is not None:  # the child inherits the environment at start: pinned before it imports anything
             os.environ["CUDA_VISIBLE_DEVICES"] = pin
         try:
-            p = ctx.Process(target=_worker_main, args=(worker_id, pin, job, options, task_queue, result_queue,
-                                                       runner), daemon=True)
+            p = self._ctx.Process(target=_worker_main, args=(worker_id, pin, inbox_r, outbox_w), daemon=True,
+                                  name=f"cudnn-backend sweep worker {worker_id}")
             p.start()
         finally:
             if pin is not None:
@@ -384,102 +662,233 @@ def _run_processes(tasks, order, job, options, pins, progress, t0, runner=None) 
                     os.environ.pop("CUDA_VISIBLE_DEVICES", None)
                 else:
                     os.environ["CUDA_VISIBLE_DEVICES"] = saved
-        procs[worker_id] = p
+        inbox_r.close()  # the child's ends
+        outbox_w.close()
+        return _Worker(worker_id, pin, p, inbox_w, outbox_r, time.perf_counter())
 
-    results: list = [None] * len(tasks)
-    done = 0
-    restarts_left = len(tasks) + len(pins)  # a worker dying on every start must not loop forever
-    # A worker that dies right after taking a task may never have sent its "start" (queues write from a thread):
-    # then nobody knows that task. Once such a death was seen and nothing is queued, running or reported for a
-    # while, the tasks still missing were taken by it: each is queued once more, then failed.
-    unknown_deaths, quiet, requeued = 0, 0, set()
-    try:
-        for w in range(len(pins)):
-            start(w)
-        for i in dispatch_order(tasks, order):  # while the workers start (they take seconds)
-            task_queue.put((i, tasks[i]))
-        while done < len(tasks):
+    def _receive(self, timeout) -> list:
+        """[(worker, message)] of what the workers sent, waiting up to ``timeout`` s for anything (a worker's exit
+        included)."""
+        conns = {w.outbox: w for w in self.workers if not w.eof}
+        got = []
+        for c in multiprocessing.connection.wait(list(conns) + [w.process.sentinel for w in self.workers], timeout):
+            w = conns.get(c)
+            if w is None:
+                continue  # a worker's exit: the caller sees it
             try:
-                msg = result_queue.get(timeout=0.5)
-            except _queue.Empty:
-                msg = None
-            if msg is not None:
-                quiet = 0
-                if msg[0] == "start":
-                    running[msg[1]] = (msg[2], time.perf_counter())
-                else:
-                    _, w, index, result = msg
-                    started = running.pop(w, (None, None))[1]
-                    result.started = None if started is None else started - t0
-                    if results[index] is None:
-                        results[index] = result
-                        done += 1
-                        if progress is not None:
-                            progress(done, len(tasks), result)
-                continue
-            for w, p in list(procs.items()):
-                if p.is_alive():
-                    continue
-                # a worker died (a crash in native code): its task fails, a fresh worker takes its place
-                if w in running:
-                    index, started = running.pop(w)
-                    if results[index] is None:
-                        results[index] = TaskResult(tasks[index], False, error=f"worker process died "
-                                                    f"(exit code {p.exitcode}) while running this task",
-                                                    worker=f"gpu {pins[w]}" if pins[w] else f"cpu worker {w}",
-                                                    seconds=time.perf_counter() - started, started=started - t0)
-                        done += 1
-                        if progress is not None:
-                            progress(done, len(tasks), results[index])
-                else:
-                    unknown_deaths += 1
-                if done < len(tasks):
-                    if restarts_left <= 0:
-                        why = (f"worker processes keep dying (last exit code {p.exitcode}); if you called sweep() from "
-                               "a script, guard it with `if __name__ == '__main__':` (spawned workers import it)")
-                        for i, r in enumerate(results):
-                            if r is None:
-                                results[i] = TaskResult(tasks[i], False, error=why, worker="none")
-                                done += 1
-                        break
-                    restarts_left -= 1
-                    start(w)
-            busy = {index for index, _ in running.values()}
-            missing = [i for i, r in enumerate(results) if r is None and i not in busy]
-            quiet = quiet + 1 if unknown_deaths and missing and task_queue.empty() else 0
-            if quiet >= 4:
-                for i in missing:
-                    if i in requeued:
-                        results[i] = TaskResult(tasks[i], False, error="a worker process died after taking this "
-                                                "task, twice, before reporting it (a crash in native code)",
-                                                worker="unknown")
-                        done += 1
-                        if progress is not None:
-                            progress(done, len(tasks), results[i])
+                got.append((w, c.recv()))
+            except (EOFError, OSError):
+                w.eof = True
+        return got
+
+    def close(self, timeout=10.0):
+        """Stop the workers: each finishes its unit (none runs between sweeps) and exits; those still running after
+        ``timeout`` seconds are terminated. Quiet, and safe to call twice."""
+        if self.closed:
+            return
+        self.closed = True
+        for w in self.workers:
+            if w.process.is_alive():
+                with contextlib.suppress(OSError):
+                    w.inbox.send(None)
+        deadline = time.monotonic() + timeout
+        for w in self.workers:
+            if not multiprocessing.connection.wait([w.process.sentinel], max(0.0, deadline - time.monotonic())):
+                w.process.terminate()
+            w.process.join(timeout=5)
+        for w in self.workers:
+            w.inbox.close()
+            w.outbox.close()
+        self.workers = []
+
+    def _restart(self, w: _Worker):
+        w.inbox.close()
+        w.outbox.close()
+        fresh = self._spawn(w.id)
+        self.workers[w.id] = fresh
+        return fresh
+
+    def run(self, tasks, job, options, units, progress=None, runner=None, t0=None) -> tuple:
+        """Run ``units`` (``plan_units``) of ``tasks``: each idle worker takes the next unit (a merge goes first
+        once its parts are in). Returns (a TaskResult per task in the order given, a WorkerReport per worker)."""
+        self.start()
+        for w in list(self.workers):  # one that died between sweeps is replaced
+            if not w.process.is_alive():
+                self._restart(w)
+        t0 = time.perf_counter() if t0 is None else t0
+        pending = collections.deque(units)
+        results: list = [None] * len(tasks)
+        pieces = {}  # task index -> {part: TaskResult}
+        results_pieces = {}  # task index -> [_piece of each part done]
+        reports = {w.id: WorkerReport(w.label) for w in self.workers}
+        done = 0
+        seq = 0
+        restarts_left = len(tasks) + len(self.workers)  # a worker dying on every start must not loop forever
+
+        def finish(index, result):
+            nonlocal done
+            if results[index] is None:
+                results[index] = result
+                done += 1
+                if progress is not None:
+                    progress(done, len(tasks), result)
+
+        def dispatch(w):
+            nonlocal seq
+            if not pending or w.running is not None or w.ready is None:
+                return
+            unit = pending.popleft()
+            parts = None
+            if unit.merge:
+                got = pieces.pop(unit.index)
+                parts = [got[p].exploration for p in sorted(got) if got[p].ok and got[p].exploration is not None]
+            seq += 1
+            w.running = (seq, unit, time.perf_counter())
+            with contextlib.suppress(OSError):  # a worker gone meanwhile: its unit fails below, as it died
+                w.inbox.send((seq, unit, tasks[unit.index], job, options, runner, parts))
+
+        def completed(w, unit, result, started):
+            now = time.perf_counter()
+            if isinstance(result, TaskResult):
+                result.started = started - t0
+            reports[w.id].units.append((unit.label(tasks[unit.index].name), started - t0, now - started))
+            reports[w.id].busy_s += now - started
+            if unit.part is None and not unit.merge:
+                finish(unit.index, result)
+            elif unit.merge:
+                result.pieces = results_pieces.pop(unit.index) + [_piece(unit, result)]
+                # the task as a whole: from its first part's start to the merge's end, on the workers it took
+                first = min(p["started"] for p in result.pieces)
+                result.seconds, result.started = now - t0 - first, first
+                result.worker = "+".join(dict.fromkeys(p["worker"] for p in result.pieces))
+                failed = [p for p in result.pieces[:-1] if not p["ok"]]
+                if failed and result.exploration is not None:
+                    result.exploration.notes.append(f"{len(failed)} of the {unit.parts} parts failed: "
+                                                    f"{failed[0]['error']}")
+                finish(unit.index, result)
+            else:
+                got = pieces.setdefault(unit.index, {})
+                got[unit.part] = result
+                results_pieces.setdefault(unit.index, []).append(_piece(unit, result))
+                if len(got) == unit.parts:
+                    merged = _settle_parts(tasks[unit.index], got, unit.parts)
+                    if merged is not None:  # a failure, or a cache hit: nothing to merge
+                        pieces.pop(unit.index)
+                        merged.pieces = results_pieces.pop(unit.index)
+                        merged.worker = "+".join(dict.fromkeys(p["worker"] for p in merged.pieces))
+                        finish(unit.index, merged)
                     else:
-                        requeued.add(i)
-                        task_queue.put((i, tasks[i]))
-                unknown_deaths, quiet = 0, 0
-    finally:
-        for _ in procs:
-            task_queue.put(None)
-        task_queue.cancel_join_thread()
-        # every result is in: the workers' exits (CUDA contexts torn down) need not hold the caller up
-        reaper = threading.Thread(target=_reap, args=(list(procs.values()),), name="sweep worker reaper", daemon=True)
-        reaper.start()
-        if done < len(tasks):  # interrupted: the workers are gone before the caller goes on
-            reaper.join()
+                        pending.appendleft(Unit(unit.index, None, unit.parts, merge=True, cost=unit.cost))
+
+        try:
+            for idle in self.workers:  # warm workers take their first unit now (no "ready" comes from them)
+                dispatch(idle)
+            while done < len(tasks):
+                for w, msg in self._receive(0.5):
+                    if msg[0] == "ready":
+                        w.ready = time.perf_counter()  # started in this sweep (a warm worker sent it before)
+                        reports[w.id].start_s += max(0.0, w.ready - max(w.spawned, t0))
+                    elif w.running is not None and msg[2] == w.running[0]:
+                        _, unit, started = w.running
+                        w.running = None
+                        completed(w, unit, msg[3], started)
+                for w in list(self.workers):
+                    if w.process.is_alive():
+                        continue
+                    # a worker died (a crash in native code): its unit fails, a fresh worker takes its place
+                    with contextlib.suppress(EOFError, OSError):  # unless it sent its result just before
+                        while w.running is not None and w.outbox.poll():
+                            msg = w.outbox.recv()
+                            if msg[0] == "done" and msg[2] == w.running[0]:
+                                _, unit, started = w.running
+                                w.running = None
+                                completed(w, unit, msg[3], started)
+                    if w.running is not None:
+                        _, unit, started = w.running
+                        w.running = None
+                        completed(w, unit, TaskResult(tasks[unit.index], False, error=f"worker process died (exit "
+                                                      f"code {w.process.exitcode}) while running this task",
+                                                      worker=w.label, seconds=time.perf_counter() - started), started)
+                    if done < len(tasks) or restarts_left > 0:  # the pool kept whole for the next sweep too
+                        if restarts_left <= 0:
+                            why = (f"worker processes keep dying (last exit code {w.process.exitcode}); if you called "
+                                   "sweep() from a script, guard it with `if __name__ == '__main__':` (spawned "
+                                   "workers import it)")
+                            for i, r in enumerate(results):
+                                if r is None:
+                                    finish(i, TaskResult(tasks[i], False, error=why, worker="none"))
+                            break
+                        restarts_left -= 1
+                        self._restart(w)
+                for idle in self.workers:
+                    dispatch(idle)
+        except BaseException:
+            self.close(timeout=2.0)  # interrupted: the workers go with it, their units unfinished
+            raise
+        end = time.perf_counter()
+        out = []
+        for w in self.workers:
+            r = reports.get(w.id) or WorkerReport(w.label)
+            if w.ready is not None:
+                r.idle_s = max(0.0, end - max(w.ready, t0) - r.busy_s)
+            out.append(r)
+        return results, out
+
+
+def _run_processes(tasks, order, job, options, pins, progress, t0, runner=None) -> list:
+    """``tasks`` (whole, never split) over a fresh pool of ``pins``, closed after, each through ``runner(task, job,
+    options, worker=...)`` (a module-level function; default ``run_task``): the support matrix's probes."""
+    with WorkerPool(pins) as pool:
+        results, _ = pool.run(tasks, job, options, plan_units(tasks, order, split=False), progress, runner, t0)
     return results
 
 
-def _reap(procs):
-    """Wait for the workers to exit; terminate those still running after 10 s. A worker's sentinel, not its
-    exit code, says whether it is gone (another thread may have collected the exit code first)."""
-    deadline = time.monotonic() + 10
-    for p in procs:
-        if not multiprocessing.connection.wait([p.sentinel], max(0.0, deadline - time.monotonic())):
-            p.terminate()
-        p.join(timeout=5)
+def _piece(unit, result) -> dict:
+    return {"unit": unit.label(), "worker": result.worker, "seconds": result.seconds, "started": result.started,
+            "ok": result.ok, "error": result.error}
+
+
+def _settle_parts(task, got, parts):
+    """The task's result when its parts leave nothing to merge (None: merge them): every part failed (the first's
+    failure is the task's), or a part found the graph in the plan cache (that part's hit is the task's)."""
+    hit = next((r for r in got.values() if r.ok and r.cached == "hit"), None)
+    if hit is not None:
+        return hit
+    if not any(r.ok for r in got.values()):
+        first = got[min(got)]
+        first.error = first.error or "every part of the split search failed"
+        return first
+    return None
+
+
+_POOLS: dict = {}
+
+
+def _env_key() -> tuple:
+    """What a worker takes from the environment at its start (the library, the device, the cache's place)."""
+    return tuple(sorted((k, v) for k, v in os.environ.items()
+                        if k.startswith(("CUDNN", "CUDA_", "NVIDIA_")) or k in ("LD_LIBRARY_PATH", "PYTHONPATH")))
+
+
+def shared_pool(pins) -> WorkerPool:
+    """The session's pool of workers pinned so (started at the first sweep that uses it, kept warm for the next,
+    closed at the interpreter's exit). A pool whose workers died, or started under another environment, is replaced."""
+    key = (tuple(pins), _env_key())
+    pool = _POOLS.get(key)
+    if pool is None or not pool.alive:
+        for k in [k for k in _POOLS if k[0] == key[0]]:
+            _POOLS.pop(k).close()
+        pool = _POOLS[key] = WorkerPool(pins)
+    return pool
+
+
+def close_pools():
+    """Stop every shared worker pool of this session (``shared_pool``; also run at the interpreter's exit)."""
+    while _POOLS:
+        _POOLS.popitem()[1].close()
+
+
+atexit.register(close_pools)
 
 
 def _ray_module():

@@ -179,3 +179,5 @@ def test_explore_several_graphs_from_a_task_file(tmp_path):
     r = run("explore", "--tasks", str(listing), "--workers", "2", "--quiet")
     assert r.returncode == 1  # one graph failed, and it is reported
     assert "FAILED" in r.stdout and "groups" in r.stderr and "processes executor, 2 workers" in r.stdout
+    assert "cpu worker 0" in r.stdout and "idle s" in r.stdout and "longest unit:" in r.stdout  # where time went
+    assert "Traceback" not in r.stderr  # the workers closed at exit, quietly

@@ -2,12 +2,12 @@
 without stopping the others."""
 import multiprocessing
 import pickle
-import time
 
 import pytest
 
 import cudnn_backend as cb
 from cudnn_backend.tune import Task, dispatch_order, tasks_from_file, tasks_from_preset, work_estimate
+from cudnn_backend.tune.sweeps import close_pools, shared_pool
 
 pytestmark = pytest.mark.skipif(cb.core.device.gpu_available(), reason="offline sweeps (a GPU times instead)")
 
@@ -45,11 +45,12 @@ def test_processes_agree_with_serial(serial):
     assert _summary(result) == _summary(serial)  # handed out largest first, reported in the order given
     assert {r.worker for r in result if r.ok} <= {"cpu worker 0", "cpu worker 1"}
     assert all(0 <= r.started <= result.wall_seconds for r in result)
+    pids = {w.process.pid for w in shared_pool([None, None]).workers}
     given = cb.sweep(TASKS, job="explore", executor="processes", workers=2, engines=False, order="given")
     assert _summary(given) == _summary(serial)
-    deadline = time.monotonic() + 30  # the workers' exits are collected in the background, not left behind
-    while multiprocessing.active_children() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    assert {w.process.pid for w in shared_pool([None, None]).workers} == pids  # the same workers, kept warm
+    assert all(w.start_s == 0.0 for w in given.worker_reports)  # so the second sweep waited for no start
+    close_pools()  # the workers exit, nothing left behind
     assert not multiprocessing.active_children()
 
 

@@ -8,17 +8,24 @@ from cudnn_backend.tune.strategies.exhaustive import Exhaustive
 from cudnn_backend.tune.strategies.final import FinalRound
 from cudnn_backend.tune.strategies.heuristics import Heuristics
 from cudnn_backend.tune.strategies.knobs import KnobSearch
+from cudnn_backend.tune.strategies.merge import Merge
 from cudnn_backend.tune.strategies.racing import Racing
 
-__all__ = ["STRATEGIES", "pipeline", "Heuristics", "KnobSearch", "Racing", "Exhaustive", "FinalRound"]
+__all__ = ["STRATEGIES", "pipeline", "Heuristics", "KnobSearch", "Racing", "Exhaustive", "FinalRound", "Merge"]
 
 STRATEGIES = {"racing": Racing, "exhaustive": Exhaustive}
 
 
-def pipeline(options, *, knob_search=None) -> list:
+def pipeline(options, *, knob_search=None, part=None, parts=None) -> list:
     """The strategies a search with ``options`` runs, in order: heuristics' lists, the knob search (``sweep``;
-    ``knob_search`` overrides it), the chosen strategy, the final round (``finalists``)."""
-    steps = [Heuristics()]
+    ``knob_search`` overrides it), the chosen strategy, the final round (``finalists``).
+
+    A search split over GPUs (issue 23): ``part`` = (i, n) runs part i of n (its share of heuristics' configs, the
+    rest as above); ``parts`` (the n parts' Explorations) runs the merge: the parts' results, then the final round
+    of their fastest on this GPU."""
+    if parts is not None:
+        return [Merge(parts, STRATEGIES[options.strategy]()), FinalRound()]
+    steps = [Heuristics(part)]
     if options.sweep if knob_search is None else knob_search:
         steps.append(KnobSearch())
     steps.append(STRATEGIES[options.strategy]())

@@ -6,7 +6,7 @@ from cudnn_backend.errors import CudnnBackendError
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.tune.results import ConfigResult
-from cudnn_backend.tune.search import Strategy
+from cudnn_backend.tune.search import Strategy, partition
 
 __all__ = ["Heuristics", "knob_names"]
 
@@ -17,7 +17,13 @@ def knob_names(knobs: dict) -> dict:
 
 
 class Heuristics(Strategy):
+    """``part``: (i, parts) of a search split over several GPUs (``search.partition``): every part lists the same
+    configs (heuristics are deterministic for one graph and device) and keeps its own share of them."""
+
     name = "heuristics"
+
+    def __init__(self, part=None):
+        self.part = part
 
     def candidates(self, search) -> list:
         """The keys of heuristics' configs, proposed to ``search`` (the exploration records each mode's list)."""
@@ -52,6 +58,14 @@ class Heuristics(Strategy):
                                 "heuristics lists not tried")
             search.drop(keys[o.max_configs:])
             keys = keys[:o.max_configs]
+        if self.part is not None:
+            i, parts = self.part
+            mine = partition(keys, parts)[i]
+            kept = set(mine)
+            search.drop([k for k in keys if k not in kept])
+            search.notes.append(f"split search, part {i + 1} of {parts}: {len(mine)} of the {len(keys)} heuristics "
+                                "configs (dealt round-robin), the knob search around this part's fastest")
+            keys = mine
         return keys
 
     def run(self, search):

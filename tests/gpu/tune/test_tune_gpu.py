@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 import cudnn_backend as cb
-from cudnn_backend.tune import PlanCache
+from cudnn_backend.tune import PlanCache, WorkerPool
 
 from tests.gpu.kit import conv2d, relu
 from tests.tune import three_ways
@@ -168,6 +168,24 @@ def test_processes_sweep_on_the_gpus_here(tmp_path):
     assert result.results[0].ok and result.results[0].winner["time_us"] > 0
     assert not result.results[1].ok and "groups" in result.results[1].error
     assert len(PlanCache(tmp_path / "c.sqlite").entries()) == 1
+
+
+
+def test_a_split_search_on_the_gpu(tmp_path):
+    """One graph's search split over two workers (both on the first GPU: a one-GPU machine runs it too): the parts
+    race their shares, one worker re-times their fastest head to head; the winner is checked, timed, stored."""
+    task = cb.Task("conv_bias_relu", {}, "conv_bias_relu")
+    with WorkerPool([os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]] * 2) as pool:
+        result = cb.sweep([task], job="tune", executor="processes", pool=pool, split=True, sweep=True,
+                          sweep_budget_s=1.0, cache=tmp_path / "c.sqlite")
+    r = result.results[0]
+    assert r.ok, r.error
+    assert result.split == {"conv_bias_relu": 2} and [p["unit"] for p in r.pieces][-1] == "task 0 (merge of 2)"
+    assert r.winner["time_us"] > 0 and r.cached == "stored"
+    best = r.exploration.best
+    assert best.correct and best.checked_by and best.first_pass_us is not None  # it won the merge's final round
+    assert any("2 parts merged" in n for n in r.exploration.notes)
+    assert any(n.startswith("final round:") for n in r.exploration.notes)
 
 
 NO_TORCH = """
