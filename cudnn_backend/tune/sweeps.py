@@ -55,6 +55,8 @@ __all__ = ["Task", "TaskResult", "SweepResult", "sweep", "run_task", "dispatch_o
            "tasks_from_file", "JOBS", "EXECUTORS", "ORDERS", "WorkerPool", "WorkerReport", "Unit", "shared_pool",
            "close_pools", "split_plan", "search_costs", "plan_units"]
 
+# the thread pools of numpy's BLAS and OpenMP, sized per worker (WorkerPool._spawn) unless the user set them
+THREAD_POOL_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 JOBS = ("explore", "tune", "bench")
 EXECUTORS = ("serial", "processes", "ray")
 ORDERS = ("largest", "given")
@@ -649,19 +651,24 @@ class WorkerPool:
         pin = self.pins[worker_id]
         inbox_r, inbox_w = self._ctx.Pipe(duplex=False)
         outbox_r, outbox_w = self._ctx.Pipe(duplex=False)
-        saved = os.environ.get("CUDA_VISIBLE_DEVICES")
-        if pin is not None:  # the child inherits the environment at start: pinned before it imports anything
-            os.environ["CUDA_VISIBLE_DEVICES"] = pin
+        # the child inherits the environment at start: pinned before it imports anything, and its numpy's thread
+        # pools sized to its share of the cores (each library's pool defaults to every core: N workers' spinning
+        # BLAS threads then starve the other workers' host threads, which launch and time the kernels)
+        env = {} if pin is None else {"CUDA_VISIBLE_DEVICES": pin}
+        threads = str(max(1, (os.cpu_count() or 1) // len(self.pins)))
+        env.update({k: threads for k in THREAD_POOL_VARIABLES if k not in os.environ})
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
         try:
             p = self._ctx.Process(target=_worker_main, args=(worker_id, pin, inbox_r, outbox_w), daemon=True,
                                   name=f"cudnn-backend sweep worker {worker_id}")
             p.start()
         finally:
-            if pin is not None:
-                if saved is None:
-                    os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
                 else:
-                    os.environ["CUDA_VISIBLE_DEVICES"] = saved
+                    os.environ[k] = v
         inbox_r.close()  # the child's ends
         outbox_w.close()
         return _Worker(worker_id, pin, p, inbox_w, outbox_r, time.perf_counter())

@@ -20,3 +20,12 @@ def scripted(task, job, options, worker="", part=None, parts=None):
     ex = Exploration(name=task.name, device={}, cudnn_version="", timed=False,
                      notes=[kind] + ([n for p in parts for n in p.notes] if parts is not None else []))
     return TaskResult(task, True, exploration=ex, worker=worker, seconds=0.0)
+
+
+def thread_pools(task, job, options, worker="", part=None, parts=None):
+    """Reports the worker's thread-pool environment (``THREAD_POOL_VARIABLES``) in its Exploration's notes."""
+    from cudnn_backend.tune.sweeps import THREAD_POOL_VARIABLES
+
+    ex = Exploration(name=task.name, device={}, cudnn_version="", timed=False,
+                     notes=[f"{k}={os.environ.get(k)}" for k in THREAD_POOL_VARIABLES])
+    return TaskResult(task, True, exploration=ex, worker=worker, seconds=0.0)

@@ -2,6 +2,7 @@
 worker takes which unit (scripted runners in real spawned workers: ``pool_runners``), the split search's parts and
 merge (real candidates and plans against a device profile, injected timings: ``fakes.FakeTimes``), and the pool
 kept warm across sweeps and closed quietly at exit. Decisions only: nothing here asserts a time."""
+import os
 import zlib
 
 import pytest
@@ -10,10 +11,10 @@ import cudnn_backend as cb
 from cudnn_backend.tune import Task
 from cudnn_backend.tune.search import part_options
 from cudnn_backend.tune.strategies.merge import part_finalists, search_key
-from cudnn_backend.tune.sweeps import WorkerPool, plan_units, search_costs, split_plan
+from cudnn_backend.tune.sweeps import THREAD_POOL_VARIABLES, WorkerPool, plan_units, search_costs, split_plan
 from tests.helpers.crash import run_python
 from tests.tune import fakes
-from tests.tune.pool_runners import scripted
+from tests.tune.pool_runners import scripted, thread_pools
 
 offline_only = pytest.mark.skipif(cb.core.device.gpu_available(), reason="offline sweeps (a GPU times instead)")
 CONV = Task("conv_fwd", dict(n=1, c=8, h=8, w=8, k=8))
@@ -113,6 +114,21 @@ def test_an_idle_worker_takes_the_next_unit(pool):
     assert ran[long_worker] == ["long"] and sorted(sum(ran.values(), [])) == sorted(t.name for t in tasks)
     assert all(w.start_s == 0.0 for w in reports)  # warm: no start to wait for
     assert max(reports, key=lambda w: w.longest[1]).longest[0] == "long"
+
+
+def test_workers_get_their_share_of_the_cores_for_numpys_thread_pools(pool, monkeypatch):
+    # N workers each with BLAS/OpenMP pools of every core starve one another's host threads (kernel launches and
+    # timings); each gets cores // N unless the user set the variable, which is then passed on as it is
+    tasks = [Task("probe", {}, "probe")]
+    results, _ = pool.run(tasks, "explore", {}, plan_units(tasks, "given"), runner=thread_pools)
+    share = str(max(1, (os.cpu_count() or 1) // 2))
+    given = {k: os.environ[k] for k in THREAD_POOL_VARIABLES if k in os.environ}
+    assert results[0].exploration.notes == [f"{k}={given.get(k, share)}" for k in THREAD_POOL_VARIABLES]
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    with WorkerPool([None]) as one:
+        results, _ = one.start(wait=True).run(tasks, "explore", {}, plan_units(tasks, "given"), runner=thread_pools)
+    assert "OMP_NUM_THREADS=3" in results[0].exploration.notes
+    assert os.environ["OMP_NUM_THREADS"] == "3"  # the coordinator's own environment is left as it was
 
 
 def test_parts_go_to_both_workers_then_one_merges(pool):
