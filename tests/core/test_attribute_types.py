@@ -38,6 +38,7 @@ from cudnn_backend._bindings import enums
 
 from tests.helpers import generic_graphs as gg
 from tests.helpers.crash import run_python
+from tests.helpers.env import loaded_has
 
 B = CUDNN_TYPE_BACKEND_DESCRIPTOR
 LOADED = cb.get_version()
@@ -189,6 +190,10 @@ def _boolean(ctx):
     t = tensor(6, [2, 3, 4, 5], is_virtual=True)  # default false
     check_get(t, attr(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN), CUDNN_TYPE_BOOLEAN, [True])
     check_get(t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, [False])
+    if not loaded_has("9.11.0"):  # REDUCTION_IS_DETERMINISTIC came with cuDNN 9.11
+        with pytest.raises(cb.CudnnVersionError, match=r"REDUCTION_IS_DETERMINISTIC.*needs cuDNN >= 9\.11"):
+            _reduction(is_deterministic=True)
+        return
     red = _reduction(is_deterministic=True)
     check_get(red, attr(CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC, CUDNN_TYPE_BOOLEAN), CUDNN_TYPE_BOOLEAN, [True])
 

@@ -31,7 +31,7 @@ from cudnn_backend.runtime.plans import build_plan
 from cudnn_backend.typed import Engine, EngineConfig
 
 from tests.helpers import generic_graphs as gg
-from tests.helpers.env import HAVE_GPU, LOADED
+from tests.helpers.env import HAVE_GPU, LOADED, loaded_has
 
 K = cb.KnobType
 
@@ -46,7 +46,8 @@ def first_a(conv, h200):
     return get_configs(conv, "A", h200)[0]
 
 
-# cuDNN 9.10 refuses 4 engines of the conv graph with INTERNAL_ERROR ("core_engine.getStatus()") where 9.14 and newer
+# cuDNN 9.10 refuses a few engines with INTERNAL_ERROR ("core_engine.getStatus()", "ConvolutionEngine::getStatus()")
+# where 9.14 and newer
 # say NOT_SUPPORTED (measured); either way the engine is listed unsupported with cuDNN's reason
 INTERNAL_ERROR_FOR_UNSUPPORTED_UNTIL = 91400
 
@@ -56,7 +57,7 @@ def refused_as_unsupported(info) -> bool:
     name = getattr(info.status, "name", "")
     return name.startswith("CUDNN_STATUS_NOT_SUPPORTED") or (
         LOADED < INTERNAL_ERROR_FOR_UNSUPPORTED_UNTIL and name == "CUDNN_STATUS_INTERNAL_ERROR"
-        and "core_engine.getStatus()" in info.reason)
+        and "getStatus()" in info.reason)
 
 
 # -- listing -------------------------------------------------------------------------------------------
@@ -358,7 +359,8 @@ def test_an_engine_without_a_working_config_is_not_supported(matmul_infos):
     for info in empty:
         assert info.status == cb.CUDNN_STATUS_NOT_SUPPORTED and isinstance(info.engine, Engine)
         assert "finalizes, but cuDNN accepts none of its configs for this graph" in info.reason
-        assert info.configs_tried == min(engines.CONFIG_SEARCH_LIMIT, info.configs_tried) > 1
+        # every config tried: the search limit's worth, or the one an engine without knobs has (9.10.2 has such)
+        assert info.configs_tried == min(engines.CONFIG_SEARCH_LIMIT, info.configs_tried) > (0 if not info.knobs else 1)
         assert info.to_dict()["supported"] is False and info.to_dict()["finalized"] is True
         with pytest.raises(cb.CudnnNotSupportedError, match="accepts none of its configs") as err:
             make_config(info)  # {}: nothing cuDNN accepts to fill in
@@ -389,6 +391,8 @@ def test_empty_knobs_filled_where_the_defaults_are_refused(h200):
     from cudnn_backend.patterns import CATALOGUE
 
     filled = []
+    if not loaded_has("9.13.0"):
+        pytest.skip("the unified SDPA forward graph needs cuDNN 9.13 (test_patterns.py asserts the refusal)")
     for info in list_engines(CATALOGUE["sdpa_fwd"](build=False).graph, h200, supported_only=True):
         with pytest.raises(cb.CudnnError) if info.working_knobs else _nothing():
             engines._engine_config(info.engine, {})  # cuDNN's own answer to the bare defaults
