@@ -540,9 +540,9 @@ def _reverse_nodes(doc, text):
     return json.dumps(doc, separators=(",", ":"))
 
 
-def _cache_key_type(value):
+def _cache_key_type(value, **members):
     def mutate(doc, text):
-        doc["kernel_cache"][0]["key"]["type"] = value
+        doc["kernel_cache"][0]["key"].update(type=value, **members)
         return json.dumps(doc, separators=(",", ":"))
     return mutate
 
@@ -563,7 +563,10 @@ def _kernel_twice(doc, text):
 ATTENTION_KERNEL_TWICE = ("fused attention forward plan with its kernel twice",
                           "fused attention backward plan with its kernel twice",
                           "unified attention forward plan with its kernel twice")
-GUARD_PROBES = {"one kernel per attention plan": ATTENTION_KERNEL_TWICE}  # guard -> the probes that need it
+# the probes behind the rule that refuses tensor-IR (type 2) kernel cache keys where a release crashes on them
+TENSOR_IR_CACHE_KEY = ("kernel cache key type 2", "kernel cache key type 2 with a shader hash key")
+GUARD_PROBES = {"one kernel per attention plan": ATTENTION_KERNEL_TWICE,  # guard -> the probes that need it
+                "no tensor-IR kernel cache key": TENSOR_IR_CACHE_KEY}
 CRASH_PROBES = [  # (name, document kind, source (a regular expression), mutation(doc, text) -> text)
     ("deep nesting (200,000 levels) in a plan", "plan", "pattern conv_fwd", _nest),
     ("deep nesting (200,000 levels) in a device profile", "deviceprop", "pattern conv_fwd", _nest),
@@ -583,6 +586,8 @@ CRASH_PROBES = [  # (name, document kind, source (a regular expression), mutatio
      _set_path(("operationGraph", "finalizeMode"), "NORM_BWD")),
     ("kernel cache key type 3", "kernel cache", ".*dynamic", _cache_key_type(3)),
     ("kernel cache key type -1", "kernel cache", ".*dynamic", _cache_key_type(-1)),
+    (TENSOR_IR_CACHE_KEY[0], "kernel cache", ".*dynamic", _cache_key_type(2)),
+    (TENSOR_IR_CACHE_KEY[1], "kernel cache", ".*dynamic", _cache_key_type(2, shader_hash_key=(1 << 64) - 1)),
     ("fused attention matmul operand without a unit stride", "plan", "pattern sdpa_composite_fwd", _sdpa_stride),
     (ATTENTION_KERNEL_TWICE[0], "plan", "pattern sdpa_composite_fwd", _kernel_twice),
     (ATTENTION_KERNEL_TWICE[1], "plan", "pattern sdpa_composite_bwd", _kernel_twice),
@@ -793,7 +798,7 @@ RULES = {
                      "kernel_cache": ("array", ("object", "cache entry"), 0, MAX_ARRAY)},
     "cache entry": {"key": ("object", "cache key"), "value": ("array", ("object", "kernel"), 0, 1024)},
     "cache key": {
-        "type": ("int", 0, 2),  # cuDNN 9.19 accepts 0, 1 and 2; 3 .. 2**31-1 and negative values: SIGSEGV
+        "type": ("int", 0, 2),  # 0, 1 and 2 (9.10.2: SIGSEGV on 2, GUARDS); 3 .. 2**31-1 and negative values: SIGSEGV
         "engineId": I32_NONNEG, "knobChoices": ("knobs",), "check_specialization": BOOL,
         "operationGraph": ("graph",),  # checked exactly like the top-level graph
         "bpa_a": I32_NONNEG, "bpa_b": I32_NONNEG, "bpa_c": I32_NONNEG,  # type 1 (fort native) keys (cuDNN: IsInt)

@@ -282,6 +282,16 @@ STUB_EXPORT CUresult cuKernelGetAttribute(int *pi, int attrib, CUkernel kernel,
     return CUDA_ERROR_NO_DEVICE;
 }
 
+/* cuDNN 9.28 looks this one up each time it loads a runtime-compiled kernel and, missing, prints "Could not
+ * load symbol cuKernelGetFunction" to stderr (hundreds of lines per explore); with no device it is never called. */
+STUB_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{
+    TRACE();
+    (void)kernel;
+    if (pFunc) *pFunc = NULL;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
 STUB_EXPORT CUresult cuKernelSetAttribute(int attrib, int val, CUkernel kernel,
                                           CUdevice dev)
 {

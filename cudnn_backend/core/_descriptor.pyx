@@ -779,7 +779,12 @@ cdef object _host_copy(object v, object what):
         raise TypeError(f"{_w(what)}: cuDNN reads host memory at this address; pass the value's bytes (bytes, "
                         f"bytearray or a numpy value), not a raw pointer")
     try:
-        raw = bytes(memoryview(v if isinstance(v, (bytes, bytearray, memoryview)) else np.asarray(v)))
+        data = v
+        if not isinstance(v, (bytes, bytearray, memoryview)):
+            data = np.asarray(v)
+            if data.dtype.hasobject:  # an object array's buffer holds PyObject pointers, not the value
+                raise TypeError
+        raw = bytes(memoryview(data))
     except (TypeError, ValueError, BufferError):
         raise TypeError(f"{_w(what)}: expected bytes-like host data, not {type(v).__name__}") from None
     if not raw:

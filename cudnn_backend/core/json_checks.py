@@ -1241,6 +1241,16 @@ def _one_attention_kernel(release):
     return then
 
 
+def _no_tensor_ir_cache_key(release):
+    """The cache key rule of GUARDS["no tensor-IR kernel cache key"] (``release`` for its message)."""
+    def then(key):
+        if key.get("type") == 2 and type(key.get("type")) is int:
+            return ("type",), (f"a tensor-IR kernel cache key (type 2): cuDNN {_release_text(release)} crashes on "
+                               "one")
+        return None
+    return then
+
+
 _WHAT = {"plan": "execution plan object", "deviceprop": "device profile object", "engine": "engine object",
          "payload": "payload object", "kernel": "kernel object", "kernelParams": "kernelParams object",
          "offset": "kernel parameter offset object", "operationGraph": "operation graph object",
@@ -1267,6 +1277,8 @@ class _Tables:
         self.rules = dict(_THEN)  # kind -> its rule across members
         if _in(table, _tables_data.GUARDS["one kernel per attention plan"]):
             self.rules["plan"] = _one_attention_kernel(release)
+        if _in(table, _tables_data.GUARDS["no tensor-IR kernel cache key"]):
+            self.rules["cache key"] = _no_tensor_ir_cache_key(release)
         modes = [m for m, ranges in _tables_data.VALUES["finalizeMode"].items() if _in(table, ranges)]
         knobs = [k for k, ranges in _tables_data.VALUES["knob"].items() if _in(table, ranges)]
         self.finalize_mode = FinalizeMode(modes, lenient)

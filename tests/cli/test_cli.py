@@ -129,13 +129,16 @@ def test_missing_matplotlib_still_writes_the_other_outputs(tmp_path):
     assert (tmp_path / "e.csv").exists() and (tmp_path / "e.json").exists() and not (tmp_path / "p.png").exists()
 
 
-def test_closed_pipe_exits_quietly():
-    p = subprocess.Popen([sys.executable, "-m", "cudnn_backend", "explore", *SMALL], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=dict(os.environ, COLUMNS="120"))
-    p.stdout.readline()
-    p.stdout.close()  # the reader goes away, as `| head -1` does
-    err = p.stderr.read().decode()
-    assert p.wait(timeout=300) == 0
+def test_closed_pipe_exits_quietly(tmp_path):
+    # stderr to a file: a pipe read only after stdout would hang the test once the child wrote 64 KiB to it
+    with open(tmp_path / "stderr", "w+b") as stderr:
+        p = subprocess.Popen([sys.executable, "-m", "cudnn_backend", "explore", *SMALL], stdout=subprocess.PIPE,
+                             stderr=stderr, env=dict(os.environ, COLUMNS="120"))
+        p.stdout.readline()
+        p.stdout.close()  # the reader goes away, as `| head -1` does
+        assert p.wait(timeout=300) == 0
+        stderr.seek(0)
+        err = stderr.read().decode()
     assert "Traceback" not in err and "BrokenPipe" not in err
 
 

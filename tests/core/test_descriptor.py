@@ -276,6 +276,8 @@ def test_host_data_pointers_take_bytes_not_raw_ints():
             t.set(CUDNN_ATTR_TENSOR_CONSTANT_VALUE, CUDNN_TYPE_VOID_PTR, value)
         assert CUDNN_ATTR_TENSOR_CONSTANT_VALUE not in t.set_attributes
         return
+    # a constant value belongs to a by-value tensor: cuDNN 9.28 refuses it before IS_BY_VALUE ("!isByValue")
+    t.set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, True)
     t.set(CUDNN_ATTR_TENSOR_CONSTANT_VALUE, CUDNN_TYPE_VOID_PTR, value)
     kept = t.value_of(CUDNN_ATTR_TENSOR_CONSTANT_VALUE)
     assert isinstance(kept, np.ndarray) and bytes(kept) == value.tobytes()

@@ -233,11 +233,30 @@ def test_kernel_cache_key_types_outside_cudnn_enum(real_cache, key_type):
 
 @pytest.mark.parametrize("key_type", [0, 1, 2])
 def test_kernel_cache_key_types_cudnn_knows(real_cache, key_type):
+    """Types 0 and 1 everywhere; a tensor-IR key (type 2) only where the release does not crash on one (cuDNN 9.10.2
+    does, SIGSEGV: the JSON fuzz found it, the crash probes of tools/derive_json_tables.py say where)."""
     def change(doc):
         doc["kernel_cache"][0]["key"]["type"] = key_type
         if key_type == 2:  # a tensor-IR key: identified by a 64-bit hash (cuDNN: IsUint64)
             doc["kernel_cache"][0]["key"]["shader_hash_key"] = 2 ** 64 - 1
-    make_kernel_cache(dynamic_matmul_graph(), J.check_kernel_cache_json(_mutated(real_cache, change)))
+    text = _mutated(real_cache, change)
+    if key_type == 2 and J._in(J.table_release(), J._tables_data.GUARDS["no tensor-IR kernel cache key"]):
+        bare = _mutated(real_cache, lambda doc: doc["kernel_cache"][0]["key"].update(type=2))
+        for t in (text, bare):  # (9.10.2 writes and reads no shader_hash_key: refused as unknown first)
+            refused(J.check_kernel_cache_json, t, "kernel_cache[0].key.")
+        refused(J.check_kernel_cache_json, bare, "kernel_cache[0].key.type: a tensor-IR kernel cache key (type 2): "
+                f"cuDNN {version_text()} crashes on one")
+    else:
+        make_kernel_cache(dynamic_matmul_graph(), J.check_kernel_cache_json(text))
+
+
+def test_tensor_ir_cache_keys_are_refused_where_the_release_crashes_on_them():
+    guarded = J._tables_data.GUARDS["no tensor-IR kernel cache key"]
+    crashed = [J._tables_data.CRASHES[p] for p in ("kernel cache key type 2",
+                                                    "kernel cache key type 2 with a shader hash key")]
+    assert J._in(91002, guarded) and all(J._in(91002, c) for c in crashed)
+    for release in J.TABLE_RELEASES:
+        assert J._in(release, guarded) == any(J._in(release, c) for c in crashed), release
 
 
 def test_nested_kernel_cache_graphs_are_checked_like_top_level_ones(real_cache):

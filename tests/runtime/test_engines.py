@@ -31,7 +31,7 @@ from cudnn_backend.runtime.plans import build_plan
 from cudnn_backend.typed import Engine, EngineConfig
 
 from tests.helpers import generic_graphs as gg
-from tests.helpers.env import HAVE_GPU
+from tests.helpers.env import HAVE_GPU, LOADED, loaded_has
 
 K = cb.KnobType
 
@@ -44,6 +44,20 @@ def infos(conv, h200):
 @pytest.fixture(scope="module")
 def first_a(conv, h200):
     return get_configs(conv, "A", h200)[0]
+
+
+# cuDNN 9.10 refuses a few engines with INTERNAL_ERROR ("core_engine.getStatus()", "ConvolutionEngine::getStatus()")
+# where 9.14 and newer
+# say NOT_SUPPORTED (measured); either way the engine is listed unsupported with cuDNN's reason
+INTERNAL_ERROR_FOR_UNSUPPORTED_UNTIL = 91400
+
+
+def refused_as_unsupported(info) -> bool:
+    """Whether an engine's finalize failed the way the loaded release says an engine does not support a graph."""
+    name = getattr(info.status, "name", "")
+    return name.startswith("CUDNN_STATUS_NOT_SUPPORTED") or (
+        LOADED < INTERNAL_ERROR_FOR_UNSUPPORTED_UNTIL and name == "CUDNN_STATUS_INTERNAL_ERROR"
+        and "getStatus()" in info.reason)
 
 
 # -- listing -------------------------------------------------------------------------------------------
@@ -64,7 +78,7 @@ def test_unsupported_engines_carry_cudnn_reason(infos):
         else:
             assert isinstance(info.error, cb.CudnnError)
             assert info.status == info.error.status
-            assert getattr(info.status, "name", "").startswith("CUDNN_STATUS_NOT_SUPPORTED")
+            assert refused_as_unsupported(info), (info.global_index, info.reason)
             assert info.reason.startswith(info.status.name) and info.error.cudnn_message in info.reason
             assert info.error.descriptor_type == cb.CUDNN_BACKEND_ENGINE_DESCRIPTOR
             assert "CUDNN_BACKEND_ENGINE_DESCRIPTOR" in str(info.error)
@@ -302,8 +316,9 @@ def test_rows(infos, first_a):
     assert set(supported) >= {"engine", "supported", "reason", "numerical_notes", "behavior_notes", "knobs",
                               "runtime_compiled", "knob_space_size"}
     assert all(isinstance(v, list) and len(v) == 3 for v in supported["knobs"].values())
-    unsupported = next(r for r in rows if not r["supported"])
-    assert unsupported["reason"] and unsupported["status"].startswith("CUDNN_STATUS_NOT_SUPPORTED")
+    unsupported = [(r, i) for r, i in zip(rows, infos) if not r["supported"]]
+    assert unsupported and all(r["reason"] == i.reason and r["status"] == i.status.name for r, i in unsupported)
+    assert any(r["status"].startswith("CUDNN_STATUS_NOT_SUPPORTED") for r, _ in unsupported)
     row = to_rows([first_a])[0]
     assert row["engine"] == first_a.engine_index and row["mode"] == "A" and row["rank"] == 0
     assert row["knobs"] == {k.name[len("CUDNN_KNOB_TYPE_"):]: v for k, v in first_a.knobs.items()}
@@ -361,7 +376,8 @@ def test_an_engine_without_a_working_config_is_not_supported(matmul_infos):
     for info in empty:
         assert info.status == cb.CUDNN_STATUS_NOT_SUPPORTED and isinstance(info.engine, Engine)
         assert "finalizes, but cuDNN accepts none of its configs for this graph" in info.reason
-        assert info.configs_tried == min(engines.CONFIG_SEARCH_LIMIT, info.configs_tried) > 1
+        # every config tried: the search limit's worth, or the one an engine without knobs has (9.10.2 has such)
+        assert info.configs_tried == min(engines.CONFIG_SEARCH_LIMIT, info.configs_tried) > (0 if not info.knobs else 1)
         assert info.to_dict()["supported"] is False and info.to_dict()["finalized"] is True
         with pytest.raises(cb.CudnnNotSupportedError, match="accepts none of its configs") as err:
             make_config(info)  # {}: nothing cuDNN accepts to fill in
@@ -392,6 +408,8 @@ def test_empty_knobs_filled_where_the_defaults_are_refused(h200):
     from cudnn_backend.patterns import CATALOGUE
 
     filled = []
+    if not loaded_has("9.13.0"):
+        pytest.skip("the unified SDPA forward graph needs cuDNN 9.13 (test_patterns.py asserts the refusal)")
     for info in list_engines(CATALOGUE["sdpa_fwd"](build=False).graph, h200, supported_only=True):
         with pytest.raises(cb.CudnnError) if info.working_knobs else _nothing():
             engines._engine_config(info.engine, {})  # cuDNN's own answer to the bare defaults

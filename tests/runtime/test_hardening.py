@@ -29,6 +29,7 @@ from cudnn_backend.runtime.profiles import DeviceProfile, DeviceProfileError
 from cudnn_backend.typed import ExecutionPlan
 
 from tests.helpers.crash import assert_survives, run_python
+from tests.helpers.env import LOADED
 from tests.helpers.offline import conv_graph, h200, matmul_relu_graph, offline_plan
 
 FOREIGN = (AttributeError, OverflowError, RecursionError, UnicodeDecodeError, ZeroDivisionError, IndexError,
@@ -239,12 +240,13 @@ class LyingLen:
 
 def test_malformed_plans_raise_only_our_errors(conv_plan):
     text = conv_plan.to_json()
+    assert f'"cudnnVersion":{LOADED}' in text  # the two cases that replace it below
     profile = h200()
     cases = [
         ('{"engine":{},"GPUProfile":[1]}', "plan JSON: "),
         (_mutated(text, lambda d: d["engine"].__setitem__("knobChoices", 5)), "engine.knobChoices: expected an object"),
-        (text.replace('"cudnnVersion":91900', '"cudnnVersion":1e400'), "cudnnVersion: expected an integer"),
-        (text.replace('"cudnnVersion":91900', '"cudnnVersion":Infinity'), "cudnnVersion: expected an integer"),
+        (text.replace(f'"cudnnVersion":{LOADED}', '"cudnnVersion":1e400'), "cudnnVersion: expected an integer"),
+        (text.replace(f'"cudnnVersion":{LOADED}', '"cudnnVersion":Infinity'), "cudnnVersion: expected an integer"),
         (text.replace("NVIDIA H200", "NVIDIA \ud800"), "not valid Unicode"),
         (text.encode().replace(b"NVIDIA H200", b"NVIDIA \xed\xa0\x80"), "not UTF-8"),
         ("\ud800", "not valid Unicode"), ("", "plan_from_json takes"), (b"\x80\x81", "not UTF-8"),

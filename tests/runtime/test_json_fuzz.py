@@ -7,7 +7,9 @@ it does can take pytest down, and this test only reads its exit status and summa
 
 Part of the default run (the CI gate: 0 crashes allowed), on whichever release is loaded (CI runs it on several;
 each is checked with its own table). ``CUDNN_BACKEND_JSON_FUZZ_MUTANTS`` (default and
-minimum 3000; 20,000 with ``--run-slow``) mutants per run, spread over the three kinds; the
+minimum 3000; 20,000 with ``--run-slow``) mutants per run, spread over the three kinds; the release matrix of
+.ci/run (``CUDNN_BACKEND_RELEASE_MATRIX=1``: the full suite has fuzzed the newest release) runs a short fuzz of
+``SHORT_MUTANTS``, which ``CUDNN_BACKEND_JSON_FUZZ_MUTANTS`` may raise; the
 seed is ``CUDNN_BACKEND_FUZZ_SEED`` when set, else fixed in CI (``CI_SEED``), else fresh (printed and
 in every failure message). The reproducers go to pytest's tmp dir; a failure message gives their paths.
 """
@@ -26,6 +28,8 @@ from tests.helpers.env import ROOT, version_text
 
 WORKER = "tests.helpers.json_fuzz_worker"
 MIN_MUTANTS = 3000  # the requirement
+SHORT_MUTANTS = 600  # each release of .ci/run's matrix: every kind's refusals and cuDNN calls, in about 20 s
+SHORT = os.environ.get("CUDNN_BACKEND_RELEASE_MATRIX") == "1"
 MAX_SECONDS = float(os.environ.get("CUDNN_BACKEND_JSON_FUZZ_MAX_SECONDS", "240"))
 CI_SEED = 20261122
 _seed_env = os.environ.get("CUDNN_BACKEND_FUZZ_SEED", "")
@@ -49,7 +53,8 @@ def _status(rc):
 @pytest.fixture(scope="module")
 def fuzz_run(tmp_path_factory, request):
     full = request.config.getoption("--run-slow") or os.environ.get("CUDNN_BACKEND_SLOW_TESTS") == "1"
-    mutants = max(MIN_MUTANTS, int(os.environ.get("CUDNN_BACKEND_JSON_FUZZ_MUTANTS", "20000" if full else "3000")))
+    least = SHORT_MUTANTS if SHORT and not full else MIN_MUTANTS
+    mutants = max(least, int(os.environ.get("CUDNN_BACKEND_JSON_FUZZ_MUTANTS", "20000" if full else str(least))))
     out = tmp_path_factory.mktemp("json_fuzz")
     cmd = [sys.executable, "-m", WORKER, "--mutants", str(mutants), "--seed", str(SEED), "--out", str(out),
            "--max-seconds", str(MAX_SECONDS if not full else 10 * MAX_SECONDS)]
@@ -87,10 +92,11 @@ def test_json_fuzz_no_crash(fuzz_run):
     per_kind = summary["per_kind"]
     print(f"json fuzz on cuDNN {version_text()}: seed {SEED}, {summary['mutants']} mutants in {summary['seconds']} s: "
           + "; ".join(f"{k}: {dict(v)}" for k, v in per_kind.items()))
-    assert summary["mutants"] >= MIN_MUTANTS, _report(cmd, out, r, f"only {summary['mutants']} mutants")
+    least = SHORT_MUTANTS if SHORT else MIN_MUTANTS
+    assert summary["mutants"] >= least, _report(cmd, out, r, f"only {summary['mutants']} mutants")
     for kind, counts in per_kind.items():
         # each kind gets its share, and both sides of the checker are exercised: refusals, and mutants
         # that reach cuDNN
-        assert counts["mutants"] >= MIN_MUTANTS // 4, (kind, counts)
+        assert counts["mutants"] >= least // 4, (kind, counts)
         assert counts.get("refused", 0) >= counts["mutants"] // 10, (kind, counts)
         assert counts.get("cudnn-ok", 0) + counts.get("cudnn-error", 0) >= counts["mutants"] // 20, (kind, counts)

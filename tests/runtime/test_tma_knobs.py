@@ -42,7 +42,7 @@ def test_an_engine_without_them_says_which_knobs_it_has():
     specs = engines.engine_knobs(cfg.engine)
     if any(s.knob_type in TMA for s in specs):
         pytest.skip("this engine has a TMA knob")
-    with pytest.raises(EngineError, match=rf"engine {cfg.engine_index} has no knob INPUT_TMA_ENABLE \(its knobs: "):
+    with pytest.raises(EngineError, match=rf"engine {cfg.engine_index} has no knob INPUT_TMA_ENABLE \(engine {cfg.engine_index}'s knobs: "):
         engines.make_config(cfg.engine, {"INPUT_TMA_ENABLE": 1})
 
 
