@@ -343,7 +343,7 @@ def cmd_info(args) -> int:
 
 def _many(args, tasks, job, profile, options, cache=None) -> int:
     executor = "ray" if args.ray else ("processes" if args.gpus is not None or args.workers is not None else "serial")
-    with _progress(args, f"{job} {len(tasks)} graphs") as progress:
+    with _progress(args, f"{job} {plural(len(tasks), 'graph')}") as progress:
         result = sweep(tasks, job=job, executor=executor, gpus=args.gpus or "all", workers=args.workers,
                        ray_address=None if args.ray in (None, "local") else args.ray, device_profile=profile,
                        cache=cache, progress=progress, order=args.order, options=options)

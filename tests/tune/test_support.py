@@ -10,6 +10,7 @@ import sqlite3
 import pytest
 
 import cudnn_backend as cb
+from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.graph import shapes
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime.heuristics import build_first_plan, get_configs
@@ -147,11 +148,16 @@ def test_refused_at_heuristics_with_cudnns_reason():
     assert not r.supported and r.stage == "heuristics" and r.status == "no: heuristics"
     assert r.configs == {"A": 0, "FALLBACK": 0} and r.kinds == {} and r.chosen is None
     assert "fort_device::SM80 || receive_op_->target == fort_device::SM120" in r.reason
-    assert r.engines_total == 11 and r.engines_supported > 0  # engines finalize; heuristics still find none
+    _, og, _, _ = support.materialize(e.builder, e.kwargs)
+    assert r.engines_total == _engines.engine_count(og) and r.engines_supported > 0  # engines finalize; heuristics
+    # still find none
 
 
 def test_refused_at_finalize():
     r = probe_graph("sdpa_bwd", H100, kwargs=dict(b=1, h=2, s_q=64, s_kv=64, d=64))
+    if r.supported:  # refused at finalize by 9.19.0 (``outputGraph.buildDAG()``), finalized by newer releases
+        assert loaded_version() > 91900
+        pytest.skip(f"cuDNN {format_version(loaded_version())} finalizes this SDPA_BWD graph")
     assert r.stage == "finalize" and "CUDNN_STATUS_BAD_PARAM" in r.reason and r.engines_total is None
 
 
@@ -265,7 +271,9 @@ def test_matrix_rows_and_summary(small_matrix):
     assert summary["conv_dgrad"]["fp32"] == (0, 1)
     assert set(small_matrix.stage_counts()) <= {"supported", *support.STAGES}
     row = small_matrix["conv_dgrad+bias [fp32 nchw]"].row()
-    assert row["status"] == "no: heuristics" and row["engines"].endswith("/11") and row["kernels"] == ""
+    r = small_matrix["conv_dgrad+bias [fp32 nchw]"]
+    assert row["status"] == "no: heuristics" and row["engines"] == f"{r.engines_supported}/{r.engines_total}"
+    assert r.engines_total > r.engines_supported > 0 and row["kernels"] == ""
     with pytest.raises(KeyError, match="no entry"):
         small_matrix["nothing [fp16 nhwc]"]
 
@@ -458,8 +466,7 @@ def test_compare_two_releases_each_in_its_own_process(tmp_path):
     profile = tmp_path / "h100.json"
     cb.DeviceProfile.bundled(H100).save(profile)
     c = support.compare_support(releases=(None, RELEASE_922), device_profile=profile, family="conv_fwd",
-                                data_type="fp16", layout="nhwc", name="conv_fwd+bias+relu", allow_version_mismatch=True,
-                                workers=1, cache=False)
+                                data_type="fp16", layout="nhwc", name="conv_fwd+bias+relu", workers=1, cache=False)
     assert c.a.cudnn_version == cb.runtime.profiles.format_version(cb.get_version())
     assert c.b.cudnn_version == "9.22.0" and c.label_b == "cuDNN 9.22.0"
     assert [r["graph"] for r in c.rows] == ["conv_fwd+bias+relu", "conv_fwd+bias+relu>reduction",
