@@ -31,8 +31,9 @@ from cudnn_backend.core._descriptor import Descriptor, Handle, as_int, clear_err
 from cudnn_backend.core.json_checks import check_plan_json, document_release
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.core import device as _device
-from cudnn_backend.errors import (CudnnBackendError, CudnnError, DeviceMemoryWarning, JsonCheckError,
-                                  JsonTableFallbackWarning, NoDeviceError, PlanVersionError, did_you_mean)
+from cudnn_backend.errors import (CudnnBackendError, CudnnError, CudnnLibraryNotFoundError, DeviceMemoryWarning,
+                                  JsonCheckError, JsonTableFallbackWarning, NoDeviceError, PlanVersionError,
+                                  did_you_mean)
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime._packing import graph_tensor_specs, plan_document
 from cudnn_backend.runtime.profiles import as_deviceprop, file_path, profile_of
@@ -421,12 +422,20 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
 # ---------------------------------------------------------------------------------------------
 # serialization
 # ---------------------------------------------------------------------------------------------
+def _loaded_or_none():
+    """The loaded cuDNN's version, or None where no cuDNN can be loaded (a plan is still read without one)."""
+    try:
+        return loaded_version()
+    except CudnnLibraryNotFoundError:
+        return None
+
+
 def plan_json_info(text) -> dict:
     """What a serialized plan says about itself, without cuDNN: cuDNN version, device, engine, knobs."""
     try:
         release = document_release(text)
         with warnings.catch_warnings():
-            if release is not None and release != loaded_version():
+            if release is not None and release != _loaded_or_none():
                 # read here, never given to this cuDNN: a release without a table of its own is no news
                 warnings.simplefilter("ignore", JsonTableFallbackWarning)
             data = json.loads(check_plan_json(text, release=release))  # as its own release reads it
