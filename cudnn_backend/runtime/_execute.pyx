@@ -387,9 +387,11 @@ cdef class VariantPack:
         self._free_arrays()
 
     cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil:
-        cdef cudnnStatus_t st = cycudnn.cudnnBackendDestroyDescriptor(<cudnnBackendDescriptor_t>raw)
-        self._free_arrays()
-        return st
+        # the descriptor only: this runs without the GIL (Resource._retire, or the last call's leave), while other
+        # threads may still read or write the slot arrays under the GIL (pointers, rebind_pointers on a pack being
+        # closed); freed here, that was a use-after-free (SIGSEGV, found by the API fuzz's thread cases). The arrays
+        # go with the object (__dealloc__), when no thread can reach them.
+        return cycudnn.cudnnBackendDestroyDescriptor(<cudnnBackendDescriptor_t>raw)
 
     def __reduce__(self):
         raise TypeError("cannot pickle a VariantPack: it binds device pointers of this process; build one where "
@@ -403,6 +405,8 @@ cdef class VariantPack:
         if d == NULL:
             return
         self._ptr = NULL  # under the GIL: no other thread can take it from here on
+        self._n = 0  # no slots to read from here on; their arrays stay allocated until __dealloc__ (see _destroy)
+        self._ndev = 0
         kept = (self._keep, self._workspace_keep, self._plan_desc, self._plan_handle)
         self._keep = []
         self._slot_of = {}

@@ -106,6 +106,36 @@ def test_two_threads_close_one_plan_and_one_variant_pack_200_rounds():
         """, expect_stdout="ok", timeout=300)
 
 
+def test_a_variant_pack_closed_while_threads_read_and_rebind_its_slots():
+    # close() destroys the descriptor without the GIL; it used to free the slot arrays there too, while other
+    # threads read them (pointers) or wrote them (rebind_pointers) under the GIL: a use-after-free, SIGSEGV (the
+    # API fuzz's thread cases found it, about one run of 3000 cases in five)
+    assert_survives("""
+        import threading
+        from cudnn_backend.runtime.execution import VariantPack
+        from tests.helpers.offline import conv_graph, offline_plan
+        plan = offline_plan(conv_graph())
+        for _ in range(1500):
+            pack = VariantPack(plan, {1: 0x10000, 2: 0x20000, 3: 0x30000}, workspace=0x40000)
+            uses = [lambda: pack.rebind_pointers((0x50000, 0x60000, 0x70000)), lambda: pack.pointers,
+                    lambda: pack.data_pointers, lambda: pack.uids]
+            start = threading.Barrier(2 + len(uses))
+            def run(f):
+                start.wait()
+                for _ in range(5):
+                    try:
+                        f()
+                    except ValueError as e:
+                        assert "closed" in str(e), e
+            threads = [threading.Thread(target=run, args=(pack.close,)) for _ in range(2)]
+            threads += [threading.Thread(target=run, args=(f,)) for f in uses]
+            for t in threads: t.start()
+            for t in threads: t.join()
+            assert pack.closed
+        print("ok")
+        """, expect_stdout="ok", timeout=300)
+
+
 # ---------------------------------------------------------------------------------------------
 # serialized plans, kernel caches, device profiles
 # ---------------------------------------------------------------------------------------------
