@@ -42,7 +42,6 @@ from cudnn_backend.tune import TuneOptions, graphs, tasks_from_preset
 from cudnn_backend.tune.sweeps import run_task
 
 PRESETS = ("resnet50", "fused", "user")
-STRATEGIES = ("exhaustive", "racing")
 
 
 def say(*parts):
@@ -148,57 +147,81 @@ def fate_text(f) -> str:
 
 
 def run_preset(preset, options, out, left, noise):
-    """Both strategies on every graph of ``preset`` (while the budget lasts), winners compared head to head."""
+    """Every search of ``options`` (the exhaustive pass, racing, and any ``--variant``) on every graph of ``preset``
+    (while the budget lasts), each contender's winner timed head to head with the exhaustive pass's."""
     tasks = tasks_from_preset(preset)
+    searches = list(options)
+    contenders = [s for s in searches if s != "exhaustive"]
     rows = []
     for i, task in enumerate(tasks):
         if left() <= 0:
             out["skipped"].append(f"{preset}: {task.name}")
             continue
         row = {"graph": task.name}
-        order = STRATEGIES if i % 2 == 0 else STRATEGIES[::-1]
+        order = searches if i % 2 == 0 else searches[::-1]
         explorations = {}
-        for strategy in order:
-            result = run_task(task, "tune", {**options[strategy].as_kwargs(), "cache": None})
-            row[strategy] = row_of(result)
-            explorations[strategy] = result.exploration
-        ex_w, ra_w = row["exhaustive"]["winner"], row["racing"]["winner"]
-        # where each winner stood in the other search (a miss: cut in round 1? never proposed? not in the final?)
-        row["exhaustive_winner_in_racing"] = fate(explorations["racing"], ex_w)
-        row["racing_winner_in_exhaustive"] = fate(explorations["exhaustive"], ra_w)
-        row["within"] = None
-        if row["exhaustive"]["ok"] and row["racing"]["ok"] and ex_w and ra_w:
-            same = ex_w["engine_index"] == ra_w["engine_index"] and ex_w["knobs"] == ra_w["knobs"]
-            row["same_config"] = same
+        for search in order:
+            result = run_task(task, "tune", {**options[search].as_kwargs(), "cache": None})
+            row[search] = row_of(result)
+            explorations[search] = result.exploration
+        ex_w = row["exhaustive"]["winner"]
+        differ = [c for c in contenders if row[c]["winner"] and ex_w and not same_config(row[c]["winner"], ex_w)]
+        h2h = {}
+        if differ and row["exhaustive"]["ok"]:
             try:
-                h2h = [1.0, 1.0] if same else head_to_head(task, [ex_w, ra_w])
-                row["head_to_head_us"] = None if same else h2h
-                row["racing_over_exhaustive"] = h2h[1] / h2h[0]
-                row["within"] = h2h[1] <= h2h[0] * (1 + noise)
+                times = head_to_head(task, [ex_w] + [row[c]["winner"] for c in differ])
+                h2h = {c: (times[0], t) for c, t in zip(differ, times[1:])}
             except Exception as e:  # noqa: BLE001 - one graph's re-check failing is reported, not fatal
                 row["head_to_head_error"] = f"{type(e).__name__}: {e}"
+        text = f"{preset} {i + 1}/{len(tasks)} {task.name}: exhaustive {row['exhaustive']['seconds']:.2f} s"
+        for c in contenders:
+            # where each winner stood in the other search (a miss: cut in round 1? never proposed? not in the final?)
+            w = row[c]["winner"]
+            cmp = {"exhaustive_winner_in_racing": fate(explorations[c], ex_w),
+                   "racing_winner_in_exhaustive": fate(explorations["exhaustive"], w), "within": None}
+            if row["exhaustive"]["ok"] and row[c]["ok"] and ex_w and w:
+                cmp["same_config"] = same_config(w, ex_w)
+                pair = (1.0, 1.0) if cmp["same_config"] else h2h.get(c)
+                if pair is not None:
+                    cmp["head_to_head_us"] = None if cmp["same_config"] else list(pair)
+                    cmp["racing_over_exhaustive"] = pair[1] / pair[0]
+                    cmp["within"] = pair[1] <= pair[0] * (1 + noise)
+            if c == "racing":
+                row.update(cmp)  # the default racing's comparison at the top of the row, as before
+            else:
+                row[c]["compared"] = cmp
+            text += f", {c} {row[c]['seconds']:.2f} s"
+            if cmp.get("racing_over_exhaustive") is not None:
+                text += f" ({'same winner' if cmp['same_config'] else 'winners differ'}, " \
+                        f"{cmp['racing_over_exhaustive']:.3f} head to head"
+                if not cmp["same_config"]:
+                    text += f"; exhaustive's winner in {c}: {fate_text(cmp['exhaustive_winner_in_racing'])}"
+                text += ")"
+        for search in searches:
+            if not row[search]["ok"]:
+                text += f"; {search} FAILED: {row[search]['error'][:200]}"
         rows.append(row)
-        text = (f"{preset} {i + 1}/{len(tasks)} {task.name}: exhaustive {row['exhaustive']['seconds']:.2f} s, "
-                f"racing {row['racing']['seconds']:.2f} s")
-        if row.get("racing_over_exhaustive") is not None:
-            text += f", winners {'the same' if row['same_config'] else 'differ'} (racing/exhaustive " \
-                    f"{row['racing_over_exhaustive']:.3f} head to head)"
-            if not row["same_config"]:
-                text += f"; exhaustive's winner in racing: {fate_text(row['exhaustive_winner_in_racing'])}"
-        for strategy in STRATEGIES:
-            if not row[strategy]["ok"]:
-                text += f"; {strategy} FAILED: {row[strategy]['error'][:200]}"
         say(text)
-    summary = summarize(rows)
+    summary = summarize(rows, "racing")
     summary["graphs"] = rows
     out["presets"][preset] = summary
     say(f"== {preset}: {line(summary, noise)}")
-    say(f"   where the time went (s): " + "; ".join(f"{s} {summary['phases'][s]}" for s in STRATEGIES))
+    say(f"   where the time went (s): " + "; ".join(f"{s} {summary['phases'][s]}" for s in ("exhaustive", "racing")))
     if preset == "resnet50":
         for part, n in (("batch 32", 32), ("batch 1", 1)):
-            sub = summarize([r for r in rows if f" n{n} " in r["graph"]])
+            sub = summarize([r for r in rows if f" n{n} " in r["graph"]], "racing")
             summary[part] = sub
             say(f"   {part}: {line(sub, noise)}")
+    for c in contenders:
+        if c == "racing":
+            continue
+        sub = summarize(rows, c)
+        summary.setdefault("variants", {})[c] = {"options": options[c].to_dict(), **sub}
+        say(f"   variant {c}: {line(sub, noise)}; time went (s): {sub['phases'][c]}")
+
+
+def same_config(a, b) -> bool:
+    return a["engine_index"] == b["engine_index"] and a["knobs"] == b["knobs"]
 
 
 def run_torch(out, left, noise):
@@ -257,6 +280,11 @@ def main():
     ap.add_argument("--budget", type=float, default=420.0, help="seconds after which no new graph or stage starts")
     ap.add_argument("--noise", type=float, default=0.02, help="head to head: racing's winner may be this much slower")
     ap.add_argument("--no-cli", action="store_true", help="leave out the end-to-end command-line run")
+    ap.add_argument("--no-torch", action="store_true", help="leave out the comparison with torch")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=FIELD:VALUE,...",
+                    help="also run racing with these TuneOptions fields changed (repeatable), e.g. "
+                         "'s2=race_samples:2'; each variant's winner is timed head to head with the exhaustive "
+                         "pass's like racing's")
     args = ap.parse_args()
     t_start = time.perf_counter()
 
@@ -274,6 +302,16 @@ def main():
     # today's search: the exhaustive pass with its 4 s knob-search budget; racing with its defaults
     options = {"exhaustive": TuneOptions(strategy="exhaustive", sweep=True, sweep_budget_s=4.0, pair_search="all"),
                "racing": TuneOptions(sweep=True)}
+    for spec in args.variant:
+        name, _, fields = spec.partition("=")
+        changes = {}
+        for item in filter(None, fields.split(",")):
+            key, _, value = item.partition(":")
+            try:
+                changes[key] = json.loads(value)
+            except ValueError:
+                changes[key] = value  # a word: strategy:racing, pair_search:all
+        options[name] = TuneOptions(sweep=True, **changes)
     out["options"] = {s: o.to_dict() for s, o in options.items()}
     # the first search of a process pays for loading kernels and the context: a throwaway one before both
     run_task(cb.Task("conv_fwd", dict(n=1, c=8, h=8, w=8, k=8)), "tune", {**options["racing"].as_kwargs(), "cache": None})
@@ -286,7 +324,8 @@ def main():
             run_cli(out, left)
         elif not args.no_cli:
             out["skipped"].append("cli")
-        run_torch(out, left, args.noise)
+        if not args.no_torch:
+            run_torch(out, left, args.noise)
     for preset in presets[1:]:
         run_preset(preset, options, out, left, args.noise)
 
@@ -309,21 +348,25 @@ def line(s, noise) -> str:
             f"{noise:.0%}: {s['within']}/{s['compared']}; failures {s['failures']}")
 
 
-def summarize(rows) -> dict:
-    ok = [r for r in rows if r["exhaustive"]["ok"] and r["racing"]["ok"]]
+def summarize(rows, contender="racing") -> dict:
+    """Totals of the exhaustive pass against ``contender`` (racing, or a variant) over ``rows``."""
+    def cmp(r):
+        return r if contender == "racing" else r[contender].get("compared", {})
+
+    ok = [r for r in rows if r["exhaustive"]["ok"] and r[contender]["ok"]]
     ex_s = sum(r["exhaustive"]["seconds"] for r in ok)
-    ra_s = sum(r["racing"]["seconds"] for r in ok)
-    compared = [r for r in ok if r.get("within") is not None]
+    ra_s = sum(r[contender]["seconds"] for r in ok)
+    compared = [r for r in ok if cmp(r).get("within") is not None]
     phases = {}
-    for strategy in STRATEGIES:
+    for strategy in ("exhaustive", contender):
         total = {}
         for r in ok:
             for k, v in (r[strategy]["phases"] or {}).items():
                 total[k] = round(total.get(k, 0.0) + v, 3)
         phases[strategy] = total
     return {"graphs_run": len(rows), "exhaustive_s": ex_s, "racing_s": ra_s, "ratio": ra_s / ex_s if ex_s else None,
-            "compared": len(compared), "within": sum(bool(r["within"]) for r in compared),
-            "worst_racing_over_exhaustive": max((r["racing_over_exhaustive"] for r in compared), default=None),
+            "compared": len(compared), "within": sum(bool(cmp(r)["within"]) for r in compared),
+            "worst_racing_over_exhaustive": max((cmp(r)["racing_over_exhaustive"] for r in compared), default=None),
             "failures": len(rows) - len(ok), "phases": phases}
 
 

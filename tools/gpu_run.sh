@@ -146,7 +146,8 @@ for stage in "$@"; do
       ;;
     racing)
       log "issue 20: racing against the exhaustive pass (ResNet-50 b32 + b1, fused, user; knob search on), winners head to head, autotune against torch benchmark=True, the CLI end to end"
-      python3 benchmarks/tune_racing_gpu.py --out "$OUT/tune_racing.json" 2>&1 | tee "$OUT/tune_racing.txt"
+      # RACING_ARGS: more arguments, e.g. '--presets resnet50 --no-torch --variant s2=race_samples:2'
+      python3 benchmarks/tune_racing_gpu.py --out "$OUT/tune_racing.json" ${RACING_ARGS:-} 2>&1 | tee "$OUT/tune_racing.txt"
       ;;
     support)
       log "issue 19: the support matrix on this GPU (kernel counts of each first working config), and the offline one"

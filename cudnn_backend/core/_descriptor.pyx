@@ -551,10 +551,22 @@ def since_of(name):
     raise ValueError(f"{name!r} is no enumerant, enum type or function of cudnn_graph.h")
 
 
+cdef dict _SINCE_NUMBER = {}  # C name -> since_of(name) as a number: the gate runs for every knob of every config
+
+
+cdef int _since_number(str name) except -1:
+    v = _SINCE_NUMBER.get(name)
+    if v is None:
+        v = _SINCE_NUMBER[name] = parse_version(since_of(name))
+    return v
+
+
 def is_available(name):
     """Whether the loaded cuDNN has ``name`` (an enumerant, enum type or function: see ``since_of``)."""
     _ensure_tables()
-    return parse_version(since_of(name)) <= _LOADED_VERSION
+    if not isinstance(name, str):
+        since_of(name)  # its TypeError
+    return _since_number(name) <= _LOADED_VERSION
 
 
 def check_available(names, context=""):
@@ -564,13 +576,15 @@ def check_available(names, context=""):
     set on a descriptor) before any descriptor is made."""
     _ensure_tables()
     missing = None
+    cdef int since
     for name in ((names,) if isinstance(names, str) else tuple(names)):
-        since = since_of(name)
-        if parse_version(since) > _LOADED_VERSION and (missing is None or
-                                                       parse_version(since) > parse_version(missing[1])):
-            missing = (name, since)
+        if not isinstance(name, str):
+            since_of(name)  # its TypeError
+        since = _since_number(name)
+        if since > _LOADED_VERSION and (missing is None or since > _since_number(missing)):
+            missing = name
     if missing is not None:
-        raise CudnnVersionError(missing[0], missing[1], format_version(_LOADED_VERSION), context)
+        raise CudnnVersionError(missing, since_of(missing), format_version(_LOADED_VERSION), context)
 
 
 def unavailable_enumerants():
