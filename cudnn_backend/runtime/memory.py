@@ -9,8 +9,7 @@ fills and the L2 flush.
   ``allocate_workspace`` makes one for a variant pack;
 * ``copy_to_device`` / ``copy_to_host`` / ``copy_device`` / ``fill_bytes``: the copies and memsets
   (cuda-bindings' runtime API), ``synchronize``;
-* ``EventSeries``: pairs of timing events for samples queued back to back, ``EventTimer`` one pair (cuda.core
-  ``Event``); ``L2Flush``: a buffer twice the
+* ``EventTimer``: two timing events on a stream (cuda.core ``Event``); ``L2Flush``: a buffer twice the
   L2 cache, overwritten between cold calls; ``HostBuffer``: page-locked host memory for fast reads back;
 * ``fill_random``: random values of any plain data type written on the device by a small kernel (NVRTC, compiled
   once per process), or by its host twin ``host_random`` where NVRTC is missing: the same bits either way.
@@ -33,7 +32,7 @@ from cudnn_backend.core._descriptor import _stream_to_int
 from cudnn_backend.errors import CudaError, MissingDependencyError
 from cudnn_backend.typed import arrays as _arrays
 
-__all__ = ["CudaError", "DeviceBuffer", "HostBuffer", "EventTimer", "EventSeries", "L2Flush", "allocate", "allocate_workspace",
+__all__ = ["CudaError", "DeviceBuffer", "HostBuffer", "EventTimer", "L2Flush", "allocate", "allocate_workspace",
            "check", "cudart", "cudriver", "cuda_core", "device", "current_device_ordinal", "stream_of",
            "copy_to_device", "copy_to_host", "copy_device", "fill_bytes", "synchronize", "fill_random", "host_random",
            "random_key", "random_step", "random_fill_kernel", "RANDOM_FILL_SOURCE", "RANDOM_KINDS", "RANDOM_ONES"]
@@ -379,53 +378,27 @@ def fill_bytes(ptr, byte: int, nbytes: int, stream=0):
 # ---------------------------------------------------------------------------------------------
 # timing
 # ---------------------------------------------------------------------------------------------
-class EventSeries:
-    """Pairs of timing events (cuda.core ``Event``) on ``stream`` for samples queued back to back: ``start(i)``,
-    ``stop(i)`` for each sample, then ``elapsed_ms(n)`` waits once, for the last stop, and returns the milliseconds
-    of the first ``n`` samples. No wait between samples, so the GPU never idles while the next one is launched.
-    The events are made as needed and reused."""
+class EventTimer:
+    """Two timing events (cuda.core ``Event``) on ``stream``: ``start()``, ``stop()``, then ``elapsed_ms()`` waits
+    for the stop event and returns the milliseconds between them. The events are made once and reused."""
 
     def __init__(self, stream=None):
-        self.stream = stream_of(stream)
-        self._options = cuda_core().EventOptions(timing_enabled=True)
-        self._starts, self._stops = [], []
-
-    def _grow(self, n):
+        core = cuda_core()
         dev = device()
-        while len(self._starts) < n:
-            self._starts.append(dev.create_event(self._options))
-            self._stops.append(dev.create_event(self._options))
+        self.stream = stream_of(stream)
+        options = core.EventOptions(timing_enabled=True)
+        self._start = dev.create_event(options)
+        self._end = dev.create_event(options)
 
-    def start(self, i: int):
-        if i >= len(self._starts):
-            self._grow(i + 1)
-        self.stream.record(self._starts[i])
+    def start(self):
+        self.stream.record(self._start)
 
-    def stop(self, i: int):
-        self.stream.record(self._stops[i])
+    def stop(self):
+        self.stream.record(self._end)
 
-    def elapsed_ms(self, n: int) -> list:
-        self._stops[n - 1].sync()
-        return [float(self._stops[i] - self._starts[i]) for i in range(n)]
-
-
-class EventTimer(EventSeries):
-    """One pair of timing events (an ``EventSeries`` of one sample): ``start()``, ``stop()``, then ``elapsed_ms()``
-    waits for the stop event and returns the milliseconds between them."""
-
-    def __init__(self, stream=None):
-        super().__init__(stream)
-        self._grow(1)
-
-    def start(self, i: int = 0):
-        super().start(i)
-
-    def stop(self, i: int = 0):
-        super().stop(i)
-
-    def elapsed_ms(self, n: int | None = None):
-        """Milliseconds of the pair (a float), or of the first ``n`` pairs (a list, as ``EventSeries``)."""
-        return super().elapsed_ms(1)[0] if n is None else super().elapsed_ms(n)
+    def elapsed_ms(self) -> float:
+        self._end.sync()
+        return float(self._end - self._start)
 
 
 class L2Flush:

@@ -61,7 +61,7 @@ class Timer:
         if self._events is not None:
             return
         self.stream = self.handle.stream
-        self._events = memory.EventSeries(self.stream)
+        self._events = memory.EventTimer(self.stream)
         if self.cold:
             self._flush = memory.L2Flush(self.stream)
 
@@ -90,9 +90,8 @@ class Timer:
         ``warmup`` calls, more calls until about that much GPU time, not waited for, so the first sample starts on
         a busy GPU (a brief timing of a plan just built is otherwise its coldest). ``lead_in``: each sample starts
         behind one call it does not measure, so no sample includes the launch of its first call (which a sample
-        of a few calls of a few microseconds each would otherwise count several percent of), and the samples are
-        queued back to back, read once at the end. Both off by default (the exhaustive pass
-        times as it always did: a wait after each sample)."""
+        of a few calls of a few microseconds each would otherwise count several percent of). Both off by default
+        (the exhaustive pass times as it always did)."""
         warmup = self.warmup if warmup is None else int(warmup)
         repeats = self.repeats if repeats is None else int(repeats)
         target = self.target if target_sample_us is None else float(target_sample_us)
@@ -100,38 +99,30 @@ class Timer:
             raise ValueError("repeats must be >= 1 and warmup >= 0")
         self.bind()
         h, ev = self.handle, self._events
-        # lead-in samples are queued back to back and read once at the end: two waits per timing, not one per
-        # sample, so the GPU does not idle while Python launches the next sample (a brief timing then costs
-        # little more than its GPU time); the exhaustive pass waits after each sample, as it always did
-        queued = lead_in and self._flush is None
         for i in range(warmup):
             execute(h, plan, packs[i % len(packs)])
-        if not queued:
-            memory.synchronize(self.stream)
-        ev.start(0)  # one call measured to size the batches (when queued, behind the warm-up: not from an idle GPU)
+        memory.synchronize(self.stream)
+        ev.start()
         execute(h, plan, packs[0])
-        ev.stop(0)
-        one_us = max(ev.elapsed_ms(1)[0] * 1000.0, 0.5)
+        ev.stop()
+        one_us = max(ev.elapsed_ms() * 1000.0, 0.5)
         batch = 1 if self.cold else max(1, min(200, int(target / one_us)))
         if self.cuda_graph:
             return self._time_graph(plan, packs, batch, repeats)
         for i in range(min(1000, int(warmup_us / one_us))):
             execute(h, plan, packs[i % len(packs)])
+        lead_in = lead_in and self._flush is None
         samples = []
         for r in range(repeats):
             if self._flush is not None:
                 self._flush(r & 0xFF)
-            if queued:
-                execute(h, plan, packs[r % len(packs)])  # the lead-in call
-            sample = r if queued else 0
-            ev.start(sample)
+            if lead_in:
+                execute(h, plan, packs[r % len(packs)])
+            ev.start()
             for i in range(batch):
                 execute(h, plan, packs[(r * batch + i) % len(packs)])
-            ev.stop(sample)
-            if not queued:
-                samples.append(ev.elapsed_ms(1)[0] * 1000.0 / batch)
-        if queued:
-            samples = [ms * 1000.0 / batch for ms in ev.elapsed_ms(repeats)]
+            ev.stop()
+            samples.append(ev.elapsed_ms() * 1000.0 / batch)
         return Timing(statistics.median(samples), min(samples), max(samples), len(samples), batch)
 
     def _time_graph(self, plan, packs, batch, repeats) -> Timing:
@@ -147,8 +138,8 @@ class Timer:
             memory.synchronize(self.stream)
             samples = []
             for _ in range(repeats):
-                ev.start(0)
+                ev.start()
                 g.launch(self.stream)
-                ev.stop(0)
-                samples.append(ev.elapsed_ms(1)[0] * 1000.0 / batch)
+                ev.stop()
+                samples.append(ev.elapsed_ms() * 1000.0 / batch)
         return Timing(statistics.median(samples), min(samples), max(samples), len(samples), batch)
