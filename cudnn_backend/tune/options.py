@@ -274,12 +274,12 @@ class TuneOptions:
                            "candidate checked and timed fully)", group="choosing", metavar="NAME")
     race_keep: float = _field(0.25, Fraction(), "racing: the fraction of candidates kept after each round",
                               group="choosing", metavar="F")
-    race_margin: float = _field(0.1, Real(0.0, 1.0, expected="a fraction >= 0 and <= 1"), "racing: the cut after "
+    race_margin: float = _field(0.2, Real(0.0, 1.0, expected="a fraction >= 0 and <= 1"), "racing: the cut after "
                                 "the brief first round also keeps those timed within this fraction of the last one "
                                 "kept (at most 1.5 times as many), and the final round takes those within it of its "
                                 "last finalist (2 more at most): a brief timing's noise cannot decide alone", group="choosing",
                                 metavar="F")
-    race_samples: int = _field(3, Count(1), "racing: samples per candidate in the first round (each later round "
+    race_samples: int = _field(2, Count(1), "racing: samples per candidate in the first round (each later round "
                                "takes 1/race_keep times more, up to --repeats)", group="choosing", metavar="N")
     finalists: int = _field(4, Count(0), "the fastest N configs (and heuristics' pick) re-timed head to head to "
                             "choose the winner; 0: the last timing decides", group="choosing", metavar="N")

@@ -18,7 +18,7 @@ SMALL = dict(n=1, c=8, h=8, w=8, k=8)
 def test_the_defaults_live_in_the_dataclass():
     o = TuneOptions()
     assert (o.modes, o.strategy, o.race_keep, o.race_samples, o.race_margin, o.finalists, o.final_rounds) == \
-        (("A", "B"), "racing", 0.25, 3, 0.1, 4, 3)
+        (("A", "B"), "racing", 0.25, 2, 0.2, 4, 3)
     assert (o.sweep, o.sweep_budget_s, o.compile_budget_s, o.warmup, o.repeats, o.buffer_sets) == \
         (False, 2.0, 30.0, 10, 20, 4)
     assert o.engines is None and o.fusion is None  # the job decides

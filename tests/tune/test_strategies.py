@@ -61,7 +61,8 @@ def test_partition_and_merge_split_a_candidate_list():
 
 
 def test_the_racing_schedule():
-    o = TuneOptions()  # keep 1/4, 3 samples, finalists 4, repeats 20
+    o = TuneOptions(race_samples=3)  # keep 1/4, 3 samples, finalists 4, repeats 20
+    assert schedule(TuneOptions(), 400) == [(1, 400, 2), (2, 100, 8), (3, 25, 20)]  # the defaults: 2 samples
     assert schedule(o, 400) == [(1, 400, 3), (2, 100, 12), (3, 25, 20)]
     assert schedule(o, 60) == [(1, 60, 3), (2, 15, 12)]  # then 15 -> 4: the final round times those
     assert schedule(o, 4) == [(1, 4, 3)]
@@ -87,11 +88,11 @@ def test_racing_times_everyone_briefly_and_only_the_fastest_longer():
     screened = [k for what, k, _ in log if what == "screen"]
     timed = [r for r in ex.results if r.time_us is not None]
     assert len(screened) == len(set(screened)) == len(timed) > 20
-    assert {n for what, _, n in log if what == "screen"} == {3}  # race_samples each
+    assert {n for what, _, n in log if what == "screen"} == {TuneOptions().race_samples}  # race_samples each
     rounds = collections.Counter(what for what, _, _ in log)
     n = len(screened)
     assert rounds["race 2"] == math.ceil(n / 4)  # the fastest quarter, timed again
-    assert {s for what, _, s in log if what == "race 2"} == {12}
+    assert {s for what, _, s in log if what == "race 2"} == {4 * TuneOptions().race_samples}
     assert "race 3" not in rounds or rounds["race 3"] == math.ceil(math.ceil(n / 4) / 4)
     # checked lazily: the fastest of the last round until the final round has its 4; the rest say so
     checked = [k for what, k, _ in log if what == "check"]
@@ -298,7 +299,9 @@ def test_the_racing_simulation_runs_on_the_recorded_timings(tmp_path):
                          timeout=600, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert run.returncode == 0, run.stderr[-3000:]
     data = json.loads(out.read_text())
-    assert data["defaults"] == "racing keep=0.25 samples=3 margin=0.1" and len(data["graphs"]) == 3
+    o = TuneOptions()
+    assert data["defaults"] == f"racing keep={o.race_keep:g} samples={o.race_samples} margin={o.race_margin:g}"
+    assert len(data["graphs"]) == 3
     for row in ("exhaustive", data["defaults"]):
         s = data["summary"][row]
         assert 0.0 <= s["keeps_best_worst"] <= s["keeps_best_mean"] <= 1.0 and s["cost_ms_total"] > 0
