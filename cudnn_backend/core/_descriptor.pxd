@@ -15,6 +15,7 @@ cdef class Resource:
     cdef object __weakref__
     cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil
     cdef cudnnStatus_t _retire(self, void* raw, object keep) noexcept
+    cdef int _check_open(self) except -1  # ValueError naming the kind once closed (the call gate asks it)
 
 
 cdef class Handle(Resource):
@@ -23,7 +24,7 @@ cdef class Handle(Resource):
     cdef readonly object device
     cdef void* _context                  # the CUcontext current when it was made (NULL: none, e.g. no GPU)
     cdef int _context_device             # that context's device ordinal (-1: unknown)
-    cdef int _need_open(self) except -1
+    cdef int _check_open(self) except -1
 
 
 # A Handle's CUDA context in the calling thread (execute and the CUDA graph calls; finalizing plans): made current

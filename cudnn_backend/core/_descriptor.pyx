@@ -171,6 +171,14 @@ cdef int enter_call(Resource a, Resource b, Resource c) except -1:
     global _calls_in_flight
     if _exiting:
         raise CudnnShutdownError(_SHUTDOWN_STATUS)
+    # open, each of them: a caller that read its object open, then let go of the GIL (a count query, say), may
+    # come back to an object another thread closed meanwhile; it is refused here, by name, not sent to cuDNN
+    if a is not None:
+        a._check_open()
+    if b is not None:
+        b._check_open()
+    if c is not None:
+        c._check_open()
     _calls_in_flight += 1
     if a is not None:
         _enter(a)
@@ -917,6 +925,11 @@ cdef class Resource:
         """The kind's cuDNN destroy (cudnnDestroy, cudnnBackendDestroyDescriptor)."""
         return CUDNN_STATUS_SUCCESS
 
+    cdef int _check_open(self) except -1:
+        """ValueError naming the kind once closed (each kind's own pointer); the call gate asks it of every object
+        a call uses, so a call cannot start on an object another thread closed while this one held no GIL."""
+        return 0
+
     cdef cudnnStatus_t _retire(self, void* raw, object keep) noexcept:
         """For close(), once ``raw`` is swapped out of the object (under the GIL: two closing threads destroy it
         once): destroyed now, or, while calls use the object, by the last of them, ``keep`` alive until then."""
@@ -1111,7 +1124,7 @@ cdef class Handle(Resource):
         launch work make it current in a thread that has no current context."""
         return <uintptr_t>self._context
 
-    cdef int _need_open(self) except -1:
+    cdef int _check_open(self) except -1:
         if self._handle == NULL:
             raise ValueError("handle: this Handle is closed")
         return 0
@@ -1122,7 +1135,7 @@ cdef class Handle(Resource):
         cdef cudaStream_t s = NULL
         cdef cudnnStatus_t status
         cdef cudnnHandle_t h
-        self._need_open()
+        self._check_open()
         h = self._handle
         enter_call(self, None, None)
         with nogil:
@@ -1136,7 +1149,7 @@ cdef class Handle(Resource):
         cdef cudnnStatus_t status
         cdef intptr_t s = _stream_to_int(value)
         cdef cudnnHandle_t h
-        self._need_open()
+        self._check_open()
         h = self._handle
         enter_call(self, None, None)
         with nogil:
@@ -1747,10 +1760,11 @@ cdef class Descriptor(Resource):
     cdef int64_t _count(self, int attr, int atype) except -1:
         cdef cudnnStatus_t status
         cdef int64_t count = 0
-        cdef cudnnBackendDescriptor_t p = self._ptr
+        cdef cudnnBackendDescriptor_t p
         cdef int transport = _ATTR[attr].get_type if _ATTR[attr].get_type >= 0 else atype
         clear_last_error()
         enter_call(self, None, None)
+        p = self._ptr  # after the gate: open, and kept open until the call returns
         with nogil:
             status = cycudnn.cudnnBackendGetAttribute(p, <cudnnBackendAttributeName_t>attr,
                                                       <cudnnBackendAttributeType_t>transport, 0, &count, NULL)
@@ -1816,9 +1830,9 @@ cdef class Descriptor(Resource):
         if kind == K_DESC:
             for i in range(requested):
                 (<cudnnBackendDescriptor_t*>buf.data)[i] = (<Descriptor>children[i])._ptr
-        p = self._ptr
         clear_last_error()
         enter_call(self, None, None)  # (the children are new: no other thread knows them)
+        p = self._ptr  # after the gate: open, and kept open until the call returns
         with nogil:
             status = cycudnn.cudnnBackendGetAttribute(p, <cudnnBackendAttributeName_t>attr,
                                                       <cudnnBackendAttributeType_t>transport, requested, &got,
@@ -1870,6 +1884,7 @@ cdef class Descriptor(Resource):
         if _HAS_FINALIZE_CHECK[dtype]:
             if not (dtype == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR and _pointwise_broadcast_ok(self)):
                 _FINALIZE_CHECK[dtype](self)
+        self._check_open()  # the checks run Python code: another thread may have closed it meanwhile
         p = self._ptr
         if _FINALIZE_NOGIL[dtype]:
             # cuDNN reads everything set on it, transitively (a heuristics' graph and its handle): held meanwhile
@@ -2176,7 +2191,7 @@ def get_execution_plan_workspace_size(Handle handle, Descriptor execution_plan n
     if handle is None:
         raise ValueError("handle: cudnnGetExecutionPlanWorkspaceSize needs a cuDNN Handle (cuDNN refuses a NULL "
                          "handle with BAD_PARAM), so the workspace of a variant pack is known on a GPU only")
-    handle._need_open()
+    handle._check_open()
     c_handle = handle._handle
     execution_plan._check_open()
     if execution_plan._dtype != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:

@@ -335,7 +335,7 @@ cdef class VariantPack:
             if handle is None:
                 handle = self._plan_handle
             if self._ws_pending and handle is not None:
-                handle._need_open()
+                handle._check_open()
                 self._settle_workspace(handle)
                 if self._dirty:
                     self._rebuild()

@@ -67,40 +67,18 @@ def _mutated(text, change):
 # ---------------------------------------------------------------------------------------------
 def test_two_threads_close_one_plan_and_one_variant_pack_200_rounds():
     assert_survives("""
-        import threading
         from cudnn_backend.runtime.execution import VariantPack
-        from tests.helpers.offline import conv_graph, offline_plan
-        plan0 = offline_plan(conv_graph())
-        text = plan0.to_json()
         from cudnn_backend.runtime.plans import plan_from_json
-        from tests.helpers.offline import h200
+        from tests.helpers.offline import conv_graph, h200, offline_plan
+        from tests.helpers.races import close_race
+        text = offline_plan(conv_graph()).to_json()
         errors = []
-        def race(obj, readers=()):
-            start = threading.Barrier(2 + len(readers))
-            def close():
-                start.wait()
-                try:
-                    obj.close()
-                except BaseException as e:
-                    errors.append(repr(e))
-            def read(f):
-                start.wait()
-                for _ in range(10):
-                    try:
-                        f()
-                    except ValueError as e:
-                        assert "closed" in str(e), e
-                        return
-            threads = [threading.Thread(target=close) for _ in range(2)]
-            threads += [threading.Thread(target=read, args=(f,)) for f in readers]
-            for t in threads: t.start()
-            for t in threads: t.join()
-            assert obj.closed
         for i in range(200):
             plan = offline_plan(conv_graph()) if i % 40 == 0 else plan_from_json(text, device_profile=h200())
             pack = VariantPack(plan, {1: 0x10000, 2: 0x20000, 3: 0x30000}, workspace=0x40000)
-            race(pack, readers=(lambda: pack.uids,))
-            race(plan, readers=(lambda: plan.descriptor.get_keyword("workspace_size"),))
+            errors += close_race(pack.close, [lambda: pack.uids])
+            errors += close_race(plan.close, [lambda: plan.descriptor.get_keyword("workspace_size")])
+            assert pack.closed and plan.closed
         assert not errors, errors[:3]
         print("ok")
         """, expect_stdout="ok", timeout=300)
@@ -111,27 +89,18 @@ def test_a_variant_pack_closed_while_threads_read_and_rebind_its_slots():
     # threads read them (pointers) or wrote them (rebind_pointers) under the GIL: a use-after-free, SIGSEGV (the
     # API fuzz's thread cases found it, about one run of 3000 cases in five)
     assert_survives("""
-        import threading
         from cudnn_backend.runtime.execution import VariantPack
         from tests.helpers.offline import conv_graph, offline_plan
+        from tests.helpers.races import close_race
         plan = offline_plan(conv_graph())
+        errors = []
         for _ in range(1500):
             pack = VariantPack(plan, {1: 0x10000, 2: 0x20000, 3: 0x30000}, workspace=0x40000)
-            uses = [lambda: pack.rebind_pointers((0x50000, 0x60000, 0x70000)), lambda: pack.pointers,
-                    lambda: pack.data_pointers, lambda: pack.uids]
-            start = threading.Barrier(2 + len(uses))
-            def run(f):
-                start.wait()
-                for _ in range(5):
-                    try:
-                        f()
-                    except ValueError as e:
-                        assert "closed" in str(e), e
-            threads = [threading.Thread(target=run, args=(pack.close,)) for _ in range(2)]
-            threads += [threading.Thread(target=run, args=(f,)) for f in uses]
-            for t in threads: t.start()
-            for t in threads: t.join()
+            errors += close_race(pack.close, [lambda: pack.rebind_pointers((0x50000, 0x60000, 0x70000)),
+                                              lambda: pack.pointers, lambda: pack.data_pointers, lambda: pack.uids],
+                                 calls=5)
             assert pack.closed
+        assert not errors, errors[:3]
         print("ok")
         """, expect_stdout="ok", timeout=300)
 
