@@ -373,13 +373,20 @@ def cmd_explore(args) -> int:
             _note("--cold/--cuda-graph change how configs are timed; offline nothing is timed")
     _check_machine_options(args, profile)
     options = tune_options(args, engines=not args.no_engines)
-    if len(tasks) > 1 or args.gpus is not None or args.ray or args.workers is not None:
-        if plan_path:
-            raise UsageError("--gpus/--ray/--workers take several graphs (--preset, --tasks, --graph ...)")
-        if args.save_plan:
-            raise UsageError("argument --save-plan: takes one graph (several are explored here)")
+    if _several(args, tasks, plan_path, "explored"):
         return _many(args, tasks, "explore", profile, options)
     return _explore_one(args, plan_path or tasks[0].builder, tasks[0] if tasks else None, profile, options)
+
+
+def _several(args, tasks, plan_path, done: str) -> bool:
+    """Whether several graphs run (a sweep): more than one, or --gpus/--ray/--workers; UsageError where a saved
+    plan or --save-plan (one graph each) meets them. ``done``: "explored" or "tuned", for the message."""
+    several = len(tasks) > 1 or args.gpus is not None or args.ray or args.workers is not None
+    if several and plan_path:
+        raise UsageError("--gpus/--ray/--workers take several graphs (--preset, --tasks, --graph ...)")
+    if several and args.save_plan:
+        raise UsageError(f"argument --save-plan: takes one graph (several are {done} here)")
+    return several
 
 
 def _explore_one(args, target, task, profile, options, job="explore") -> int:
@@ -408,16 +415,13 @@ def cmd_tune(args) -> int:
     profile = _device_profile(args)
     _check_machine_options(args, profile)
     options = tune_options(args, engines=not args.no_engines)
+    several = _several(args, tasks, plan_path, "tuned")  # its usage errors before any note
     offline = _offline(profile)
     if offline:
         _note("tune times configs on a GPU; offline (no GPU, or --device-profile) it picks heuristics' first config "
               "that builds a plan, and nothing is cached (--save-plan FILE.json writes it)")
     cache = None if offline else _cache(args)
-    if len(tasks) > 1 or args.gpus is not None or args.ray or args.workers is not None:
-        if plan_path:
-            raise UsageError("--gpus/--ray/--workers take several graphs (--preset, --tasks, --graph ...)")
-        if args.save_plan:
-            raise UsageError("argument --save-plan: takes one graph (several are tuned here)")
+    if several:
         return _many(args, tasks, "tune", profile, options, cache=cache)
     target = plan_path or tasks[0].builder
     if offline:  # nothing is timed: explore's pick, heuristics' first config that builds a plan, is autotune's too

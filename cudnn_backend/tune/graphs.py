@@ -196,6 +196,9 @@ def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profi
         if "build" not in kwargs and _takes(fn, "build"):
             kwargs = dict(kwargs, build=False)  # finalized here, with the handle, not by the builder without one
         built = fn(*args, **kwargs)
+        if not isinstance(built, (Subject, _plans.Plan, str, os.PathLike, Pattern, Graph, Descriptor)):
+            raise TypeError(f"graph: {graph} returned {type(built).__name__}; a graph builder returns a Graph, a "
+                            "Pattern or a finalized OperationGraph descriptor")
         return resolve(built, handle=handle, name=name)
     if isinstance(graph, Pattern):
         og = graph.graph.op_graph if graph.built else graph.build(handle)

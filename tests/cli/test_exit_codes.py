@@ -130,3 +130,17 @@ def test_a_task_files_mistakes_name_the_file_and_the_task(tmp_path):
         path.write_text(text)
         line = one_error_line(run("explore", "--tasks", str(path)), 2)
         assert line.startswith(f"cudnn-backend explore: error: argument --tasks: {path}, ") and expected in line, line
+
+
+def test_save_plan_with_several_graphs_is_refused_before_anything_else(tmp_path):
+    for job, done in (("explore", "explored"), ("tune", "tuned")):
+        r = run(job, "--preset", "resnet50", "--save-plan", str(tmp_path / "p.json"))
+        assert r.returncode == 2 and r.stdout == "", r.stdout
+        assert r.stderr.strip().splitlines() == [f"cudnn-backend {job}: error: argument --save-plan: takes one graph "
+                                                 f"(several are {done} here)"], r.stderr
+
+
+def test_a_graph_function_returning_nothing_is_named(tmp_path):
+    (tmp_path / "builders.py").write_text("def nothing():\n    return None\n")
+    line = one_error_line(run("explore", "--graph", f"{tmp_path / 'builders.py'}:nothing"), 1)  # the graph failed: 1
+    assert f"graph: {tmp_path / 'builders.py'}:nothing returned NoneType; a graph builder returns a Graph" in line
