@@ -220,6 +220,9 @@ def evaluate(op_graph, inputs, *, max_elements=DEFAULT_MAX_ELEMENTS, samples=DEF
     return result
 
 
+CONVERT_WHOLE_ELEMENTS = 1 << 22  # an input up to this many elements is converted to float64 whole when asked for
+
+
 def _take(array, request) -> np.ndarray:
     """The elements of ``request`` from an input, in float64 (a sampled evaluation of a large input converts only
     the elements it needs: converting a whole 25 M-element fp16 tensor took ~0.6 s of each tuning's check)."""
@@ -233,7 +236,9 @@ def _run(ops, graph, arrays, asked, dims) -> dict:
     plans = []
 
     def cheap(uid):
-        return uid in arrays
+        # an input, in float64 already or small enough to convert whole (~10 ms): asking for all of it costs less
+        # than gathering the elements; a larger one in another dtype is gathered element by element
+        return uid in arrays and (arrays[uid].dtype == np.float64 or arrays[uid].size <= CONVERT_WHOLE_ELEMENTS)
 
     for op in reversed(ops):
         wanted = {u: merge(dims[u], requests[u]) for u in op.outputs if requests.get(u)}

@@ -4,8 +4,10 @@ dot product, a row's softmax); the output tensors are never computed whole."""
 import math
 
 import numpy as np
+import pytest
 
 import cudnn_backend as cb
+from cudnn_backend.reference import evaluator
 from cudnn_backend.patterns import sdpa_composite_fwd
 from cudnn_backend.reference import evaluate
 
@@ -27,6 +29,29 @@ def test_resnet_layer_forward_sampled(rng):
     xp = np.pad(xv.astype(np.float64), [(0, 0), (0, 0), (1, 1), (1, 1)])
     direct = [max((xp[n, :, p:p + 3, q:q + 3] * wv[k]).sum() + bv[0, k, 0, 0], 0.0) for n, k, p, q in coords]
     np.testing.assert_allclose(values, direct, rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize("convert_whole", [0, 1 << 30])
+def test_a_large_input_in_another_dtype_is_gathered_not_converted_whole(rng, monkeypatch, convert_whole):
+    """An fp16 input larger than ``CONVERT_WHOLE_ELEMENTS`` is not converted to float64 whole for a sampled
+    evaluation (0.6 s for a ResNet-50 layer's 25 M elements): only the elements the points need are; smaller ones
+    are converted whole. Either way each point is its direct fp64 value."""
+    monkeypatch.setattr(evaluator, "CONVERT_WHOLE_ELEMENTS", convert_whole)
+    pulled = []
+    take = evaluator._take
+    monkeypatch.setattr(evaluator, "_take", lambda array, request: pulled.append(
+        (array.size, len(request.keys) * math.prod(array.shape[array.ndim - request.depth:]))) or take(array, request))
+    n, c, k, h = 8, 64, 32, 14
+    g = cb.Graph("conv_1x1", io_data_type="half")
+    x, w = g.tensor([n, c, h, h], layout="nhwc", name="x"), g.tensor([k, c, 1, 1], layout="nhwc", name="w")
+    y = g.conv_fwd(x, w, output=True, name="y")
+    xv, wv = rng.standard_normal([n, c, h, h]).astype(np.float16), rng.standard_normal([k, c, 1, 1]).astype(np.float16)
+    r = evaluate(g, {x.uid: xv, w.uid: wv}, samples=64, max_elements=0)
+    coords, values = r.samples[y.uid]
+    direct = [(xv[b, :, p, q].astype(np.float64) * wv[o, :, 0, 0].astype(np.float64)).sum() for b, o, p, q in coords]
+    np.testing.assert_allclose(values, direct, rtol=1e-12, atol=1e-12)
+    x_pulls = [count for size, count in pulled if size == xv.size]
+    assert x_pulls and all(count < xv.size / 4 if convert_whole == 0 else count == xv.size for count in x_pulls)
 
 
 def test_resnet_layer_weight_gradient_sampled(rng):
