@@ -19,7 +19,8 @@ from cudnn_backend._bindings.enums import DescriptorType
 from cudnn_backend.core import _json_tables
 from cudnn_backend.core import schema as _schema
 
-__all__ = ["Family", "FamilyError", "register", "OPERATION_PREFIX", "operation_type_name"]
+__all__ = ["Family", "FamilyError", "register", "OPERATION_PREFIX", "operation_type_name", "reference_ops",
+           "graph_mixins"]
 
 OPERATION_PREFIX = "CUDNN_BACKEND_OPERATION_"
 
@@ -42,6 +43,8 @@ class Family:
     graph_methods: tuple = ()
     finalize_checks: dict = field(default_factory=dict)  # short operation name -> check(operation descriptor)
     finalize_modes: dict = field(default_factory=dict)  # JSON finalizeMode -> short name of the node it needs
+    graph_mixin: type | None = None  # the class whose methods (``graph_methods``) ``Graph`` inherits
+    reference_ops: dict = field(default_factory=dict)  # short operation name -> the reference evaluator's Op class
     doc: str = ""
 
     def descriptor_types(self) -> list:
@@ -70,7 +73,7 @@ def register(families, enum_operations=None, node_tables=None) -> tuple:
         enum_operations = [m.name for m in DescriptorType if m.name.startswith(OPERATION_PREFIX)]
     if node_tables is None:
         node_tables = _json_tables.NODES
-    owner, problems = {}, []
+    owner, methods, problems = {}, {}, []
     for fam in families:
         for op in fam.operations:
             full = operation_type_name(op)
@@ -80,6 +83,13 @@ def register(families, enum_operations=None, node_tables=None) -> tuple:
         for op in (*fam.finalize_checks, *fam.finalize_modes.values()):
             if op not in fam.operations:
                 problems.append(f"family {fam.name} has a check or finalize mode for {op}, which it does not own")
+        for op in fam.reference_ops:
+            if op not in fam.operations:
+                problems.append(f"family {fam.name} has a reference op for {op}, which it does not own")
+        for method in fam.graph_methods:
+            if fam.graph_mixin is not None and method in methods and methods[method] is not fam:
+                problems.append(f"Graph.{method} is declared by the families {methods[method].name} and {fam.name}")
+            methods[method] = fam
     for full in sorted(set(enum_operations) | set(node_tables)):
         if full not in owner:
             where = "a JSON node table" if full not in enum_operations else "an operation of the loaded enums"
@@ -96,3 +106,16 @@ def register(families, enum_operations=None, node_tables=None) -> tuple:
         for mode, op in fam.finalize_modes.items():
             modes[mode] = operation_type_name(op)
     return checks, {k: v.name for k, v in owner.items()}, modes
+
+
+def reference_ops(families) -> dict:
+    """{operation descriptor type value: the reference evaluator's Op class} of the families' operations that the
+    loaded enums know."""
+    names = DescriptorType.__members__
+    return {int(names[operation_type_name(op)]): cls for fam in families for op, cls in fam.reference_ops.items()
+            if operation_type_name(op) in names}
+
+
+def graph_mixins(families) -> tuple:
+    """The families' ``Graph`` mixin classes, in the families' order (the bases ``graph.Graph`` is composed of)."""
+    return tuple(fam.graph_mixin for fam in families if fam.graph_mixin is not None)
