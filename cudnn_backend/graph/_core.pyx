@@ -30,13 +30,14 @@ from cudnn_backend._bindings.enums import (
 )
 from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._descriptor import Handle, as_int, attribute_io, check_available
-from cudnn_backend.errors import GraphError
 from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import OVERRIDE_SHAPES_NEEDS, as_choice, as_data_type, scalar_value
-from cudnn_backend.core.families.conv import conv_mode as _conv_mode, conv_output_dims as _conv_output_dims
+from cudnn_backend.core.families.conv import conv_mode as _conv_mode
+from cudnn_backend.core.families.conv import conv_output_dims as _conv_output_dims
 from cudnn_backend.core.families.pointwise import broadcast_dims as _broadcast_dims
 from cudnn_backend.core.families.pointwise import pointwise_mode as _pointwise_mode
 from cudnn_backend.core.families.pointwise import _BOOL_COMPUTE, _BOOL_OUT, _GEN_INDEX
+from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import checks as _checks
 from cudnn_backend.typed import (
     Convolution,

@@ -62,6 +62,23 @@ def test_duplicates_and_foreign_checks_are_refused():
                  node_tables=dict(_json_tables.NODES))
 
 
+
+def test_reference_ops_and_graph_methods_belong_to_one_family():
+    with pytest.raises(FamilyError, match="family odd has a reference op for MATMUL, which it does not own"):
+        register([*FAMILIES, Family("odd", ("NEW_THING",), reference_ops={"MATMUL": object})],
+                 node_tables=dict(_json_tables.NODES))
+    with pytest.raises(FamilyError, match="Graph.matmul is declared by the families matmul and twin"):
+        register([*FAMILIES, Family("twin", ("NEW_THING",), graph_methods=("matmul",))],
+                 node_tables=dict(_json_tables.NODES))
+    declared = {}
+    for f in FAMILIES:
+        for t in f.descriptor_types():
+            short = t.name[len("CUDNN_BACKEND_OPERATION_"):-len("_DESCRIPTOR")]
+            if short in f.reference_ops:
+                declared[int(t)] = f.reference_ops[short]
+    assert families.REFERENCE_OPS == declared  # what the evaluator reads: the families' declarations, nothing else
+    assert Graph.__bases__[1:] == families.GRAPH_MIXINS == tuple(f.graph_mixin for f in FAMILIES)
+
 def test_graph_methods_are_declared_by_their_family():
     declared = [m for f in FAMILIES for m in f.graph_methods]
     assert len(declared) == len(set(declared))

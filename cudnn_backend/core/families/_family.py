@@ -89,7 +89,7 @@ def register(families, enum_operations=None, node_tables=None) -> tuple:
             if op not in fam.operations:
                 problems.append(f"family {fam.name} has a reference op for {op}, which it does not own")
         for method in fam.graph_methods:
-            if fam.graph_mixin is not None and method in methods and methods[method] is not fam:
+            if method in methods and methods[method] is not fam:
                 problems.append(f"Graph.{method} is declared by the families {methods[method].name} and {fam.name}")
             methods[method] = fam
     for full in sorted(set(enum_operations) | set(node_tables)):
