@@ -27,6 +27,7 @@ def as_int(value, what, minimum=None, maximum=None):
     """``core.as_int``: an exact int (floats, strings, bools refused with a TypeError naming ``what``), in bounds."""
     return _descriptor.as_int(value, what, minimum, maximum)
 
+
 _DATA_TYPE_NAMES = {
     "half": DataType.CUDNN_DATA_HALF, "float16": DataType.CUDNN_DATA_HALF, "fp16": DataType.CUDNN_DATA_HALF,
     "float": DataType.CUDNN_DATA_FLOAT, "float32": DataType.CUDNN_DATA_FLOAT, "fp32": DataType.CUDNN_DATA_FLOAT,

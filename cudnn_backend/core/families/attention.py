@@ -37,6 +37,9 @@ from cudnn_backend.core.families._reference import (
 )
 from cudnn_backend.errors import GraphError
 
+__all__ = ["FAMILY", "softmax_stats_dims", "AttentionOps", "softmax_rows", "Softmax", "attention", "SdpaForward",
+           "SdpaBackward", "PAGED_CACHE_LOAD_NOT_COMPUTED"]
+
 
 def softmax_stats_dims(x_dims):
     """Dims of the unified SOFTMAX's statistics (log-sum-exp, max, sum of exponentials) of scores ``x_dims``

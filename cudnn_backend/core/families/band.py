@@ -23,6 +23,8 @@ from cudnn_backend.core.families._reference import Op, Unsupported, full, grid, 
 from cudnn_backend.core.families.pointwise import FUNCTIONS, pointwise_mode
 from cudnn_backend.errors import GraphError
 
+__all__ = ["FAMILY", "band_mask_dims", "BandOps", "DiagonalBandMask"]
+
 
 def band_mask_dims(x_dims, bound_dims=None, what="left_bound"):
     """Dims of a DIAGONAL_BAND_MASK's output (x's: attention scores [b, h, s_q, s_kv]); a bound or sequence-length

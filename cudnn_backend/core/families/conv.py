@@ -35,6 +35,9 @@ from cudnn_backend.core.families._reference import (
 )
 from cudnn_backend.errors import GraphError
 
+__all__ = ["FAMILY", "spatial_dims", "output_dims", "conv_mode", "conv_output_dims", "ConvolutionOps", "Geometry",
+           "forward", "backward_data", "backward_filter", "ConvForward", "ConvBackwardData", "ConvBackwardFilter"]
+
 
 def spatial_dims(x_dims, w_dims) -> int:
     """The number of spatial dims of a (grouped) convolution of X ``[N, C, *spatial]`` with W
@@ -82,12 +85,13 @@ def conv_mode(mode) -> ConvolutionMode:
 
 def conv_output_dims(x_dims, w_dims, padding=0, stride=1, dilation=1, post_padding=None):
     """Y dims of a (grouped) convolution of X ``[N, C, *spatial]`` with W ``[K, C/groups, *filter]``: the values
-    read here, the rule ``core.families.conv.output_dims``."""
+    read here, the rule ``output_dims``."""
     nsp = spatial_dims(x_dims, w_dims)
     pre = _build.pair(padding, nsp, "padding")
     post = _build.pair(pre if post_padding is None else post_padding, nsp, "post_padding")
     return output_dims(x_dims, w_dims, pre, post, _build.pair(stride, nsp, "stride", 1),
                        _build.pair(dilation, nsp, "dilation", 1))
+
 
 class ConvolutionOps:
     """``conv_bwd_data`` and ``conv_bwd_filter``. ``conv_fwd`` and ``convolution_descriptor`` (the ``Convolution``

@@ -24,6 +24,9 @@ from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Gather, Op, Unsupported, as_tuple, element_coords, ravel
 from cudnn_backend.errors import GraphError
 
+__all__ = ["FAMILY", "concat_output_dims", "transpose_output_dims", "slice_output_dims", "LayoutOps", "dense_order",
+           "IndexMap", "Concat", "Reshape", "Transpose", "Slice"]
+
 
 def concat_output_dims(dims_list, axis):
     """Dims of the concatenation of ``dims_list`` along ``axis`` (all other dims must agree)."""

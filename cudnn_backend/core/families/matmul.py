@@ -16,6 +16,8 @@ from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Op, Request, Unsupported, full, outer_coords, ravel, real
 from cudnn_backend.core.families.pointwise import broadcast_dims
 
+__all__ = ["FAMILY", "matmul_output_dims", "MatmulOps", "MatmulOp"]
+
 
 def matmul_output_dims(a_dims, b_dims):
     """C dims of A [..., M, K] x B [..., K, N]: equal ranks, batch dims equal or 1."""

@@ -21,6 +21,8 @@ from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Op, Unsupported
 from cudnn_backend.errors import GraphError
 
+__all__ = ["FAMILY", "MoeOps", "MoeGroupedMatmul", "MoeGroupedMatmulBackward"]
+
 
 class MoeOps:
     """``moe_grouped_matmul``, ``moe_grouped_matmul_bwd``."""

@@ -37,6 +37,9 @@ from cudnn_backend.core.families.pointwise import broadcast_keys, check_broadcas
 from cudnn_backend.core.families.reduction import reduced_axes
 from cudnn_backend.errors import GraphError
 
+__all__ = ["FAMILY", "stats_dims", "built_stats_dims", "norm_mode", "norm_stats_dims", "per_channel_dims", "NormOps",
+           "normalize", "NormForward", "NormBackward", "BnFinalize", "BnBackwardWeights", "GenStatsOp"]
+
 
 def stats_dims(mode, x_dims, scale_dims):
     """Mean / inverse-variance dims a normalization writes (a tuple; None when this rule does not know: the mode is
@@ -205,7 +208,7 @@ def built_stats_dims(mode: NormMode, x_dims, scale_dims):
 
 def norm_stats_dims(mode, x_dims, scale_dims):
     """Mean / inverse-variance dims of a normalization (``mode``: 'layer', 'batch', ... or a NormMode): the norm
-    family's one rule, ``core.families.norm.stats_dims``; GraphError where it does not apply."""
+    family's one rule, ``stats_dims``; GraphError where it does not apply."""
     mode = _NORM_MODES.get(mode, mode) if isinstance(mode, str) else mode
     dims = stats_dims(mode, x_dims, scale_dims)
     if dims is None:

@@ -25,6 +25,9 @@ from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Op, Request, Unsupported, full, grid, outer_coords, ravel, real
 from cudnn_backend.errors import GraphError
 
+__all__ = ["FAMILY", "broadcast_dims", "broadcasts_to", "INPUT_SLOTS", "OUTPUT_SLOTS", "check_pointwise",
+           "pointwise_mode", "check_broadcast", "broadcast_keys", "pick", "PointwiseOps", "FUNCTIONS", "PointwiseOp"]
+
 
 def broadcast_dims(*dims_list, what="pointwise"):
     """Numpy-style broadcast of equal-rank dims (cuDNN wants equal ranks; size-1 dims broadcast); GraphError

@@ -25,6 +25,8 @@ from cudnn_backend.core.families._reference import (
 )
 from cudnn_backend.errors import GraphError
 
+__all__ = ["FAMILY", "QuantizeOps", "BlockScaleDequantize", "QUANTIZE_NOT_COMPUTED"]
+
 
 class QuantizeOps:
     """``block_scale_quantize``, ``block_scale_dequantize``."""

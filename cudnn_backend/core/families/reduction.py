@@ -23,6 +23,9 @@ from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Gather, Op, Request, Unsupported, element_coords, ravel
 from cudnn_backend.errors import GraphError
 
+__all__ = ["FAMILY", "output_divides", "check_reduction", "reduction_output_dims", "ReductionOps", "REDUCERS",
+           "reduced_axes", "ReductionOp"]
+
 
 def output_divides(x_dims, y_dims) -> bool:
     """Whether ``y_dims`` is a reduction of ``x_dims``: equal ranks, each output dim >= 1 dividing the input's."""

@@ -37,6 +37,9 @@ from cudnn_backend.core.families._reference import (
 )
 from cudnn_backend.errors import GraphError
 
+__all__ = ["FAMILY", "check_resample_bwd", "check_resample_fwd", "resample_output_dims", "resample_mode", "ResampleOps",
+           "Window", "ResampleForward", "ResampleBackward"]
+
 
 def check_resample_bwd(op):
     """Max pooling backward needs the forward's index tensor: without one cuDNN 9.19 crashes (SIGSEGV in

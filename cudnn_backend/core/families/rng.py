@@ -13,6 +13,8 @@ from cudnn_backend.core.families._build import as_choice
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import not_computed
 
+__all__ = ["FAMILY", "RngOps", "NOT_COMPUTED"]
+
 
 _I64 = DataType.CUDNN_DATA_INT64
 _DIST = {"bernoulli": RngDistribution.CUDNN_RNG_DISTRIBUTION_BERNOULLI,

@@ -19,6 +19,8 @@ from cudnn_backend.core.families._checks import fail
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Op, Request, Unsupported, element_coords, full, ravel, real
 
+__all__ = ["FAMILY", "rope_dims", "RopeOps", "Rope"]
+
 
 def rope_dims(x_dims, freqs_dims, rope_dim=None):
     """The checked ``rope_dim`` of a RoPE over ``x_dims`` [b, h, s, d] with ``freqs_dims`` [s, 1, 1, >= rope_dim]

@@ -11,6 +11,8 @@ from cudnn_backend.core.families._build import as_choice, as_int
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import not_computed
 
+__all__ = ["FAMILY", "SignalOps", "NOT_COMPUTED"]
+
 
 class SignalOps:
     """``signal``."""
