@@ -30,13 +30,13 @@ extensions = [
         ("cudnn_backend.graph._core", "cudnn_backend/graph/_core.pyx"),
     ]
 ]
-# The operation families and shape maths stay plain Python source, compiled as they are (Cython's pure
-# Python mode): the builder's per-call bookkeeping is what graph construction's speed is made of.
-COMPILED_PY = ["shapes", "_util", "conv", "pointwise", "matmul", "reduction", "norm", "resample", "layout", "rng",
-               "attention", "quantize", "rope", "band", "moe", "signal", "_graph"]
+# The operation family modules (core/families/*.py: their Graph methods, shape rules, checks, reference ops) and the
+# Graph class stay plain Python source, compiled as they are (Cython's pure Python mode): the builder's per-call
+# bookkeeping is what graph construction's speed is made of. Found, not listed: a new family is one new module.
+COMPILED_PY = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "cudnn_backend" / "core" / "families").glob("*.py")
+                     if p.name != "__init__.py") + ["cudnn_backend/graph/_graph.py"]
 extensions += [
-    Extension(f"cudnn_backend.graph.{m}", [f"cudnn_backend/graph/{m}.py"], extra_compile_args=["-O1"])
-    for m in COMPILED_PY
+    Extension(src[:-len(".py")].replace("/", "."), [src], extra_compile_args=["-O1"]) for src in COMPILED_PY
 ]
 
 

@@ -4,10 +4,12 @@ Layers, each a folder, importing only downward (import-linter checks it)::
 
     errors        every exception class
     _bindings     raw declarations (cycudnn.pxd), the loader, the generated enums and schema
-    core          Descriptor, Handle, logging, schema queries, versions, the device probe
+    core          Descriptor, Handle, logging, schema queries, versions, the device probe; the operation
+                  families (core/families: one module each with its shape rules, checks, Graph methods and
+                  reference ops)
     typed         the generated typed classes, tensors from arrays, introspection
-    graph         the Graph builder: every operation family a method; shapes; graph checks
-    reference     the fp64 reference evaluator of operation graphs (numpy, on the CPU)
+    graph         the Graph builder: GraphCore plus every family's methods; shapes; graph checks
+    reference     the fp64 reference evaluator of operation graphs (numpy, on the CPU): the families' ops
     runtime       profiles, engines, heuristics, plans, variant packs, execution, CUDA graphs, memory
     patterns      ready-made graphs built from Graph methods
     tune          explore, autotune, the plan cache, fusion reports, microbenchmarks, sweeps

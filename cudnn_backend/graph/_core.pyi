@@ -9,10 +9,11 @@ from cudnn_backend.core._descriptor import Handle as Handle
 from cudnn_backend.core._descriptor import as_int as as_int
 from cudnn_backend.core._descriptor import attribute_io as attribute_io
 from cudnn_backend.core._descriptor import check_available as check_available
+from cudnn_backend.core.families._build import as_choice as as_choice
+from cudnn_backend.core.families._build import as_data_type as as_data_type
+from cudnn_backend.core.families._build import scalar_value as scalar_value
 from cudnn_backend.errors import GraphError as GraphError
-from cudnn_backend.graph._util import as_choice as as_choice
-from cudnn_backend.graph._util import as_data_type as as_data_type
-from cudnn_backend.graph._util import scalar_value as scalar_value
+from cudnn_backend.typed._base import descriptor_class as descriptor_class
 from cudnn_backend.typed._classes import Convolution as Convolution
 from cudnn_backend.typed._classes import OperationConvolutionForward as OperationConvolutionForward
 from cudnn_backend.typed._classes import OperationGraph as OperationGraph

@@ -30,13 +30,15 @@ from cudnn_backend._bindings.enums import (
 )
 from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._descriptor import Handle, as_int, attribute_io, check_available
+from cudnn_backend.core.families import _build
+from cudnn_backend.core.families._build import OVERRIDE_SHAPES_NEEDS, as_choice, as_data_type, scalar_value
+from cudnn_backend.core.families.conv import conv_mode as _conv_mode
+from cudnn_backend.core.families.conv import conv_output_dims as _conv_output_dims
+from cudnn_backend.core.families.pointwise import broadcast_dims as _broadcast_dims
+from cudnn_backend.core.families.pointwise import pointwise_mode as _pointwise_mode
+from cudnn_backend.core.families.pointwise import _BOOL_COMPUTE, _BOOL_OUT, _GEN_INDEX
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import checks as _checks
-from cudnn_backend.graph import shapes as _shapes
-from cudnn_backend.graph._util import OVERRIDE_SHAPES_NEEDS, as_choice, as_data_type, scalar_value
-from cudnn_backend.graph.conv import conv_mode as _conv_mode
-from cudnn_backend.graph.pointwise import pointwise_mode as _pointwise_mode
-from cudnn_backend.graph.pointwise import _BOOL_COMPUTE, _BOOL_OUT, _GEN_INDEX
 from cudnn_backend.typed import (
     Convolution,
     OperationConvolutionForward,
@@ -44,6 +46,7 @@ from cudnn_backend.typed import (
     OperationPointwise,
     Pointwise,
     Tensor,
+    descriptor_class,
 )
 from cudnn_backend.typed.introspection import keyword_of
 from cudnn_backend.typed.introspection import signature_of as _signature_of
@@ -54,7 +57,7 @@ cdef enum:
     MAX_RANK = 8
     MAX_TYPES = 64
 
-cdef int64_t MAX_ELEMENTS = (<int64_t>1) << 62  # as shapes.MAX_ELEMENTS
+cdef int64_t MAX_ELEMENTS = (<int64_t>1) << 62  # as core.families._build.MAX_ELEMENTS
 
 cdef int _FLOAT = CUDNN_DATA_FLOAT
 cdef object _F32 = DataType.CUDNN_DATA_FLOAT
@@ -100,9 +103,9 @@ cdef list _pair(object v, Py_ssize_t n, str what, int64_t minimum):
     elif (type(v) is list or type(v) is tuple) and len(v) == n:
         for i in range(n):
             if not _small_int_at_least(v[i], minimum):
-                return _shapes.pair(v, n, what, minimum)
+                return _build.pair(v, n, what, minimum)
         return list(v)
-    return _shapes.pair(v, n, what, minimum)
+    return _build.pair(v, n, what, minimum)
 
 
 cdef list _broadcast2(object a, object b, object mode):
@@ -122,7 +125,7 @@ cdef list _broadcast2(object a, object b, object mode):
                 break
         else:
             return out
-    return _shapes.broadcast_dims(a, b, what=f"pointwise {mode.name}")
+    return _broadcast_dims(a, b, what=f"pointwise {mode.name}")
 
 
 cdef list _conv_out(tuple xd, tuple wd, list pre, list post, list st, list dl):
@@ -131,25 +134,25 @@ cdef list _conv_out(tuple xd, tuple wd, list pre, list post, list st, list dl):
     cdef int64_t c, cg, k, groups, eff, o
     if nsp < 1 or len(wd) != len(xd) or nsp > MAX_RANK or len(pre) != nsp or len(post) != nsp or len(st) != nsp \
             or len(dl) != nsp:
-        return _shapes.conv_output_dims(xd, wd, pre, st, dl, post)
+        return _conv_output_dims(xd, wd, pre, st, dl, post)
     c = xd[1]
     cg = wd[1]
     k = wd[0]
     if cg < 1 or c % cg:
-        return _shapes.conv_output_dims(xd, wd, pre, st, dl, post)
+        return _conv_output_dims(xd, wd, pre, st, dl, post)
     groups = c // cg
     if k % groups:
-        return _shapes.conv_output_dims(xd, wd, pre, st, dl, post)
+        return _conv_output_dims(xd, wd, pre, st, dl, post)
     out = [xd[0], wd[0]]
     for i in range(nsp):
         if not (_small_int_at_least(xd[2 + i], 1) and _small_int_at_least(wd[2 + i], 1) and
                 _small_int_at_least(pre[i], 0) and _small_int_at_least(post[i], 0) and
                 _small_int_at_least(st[i], 1) and _small_int_at_least(dl[i], 1)):
-            return _shapes.conv_output_dims(xd, wd, pre, st, dl, post)
+            return _conv_output_dims(xd, wd, pre, st, dl, post)
         eff = <int64_t>dl[i] * (<int64_t>wd[2 + i] - 1) + 1
         o = (<int64_t>xd[2 + i] + <int64_t>pre[i] + <int64_t>post[i] - eff) // <int64_t>st[i] + 1
         if o <= 0:
-            return _shapes.conv_output_dims(xd, wd, pre, st, dl, post)
+            return _conv_output_dims(xd, wd, pre, st, dl, post)
         out.append(o)
     return out
 cdef list _SLOT_TABLE = [None] * MAX_TYPES  # operation type -> ((attribute, keyword, is output), ...)
@@ -178,12 +181,12 @@ cdef list _dims(object values, str what):
             for i in range(n):
                 x = values[i]
                 if not PyLong_CheckExact(x):
-                    return _shapes.as_dims(values, what)
+                    return _build.as_dims(values, what)
                 v = PyLong_AsLongLongAndOverflow(x, &overflow)
                 if v < 1 or overflow:
-                    return _shapes.as_dims(values, what)
+                    return _build.as_dims(values, what)
             return <list>values if type(values) is list else list(values)
-    return _shapes.as_dims(values, what)
+    return _build.as_dims(values, what)
 
 
 cdef list _packed(list dims, const int* order):
@@ -197,10 +200,10 @@ cdef list _packed(list dims, const int* order):
         axis = order[k] if order != NULL else <int>k
         st[axis] = acc
         if not _small_int_at_least(dims[axis], 1):
-            return _shapes.packed_strides(dims, None if order == NULL else [order[i] for i in range(n)])
+            return _build.packed_strides(dims, None if order == NULL else [order[i] for i in range(n)])
         d = <int64_t>dims[axis]
         if d > MAX_ELEMENTS // acc:
-            return _shapes.packed_strides(dims, None if order == NULL else [order[i] for i in range(n)])
+            return _build.packed_strides(dims, None if order == NULL else [order[i] for i in range(n)])
         acc *= d
     return [st[k] for k in range(n)]
 
@@ -234,6 +237,18 @@ cdef list _nhwc(list dims):
         order[k - 1] = <int>k
     order[n - 1] = 1
     return _packed(dims, order)
+
+
+cdef dict _OPERATION_CLASSES = {}  # short name -> typed class, filled on first use
+cdef dict _DESCRIPTOR_CLASSES = {}
+
+
+cdef object _typed_class(dict cache, str short, str prefix):
+    cls = cache.get(short)
+    if cls is None:
+        cls = descriptor_class(DescriptorType[f"{prefix}{short}_DESCRIPTOR"])
+        cache[short] = cls
+    return cls
 
 
 cdef class GraphCore:
@@ -300,7 +315,7 @@ cdef class GraphCore:
             elif layout == "nhwc":
                 s = _nhwc(d)
             else:
-                s = _shapes.layout_strides(d, layout)
+                s = _build.layout_strides(d, layout)
         else:
             s = _dims(strides, "strides")
             if len(s) != len(d):
@@ -358,6 +373,22 @@ cdef class GraphCore:
         return tensor
 
     # -- helpers of the operation families -----------------------------------------------------------
+    # The families (core.families, below the typed layer) make their descriptors through these: the generated
+    # typed class of a descriptor type, found by its short name, exactly as the typed layer makes it.
+    def _operation(self, str short, **attributes):
+        """The typed operation descriptor ``CUDNN_BACKEND_OPERATION_<short>_DESCRIPTOR`` (``OperationRopeFwd`` for
+        "ROPE_FWD") made with ``attributes``."""
+        return _typed_class(_OPERATION_CLASSES, short, "CUDNN_BACKEND_OPERATION_")(**attributes)
+
+    def _descriptor(self, str short, **attributes):
+        """The typed descriptor ``CUDNN_BACKEND_<short>_DESCRIPTOR`` (``Matmul`` for "MATMUL") made with
+        ``attributes``."""
+        return _typed_class(_DESCRIPTOR_CLASSES, short, "CUDNN_BACKEND_")(**attributes)
+
+    cpdef bint _is_tensor(self, object t):
+        """Whether ``t`` is a tensor descriptor (a typed ``Tensor``)."""
+        return isinstance(t, TensorBase)
+
     cpdef object _need_tensor(self, object t, str what):
         if type(t) is not Tensor and not isinstance(t, TensorBase):
             raise TypeError(f"{what}: expected a Tensor (graph.tensor(...) or an operation's output), not "

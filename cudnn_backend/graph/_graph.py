@@ -1,33 +1,18 @@
-"""The ``Graph`` builder's core: tensors, UIDs, outputs, adding operations, checks and finalize.
-
-The operation families are mixins, one module each (``conv``, ``pointwise``, ``matmul``, ``reduction``,
-``norm``, ``resample``, ``layout``, ``rng``, ``attention``, ``quantize``, ``rope``, ``band``, ``moe``,
-``signal``), so every operation is a ``Graph`` method and patterns are built from those methods alone.
+"""The ``Graph`` builder: ``GraphCore`` (tensors, UIDs, outputs, adding operations, checks and finalize, compiled in
+``_core.pyx``) and the ``Graph`` mixin of every operation family (``core.families``: each family module defines its
+methods and names its mixin in its ``FAMILY``), so every operation is a ``Graph`` method, patterns are built from
+those methods alone, and a new family's methods arrive with its module (no edit here).
 """
 from __future__ import annotations
 
+from cudnn_backend.core.families import GRAPH_MIXINS
 from cudnn_backend.graph._core import GraphCore
-from cudnn_backend.graph.attention import AttentionOps
-from cudnn_backend.graph.band import BandOps
-from cudnn_backend.graph.conv import ConvolutionOps
-from cudnn_backend.graph.layout import LayoutOps
-from cudnn_backend.graph.matmul import MatmulOps
-from cudnn_backend.graph.moe import MoeOps
-from cudnn_backend.graph.norm import NormOps
-from cudnn_backend.graph.pointwise import PointwiseOps
-from cudnn_backend.graph.quantize import QuantizeOps
-from cudnn_backend.graph.reduction import ReductionOps
-from cudnn_backend.graph.resample import ResampleOps
-from cudnn_backend.graph.rng import RngOps
-from cudnn_backend.graph.rope import RopeOps
-from cudnn_backend.graph.signal import SignalOps
 from cudnn_backend.typed.introspection import graph_tensors, operations_dot, operations_table
 
 __all__ = ["Graph"]
 
 
-class Graph(GraphCore, ConvolutionOps, PointwiseOps, MatmulOps, ReductionOps, NormOps, ResampleOps, LayoutOps,
-            RngOps, AttentionOps, QuantizeOps, RopeOps, BandOps, MoeOps, SignalOps):
+class Graph(GraphCore, *GRAPH_MIXINS):
     """Builds an operation graph: tensors, operations (every family a method), checks, finalize.
 
     ``Graph(name="graph", io_data_type=HALF, intermediate_data_type=FLOAT, compute_data_type=FLOAT)``

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cudnn_backend._bindings.enums import ConvolutionMode, DataType
 from cudnn_backend.graph import Graph, shapes
-from cudnn_backend.graph.conv import conv_mode
+from cudnn_backend.core.families.conv import conv_mode
 from cudnn_backend.patterns._pattern import finish, size
 
 __all__ = ["conv_fwd", "conv_bwd_data", "conv_bwd_filter", "conv_bias_relu", "conv_bias_add_relu", "bn_gen_stats",

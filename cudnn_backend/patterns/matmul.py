@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from cudnn_backend._bindings.enums import DataType, PointwiseMode
 from cudnn_backend.graph import Graph
-from cudnn_backend.graph.pointwise import pointwise_mode
+from cudnn_backend.core.families.pointwise import pointwise_mode
 from cudnn_backend.patterns._pattern import finish, size
 
 __all__ = ["matmul_bias_gelu", "matmul_bias_relu", "GELU_MODES"]

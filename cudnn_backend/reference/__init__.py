@@ -6,7 +6,9 @@ descriptors; outputs too large to evaluate whole are evaluated exactly at a rand
 back only the input elements those coordinates need. ``unsupported(op_graph)`` names the operations it cannot
 compute (random numbers, signals, ...), one line each.
 
-The layer sits beside ``graph`` and ``runtime``: it needs only ``typed`` and ``core``.
+The layer sits beside ``graph`` and ``runtime``: it needs only ``typed`` and ``core``. It reads the graph
+(``_graph``) and runs it (``evaluator``); each operation's math is an ``Op`` of its family module in
+``core/families`` (declared in its ``Family``'s ``reference_ops``), on the blocks of ``core.families._reference``.
 """
 from cudnn_backend.reference.evaluator import ReferenceResult, evaluate, unsupported
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from cudnn_backend._bindings.enums import AttributeName, DescriptorType
 from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.core.families._reference import as_tuple
 from cudnn_backend.errors import GraphError
 from cudnn_backend.typed.tensors import TensorSpec
 from cudnn_backend.typed.introspection import (
@@ -25,13 +26,6 @@ __all__ = ["TensorInfo", "Node", "ReadGraph", "read_graph", "as_tuple"]
 
 _GRAPH = DescriptorType.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR
 _KEYWORDS: dict = {}  # descriptor type -> {keyword: AttributeName}
-
-
-def as_tuple(value) -> tuple:
-    """An attribute value as a tuple (a single value set alone is stored bare)."""
-    if value is None:
-        return ()
-    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
 def _keywords(descriptor_type) -> dict:

@@ -2,7 +2,7 @@
 random sample of output coordinates.
 
 Sampled evaluation pulls back, operation by operation from the outputs to the inputs, only the blocks of each
-tensor that the sampled coordinates need (``_blocks.Request``: rows, filters, heads, single elements), then
+tensor that the sampled coordinates need (``core.families._reference.Request``: rows, filters, heads, single elements), then
 computes forward exactly those. Every output that is small enough is evaluated whole in the same pass.
 """
 from __future__ import annotations
@@ -14,21 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.core.families import REFERENCE_OPS
+from cudnn_backend.core.families._reference import Request, Unsupported, full, merge, outer_coords, select, take
 from cudnn_backend.errors import GraphError, ReferenceUnsupportedError
-from cudnn_backend.reference import (  # noqa: F401 - the operation families register themselves
-    attention,
-    conv,
-    layout,
-    matmul,
-    misc,
-    norm,
-    pointwise,
-    reduction,
-    resample,
-)
-from cudnn_backend.reference._blocks import Request, full, merge, outer_coords, select, take
 from cudnn_backend.reference._graph import read_graph
-from cudnn_backend.reference._ops import REGISTRY, Unsupported
 from cudnn_backend.typed.introspection import signature_of
 
 __all__ = ["ReferenceResult", "evaluate", "unsupported", "DEFAULT_MAX_ELEMENTS", "DEFAULT_MAX_WORK",
@@ -83,7 +72,7 @@ def _ops(graph):
     ops, lines = [], []
     for node in graph.nodes:
         try:
-            cls = REGISTRY.get(int(node.kind))
+            cls = REFERENCE_OPS.get(int(node.kind))
             if cls is None:
                 raise Unsupported("no reference for this operation type")
             ops.append(cls(node, graph))

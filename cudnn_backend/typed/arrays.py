@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from cudnn_backend._bindings.enums import DataType
+# the stride rules live with the Graph builder's readers (core.families._build); read here by the runtime and tests
+from cudnn_backend.core.families._build import MAX_ELEMENTS, packed_strides, stride_order, strides_like  # noqa: F401
 from cudnn_backend.errors import MissingDependencyError
 
 __all__ = ["ArrayInfo", "view", "describe", "data_type_of", "span_bytes", "layout_mismatch", "storage_dtype",
@@ -55,34 +57,6 @@ ITEMSIZE = {dt: bits // 8 for dt, bits in DATA_TYPE_BITS.items() if bits % 8 == 
 # DLPack device types (dlpack.h): host memory, and memory the GPU reads
 HOST_DEVICE_TYPES = {1: "cpu", 3: "cuda pinned host"}  # kDLCPU, kDLCUDAHost
 CUDA_DEVICE_TYPES = {2: "cuda", 13: "cuda managed"}  # kDLCUDA, kDLCUDAManaged
-
-
-MAX_ELEMENTS = 1 << 62  # a packed tensor's span (its largest stride times its dim) must stay well inside int64
-
-
-def packed_strides(dims, order=None):
-    """Fully packed strides; ``order`` lists axes from outermost to innermost (default: row-major)."""
-    order = list(range(len(dims))) if order is None else list(order)
-    strides = [0] * len(dims)
-    acc = 1
-    for axis in reversed(order):
-        strides[axis] = acc
-        acc *= max(dims[axis], 1)
-    if acc > MAX_ELEMENTS:
-        raise ValueError(f"dims: {list(dims)} spans {acc} elements; a cuDNN tensor spans at most {MAX_ELEMENTS}")
-    return strides
-
-
-def stride_order(strides):
-    """Axes from outermost to innermost by stride (ties keep axis order)."""
-    return sorted(range(len(strides)), key=lambda i: (-strides[i], i))
-
-
-def strides_like(dims, ref_strides):
-    """Packed strides for ``dims`` in the same axis order as ``ref_strides`` (keeps NHWC as NHWC)."""
-    if len(ref_strides) != len(dims):
-        return packed_strides(dims)
-    return packed_strides(dims, stride_order(ref_strides))
 
 
 def span_bytes(dims, strides, data_type) -> int | None:

@@ -6,12 +6,11 @@ from hypothesis import strategies as st
 
 from cudnn_backend._bindings.enums import AttributeName, DescriptorType, NormMode
 from cudnn_backend.core import _json_tables, families, json_checks, op_checks
-from cudnn_backend.core.families import FAMILIES, Family, FamilyError, register
+from cudnn_backend.core.families import FAMILIES, Family, FamilyError, _reference, register
 from cudnn_backend.core.families import norm as norm_family
 from cudnn_backend.core.families import pointwise as pointwise_family
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import Graph, shapes
-from cudnn_backend.reference import _ops as reference_ops
 
 
 @pytest.mark.skipif("CUDNN_ADA_LAYER_NORM" not in NormMode.__members__, reason="no adaptive layer norm in this release")
@@ -63,6 +62,23 @@ def test_duplicates_and_foreign_checks_are_refused():
                  node_tables=dict(_json_tables.NODES))
 
 
+
+def test_reference_ops_and_graph_methods_belong_to_one_family():
+    with pytest.raises(FamilyError, match="family odd has a reference op for MATMUL, which it does not own"):
+        register([*FAMILIES, Family("odd", ("NEW_THING",), reference_ops={"MATMUL": object})],
+                 node_tables=dict(_json_tables.NODES))
+    with pytest.raises(FamilyError, match="Graph.matmul is declared by the families matmul and twin"):
+        register([*FAMILIES, Family("twin", ("NEW_THING",), graph_methods=("matmul",))],
+                 node_tables=dict(_json_tables.NODES))
+    declared = {}
+    for f in FAMILIES:
+        for t in f.descriptor_types():
+            short = t.name[len("CUDNN_BACKEND_OPERATION_"):-len("_DESCRIPTOR")]
+            if short in f.reference_ops:
+                declared[int(t)] = f.reference_ops[short]
+    assert families.REFERENCE_OPS == declared  # what the evaluator reads: the families' declarations, nothing else
+    assert Graph.__bases__[1:] == families.GRAPH_MIXINS == tuple(f.graph_mixin for f in FAMILIES)
+
 def test_graph_methods_are_declared_by_their_family():
     declared = [m for f in FAMILIES for m in f.graph_methods]
     assert len(declared) == len(set(declared))
@@ -90,8 +106,8 @@ def test_one_broadcast_rule():
     assert shapes.broadcast_dims is pointwise_family.broadcast_dims
     assert shapes.broadcast_dims([2, 1, 4], [1, 3, 4]) == [2, 3, 4]
     assert pointwise_family.broadcasts_to([1, 3, 1], [2, 3, 4]) and not pointwise_family.broadcasts_to([2, 3], [2, 1])
-    with pytest.raises(reference_ops.Unsupported, match="does not broadcast"):
-        reference_ops.check_broadcast([3, 2], [3, 1], "b")
+    with pytest.raises(_reference.Unsupported, match="does not broadcast"):
+        pointwise_family.check_broadcast([3, 2], [3, 1], "b")
 
 
 @pytest.mark.parametrize(("mode", "x", "scale", "stats"), [
@@ -102,13 +118,13 @@ def test_one_broadcast_rule():
 ])
 def test_one_norm_statistics_rule(mode, x, scale, stats):
     assert shapes.norm_stats_dims(mode, x, scale) == stats
-    assert list(op_checks.expected_norm_stats_dims(shapes._NORM_MODES[mode], x, scale)) == stats
-    assert list(norm_family.stats_dims(shapes._NORM_MODES[mode], x, scale)) == stats
+    assert list(op_checks.expected_norm_stats_dims(norm_family._NORM_MODES[mode], x, scale)) == stats
+    assert list(norm_family.stats_dims(norm_family._NORM_MODES[mode], x, scale)) == stats
 
 
 def test_every_family_operation_is_known_to_the_reference_evaluator():
     """A new family's operations need a reference Op (one that evaluates them or says why it cannot)."""
-    missing = [t.name for f in FAMILIES for t in f.descriptor_types() if int(t) not in reference_ops.REGISTRY]
+    missing = [t.name for f in FAMILIES for t in f.descriptor_types() if int(t) not in families.REFERENCE_OPS]
     assert not missing
 
 

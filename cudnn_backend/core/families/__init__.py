@@ -1,38 +1,56 @@
-"""One module per operation family: its operations, ``Graph`` methods, shape rules, finalize checks, JSON finalize
-modes and JSON node schema (see ``_family``). The op checks (``core.op_checks``), the JSON checks
-(``core.json_checks``), the ``Graph`` builder and the reference evaluator read from here.
+"""One module per operation family, holding everything about it: its ``FAMILY`` (a ``Family``: operations,
+``Graph`` methods and the mixin class that defines them, finalize checks, JSON finalize modes, reference ops;
+the JSON node schema through ``node_schema``), its shape rules, its finalize checks, its ``Graph`` methods and its
+fp64 reference ops. The op checks (``core.op_checks``), the JSON checks (``core.json_checks``), the ``Graph``
+builder (``graph.Graph`` inherits every family's mixin) and the reference evaluator read from here.
 
-A new family is one new module with a ``FAMILY`` listed in ``FAMILIES``; ``register`` refuses, at import, an
-operation no family owns (of the loaded enums or of the JSON tables).
+A new family is one new module: every module of this package whose name does not start with ``_`` and that has a
+``FAMILY`` is found here (``pkgutil``, in name order). ``register`` refuses, at import, an operation no family owns
+(of the loaded enums or of the JSON tables), one owned twice, and a check, mode or reference op of an operation its
+family does not own. What the family modules share lives in ``_family`` (the declaration and its registry),
+``_build`` (reading the user's values), ``_checks`` (the finalize checks' helpers) and ``_reference`` (the
+evaluator's ``Op`` and blocks). The family modules import only core and below: their ``Graph`` methods make
+descriptors through ``GraphCore`` (``self._operation("ROPE_FWD", ...)``), not through the typed classes.
 """
 from __future__ import annotations
 
-from cudnn_backend.core.families import (
-    attention,
-    band,
-    conv,
-    layout,
-    matmul,
-    moe,
-    norm,
-    pointwise,
-    quantize,
-    reduction,
-    resample,
-    rng,
-    rope,
-    signal,
+import importlib
+import pkgutil
+
+from cudnn_backend.core.families._family import (
+    Family,
+    FamilyError,
+    graph_mixins,
+    operation_type_name,
+    reference_ops,
+    register,
 )
-from cudnn_backend.core.families._family import Family, FamilyError, operation_type_name, register
 
-__all__ = ["FAMILIES", "FINALIZE_CHECKS", "FAMILY_OF", "FINALIZE_MODE_NEEDS", "Family", "FamilyError", "register",
-           "operation_type_name", "family_of"]
+__all__ = ["FAMILIES", "FINALIZE_CHECKS", "FAMILY_OF", "FINALIZE_MODE_NEEDS", "GRAPH_MIXINS", "REFERENCE_OPS", "Family",
+           "FamilyError", "register", "operation_type_name", "family_of", "family_modules"]
 
-FAMILIES = tuple(m.FAMILY for m in (pointwise, norm, reduction, resample, conv, matmul, attention, band, layout, moe,
-                                    quantize, rng, rope, signal))
+
+def family_modules(package=__name__, path=__path__) -> list:
+    """The family modules of a package: each module whose name does not start with ``_`` and that has a
+    ``FAMILY``, in name order (a deterministic order: the ``Graph`` bases and every table follow it)."""
+    found = []
+    for info in sorted(pkgutil.iter_modules(path), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package}.{info.name}")
+        if isinstance(getattr(module, "FAMILY", None), Family):
+            found.append(module)
+    return found
+
+
+FAMILIES = tuple(m.FAMILY for m in family_modules())
 #: descriptor type -> the shape check ``Descriptor.finalize`` runs first; operation C name -> family name;
 #: JSON finalizeMode -> the operation C name a graph in that mode needs a node of
 FINALIZE_CHECKS, FAMILY_OF, FINALIZE_MODE_NEEDS = register(FAMILIES)
+#: operation descriptor type value -> the reference evaluator's Op class
+REFERENCE_OPS = reference_ops(FAMILIES)
+#: the ``Graph`` mixins, one per family that has methods beyond ``GraphCore``'s
+GRAPH_MIXINS = graph_mixins(FAMILIES)
 _BY_NAME = {f.name: f for f in FAMILIES}
 
 

@@ -1,10 +1,44 @@
-"""Attention: SDPA_FWD, SDPA_BWD, SOFTMAX and PAGED_CACHE_LOAD (the paged K/V cache read)."""
+"""Attention: SDPA_FWD, SDPA_BWD, SOFTMAX and PAGED_CACHE_LOAD (the paged K/V cache read).
+
+``Graph`` methods (the mixin): Attention: softmax (the unified SOFTMAX of cuDNN 9.20+, or the composite of reductions
+and pointwise ops), scaled dot-product attention forward and backward, paged KV-cache loads. (The diagonal band mask
+that makes attention causal is in ``band``.)
+
+Reference ops: the unified SOFTMAX, SDPA_FWD and SDPA_BWD (the composite attention is matmuls, pointwise
+operations and reductions: those families compute it); PAGED_CACHE_LOAD is not computed.
+
+SOFTMAX over the last axis: Y = exp(X - max) / sum; statistics [..., 1]: ``stats`` the log-sum-exp max + log(sum)
+(times log2(e) with ``stats_log2``), ``max``, ``sum_exp`` = sum(exp(X - max)).
+SDPA_FWD: Q [b, h_q, s_q, d], K [b, h_k, s_kv, d], V [b, h_v, s_kv, d_v] (query head h reads K head
+h // (h_q / h_k), V head h // (h_q / h_v)); S = Q K^T * scale, O = softmax(S) V, stats = log-sum-exp of S's rows.
+``seq_len_kv`` [b, 1, 1, 1] masks the keys at and past it; query rows at and past ``seq_len_q`` give O = 0 and
+stats = 0. SDPA_BWD: dQ, dK, dV of that forward from dO, O and the saved stats.
+"""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
+from cudnn_backend._bindings.enums import DataType
+from cudnn_backend.core.families import _build
+from cudnn_backend.core.families._build import require
 from cudnn_backend.core.families._checks import fail
 from cudnn_backend.core.families._family import Family
+from cudnn_backend.core.families._reference import (
+    Op,
+    Request,
+    Unsupported,
+    element_coords,
+    full,
+    not_computed,
+    ravel,
+    scalar,
+)
+from cudnn_backend.errors import GraphError
 
-__all__ = ["FAMILY", "softmax_stats_dims"]
+__all__ = ["FAMILY", "softmax_stats_dims", "AttentionOps", "softmax_rows", "Softmax", "attention", "SdpaForward",
+           "SdpaBackward", "PAGED_CACHE_LOAD_NOT_COMPUTED"]
 
 
 def softmax_stats_dims(x_dims):
@@ -15,7 +49,355 @@ def softmax_stats_dims(x_dims):
     return [*x_dims[:3], 1]
 
 
+_F32 = DataType.CUDNN_DATA_FLOAT
+
+
+class AttentionOps:
+    """``softmax``, ``softmax_composite``, ``sdpa_fwd``, ``sdpa_bwd``, ``paged_cache_load``."""
+
+    def softmax(self, x, *, stats=False, max_sum=False, output=False, output_data_type=None, name="softmax"):
+        """The unified SOFTMAX (cuDNN 9.20+) of attention scores X [b, h, s_q, s_kv] over the last axis:
+        ``{"y", "stats", "max", "sum_exp"}`` (statistics [b, h, s_q, 1] fp32, real outputs: log-sum-exp with
+        ``stats``, max and sum of exponentials with ``max_sum``). Y is laid out like X; for the P @ V matmul that
+        follows, give it V's type (``output_data_type``). cuDNN 9.28.1 runs it fused into attention (Q @ K^T ->
+        softmax -> @ V) on an H100/H200, not alone."""
+        require("CUDNN_BACKEND_OPERATION_SOFTMAX_DESCRIPTOR", "Graph.softmax")
+        x = self._need_tensor(x, "x")
+        sdims = softmax_stats_dims(x.shape)
+        y = self._output(output, x.shape, x, output_data_type, f"{name}_y", strides=x.strides)
+        op = self._operation("SOFTMAX", xdesc=x, ydesc=y)
+        out = {"y": y, "stats": None, "max": None, "sum_exp": None}
+        if stats:
+            out["stats"] = op.stats_desc = self.tensor(sdims, _build.packed_strides(sdims), _F32, name=f"{name}_stats")
+        if max_sum:
+            out["max"] = op.max_desc = self.tensor(sdims, _build.packed_strides(sdims), _F32, name=f"{name}_max")
+            out["sum_exp"] = op.sum_exp_desc = self.tensor(sdims, _build.packed_strides(sdims), _F32,
+                                                           name=f"{name}_sum_exp")
+        self.add(op)
+        return out
+
+    def softmax_composite(self, s, *, stats=True, p_data_type=None, name="softmax"):
+        """Softmax over the last axis from reductions and pointwise operations (what runs on every cuDNN 9):
+        max, sub, exp, sum, div; with ``stats`` also max + log(sum), a real fp32 output when ``stats`` is True
+        and a virtual tensor nothing reads when it is ``"virtual"`` (the fused attention engines expect it even
+        in inference). Returns ``{"p", "stats", "max", "sum_exp"}``."""
+        s = self._need_tensor(s, "s")
+        axis = len(s.shape) - 1
+        mx = self.reduction(s, "MAX", axes=[axis], name=f"{name}_max")
+        e = self.exp(self.sub(s, mx, name=f"{name}_sub"), name=f"{name}_exp")
+        sm = self.reduction(e, "ADD", axes=[axis], name=f"{name}_sum_exp")
+        st = None
+        if stats:
+            lg = self.log(sm, name=f"{name}_log")
+            if stats == "virtual":
+                st = self.allow_unconsumed(self.bias(mx, lg, name=f"{name}_stats"))
+            else:
+                st = self.bias(mx, lg, output=True, output_data_type=_F32, name=f"{name}_stats")
+        p = self.div(e, sm, output_data_type=p_data_type, name=f"{name}_p")
+        return {"p": p, "stats": st, "max": mx, "sum_exp": sm}
+
+    def sdpa_fwd(self, q, k, v, *, attn_scale=None, stats=True, seq_len_q=None, seq_len_kv=None, output=True,
+                 output_data_type=None, name="sdpa"):
+        """The unified SDPA_FWD (cuDNN 9.13+): Q [b,h_q,s_q,d], K [b,h_k,s_kv,d], V [b,h_v,s_kv,d_v] ->
+        ``{"o", "stats", "attn_scale"}``; O [b,h_q,s_q,d_v] in Q's layout, stats [b,h_q,s_q,1] fp32 (training)."""
+        require("CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR", "unified SDPA forward")
+        q, k, v = self._need_tensor(q, "q"), self._need_tensor(k, "k"), self._need_tensor(v, "v")
+        for t, nm in ((q, "q"), (k, "k"), (v, "v")):
+            if len(t.shape) != 4:
+                raise GraphError(f"{nm}: attention tensors are [b, h, s, d], not {list(t.shape)}")
+        b, h, s_q, d = q.shape
+        if k.shape[3] != d or k.shape[0] != b or v.shape[2] != k.shape[2] or h % k.shape[1] or h % v.shape[1]:
+            raise GraphError(f"q {list(q.shape)}, k {list(k.shape)}, v {list(v.shape)}: batch, head counts "
+                             "(h_q a multiple of h_k and h_v), sequence and head dims must agree")
+        odims = [b, h, s_q, v.shape[3]]
+        o = self._output(output, odims, q, output_data_type or q.data_type, f"{name}_o")
+        scale = self._scalar_or_tensor(1.0 / math.sqrt(d) if attn_scale is None else attn_scale, 4,
+                                       f"{name}_attn_scale")
+        op = self._operation("SDPA_FWD", qdesc=q, kdesc=k, vdesc=v, odesc=o, scaledesc=scale)
+        st = None
+        if stats:
+            sd = [b, h, s_q, 1]
+            st = op.statsdesc = self.tensor(sd, _build.packed_strides(sd), _F32, name=f"{name}_stats")
+        if seq_len_q is not None:
+            op.seq_len_qdesc = self._need_tensor(seq_len_q, "seq_len_q")
+        if seq_len_kv is not None:
+            op.seq_len_kvdesc = self._need_tensor(seq_len_kv, "seq_len_kv")
+        self.add(op)
+        return {"o": o, "stats": st, "attn_scale": scale}
+
+    def sdpa_bwd(self, q, k, v, o, do, stats, *, attn_scale=None, seq_len_q=None, seq_len_kv=None,
+                 output_data_type=None, name="sdpa_bwd"):
+        """The unified SDPA_BWD (cuDNN 9.17+): ``{"dq", "dk", "dv", "attn_scale"}`` shaped like Q, K, V (cuDNN
+        9.19 refuses every such graph at finalize; the composite backward of the patterns runs instead)."""
+        require("CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR", "unified SDPA backward")
+        q, k, v = self._need_tensor(q, "q"), self._need_tensor(k, "k"), self._need_tensor(v, "v")
+        o, do, stats = self._need_tensor(o, "o"), self._need_tensor(do, "do"), self._need_tensor(stats, "stats")
+
+        def grad(t, nm):
+            return self.tensor(t.shape, t.strides, output_data_type or t.data_type, name=f"{name}_{nm}")
+
+        dq, dk, dv = grad(q, "dq"), grad(k, "dk"), grad(v, "dv")
+        scale = self._scalar_or_tensor(1.0 / math.sqrt(q.shape[3]) if attn_scale is None else attn_scale, 4,
+                                       f"{name}_attn_scale")
+        op = self._operation("SDPA_BWD", qdesc=q, kdesc=k, vdesc=v, odesc=o, doddesc=do, statsdesc=stats,
+                             scaledesc=scale, dqdesc=dq, dkdesc=dk, dvdesc=dv)
+        if seq_len_q is not None:
+            op.seq_len_qdesc = self._need_tensor(seq_len_q, "seq_len_q")
+        if seq_len_kv is not None:
+            op.seq_len_kvdesc = self._need_tensor(seq_len_kv, "seq_len_kv")
+        self.add(op)
+        return {"dq": dq, "dk": dk, "dv": dv, "attn_scale": scale}
+
+    def paged_cache_load(self, container, page_table, seq_len, *, kind="k", max_seq_len, output=False,
+                         output_data_type=None, name="paged"):
+        """PAGED_CACHE_LOAD (cuDNN 9.4+): gather a K or V cache from ``container`` [blocks, H, block_size, D] through
+        ``page_table`` [B, 1, ceil(max_seq_len / block_size), 1] INT32 and ``seq_len`` [B,1,1,1]. K comes out as
+        K^T [B,H,D,S] (what Q @ K^T reads), V as [B,H,S,D] (cudnn-frontend's layouts)."""
+        require("CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR", "paged cache load")
+        container = self._need_tensor(container, "container")
+        page_table, seq_len = self._need_tensor(page_table, "page_table"), self._need_tensor(seq_len, "seq_len")
+        from_shape = container.shape
+        if len(from_shape) != 4 or len(page_table.shape) != 4:
+            raise GraphError("container [blocks, H, block_size, D] and page_table [B, 1, pages, 1] are 4-d")
+        s = _build.as_sizes([max_seq_len], "max_seq_len")[0]
+        b, h, d = page_table.shape[0], from_shape[1], from_shape[3]
+        if kind == "k":
+            dims, strides = [b, h, d, s], [d * s * h, d * s, 1, d]
+        elif kind == "v":
+            dims, strides = [b, h, s, d], [d * s * h, d * s, d, 1]
+        else:
+            raise ValueError(f"kind: 'k' or 'v', not {kind!r}")
+        y = self._output(output, dims, None, output_data_type or container.data_type, f"{name}_{kind}",
+                         strides=strides)
+        self.add(self._operation("PAGED_CACHE_LOAD", container_desc=container, page_table_desc=page_table,
+                                 sequence_desc=seq_len, ydesc=y))
+        return y
+
+
+_LOG2_E = 1.0 / math.log(2.0)
+
+
+def softmax_rows(x):
+    """(Y, log-sum-exp, max, sum of exp) over the last axis (statistics keep it as size 1)."""
+    m = x.max(axis=-1, keepdims=True)
+    e = np.exp(x - m)
+    s = e.sum(axis=-1, keepdims=True)
+    return e / s, m + np.log(s), m, s
+
+
+class Softmax(Op):
+    def __init__(self, node, graph):
+        super().__init__(node, graph)
+        self.x, self.y = self.need("xdesc"), self.need("ydesc")
+        self.refuse_set("sink_desc", why="how an attention sink enters the softmax is not documented in the header")
+        self.stats, self.max, self.sum_exp = node.uid("stats_desc"), node.uid("max_desc"), node.uid("sum_exp_desc")
+        self.log2 = bool(node.attr("stats_log2", False))
+        xd = self.dims(self.x)
+        if self.dims(self.y) != xd:
+            raise Unsupported(f"y {list(self.dims(self.y))} is not x's dims {list(xd)}")
+        for u in (self.stats, self.max, self.sum_exp):
+            if u is not None and self.dims(u) != (*xd[:-1], 1):
+                raise Unsupported(f"{self.info(u).name} {list(self.dims(u))} is not x's dims with the last 1")
+
+    def _outputs(self, x):
+        y, lse, m, s = softmax_rows(x)
+        out = {self.y: y}
+        for u, v in ((self.stats, lse * _LOG2_E if self.log2 else lse), (self.max, m), (self.sum_exp, s)):
+            if u is not None:
+                out[u] = v
+        return out
+
+    def dense(self, values):
+        return self._outputs(values[self.x])
+
+    def pull(self, wanted, cheap):
+        if self.all_whole(wanted):
+            return super().pull(wanted, cheap)
+        xd = self.dims(self.x)
+        picks = {u: element_coords(self.dims(u), r) for u, r in wanted.items()}
+        rows = np.unique(np.concatenate([ravel(c[:, :-1], xd[:-1]) for c in picks.values()]))
+
+        def finish(values):
+            out = self._outputs(values[self.x])                                     # (R, L) / (R, 1)
+            result = {}
+            for u, c in picks.items():
+                at = np.searchsorted(rows, ravel(c[:, :-1], xd[:-1]))
+                result[u] = out[u][at, c[:, -1]]
+            return result
+
+        return {self.x: Request(1, rows)}, finish
+
+
+def attention(q, k, v, scale, kv_len=None, q_len=None):
+    """(O, stats) of one head's query rows (u, d) against its K (s_kv, d) and V (s_kv, d_v); ``kv_len`` masks
+    keys at and past it; ``q_len`` is per query row (u,) or None: rows at or past it give zeros."""
+    s = (q @ k.T) * scale
+    if kv_len is not None:
+        s = np.where(np.arange(k.shape[0])[None, :] < kv_len, s, -np.inf)
+    p, lse, _, _ = softmax_rows(s)
+    o = p @ v
+    if q_len is not None:
+        o = np.where(q_len[:, None], o, 0.0)
+        lse = np.where(q_len[:, None], lse, 0.0)
+    return o, lse
+
+
+class _Sdpa(Op):
+    REFUSED = ()
+
+    def read(self, node):
+        self.refuse_set(*self.REFUSED, why="not modelled (masks, paging, dropout, fp8 scaling and score "
+                        "subgraphs are other operations' math)")
+        self.q, self.k, self.v = self.need("qdesc"), self.need("kdesc"), self.need("vdesc")
+        self.scale = self.need("scaledesc")
+        self.q_len, self.kv_len = node.uid("seq_len_qdesc"), node.uid("seq_len_kvdesc")
+        qd, kd, vd = self.dims(self.q), self.dims(self.k), self.dims(self.v)
+        if not (len(qd) == len(kd) == len(vd) == 4):
+            raise Unsupported("q, k, v are not [b, h, s, d]")
+        b, hq, sq, d = qd
+        if kd[0] != b or vd[0] != b or kd[3] != d or vd[2] != kd[2] or hq % kd[1] or hq % vd[1]:
+            raise Unsupported(f"q {list(qd)}, k {list(kd)}, v {list(vd)} do not fit together")
+        for u in (self.q_len, self.kv_len):
+            if u is not None and math.prod(self.dims(u)) != b:
+                raise Unsupported(f"{self.info(u).name} has {math.prod(self.dims(u))} values for batch {b}")
+        self.kgroup, self.vgroup = hq // kd[1], hq // vd[1]
+
+    def lengths(self, values):
+        def per_batch(u):
+            return None if u is None else np.asarray(values[u]).reshape(-1).astype(np.int64)
+        return per_batch(self.q_len), per_batch(self.kv_len)
+
+    def work(self) -> float:
+        b, h, sq, d = self.dims(self.q)
+        return float(b * h * sq) * self.dims(self.k)[2] * (d + self.dims(self.v)[3])
+
+
+class SdpaForward(_Sdpa):
+    REFUSED = ("block_mask_desc", "page_table_kdesc", "page_table_vdesc", "subgraph", "softmax_desc",
+               "dropout_seed_desc", "dropout_offset_desc", "dropout_rng_dump_desc", "dropout_probability",
+               "cu_seq_len_qdesc", "cu_seq_len_kvdesc", "descale_qdesc", "descale_kdesc", "descale_vdesc",
+               "descale_sdesc", "scale_sdesc", "scale_odesc", "amax_sdesc", "amax_odesc")
+
+    def __init__(self, node, graph):
+        super().__init__(node, graph)
+        self.read(node)
+        self.o, self.stats = self.need("odesc"), node.uid("statsdesc")
+        b, hq, sq, _ = self.dims(self.q)
+        if self.dims(self.o) != (b, hq, sq, self.dims(self.v)[3]):
+            raise Unsupported(f"o {list(self.dims(self.o))} is not [b, h_q, s_q, d_v]")
+        if self.stats is not None and self.dims(self.stats) != (b, hq, sq, 1):
+            raise Unsupported(f"stats {list(self.dims(self.stats))} is not [b, h_q, s_q, 1]")
+
+    def _heads(self, rows, q_rows, values, k_index, v_index):
+        """(O (R, d_v), stats (R,)) of query rows (R, 3) = (b, h, i) with their Q rows (R, d); ``k_index(b, h)`` and
+        ``v_index(b, h)`` give a head's K and V."""
+        scale = scalar(values, self.scale)
+        q_len, kv_len = self.lengths(values)
+        o = np.empty((len(rows), self.dims(self.v)[3]))
+        stats = np.empty(len(rows))
+        heads = rows[:, 0] * self.dims(self.q)[1] + rows[:, 1]
+        for head in np.unique(heads):
+            sel = np.nonzero(heads == head)[0]
+            b, h = divmod(int(head), self.dims(self.q)[1])
+            valid = None if q_len is None else rows[sel, 2] < q_len[b]
+            oh, lse = attention(q_rows[sel], k_index(b, h // self.kgroup), v_index(b, h // self.vgroup), scale,
+                                None if kv_len is None else kv_len[b], valid)
+            o[sel], stats[sel] = oh, lse[:, 0]
+        return o, stats
+
+    def dense(self, values):
+        b, hq, sq, _ = self.dims(self.q)
+        rows = np.stack(np.unravel_index(np.arange(b * hq * sq), (b, hq, sq)), axis=-1)
+        k, v = values[self.k], values[self.v]
+        o, stats = self._heads(rows, values[self.q].reshape(b * hq * sq, -1), values, lambda i, h: k[i, h],
+                               lambda i, h: v[i, h])
+        out = {self.o: o.reshape(self.dims(self.o))}
+        if self.stats is not None:
+            out[self.stats] = stats.reshape(self.dims(self.stats))
+        return out
+
+    def pull(self, wanted, cheap):
+        if self.all_whole(wanted) or len({self.q, self.k, self.v}) < 3:
+            return super().pull(wanted, cheap)
+        qd, kd, vd = self.dims(self.q), self.dims(self.k), self.dims(self.v)
+        picks = {u: element_coords(self.dims(u), r) for u, r in wanted.items()}
+        rows = np.unique(np.concatenate([ravel(c[:, :3], qd[:3]) for c in picks.values()]))
+        row_coords = np.stack(np.unravel_index(rows, qd[:3]), axis=-1).reshape(-1, 3)
+        needs = {self.q: Request(1, rows), self.scale: full(self.dims(self.scale))}
+        heads = {}
+        for uid, dims, group in ((self.k, kd, self.kgroup), (self.v, vd, self.vgroup)):
+            if cheap(uid):
+                needs[uid], heads[uid] = full(dims), None
+            else:
+                heads[uid] = np.unique(row_coords[:, 0] * dims[1] + row_coords[:, 1] // group)
+                needs[uid] = Request(2, heads[uid])
+        for u in (self.q_len, self.kv_len):
+            if u is not None:
+                needs[u] = full(self.dims(u))
+
+        def head_of(values, uid, dims):
+            keys, stack = heads[uid], np.asarray(values[uid])
+            if keys is None:
+                whole = stack.reshape(dims)
+                return lambda b, h: whole[b, h]
+            return lambda b, h: stack[np.searchsorted(keys, b * dims[1] + h)]
+
+        def finish(values):
+            o, stats = self._heads(row_coords, np.asarray(values[self.q]), values, head_of(values, self.k, kd),
+                                   head_of(values, self.v, vd))
+            out = {}
+            for u, c in picks.items():
+                at = np.searchsorted(rows, ravel(c[:, :3], qd[:3]))
+                out[u] = o[at, c[:, 3]] if u == self.o else stats[at]
+            return out
+
+        return needs, finish
+
+
+class SdpaBackward(_Sdpa):
+    REFUSED = ("sink_desc", "dsink_desc", "subgraph", "cu_seq_len_qdesc", "cu_seq_len_kvdesc", "dropout_seed_desc",
+               "dropout_offset_desc", "dropout_probability", "dbias_desc")
+
+    def __init__(self, node, graph):
+        super().__init__(node, graph)
+        self.read(node)
+        self.o, self.do, self.stats = self.need("odesc"), self.need("doddesc"), self.need("statsdesc")
+        self.dq, self.dk, self.dv = self.need("dqdesc"), self.need("dkdesc"), self.need("dvdesc")
+
+    def dense(self, values):
+        q, k, v, o, do = (values[u] for u in (self.q, self.k, self.v, self.o, self.do))
+        stats = values[self.stats]
+        scale = scalar(values, self.scale)
+        q_len, kv_len = self.lengths(values)
+        kf = np.repeat(k, self.kgroup, axis=1)
+        vf = np.repeat(v, self.vgroup, axis=1)
+        s = np.matmul(q, np.swapaxes(kf, -1, -2)) * scale
+        b, hq, sq, skv = s.shape
+        keep = np.ones((b, 1, sq, skv), dtype=bool)
+        if kv_len is not None:
+            keep &= np.arange(skv)[None, None, None, :] < kv_len[:, None, None, None]
+        if q_len is not None:
+            keep &= np.arange(sq)[None, None, :, None] < q_len[:, None, None, None]
+        p = np.where(keep, np.exp(s - stats), 0.0)
+        dvf = np.matmul(np.swapaxes(p, -1, -2), do)
+        dp = np.matmul(do, np.swapaxes(vf, -1, -2))
+        delta = (do * o).sum(axis=-1, keepdims=True)
+        ds = p * (dp - delta)
+        dq = np.matmul(ds, kf) * scale
+        dkf = np.matmul(np.swapaxes(ds, -1, -2), q) * scale
+        kd, vd = self.dims(self.k), self.dims(self.v)
+        return {self.dq: dq, self.dk: dkf.reshape(b, kd[1], self.kgroup, skv, -1).sum(axis=2),
+                self.dv: dvf.reshape(b, vd[1], self.vgroup, skv, -1).sum(axis=2)}
+
+
+#: why the reference evaluator does not compute its outputs
+PAGED_CACHE_LOAD_NOT_COMPUTED = ("reads pages through a page table up to per-sequence lengths; what lies past a "
+                                 "sequence and the layout of K^T are not documented in the header")
+
 FAMILY = Family(
     "attention", ("SDPA_FWD", "SDPA_BWD", "SOFTMAX", "PAGED_CACHE_LOAD"),
     graph_methods=("sdpa_fwd", "sdpa_bwd", "softmax", "softmax_composite", "paged_cache_load"),
+    graph_mixin=AttentionOps,
+    reference_ops={"SOFTMAX": Softmax, "SDPA_FWD": SdpaForward, "SDPA_BWD": SdpaBackward,
+                   "PAGED_CACHE_LOAD": not_computed(PAGED_CACHE_LOAD_NOT_COMPUTED)},
     doc=__doc__)

@@ -1,0 +1,223 @@
+"""What the operation families build with: Python values read as sizes, dims, strides and layouts (ints only: no
+float, bool or string is ever taken as an int; every size >= 1), data types and enum choices by member, C name,
+short name or value, by-value scalars checked against their type, and the version gate. The ``Graph`` builder's
+core (``graph._core``) and the families' ``Graph`` methods read the user's values through here.
+
+``core._descriptor`` imports the families (its finalize checks), so its functions are read through the module at
+call time (``_descriptor.as_int``), not bound at import.
+"""
+from __future__ import annotations
+
+import enum
+import numbers
+
+from cudnn_backend._bindings.enums import DataType
+from cudnn_backend.core import _descriptor
+from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
+
+__all__ = ["as_int", "as_data_type", "as_choice", "require", "scalar_value", "OVERRIDE_SHAPES_NEEDS", "as_list",
+           "as_sizes", "as_dims", "as_strides", "pair", "packed_strides", "stride_order", "strides_like",
+           "nhwc_strides", "bshd_strides", "layout_strides", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS"]
+
+MAX_RANK = 8  # CUDNN_DIM_MAX
+MAX_SIZE = (1 << 63) - 1  # sizes and strides are int64 in cuDNN
+
+
+def as_int(value, what, minimum=None, maximum=None):
+    """``core.as_int``: an exact int (floats, strings, bools refused with a TypeError naming ``what``), in bounds."""
+    return _descriptor.as_int(value, what, minimum, maximum)
+
+
+_DATA_TYPE_NAMES = {
+    "half": DataType.CUDNN_DATA_HALF, "float16": DataType.CUDNN_DATA_HALF, "fp16": DataType.CUDNN_DATA_HALF,
+    "float": DataType.CUDNN_DATA_FLOAT, "float32": DataType.CUDNN_DATA_FLOAT, "fp32": DataType.CUDNN_DATA_FLOAT,
+    "bfloat16": DataType.CUDNN_DATA_BFLOAT16, "bf16": DataType.CUDNN_DATA_BFLOAT16,
+    "double": DataType.CUDNN_DATA_DOUBLE, "float64": DataType.CUDNN_DATA_DOUBLE,
+    "int8": DataType.CUDNN_DATA_INT8, "uint8": DataType.CUDNN_DATA_UINT8, "int32": DataType.CUDNN_DATA_INT32,
+    "int64": DataType.CUDNN_DATA_INT64, "bool": DataType.CUDNN_DATA_BOOLEAN, "boolean": DataType.CUDNN_DATA_BOOLEAN,
+    "fp8_e4m3": DataType.CUDNN_DATA_FP8_E4M3, "fp8_e5m2": DataType.CUDNN_DATA_FP8_E5M2,
+}
+
+
+def as_data_type(value, what="data_type") -> DataType:
+    """A DataType from a member, its C name, a short name ("half", "float", "bfloat16", "fp8_e4m3", ...) or an int."""
+    return as_choice(DataType, value, what, "CUDNN_DATA_", _DATA_TYPE_NAMES)
+
+
+def as_choice(enum_cls, value, what, prefix="", aliases=None):
+    """A member of ``enum_cls`` from a member, its C name, its name without ``prefix`` (any case), an alias or an
+    int; a member of another enum, a bool, a float is refused (TypeError), an unknown name too (ValueError)."""
+    if isinstance(value, enum_cls):
+        return value
+    if isinstance(value, enum.Enum) or isinstance(value, bool):
+        raise TypeError(f"{what}: expected a {enum_cls.__name__}, not {type(value).__name__}"
+                        f"{'.' + value.name if isinstance(value, enum.Enum) else ''}")
+    if isinstance(value, str):
+        key = value.strip()
+        if aliases and key.lower() in aliases:
+            return aliases[key.lower()]
+        for candidate in (key, key.upper(), prefix + key.upper()):
+            if candidate in enum_cls.__members__:
+                return enum_cls[candidate]
+        names = ", ".join(m[len(prefix):].lower() if m.startswith(prefix) else m for m in list(enum_cls.__members__)[:8])
+        raise ValueError(f"{what}: {value!r} is not a {enum_cls.__name__} (e.g. {names}, ...)")
+    v = as_int(value, what)
+    try:
+        return enum_cls(v)
+    except ValueError:
+        raise ValueError(f"{what}: {v} is not a valid {enum_cls.__name__}") from None
+
+
+def require(name, what: str):
+    """The version gate (``core.check_available``) for an operation family: CudnnVersionError "NAME (what) needs
+    cuDNN >= X.Y (loaded: A.B)" unless the loaded cuDNN has ``name`` (or every name of a tuple), raised before the
+    method makes any tensor or descriptor."""
+    _descriptor.check_available(name, what)
+
+
+_INT_RANGES = {DataType.CUDNN_DATA_INT8: (-(1 << 7), (1 << 7) - 1), DataType.CUDNN_DATA_UINT8: (0, (1 << 8) - 1),
+               DataType.CUDNN_DATA_INT32: (-(1 << 31), (1 << 31) - 1), DataType.CUDNN_DATA_INT64: (-(1 << 63), (1 << 63) - 1)}
+if "CUDNN_DATA_UINT32" in DataType.__members__:
+    _INT_RANGES[DataType["CUDNN_DATA_UINT32"]] = (0, (1 << 32) - 1)
+
+
+def scalar_value(value, data_type, what="value"):
+    """A by-value scalar's value checked against its data type when the graph is built, not when a variant pack
+    binds it: an int in range for integer types, a bool for BOOLEAN, a real number otherwise (None: bound later)."""
+    if value is None:
+        return None
+    dt = as_data_type(data_type, "data_type")
+    if dt == DataType.CUDNN_DATA_BOOLEAN:
+        if not (isinstance(value, bool) or type(value).__name__ == "bool_"):
+            raise TypeError(f"{what}: a BOOLEAN scalar takes a bool, not {type(value).__name__}")
+        return bool(value)
+    if dt in _INT_RANGES:
+        v = as_int(value, what)
+        lo, hi = _INT_RANGES[dt]
+        if not lo <= v <= hi:
+            raise ValueError(f"{what}: {v} does not fit in {dt.name}")
+        return v
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{what}: a {dt.name} scalar takes a real number, not {type(value).__name__}")
+    return value
+
+
+MAX_ELEMENTS = 1 << 62  # a packed tensor's span (its largest stride times its dim) must stay well inside int64
+
+
+def packed_strides(dims, order=None):
+    """Fully packed strides; ``order`` lists axes from outermost to innermost (default: row-major)."""
+    order = list(range(len(dims))) if order is None else list(order)
+    strides = [0] * len(dims)
+    acc = 1
+    for axis in reversed(order):
+        strides[axis] = acc
+        acc *= max(dims[axis], 1)
+    if acc > MAX_ELEMENTS:
+        raise ValueError(f"dims: {list(dims)} spans {acc} elements; a cuDNN tensor spans at most {MAX_ELEMENTS}")
+    return strides
+
+
+def stride_order(strides):
+    """Axes from outermost to innermost by stride (ties keep axis order)."""
+    return sorted(range(len(strides)), key=lambda i: (-strides[i], i))
+
+
+def strides_like(dims, ref_strides):
+    """Packed strides for ``dims`` in the same axis order as ``ref_strides`` (keeps NHWC as NHWC)."""
+    if len(ref_strides) != len(dims):
+        return packed_strides(dims)
+    return packed_strides(dims, stride_order(ref_strides))
+
+
+
+def _sequence(values, what):
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{what}: expected a sequence of ints, not {type(values).__name__}")
+    try:
+        n = len(values)
+    except TypeError:
+        n = None
+    except Exception as e:  # a raising __len__
+        raise TypeError(f"{what}: len() failed ({type(e).__name__}: {e})") from None
+    if n is not None and (not isinstance(n, int) or n > MAX_RANK * 8):
+        raise ValueError(f"{what}: {n} entries; cuDNN tensors have at most {MAX_RANK} dims")
+    return _descriptor.user_sequence(values, what, MAX_RANK * 8)
+
+
+def as_list(values, what) -> list:
+    """The entries of a sequence the caller gave, read one by one (a lying or raising ``__len__``/``__iter__`` is a
+    TypeError/ValueError naming ``what``)."""
+    return _sequence(values, what)
+
+
+def as_sizes(values, what, minimum=1, rank=None) -> list:
+    """A list of exact ints >= ``minimum`` (and ``rank`` of them when given), or TypeError/ValueError naming ``what``."""
+    items = _sequence(values, what)
+    out = [as_int(v, f"{what}[{i}]") for i, v in enumerate(items)]
+    for i, v in enumerate(out):
+        if v < minimum:
+            extra = " (zero and negative sizes are refused: cuDNN divides by them)" if minimum == 1 else ""
+            raise ValueError(f"{what}[{i}] is {v}; it must be >= {minimum}{extra}")
+        if v > MAX_SIZE:
+            raise ValueError(f"{what}[{i}] is {v}; it must be at most {MAX_SIZE} (cuDNN sizes are int64)")
+    if rank is not None and len(out) != rank:
+        raise ValueError(f"{what}: expected {rank} entries, got {len(out)}")
+    return out
+
+
+def as_dims(dims, what="dims") -> list:
+    """Tensor dims: 1 to 8 ints, each >= 1."""
+    out = as_sizes(dims, what)
+    if not 1 <= len(out) <= MAX_RANK:
+        raise ValueError(f"{what}: {len(out)} dims; cuDNN tensors have 1 to {MAX_RANK}")
+    return out
+
+
+def as_strides(strides, rank, what="strides") -> list:
+    """Tensor strides: ``rank`` ints, each >= 1."""
+    return as_sizes(strides, what, 1, rank)
+
+
+def pair(v, n, what="value", minimum=0) -> list:
+    """One int for every spatial dim, or a sequence of exactly ``n`` ints (each >= ``minimum``)."""
+    if type(v) is int and minimum <= v <= MAX_SIZE:
+        return [v] * n
+    if (type(v) is list or type(v) is tuple) and len(v) == n and \
+            all(type(x) is int and minimum <= x <= MAX_SIZE for x in v):
+        return list(v)
+    if isinstance(v, (list, tuple)) or (hasattr(v, "__iter__") and not isinstance(v, (str, bytes))):
+        return as_sizes(v, what, minimum, n)
+    x = as_int(v, what)
+    if x < minimum:
+        raise ValueError(f"{what} is {x}; it must be >= {minimum}")
+    if x > MAX_SIZE:
+        raise ValueError(f"{what} is {x}; it must be at most {MAX_SIZE} (cuDNN sizes are int64)")
+    return [x] * n
+
+
+def nhwc_strides(dims):
+    """Channels-last packed strides for ``[N, C, *spatial]``."""
+    if len(dims) < 3:
+        raise ValueError(f"layout: 'nhwc' needs [N, C, spatial...] (rank >= 3), not {len(dims)} dims {list(dims)}")
+    return packed_strides(dims, [0, *range(2, len(dims)), 1])
+
+
+def bshd_strides(dims):
+    """Strides of a [B, H, S, D] attention tensor stored interleaved as B, S, H, D (cudnn-frontend's default)."""
+    b, h, s, d = dims
+    return [s * h * d, d, h * d, 1]
+
+
+_LAYOUTS = {"nhwc": nhwc_strides, "channels_last": nhwc_strides, "nchw": packed_strides,
+            "row_major": packed_strides, "packed": packed_strides, "bshd": bshd_strides}
+
+
+def layout_strides(dims, layout):
+    """Strides of a named layout: 'nhwc' (channels last), 'nchw'/'row_major' (packed), 'bshd' (attention)."""
+    if not isinstance(layout, str) or layout.lower() not in _LAYOUTS:
+        raise ValueError(f"layout: {layout!r} is not one of {', '.join(_LAYOUTS)}")
+    if layout.lower() == "bshd" and len(dims) != 4:
+        raise ValueError(f"layout: 'bshd' needs [B, H, S, D], not {list(dims)}")
+    return _LAYOUTS[layout.lower()](list(dims))
+
