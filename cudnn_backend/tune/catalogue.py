@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import Graph, shapes
-from cudnn_backend.graph._util import as_data_type
+from cudnn_backend.core.families._build import as_data_type
 from cudnn_backend.runtime.profiles import file_path
 from cudnn_backend.tune import graphs
 from cudnn_backend.tune.sweeps import Task, tasks_from_file
