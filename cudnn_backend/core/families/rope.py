@@ -44,36 +44,31 @@ class RopeOps:
         """ROPE_FWD (cuDNN 9.24+): rotate ``rope_dim`` (even; default: all D) of the D slots of X [B, H, S, D] by
         the angles ``freqs`` (fp32 [S, 1, 1, >= rope_dim]); ``output_scale`` scales the result. Y is shaped and laid
         out like X."""
-        require("CUDNN_BACKEND_OPERATION_ROPE_FWD_DESCRIPTOR", "Graph.rope_fwd")
-        x, freqs = self._need_tensor(x, "x"), self._need_tensor(freqs, "freqs")
-        if rope_dim is not None:
-            rope_dim = as_int(rope_dim, "rope_dim", 1, x.shape[-1])
-        rope_dims(x.shape, freqs.shape, rope_dim)
-        y = self._output(output, x.shape, x, output_data_type or x.data_type, f"{name}_y", strides=x.strides)
-        op = self._operation("ROPE_FWD", xdesc=x, ydesc=y, freqsdesc=freqs)
-        if rope_dim is not None:
-            op.rope_dim = rope_dim
-        if output_scale is not None:
-            op.output_scale = output_scale
-        self.add(op)
-        return y
+        return self._rope("ROPE_FWD", ("x", "y"), x, freqs, rope_dim, output_scale, output, output_data_type, name)
 
     def rope_bwd(self, dy, freqs, *, rope_dim=None, output_scale=None, output=True, output_data_type=None,
                  name="rope_bwd"):
         """ROPE_BWD (cuDNN 9.25+): dX from dY [B, H, S, D] with the same ``freqs`` and ``rope_dim`` as the forward."""
-        require("CUDNN_BACKEND_OPERATION_ROPE_BWD_DESCRIPTOR", "Graph.rope_bwd")
-        dy, freqs = self._need_tensor(dy, "dy"), self._need_tensor(freqs, "freqs")
+        return self._rope("ROPE_BWD", ("dy", "dx"), dy, freqs, rope_dim, output_scale, output, output_data_type,
+                          name)
+
+    def _rope(self, op_name, slots, source, freqs, rope_dim, output_scale, output, output_data_type, name):
+        """Either direction: the result shaped and laid out like ``source`` (X, or dY), in slots ``slots``."""
+        method = f"Graph.{op_name.lower()}"
+        require(f"CUDNN_BACKEND_OPERATION_{op_name}_DESCRIPTOR", method)
+        source, freqs = self._need_tensor(source, slots[0]), self._need_tensor(freqs, "freqs")
         if rope_dim is not None:
-            rope_dim = as_int(rope_dim, "rope_dim", 1, dy.shape[-1])
-        rope_dims(dy.shape, freqs.shape, rope_dim)
-        dx = self._output(output, dy.shape, dy, output_data_type or dy.data_type, f"{name}_dx", strides=dy.strides)
-        op = self._operation("ROPE_BWD", dydesc=dy, dxdesc=dx, freqsdesc=freqs)
+            rope_dim = as_int(rope_dim, "rope_dim", 1, source.shape[-1])
+        rope_dims(source.shape, freqs.shape, rope_dim)
+        result = self._output(output, source.shape, source, output_data_type or source.data_type,
+                              f"{name}_{slots[1]}", strides=source.strides)
+        op = self._operation(op_name, **{f"{slots[0]}desc": source, f"{slots[1]}desc": result, "freqsdesc": freqs})
         if rope_dim is not None:
             op.rope_dim = rope_dim
         if output_scale is not None:
             op.output_scale = output_scale
         self.add(op)
-        return dx
+        return result
 
 
 class Rope(Op):
