@@ -54,15 +54,15 @@ class RopeOps:
 
     def _rope(self, op_name, slots, source, freqs, rope_dim, output_scale, output, output_data_type, name):
         """Either direction: the result shaped and laid out like ``source`` (X, or dY), in slots ``slots``."""
-        method = f"Graph.{op_name.lower()}"
-        require(f"CUDNN_BACKEND_OPERATION_{op_name}_DESCRIPTOR", method)
+        require(f"CUDNN_BACKEND_OPERATION_{op_name}_DESCRIPTOR", f"Graph.{op_name.lower()}")
         source, freqs = self._need_tensor(source, slots[0]), self._need_tensor(freqs, "freqs")
         if rope_dim is not None:
             rope_dim = as_int(rope_dim, "rope_dim", 1, source.shape[-1])
         rope_dims(source.shape, freqs.shape, rope_dim)
         result = self._output(output, source.shape, source, output_data_type or source.data_type,
                               f"{name}_{slots[1]}", strides=source.strides)
-        op = self._operation(op_name, **{f"{slots[0]}desc": source, f"{slots[1]}desc": result, "freqsdesc": freqs})
+        tensors = {f"{slots[0]}desc": source, f"{slots[1]}desc": result, "freqsdesc": freqs}
+        op = self._operation(op_name, **tensors)  # (a dict display in the call trips Cython 3.3's code generation)
         if rope_dim is not None:
             op.rope_dim = rope_dim
         if output_scale is not None:
