@@ -279,8 +279,8 @@ class TuneOptions:
                                 "kept (at most 1.5 times as many), and the final round takes those within it of its "
                                 "last finalist (2 more at most): a brief timing's noise cannot decide alone", group="choosing",
                                 metavar="F")
-    race_samples: int = _field(2, Count(1), "racing: samples per candidate in the first round (each later round "
-                               "takes 1/race_keep times more, up to --repeats)", group="choosing", metavar="N")
+    race_samples: int = _field(2, Count(1), "racing: samples per candidate in the first round (at least 3 when "
+                               "deterministic; each later round takes 1/race_keep times more, up to --repeats)", group="choosing", metavar="N")
     finalists: int = _field(4, Count(0), "the fastest N configs (and heuristics' pick) re-timed head to head to "
                             "choose the winner; 0: the last timing decides", group="choosing", metavar="N")
     final_rounds: int = _field(3, Count(1), "interleaved rounds of that final", group="choosing", metavar="N")

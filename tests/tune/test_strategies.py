@@ -9,7 +9,7 @@ import pytest
 from cudnn_backend.tune import TuneOptions, results
 from cudnn_backend.tune.search import merge, partition, rank
 from cudnn_backend.tune.strategies import STRATEGIES, Exhaustive, FinalRound, Heuristics, KnobSearch, Racing, pipeline
-from cudnn_backend.tune.strategies.racing import schedule
+from cudnn_backend.tune.strategies.racing import DETERMINISTIC_SAMPLES, first_samples, schedule
 from tests.tune import fakes
 
 
@@ -306,3 +306,10 @@ def test_the_racing_simulation_runs_on_the_recorded_timings(tmp_path):
         s = data["summary"][row]
         assert 0.0 <= s["keeps_best_worst"] <= s["keeps_best_mean"] <= 1.0 and s["cost_ms_total"] > 0
     assert data["summary"][data["defaults"]]["cost_ms_total"] < data["summary"]["exhaustive"]["cost_ms_total"]
+
+
+def test_the_deterministic_mode_times_round_one_with_at_least_three_samples():
+    assert first_samples(TuneOptions()) == TuneOptions().race_samples == 2
+    assert first_samples(TuneOptions(deterministic=True)) == DETERMINISTIC_SAMPLES == 3
+    assert first_samples(TuneOptions(deterministic=True, race_samples=5)) == 5
+    assert schedule(TuneOptions(deterministic=True), 400)[0] == (1, 400, 3)

@@ -29,18 +29,28 @@ import math
 from cudnn_backend.tune.results import plural
 from cudnn_backend.tune.search import Level, Strategy
 
-__all__ = ["Racing", "SAMPLE_US", "schedule"]
+__all__ = ["Racing", "SAMPLE_US", "schedule", "first_samples", "DETERMINISTIC_SAMPLES"]
 
 SAMPLE_US = 100.0  # the length of a racing sample (a batch of back-to-back calls)
 WARMUP_US = 50.0  # round 1's warm-up in GPU time (later rounds and the final take more)
+
+
+DETERMINISTIC_SAMPLES = 3  # round 1's samples at least, in the deterministic mode
+
+
+def first_samples(options) -> int:
+    """Round 1's samples per candidate: ``race_samples``; in the deterministic mode at least
+    ``DETERMINISTIC_SAMPLES``, so that times tie or part (``tie``) alike from run to run more often (with 2 the
+    median is the mean of two noisy samples, and the knob search's seeds, hence its candidates, moved with it)."""
+    return max(options.race_samples, DETERMINISTIC_SAMPLES) if options.deterministic else options.race_samples
 
 
 def schedule(options, candidates: int) -> list:
     """[(round, candidates timed, samples)]: the timed rounds racing plans for ``candidates`` (counted before wrong
     ones leave and without the margin's extra survivors; the final round follows with at most ``finalists``)."""
     floor = max(options.finalists, 1)
-    rounds = [(1, candidates, options.race_samples)]
-    n, samples = candidates, options.race_samples
+    rounds = [(1, candidates, first_samples(options))]
+    n, samples = candidates, first_samples(options)
     while n > floor and samples < options.repeats:
         keep = max(floor, math.ceil(n * options.race_keep))
         if keep >= n or (keep <= floor and options.finalists):
@@ -56,7 +66,7 @@ class Racing(Strategy):
     holds_plans = True  # the plans of the candidates still in the race are kept until they leave it
 
     def screen_level(self, options):
-        return Level("race 1", min(2, options.warmup), options.race_samples, SAMPLE_US, rotate=options.cold,
+        return Level("race 1", min(2, options.warmup), first_samples(options), SAMPLE_US, rotate=options.cold,
                      warmup_us=WARMUP_US, lead_in=True)
 
     def level(self, options, round_, samples):
@@ -72,7 +82,7 @@ class Racing(Strategy):
     def describe(self, options, timer) -> str:
         sets = "the inputs rotated over the buffer sets" if options.cold else "one buffer set"
         return (f"racing: every config timed briefly (2 warm-up calls and ~{WARMUP_US:g} us more, median of "
-                f"{options.race_samples} samples of ~{SAMPLE_US:g} us, each behind an unmeasured call), the fastest "
+                f"{first_samples(options)} samples of ~{SAMPLE_US:g} us, each behind an unmeasured call), the fastest "
                 f"{options.race_keep:g} (after round 1 also those within {options.race_margin:.0%} of the cut) re-timed with "
                 f"{1 / options.race_keep:g}x the samples each round up to {options.repeats}; outputs checked fastest "
                 f"first until the final round has its few; CUDA events on the handle's stream, {sets}, {timer.how}")
@@ -85,7 +95,7 @@ class Racing(Strategy):
         pick = search.heuristics_pick()
         protected = search.heuristics_firsts(o.finalists)
         alive = search.ranked()
-        counts, samples, round_ = [len(alive)], o.race_samples, 1
+        counts, samples, round_ = [len(alive)], first_samples(o), 1
         while len(alive) > floor and samples < o.repeats:
             first = round_ == 1  # the brief round: its cut keeps the margin and heuristics' first guesses
             keep = search.survivors(alive, o.race_keep, floor, o.race_margin if first else 0.0,
