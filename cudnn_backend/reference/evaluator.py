@@ -224,6 +224,14 @@ def _run(ops, graph, arrays, asked, dims) -> dict:
     requests = {u: [r] for u, r in asked.items()}
     plans = []
 
+    whole = {}  # input uid -> the input in float64, converted once however many operations read it whole
+
+    def input_values(uid, request):
+        array = arrays[uid]
+        if uid not in whole and (array.dtype == np.float64 or request.is_full(array.shape)):
+            whole[uid] = np.asarray(array, dtype=np.float64)
+        return _take(whole.get(uid, array), request)
+
     def cheap(uid):
         # an input, in float64 already or small enough to convert whole (~10 ms): asking for all of it costs less
         # than gathering the elements; a larger one in another dtype is gathered element by element
@@ -244,7 +252,7 @@ def _run(ops, graph, arrays, asked, dims) -> dict:
         values = {}
         for u, r in needs.items():
             if u in arrays:
-                values[u] = _take(arrays[u], r)
+                values[u] = input_values(u, r)
             else:
                 have, v = store[u]
                 values[u] = select(dims[u], have, v, r)
@@ -255,6 +263,6 @@ def _run(ops, graph, arrays, asked, dims) -> dict:
             if alpha != 1.0:
                 v = alpha * v
             if beta != 0.0:
-                v = v + beta * _take(arrays[u], r)
+                v = v + beta * input_values(u, r)
             store[u] = (r, v)
     return store
