@@ -562,9 +562,9 @@ def since_of(name):
 cdef dict _SINCE_NUMBER = {}  # C name -> since_of(name) as a number: the gate runs for every knob of every config
 
 
-cdef int _since_number(str name) except -1:
-    v = _SINCE_NUMBER.get(name)
-    if v is None:
+cdef int _since_number(object name) except -1:
+    v = _SINCE_NUMBER.get(name) if isinstance(name, str) else None
+    if v is None:  # since_of refuses a name that is no str, or no C name of the header
         v = _SINCE_NUMBER[name] = parse_version(since_of(name))
     return v
 
@@ -572,8 +572,6 @@ cdef int _since_number(str name) except -1:
 def is_available(name):
     """Whether the loaded cuDNN has ``name`` (an enumerant, enum type or function: see ``since_of``)."""
     _ensure_tables()
-    if not isinstance(name, str):
-        since_of(name)  # its TypeError
     return _since_number(name) <= _LOADED_VERSION
 
 
@@ -586,8 +584,6 @@ def check_available(names, context=""):
     missing = None
     cdef int since
     for name in ((names,) if isinstance(names, str) else tuple(names)):
-        if not isinstance(name, str):
-            since_of(name)  # its TypeError
         since = _since_number(name)
         if since > _LOADED_VERSION and (missing is None or since > _since_number(missing)):
             missing = name
@@ -1135,9 +1131,8 @@ cdef class Handle(Resource):
         cdef cudaStream_t s = NULL
         cdef cudnnStatus_t status
         cdef cudnnHandle_t h
-        self._check_open()
+        enter_call(self, None, None)  # refuses a closed Handle
         h = self._handle
-        enter_call(self, None, None)
         with nogil:
             status = cycudnn.cudnnGetStream(h, &s)
         leave_call(self, None, None)
@@ -1149,9 +1144,8 @@ cdef class Handle(Resource):
         cdef cudnnStatus_t status
         cdef intptr_t s = _stream_to_int(value)
         cdef cudnnHandle_t h
-        self._check_open()
+        enter_call(self, None, None)  # refuses a closed Handle
         h = self._handle
-        enter_call(self, None, None)
         with nogil:
             status = cycudnn.cudnnSetStream(h, <cudaStream_t>s)
         leave_call(self, None, None)
