@@ -178,7 +178,11 @@ def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profi
     """A Subject from a Graph, a Pattern, a finalized operation graph, a pattern name of the catalogue, a
     builder reference (called with ``args``/``kwargs``; it returns any of the others), a ``Plan``, or the path
     of a saved plan (``.json``; loaded with ``handle`` or ``device_profile``)."""
-    kwargs = kwargs or {}
+    return _resolve(graph, handle, args, kwargs or {}, name, device_profile, None)
+
+
+def _resolve(graph, handle, args, kwargs, name, device_profile, returned_by) -> Subject:
+    """``resolve``; ``returned_by``: the builder reference that returned ``graph``, named when it is no graph."""
     if isinstance(graph, Subject):
         return graph
     if isinstance(graph, _plans.Plan):
@@ -196,10 +200,7 @@ def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profi
         if "build" not in kwargs and _takes(fn, "build"):
             kwargs = dict(kwargs, build=False)  # finalized here, with the handle, not by the builder without one
         built = fn(*args, **kwargs)
-        if not isinstance(built, (Subject, _plans.Plan, str, os.PathLike, Pattern, Graph, Descriptor)):
-            raise TypeError(f"graph: {graph} returned {type(built).__name__}; a graph builder returns a Graph, a "
-                            "Pattern or a finalized OperationGraph descriptor")
-        return resolve(built, handle=handle, name=name)
+        return _resolve(built, handle, (), {}, name, None, graph)
     if isinstance(graph, Pattern):
         og = graph.graph.op_graph if graph.built else graph.build(handle)
         return Subject(og, name or graph.name, graph.graph, graph, dict(graph.params))
@@ -209,6 +210,9 @@ def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profi
     if isinstance(graph, Descriptor):
         check_graph(graph, "graph")
         return Subject(graph, name or "operation graph")
+    if returned_by is not None:
+        raise TypeError(f"graph: {returned_by} returned {type(graph).__name__}; a graph builder returns a Graph, a "
+                        "Pattern or a finalized OperationGraph descriptor")
     raise TypeError(f"graph: expected a Graph, a Pattern, a finalized OperationGraph descriptor, a pattern name or "
                     f"FILE.py:FUNC, not {type(graph).__name__}")
 
