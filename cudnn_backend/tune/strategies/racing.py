@@ -49,8 +49,8 @@ def schedule(options, candidates: int) -> list:
     """[(round, candidates timed, samples)]: the timed rounds racing plans for ``candidates`` (counted before wrong
     ones leave and without the margin's extra survivors; the final round follows with at most ``finalists``)."""
     floor = max(options.finalists, 1)
-    rounds = [(1, candidates, first_samples(options))]
     n, samples = candidates, first_samples(options)
+    rounds = [(1, n, samples)]
     while n > floor and samples < options.repeats:
         keep = max(floor, math.ceil(n * options.race_keep))
         if keep >= n or (keep <= floor and options.finalists):
