@@ -41,6 +41,7 @@ from cudnn_backend.errors import (
     CudnnVersionError,
     DeviceMemoryWarning,
     DeviceProfileError,
+    DeviceProfileIdentityWarning,
     DeviceProfileVersionError,
     EngineError,
     GraphError,

@@ -37,6 +37,7 @@ from cudnn_backend.errors import CudnnUnsafeCallError as CudnnUnsafeCallError
 from cudnn_backend.errors import CudnnVersionError as CudnnVersionError
 from cudnn_backend.errors import DeviceMemoryWarning as DeviceMemoryWarning
 from cudnn_backend.errors import DeviceProfileError as DeviceProfileError
+from cudnn_backend.errors import DeviceProfileIdentityWarning as DeviceProfileIdentityWarning
 from cudnn_backend.errors import DeviceProfileVersionError as DeviceProfileVersionError
 from cudnn_backend.errors import EngineError as EngineError
 from cudnn_backend.errors import GraphError as GraphError

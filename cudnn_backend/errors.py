@@ -27,7 +27,7 @@ __all__ = [
     "CudnnUnsafeCallError", "CudnnShutdownError", "CudnnError", "CudnnNotInitializedError", "CudnnBadParamError",
     "CudnnNotSupportedError", "CudnnInternalError", "CudnnExecutionFailedError", "NativeCudaGraphNotSupportedError",
     "GraphError", "ReferenceUnsupportedError", "EngineError", "NoDeviceError", "NoWorkingPlanError", "PlanVersionError",
-    "DeviceProfileError", "DeviceProfileVersionError", "CudaError", "PlanCacheError", "JsonCheckError",
+    "DeviceProfileError", "DeviceProfileVersionError", "DeviceProfileIdentityWarning", "CudaError", "PlanCacheError", "JsonCheckError",
     "JsonTableFallbackWarning", "MissingDependencyError", "SweepError", "error_class", "make_error",
     "needs_version_message", "DeviceMemoryWarning", "did_you_mean",
 ]
@@ -250,6 +250,12 @@ class DeviceProfileVersionError(DeviceProfileError):
 
     def __reduce__(self):
         return (type(self), (self.args[0], self.profile_version, self.loaded_version, self.missing))
+
+
+class DeviceProfileIdentityWarning(UserWarning):
+    """A device profile holds a member that identifies the GPU to cuDNN (one it compares when it loads a plan) from
+    published figures rather than a capture: plans built with it may be refused on that GPU
+    (CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH)."""
 
 
 class CudaError(CudnnBackendError, RuntimeError):

@@ -629,6 +629,7 @@ def observe_loaded(out_path, samples_dir, log):
     required = obs.required()
     t_required = time.monotonic() - t0 - t_collect
     crashes = obs.crashes()
+    identity = plan_identity(obs.profile, log)
     samples = obs.samples()
     if samples_dir:
         d = pathlib.Path(samples_dir) / str(obs.version)
@@ -651,6 +652,7 @@ def observe_loaded(out_path, samples_dir, log):
         "roles": {op: {m: dict(c) for m, c in sorted(v.items())} for op, v in sorted(obs.roles.items())},
         "required": required,
         "crashes": crashes,
+        "plan_identity": identity,
         "library_names": sorted((quoted | bare) & known),
         "library_names_unseen": sorted(quoted - known),
         "seconds": {"serialize": round(t_collect, 1), "required": round(t_required, 1),
@@ -680,6 +682,69 @@ def crashes_loaded(folder, log):
     result["crashes"] = obs.crashes()
     path.write_text(json.dumps(result, indent=1) + "\n")
     log(f"cuDNN {_text(obs.version)}: " + "; ".join(f"{k}: {v['outcome']}" for k, v in result["crashes"].items()))
+
+
+def plan_identity(profile, log):
+    """The deviceprop members cuDNN compares when it loads a plan: a plan built offline against ``profile`` is loaded
+    against the same profile with one member changed at a time; a member whose change makes the load fail with
+    CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH identifies the GPU to this release (a plan built against a wrong value
+    is refused on the real GPU). Returns {"members": [...], "ignored": [...], "unprobed": {member: why}}."""
+    from cudnn_backend.errors import CudnnError, DeviceProfileError
+    from cudnn_backend.runtime.heuristics import build_first_plan
+    from cudnn_backend.runtime.plans import plan_from_json
+    from cudnn_backend.runtime.profiles import DeviceProfile
+    from tests.helpers.offline import conv_graph
+
+    plan, _ = build_first_plan(conv_graph(n=1, c=16, h=8, w=8, k=16), device_profile=profile)
+    text = plan.to_json()
+    props = profile.properties
+    found = {"members": [], "ignored": [], "unprobed": {}, "refused_values": {}}
+    for member, value in props.items():
+        refused, loaded, invalid = [], [], []
+        for changed in _changed_values(value):
+            try:
+                other = DeviceProfile(json.dumps({**props, member: changed}, separators=(",", ":")),
+                                      cudnn_version=profile.cudnn_version)
+                plan_from_json(text, device_profile=other).close()
+                loaded.append(changed)
+            except DeviceProfileError as e:  # the package's own checks refuse this value
+                invalid.append(f"{changed!r}: {str(e)[:100]}")
+            except CudnnError as e:
+                if "ARCH_MISMATCH" in str(e):
+                    refused.append(changed)
+                else:  # the deviceprop itself refused the value (BAD_PARAM)
+                    invalid.append(f"{changed!r}: {getattr(e.status, 'name', e.status)}")
+        if refused:
+            found["members"].append(member)
+            found["refused_values"][member] = {"captured": value, "refused": refused, "loaded": loaded}
+        elif loaded:
+            found["ignored"].append(member)
+        else:
+            found["unprobed"][member] = "; ".join(invalid) or "no other value to try"
+    log(f"plan identity: {', '.join(found['members'])}; unprobed: {found['unprobed'] or 'none'}")
+    return found
+
+
+def _changed_values(value):
+    """Values unlike ``value`` of its type, the likeliest valid first."""
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, int):  # both sides: cuDNN may accept a plan for a lesser value (a driver) but no greater
+        return [value - 1, value + 1] if value > 0 else [value + 1, value + 2]
+    if isinstance(value, str):
+        return [value + " X", "X"]
+    if isinstance(value, list):
+        return [[*value[:-1], value[-1] - 1], [v + 1 for v in value]]
+    return []
+
+
+def identity_loaded(folder, log):
+    """The plan-identity probe on the loaded release, into its existing observations (``folder/<release>.json``)."""
+    obs = Observer(log)
+    path = folder / f"{_text(obs.version)}.json"
+    result = json.loads(path.read_text())
+    result["plan_identity"] = plan_identity(obs.profile, log)
+    path.write_text(json.dumps(result, indent=1) + "\n")
 
 
 def header_names():
@@ -890,6 +955,8 @@ def main(argv=None):
                    help="also feed each release N mutants unguarded (tests/helpers/json_fuzz_worker.py --no-check) and "
                         "record the crashes it still has")
     o.add_argument("--fuzz-seed", type=int, default=20261122)
+    o.add_argument("--identity-only", action="store_true",
+                   help="only the plan-identity probe again, into the releases' existing observations")
     o.add_argument("--crashes-only", action="store_true",
                    help="only the crash probes again, into the releases' existing observations")
     c = sub.add_parser("_child")
@@ -897,6 +964,7 @@ def main(argv=None):
     c.add_argument("--samples", default="")
     c.add_argument("--cross", action="store_true")
     c.add_argument("--crashes-only", action="store_true")
+    c.add_argument("--identity-only", action="store_true")
     b = sub.add_parser("build", help="observations -> cudnn_backend/core/_json_tables.py")
     b.add_argument("--check", action="store_true", help="write nothing; fail if the tables are stale")
     sub.add_parser("report", help="what changes from release to release")
@@ -908,6 +976,8 @@ def main(argv=None):
     if args.command == "_child":
         if args.crashes_only:
             crashes_loaded(pathlib.Path(args.out), log)
+        elif args.identity_only:
+            identity_loaded(pathlib.Path(args.out), log)
         elif args.cross:
             cross_loaded(args.samples, pathlib.Path(args.out), log)
         else:
@@ -949,11 +1019,12 @@ def observe(args, log):
             else:
                 child_env.pop("CUDNN_BACKEND_LIBCUDNN", None)
             t0 = time.monotonic()
-            if args.crashes_only:
-                r = subprocess.run([sys.executable, __file__, "_child", "--crashes-only", "--out", str(out)],
+            if args.crashes_only or args.identity_only:
+                only = "--crashes-only" if args.crashes_only else "--identity-only"
+                r = subprocess.run([sys.executable, __file__, "_child", only, "--out", str(out)],
                                    env=child_env, cwd=str(ROOT))
                 if r.returncode != 0:
-                    log(f"{lib}: the crash-probing child failed (exit {r.returncode})")
+                    log(f"{lib}: the {only[2:]} child failed (exit {r.returncode})")
                     return 1
                 continue
             tmp = out / ".observing.json"
@@ -1293,6 +1364,14 @@ meaning every later release. Checker specs: see tools/derive_json_tables.py (RUL
                                        "writers; every other pair refused)"),
         _literal("GUARDS", guards, "checks applied only where a release crashes without them -> those releases"),
         _literal("CRASHES", crashes, "the crash probes (unguarded) -> the releases they crashed"),
+        _literal("PLAN_IDENTITY", {r: tuple(o["plan_identity"]["members"]) for r, o in obs.items()
+                                   if "plan_identity" in o},
+                 "the deviceprop members each release compares when it loads a plan (a plan built against another "
+                 "value is refused: CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH); releases not probed are absent"),
+        _literal("PLAN_IDENTITY_MINIMUM", {r: tuple(m for m, v in o["plan_identity"]["refused_values"].items()
+                                                    if v["loaded"] and all(x > v["captured"] for x in v["loaded"]))
+                                           for r, o in obs.items() if "plan_identity" in o},
+                 "of those, the members a greater value of which still loads the plan (a newer driver's driverVer)"),
     ]) + "\n"
     return text, d.notes
 

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The one GPU script: build the package, then run the GPU tests, the examples, the benchmarks and the main job.
-# Usage (on the GPU machine, from the repo root):  bash tools/gpu_run.sh [STAGE ...]
+# Usage (on the GPU machine, from the repo root):  bash tools/gpu_run.sh [--releases R1,R2,...] [STAGE ...]
+#   --releases: the cuDNN releases to run every stage on, in turn (default: $CUDNN_RELEASES, else "system"):
+#     "system" is the one installed on the machine (9.19.0 on the GPU machines), MAJOR.MINOR.PATCH one carried there
+#     with tools/carry_cudnn.sh (unpacked under /tmp/cudnn/<release>). With several, each release's results go to
+#     $OUT/cudnn-<release>/.
 #   stages: tests notorch cli-notorch examples bench tune headroom racing sweep multigpu support profile timer startup
 #     fill
 #   (default: tests notorch cli-notorch examples bench tune)
@@ -19,6 +23,10 @@ set -uo pipefail
 export PYTHONUNBUFFERED=1 COLUMNS=160
 OUT=${OUT:-/tmp/cudnn-backend-out}
 mkdir -p "$OUT"
+RELEASES_ARG=${CUDNN_RELEASES:-system}
+if [ "${1:-}" = --releases ]; then RELEASES_ARG=${2:?--releases needs a list, e.g. system,9.28.1}; shift 2; fi
+IFS=, read -r -a RELEASES <<< "$RELEASES_ARG"
+FAILED_RELEASES=()
 if [ $# -eq 0 ]; then set -- tests notorch cli-notorch examples bench tune; fi
 export XLA_PYTHON_CLIENT_PREALLOCATE=false  # JAX (the array tests) must not take 75% of the GPU
 log() { echo "=== $* ($(date -u +%H:%M:%S))"; }
@@ -39,15 +47,22 @@ if [ "${GPU_RUN_NOBUILD:-0}" != 1 ] || ! compgen -G "cudnn_backend/core/_descrip
 fi
 python3 -c "import cudnn_backend" || exit 1
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-python3 -m cudnn_backend info | tee "$OUT/info.txt"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/info.txt"
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 
 SITE=$(python3 -c "import nvidia.cudnn, os; print(os.path.dirname(os.path.dirname(nvidia.cudnn.__path__[0])))")
-CUDNN_INC=$SITE/nvidia/cudnn/include
-CUDNN_LIB=$SITE/nvidia/cudnn/lib
+SYSTEM_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
+select_release() {  # RELEASE: point the package (and the C harness) at that cuDNN
+  if [ "$1" = system ]; then
+    unset CUDNN_BACKEND_LIBCUDNN; export LD_LIBRARY_PATH=$SYSTEM_LD_LIBRARY_PATH
+    CUDNN_INC=$SITE/nvidia/cudnn/include CUDNN_LIB=$SITE/nvidia/cudnn/lib
+  else
+    local dir=${CUDNN_CARRY_DEST:-/tmp/cudnn}/$1
+    [ -e "$dir/lib/libcudnn.so.9" ] || return 1
+    export CUDNN_BACKEND_LIBCUDNN=$dir/lib/libcudnn.so.9 LD_LIBRARY_PATH=$dir/lib${SYSTEM_LD_LIBRARY_PATH:+:$SYSTEM_LD_LIBRARY_PATH}
+    CUDNN_INC=$dir/include CUDNN_LIB=$dir/lib
+  fi
+}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-export CUDNN_BACKEND_PLAN_CACHE="$OUT/plans.sqlite"
 cb() { python3 -m cudnn_backend "$@"; }
 # torch made unimportable (here and in every process started from here, sweep workers too): a stand-in first on
 # the path whose import raises ModuleNotFoundError, as on a machine without torch (pytest.importorskip skips on that
@@ -57,50 +72,51 @@ mkdir -p "$NOTORCH/torch" && echo 'raise ModuleNotFoundError("torch is blocked (
   > "$NOTORCH/torch/__init__.py"
 notorch() { PYTHONPATH="$NOTORCH${PYTHONPATH:+:$PYTHONPATH}" "$@"; }
 
+run_stages() {  # the stages, on the cuDNN release selected now, results under $ROUT
 for stage in "$@"; do
   case $stage in
     tests)
       log "GPU tests (tests/gpu: every test that needs a GPU, and only those; tests/conftest.py)"
-      python3 -m pytest tests/gpu -q -rs -p no:cacheprovider --junitxml="$OUT/gpu-tests.xml" 2>&1 | tee "$OUT/gpu-tests.log"
+      python3 -m pytest tests/gpu -q -rs -p no:cacheprovider --junitxml="$ROUT/gpu-tests.xml" 2>&1 | tee "$ROUT/gpu-tests.log"
       ;;
     notorch)
       log "GPU tests with torch not importable"
       notorch python3 -c 'import torch' 2>/dev/null && { echo "torch still importable"; exit 1; }
-      notorch python3 -m pytest tests/gpu -q -rs -p no:cacheprovider --junitxml="$OUT/gpu-tests-notorch.xml" 2>&1 \
-        | tee "$OUT/gpu-tests-notorch.log"
+      notorch python3 -m pytest tests/gpu -q -rs -p no:cacheprovider --junitxml="$ROUT/gpu-tests-notorch.xml" 2>&1 \
+        | tee "$ROUT/gpu-tests-notorch.log"
       ;;
     cli-notorch)
       log "the CLI with torch not importable: explore --sweep, tune (twice: a cache hit), bench, fusion"
       { notorch /usr/bin/time -f "wall explore %e s" python3 -m cudnn_backend explore conv_bias_relu --sweep --quiet \
-          --json "$OUT/explore_notorch.json"
-        notorch python3 -m cudnn_backend tune conv_bias_relu --quiet --no-engines --top 5 --cache "$OUT/notorch.sqlite"
-        notorch python3 -m cudnn_backend tune conv_bias_relu --quiet --cache "$OUT/notorch.sqlite"
-        notorch python3 -m cudnn_backend bench conv_bias_relu --cache "$OUT/notorch.sqlite" \
-          --json "$OUT/bench_notorch.json"
-        notorch python3 -m cudnn_backend fusion conv_bias_relu --cache "$OUT/notorch.sqlite"
+          --json "$ROUT/explore_notorch.json"
+        notorch python3 -m cudnn_backend tune conv_bias_relu --quiet --no-engines --top 5 --cache "$ROUT/notorch.sqlite"
+        notorch python3 -m cudnn_backend tune conv_bias_relu --quiet --cache "$ROUT/notorch.sqlite"
+        notorch python3 -m cudnn_backend bench conv_bias_relu --cache "$ROUT/notorch.sqlite" \
+          --json "$ROUT/bench_notorch.json"
+        notorch python3 -m cudnn_backend fusion conv_bias_relu --cache "$ROUT/notorch.sqlite"
         notorch python3 -m cudnn_backend tune --preset fused --gpus 1 --quiet --max-configs 6 \
-          --cache "$OUT/notorch.sqlite"
-      } 2>&1 | tee "$OUT/cli-notorch.txt"
+          --cache "$ROUT/notorch.sqlite"
+      } 2>&1 | tee "$ROUT/cli-notorch.txt"
       ;;
     timer)
       log "timer comparison: the cuda.core timer against the torch-based one, ResNet-50 preset"
-      python3 benchmarks/timer_compare.py --preset resnet50 --out "$OUT/timer_compare.json" 2>&1 \
-        | tee "$OUT/timer_compare.txt"
+      python3 benchmarks/timer_compare.py --preset resnet50 --out "$ROUT/timer_compare.json" 2>&1 \
+        | tee "$ROUT/timer_compare.txt"
       ;;
     startup)
       log "sweep worker start-up, before (torch imported) and after (cuda.core)"
-      python3 benchmarks/worker_startup.py --repeats 5 --out "$OUT/worker_startup.json" 2>&1 \
-        | tee "$OUT/worker_startup.txt"
+      python3 benchmarks/worker_startup.py --repeats 5 --out "$ROUT/worker_startup.json" 2>&1 \
+        | tee "$ROUT/worker_startup.txt"
       ;;
     fill)
       log "random inputs: numpy on the host + a copy, against a cuda.core Program kernel on the device"
-      python3 benchmarks/random_fill.py --out "$OUT/random_fill.json" 2>&1 | tee "$OUT/random_fill.txt"
+      python3 benchmarks/random_fill.py --out "$ROUT/random_fill.json" 2>&1 | tee "$ROUT/random_fill.txt"
       ;;
     examples)
       log "examples"
       for e in examples/*.py; do
         echo "--- $e"; python3 "$e" > /tmp/example.log 2>&1 && echo "ok $e" || { echo "FAILED $e"; tail -30 /tmp/example.log; }
-      done 2>&1 | tee "$OUT/examples.log"
+      done 2>&1 | tee "$ROUT/examples.log"
       ;;
     bench)
       log "C harness"
@@ -108,64 +124,76 @@ for stage in "$@"; do
          -L"$CUDA_HOME/lib64" -l:libcudnn.so.9 -lcudart -lm -Wl,-rpath,"$CUDNN_LIB" || exit 1
       log "per-call benchmarks"
       C_HARNESS=/tmp/c_harness python3 -m pytest benchmarks/test_percall.py -q -p no:cacheprovider \
-        --benchmark-json="$OUT/benchmarks.json" --benchmark-columns=mean,median,stddev,rounds 2>&1 \
-        | tee "$OUT/benchmarks.log"
-      python3 benchmarks/summarize.py "$OUT/benchmarks.json" --info "$OUT/info.txt" --out "$OUT/percall.md"
+        --benchmark-json="$ROUT/benchmarks.json" --benchmark-columns=mean,median,stddev,rounds 2>&1 \
+        | tee "$ROUT/benchmarks.log"
+      python3 benchmarks/summarize.py "$ROUT/benchmarks.json" --info "$ROUT/info.txt" --out "$ROUT/percall.md"
       ;;
     tune)
       log "the main job: explore, tune, cache hit in a second process, bench, fusion"
       { for p in conv_bias_relu matmul_bias_gelu; do
-          /usr/bin/time -f "wall $p %e s" python3 -m cudnn_backend explore $p --sweep --quiet --json "$OUT/explore_$p.json"
+          /usr/bin/time -f "wall $p %e s" python3 -m cudnn_backend explore $p --sweep --quiet --json "$ROUT/explore_$p.json"
         done
         cb tune conv_bias_relu --quiet --no-engines --top 10
         cb tune conv_bias_relu --quiet          # a second process: a plan-cache hit
         cb cache list
-        python3 benchmarks/tune_gpu.py --out "$OUT/tune_gpu.json"
-        cb bench conv_bias_relu --json "$OUT/bench_conv_bias_relu.json"
-        cb fusion conv_bias_relu --json "$OUT/fusion_conv_bias_relu.json"
+        python3 benchmarks/tune_gpu.py --out "$ROUT/tune_gpu.json"
+        cb bench conv_bias_relu --json "$ROUT/bench_conv_bias_relu.json"
+        cb fusion conv_bias_relu --json "$ROUT/fusion_conv_bias_relu.json"
         cb fusion conv_fwd --n 8 --c 64 --h 28 --w 28 --k 64 --groups 4 --layout nchw --dtype bfloat16 \
-          --json "$OUT/fusion_grouped_bf16_nchw.json"
-      } 2>&1 | tee "$OUT/tune.txt"
+          --json "$ROUT/fusion_grouped_bf16_nchw.json"
+      } 2>&1 | tee "$ROUT/tune.txt"
       ;;
     headroom)
       log "headroom: ResNet-50 at batch 32 and 1, the fused patterns, graphs users bring"
       for preset in resnet50_b32 resnet50_b1 fused user; do
-        cb tune --preset $preset --no-cache --quiet --repeats 10 --json "$OUT/headroom_$preset.json" 2>&1 \
-          | tee -a "$OUT/headroom.txt"
+        cb tune --preset $preset --no-cache --quiet --repeats 10 --json "$ROUT/headroom_$preset.json" 2>&1 \
+          | tee -a "$ROUT/headroom.txt"
       done
       ;;
     sweep)
       log "issue 12: tune the ResNet-50 preset on 1 GPU and on every GPU of this host, two pairs"
-      python3 benchmarks/sweep_gpus.py --gpus "$(nvidia-smi -L | wc -l)" --pairs 2 --out "$OUT/sweep_gpus.json" 2>&1 \
-        | tee "$OUT/sweep_gpus.txt"
+      python3 benchmarks/sweep_gpus.py --gpus "$(nvidia-smi -L | wc -l)" --pairs 2 --out "$ROUT/sweep_gpus.json" 2>&1 \
+        | tee "$ROUT/sweep_gpus.txt"
       ;;
     multigpu)
       log "issue 23: the ResNet-50 preset (knob search, racing) on 1 GPU and on every GPU of this host, in pairs within the budget; winners head to head; a split search; where the time goes"
       python3 benchmarks/multi_gpu_sweep.py --budget-s "${MULTIGPU_BUDGET_S:-280}" --out "$OUT" 2>&1 \
-        | tee "$OUT/multi_gpu_sweep.txt"
+        | tee "$ROUT/multi_gpu_sweep.txt"
       ;;
     racing)
       log "issue 20: racing against the exhaustive pass (ResNet-50 b32 + b1, fused, user; knob search on), winners head to head, autotune against torch benchmark=True, the CLI end to end"
       # RACING_ARGS: more arguments, e.g. '--presets resnet50 --no-torch --variant s2=race_samples:2'
-      python3 benchmarks/tune_racing_gpu.py --out "$OUT/tune_racing.json" ${RACING_ARGS:-} 2>&1 | tee "$OUT/tune_racing.txt"
+      python3 benchmarks/tune_racing_gpu.py --out "$ROUT/tune_racing.json" ${RACING_ARGS:-} 2>&1 | tee "$ROUT/tune_racing.txt"
       ;;
     support)
       log "issue 19: the support matrix on this GPU (kernel counts of each first working config), and the offline one"
-      export CUDNN_BACKEND_SUPPORT_CACHE="$OUT/support.sqlite"
+      export CUDNN_BACKEND_SUPPORT_CACHE="$ROUT/support.sqlite"
       slug=$(echo "$GPU" | tr 'A-Z ' 'a-z_' | sed 's/nvidia_//')
       /usr/bin/time -f "wall support on the GPU %e s" python3 -m cudnn_backend support --kernels --quiet --rows none \
-        --json "$OUT/support_gpu_$slug.json" --csv "$OUT/support_gpu_$slug.csv" 2>&1 | tee "$OUT/support.txt"
-      python3 -m cudnn_backend why --graph examples/support_matrix.py:strided_dgrad_fp32 --json "$OUT/why_dgrad.json" \
-        2>&1 | tee -a "$OUT/support.txt"
+        --json "$ROUT/support_gpu_$slug.json" --csv "$ROUT/support_gpu_$slug.csv" 2>&1 | tee "$ROUT/support.txt"
+      python3 -m cudnn_backend why --graph examples/support_matrix.py:strided_dgrad_fp32 --json "$ROUT/why_dgrad.json" \
+        2>&1 | tee -a "$ROUT/support.txt"
       ;;
     profile)
       log "device profile capture"
-      cb profile capture --out "$OUT/$(echo "$GPU" | tr 'A-Z ' 'a-z_' | sed 's/nvidia_//')_deviceprop_cudnn$(python3 -c 'import cudnn_backend as c; print(c.get_version())').json"
+      cb profile capture --out "$ROUT/$(echo "$GPU" | tr 'A-Z ' 'a-z_' | sed 's/nvidia_//')_deviceprop_cudnn$(python3 -c 'import cudnn_backend as c; print(c.get_version())').json"
       ;;
     *)
-      log "custom: $stage"; eval "$stage" 2>&1 | tee -a "$OUT/custom.log" ;;
+      log "custom: $stage"; eval "$stage" 2>&1 | tee -a "$ROUT/custom.log" ;;
   esac
+done
+}
+
+for release in "${RELEASES[@]}"; do
+  select_release "$release" || { echo "cuDNN $release is not on this machine"; FAILED_RELEASES+=("$release"); continue; }
+  ROUT=$OUT; [ ${#RELEASES[@]} -gt 1 ] && ROUT=$OUT/cudnn-$release && mkdir -p "$ROUT"
+  export CUDNN_BACKEND_PLAN_CACHE="$ROUT/plans.sqlite"  # a private folder: the cache refuses a world-writable one
+  python3 -m cudnn_backend info > "$ROUT/info.txt" 2>&1
+  log "cuDNN $release: $(grep -E 'cudnn (version|path)' "$ROUT/info.txt" | tr -s ' ' | tr '\n' ' ')"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >> "$ROUT/info.txt"
+  run_stages "$@"
 done
 log done
 # the device tool brings back at most 8 files: pack everything into one
+[ ${#FAILED_RELEASES[@]} -eq 0 ] || echo "releases not run: ${FAILED_RELEASES[*]}"
 tar czf /tmp/cudnn-backend-results.tgz -C "$OUT" . && rm -rf "${OUT:?}"/* && mv /tmp/cudnn-backend-results.tgz "$OUT/results.tgz"

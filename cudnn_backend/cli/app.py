@@ -15,6 +15,7 @@ import sys
 import warnings
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 from rich.text import Text
 
 from cudnn_backend.cli import render
@@ -29,7 +30,7 @@ from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.runtime.engines import config_from_index, short_name
-from cudnn_backend.runtime.profiles import DeviceProfile, as_deviceprop, offline_profiles
+from cudnn_backend.runtime.profiles import DeviceProfile, as_deviceprop, offline_profiles, profile_of
 from cudnn_backend.tune import graphs, plots
 from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
@@ -251,6 +252,13 @@ def _save_chosen_plan(args, ex, target, task, profile) -> None:
 def _write_plan(path, plan, how) -> None:
     _plans.save_plan(plan, path)
     render.error_console.print(f"wrote {path}: {_plan_config(plan)} ({how}); `--plan {path}` takes it")
+    profile = profile_of(plan.deviceprop) if plan.handle is None else None
+    if profile is not None:  # built offline: the GPU it was built for must be the one that loads it
+        _note(f"{path} was built offline with the {profile.device_name} profile ({profile.origin}): it loads on "
+              f"{profile.plan_target()}")
+        risk = profile.plan_risk()
+        if risk is not None:
+            render.error_console.print(f"[yellow]warning:[/yellow] {escape(risk)}")
 
 
 def _plan_config(plan) -> str:

@@ -362,9 +362,13 @@ def profile(p) -> None:
     t = table(f"device profile: {p.device_name} ({p.origin}; {p.source})")
     t.add_column("property")
     t.add_column("value", overflow="fold")
+    t.add_column("from", overflow="fold")
     for k, v in props.items():
-        t.add_row(str(k), str(v))
+        t.add_row(str(k), str(v), p.filled.get(k, "the capture"))
     console.print(t)
+    risk = p.plan_risk()
+    if risk is not None:
+        error_console.print(f"[yellow]warning:[/yellow] {escape(risk)}")
 
 
 def info(d: dict) -> None:

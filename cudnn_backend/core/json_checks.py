@@ -1416,6 +1416,35 @@ def deviceprop_members(release=None, *, required=True) -> tuple:
     return tables.deviceprop_required if required else tables.deviceprop_order
 
 
+def plan_identity_members(release=None) -> tuple | None:
+    """The deviceprop members cuDNN ``release`` (default: the loaded cuDNN) compares when it loads a plan: a plan
+    built offline against a profile whose value differs from the GPU's is refused there
+    (CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH). Probed per release (tools/derive_json_tables.py); for a release
+    not probed, every member the probed releases on either side compare; None when none was probed."""
+    release = _loader.load_cudnn().version if release is None else parse_version(release, "release")
+    return _probed_members(_tables_data.PLAN_IDENTITY, release)
+
+
+def plan_identity_minimums(release=None) -> tuple:
+    """Of ``plan_identity_members``, those cuDNN ``release`` compares as a minimum: a plan built for a value loads
+    where the GPU reports that value or a greater one (a newer driver's ``driverVer``, since cuDNN 9.28); for a
+    release not probed, only what the probed releases on both sides agree on."""
+    release = _loader.load_cudnn().version if release is None else parse_version(release, "release")
+    probed = _tables_data.PLAN_IDENTITY_MINIMUM
+    if release in probed:
+        return probed[release]
+    sides = [probed[r] for r in ([r for r in probed if r < release][-1:] + [r for r in probed if r > release][:1])]
+    return tuple(m for m in sides[0] if all(m in side for side in sides)) if sides else ()
+
+
+def _probed_members(table, release):
+    if release in table:
+        return table[release]
+    sides = [r for r in table if r < release][-1:] + [r for r in table if r > release][:1]
+    if not sides:
+        return None
+    return tuple(dict.fromkeys(m for r in sides for m in table[r]))
+
 
 def _check(kind, value, canonical, release):
     tables = _DEFAULT[0] if release is None and _DEFAULT else _tables(release)

@@ -28,7 +28,7 @@ from enum import IntEnum
 from cudnn_backend._bindings import enums as _bindings_enums
 from cudnn_backend._bindings.enums import AttributeName, AttributeType, BehaviorNote, DescriptorType
 from cudnn_backend.core._descriptor import Descriptor, Handle, as_int, clear_error
-from cudnn_backend.core.json_checks import check_plan_json, document_release
+from cudnn_backend.core.json_checks import check_plan_json, document_release, plan_identity_members
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.core import device as _device
 from cudnn_backend.errors import (CudnnBackendError, CudnnError, CudnnLibraryNotFoundError, DeviceMemoryWarning,
@@ -36,7 +36,7 @@ from cudnn_backend.errors import (CudnnBackendError, CudnnError, CudnnLibraryNot
                                   did_you_mean)
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime._packing import graph_tensor_specs, plan_document
-from cudnn_backend.runtime.profiles import as_deviceprop, file_path, profile_of
+from cudnn_backend.runtime.profiles import as_deviceprop, bundled_profile_of, file_path, profile_of
 from cudnn_backend.typed import DeviceProp, Engine, EngineConfig, ExecutionPlan, KernelCache, OperationGraph
 from cudnn_backend.typed.introspection import graph_fingerprint
 
@@ -528,12 +528,45 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
     try:
         plan.finalize(check_required=False)  # ENGINE_CONFIG is required when building, not when deserializing
     except CudnnError as e:
+        if getattr(e.status, "name", "") == "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH":
+            raise _arch_mismatch(e, text, handle, dp) from None
         unknown = next(_unknown_enumerants(json.loads(text)), None)
         if unknown is None:
             raise
         path, name, close = unknown
         raise JsonCheckError("plan", path, f"{name!r} is not a name of cuDNN's enums{close}; cuDNN refused the plan: {getattr(e.status, 'name', e.status)}") from e
     return Plan(plan, operation_graph=operation_graph, handle=handle, deviceprop=dp, kernel_cache=kernel_cache)
+
+
+def _arch_mismatch(error, text, handle, deviceprop):
+    """cuDNN's ARCH_MISMATCH on loading a plan, saying which GPU the plan was built for, which members cuDNN
+    compares differ from the target's (the handle's GPU, or the device profile), and the fix."""
+    built_for = json.loads(text).get("GPUProfile") or {}
+    target = deviceprop if deviceprop is not None else deviceprop_of_handle(handle)
+    try:
+        here = json.loads(target.json_representation)
+    except (CudnnError, ValueError, TypeError):
+        here = {}
+    where = "the target device profile" if deviceprop is not None else "this GPU"
+    compared = plan_identity_members() or tuple(built_for)
+    differ = [f"{m} (plan {built_for[m]!r}, {where} {here[m]!r})" for m in compared
+              if m in built_for and m in here and built_for[m] != here[m]]
+    missing = [m for m in compared if (m in built_for) != (m in here)]
+    plan_gpu, here_gpu = built_for.get("deviceName", "an unnamed GPU"), here.get("deviceName", "an unnamed GPU")
+    what = f"the plan was built for {plan_gpu}" + (f", and {where} is {here_gpu}" if here_gpu != plan_gpu else
+                                                   f", as {where} is")
+    if differ or missing:
+        what += ("; they differ in " + ", ".join(differ + [f"{m} (set on one side only)" for m in missing])
+                 + f", which cuDNN {format_version(loaded_version())} compares when it loads a plan")
+
+    def profile_words(gpu):
+        name = bundled_profile_of(gpu)
+        return f"'{name}', bundled" if name else "one captured on it with `cudnn-backend profile capture`"
+
+    fix = (f"to inspect it offline, load it with {plan_gpu}'s device profile ({profile_words(plan_gpu)}); to run it "
+           f"on {here_gpu}, build it again there, or offline with {here_gpu}'s profile ({profile_words(here_gpu)})")
+    return type(error)(error.status, error.function, error.descriptor_type, error.attribute,
+                       f"{error.cudnn_message + '; ' if error.cudnn_message else ''}{what}", hint=fix)
 
 
 def _enumerant_names() -> dict:

@@ -7,11 +7,16 @@ heuristics, engines and execution plans then work on a machine with no GPU at al
 A ``DeviceProfile`` is that JSON plus what it does not record itself: the cuDNN release that wrote it
 and where it came from. Releases read different members (cuDNN 9.28 requires ``memoryBusWidth``, which
 9.19 never wrote; it ignores members it does not know), so a profile is converted for the release that
-uses it (``for_release``): a member that release requires comes from the profile, from the caller
-(``facts=``) or from a small table of published GPU facts (``data/gpu_facts.json``, keyed by
-``deviceName``); members that release does not know are dropped. The captures stay the ground truth:
-converted back for the release that captured them they come out byte for byte. A profile that cannot be
-converted is refused with ``DeviceProfileVersionError`` naming the missing member and the fix.
+uses it (``for_release``): a member that release reads and the profile lacks comes from the caller
+(``facts=``), else from a bundled capture of the same GPU (``captured_facts``: what that GPU reported to
+another release), else, for a member the release requires, from a small table of published GPU facts
+(``data/gpu_facts.json``). Published figures can differ from what a GPU reports (the H200 reports a
+``memoryBusWidth`` of 6016 bits; NVIDIA publishes 6144), and cuDNN compares some members when it loads a
+plan (``plan_identity_members``): a profile with such a member from the table warns
+(``DeviceProfileIdentityWarning``) that plans built with it may be refused on the GPU. Each filled member's
+source is kept (``filled``). Members that release does not know are dropped. The captures stay the ground
+truth: converted back for the release that captured them they come out byte for byte. A profile that
+cannot be converted is refused with ``DeviceProfileVersionError`` naming the missing member and the fix.
 It is plain data: it pickles and deep-copies (the finalized descriptor it caches is left behind).
 
 * ``DeviceProfile.capture(handle_or_device)``  on a GPU machine
@@ -28,6 +33,7 @@ import os
 import pathlib
 import re
 import threading
+import warnings
 import weakref
 from dataclasses import dataclass, field
 
@@ -36,13 +42,14 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor, Handle
 from cudnn_backend.core._logging import cudnn_messages
 from cudnn_backend.core.json_checks import (TABLE_RELEASES, JsonCheckError, check_deviceprop_json, deviceprop_members,
-                                            table_release)
+                                            plan_identity_members, plan_identity_minimums, table_release)
 from cudnn_backend.core.versions import (OFFLINE_SINCE, format_version, loaded_version, parse_version,
                                          versions_compatible)
-from cudnn_backend.errors import CudnnError, DeviceProfileError, DeviceProfileVersionError
+from cudnn_backend.errors import CudnnError, DeviceProfileError, DeviceProfileIdentityWarning, DeviceProfileVersionError
 from cudnn_backend.typed import DeviceProp
 
-__all__ = ["DeviceProfile", "DeviceProfileError", "DeviceProfileVersionError", "as_deviceprop", "profile_of",
+__all__ = ["DeviceProfile", "DeviceProfileError", "DeviceProfileVersionError", "DeviceProfileIdentityWarning",
+           "as_deviceprop", "profile_of", "captured_facts", "bundled_profile_of",
            "bundled_profiles", "version_from_filename", "file_path", "DATA_DIR", "gpu_facts", "offline_profiles",
            "release_members", "ReleaseMembers"]
 
@@ -145,6 +152,35 @@ def gpu_facts(device_name, device_ver=None) -> dict:
     return found
 
 
+def _published_source(device_name, member) -> str:
+    """Where the table of published facts has ``member`` of ``device_name`` from (its entry's source)."""
+    table = _facts_table()
+    entry = table["gpus"].get(str(device_name))
+    if entry and member in entry["members"]:
+        return entry["source"]
+    return next((e["source"] for e in table["compute_capabilities"] if member in e["members"]), "data/gpu_facts.json")
+
+
+@functools.lru_cache(maxsize=None)
+def captured_facts(device_name) -> dict:
+    """What the bundled captures of GPU ``device_name`` (its ``deviceName``) record: {member: (value, the capture
+    it comes from)}, a newer capture's value first. These are the values the GPU itself reports, which a conversion
+    prefers to published figures (they can differ, and cuDNN compares some of them when it loads a plan)."""
+    found = {}
+    for path in sorted(DATA_DIR.glob("*_deviceprop_cudnn*.json"), key=version_from_filename, reverse=True):
+        m = _BUNDLED.match(path.name)
+        if not m:
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        props = data.get("deviceprop", data)
+        if props.get("deviceName") != device_name:
+            continue
+        where = f"the cuDNN {format_version(int(m.group('version')))} capture of {device_name} ({path.name})"
+        for member, value in props.items():
+            found.setdefault(member, (value, where))
+    return found
+
+
 def _member_help(member) -> str:
     text = _facts_table()["member_help"].get(member)
     return f"{member} ({text})" if text else member
@@ -191,6 +227,9 @@ class DeviceProfile:
     ``deviceprop_json`` is the raw text of CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION. ``converted_from`` is the
     release of the capture this JSON was converted from (``for_release``; None for a capture).
 
+    ``filled`` says where each member a conversion added came from: {member: "given" | "the cuDNN 9.28.1 capture
+    of NVIDIA H200 (...)" | "published: <source>"}.
+
     ``descriptor()`` converts the profile for the loaded cuDNN; ``allow_version_mismatch=True`` hands the JSON to
     it as it is instead (for experts: cuDNN may refuse or misread a profile from another release).
     """
@@ -200,6 +239,7 @@ class DeviceProfile:
     source: str | None = None
     allow_version_mismatch: bool = False
     converted_from: int | None = None
+    filled: dict = field(default_factory=dict)
     _descriptor_cache: object = field(default=None, init=False, repr=False, compare=False)
     _descriptor_text: object = field(default=None, init=False, repr=False, compare=False)
     _lock: object = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
@@ -227,11 +267,15 @@ class DeviceProfile:
                                      "(no deviceName/deviceVer/multiProcessorCount keys)")
         if not isinstance(self.allow_version_mismatch, bool):
             raise TypeError("allow_version_mismatch: expected a bool")
+        if not isinstance(self.filled, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                        for k, v in self.filled.items()):
+            raise DeviceProfileError("filled: expected {member: where its value came from}, strings")
 
     # -- plain data: pickling and copying leave the cached descriptor and the lock behind ---------------
     def __getstate__(self):
         return {"deviceprop_json": self.deviceprop_json, "cudnn_version": self.cudnn_version, "source": self.source,
-                "allow_version_mismatch": self.allow_version_mismatch, "converted_from": self.converted_from}
+                "allow_version_mismatch": self.allow_version_mismatch, "converted_from": self.converted_from,
+                "filled": dict(self.filled)}
 
     def __setstate__(self, state):
         self.deviceprop_json = state["deviceprop_json"]
@@ -239,12 +283,13 @@ class DeviceProfile:
         self.source = state["source"]
         self.allow_version_mismatch = state["allow_version_mismatch"]
         self.converted_from = state.get("converted_from")
+        self.filled = dict(state.get("filled", {}))
         self._descriptor_cache = self._descriptor_text = None
         self._lock = threading.Lock()
 
     def __copy__(self):
         return DeviceProfile(self.deviceprop_json, self.cudnn_version, self.source, self.allow_version_mismatch,
-                             self.converted_from)
+                             self.converted_from, dict(self.filled))
 
     def __deepcopy__(self, memo):
         return self.__copy__()
@@ -282,8 +327,47 @@ class DeviceProfile:
         """How the JSON came to be: "captured with cuDNN 9.19.0" or "converted for cuDNN 9.28.1 from a cuDNN
         9.19.0 capture"."""
         if self.converted_from is None:
-            return f"captured with cuDNN {self.cudnn_version_string}"
-        return f"converted for cuDNN {self.cudnn_version_string} from a cuDNN {format_version(self.converted_from)} capture"
+            how = f"captured with cuDNN {self.cudnn_version_string}"
+        else:
+            how = (f"converted for cuDNN {self.cudnn_version_string} from a cuDNN "
+                   f"{format_version(self.converted_from)} capture")
+        published = self.published_members
+        if published:
+            how += f"; {', '.join(published)} from published figures, not a capture"
+        return how
+
+    @property
+    def published_members(self) -> tuple:
+        """The members a conversion took from the table of published GPU facts (not from a capture)."""
+        return tuple(m for m, where in self.filled.items() if where.startswith("published"))
+
+    def plan_target(self, release=None) -> str:
+        """Where plans built with this profile load, in words: the GPU, and the driver version cuDNN ``release``
+        (default: the one the profile is for) compares, e.g. "NVIDIA H200 with a driver reporting driverVer 13000
+        or newer"."""
+        release = self.cudnn_version if release is None else release
+        compared = plan_identity_members(release) or ()
+        driver = self.properties.get("driverVer")
+        if "driverVer" not in compared or driver is None:
+            return self.device_name
+        newer = " or newer" if "driverVer" in plan_identity_minimums(release) else " exactly"
+        return f"{self.device_name} with a driver reporting driverVer {driver}{newer}"
+
+    def plan_risk(self, release=None) -> str | None:
+        """Why plans built with this profile may be refused on its GPU by cuDNN ``release`` (default: the one the
+        profile is for), or None: a member that release compares when it loads a plan (``plan_identity_members``;
+        every member where the release was never probed) came from published figures rather than a capture."""
+        release = self.cudnn_version if release is None else release
+        compared = plan_identity_members(release) if release is not None else None
+        risky = [m for m in self.published_members if compared is None or m in compared]
+        if not risky:
+            return None
+        values = ", ".join(f"{m} {self.properties.get(m)!r}" for m in risky)
+        return (f"the {self.device_name} profile's {values} came from published figures, not from a capture; "
+                f"cuDNN {format_version(release)} compares {'them' if len(risky) > 1 else 'it'} when it loads a plan, "
+                f"so plans built with this profile may be refused on that GPU "
+                f"(CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH) if it reports another value. Capture the profile on "
+                f"that GPU with this cuDNN (`cudnn-backend profile capture`) for plans that load")
 
     def __repr__(self):
         return (f"DeviceProfile({self.device_name!r}, cuDNN {self.cudnn_version_string}, "
@@ -345,8 +429,13 @@ class DeviceProfile:
         if version is None:
             raise _no_version(DeviceProfileError(f"{source or 'the device profile'} records no cudnn_version; pass "
                                                  "cudnn_version="))
+        filled = data.get("filled", {})
+        if not isinstance(filled, dict):
+            raise DeviceProfileError(f"{source or 'the device profile'}: 'filled' must be an object, not "
+                                     f"{type(filled).__name__}")
         return cls(deviceprop_json=text, cudnn_version=version, source=data.get("source") or source,
-                   allow_version_mismatch=allow_version_mismatch, converted_from=data.get("converted_from"))
+                   allow_version_mismatch=allow_version_mismatch, converted_from=data.get("converted_from"),
+                   filled=filled)
 
     @classmethod
     def load(cls, path, cudnn_version=None, *, allow_version_mismatch=False) -> "DeviceProfile":
@@ -369,18 +458,33 @@ class DeviceProfile:
     def bundled(cls, name="h200", cudnn_version=None, *, allow_version_mismatch=False) -> "DeviceProfile":
         """A GPU whose capture ships with the package (``cudnn_backend/data/<name>_deviceprop_cudnn*.json``), for
         cuDNN ``cudnn_version`` (default: the loaded one): the capture of that MAJOR.MINOR if one is bundled, else
-        the capture of the nearest release converted (``for_release``). With ``allow_version_mismatch=True``, that
-        capture as it is.
+        a capture converted (``for_release``): one whose conversion needs no published figure for a member cuDNN
+        compares when it loads a plan first, then the nearest release. With ``allow_version_mismatch=True``, the
+        nearest capture as it is.
         """
         captures = _bundled_captures()
         key = str(name).lower()
         if key not in captures:
             raise DeviceProfileError(f"no bundled device profile {name!r}; bundled: {', '.join(sorted(captures)) or 'none'}")
         target = loaded_version() if cudnn_version is None else parse_version(cudnn_version, "cudnn_version")
-        versions = captures[key]
-        chosen = min(versions, key=lambda v: (not versions_compatible(v, target), abs(v - target)))
-        profile = cls.load(versions[chosen], chosen, allow_version_mismatch=allow_version_mismatch)
-        return profile if allow_version_mismatch else profile.for_release(target)
+        loaded = {v: cls.load(path, v, allow_version_mismatch=allow_version_mismatch)
+                  for v, path in captures[key].items()}
+        if allow_version_mismatch:
+            chosen = min(loaded, key=lambda v: (not versions_compatible(v, target), abs(v - target)))
+            return loaded[chosen]
+        converted, refusals = {}, []
+        for v, profile in loaded.items():
+            try:
+                converted[v] = profile.for_release(target)
+            except DeviceProfileVersionError as e:
+                refusals.append(e)
+        if not converted:
+            raise refusals[0]
+        # the capture of that release first, then one needing no published figure for a member cuDNN compares
+        # when it loads a plan, then the nearest release
+        chosen = min(converted, key=lambda v: (not versions_compatible(v, target),
+                                               converted[v].plan_risk(target) is not None, abs(v - target)))
+        return converted[chosen]
 
     @classmethod
     def capture(cls, handle_or_device=None) -> "DeviceProfile":
@@ -434,6 +538,8 @@ class DeviceProfile:
         }
         if self.converted_from is not None:
             data["converted_from"] = self.converted_from
+        if self.filled:
+            data["filled"] = dict(self.filled)
         return data
 
     def save(self, path) -> pathlib.Path:
@@ -448,12 +554,13 @@ class DeviceProfile:
     def for_release(self, release=None, *, facts=None) -> "DeviceProfile":
         """This profile as cuDNN ``release`` (default: the loaded one) reads it.
 
-        A member ``release`` requires and the profile lacks comes from ``facts`` (deviceprop members, e.g.
-        ``{"memoryBusWidth": 5120}``, which also replace members the profile has) or else from the table of
-        published GPU facts (``gpu_facts``); a member ``release`` does not know is dropped (cuDNN ignores it, the
-        JSON checks refuse it). For a release no table describes every member is kept and cuDNN has the last word
-        (``descriptor()`` names a member it then asks for). This profile itself comes back when it is ``release``'s
-        already. DeviceProfileVersionError names each member no fact gives, and the fix.
+        A member ``release`` reads and the profile lacks comes from ``facts`` (deviceprop members, e.g.
+        ``{"memoryBusWidth": 5120}``, which also replace members the profile has), else from a bundled capture of
+        the same GPU (``captured_facts``), else, if ``release`` requires it, from the table of published GPU facts
+        (``gpu_facts``); ``filled`` records which. A member ``release`` does not know is dropped (cuDNN ignores it,
+        the JSON checks refuse it). For a release no table describes every member is kept and cuDNN has the last
+        word (``descriptor()`` names a member it then asks for). This profile itself comes back when it is
+        ``release``'s already. DeviceProfileVersionError names each member no fact gives, and the fix.
         """
         target = loaded_version() if release is None else parse_version(release, "release")
         if target < OFFLINE_SINCE:
@@ -469,15 +576,21 @@ class DeviceProfile:
         given = _check_facts(facts)
         members = release_members(target)
         props = self.properties
+        captured = captured_facts(self.device_name)
         published = gpu_facts(self.device_name, props.get("deviceVer"))
-        added = dict(given)
-        missing = []
-        for member in members.required:
+        added, filled, missing = dict(given), dict(self.filled), []
+        filled.update((m, "given") for m in given)
+        # what a capture of this GPU holds, for any member the release reads; published figures only where required
+        readable = members.known if members.known is not None else members.required
+        for member in dict.fromkeys((*members.required, *readable)):
             if member in props or member in added:
                 continue
-            if member in published:
+            if member in captured:
+                added[member], filled[member] = captured[member]
+            elif member in members.required and member in published:
                 added[member] = published[member]
-            elif members.known is not None:  # without a table a requirement is a guess: cuDNN decides
+                filled[member] = f"published: {_published_source(self.device_name, member)}"
+            elif member in members.required and members.known is not None:  # without a table: cuDNN decides
                 missing.append(member)
         if missing:
             raise DeviceProfileVersionError(self._missing_message(missing, target), self.cudnn_version, target,
@@ -491,6 +604,7 @@ class DeviceProfile:
             dropped = {m for m in props if m not in members.known}
         order = members.known if members.known is not None else deviceprop_members(TABLE_RELEASES[-1], required=False)
         converted = _insert_in_order({k: v for k, v in props.items() if k not in dropped}, added, order)
+        filled = {m: where for m, where in filled.items() if m in converted}
         changed = list(converted.items()) != list(props.items())
         if not changed and self.cudnn_version == target:
             return self
@@ -499,7 +613,7 @@ class DeviceProfile:
         text = json.dumps(converted, separators=(",", ":")) if changed else self.deviceprop_json
         return DeviceProfile(text, cudnn_version=target, source=self.source,
                              allow_version_mismatch=self.allow_version_mismatch,
-                             converted_from=None if origin == target else origin)
+                             converted_from=None if origin == target else origin, filled=filled)
 
     def missing_problem(self, missing, release) -> str:
         """What is wrong when cuDNN ``release`` requires ``missing`` members this profile lacks (no fix: the
@@ -526,7 +640,8 @@ class DeviceProfile:
         """A finalized ``DeviceProp`` descriptor for the loaded cuDNN (cached; ``fresh=True`` for a new one): the
         JSON converted for it (``for_release``), or with ``allow_version_mismatch`` the JSON as it is."""
         allow = self.allow_version_mismatch if allow_version_mismatch is None else allow_version_mismatch
-        text = self.deviceprop_json if allow else self.for_release().deviceprop_json
+        converted = self if allow else self.for_release()
+        text = converted.deviceprop_json
         with self._lock:
             dp = self._descriptor_cache
             if dp is not None and not fresh and not dp.closed and self._descriptor_text == text:
@@ -540,10 +655,13 @@ class DeviceProfile:
                     if refusal is None:
                         raise
                     raise refusal from None
-            _PROFILE_OF[dp] = self  # the profile this descriptor was made from (profile_of)
+            _PROFILE_OF[dp] = converted  # the profile cuDNN was given (profile_of)
             if not fresh:
                 self._descriptor_cache, self._descriptor_text = dp, text
-            return dp
+        risk = converted.plan_risk(loaded_version())
+        if risk is not None and not fresh:
+            warnings.warn(f"{risk}.", DeviceProfileIdentityWarning, stacklevel=2)
+        return dp
 
     def _refusal(self, error, messages) -> DeviceProfileError | None:
         """cuDNN's refusal of the JSON as a DeviceProfileError naming the member its log names (None: another)."""
@@ -626,6 +744,17 @@ def _bundled_captures() -> dict:
 def bundled_profiles() -> list[str]:
     """Names of the bundled profiles (``["h100", "h200"]``)."""
     return sorted(_bundled_captures())
+
+
+def bundled_profile_of(device_name) -> str | None:
+    """The name of the bundled profile of GPU ``device_name`` (its ``deviceName``: "NVIDIA H200" -> "h200")."""
+    return next((name for name in bundled_profiles() if _bundled_device_name(name) == device_name), None)
+
+
+def _bundled_device_name(name) -> str | None:
+    path = next(iter(_bundled_captures()[name].values()))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data.get("deviceprop", data).get("deviceName")
 
 
 def offline_profiles(release=None) -> dict:

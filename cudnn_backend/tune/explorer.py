@@ -82,9 +82,11 @@ class _Explorer:
         if profile is None and handle is None and not gpu:
             profile = DeviceProfile.bundled("h200")
             self.notes.append(f"no GPU: offline against the bundled {profile.device_name} profile "
-                              f"(cuDNN {profile.cudnn_version_string}); plans built, nothing timed")
+                              f"({profile.origin}); plans built, nothing timed")
         elif profile is not None:
-            self.notes.append("offline against the device profile given: plans built, nothing timed")
+            self.notes.append(f"offline against the device profile given ({profile.device_name}, "
+                              f"{profile.for_release().origin if not profile.allow_version_mismatch else profile.origin}"
+                              "): plans built, nothing timed")
         if profile is None and handle is None:
             handle = self.owned_handle = Handle()
         self.handle = handle if profile is None else None

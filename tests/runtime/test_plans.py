@@ -260,3 +260,45 @@ def test_no_device_message_for_plans(conv, h200):
     with pytest.raises(NoDeviceError, match="device_profile="):
         build_plan(cfg)
     assert build_plan(cfg, device_profile=h200).descriptor.finalized
+
+
+# -- which GPU a plan is for: the members cuDNN compares when it loads one ------------------------------------------
+def _with(profile, **members) -> DeviceProfile:
+    return DeviceProfile(json.dumps({**profile.properties, **members}, separators=(",", ":")),
+                         cudnn_version=profile.cudnn_version)
+
+
+def test_the_plan_identity_table_is_what_the_loaded_release_compares(plan, h200):
+    """Each member the table says the loaded release compares refuses a plan built against another value; a member
+    it does not compare (the PCI slot, the name) does not (tools/derive_json_tables.py probes the same way)."""
+    from cudnn_backend.core.json_checks import plan_identity_members
+
+    compared = plan_identity_members()
+    assert compared is not None and "multiProcessorCount" in compared and "deviceVer" in compared
+    text = plan.to_json()
+    props = h200.properties
+    for member in compared:
+        value = props[member]
+        other = [*value[:-1], value[-1] - 1] if isinstance(value, list) else value + 1 if member != "driverVer" \
+            else value - 1  # a plan for a newer driver than the GPU's is refused by every release
+        with pytest.raises(cb.CudnnNotSupportedError, match=f"ARCH_MISMATCH.*they differ in {member} "):
+            plan_from_json(text, device_profile=_with(h200, **{member: other}))
+    for member, value in (("pciDeviceId", props["pciDeviceId"] + 1), ("deviceName", "NVIDIA H200 renamed")):
+        assert member not in compared
+        plan_from_json(text, device_profile=_with(h200, **{member: value})).close()
+
+
+def test_a_plan_for_another_gpu_is_refused_naming_both_and_the_fix(plan, h200):
+    h100 = DeviceProfile.bundled("h100")
+    text = build_first_plan(gg.notebook_conv_graph(), device_profile=h100)[0].to_json()
+    try:
+        plan_from_json(text, device_profile=h200).close()  # where the two differ in nothing cuDNN compares
+    except cb.CudnnNotSupportedError as e:
+        msg = str(e)
+        assert "ARCH_MISMATCH" in msg and "built for NVIDIA H100 80GB HBM3" in msg and "is NVIDIA H200" in msg
+        assert "they differ in memoryBusWidth (plan 5120, the target device profile 6016)" in msg
+        assert "'h100', bundled" in msg and "'h200', bundled" in msg
+    else:
+        from cudnn_backend.core.json_checks import plan_identity_members
+
+        assert all(h100.properties.get(m) == h200.properties.get(m) for m in plan_identity_members())

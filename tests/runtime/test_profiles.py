@@ -21,6 +21,7 @@ from tests.helpers.env import H200_PROFILE_JSON, HAVE_GPU, PACKAGE_DATA
 from tests.helpers.generic_graphs import notebook_conv_graph
 
 CAPTURED = 91900  # the release the bundled H100 and H200 captures were taken with
+NEWER_CAPTURE = 92801  # the H200 is also captured with cuDNN 9.28.1 (memoryBusWidth 6016, not the published 6144)
 NEWER = "9.28.1"  # a release that requires memoryBusWidth, which 9.19 never wrote
 OLDEST = "9.10.2"  # a release that never wrote maxThreadsPerBlock, which 9.14 and later require
 NO_TABLE = pytest.mark.filterwarnings("ignore::cudnn_backend.errors.JsonTableFallbackWarning")
@@ -60,6 +61,11 @@ def _newer_capture() -> DeviceProfile:
 
 
 # -- the bundled captures, for the loaded release ---------------------------------------------------------------
+def _captures(name) -> dict:
+    """{release: DeviceProfile} of the bundled captures of ``name``, each as it is."""
+    return {v: DeviceProfile.load(path, v) for v, path in profiles._bundled_captures()[name].items()}
+
+
 def test_bundled_h200(h200, cudnn_version):
     assert h200.device_name == "NVIDIA H200"
     assert versions.versions_compatible(h200.cudnn_version, cudnn_version)
@@ -67,12 +73,17 @@ def test_bundled_h200(h200, cudnn_version):
     assert h200.compute_capability == (9, 0)
     assert "h200" in profiles.bundled_profiles() and "h100" in profiles.bundled_profiles()
     assert "NVIDIA H200" in repr(h200) and versions.format_version(h200.cudnn_version) in repr(h200)
-    if versions.versions_compatible(cudnn_version, CAPTURED):
-        assert h200.deviceprop_json == H200_PROFILE_JSON.read_text()
-        assert h200.converted_from is None and h200.origin == "captured with cuDNN 9.19.0"
+    captures = _captures("h200")
+    assert set(captures) == {CAPTURED, NEWER_CAPTURE}
+    own = [v for v in captures if versions.versions_compatible(v, cudnn_version)]
+    if own:  # the capture of the loaded release, as cuDNN wrote it
+        assert h200.for_release(own[0]).deviceprop_json == captures[own[0]].deviceprop_json
+        assert h200.origin.startswith("captured with") or h200.converted_from == own[0]
     else:
-        assert h200.converted_from == CAPTURED
-        assert h200.origin == f"converted for cuDNN {h200.cudnn_version_string} from a cuDNN 9.19.0 capture"
+        assert h200.converted_from in captures
+        assert h200.origin.startswith(f"converted for cuDNN {h200.cudnn_version_string} from a cuDNN ")
+    # every member the H200 profile holds for any release is what that GPU reported: nothing published
+    assert h200.published_members == () and h200.plan_risk() is None
 
 
 def test_bundled_descriptor_is_finalized_and_cached(h200):
@@ -113,9 +124,11 @@ def test_every_bundled_profile_finalizes_on_the_loaded_release(name, cudnn_versi
 def test_conversion_reproduces_the_captures_byte_for_byte(name, release):
     converted = DeviceProfile.bundled(name, release)
     assert versions.versions_compatible(converted.cudnn_version, release)
-    back = converted.for_release(CAPTURED)
-    assert back.deviceprop_json == _capture_text(name)
-    assert back.converted_from is None and back.cudnn_version == CAPTURED
+    for version, capture in _captures(name).items():
+        back = capture.for_release(release).for_release(version)
+        assert back.deviceprop_json == capture.deviceprop_json
+        assert back.cudnn_version == version
+    assert converted.for_release(CAPTURED).deviceprop_json == _capture_text(name)
 
 
 @NO_TABLE
@@ -128,15 +141,46 @@ def test_the_capture_for_its_own_release_is_the_file_itself():
     assert patch.deviceprop_json == h100.deviceprop_json
 
 
-@pytest.mark.parametrize("name, bits", [("h100", 5120), ("h200", 6144)])
-def test_a_release_requiring_the_bus_width_gets_it_from_the_facts(name, bits):
-    p = DeviceProfile.bundled(name, NEWER)
-    props = p.properties
-    assert props["memoryBusWidth"] == bits
+def test_a_release_requiring_the_bus_width_gets_it_from_a_capture_before_published_figures():
+    # the H200: its 9.19 capture converted for 9.28 takes the bus width the GPU reported to 9.28.1, not NVIDIA's 6144
+    h200 = DeviceProfile.bundled("h200", CAPTURED).for_release(NEWER)
+    props = h200.properties
+    assert props["memoryBusWidth"] == 6016 and props["smCountOrigin"] == 0
+    assert props["oversizedSharedMemoryPerBlock"] == 0  # read by 9.28 when present: the capture has it too
     keys = list(props)
     assert keys[keys.index("memClockRateKHz") + 1] == "memoryBusWidth"  # where cuDNN 9.28 writes it
-    assert {k: v for k, v in props.items() if k != "memoryBusWidth"} == json.loads(_capture_text(name))
-    assert p.converted_from == CAPTURED and p.origin == "converted for cuDNN 9.28.1 from a cuDNN 9.19.0 capture"
+    assert props == _captures("h200")[NEWER_CAPTURE].properties
+    assert set(h200.filled) == {"memoryBusWidth", "smCountOrigin", "oversizedSharedMemoryPerBlock"}
+    assert all("cuDNN 9.28.1 capture of NVIDIA H200" in where for where in h200.filled.values())
+    assert h200.origin == "converted for cuDNN 9.28.1 from a cuDNN 9.19.0 capture" and h200.plan_risk() is None
+    # the H100, captured with 9.19 only: the published figure, said to be one, with the risk it brings
+    h100 = DeviceProfile.bundled("h100", NEWER)
+    assert h100.properties["memoryBusWidth"] == 5120 and "smCountOrigin" not in h100.properties
+    assert h100.filled == {"memoryBusWidth": h100.filled["memoryBusWidth"]}
+    assert h100.filled["memoryBusWidth"].startswith("published: NVIDIA H100")
+    assert h100.origin.endswith("memoryBusWidth from published figures, not a capture")
+    risk = h100.plan_risk()
+    assert "memoryBusWidth 5120" in risk and "ARCH_MISMATCH" in risk and "profile capture" in risk
+    assert DeviceProfile.bundled("h100", "9.22.0").plan_risk() is None  # 9.22 reads no bus width
+    loaded = DeviceProfile.bundled("h100")  # for the loaded release: a warning where it compares the bus width
+    if loaded.plan_risk() is not None:
+        with pytest.warns(cb.DeviceProfileIdentityWarning, match="memoryBusWidth 5120"):
+            loaded.descriptor()
+
+
+@NO_TABLE
+def test_the_chosen_capture_needs_no_published_figure_cudnn_compares():
+    # for a 9.28 release the H200's 9.28.1 capture serves whole, the nearer 9.19 one would need a conversion
+    assert DeviceProfile.bundled("h200", "9.28.0").converted_from == NEWER_CAPTURE
+    assert DeviceProfile.bundled("h200", "9.24.0").plan_risk() is None  # whichever capture serves it
+
+
+def test_captured_facts_name_their_capture():
+    facts = profiles.captured_facts("NVIDIA H200")
+    assert facts["memoryBusWidth"][0] == 6016 and "9.28.1 capture" in facts["memoryBusWidth"][1]
+    assert facts["multiProcessorCount"][0] == 132
+    assert profiles.captured_facts("ACME GPU") == {}
+    assert profiles.bundled_profile_of("NVIDIA H200") == "h200" and profiles.bundled_profile_of("ACME") is None
 
 
 def test_an_oldest_release_profile_gets_what_newer_ones_require_from_the_compute_capability():
@@ -145,7 +189,8 @@ def test_an_oldest_release_profile_gets_what_newer_ones_require_from_the_compute
     up = old.for_release(CAPTURED)  # every GPU since compute capability 2.0: 1024 (deviceVer 900 here)
     assert up.properties == _renamed(DeviceProfile.bundled("h100", CAPTURED), "ACME GPU").properties
     assert profiles.gpu_facts("ACME GPU", 900) == {"maxThreadsPerBlock": 1024}
-    assert profiles.gpu_facts("NVIDIA H200", 900) == {"maxThreadsPerBlock": 1024, "memoryBusWidth": 6144}
+    assert profiles.gpu_facts("NVIDIA H100 80GB HBM3", 900) == {"maxThreadsPerBlock": 1024, "memoryBusWidth": 5120}
+    assert profiles.gpu_facts("NVIDIA H200", 900) == {"maxThreadsPerBlock": 1024}  # its capture gives the rest
     props = old.properties
     props["deviceVer"] = 130  # compute capability 1.3: no published fact
     ancient = DeviceProfile(json.dumps(props), cudnn_version=OLDEST, source="ancient.json")
@@ -156,10 +201,12 @@ def test_an_oldest_release_profile_gets_what_newer_ones_require_from_the_compute
 
 @pytest.mark.parametrize("name", ["h100", "h200"])
 def test_gpu_facts_agree_with_the_captures(name):
-    # the published bus width and the capture's memory clock give the published bandwidth (HBM: 2 transfers/clock)
+    # the bus width (captured, else published) and the capture's memory clock give the published bandwidth (HBM: 2
+    # transfers per clock)
     props = json.loads(_capture_text(name))
     table = json.loads(profiles.GPU_FACTS.read_text())["gpus"][props["deviceName"]]
-    bits = profiles.gpu_facts(props["deviceName"])["memoryBusWidth"]
+    captured = profiles.captured_facts(props["deviceName"]).get("memoryBusWidth")
+    bits = captured[0] if captured else profiles.gpu_facts(props["deviceName"])["memoryBusWidth"]
     gbs = props["memClockRateKHz"] * 1e3 * 2 * bits / 8 / 1e9
     assert gbs == pytest.approx(table["memoryBandwidthGBs"], rel=0.03)
     assert profiles.gpu_facts("ACME GPU") == {}
@@ -324,11 +371,16 @@ def test_release_older_than_device_profiles_is_refused(h200):
 
 
 def test_converted_profiles_pickle_copy_and_save(tmp_path):
-    p = DeviceProfile.bundled("h200", NEWER)
+    p = DeviceProfile.bundled("h100", NEWER)
     for q in (pickle.loads(pickle.dumps(p)), copy.copy(p), copy.deepcopy(p)):
-        assert q == p and q.converted_from == CAPTURED
-    back = DeviceProfile.load(p.save(tmp_path / "h200_928.json"))
-    assert back == p and back.origin == p.origin
+        assert q == p and q.converted_from == CAPTURED and q.filled == p.filled
+    back = DeviceProfile.load(p.save(tmp_path / "h100_928.json"))
+    assert back == p and back.origin == p.origin and back.plan_risk() == p.plan_risk()
+    data = json.loads((tmp_path / "h100_928.json").read_text())
+    data["filled"] = ["memoryBusWidth"]
+    (tmp_path / "bad_928.json").write_text(json.dumps(data))
+    with pytest.raises(DeviceProfileError, match="'filled' must be an object"):
+        DeviceProfile.load(tmp_path / "bad_928.json")
 
 
 # -- files -----------------------------------------------------------------------------------------

@@ -36,8 +36,10 @@ def test_explore_times_and_checks_every_config():
 def test_final_round_picks_the_winner_head_to_head():
     ex = cb.explore("conv_fwd", kwargs=dict(n=1, c=64, h=28, w=28, k=64), engines=False, finalists=3, final_rounds=3)
     finalists = [r for r in ex.results if r.first_pass_us is not None]
-    assert 3 <= len(finalists) <= 4, ex.table()  # the 3 fastest, and heuristics' pick when it was not among them
     pick = ex.heuristics_pick
+    # the 3 fastest, those timed within the racing margin of the 3rd (at most 2 more: Search.near's cap), and
+    # heuristics' pick when it was not among them
+    assert 3 <= len(finalists) <= 3 + 2 + 1, ex.table()
     assert pick.status != "ok" or pick.first_pass_us is not None  # the headroom compares like with like
     assert ex.best in finalists and ex.best.time_us == min(r.time_us for r in finalists)
     assert ex.results[:len(finalists)] == sorted(finalists, key=lambda r: r.time_us)
