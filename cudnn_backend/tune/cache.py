@@ -296,6 +296,26 @@ class PlanCache:
             self._warn(f"entry {key[:12]} could not be loaded ({type(e).__name__}: {str(e)[:200]}); a miss")
             return None
 
+    def previous(self, graph, handle=None, device_profile=None) -> CacheEntry | None:
+        """The winner another cuDNN release stored for ``graph`` on this device (the newest release older than the
+        loaded one first, else the newest other), or None: what a search on a new release tries against its own
+        (its engine's global index and knobs; the plan itself does not load on another release)."""
+        _, fp = self._graph(graph)
+        device = self._device(handle, device_profile)
+        loaded = get_version()
+        try:
+            with self._connect() as conn:
+                if conn is None:
+                    return None
+                rows = conn.execute(f"SELECT {self._COLUMNS} FROM plans WHERE fingerprint = ? AND device_name = ? "
+                                    "AND sm_version = ? AND sm_count = ? AND cudnn_version != ? AND engine_index IS "
+                                    "NOT NULL", (fp, device[0], int(device[1]), int(device[2]), int(loaded))).fetchall()
+        except sqlite3.Error as e:
+            self._warn(f"lookup of another release's winner failed ({e})")
+            return None
+        entries = [self._entry(r) for r in rows]
+        return max(entries, key=lambda e: (e.cudnn_version < loaded, e.cudnn_version), default=None)
+
     def put(self, graph, plan, *, handle=None, device_profile=None, time_us=None, **info) -> str:
         """Store ``plan`` (a ``Plan``) for ``graph``; ``time_us`` and any JSON-able ``info`` go with it. Returns
         the key (or "" when the cache file is unusable: a warning was given)."""

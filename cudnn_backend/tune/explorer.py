@@ -68,8 +68,9 @@ class _Explorer:
     descriptors, buffers and plans (none of which go into the Exploration)."""
 
     def __init__(self, graph, *, handle, device_profile, options: TuneOptions, buffers=None, progress=None, name=None,
-                 args=(), kwargs=None, keep_plans=False, part=None, parts=None):
+                 args=(), kwargs=None, keep_plans=False, part=None, parts=None, previous=None):
         self.t0 = _time.perf_counter()
+        self.previous = previous  # another cuDNN release's winner (a plan-cache entry), tried in the search
         self.part, self.parts = part, parts  # a search split over GPUs: this part (i, n), or the parts to merge
         self.options = o = options
         self.progress = progress
@@ -155,7 +156,8 @@ class _Explorer:
         o = self.options
         ex = self.exploration()
         ex.notes.extend(self.notes)
-        steps = pipeline(o, knob_search=self.sweep, part=self.part, parts=self.parts)
+        steps = pipeline(o, knob_search=self.sweep, part=self.part, parts=self.parts,
+                         previous=self.previous if self.timed else None)
         self.search = search = Search(self.evaluator, o, graph=self.op_graph, exploration=ex, strategies=steps,
                                       progress=self.progress)
         if o.engines and self.parts is None:  # a merge takes the first part's table
@@ -273,9 +275,12 @@ def run_search(graph, handle=None, *, job="autotune", options=None, device_profi
             if not want_plan:
                 hit.close()
             return SearchOutcome(hit if want_plan else None, None, "hit")
+    # a miss on this release: another release's winner for this graph and GPU is tried against the new search
+    previous = cache.previous(subject, handle=handle) if subject is not None and parts is None else None
     ex_ = _Explorer(subject if subject is not None else graph, handle=handle, device_profile=device_profile,
                     options=opts, buffers=buffers, progress=progress, name=name, args=args, kwargs=kwargs,
-                    keep_plans=want_plan or (cache is not None and store), part=part, parts=parts)
+                    keep_plans=want_plan or (cache is not None and store), part=part, parts=parts,
+                    previous=previous)
     try:
         ex = ex_.run()
         if not ex_.timed:

@@ -124,8 +124,10 @@ class Exploration:
     notes, knobs), ``graph`` (tensors and operations), ``device`` (name, SM version, SM count, and whether
     it was a GPU or a device profile), ``measured`` (how times were taken), ``check`` (how outputs were checked:
     "fp64 reference", "sampled fp64 reference (N points)" or "majority (why)"; empty when nothing ran), ``notes``,
-    ``wall_seconds``, ``options`` (the ``TuneOptions`` it searched with, as plain data) and ``phases`` (seconds
-    spent per kind of work: heuristics, inputs, generate, build, check, time, final, kernels).
+    ``wall_seconds``, ``options`` (the ``TuneOptions`` it searched with, as plain data), ``phases`` (seconds
+    spent per kind of work: heuristics, inputs, generate, build, check, time, final, kernels) and ``previous``
+    (the winner another cuDNN release stored in the plan cache, tried here: its release, engine, knobs, time then
+    and now, ``ratio_to_winner``, or its status and reason when this release refused it; None when there was none).
     """
 
     name: str
@@ -144,6 +146,7 @@ class Exploration:
     fingerprint: str = ""
     options: dict = field(default_factory=dict)
     phases: dict = field(default_factory=dict)
+    previous: dict | None = None
 
     @property
     def best(self) -> ConfigResult | None:

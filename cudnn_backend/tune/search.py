@@ -75,6 +75,9 @@ class Strategy:
     def run(self, search: "Search") -> None:
         raise NotImplementedError
 
+    def finish(self, search: "Search") -> None:
+        """After the winner is chosen: what this strategy reports about it (nothing by default)."""
+
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r}>"
 
@@ -143,6 +146,7 @@ class Search:
         self.order: dict = {}  # key -> position in candidate order
         self.notes: list[str] = exploration.notes
         self.phases: dict = {}
+        self.reference_keys: list = []  # configs the final round re-times beside the fastest (another release's winner)
         self.progress = progress
         self.chooser = next((s for s in self.strategies if s.screen_level(options) is not None), Strategy())
         self.screen_level = self.chooser.screen_level(options) if evaluator.timed else None
@@ -150,10 +154,12 @@ class Search:
         evaluator.hold = evaluator.keep_plans or (self.chooser.holds_plans and evaluator.timed)
 
     def run(self):
-        """Every strategy in turn, then the winner chosen (``choose``)."""
+        """Every strategy in turn, then the winner chosen (``choose``), then each strategy's ``finish``."""
         for strategy in self.strategies:
             strategy.run(self)
         self.choose()
+        for strategy in self.strategies:
+            strategy.finish(self)
 
     # -- bookkeeping ------------------------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -264,3 +264,27 @@ def test_an_empty_cache_is_still_the_cache_a_search_stores_into(tmp_path):
     by_path = _as_cache(tmp_path / "by_path.sqlite")
     assert isinstance(by_path, PlanCache) and by_path.path == tmp_path / "by_path.sqlite"
     assert _as_cache(None) is None and _as_cache(False) is None
+
+
+def test_another_releases_winner_for_the_same_graph_and_device(tmp_path, monkeypatch):
+    """What a search after an upgrade tries first: the entry of the same graph and device stored by another release
+    (the newest release older than the loaded one first), never one of this release or of another graph or GPU."""
+    from cudnn_backend.tune import cache as cache_module
+
+    path = tmp_path / "plans.sqlite"
+    og = three_ways.graph_builder().build()
+    cache = PlanCache(path)
+    loaded = cb.get_version()
+    plan = _plan(og)
+    for version, time_us in ((loaded - 900, 20.0), (loaded - 300, 11.0), (loaded + 100, 9.0)):
+        monkeypatch.setattr(cache_module, "get_version", lambda v=version: v)
+        cache.put(og, plan, device_profile=H200, time_us=time_us)
+    monkeypatch.setattr(cache_module, "get_version", lambda: loaded)
+    cache.put(og, plan, device_profile=H200, time_us=1.0)  # this release's own: a hit, never "previous"
+    cache.put(og, plan, device_profile=_other_device(), time_us=2.0)
+    prev = cache.previous(og, device_profile=H200)
+    assert prev.cudnn_version == loaded - 300 and prev.time_us == 11.0
+    assert prev.engine_index == plan.engine_index and prev.knobs == {cb.runtime.engines.short_name(k): v
+                                                                     for k, v in plan.knobs.items()}
+    assert cache.previous(three_ways.graph_builder(n=2).build(), device_profile=H200) is None
+    assert PlanCache(tmp_path / "empty.sqlite").previous(og, device_profile=H200) is None

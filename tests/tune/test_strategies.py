@@ -2,6 +2,7 @@
 cuDNN against the H200 profile) and injected timings (``fakes.FakeTimes``). What racing times, keeps, checks and
 chooses; the exhaustive pass; the deterministic mode; the pieces a split search needs."""
 import collections
+import json
 import math
 
 import pytest
@@ -313,3 +314,63 @@ def test_the_deterministic_mode_times_round_one_with_at_least_three_samples():
     assert first_samples(TuneOptions(deterministic=True)) == DETERMINISTIC_SAMPLES == 3
     assert first_samples(TuneOptions(deterministic=True, race_samples=5)) == 5
     assert schedule(TuneOptions(deterministic=True), 400)[0] == (1, 400, 3)
+
+
+# ---------------------------------------------------------------------------------------------
+# another release's winner (the plan cache's, after an upgrade)
+# ---------------------------------------------------------------------------------------------
+def _entry(engine_index, knobs, version=91900, time_us=9.5):
+    from cudnn_backend.tune.cache import CacheEntry
+
+    return CacheEntry("k" * 64, "fp", "NVIDIA H200", 90, 132, version, engine_index, dict(knobs), time_us, {}, 0.0, 1)
+
+
+def _candidates():
+    ex, order = _run_in_order()
+    return ex, order
+
+
+def test_another_releases_winner_is_timed_head_to_head_with_the_new_winner():
+    ex, order = _candidates()
+    slow = order[4]  # a config heuristics list, made the slowest of all: racing would drop it early
+    truth = lambda search, key: 50.0 if search.results[key].key == slow else fakes.by_candidate_order(search, key)  # noqa: E731
+    ex_ = fakes.explorer(truth=truth)
+    ex_.previous = _entry(slow[0], dict(slow[1]))
+    try:
+        ex = ex_.run()
+    finally:
+        ex_.close()
+    p = ex.previous
+    assert p["cudnn_version"] == "9.19.0" and p["engine_index"] == slow[0] and p["time_us_then"] == 9.5
+    assert p["status"] == results.OK and not p["winner"] and p["ratio_to_winner"] == pytest.approx(50.0 / 10.0)
+    old = next(r for r in ex.results if r.key == slow)
+    assert old.first_pass_us is not None  # a finalist: re-timed head to head, measured like the winner
+    assert any(n.startswith("the cuDNN 9.19.0 winner") and "5.00x the new winner" in n for n in ex.notes), ex.notes
+    assert any("another release's winner" in n for n in ex.notes if n.startswith("final round"))
+
+
+def test_another_releases_winner_that_is_still_the_fastest_wins():
+    ex, order = _candidates()
+    fast = order[6]
+    truth = lambda search, key: 1.0 if search.results[key].key == fast else fakes.by_candidate_order(search, key)  # noqa: E731
+    ex_ = fakes.explorer(truth=truth)
+    ex_.previous = _entry(fast[0], dict(fast[1]))
+    try:
+        ex = ex_.run()
+    finally:
+        ex_.close()
+    assert ex.best.key == fast and ex.previous["winner"] and ex.previous["ratio_to_winner"] == 1.0
+    assert any("still the fastest" in n for n in ex.notes)
+
+
+def test_another_releases_winner_this_release_refuses_is_said_so():
+    ex_ = fakes.explorer()
+    ex_.previous = _entry(10_000, {"TILE_SIZE": 1})  # no such engine on this release
+    try:
+        ex = ex_.run()
+    finally:
+        ex_.close()
+    assert ex.previous["status"] == "refused" and ex.previous["reason"]
+    assert ex.best is not None  # the new search still chose
+    assert any("(the cuDNN 9.19.0 winner, 9.50 us there): refused by this release" in n for n in ex.notes), ex.notes
+    assert json.loads(ex.to_json())["previous"]["status"] == "refused"

@@ -1,4 +1,5 @@
-"""The final round: the ``finalists`` fastest correct configs of the last timing and heuristics' pick, re-timed
+"""The final round: the ``finalists`` fastest correct configs of the last timing, heuristics' pick and any
+``Search.reference_keys`` (another release's winner), re-timed
 head to head in ``final_rounds`` interleaved rounds (each a batch of back-to-back calls on one buffer set with the
 GPU kept busy, each round starting with another config); the winner is the fastest there. (A first pass that
 rotates inputs and samples briefly ranks configs of a few microseconds by their launch cost as much as by their
@@ -30,6 +31,8 @@ class FinalRound(Strategy):
             and search.results[pick].time_us is not None
         if pick_added:  # the headroom compares it with the winner: both measured alike
             keys.append(pick)
+        references = [k for k in search.reference_keys if k not in keys]
+        keys += references
         if len(keys) < 2:
             return
         level = search.chooser.final_level(o)
@@ -43,7 +46,8 @@ class FinalRound(Strategy):
             r.first_pass_us = r.time_us
             s = samples[key]
             r.time_us, r.min_us, r.max_us = statistics.median(s), min(s), max(s)
-        search.notes.append(f"final round: the fastest {len(keys) - pick_added} correct configs"
-                            f"{' and heuristics pick' if pick_added else ''} re-timed head to head, {o.final_rounds} "
+        extra = (["heuristics pick"] if pick_added else []) + (["another release's winner"] if references else [])
+        search.notes.append(f"final round: the fastest {len(keys) - pick_added - len(references)} correct configs"
+                            f"{' and ' + ' and '.join(extra) if extra else ''} re-timed head to head, {o.final_rounds} "
                             f"interleaved rounds of {level.repeats} samples (back-to-back calls, "
                             f"{'L2 flushed' if o.cold else 'one buffer set'}); their times are that round's medians")

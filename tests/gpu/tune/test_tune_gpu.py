@@ -252,3 +252,25 @@ def test_sweep_workers_start_without_torch(tmp_path):
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert all(ok for ok, _, _ in got), got
     assert all(check.startswith(("fp64 reference", "sampled fp64 reference")) for _, _, check in got), got
+
+
+def test_a_winner_stored_by_another_release_is_tried_after_an_upgrade(tmp_path, monkeypatch):
+    """The cache's entry of another release (the same graph and GPU) is a miss on this one; the search tries that
+    winner's engine and knobs, times it head to head with the finalists and says how it compares."""
+    from cudnn_backend.tune import cache as cache_module
+
+    cache_path = tmp_path / "plans.sqlite"
+    kwargs = dict(n=8, c=64, h=28, w=28, k=64)
+    loaded = cb.get_version()
+    monkeypatch.setattr(cache_module, "get_version", lambda: loaded - 100)  # stored by "the previous release"
+    first, ex = cb.autotune("conv_bias_relu", cache=cache_path, kwargs=kwargs)
+    monkeypatch.undo()
+    second, ex2 = cb.autotune("conv_bias_relu", cache=cache_path, kwargs=kwargs)
+    assert ex2 is not None, "another release's entry must not be a hit"
+    p = ex2.previous
+    assert p is not None and p["engine_index"] == first.engine_index and p["status"] == "ok", p
+    assert p["time_us"] > 0 and p["ratio_to_winner"] >= 1.0 and p["time_us_then"] == pytest.approx(ex.best.time_us)
+    old = next(r for r in ex2.results if r.engine_index == first.engine_index and r.knobs == ex.best.knobs)
+    assert old.correct and old.first_pass_us is not None  # checked, and re-timed head to head
+    assert any(n.startswith(f"the cuDNN {p['cudnn_version']} winner") for n in ex2.notes), ex2.notes
+    assert len(PlanCache(cache_path).entries()) == 2  # one per release
