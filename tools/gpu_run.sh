@@ -6,7 +6,7 @@
 #     with tools/carry_cudnn.sh (unpacked under /tmp/cudnn/<release>). With several, each release's results go to
 #     $OUT/cudnn-<release>/.
 #   stages: tests notorch cli-notorch examples bench tune headroom racing sweep multigpu support profile timer startup
-#     fill
+#     fill compare-releases
 #   (default: tests notorch cli-notorch examples bench tune)
 #   tests / notorch: the GPU tests (tests/gpu), with torch and with torch not importable (only the torch-interop tests,
 #     tests/gpu/runtime/test_torch_gpu.py, skip then)
@@ -17,6 +17,7 @@
 #     the host routes, and the ResNet-50 preset's buffer sets (benchmarks/random_fill.py)
 #   multigpu: issue 23, the ResNet-50 preset on 1 GPU against every GPU of the host (benchmarks/multi_gpu_sweep.py,
 #     ~280 s: MULTIGPU_BUDGET_S)
+#   compare-releases: `compare --releases` of two releases on this GPU (run it once, under any --releases entry)
 #   (sweep and multigpu want a host of 2 or more GPUs: the device tool's nvidia-h100-x2; on one GPU multigpu says so)
 # Results go to $OUT (the device tool brings that folder back); default /tmp/cudnn-backend-out.
 set -uo pipefail
@@ -173,6 +174,17 @@ for stage in "$@"; do
         --json "$ROUT/support_gpu_$slug.json" --csv "$ROUT/support_gpu_$slug.csv" 2>&1 | tee "$ROUT/support.txt"
       python3 -m cudnn_backend why --graph examples/support_matrix.py:strided_dgrad_fp32 --json "$ROUT/why_dgrad.json" \
         2>&1 | tee -a "$ROUT/support.txt"
+      ;;
+    compare-releases)
+      log "two releases side by side on this GPU (COMPARE_A, COMPARE_B; default: the installed one and 9.28.1): the resnet50, fused and attention presets timed graph by graph, and the support catalogue with kernel counts"
+      a=${COMPARE_A:-$SITE/nvidia/cudnn} b=${COMPARE_B:-9.28.1}
+      for preset in ${COMPARE_PRESETS:-resnet50 fused attention}; do
+        /usr/bin/time -f "wall compare $preset %e s" python3 -m cudnn_backend compare --releases "$a" "$b" \
+          --preset "$preset" --all --json "$ROUT/compare_$preset.json" --csv "$ROUT/compare_$preset.csv"
+      done 2>&1 | tee "$ROUT/compare_releases.txt"
+      [ "${COMPARE_SUPPORT:-1}" = 1 ] && /usr/bin/time -f "wall compare support %e s" python3 -m cudnn_backend compare \
+        --releases "$a" "$b" --no-cache --quiet --json "$ROUT/compare_support.json" --csv "$ROUT/compare_support.csv" \
+        2>&1 | tee -a "$ROUT/compare_releases.txt"
       ;;
     profile)
       log "device profile capture"

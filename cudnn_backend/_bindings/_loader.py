@@ -198,6 +198,42 @@ def load_cudnn() -> LoadedCudnn:
         return _loaded
 
 
+ENV_CARRIED = "CUDNN_CARRY_DEST"  # where tools/carry_cudnn.sh unpacks releases on a machine: <dest>/<release>/lib
+
+
+def release_library(spec) -> str | None:
+    """The libcudnn.so.9 a release ``spec`` names, for running another release beside the loaded one (each in its
+    own process, ``CUDNN_BACKEND_LIBCUDNN``): None for "default" (the one this environment loads); a file; a
+    folder holding it (itself, ``lib/`` or ``nvidia/cudnn/lib/``); or a release "MAJOR.MINOR.PATCH" that
+    tools/carry_cudnn.sh unpacked on this machine (``$CUDNN_CARRY_DEST`` or /tmp/cudnn) or installed in the
+    package's cache (``~/.cache/cudnn-backend/releases/cu13-9.28.1``). ValueError names what was looked for."""
+    text = os.fspath(spec) if isinstance(spec, os.PathLike) else spec
+    if not isinstance(text, str) or not text:
+        raise TypeError(f"release: expected a libcudnn.so.9 path, a folder, a release (e.g. 9.28.1) or 'default', "
+                        f"not {spec!r}")
+    if text in ("default", "system"):
+        return None
+    path = pathlib.Path(text).expanduser()
+    folders = [path] if path.is_dir() else []
+    if path.is_file():
+        return str(path.resolve())
+    if not folders:
+        parts = text.split(".")
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+            raise ValueError(f"release: {text!r} is neither a file, a folder nor a release (MAJOR.MINOR.PATCH, e.g. "
+                             "9.28.1)")
+        cache = pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache")
+        folders = [pathlib.Path(os.environ.get(ENV_CARRIED) or "/tmp/cudnn") / text] + \
+            [cache / "cudnn-backend" / "releases" / f"{cuda}-{text}" for cuda in ("cu13", "cu12")]
+    candidates = [f / sub / "libcudnn.so.9" for f in folders for sub in ("", "lib", "nvidia/cudnn/lib")]
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is None:
+        raise ValueError(f"release: no libcudnn.so.9 for {text!r} in {', '.join(str(f) for f in folders)} (carry or "
+                         "install one: `bash tools/carry_cudnn.sh pack 9.28.1`, or `pip install --target DIR "
+                         "nvidia-cudnn-cu13==9.28.1.*` and give DIR)")
+    return str(found.resolve())
+
+
 def loaded() -> LoadedCudnn | None:
     """The loaded cuDNN, or None if nothing has needed it yet."""
     return _loaded

@@ -15,10 +15,10 @@ import sys
 import warnings
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.markup import escape
 from rich.text import Text
 
 from cudnn_backend.cli import render
+from cudnn_backend._bindings._loader import release_library
 from cudnn_backend.cli.args import UsageError, build_parser, builder_kwargs, size_options, tune_options
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Handle
@@ -46,6 +46,7 @@ from cudnn_backend.tune.support import (
     plot_support_heatmap,
     support_matrix,
 )
+from cudnn_backend.tune.releases import compare_releases
 from cudnn_backend.tune.sweeps import Task, sweep, tasks_from_file, tasks_from_preset
 from cudnn_backend.tune.explain import why
 
@@ -255,10 +256,7 @@ def _write_plan(path, plan, how) -> None:
     profile = profile_of(plan.deviceprop) if plan.handle is None else None
     if profile is not None:  # built offline: the GPU it was built for must be the one that loads it
         _note(f"{path} was built offline with the {profile.device_name} profile ({profile.origin}): it loads on "
-              f"{profile.plan_target()}")
-        risk = profile.plan_risk()
-        if risk is not None:
-            render.error_console.print(f"[yellow]warning:[/yellow] {escape(risk)}")
+              f"{profile.plan_target()}")  # where a published figure puts that at risk, save_plan warned
 
 
 def _plan_config(plan) -> str:
@@ -697,14 +695,51 @@ def cmd_compare(args) -> int:
                                              **options)
             comparison.label_a, comparison.label_b = args.profiles
         else:
-            libs = [None if lib == "default" else lib for lib in args.releases]
-            for lib in libs:
-                if lib is not None and not pathlib.Path(lib).is_file():
-                    raise UsageError(f"argument --releases: {lib!r} is not a file (a libcudnn.so.9, or `default`)")
+            try:
+                libs = [release_library(lib) for lib in args.releases]
+            except (ValueError, TypeError) as e:
+                raise UsageError(f"argument --releases: {str(e).removeprefix('release: ')}") from None
+            if args.preset or args.graph or args.tasks:
+                return _compare_releases_timed(args, args.releases)
             with _progress(args, "compare") as progress:
                 comparison = compare_support(releases=libs, device_profile=args.device_profile,
                                              catalogue=args.catalogue, progress=progress, **options)
     render.console.print(render.support_comparison(comparison, everything=args.all))
+    if args.csv:
+        _write_rows_csv(args.csv, comparison.rows)
+        render.error_console.print(f"wrote {args.csv} ({len(comparison.rows)} rows)")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(comparison.to_dict(), indent=1) + "\n", encoding="utf-8")
+        render.error_console.print(f"wrote {args.json}")
+    return 0
+
+
+def _compare_releases_timed(args, releases) -> int:
+    """compare --releases A B with graphs: each explored under each release (timed on this GPU), graph by graph."""
+    if args.catalogue:
+        raise UsageError("argument --catalogue: with --preset/--graph/--tasks the graphs are those; give one or the "
+                         "other")
+    if not 0 < args.slower < 10:
+        raise UsageError(f"argument --slower: expected a fraction such as 0.1, not {args.slower}")
+    if args.preset:
+        tasks = tasks_from_preset(args.preset)
+    elif args.tasks:
+        try:
+            tasks = tasks_from_file(args.tasks)
+        except (OSError, ValueError) as e:
+            raise UsageError(f"argument --tasks: {e}") from None
+    else:
+        tasks = [Task(ref, {}) for ref in args.graph]
+    for task in tasks:
+        _builder(task.builder, f"the graph {task.name}", task.kwargs)
+    profile = _device_profile(args)
+    if _offline(profile):
+        _note("no GPU (or --device-profile): nothing is timed; the configs each release lists and the first that "
+              "builds are compared")
+    with _progress(args, "compare") as progress:
+        comparison = compare_releases(releases, tasks, device_profile=args.device_profile, slower=args.slower,
+                                      progress=progress)  # each release converts the profile for itself
+    render.console.print(render.release_comparison(comparison, everything=args.all))
     if args.csv:
         _write_rows_csv(args.csv, comparison.rows)
         render.error_console.print(f"wrote {args.csv} ({len(comparison.rows)} rows)")

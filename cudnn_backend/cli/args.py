@@ -418,9 +418,18 @@ def _support_parsers(sub):
                                    "saved matrices (--matrices A.json B.json).")
     w = p.add_argument_group("what to compare (one of)")
     w.add_argument("--profiles", nargs=2, metavar=("A", "B"), help="two device profiles (bundled names or files)")
-    w.add_argument("--releases", nargs=2, metavar=("LIB_A", "LIB_B"),
-                   help="two libcudnn.so.9 paths (or `default`), probed against --device-profile")
+    w.add_argument("--releases", nargs=2, metavar=("A", "B"),
+                   help="two cuDNN releases: each a libcudnn.so.9, a folder holding one, a release carried or "
+                        "installed here (9.28.1: tools/carry_cudnn.sh) or `default`; the support catalogue probed "
+                        "against --device-profile, or with --preset/--graph/--tasks each graph explored and timed "
+                        "on this GPU")
     w.add_argument("--matrices", nargs=2, metavar=("A.json", "B.json"), help="two matrices `support --json` wrote")
+    t = p.add_argument_group("graphs timed under both releases (with --releases; on a GPU, else offline)")
+    t.add_argument("--preset", choices=sorted(PRESETS), help="a list of graphs: " + ", ".join(sorted(PRESETS)))
+    t.add_argument("--graph", action="append", metavar="FILE.py:FUNC", help="your own graph (repeat for several)")
+    t.add_argument("--tasks", metavar="FILE", help="a file listing graphs, one per line: BUILDER [key=value ...]")
+    t.add_argument("--slower", type=float, default=0.1, metavar="F",
+                   help="a graph or config this fraction slower under B is reported slowed down")
     _support_selection(p)
     o = _csv_json(p, "the comparison as JSON")
     o.add_argument("--all", action="store_true", help="print unchanged graphs too")

@@ -480,6 +480,36 @@ def support_comparison(comparison, everything=False) -> Table:
     return t
 
 
+def release_comparison(comparison, everything=False) -> Table:
+    counts = comparison.counts()
+    rows = [r for r in comparison.rows if everything or r["change"] != "same"]
+    how = "times in us, medians on this GPU" if comparison.timed else "offline: nothing timed, the first config " \
+        "that builds"
+    t = table(f"{comparison.label_a} (A) vs {comparison.label_b} (B): " + ", ".join(f"{k}: {v}" for k, v in
+                                                                                      counts.items()),
+              caption=f"{how}; best: the fastest correct config; pick: heuristics' first; slower/faster: the best "
+                      f"differs by more than {comparison.slower:.0%}; slowed: configs correct under both, that much "
+                      "slower under B; vanished: correct under A, not listed or failing under B (engines are matched "
+                      "by global index and knobs)" + ("" if everything else "; unchanged graphs left out (--all "
+                                                                            "prints them)"))
+    for col in ("change", "graph", "A best", "B best", "best B/A", "pick B/A", "kernels A/B", "slowed", "vanished",
+                "reason"):
+        t.add_column(col, overflow="fold", max_width=_cap(50) if col in ("slowed", "vanished", "reason") else None)
+    style = {"gained": "green", "faster": "green", "lost": "red", "slower": "red", "failed": "red"}
+
+    def cell(v):
+        return "-" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v)
+
+    for r in rows:
+        best = lambda side: (f"{r.get(side + ' best', '-')}" + (f" {r[side + ' best us']:.2f} us"  # noqa: E731
+                                                              if r.get(side + " best us") is not None else ""))
+        t.add_row(Text(r["change"], style=style.get(r["change"], "")), r["graph"], best("A"), best("B"),
+                  cell(r.get("best B/A")), cell(r.get("pick B/A")),
+                  f"{cell(r.get('A kernels'))}/{cell(r.get('B kernels'))}", r.get("slowed", ""), r.get("vanished", ""),
+                  (r.get("reason") or "")[:300])
+    return t
+
+
 def explanation(ex, out=None) -> None:
     out = out or console
     r = ex.result

@@ -7,7 +7,10 @@ can be shipped to another process or machine and rebuilt there.
 * ``fused``: the fused patterns of the catalogue (conv + bias + ReLU, conv + bias + residual add + ReLU,
   matmul + bias + GELU / ReLU, conv + GEN_STATS), at sizes that are not launch-bound;
 * ``user``: graphs users bring — a grouped conv, a batched matmul + bias + ReLU, conv + bias + residual add
-  + ReLU, an RMS norm and SDPA forward.
+  + ReLU, an RMS norm and SDPA forward;
+* ``attention``: attention as LLMs run it, fp16 — unified SDPA forward (training and inference) and backward, the
+  composite graph with a causal mask, and the SOFTMAX and DIAGONAL_BAND_MASK forms of cuDNN 9.20+ (refused by the
+  version gate on older releases), at two shapes.
 """
 from __future__ import annotations
 
@@ -48,6 +51,19 @@ PRESETS = {
          dict(n=32, c=128, h=28, w=28, k=128)),
         ("rms_norm 8192x4096", f"{_P}:rms_norm_fwd", dict(tokens=8192, hidden=4096)),
         ("sdpa_fwd b4 h16 s1024 d64", f"{_P}:sdpa_fwd", dict(b=4, h=16, s_q=1024, s_kv=1024, d=64)),
+    ],
+    "attention": [
+        *(entry for b, h, s, d in ((4, 16, 1024, 64), (1, 32, 4096, 128)) for entry in (
+            (f"sdpa_fwd b{b} h{h} s{s} d{d}", f"{_P}:sdpa_fwd", dict(b=b, h=h, s_q=s, s_kv=s, d=d)),
+            (f"sdpa_fwd inference b{b} h{h} s{s} d{d}", f"{_P}:sdpa_fwd",
+             dict(b=b, h=h, s_q=s, s_kv=s, d=d, training=False)),
+            (f"sdpa_bwd b{b} h{h} s{s} d{d}", f"{_P}:sdpa_bwd", dict(b=b, h=h, s_q=s, s_kv=s, d=d)),
+            (f"sdpa_composite_fwd causal b{b} h{h} s{s} d{d}", f"{_P}:sdpa_composite_fwd",
+             dict(b=b, h=h, s_q=s, s_kv=s, d=d, causal=True)),
+            (f"sdpa_softmax_fwd b{b} h{h} s{s} d{d}", f"{_P}:sdpa_softmax_fwd", dict(b=b, h=h, s_q=s, s_kv=s, d=d)),
+            (f"diagonal_band_mask b{b} h{h} s{s} d{d}", f"{_P}:diagonal_band_mask",
+             dict(b=b, h=h, s_q=s, s_kv=s, d=d)),
+        )),
     ],
 }
 

@@ -32,6 +32,7 @@ from cudnn_backend.core.json_checks import check_plan_json, document_release, pl
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.core import device as _device
 from cudnn_backend.errors import (CudnnBackendError, CudnnError, CudnnLibraryNotFoundError, DeviceMemoryWarning,
+                                  DeviceProfileIdentityWarning,
                                   JsonCheckError, JsonTableFallbackWarning, NoDeviceError, PlanVersionError,
                                   did_you_mean)
 from cudnn_backend.runtime import engines as _engines
@@ -597,9 +598,16 @@ def _unknown_enumerants(data, path=""):
 
 
 def save_plan(plan, path) -> pathlib.Path:
-    """Write the plan's JSON to ``path``; returns the path."""
+    """Write the plan's JSON to ``path``; returns the path. A plan built offline with a device profile whose member
+    cuDNN compares on load came from a published figure warns (``DeviceProfileIdentityWarning``): the GPU may
+    refuse it."""
+    plan = as_plan(plan)
     path = file_path(path)
-    path.write_text(as_plan(plan).to_json(), encoding="utf-8")
+    path.write_text(plan.to_json(), encoding="utf-8")
+    profile = profile_of(plan.deviceprop) if plan.handle is None else None
+    risk = profile.plan_risk() if profile is not None else None
+    if risk is not None:
+        warnings.warn(DeviceProfileIdentityWarning(f"{path}: {risk}"), stacklevel=2)
     return path
 
 

@@ -12,8 +12,8 @@ uses it (``for_release``): a member that release reads and the profile lacks com
 another release), else, for a member the release requires, from a small table of published GPU facts
 (``data/gpu_facts.json``). Published figures can differ from what a GPU reports (the H200 reports a
 ``memoryBusWidth`` of 6016 bits; NVIDIA publishes 6144), and cuDNN compares some members when it loads a
-plan (``plan_identity_members``): a profile with such a member from the table warns
-(``DeviceProfileIdentityWarning``) that plans built with it may be refused on the GPU. Each filled member's
+plan (``plan_identity_members``): a plan built with a profile holding such a member from the
+table warns when it is saved (``DeviceProfileIdentityWarning``) that it may be refused on the GPU. Each filled member's
 source is kept (``filled``). Members that release does not know are dropped. The captures stay the ground
 truth: converted back for the release that captured them they come out byte for byte. A profile that
 cannot be converted is refused with ``DeviceProfileVersionError`` naming the missing member and the fix.
@@ -33,7 +33,6 @@ import os
 import pathlib
 import re
 import threading
-import warnings
 import weakref
 from dataclasses import dataclass, field
 
@@ -658,9 +657,6 @@ class DeviceProfile:
             _PROFILE_OF[dp] = converted  # the profile cuDNN was given (profile_of)
             if not fresh:
                 self._descriptor_cache, self._descriptor_text = dp, text
-        risk = converted.plan_risk(loaded_version())
-        if risk is not None and not fresh:
-            warnings.warn(f"{risk}.", DeviceProfileIdentityWarning, stacklevel=2)
         return dp
 
     def _refusal(self, error, messages) -> DeviceProfileError | None:

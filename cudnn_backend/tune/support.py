@@ -53,6 +53,7 @@ import traceback
 import warnings
 from dataclasses import asdict, dataclass, field
 
+from cudnn_backend._bindings._loader import release_library
 from cudnn_backend._bindings.enums import BehaviorNote
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor, Handle, as_int
@@ -1044,10 +1045,11 @@ def _package_root() -> str:
 
 
 def _release_path(library) -> pathlib.Path:
-    lib = file_path(library, "release")
-    if not lib.is_file():
-        raise ValueError(f"release: {str(lib)!r} is not a file (a libcudnn.so.9)")
-    return lib
+    """The libcudnn.so.9 of a release spec (``_loader.release_library``: a file, a folder, "9.28.1", "default")."""
+    found = release_library(library)
+    if found is None:
+        raise ValueError("release: 'default' is the cuDNN this process loads; give None for it here")
+    return pathlib.Path(found)
 
 
 def _matrix_in_process(library, device_profile, options, timeout) -> SupportMatrix:
@@ -1085,7 +1087,8 @@ def compare_support(*, profiles=None, releases=None, device_profile=None, catalo
                     data_type=None, layout=None, name=None, plans="precompiled", workers=None, cache=True,
                     allow_version_mismatch=None, timeout=1800, progress=None) -> SupportComparison:
     """Compare support between two device ``profiles`` (probed here, one after the other) or two cuDNN
-    ``releases`` (paths of libcudnn.so.9, or None for the default; each probed in its own process with
+    ``releases`` (each what ``_loader.release_library`` takes: a libcudnn.so.9, a folder, "9.28.1"; or None for
+    the default; each probed in its own process with
     ``CUDNN_BACKEND_LIBCUDNN``, against ``device_profile``). The catalogue, filters and options are
     ``support_matrix``'s."""
     if (profiles is None) == (releases is None):
@@ -1118,7 +1121,9 @@ def compare_support(*, profiles=None, releases=None, device_profile=None, catalo
         for lib in pair:
             if progress is not None:
                 progress(len(matrices), 2, f"probing {lib or 'the default cuDNN'}")
-            matrices.append(_matrix_in_process(lib, device_profile or "h200", options, timeout))
+            # no profile: each release probes this machine's GPU (kernel counts included), or offline the bundled
+            # h200 profile, as `support` does by itself
+            matrices.append(_matrix_in_process(lib, device_profile, options, timeout))
         labels = [f"cuDNN {m.cudnn_version}" for m in matrices]
         if labels[0] == labels[1]:
             labels = [f"{labels[0]} ({pathlib.Path(str(lib)).parent.parent.parent.parent.name if lib else 'default'})"

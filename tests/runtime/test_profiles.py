@@ -8,6 +8,7 @@ are pure Python and are checked for all of them on any.
 import copy
 import json
 import pickle
+import warnings
 
 import pytest
 
@@ -162,10 +163,23 @@ def test_a_release_requiring_the_bus_width_gets_it_from_a_capture_before_publish
     risk = h100.plan_risk()
     assert "memoryBusWidth 5120" in risk and "ARCH_MISMATCH" in risk and "profile capture" in risk
     assert DeviceProfile.bundled("h100", "9.22.0").plan_risk() is None  # 9.22 reads no bus width
-    loaded = DeviceProfile.bundled("h100")  # for the loaded release: a warning where it compares the bus width
-    if loaded.plan_risk() is not None:
-        with pytest.warns(cb.DeviceProfileIdentityWarning, match="memoryBusWidth 5120"):
-            loaded.descriptor()
+
+
+@NO_TABLE
+def test_saving_a_plan_built_with_a_published_figure_cudnn_compares_warns(tmp_path):
+    from cudnn_backend.runtime.heuristics import build_first_plan
+    from cudnn_backend.runtime.plans import save_plan
+
+    for name in ("h100", "h200"):
+        loaded = DeviceProfile.bundled(name)  # for the loaded release: a warning where it compares the bus width
+        plan, _ = build_first_plan(notebook_conv_graph(), device_profile=loaded)
+        if loaded.plan_risk() is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", cb.DeviceProfileIdentityWarning)
+                save_plan(plan, tmp_path / f"{name}.json")
+        else:
+            with pytest.warns(cb.DeviceProfileIdentityWarning, match=f"{name}.json: .*memoryBusWidth 5120"):
+                save_plan(plan, tmp_path / f"{name}.json")
 
 
 @NO_TABLE
