@@ -379,7 +379,10 @@ def _smv_dtype(smv, array):
 def _read_smv(array, stream, protocol, library, device):
     smv_cls = _strided_memory_view()
     if protocol == "dlpack":
-        smv = smv_cls.from_dlpack(array, stream_ptr=int(stream) if device == "cuda" else -1)
+        # DLPack names the legacy default stream 1 (0 is ambiguous, and refused by some producers); 1 is also the
+        # driver's CU_STREAM_LEGACY, for producers that take the value as a stream handle
+        dl_stream = (1 if int(stream) == 0 else int(stream)) if device == "cuda" else -1
+        smv = smv_cls.from_dlpack(array, stream_ptr=dl_stream)
     else:
         smv = smv_cls.from_cuda_array_interface(array, stream_ptr=int(stream))
     name, itemsize = _smv_dtype(smv, array)

@@ -65,6 +65,12 @@ def test_dlpack_producers_versioned_or_not(versioned):
     assert len(f.streams) == (1 if versioned else 2)
 
 
+def test_the_legacy_default_stream_is_passed_as_dlpack_names_it():
+    f = cuda_array(A, (4,), versioned=True)
+    arrays.view(f, stream=0)
+    assert f.streams == [1]  # DLPack's legacy default stream (0 is ambiguous there), CU_STREAM_LEGACY as a handle
+
+
 def test_metadata_only_asks_for_no_stream_order_and_the_byte_offset_counts():
     f = FakeDLPack(A, (4,), bits=32, byte_offset=64, versioned=True)
     info = arrays.view(f)
