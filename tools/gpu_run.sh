@@ -6,11 +6,14 @@
 #     with tools/carry_cudnn.sh (unpacked under /tmp/cudnn/<release>). With several, each release's results go to
 #     $OUT/cudnn-<release>/.
 #   stages: tests notorch cli-notorch examples bench tune headroom racing sweep multigpu support profile timer startup
-#     fill compare-releases
+#     fill arrays compare-releases
 #   (default: tests notorch cli-notorch examples bench tune)
 #   tests / notorch: the GPU tests (tests/gpu), with torch and with torch not importable (only the torch-interop tests,
 #     tests/gpu/runtime/test_torch_gpu.py, skip then)
 #   cli-notorch: the CLI's explore --sweep, tune, bench, fusion with torch not importable
+#   arrays: the array matrix (tests/gpu/runtime/test_array_matrix_gpu.py) and the fp8 graphs, table in
+#     $OUT/arrays/array_matrix.md (benchmarks/array_matrix_table.py)
+#   bench: per-call pytest-benchmark table (percall.md) and the interleaved comparison with C (percall_interleaved.md)
 #   timer: the explorer's timer against the torch-based one it replaced, ResNet-50 preset (benchmarks/timer_compare.py)
 #   racing: tuning by racing against the exhaustive pass, winners head to head, against torch (tune_racing_gpu.py)
 #   startup: sweep worker start-up before/after (no torch in workers); fill: random inputs, the device kernel against
@@ -128,6 +131,18 @@ for stage in "$@"; do
         --benchmark-json="$ROUT/benchmarks.json" --benchmark-columns=mean,median,stddev,rounds 2>&1 \
         | tee "$ROUT/benchmarks.log"
       python3 benchmarks/summarize.py "$ROUT/benchmarks.json" --info "$ROUT/info.txt" --out "$ROUT/percall.md"
+      log "per call against C, interleaved rounds on a pinned CPU (the targets' table)"
+      python3 benchmarks/percall_interleaved.py --c-harness /tmp/c_harness --rounds "${PERCALL_ROUNDS:-7}" \
+        --out "$ROUT/percall_interleaved.json" --md "$ROUT/percall_interleaved.md" --info "$ROUT/info.txt" 2>&1 \
+        | tee "$ROUT/percall_interleaved.txt"
+      ;;
+    arrays)
+      log "issue 30: arrays of every library x data type x layout x stream, and the fp8 graphs over torch fp8 tensors"
+      mkdir -p "$ROUT/arrays"
+      OUT="$ROUT/arrays" python3 -m pytest tests/gpu/runtime/test_array_matrix_gpu.py tests/gpu/runtime/test_fp8_gpu.py \
+        tests/gpu/runtime/test_arrays_gpu.py -q -rfE -p no:cacheprovider 2>&1 | tee "$ROUT/arrays/tests.log" | tail -40
+      python3 benchmarks/array_matrix_table.py "$ROUT/arrays/gpu-findings.jsonl" --info "$ROUT/info.txt" \
+        --out "$ROUT/arrays/array_matrix.md"
       ;;
     tune)
       log "the main job: explore, tune, cache hit in a second process, bench, fusion"

@@ -1034,6 +1034,16 @@ def _use_context(context, int repeat=1):
     return state
 
 
+def _call_gate(Resource a, Resource b, Resource c, int repeat=1):
+    """enter_call and leave_call with ``a``, ``b``, ``c`` ``repeat`` times (no cuDNN call between): for measuring the
+    gate's per-call cost (benchmarks/percall_gate.py)."""
+    cdef int i
+    for i in range(repeat):
+        enter_call(a, b, c)
+        leave_call(a, b, c)
+    return repeat
+
+
 def _context_hint(Handle handle not None, int state):
     """context_hint for tests."""
     return context_hint(handle, state)

@@ -252,8 +252,8 @@ def resolve_buffer(obj, what="buffer", stream=-1) -> Resolved:
         raise TypeError(f"{what}: cannot use a {type(obj).__name__} as a buffer; need {_ACCEPTED}")
     info = arrays.view(obj, stream=stream, what=what)
     if info.device != "cuda":
-        raise TypeError(f"{what}: the {type(obj).__name__} ({info.describe()}) is host memory; cuDNN needs device "
-                        "memory (copy it to the GPU first)")
+        raise TypeError(f"{what}: the array ({info.describe()}) is host memory; cuDNN needs device memory (copy it "
+                        "to the GPU first)")
     return Resolved(_as_address(info.ptr or 0, what), info.nbytes, obj, info.data_type, info)
 
 
@@ -347,9 +347,13 @@ def check_array(what, spec, a, check_dtype=True):
         return
     if spec.data_type is not None and a.data_type != spec.data_type:
         if check_dtype:
-            raise ValueError(f"{what}: the array holds {a.dtype_name}"
-                             f"{f' ({a.data_type.name})' if a.data_type is not None else ''} but the tensor is "
-                             f"{spec.data_type.name} (pass check_dtype=False to bind it anyway)")
+            if a.data_type is None:
+                why = arrays.no_data_type_reason(a.dtype_name)
+                holds = f"{a.holds()}, which has no cuDNN data type{f' ({why})' if why else ''},"
+            else:
+                holds = f"{a.holds()} ({a.data_type.name})"
+            raise ValueError(f"{what}: the array holds {holds} but the tensor is {spec.data_type.name} (pass "
+                             "check_dtype=False to bind it anyway)")
         return  # bound anyway: element layouts of two types are not comparable; the size is still checked
     if spec.vector_count not in (None, 1) or spec.itemsize is None or spec.itemsize < 1:
         return  # vectorized or sub-byte tensors: dims do not map to array elements

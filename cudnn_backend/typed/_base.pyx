@@ -331,14 +331,20 @@ cdef class TensorBase(TypedDescriptor):
     @classmethod
     def from_array(cls, array, uid=None, name=None, *, virtual=False, by_value=False, alignment=None,
                    data_type=None, finalize=True):
-        """A tensor shaped like ``array`` (numpy, torch, cupy, DLPack or __cuda_array_interface__).
+        """A tensor shaped like ``array`` (numpy, torch, JAX, cupy, DLPack or __cuda_array_interface__; host arrays
+        are read by numpy, without cuda-core).
 
         Dims, strides (in elements), data type and byte alignment (from the data pointer, at most 16) are
-        inferred; ``uid`` defaults to the next free one of ``typed.uids.default_uids``.
+        inferred; ``uid`` defaults to the next free one of ``typed.uids.default_uids``. An array whose dtype cuDNN
+        has no type for is refused unless ``data_type`` is given.
         """
         info = _arrays.describe(array)
         if 0 in info.shape:
             raise ValueError(f"array: a zero-sized dimension {list(info.shape)}; cuDNN tensors need sizes >= 1")
+        if data_type is None and info.data_type is None:
+            why = _arrays.no_data_type_reason(info.dtype_name)
+            raise TypeError(f"array: the {info.holds()} array has no cuDNN data type{f' ({why})' if why else ''}; "
+                            "pass data_type= to describe its memory as another type")
         t = cls(data_type=data_type if data_type is not None else info.data_type,
                 dimensions=list(info.shape) or [1], strides=[max(1, s) for s in info.strides] or [1],
                 unique_id=default_uids.next() if uid is None else uid,

@@ -1,18 +1,31 @@
-"""What cuDNN needs to know about an array, read through one adapter: cuda.core's ``StridedMemoryView``.
+"""What cuDNN needs to know about an array: shape, strides (in elements), data type, data pointer and device.
 
-``view(array, stream=...)`` reads shape, strides (in elements), data type, data pointer and device of any object
-that speaks DLPack (versioned or not; tried first) or ``__cuda_array_interface__``: torch, cupy, JAX, numba,
-numpy (host), cuda.core buffers and anything else. ``stream`` is the consumer stream (the cuDNN handle's):
-the producer's pending work is ordered before it (DLPack passes it to ``__dlpack__``, the CUDA array interface
-makes the consumer wait on the producer's stream); ``-1`` (the default) only reads the metadata.
-``layout_mismatch`` says whether an array describes exactly a tensor's elements. The host side of the data
-types (``storage_dtype``, ``encode``, ``decode``: bfloat16 and fp8 as their bits) serves input generation and
-checking. cuda.core comes with ``pip install 'cudnn-backend[gpu]'``.
+``view(array, stream=...)`` reads any array through one of three routes, chosen by the array's library:
+
+- **the producer's own reader** (``PRODUCERS``, keyed by the top-level module of the array's type or of a base
+  class): torch tensors always (data_ptr, shape, stride, dtype, device: every dtype torch has, fp8 included, which
+  neither cuda.core's torch path nor the CUDA array interface reads), JAX arrays when only the metadata is asked
+  (JAX refuses DLPack without a real stream) or when DLPack refuses the dtype, numpy arrays always (host memory,
+  read by numpy: no cuda.core needed);
+- **the protocols**, through cuda.core's ``StridedMemoryView``: DLPack (versioned or not; tried first) or
+  ``__cuda_array_interface__``, for every other library (cupy, numba, cuda.core, JAX with a stream, ...);
+- host objects numpy reads (``__array_interface__``, ``__array__``, host DLPack): through numpy.
+
+``stream`` is the consumer stream (the cuDNN handle's): the producer's pending work is ordered before it (DLPack
+passes it to ``__dlpack__``, the CUDA array interface makes the consumer wait on the producer's stream, torch's
+reader makes it wait on torch's current stream, JAX's reader waits for the array on the host); ``-1`` (the default)
+only reads the metadata. Every refusal is one line naming the array, its library, its dtype and why.
+
+``layout_mismatch`` says whether an array describes exactly a tensor's elements. The host side of the data types
+(``storage_dtype``, ``encode``, ``decode``: bfloat16 and fp8 as their bits) serves input generation and checking.
+cuda.core comes with ``pip install 'cudnn-backend[gpu]'``; host arrays are read without it.
 """
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -21,12 +34,13 @@ from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core.families._build import MAX_ELEMENTS, packed_strides, stride_order, strides_like  # noqa: F401
 from cudnn_backend.errors import MissingDependencyError
 
-__all__ = ["ArrayInfo", "view", "describe", "data_type_of", "span_bytes", "layout_mismatch", "storage_dtype",
-           "encode", "decode", "is_float", "DATA_TYPE_BITS", "ITEMSIZE", "HOST_DEVICE_TYPES", "CUDA_DEVICE_TYPES"]
+__all__ = ["ArrayInfo", "view", "describe", "data_type_of", "dtype_name", "no_data_type_reason", "span_bytes",
+           "layout_mismatch", "storage_dtype", "encode", "decode", "is_float", "Producer", "PRODUCERS",
+           "producer_of", "library_of", "DATA_TYPE_BITS", "ITEMSIZE", "HOST_DEVICE_TYPES", "CUDA_DEVICE_TYPES"]
 
 D = DataType
 
-# numpy/torch/JAX dtype names -> cuDNN data type
+# numpy/torch/JAX/cupy/ml_dtypes dtype names -> cuDNN data type
 _BY_NAME = {
     "float16": D.CUDNN_DATA_HALF, "float32": D.CUDNN_DATA_FLOAT, "float64": D.CUDNN_DATA_DOUBLE,
     "bfloat16": D.CUDNN_DATA_BFLOAT16, "int8": D.CUDNN_DATA_INT8, "uint8": D.CUDNN_DATA_UINT8,
@@ -37,6 +51,15 @@ _BY_NAME = {
 for _name, _member in (("float8_e8m0fnu", "CUDNN_DATA_FP8_E8M0"), ("uint32", "CUDNN_DATA_UINT32")):
     if _member in D.__members__:
         _BY_NAME[_name] = D[_member]
+# dtypes that look like one of cuDNN's but are not: said in the refusal
+_NOT_CUDNN = {
+    "float8_e4m3": "IEEE-style e4m3 with infinities; cuDNN's FP8_E4M3 is float8_e4m3fn",
+    "float8_e4m3fnuz": "the fnuz variant (no -0, another bias); cuDNN's FP8_E4M3 is float8_e4m3fn",
+    "float8_e5m2fnuz": "the fnuz variant (no -0, another bias); cuDNN's FP8_E5M2 is float8_e5m2",
+    "float8_e4m3b11fnuz": "cuDNN's FP8_E4M3 is float8_e4m3fn",
+    "float8_e3m4": "cuDNN has no e3m4 type",
+    "int16": "cuDNN has no 16-bit integer type", "uint16": "cuDNN has no 16-bit integer type",
+}
 
 # Bits per element of every data type with a plain per-element size (the one table of element sizes);
 # vectorized and bit-packed types are left out, which turns size checks off for them.
@@ -86,7 +109,9 @@ class ArrayInfo:
     """One array as the adapter read it. ``device`` is "cpu" (host memory) or "cuda" (memory the GPU reads);
     ``device_id`` the GPU's ordinal (-1 on the host); ``data_type`` None where cuDNN has no type for the
     array's (``dtype_name`` says which it was); ``nbytes`` the bytes spanned (None when the element size is
-    unknown); ``protocol`` "dlpack" or "cuda_array_interface"."""
+    unknown); ``protocol`` how it was read: "dlpack", "cuda_array_interface", "numpy" or "<library> attributes"
+    (the producer's own reader); ``library`` the array's library ("torch", "JAX", "cupy", "numpy", ... or the
+    type's name)."""
 
     shape: tuple
     strides: tuple  # in elements
@@ -98,6 +123,7 @@ class ArrayInfo:
     itemsize: int | None = None
     dtype_name: str = ""
     protocol: str = "dlpack"
+    library: str = ""
 
     @property
     def alignment(self) -> int:
@@ -119,23 +145,194 @@ class ArrayInfo:
         """A flat 1-D contiguous uint8 array: plain memory, whatever the tensor's data type."""
         return self.data_type == D.CUDNN_DATA_UINT8 and len(self.shape) == 1 and self.contiguous
 
+    def holds(self) -> str:
+        """``torch float8_e4m3fn`` (library and dtype, for messages)."""
+        return f"{self.library} {self.dtype_name or '?'}".strip()
+
     def describe(self) -> str:
-        """``float16 [2, 3] strides [3, 1] on cuda:0`` (for messages)."""
+        """``torch float16 [2, 3] strides [3, 1] on cuda:0`` (for messages)."""
         where = "the host" if self.device == "cpu" else f"cuda:{self.device_id}"
-        return f"{self.dtype_name or '?'} {list(self.shape)} strides {list(self.strides)} on {where}"
+        return f"{self.holds()} {list(self.shape)} strides {list(self.strides)} on {where}"
+
+
+def dtype_name(dtype) -> str:
+    """The plain name of a numpy/torch/cupy/JAX/ml_dtypes dtype (``torch.float8_e4m3fn`` -> ``float8_e4m3fn``)."""
+    name = getattr(dtype, "name", None)
+    if not isinstance(name, str) or getattr(dtype, "fields", None) is not None:  # (a structured dtype: its fields)
+        name = str(dtype)
+    return name.replace("torch.", "")
 
 
 def data_type_of(dtype) -> DataType:
-    """cuDNN data type of a numpy/torch/cupy/JAX dtype (or its name)."""
+    """cuDNN data type of a numpy/torch/cupy/JAX/ml_dtypes dtype (or its name)."""
     name = str(dtype).replace("torch.", "")
     if name in _BY_NAME:
         return _BY_NAME[name]
     try:
         return _BY_NAME[np.dtype(dtype).name]
     except (TypeError, KeyError):
-        raise TypeError(f"no cuDNN data type for {dtype!r}") from None
+        pass
+    why = _NOT_CUDNN.get(dtype_name(dtype))
+    raise TypeError(f"no cuDNN data type for {dtype!r}{f' ({why})' if why else ''}") from None
 
 
+def no_data_type_reason(name: str) -> str:
+    """Why a dtype (by name) has no cuDNN data type, where that is worth saying (else "")."""
+    return _NOT_CUDNN.get(name, "")
+
+
+def _data_type_or_none(name):
+    try:
+        return data_type_of(name) if name else None
+    except TypeError:
+        return None
+
+
+def _info(shape, strides, name, itemsize, ptr, device, device_id, protocol, library) -> ArrayInfo:
+    """An ArrayInfo from what a reader found (strides in elements; None: row-major contiguous)."""
+    shape = tuple(int(n) for n in shape)
+    strides = _contiguous_strides(shape) if strides is None else tuple(int(s) for s in strides)
+    data_type = _data_type_or_none(name)
+    if itemsize is None and data_type in ITEMSIZE:
+        itemsize = ITEMSIZE[data_type]
+    if itemsize is None:
+        nbytes = None
+    elif any(n == 0 for n in shape):
+        nbytes = 0
+    else:
+        nbytes = (1 + sum((n - 1) * abs(s) for n, s in zip(shape, strides))) * itemsize
+    return ArrayInfo(shape, strides, data_type, int(ptr or 0), device, nbytes, int(device_id), itemsize, name,
+                     protocol, library)
+
+
+class _Refused(TypeError):
+    """A reader cannot read this array: its one-line reason (without the array's name, added by ``view``)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# the producers' own readers
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Producer:
+    """How one library's arrays are read by their own attributes. ``first``: "always" (never through the
+    protocols), "metadata" (when no stream order is asked, ``stream == -1``; the protocols otherwise) or
+    "fallback" (only where the protocols refuse the array). ``read(array, stream)`` returns an ArrayInfo or
+    raises ``TypeError`` with the reason."""
+
+    library: str
+    read: Callable
+    first: str = "fallback"
+
+
+def _read_numpy(a, stream=-1, library="numpy") -> ArrayInfo:
+    """A numpy array (host memory), by numpy itself: any dtype numpy holds, ml_dtypes' bfloat16 and fp8 included."""
+    dt = a.dtype
+    name = dtype_name(dt)
+    if dt.fields is not None or dt.hasobject or dt.subdtype is not None:
+        raise _Refused("a structured or object dtype has no cuDNN data type")
+    item = dt.itemsize
+    if any(s % item for s in a.strides):
+        raise _Refused(f"its strides {list(a.strides)} (bytes) are no multiple of the item size {item}")
+    return _info(a.shape, [s // item for s in a.strides], name, item, a.__array_interface__["data"][0], "cpu", -1,
+                 "numpy", library)
+
+
+def _read_torch(t, stream=-1) -> ArrayInfo:
+    """A torch tensor by its own attributes (every dtype torch has, fp8 included). With a consumer ``stream`` on
+    the GPU, that stream waits for torch's current stream, as torch's ``__dlpack__(stream=...)`` orders it."""
+    name = dtype_name(t.dtype)
+    layout = str(getattr(t, "layout", "torch.strided"))
+    if layout != "torch.strided":
+        raise _Refused(f"a {layout.replace('torch.', '')} tensor; cuDNN reads strided (dense) memory (call "
+                       ".to_dense())")
+    for flag, fix in (("is_conj", "resolve_conj"), ("is_neg", "resolve_neg")):
+        test = getattr(t, flag, None)
+        if test is not None and test():
+            raise _Refused(f"its lazy {flag[3:]} bit is set; call .{fix}() first")
+    dev = t.device
+    if dev.type == "cuda":
+        device, device_id = "cuda", 0 if dev.index is None else int(dev.index)
+        if stream != -1:
+            _order_after_torch(t, int(stream))
+    elif dev.type == "cpu":
+        device, device_id = "cpu", -1
+    else:
+        raise _Refused(f"it lives on {dev}, neither the host nor a CUDA GPU")
+    return _info(tuple(t.shape), tuple(t.stride()), name, int(t.element_size()), int(t.data_ptr()), device,
+                 device_id, "torch attributes", "torch")
+
+
+def _order_after_torch(t, stream: int):
+    """Make the consumer ``stream`` wait for torch's current stream on the tensor's device (its pending work)."""
+    torch = sys.modules.get("torch")
+    try:
+        producer = torch.cuda.current_stream(t.device)
+        if int(producer.cuda_stream) != stream:
+            torch.cuda.ExternalStream(stream, device=t.device).wait_stream(producer)
+    except Exception as e:  # noqa: BLE001 - torch's own failure, said in one line
+        raise _Refused(f"ordering torch's current stream before the consumer stream 0x{stream:x} failed: "
+                       f"{type(e).__name__}: {' '.join(str(e).split())}") from None
+
+
+def _read_jax(a, stream=-1) -> ArrayInfo:
+    """A JAX array by its own attributes: shape, dtype, one device, ``unsafe_buffer_pointer()``, row-major
+    strides (JAX's default layout). Used for the metadata alone (JAX refuses DLPack with stream -1) and where
+    DLPack refuses the dtype; with a consumer ``stream``, the host waits for the array first (block_until_ready):
+    an order without a stream JAX can take."""
+    name = dtype_name(a.dtype)
+    deleted = getattr(a, "is_deleted", None)
+    if deleted is not None and deleted():
+        raise _Refused("the array was deleted (donated to a computation?)")
+    devices = list(a.devices())
+    if len(devices) != 1:
+        raise _Refused(f"the array is split over {len(devices)} devices; bind one shard "
+                       "(array.addressable_shards[i].data)")
+    dev = devices[0]
+    platform = str(getattr(dev, "platform", "?"))
+    if platform in ("gpu", "cuda"):
+        device, device_id = "cuda", int(getattr(dev, "local_hardware_id", None) or getattr(dev, "id", 0) or 0)
+        if stream != -1:
+            a.block_until_ready()
+    elif platform == "cpu":
+        device, device_id = "cpu", -1
+    else:
+        raise _Refused(f"it lives on {platform}, neither the host nor a CUDA GPU")
+    return _info(tuple(a.shape), None, name, np.dtype(a.dtype).itemsize, int(a.unsafe_buffer_pointer()), device,
+                 device_id, "JAX attributes", "JAX")
+
+
+# The producer readers, by the top-level module of the array's type (or of a base class: torch.nn.Parameter, a
+# user's subclass of torch.Tensor)
+PRODUCERS = {
+    "torch": Producer("torch", _read_torch, "always"),
+    "jax": Producer("JAX", _read_jax, "metadata"),
+    "jaxlib": Producer("JAX", _read_jax, "metadata"),
+    "numpy": Producer("numpy", _read_numpy, "always"),
+}
+# library names of the other producers, for messages
+_LIBRARIES = {"cupy": "cupy", "numba": "numba", "cuda": "cuda.core", "cupy_backends": "cupy"}
+
+
+def producer_of(array) -> Producer | None:
+    """The producer reader of an array's library (by its type's module, or a base class's), or None."""
+    for cls in type(array).__mro__:
+        p = PRODUCERS.get((getattr(cls, "__module__", None) or "").partition(".")[0])
+        if p is not None:
+            return p
+    return None
+
+
+def library_of(array) -> str:
+    """The name messages give an array's library: torch, JAX, cupy, numba, numpy, cuda.core, else its type's."""
+    p = producer_of(array)
+    if p is not None:
+        return p.library
+    return _LIBRARIES.get((type(array).__module__ or "").partition(".")[0], type(array).__name__)
+
+
+# ---------------------------------------------------------------------------------------------
+# the protocols: DLPack and the CUDA array interface through cuda.core, host memory through numpy
+# ---------------------------------------------------------------------------------------------
 _smv_lock = threading.Lock()
 _smv = None
 
@@ -149,10 +346,15 @@ def _strided_memory_view():
                 try:
                     from cuda.core.utils import StridedMemoryView
                 except ImportError as e:
-                    raise MissingDependencyError("cuda-core", "reading arrays (DLPack, __cuda_array_interface__)",
+                    raise MissingDependencyError("cuda-core", "reading GPU arrays (DLPack, __cuda_array_interface__)",
                                                  "gpu") from e
                 _smv = StridedMemoryView
     return _smv
+
+
+def _producer_dtype(array) -> str:
+    dtype = getattr(array, "dtype", None)
+    return dtype_name(dtype) if dtype is not None else ""
 
 
 def _dlpack_device(array):
@@ -160,72 +362,118 @@ def _dlpack_device(array):
         device_type, device_id = array.__dlpack_device__()
         return int(device_type), int(device_id)
     except Exception as e:  # noqa: BLE001 - a producer's own failure, reported with the object's type
-        raise TypeError(f"__dlpack_device__() of the {type(array).__name__} failed: {type(e).__name__}: {e}") from None
+        raise _Refused(f"__dlpack_device__() failed: {type(e).__name__}: {e}") from None
 
 
-def _dtype(smv, array):
-    """(cuDNN data type or None, item size or None, dtype name) of a view; the producer's own ``dtype`` (torch,
-    JAX) names what cuda.core cannot map (bfloat16 without ml_dtypes, fp8)."""
-    unmapped = ""
+def _smv_dtype(smv, array):
+    """(dtype name, item size or None) of a view; the producer's own ``dtype`` names what cuda.core cannot map
+    (bfloat16 without ml_dtypes, fp8)."""
     try:
         dt = np.dtype(smv.dtype)
-        name, itemsize = dt.name, dt.itemsize
+        return dt.name, dt.itemsize
     except Exception as e:  # noqa: BLE001 - cuda.core has no numpy dtype for it: ask the producer
-        name, itemsize = str(getattr(array, "dtype", "")).replace("torch.", ""), None
-        unmapped = f"a dtype cuda.core cannot read ({' '.join(str(e).split())})"
+        name = _producer_dtype(array)
+        return name or f"a dtype cuda.core cannot read ({' '.join(str(e).split())})", None
+
+
+def _read_smv(array, stream, protocol, library, device):
+    smv_cls = _strided_memory_view()
+    if protocol == "dlpack":
+        # DLPack names the legacy default stream 1 (0 is ambiguous, and refused by some producers); 1 is also the
+        # driver's CU_STREAM_LEGACY, for producers that take the value as a stream handle
+        dl_stream = (1 if int(stream) == 0 else int(stream)) if device == "cuda" else -1
+        smv = smv_cls.from_dlpack(array, stream_ptr=dl_stream)
+    else:
+        smv = smv_cls.from_cuda_array_interface(array, stream_ptr=int(stream))
+    name, itemsize = _smv_dtype(smv, array)
+    return _info(smv.shape, smv.strides, name, itemsize, smv.ptr, device, smv.device_id, protocol, library)
+
+
+def _read_host_dlpack(array, library):
+    """A host DLPack producer, read by numpy (no cuda.core); where numpy refuses the dtype (bfloat16, fp8), by
+    cuda.core when it is installed."""
     try:
-        data_type = data_type_of(name) if name else None
-    except TypeError:
-        data_type = None
-    if itemsize is None and data_type in ITEMSIZE:
-        itemsize = ITEMSIZE[data_type]
-    return data_type, itemsize, name or unmapped or "unknown dtype"
+        return _read_numpy(np.from_dlpack(array), library=library)
+    except _Refused:
+        raise
+    except Exception as e:  # noqa: BLE001 - numpy's refusal: cuda.core may read it, else numpy's reason
+        try:
+            return _read_smv(array, -1, "dlpack", library, "cpu")
+        except MissingDependencyError:
+            raise _Refused(f"numpy cannot read it ({type(e).__name__}: {' '.join(str(e).split())}) and cuda-core "
+                           "is not installed (pip install 'cudnn-backend[gpu]')") from None
+
+
+def _read_protocols(array, stream, library):
+    """DLPack (first), the CUDA array interface, or numpy for host objects; raises _Refused (a protocol's or
+    cuda.core's refusal, one line) or MissingDependencyError (a GPU array without cuda.core)."""
+    if hasattr(array, "__dlpack__") and hasattr(array, "__dlpack_device__"):
+        device_type, _ = _dlpack_device(array)
+        if device_type in HOST_DEVICE_TYPES:
+            return _read_host_dlpack(array, library)
+        if device_type not in CUDA_DEVICE_TYPES:
+            raise _Refused(f"it lives on DLPack device type {device_type}, neither the host nor a CUDA GPU")
+        protocol = "dlpack"
+    elif hasattr(array, "__cuda_array_interface__"):
+        protocol = "cuda_array_interface"
+    elif hasattr(array, "__array_interface__") or hasattr(array, "__array__"):
+        try:
+            host = np.asarray(array)
+        except Exception as e:  # noqa: BLE001 - the object's own failure
+            raise _Refused(f"numpy cannot read it: {type(e).__name__}: {' '.join(str(e).split())}") from None
+        return _read_numpy(host, library=library)
+    else:
+        raise _Refused("it offers no array protocol (__dlpack__, __cuda_array_interface__, __array_interface__)")
+    try:
+        return _read_smv(array, stream, protocol, library, "cuda")
+    except MissingDependencyError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the producer's or cuda.core's refusal, named here
+        raise _Refused(f"cannot read it through {protocol}: {type(e).__name__}: {' '.join(str(e).split())}") \
+            from None
+
+
+def _subject(array, library) -> str:
+    """``torch float8_e4m3fn Tensor``: the library, the producer's dtype and the type, each once."""
+    parts = [library]
+    dtype = _producer_dtype(array)
+    if dtype:
+        parts.append(dtype)
+    if type(array).__name__ != library:
+        parts.append(type(array).__name__)
+    return " ".join(parts)
 
 
 def view(array, *, stream: int = -1, what: str = "array") -> ArrayInfo:
-    """Read ``array`` through cuda.core's ``StridedMemoryView`` (DLPack first, then ``__cuda_array_interface__``;
-    numpy-style host arrays through numpy's DLPack). ``stream``: the consumer stream's handle (an int; 0 the
-    legacy default stream) that the producer's work is ordered before, or -1 for metadata only. ``what`` names
-    the array in errors (TypeError for an object that is no array, or one the protocols cannot read)."""
-    smv_cls = _strided_memory_view()
-    protocol = "dlpack"
+    """Read ``array`` (see the module's docstring for the routes). ``stream``: the consumer stream's handle (an
+    int; 0 the legacy default stream) that the producer's work is ordered before, or -1 for metadata only.
+    ``what`` names the array in errors: a TypeError of one line, ``what: <library> <dtype> <type>: why``, for an
+    object that is no array or one no route reads (MissingDependencyError for a GPU array without cuda-core)."""
+    producer = producer_of(array)
+    if producer is None and not any(hasattr(array, a) for a in (
+            "__dlpack__", "__cuda_array_interface__", "__array_interface__", "__array__")):
+        raise TypeError(f"{what}: a {type(array).__name__!r} object is no array: need an object with __dlpack__ or "
+                        "__cuda_array_interface__ (torch, cupy, JAX, numba, numpy, cuda.core ...)")
+    library = producer.library if producer is not None else library_of(array)
     try:
-        if hasattr(array, "__dlpack__") and hasattr(array, "__dlpack_device__"):
-            device_type, _ = _dlpack_device(array)
-            if device_type in HOST_DEVICE_TYPES:
-                device, smv = "cpu", smv_cls.from_dlpack(array, stream_ptr=-1)
-            elif device_type in CUDA_DEVICE_TYPES:
-                device, smv = "cuda", smv_cls.from_dlpack(array, stream_ptr=int(stream))
-            else:
-                raise TypeError(f"{what}: the {type(array).__name__} lives on DLPack device type {device_type}, "
-                                "neither the host nor a CUDA GPU")
-        elif hasattr(array, "__cuda_array_interface__"):
-            protocol = "cuda_array_interface"
-            device, smv = "cuda", smv_cls.from_cuda_array_interface(array, stream_ptr=int(stream))
-        elif hasattr(array, "__array_interface__") or hasattr(array, "__array__"):
-            return view(np.asarray(array), stream=-1, what=what)
-        else:
-            raise TypeError(f"{what}: a {type(array).__name__!r} object is no array: need an object with __dlpack__ "
-                            "or __cuda_array_interface__ (torch, cupy, JAX, numba, numpy, cuda.core ...)")
-    except TypeError as e:
-        if str(e).startswith(what):
-            raise
-        raise TypeError(f"{what}: cannot read the {type(array).__name__} through {protocol}: {e}") from e
-    except Exception as e:  # noqa: BLE001 - a producer's broken interface, or cuda.core's refusal: named here
-        raise TypeError(f"{what}: cannot read the {type(array).__name__} through {protocol}: "
-                        f"{type(e).__name__}: {e}") from e
-    data_type, itemsize, name = _dtype(smv, array)
-    shape = tuple(int(n) for n in smv.shape)
-    strides = smv.strides
-    strides = _contiguous_strides(shape) if strides is None else tuple(int(s) for s in strides)
-    if itemsize is None:
-        nbytes = None
-    elif any(n == 0 for n in shape):
-        nbytes = 0
-    else:
-        nbytes = (1 + sum((n - 1) * abs(s) for n, s in zip(shape, strides))) * itemsize
-    return ArrayInfo(shape, strides, data_type, int(smv.ptr), device, nbytes, int(smv.device_id), itemsize, name,
-                     protocol)
+        if producer is not None and (producer.first == "always" or producer.first == "metadata" and stream == -1):
+            return producer.read(array, stream)
+        try:
+            return _read_protocols(array, stream, library)
+        except _Refused as refused:
+            if producer is None:
+                raise
+            try:
+                return producer.read(array, stream)
+            except _Refused as e:
+                raise _Refused(f"{e} (and {refused})") from None
+    except _Refused as e:
+        raise TypeError(f"{what}: {_subject(array, library)}: {e}") from None
+    except MissingDependencyError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a producer's broken attribute, named in one line
+        raise TypeError(f"{what}: {_subject(array, library)}: cannot read it: {type(e).__name__}: "
+                        f"{' '.join(str(e).split())}") from None
 
 
 def describe(array) -> ArrayInfo:

@@ -151,3 +151,14 @@ def test_calls_refused_before_cuDNN_leave_no_count_behind():
         assert (in_flight(pack), in_flight(plan.descriptor), calls_in_flight()) == (0, 0, 0)
     pack.close()
     assert pack.closed
+
+
+def test_the_gate_measuring_helper_counts_and_refuses_like_a_call():
+    """``_call_gate`` (benchmarks/percall_gate.py measures the gate with it) is enter_call/leave_call themselves."""
+    a, b, c = (cb.Descriptor(cb.DescriptorType.CUDNN_BACKEND_TENSOR_DESCRIPTOR) for _ in range(3))
+    assert _descriptor._call_gate(a, b, c, 1000) == 1000
+    assert [_descriptor._in_flight(x) for x in (a, b, c)] == [0, 0, 0] and _descriptor.calls_in_flight() == 0
+    c.close()
+    with pytest.raises(ValueError, match="closed"):
+        _descriptor._call_gate(a, b, c, 1)
+    assert [_descriptor._in_flight(x) for x in (a, b)] == [0, 0] and _descriptor.calls_in_flight() == 0

@@ -4,6 +4,10 @@ handed to the producer, and every refusal a variant pack makes of an array that 
 each message naming the tensor and what differs. Also the host side of cuDNN's data types (bfloat16 and fp8
 bits), checked against values worked out by hand. The CUDA array interface and real GPU libraries (cupy, JAX,
 numba) are in tests/gpu/runtime/test_arrays_gpu.py."""
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -14,7 +18,9 @@ from cudnn_backend.runtime import _packing, memory
 from cudnn_backend.runtime.execution import VariantPack
 from cudnn_backend.typed import arrays
 
-from tests.helpers import dlpack
+from tests.helpers import dlpack, producers
+from tests.helpers.crash import child_env
+from tests.helpers.env import ROOT
 from tests.helpers.dlpack import BFLOAT, FLOAT, INT, UINT, FakeDLPack, cuda_array, nhwc_strides
 
 D = cb.DataType
@@ -35,7 +41,7 @@ def test_numpy_arrays_are_read_with_element_strides(dtype, data_type):
     info = arrays.view(a)
     assert info.shape == (2, 2, 5, 3) and info.strides == (60, 10, 1, 20)
     assert info.data_type is data_type and info.device == "cpu" and info.device_id == -1
-    assert info.ptr == a.ctypes.data and info.protocol == "dlpack"
+    assert info.ptr == a.ctypes.data and info.protocol == "numpy" and info.library == "numpy"
     assert info.nbytes == (1 + 1 * 60 + 1 * 10 + 4 * 1 + 2 * 20) * base.itemsize
     assert not info.contiguous and arrays.view(base).contiguous
     assert arrays.describe(a) == info
@@ -43,7 +49,7 @@ def test_numpy_arrays_are_read_with_element_strides(dtype, data_type):
 
 def test_read_only_and_zero_sized_numpy_arrays():
     a = np.arange(6, dtype=np.float32)
-    a.flags.writeable = False  # exported through the versioned capsule, which can say read-only
+    a.flags.writeable = False
     assert arrays.view(a).shape == (6,)
     assert arrays.view(np.zeros((0, 3), np.float16)).nbytes == 0
 
@@ -57,6 +63,12 @@ def test_dlpack_producers_versioned_or_not(versioned):
     # the consumer stream reaches the producer (an unversioned producer is asked twice: first with max_version)
     assert f.streams[-1] == 0x77 and set(f.streams) == {0x77}
     assert len(f.streams) == (1 if versioned else 2)
+
+
+def test_the_legacy_default_stream_is_passed_as_dlpack_names_it():
+    f = cuda_array(A, (4,), versioned=True)
+    arrays.view(f, stream=0)
+    assert f.streams == [1]  # DLPack's legacy default stream (0 is ambiguous there), CU_STREAM_LEGACY as a handle
 
 
 def test_metadata_only_asks_for_no_stream_order_and_the_byte_offset_counts():
@@ -79,36 +91,191 @@ def test_the_capsule_is_released_once_read():
 def test_types_cuda_core_cannot_map_are_named_by_the_producer(code, bits, producer_dtype, data_type):
     info = arrays.view(FakeDLPack(A, (2, 3), code=code, bits=bits, dtype=producer_dtype))
     assert info.data_type is data_type and info.itemsize == bits // 8 and info.nbytes == 6 * bits // 8
-    bare = arrays.view(FakeDLPack(A, (2, 3), code=code, bits=bits))  # no dtype attribute: unknown, said why
-    assert bare.data_type is None and bare.nbytes is None and "cuda.core cannot read" in bare.dtype_name
+    if code != BFLOAT:  # (bfloat16: cuda.core maps it where ml_dtypes is installed)
+        bare = arrays.view(FakeDLPack(A, (2, 3), code=code, bits=bits))  # no dtype attribute: unknown, said why
+        assert bare.data_type is None and bare.nbytes is None and "cuda.core cannot read" in bare.dtype_name
 
 
 @pytest.mark.parametrize("obj,match", [
-    (object(), r"x: a 'object' object is no array: need an object with __dlpack__ or __cuda_array_interface__"),
-    ([1, 2], r"x: a 'list' object is no array"),
-    (FakeDLPack(A, (2,), device_type=10), r"x: the FakeDLPack lives on DLPack device type 10, neither the host"),
+    (object(), r"^x: a 'object' object is no array: need an object with __dlpack__ or __cuda_array_interface__"),
+    ([1, 2], r"^x: a 'list' object is no array"),
+    (FakeDLPack(A, (2,), device_type=10), r"^x: FakeDLPack: it lives on DLPack device type 10, neither the host"),
     (type("Masked", (), {"__cuda_array_interface__": {"shape": (2,), "typestr": "<f2", "data": (A, False),
                                                       "version": 3, "mask": object()}})(),
-     r"x: cannot read the Masked through cuda_array_interface: BufferError: mask is not supported"),
+     r"^x: Masked: cannot read it through cuda_array_interface: BufferError: mask is not supported"),
     (type("Old", (), {"__cuda_array_interface__": {"shape": (2,), "typestr": "<f2", "data": (A, False),
                                                    "version": 2}})(),
-     r"x: cannot read the Old through cuda_array_interface: BufferError: only CUDA Array Interface v3"),
-    (np.zeros(2, dtype=[("a", np.int8)]), r"x: cannot read the ndarray through dlpack"),
+     r"^x: Old: cannot read it through cuda_array_interface: BufferError: only CUDA Array Interface v3"),
+    (np.zeros(2, dtype=[("a", np.int8)]), r"^x: numpy \[\('a', 'i1'\)\] ndarray: a structured or object dtype has no "
+                                          r"cuDNN data type$"),
 ])
 def test_objects_that_are_no_readable_arrays(obj, match):
-    with pytest.raises(TypeError, match=match):
+    with pytest.raises(TypeError, match=match) as e:
         arrays.view(obj, what="x")
+    assert "\n" not in str(e.value)
 
 
-def test_without_cuda_core_the_error_names_the_extra(monkeypatch):
+def test_a_gpu_array_without_cuda_core_names_the_extra(monkeypatch):
     monkeypatch.setattr(arrays, "_smv", None)
 
     def missing():
-        raise MissingDependencyError("cuda-core", "reading arrays (DLPack, __cuda_array_interface__)", "gpu")
+        raise MissingDependencyError("cuda-core", "reading GPU arrays (DLPack, __cuda_array_interface__)", "gpu")
 
     monkeypatch.setattr(arrays, "_strided_memory_view", missing)
     with pytest.raises(MissingDependencyError, match=r"needs cuda-core.*cudnn-backend\[gpu\]"):
-        arrays.view(np.zeros(2))
+        arrays.view(cuda_array(A, (2,)))
+    assert arrays.view(np.zeros(2)).device == "cpu"  # host arrays: numpy reads them
+
+
+# ---------------------------------------------------------------------------------------------
+# which reader: the producer's own (torch always, JAX for metadata, numpy for the host), else the protocols
+# ---------------------------------------------------------------------------------------------
+class TorchParameter(producers.TorchTensor):  # a subclass from another module (torch.nn.Parameter, a user's)
+    __module__ = "tests.runtime.test_arrays"
+
+
+@pytest.mark.parametrize("obj,library,first", [
+    (producers.TorchTensor(A, (2,)), "torch", "always"),
+    (TorchParameter(A, (2,)), "torch", "always"),
+    (producers.JaxArray(A, (2,), np.float16), "JAX", "metadata"),
+    (np.zeros(2), "numpy", "always"),
+    (cuda_array(A, (2,)), "FakeDLPack", None),
+])
+def test_the_reader_is_chosen_by_the_library(obj, library, first):
+    p = arrays.producer_of(obj)
+    assert (p.first if p is not None else None) == first
+    assert arrays.library_of(obj) == library
+
+
+@pytest.mark.parametrize("dtype,data_type", [
+    ("float8_e4m3fn", D.CUDNN_DATA_FP8_E4M3), ("float8_e5m2", D.CUDNN_DATA_FP8_E5M2),
+    ("bfloat16", D.CUDNN_DATA_BFLOAT16), ("float16", D.CUDNN_DATA_HALF), ("bool", D.CUDNN_DATA_BOOLEAN),
+    ("int64", D.CUDNN_DATA_INT64)])
+def test_torch_tensors_are_read_by_their_own_attributes_fp8_included(monkeypatch, dtype, data_type):
+    torch = producers.torch_module(current_stream=0x5000)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    t = producers.TorchTensor(A, (N, C, H, W), nhwc_strides(N, C, H, W), dtype=dtype, device=("cuda", 0))
+    info = arrays.describe(t)  # its __dlpack__ fails as cuda.core's torch path does on fp8: never called
+    assert (info.data_type, info.shape, info.strides, info.ptr) == (data_type, (N, C, H, W), nhwc_strides(N, C, H, W),
+                                                                     A)
+    assert info.device == "cuda" and info.library == "torch" and info.protocol == "torch attributes"
+    assert info.nbytes == N * C * H * W * t.element_size() and torch.waits == []  # metadata: no ordering
+    assert arrays.view(t, stream=0x7000).ptr == A
+    assert torch.waits == [(0x7000, 0x5000)]  # the consumer waits for torch's current stream
+    arrays.view(t, stream=0x5000)
+    assert torch.waits == [(0x7000, 0x5000)]  # the same stream: nothing to order
+
+
+def test_fp8_torch_tensors_bind_to_fp8_tensors(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", producers.torch_module())
+    spec = _packing.TensorSpec(7, "x8", (N, C, H, W), nhwc_strides(N, C, H, W), D.CUDNN_DATA_FP8_E4M3)
+    good = producers.TorchTensor(A, (N, C, H, W), nhwc_strides(N, C, H, W), dtype="float8_e4m3fn")
+    assert _packing.resolve_slot(7, spec, good, stream=0x7000)[0] == A
+    wrong = producers.TorchTensor(A, (N, C, H, W), nhwc_strides(N, C, H, W), dtype="float8_e5m2")
+    with pytest.raises(ValueError, match=r"^UID 7 \(x8\): the array holds torch float8_e5m2 \(CUDNN_DATA_FP8_E5M2\) "
+                                         r"but the tensor is CUDNN_DATA_FP8_E4M3"):
+        _packing.resolve_slot(7, spec, wrong)
+
+
+@pytest.mark.parametrize("tensor,match", [
+    (producers.TorchTensor(A, (4,), layout="torch.sparse_coo"),
+     r"^x: torch float16 TorchTensor: a sparse_coo tensor; cuDNN reads strided \(dense\) memory"),
+    (producers.TorchTensor(A, (4,), dtype="complex64", conj=True),
+     r"^x: torch complex64 TorchTensor: its lazy conj bit is set; call .resolve_conj\(\) first$"),
+    (producers.TorchTensor(A, (4,), device=("meta", None)),
+     r"^x: torch float16 TorchTensor: it lives on meta, neither the host nor a CUDA GPU$"),
+])
+def test_torch_tensors_cudnn_cannot_read_are_refused_in_one_line(tensor, match):
+    with pytest.raises(TypeError, match=match):
+        arrays.view(tensor, what="x")
+
+
+def test_torch_dtypes_cudnn_lacks_are_refused_naming_them(monkeypatch):
+    spec = _packing.TensorSpec(7, "x8", (4,), (1,), D.CUDNN_DATA_FP8_E4M3)
+    fnuz = producers.TorchTensor(A, (4,), dtype="float8_e4m3fnuz")
+    assert arrays.describe(fnuz).data_type is None
+    with pytest.raises(ValueError, match=r"^UID 7 \(x8\): the array holds torch float8_e4m3fnuz, which has no cuDNN "
+                                         r"data type \(the fnuz variant .*float8_e4m3fn\), but the tensor is "
+                                         r"CUDNN_DATA_FP8_E4M3"):
+        _packing.resolve_slot(7, spec, fnuz)
+
+
+def test_jax_metadata_is_read_without_dlpack_and_with_a_stream_through_it():
+    a = producers.JaxArray(A, (N, H, W, C), np.float16, code=FLOAT, bits=16)
+    info = arrays.describe(a)  # JAX refuses __dlpack__(stream=-1): its own attributes, never DLPack
+    assert a.streams == [] and a.waited == 0
+    assert (info.shape, info.strides, info.ptr, info.data_type) == ((N, H, W, C), (H * W * C, W * C, C, 1), A,
+                                                                    D.CUDNN_DATA_HALF)
+    assert info.library == "JAX" and info.protocol == "JAX attributes" and info.device_id == 0
+    ordered = arrays.view(a, stream=0x7000)  # with a real consumer stream: DLPack, which JAX orders itself
+    assert a.streams == [0x7000] and ordered.protocol == "dlpack" and ordered.ptr == A and a.waited == 0
+
+
+def test_jax_fp8_that_dlpack_refuses_is_read_by_attributes_after_the_host_waits():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    a = producers.JaxArray(A, (4, 8), ml_dtypes.float8_e4m3fn, code=10, bits=8, dlpack_refuses=True)
+    assert arrays.describe(a).data_type is D.CUDNN_DATA_FP8_E4M3
+    info = arrays.view(a, stream=0x7000)
+    assert set(a.streams) == {0x7000} and a.waited == 1  # DLPack refused the dtype: the host waited for the array
+    assert info.data_type is D.CUDNN_DATA_FP8_E4M3 and info.nbytes == 32 and info.protocol == "JAX attributes"
+
+
+@pytest.mark.parametrize("array,match", [
+    (producers.JaxArray(A, (4,), np.float16, devices=[producers.JaxDevice(), producers.JaxDevice("gpu", 1)]),
+     r"^x: JAX float16 JaxArray: the array is split over 2 devices; bind one shard"),
+    (producers.JaxArray(A, (4,), np.float16, deleted=True), r"^x: JAX float16 JaxArray: the array was deleted"),
+    (producers.JaxArray(A, (4,), np.float16, devices=[producers.JaxDevice("tpu")]),
+     r"^x: JAX float16 JaxArray: it lives on tpu, neither the host nor a CUDA GPU$"),
+])
+def test_jax_arrays_cudnn_cannot_read_are_refused_in_one_line(array, match):
+    with pytest.raises(TypeError, match=match):
+        arrays.view(array, what="x")
+
+
+def test_ml_dtypes_bfloat16_and_fp8_host_arrays_are_recognised():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    for dtype, data_type in ((ml_dtypes.bfloat16, D.CUDNN_DATA_BFLOAT16),
+                             (ml_dtypes.float8_e4m3fn, D.CUDNN_DATA_FP8_E4M3),
+                             (ml_dtypes.float8_e5m2, D.CUDNN_DATA_FP8_E5M2)):
+        info = arrays.view(np.zeros((2, 3), dtype).T)
+        assert info.data_type is data_type and info.strides == (1, 3) and info.itemsize == np.dtype(dtype).itemsize
+    ieee = arrays.view(np.zeros(2, ml_dtypes.float8_e4m3))  # IEEE-style e4m3: not cuDNN's E4M3 (e4m3fn)
+    assert ieee.data_type is None and "float8_e4m3fn" in arrays.no_data_type_reason(ieee.dtype_name)
+    with pytest.raises(TypeError, match=r"no cuDNN data type for .*float8_e4m3.* cuDNN's FP8_E4M3 is float8_e4m3fn"):
+        arrays.data_type_of(np.dtype(ml_dtypes.float8_e4m3))
+
+
+def test_host_dlpack_producers_are_read_by_numpy():
+    info = arrays.view(FakeDLPack(np.zeros(6, np.float32).ctypes.data, (2, 3), bits=32, device_type=dlpack.kDLCPU))
+    assert info.device == "cpu" and info.protocol == "numpy" and info.data_type is D.CUDNN_DATA_FLOAT
+
+
+def test_host_arrays_are_read_without_cuda_core():
+    """A base install (no gpu extra): numpy arrays are described, Tensor.from_array works, and the example of
+    tensors runs; a GPU array names the extra it needs."""
+    code = textwrap.dedent("""
+        import sys
+        sys.modules["cuda.core"] = sys.modules["cuda.bindings"] = None  # as without the gpu extra
+        import numpy as np
+        import runpy
+        from cudnn_backend.typed import Tensor, arrays
+        from cudnn_backend.errors import MissingDependencyError
+        from tests.helpers.dlpack import cuda_array
+        a = np.zeros((2, 4, 5, 3), np.float16).transpose(0, 3, 1, 2)
+        assert arrays.describe(a).strides == (60, 1, 15, 3)
+        t = Tensor.from_array(a, uid=7)
+        assert list(t.strides) == [60, 1, 15, 3]
+        runpy.run_path("examples/graph_tensors.py", run_name="__main__")
+        try:
+            arrays.view(cuda_array(0x10000, (2,)))
+        except MissingDependencyError as e:
+            print("refused:", e)
+        print("ok")
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=child_env(),
+                         timeout=120)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.rstrip().endswith("ok") and "refused: reading GPU arrays" in res.stdout, res.stdout[-2000:]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -175,11 +342,12 @@ def test_arrays_that_describe_their_tensors_are_bound(conv):
 
 @pytest.mark.parametrize("name,array,exc,match", [
     ("x", cuda_array(A, (N, C, H, W), bits=32), ValueError,
-     r"UID 1 \(x\): the array holds float32 \(CUDNN_DATA_FLOAT\) but the tensor is CUDNN_DATA_HALF"),
+     r"UID 1 \(x\): the array holds FakeDLPack float32 \(CUDNN_DATA_FLOAT\) but the tensor is CUDNN_DATA_HALF"),
     ("x", cuda_array(A, (N, C, H, W), code=INT, bits=32), ValueError,
-     r"UID 1 \(x\): the array holds int32 \(CUDNN_DATA_INT32\) but the tensor is CUDNN_DATA_HALF"),
+     r"UID 1 \(x\): the array holds FakeDLPack int32 \(CUDNN_DATA_INT32\) but the tensor is CUDNN_DATA_HALF"),
     ("x", FakeDLPack(A, (N, C, H, W), code=12, bits=8), ValueError,
-     r"UID 1 \(x\): the array holds a dtype cuda.core cannot read .* but the tensor is CUDNN_DATA_HALF"),
+     r"UID 1 \(x\): the array holds FakeDLPack a dtype cuda.core cannot read .*, which has no cuDNN data type, but "
+     r"the tensor is CUDNN_DATA_HALF"),
     ("x", cuda_array(A, (N, C, H, W)), ValueError,
      r"UID 1 \(x\): the array's strides \[128, 16, 4, 1\] \(in elements, shape \[2, 8, 4, 4\]\) are not the "
      r"tensor's \[128, 1, 32, 8\] .*: a view whose elements the tensor cannot describe; the tensor is x \(uid 1\) "
@@ -193,10 +361,11 @@ def test_arrays_that_describe_their_tensors_are_bound(conv):
     ("x", cuda_array(A + 2, (N, C, H, W), nhwc_strides(N, C, H, W)), ValueError,
      r"UID 1 \(x\): pointer 0x10002 is not aligned to the tensor's byte alignment 16"),
     ("x", np.zeros((N, C, H, W), np.float16), TypeError,
-     r"UID 1 \(x\): the ndarray \(float16 \[2, 8, 4, 4\] strides \[128, 16, 4, 1\] on the host\) is host memory; "
+     r"UID 1 \(x\): the array \(numpy float16 \[2, 8, 4, 4\] strides \[128, 16, 4, 1\] on the host\) is host "
+     r"memory; "
      r"cuDNN needs device memory"),
     ("x", FakeDLPack(A, (N, C, H, W), device_type=dlpack.kDLCUDAHost), TypeError,
-     r"UID 1 \(x\): the FakeDLPack \(float16 .* on the host\) is host memory"),
+     r"UID 1 \(x\): the array \(FakeDLPack float16 .* on the host\) is host memory"),
 ])
 def test_arrays_that_do_not_are_refused_naming_the_tensor(conv, name, array, exc, match):
     with pytest.raises(exc, match=match):
@@ -214,7 +383,7 @@ def test_an_array_on_another_gpu_is_refused(conv, monkeypatch):
 def test_check_dtype_false_binds_another_type_whatever_its_layout(conv):
     og, x, w, y = conv
     buffers = {x: cuda_array(A, (N * C * H * W,), bits=32), w: 2 * A, y: 3 * A}
-    with pytest.raises(ValueError, match="holds float32"):
+    with pytest.raises(ValueError, match="holds FakeDLPack float32"):
         VariantPack(None, buffers, operation_graph=og)
     pack = VariantPack(None, buffers, operation_graph=og, check_dtype=False)
     assert pack.pointers[x.uid] == A
@@ -288,3 +457,10 @@ def test_plain_types_are_their_numpy_types(data_type):
 def test_types_without_host_storage_are_refused():
     with pytest.raises(TypeError, match="no host storage for cuDNN data type"):
         arrays.storage_dtype(D.CUDNN_DATA_INT8x4)
+
+
+def test_tensor_from_array_refuses_a_dtype_cudnn_lacks_in_one_line():
+    with pytest.raises(TypeError, match=r"^array: the numpy complex64 array has no cuDNN data type; pass data_type="):
+        cb.typed.Tensor.from_array(np.zeros((2, 3), np.complex64))
+    t = cb.typed.Tensor.from_array(np.zeros((2, 3), np.uint16), data_type=D.CUDNN_DATA_HALF)
+    assert t.signature()[3] == D.CUDNN_DATA_HALF

@@ -305,7 +305,7 @@ def test_buffer_size_uses_strides(cbr):
 def test_buffer_of_another_data_type_is_refused_unless_asked(cbr):
     buffers = cbr.buffers()
     buffers[cbr.x] = FakeCudaArray(ADDR[0], (4096,), "<f4")
-    with pytest.raises(ValueError, match=r"UID 1: the array holds float32 \(CUDNN_DATA_FLOAT\) but the tensor "
+    with pytest.raises(ValueError, match=r"UID 1: the array holds FakeDLPack float32 \(CUDNN_DATA_FLOAT\) but the tensor "
                                          r"is CUDNN_DATA_HALF \(pass check_dtype=False"):
         VariantPack(cbr.plan, buffers, workspace=0)
     VariantPack(cbr.plan, buffers, workspace=0, check_dtype=False)
@@ -359,18 +359,18 @@ class _CpuOnlyDLPack:
     (65536.0, TypeError, "cannot use a float"),
     ([0x10000], TypeError, "cannot use a list"),
     (_Weird(), TypeError, "cannot use a _Weird"),
-    (np.zeros(4096, np.float16), TypeError, r"UID 1: the ndarray \(float16 \[4096\] strides \[1\] on the host\) is "
+    (np.zeros(4096, np.float16), TypeError, r"UID 1: the array \(numpy float16 \[4096\] strides \[1\] on the host\) is "
                                             "host memory; cuDNN needs device memory"),
     (FakeTorchCpuTensor(), TypeError, "cannot use a FakeTorchCpuTensor"),
-    (_CpuOnlyDLPack(), TypeError, r"the _CpuOnlyDLPack \(float16 \[4096\] strides \[1\] on the host\) is host memory"),
+    (_CpuOnlyDLPack(), TypeError, r"the array \(_CpuOnlyDLPack float16 \[4096\] strides \[1\] on the host\) is host memory"),
     (FakeCudaDLPack(ADDR[0], (4096,), device_type=1), TypeError, "on the host.* is host memory"),
     (FakeCudaDLPack(ADDR[0], (4096,), device_type=3), TypeError, "on the host.* is host memory"),  # pinned host
     (FakeCudaDLPack(ADDR[0], (4096,), device_type=10), TypeError, "DLPack device type 10, neither the host nor"),
     (type("Masked", (), {"__cuda_array_interface__": {
         "shape": (4096,), "typestr": "<f2", "data": (ADDR[0], False), "version": 3, "mask": object()}})(),
-     TypeError, "cannot read the Masked through cuda_array_interface: BufferError: mask is not supported"),
+     TypeError, "Masked: cannot read it through cuda_array_interface: BufferError: mask is not supported"),
     (type("Broken", (), {"__cuda_array_interface__": {"shape": (1,)}})(), TypeError,
-     "cannot read the Broken through cuda_array_interface"),
+     "Broken: cannot read it through cuda_array_interface"),
 ])
 def test_wrong_kinds_of_buffer_objects(cbr, buffer, exc, match):
     buffers = cbr.buffers()

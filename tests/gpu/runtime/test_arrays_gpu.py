@@ -178,12 +178,12 @@ def test_arrays_that_do_not_describe_their_tensor_are_refused(case):
                                          r"\[2304, 1, 192, 16\]"):
         VariantPack(case.plan, nchw)
     wrong_type = {**good, case.y: cp.zeros((N, H, W, K), cp.float32)}
-    with pytest.raises(ValueError, match=r"\(y\): the array holds float32 \(CUDNN_DATA_FLOAT\) but the tensor is "
+    with pytest.raises(ValueError, match=r"\(y\): the array holds cupy float32 \(CUDNN_DATA_FLOAT\) but the tensor is "
                                          r"CUDNN_DATA_HALF"):
         VariantPack(case.plan, wrong_type)
     sliced = {**good, case.x: cp.asarray(np.concatenate([nhwc(values[case.x.uid])] * 2, axis=3))[..., ::2]}
     with pytest.raises(ValueError, match=r"\(x\): the array's strides .* a view whose elements the tensor cannot "
                                          r"describe"):
         VariantPack(case.plan, sliced)
-    with pytest.raises(TypeError, match=r"\(x\): the ndarray .* on the host\) is host memory"):
+    with pytest.raises(TypeError, match=r"\(x\): the array \(numpy float16 .* on the host\) is host memory"):
         VariantPack(case.plan, {**good, case.x: nhwc(values[case.x.uid])})

@@ -1,0 +1,460 @@
+"""Arrays of every library in every cuDNN data type the library has, in NHWC, NCHW and strided layouts, through
+every entry point (``describe``, ``Tensor.from_array``, ``VariantPack``, ``execute``), on the legacy default stream
+and with the arrays made on the library's own stream while cuDNN runs on another.
+
+Libraries: torch, cupy, JAX, numba, cuda.core buffers (plain memory) and numpy (host memory: refused as an array,
+one line; numpy scalars bind the by-value scale of every cell). Each cell writes one row (``test: array_matrix``)
+to $OUT/gpu-findings.jsonl; ``benchmarks/array_matrix_table.py`` turns them into the table. A cell:
+
+- runs: the arrays bound and executed, the output (poisoned with NaN first) checked against the fp64 reference on
+  fresh random inputs; or
+- is refused in one line naming the library, the dtype and why (numpy: host memory); or
+- is skipped, saying why: the library is not installed (torch blocked in the notorch stage), the library has no
+  such dtype or layout (cupy and numba have no bfloat16/fp8 arrays, JAX no strided views), or cuDNN has no engine
+  for the cell's graph on this GPU and release (recorded, never an array problem).
+
+Graphs (one plan per data type and layout, shared by the libraries): NHWC and strided views: ``y = x * s``
+(pointwise, x in the data type, s a by-value fp32 scalar, y fp32 NHWC); NCHW (no pointwise engine reads NCHW on
+Hopper): ``y = conv(x, w)`` with x, w in the data type, y fp32 NCHW.
+"""
+import os
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX would take 75% of the GPU otherwise
+
+import contextlib  # noqa: E402
+import importlib  # noqa: E402
+import zlib  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import cudnn_backend as cb  # noqa: E402
+from cudnn_backend.graph import Graph, shapes  # noqa: E402
+from cudnn_backend.runtime import memory  # noqa: E402
+from cudnn_backend.runtime._packing import tensor_specs  # noqa: E402
+from cudnn_backend.runtime.execution import VariantPack, execute  # noqa: E402
+from cudnn_backend.runtime.heuristics import NoWorkingPlanError, build_first_plan  # noqa: E402
+from cudnn_backend.tune import checking, inputs  # noqa: E402
+from cudnn_backend.typed import Tensor, arrays  # noqa: E402
+
+D = cb.DataType
+F32 = D.CUDNN_DATA_FLOAT
+DTYPES = {"float32": F32, "float16": D.CUDNN_DATA_HALF, "bfloat16": D.CUDNN_DATA_BFLOAT16,
+          "float8_e4m3fn": D.CUDNN_DATA_FP8_E4M3, "float8_e5m2": D.CUDNN_DATA_FP8_E5M2, "int8": D.CUDNN_DATA_INT8,
+          "uint8": D.CUDNN_DATA_UINT8, "int32": D.CUDNN_DATA_INT32, "int64": D.CUDNN_DATA_INT64,
+          "bool": D.CUDNN_DATA_BOOLEAN}
+LAYOUTS = ("nhwc", "nchw", "strided")
+STREAMS = ("default", "own")
+LIBRARIES = ("torch", "cupy", "jax", "numba", "cuda.core", "numpy")
+N, C, H, W = 2, 8, 4, 6
+K = 8  # the conv's output channels
+SCALE = 2.0
+TOL = {"pointwise": 1e-6, "conv": 5e-3}  # x * 2 is exact in fp32; the conv may run tf32 for fp32 inputs
+# the dtypes each library has natively: their cells must run; others may be refused (one line, naming both)
+NATIVE = {"torch": set(DTYPES), "jax": set(DTYPES), "cuda.core": set(DTYPES),
+          "cupy": {"float32", "float16", "int8", "uint8", "int32", "int64", "bool"},
+          "numba": {"float32", "float16", "int8", "uint8", "int32", "int64", "bool"}}
+
+
+class Lacks(Exception):
+    """The library has no array of this dtype or layout."""
+
+
+# ---------------------------------------------------------------------------------------------
+# the graphs and their plans, one per data type and layout
+# ---------------------------------------------------------------------------------------------
+def x_strides(layout, dims):
+    if layout == "nchw":
+        return shapes.layout_strides(dims, "nchw")
+    if layout == "nhwc":
+        return shapes.layout_strides(dims, "nhwc")
+    n, c, h, w = dims  # every other W of an NHWC array twice as wide
+    return [h * 2 * w * c, 1, 2 * w * c, 2 * c]
+
+
+class Cell:
+    """The graph of one data type and layout, its plan (or why cuDNN has none) and its tensors' specs. Offline
+    (``handle=None``) the plan is built for the bundled H200 profile (tests/test_gpu_kit.py)."""
+
+    def __init__(self, handle, dtype, layout, device_profile=None):
+        self.dtype, self.layout, self.data_type = dtype, layout, DTYPES[dtype]
+        self.kind = "conv" if layout == "nchw" else "pointwise"
+        dt = self.data_type
+        integer = dt in (D.CUDNN_DATA_INT8, D.CUDNN_DATA_UINT8)
+        g = Graph(f"matrix_{dtype}_{layout}", io_data_type=F32,
+                  compute_data_type=D.CUDNN_DATA_INT32 if integer and self.kind == "conv" else F32)
+        self.x = g.tensor([N, C, H, W], x_strides(layout, [N, C, H, W]), dt, name="x")
+        if self.kind == "conv":
+            self.w = g.tensor([K, C, 3, 3], shapes.layout_strides([K, C, 3, 3], "nchw"), dt, name="w")
+            self.s = None
+            self.y = g.conv_fwd(self.x, self.w, padding=1, output=True, output_data_type=F32, name="y")
+        else:
+            self.w = None
+            self.s = g.tensor([1, 1, 1, 1], [1, 1, 1, 1], F32, by_value=True, name="s")
+            self.y = g.tensor([N, C, H, W], shapes.layout_strides([N, C, H, W], "nhwc"), F32, name="y")
+            g.pointwise("CUDNN_POINTWISE_MUL", self.x, self.s, output=self.y)
+        self.og = g.build(handle)
+        self.specs = tensor_specs(operation_graph=self.og)
+        try:
+            self.plan, _ = build_first_plan(self.og, handle=handle, device_profile=device_profile)
+            self.no_engine = None
+        except NoWorkingPlanError as e:
+            self.plan, self.no_engine = None, str(e).splitlines()[0][:300]
+
+    def inputs(self, seed):
+        """Fresh random inputs: {name: storage values in logical dims}, and the fp64 reference of y on them."""
+        rng = np.random.default_rng(seed)
+        values = {"x": inputs.random_values(self.specs[self.x.uid], rng)}
+        feed = {self.x.uid: arrays.decode(values["x"], self.data_type)}
+        if self.w is not None:
+            values["w"] = inputs.random_values(self.specs[self.w.uid], rng)
+            feed[self.w.uid] = arrays.decode(values["w"], self.data_type)
+        else:
+            feed[self.s.uid] = SCALE
+        ref = cb.reference.evaluate(self.og, feed)
+        assert ref.method == "fp64 reference", ref.method
+        return values, np.asarray(ref.outputs[self.y.uid], dtype=np.float64)
+
+
+_cells = {}
+
+
+def cell_for(handle, dtype, layout):
+    key = (dtype, layout)
+    if key not in _cells:
+        _cells[key] = Cell(handle, dtype, layout)
+    return _cells[key]
+
+
+def memories(values, layout):
+    """Host memory of logical (N, C, H, W) values for a layout: (array in memory order, how to view it)."""
+    if layout == "nchw":
+        return np.ascontiguousarray(values), "as_is"
+    nhwc = np.ascontiguousarray(values.transpose(0, 2, 3, 1))
+    if layout == "nhwc":
+        return nhwc, "permute"
+    n, h, w, c = nhwc.shape
+    wide = np.zeros((n, h, 2 * w, c), nhwc.dtype)
+    wide[:, :, ::2, :] = nhwc
+    return wide, "every_other_w"
+
+
+def ml_dtype(dtype):
+    """The numpy dtype of a cuDNN dtype name (bfloat16 and fp8 from ml_dtypes; None without it)."""
+    if dtype in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        ml = pytest.importorskip("ml_dtypes", reason="ml_dtypes (bfloat16/fp8 numpy dtypes) is not installed")
+        return np.dtype(getattr(ml, dtype))
+    return np.dtype(dtype)
+
+
+def typed_host(storage, dtype):
+    """Storage values (uint16 bits, uint8 codes, ...) as a numpy array of the dtype itself."""
+    want = ml_dtype(dtype)
+    return storage.view(want) if storage.dtype != want else storage
+
+
+# ---------------------------------------------------------------------------------------------
+# the libraries
+# ---------------------------------------------------------------------------------------------
+class Library:
+    name = ""
+    module = ""
+    views = True  # arrays can be permuted/strided views of their memory (else only row-major arrays)
+
+    def __init__(self):
+        self.mod = None
+        self.stream = None  # the library's own stream of the cell ("own"), else None
+
+    def available(self):
+        try:
+            self.mod = importlib.import_module(self.module)
+        except ImportError as e:  # (ModuleNotFoundError: torch blocked in the notorch stage)
+            return f"{self.name} is not importable here ({type(e).__name__}: {e})"
+        return self.check()
+
+    def check(self):
+        return None
+
+    def producer_stream(self):
+        """A context manager making the library's own stream current (or a null one: see ``stream``)."""
+        return contextlib.nullcontext()
+
+    def array(self, storage, dtype, layout):
+        raise NotImplementedError
+
+    def output(self, dims, layout):
+        """A poisoned (NaN) fp32 output of logical dims in ``layout`` ("nhwc"/"nchw"): (object, reader)."""
+        raise NotImplementedError
+
+
+class Torch(Library):
+    name, module = "torch", "torch"
+
+    def check(self):
+        return None if self.mod.cuda.is_available() else "torch sees no GPU"
+
+    def producer_stream(self):
+        return self.mod.cuda.stream(self.mod.cuda.Stream())
+
+    def array(self, storage, dtype, layout):
+        torch = self.mod
+        mem, how = memories(storage, layout)
+        if mem.dtype == np.uint16:  # bfloat16 bits: torch views int16 (fully supported) as bfloat16
+            mem = mem.view(np.int16)
+        t = torch.from_numpy(mem).cuda()
+        if str(t.dtype) != f"torch.{dtype}":
+            t = t.view(getattr(torch, dtype))
+        if how == "permute":
+            return t.permute(0, 3, 1, 2)
+        if how == "every_other_w":
+            return t[:, :, ::2, :].permute(0, 3, 1, 2)
+        return t
+
+    def output(self, dims, layout):
+        torch = self.mod
+        n, c, h, w = dims
+        if layout == "nhwc":
+            y = torch.full((n, h, w, c), float("nan"), device="cuda").permute(0, 3, 1, 2)
+        else:
+            y = torch.full(tuple(dims), float("nan"), device="cuda")
+        return y, lambda: y.cpu().double().numpy()
+
+
+class Cupy(Library):
+    name, module = "cupy", "cupy"
+
+    def producer_stream(self):
+        return self.mod.cuda.Stream(non_blocking=True)
+
+    def array(self, storage, dtype, layout):
+        cp = self.mod
+        mem, how = memories(storage, layout)
+        try:
+            a = cp.asarray(mem)
+            if dtype in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+                a = a.view(ml_dtype(dtype))
+        except Exception as e:  # noqa: BLE001 - cupy has no such dtype
+            raise Lacks(f"cupy has no {dtype} arrays ({type(e).__name__}: {e})") from None
+        if how == "permute":
+            return a.transpose(0, 3, 1, 2)
+        if how == "every_other_w":
+            return a[:, :, ::2, :].transpose(0, 3, 1, 2)
+        return a
+
+    def output(self, dims, layout):
+        cp = self.mod
+        n, c, h, w = dims
+        y = cp.full((n, h, w, c), cp.nan, cp.float32).transpose(0, 3, 1, 2) if layout == "nhwc" else \
+            cp.full(tuple(dims), cp.nan, cp.float32)
+        return y, lambda: cp.asnumpy(y).astype(np.float64)
+
+
+class Jax(Library):
+    name, module, views = "JAX", "jax", False
+
+    def check(self):
+        try:
+            self.dev = self.mod.devices("gpu")[0]
+        except RuntimeError:
+            return "JAX sees no GPU"
+        return None
+
+    def array(self, storage, dtype, layout):
+        if layout == "strided":
+            raise Lacks("JAX arrays have no strided views (a slice is a copy)")
+        if dtype == "int64" and not self.mod.config.jax_enable_x64:
+            raise Lacks("JAX has no int64 arrays without jax_enable_x64")
+        mem, _ = memories(storage, layout)
+        a = self.mod.device_put(typed_host(mem, dtype), self.dev)
+        a.block_until_ready()
+        return a  # row-major: (N, H, W, C) for NHWC, the same memory as the tensor's
+
+    def output(self, dims, layout):
+        jnp = self.mod.numpy
+        n, c, h, w = dims
+        with self.mod.default_device(self.dev):
+            y = jnp.full((n, h, w, c) if layout == "nhwc" else tuple(dims), jnp.nan, dtype=jnp.float32)
+        y.block_until_ready()
+        return y, lambda: (np.asarray(y).transpose(0, 3, 1, 2) if layout == "nhwc" else np.asarray(y)).astype(
+            np.float64)
+
+
+class Numba(Library):
+    name, module, views = "numba", "numba.cuda", False
+
+    def check(self):
+        return None if self.mod.is_available() else "numba sees no GPU"
+
+    def producer_stream(self):
+        self.stream = self.mod.stream()
+        return contextlib.nullcontext()
+
+    def array(self, storage, dtype, layout):
+        mem, how = memories(storage, layout)
+        try:
+            host = typed_host(mem, dtype)
+            a = self.mod.to_device(host, stream=self.stream or 0)
+        except Exception as e:  # noqa: BLE001 - numba has no such dtype
+            raise Lacks(f"numba has no {dtype} device arrays ({type(e).__name__}: {e})") from None
+        if how != "every_other_w":
+            return a  # (N, H, W, C) memory order for NHWC
+        try:
+            return a[:, :, ::2, :]
+        except Exception as e:  # noqa: BLE001
+            raise Lacks(f"numba device arrays have no strided views ({type(e).__name__}: {e})") from None
+
+    def output(self, dims, layout):
+        n, c, h, w = dims
+        shape = (n, h, w, c) if layout == "nhwc" else tuple(dims)
+        y = self.mod.to_device(np.full(shape, np.nan, np.float32), stream=self.stream or 0)
+        return y, lambda: (y.copy_to_host().transpose(0, 3, 1, 2) if layout == "nhwc" else y.copy_to_host()).astype(
+            np.float64)
+
+
+class CudaCore(Library):
+    name, module = "cuda.core", "cuda.core"
+
+    def producer_stream(self):
+        self.stream = memory.device().create_stream()
+        return contextlib.nullcontext()
+
+    def buffer(self, storage, spec):
+        """Plain memory (no dtype, no shape) holding ``storage`` at the tensor's strided places."""
+        dev = memory.device()
+        stream = self.stream or dev.default_stream
+        buf = dev.allocate(max(1, spec.nbytes), stream=stream)
+        stream.sync()
+        memory.copy_to_device(int(buf.handle), inputs.host_layout(storage, spec))
+        return buf
+
+    def output(self, dims, layout, spec=None):
+        out = memory.DeviceBuffer(spec.nbytes)
+        out.fill(0xFF)  # NaN
+        return out, lambda: inputs.stored_view(np.frombuffer(out.copy_to_host(), np.uint8), spec).astype(np.float64)
+
+
+class Numpy(Library):
+    name, module = "numpy", "numpy"
+
+    def array(self, storage, dtype, layout):
+        mem, how = memories(typed_host(storage, dtype), layout)
+        if how == "permute":
+            return mem.transpose(0, 3, 1, 2)
+        if how == "every_other_w":
+            return mem[:, :, ::2, :].transpose(0, 3, 1, 2)
+        return mem
+
+
+ADAPTERS = {"torch": Torch, "cupy": Cupy, "jax": Jax, "numba": Numba, "cuda.core": CudaCore, "numpy": Numpy}
+_available = {}
+
+
+def library(name):
+    if name not in _available:
+        lib = ADAPTERS[name]()
+        _available[name] = (lib, lib.available())
+    return _available[name]
+
+
+# ---------------------------------------------------------------------------------------------
+# one cell
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("stream", STREAMS)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("lib_name", LIBRARIES)
+def test_array_matrix(gpu_handle, results_file, lib_name, dtype, layout, stream):
+    row = dict(test="array_matrix", library=lib_name, dtype=dtype, layout=layout, stream=stream)
+
+    def finish(status, detail="", **extra):
+        results_file(**row, status=status, detail=" ".join(str(detail).split())[:400], **extra)
+
+    lib, missing = library(lib_name)
+    if missing:
+        finish("skipped", missing)
+        pytest.skip(missing)
+    c = cell_for(gpu_handle, dtype, layout)
+    seed = zlib.crc32(f"{lib_name} {dtype} {layout} {stream}".encode())
+    values, ref = c.inputs(seed)
+    x_spec = c.specs[c.x.uid]
+    y_spec = c.specs[c.y.uid]
+    y_layout = "nchw" if c.kind == "conv" else "nhwc"
+    consumer = memory.device().create_stream() if stream == "own" else None
+    lib.stream = None
+    ctx = lib.producer_stream() if stream == "own" else contextlib.nullcontext()
+    entry = []
+    with ctx:
+        try:
+            if lib_name == "cuda.core":
+                bufs = {c.x: lib.buffer(values["x"], x_spec)}
+                if c.w is not None:
+                    bufs[c.w] = lib.buffer(values["w"], c.specs[c.w.uid])
+                y_obj, read_y = lib.output(y_spec.dims, y_layout, y_spec)
+            else:
+                x = lib.array(values["x"], dtype, layout)
+                bufs = {c.x: x}
+                if c.w is not None:
+                    bufs[c.w] = lib.array(values["w"], dtype, "nchw")
+                if lib_name == "numpy":  # host memory: refused in one line, naming the library and dtype
+                    y_obj = memory.DeviceBuffer(y_spec.nbytes)
+                    read_y = None
+                else:
+                    y_obj, read_y = lib.output(y_spec.dims, y_layout)
+        except Lacks as e:
+            finish("lacks", e)
+            pytest.skip(str(e))
+        if lib_name != "cuda.core":
+            try:
+                info = arrays.describe(x)  # entry point: describe
+            except TypeError as e:
+                line = str(e)
+                assert dtype not in NATIVE.get(lib_name, ()), f"{lib_name} {dtype} refused: {line}"
+                assert "\n" not in line and dtype in line, line
+                finish("refused", line, entry=["describe"])
+                return
+            entry.append("describe")
+            assert info.data_type is c.data_type, f"{lib_name} {dtype}: described as {info.describe()}"
+            assert arrays.layout_mismatch(info, x_spec.dims, x_spec.strides) is None, info.describe()
+            if tuple(info.shape) == tuple(x_spec.dims):  # libraries with views: the tensor from the array
+                t = Tensor.from_array(x, uid=99)  # entry point: Tensor.from_array
+                sig = t.signature()
+                assert (tuple(sig[1]), tuple(sig[2]), sig[3]) == (tuple(x_spec.dims), tuple(x_spec.strides),
+                                                                   c.data_type), t.describe()
+                entry.append("from_array")
+        if c.no_engine:  # the array was read; cuDNN cannot run the graph: recorded, never an array problem
+            finish("no engine", f"cuDNN has no engine for the {c.kind} graph of {dtype} {layout}: {c.no_engine}",
+                   entry=entry)
+            pytest.skip(f"no cuDNN engine for {dtype} {layout} (read: {', '.join(entry) or 'nothing'}): "
+                        f"{c.no_engine}")
+        if c.s is not None:
+            bufs[c.s] = np.float32(SCALE)  # numpy host scalar: by value
+        old = gpu_handle.stream
+        gpu_handle.stream = consumer if consumer is not None else 0
+        try:
+            if lib_name == "numpy":
+                with pytest.raises(TypeError) as refused:
+                    VariantPack(c.plan, {**bufs, c.y: y_obj})
+                line = str(refused.value)
+                assert "\n" not in line and "numpy" in line and dtype in line and "host memory" in line, line
+                finish("refused", line, entry=entry + ["VariantPack"])
+                return
+            pack = VariantPack(c.plan, {**bufs, c.y: y_obj})  # entry point: VariantPack (orders the producer)
+            entry.append("VariantPack")
+        finally:
+            gpu_handle.stream = old
+    gpu_handle.stream = consumer if consumer is not None else 0
+    try:
+        execute(gpu_handle, c.plan, pack)  # entry point: execute
+        entry.append("execute")
+        memory.synchronize(consumer if consumer is not None else 0)
+    finally:
+        gpu_handle.stream = old
+        pack.close()
+    out = read_y()
+    assert out.shape == ref.shape, (out.shape, ref.shape)
+    assert np.isfinite(out).all(), f"{lib_name} {dtype} {layout} {stream}: NaN left: not written, or read too early"
+    err = checking.relative_error(out, ref)
+    ok = err <= TOL[c.kind]
+    finish("ran" if ok else "wrong", f"relative error {err:.2e} against the fp64 reference", entry=entry,
+           engine=c.plan.engine_index, error=err)
+    assert ok, f"{lib_name} {dtype} {layout} {stream}: relative error {err:.2e} > {TOL[c.kind]:.0e}"
