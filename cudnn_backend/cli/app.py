@@ -704,7 +704,12 @@ def cmd_compare(args) -> int:
             with _progress(args, "compare") as progress:
                 comparison = compare_support(releases=libs, device_profile=args.device_profile,
                                              catalogue=args.catalogue, progress=progress, **options)
-    render.console.print(render.support_comparison(comparison, everything=args.all))
+    return _print_comparison(args, comparison, render.support_comparison)
+
+
+def _print_comparison(args, comparison, rendering) -> int:
+    """A comparison's table, and its rows to --csv and --json."""
+    render.console.print(rendering(comparison, everything=args.all))
     if args.csv:
         _write_rows_csv(args.csv, comparison.rows)
         render.error_console.print(f"wrote {args.csv} ({len(comparison.rows)} rows)")
@@ -739,14 +744,7 @@ def _compare_releases_timed(args, releases) -> int:
     with _progress(args, "compare") as progress:
         comparison = compare_releases(releases, tasks, device_profile=args.device_profile, slower=args.slower,
                                       progress=progress)  # each release converts the profile for itself
-    render.console.print(render.release_comparison(comparison, everything=args.all))
-    if args.csv:
-        _write_rows_csv(args.csv, comparison.rows)
-        render.error_console.print(f"wrote {args.csv} ({len(comparison.rows)} rows)")
-    if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(comparison.to_dict(), indent=1) + "\n", encoding="utf-8")
-        render.error_console.print(f"wrote {args.json}")
-    return 0
+    return _print_comparison(args, comparison, render.release_comparison)
 
 
 def cmd_why(args) -> int:

@@ -21,7 +21,7 @@ from cudnn_backend._bindings._loader import ENV_LIBCUDNN, release_library
 from cudnn_backend.core.info import info as package_info
 from cudnn_backend.errors import CudnnBackendError
 from cudnn_backend.tune.options import TuneOptions, as_options
-from cudnn_backend.tune.results import OK, Exploration, config_words, plain_table
+from cudnn_backend.tune.results import OK, ChangeRows, Exploration, config_words, plain_table
 from cudnn_backend.tune.sweeps import Task, sweep
 
 __all__ = ["compare_releases", "ReleaseComparison", "SLOWER"]
@@ -30,7 +30,7 @@ SLOWER = 0.10  # a config or graph this much slower (a fraction) under release B
 
 
 @dataclass
-class ReleaseComparison:
+class ReleaseComparison(ChangeRows):
     """Per graph (``rows``): each release's best and heuristics-pick times, the ratios B/A, the kernel counts, the
     configs slowed down or vanished under B, and ``change`` ("lost", "gained", "slower", "faster", "same"; "failed"
     where neither release's run gave an exploration; a graph one release cannot build is lost or gained). ``a``/``b``: what each release's run reported (version, library, device)."""
@@ -48,15 +48,6 @@ class ReleaseComparison:
     @property
     def label_b(self) -> str:
         return f"cuDNN {self.b['cudnn_version']}"
-
-    def of(self, change) -> list:
-        return [r for r in self.rows if r["change"] == change]
-
-    def counts(self) -> dict:
-        out: dict = {}
-        for r in self.rows:
-            out[r["change"]] = out.get(r["change"], 0) + 1
-        return out
 
     def to_dict(self) -> dict:
         return {"format": "cudnn-backend release comparison", "a": self.a, "b": self.b, "timed": self.timed,

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 from cudnn_backend.errors import MissingDependencyError
 from cudnn_backend.tune import plots
 
-__all__ = ["ConfigResult", "Exploration", "headroom_rows", "format_bytes", "plain_table", "fastest",
+__all__ = ["ConfigResult", "Exploration", "ChangeRows", "headroom_rows", "format_bytes", "plain_table", "fastest",
            "heuristics_pick", "plural", "knob_words", "config_words"]
 
 # statuses a result can end in
@@ -25,6 +25,23 @@ WRONG = "wrong result"
 SKIPPED = "skipped"
 TIMED = "timed, not checked"  # racing: out of the race before its outputs were checked
 STATUSES = (OK, PLAN_BUILT, PLAN_REFUSED, EXECUTE_FAILED, WRONG, SKIPPED, TIMED)
+
+
+class ChangeRows:
+    """A comparison's ``rows`` (dicts, each with its ``change``): the rows of one kind, and how many of each."""
+
+    rows: list
+
+    def of(self, change) -> list:
+        """The rows of one kind of change."""
+        return [r for r in self.rows if r["change"] == change]
+
+    def counts(self) -> dict:
+        """{change: how many rows}, in the order changes first appear."""
+        out: dict = {}
+        for r in self.rows:
+            out[r["change"]] = out.get(r["change"], 0) + 1
+        return out
 
 
 @dataclass

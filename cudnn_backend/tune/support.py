@@ -78,7 +78,7 @@ from cudnn_backend.tune import graphs, plots
 from cudnn_backend.tune.cache import cache_dir
 from cudnn_backend.tune.catalogue import CatalogueEntry
 from cudnn_backend.tune.fusion import fusion_report
-from cudnn_backend.tune.results import plain_table
+from cudnn_backend.tune.results import ChangeRows, plain_table
 from cudnn_backend.tune.sweeps import TaskResult, _run_processes
 from cudnn_backend.typed.introspection import graph_fingerprint, signature_of, tensor_slots, topological_order
 from cudnn_backend.typed.tensors import data_type_name
@@ -950,7 +950,7 @@ def _cost_estimate(entry) -> float:
 # comparisons
 # ---------------------------------------------------------------------------------------------
 @dataclass
-class SupportComparison:
+class SupportComparison(ChangeRows):
     """Two matrices side by side: ``rows`` (one per entry in either: key, status in each, engine and config
     counts in each, ``change``: gained, lost, counts changed, same, only in A, only in B), and their labels."""
 
@@ -959,10 +959,6 @@ class SupportComparison:
     label_a: str
     label_b: str
     rows: list
-
-    def of(self, change) -> list:
-        """The rows of one kind of change ("gained", "lost", "counts", "same", "only in A", "only in B")."""
-        return [r for r in self.rows if r["change"] == change]
 
     @property
     def gained(self) -> list:
@@ -973,13 +969,6 @@ class SupportComparison:
     def lost(self) -> list:
         """The rows of graphs supported in A only."""
         return self.of("lost")
-
-    def counts(self) -> dict:
-        """{change: how many graphs}."""
-        out: dict = {}
-        for r in self.rows:
-            out[r["change"]] = out.get(r["change"], 0) + 1
-        return out
 
     def to_dict(self) -> dict:
         """The comparison as JSON-able data: both labels, devices, releases, counts and rows."""
