@@ -27,6 +27,8 @@ set -uo pipefail
 export PYTHONUNBUFFERED=1 COLUMNS=160
 OUT=${OUT:-/tmp/cudnn-backend-out}
 mkdir -p "$OUT"
+SCRATCH=$(mktemp -d)  # this run's own: two runs side by side (one GPU each) share nothing but the build
+trap 'rm -rf "$SCRATCH"' EXIT
 RELEASES_ARG=${CUDNN_RELEASES:-system}
 if [ "${1:-}" = --releases ]; then RELEASES_ARG=${2:?--releases needs a list, e.g. system,9.28.1}; shift 2; fi
 IFS=, read -r -a RELEASES <<< "$RELEASES_ARG"
@@ -81,12 +83,15 @@ for stage in "$@"; do
   case $stage in
     tests)
       log "GPU tests (tests/gpu: every test that needs a GPU, and only those; tests/conftest.py)"
-      python3 -m pytest tests/gpu -q -rs -p no:cacheprovider --junitxml="$ROUT/gpu-tests.xml" 2>&1 | tee "$ROUT/gpu-tests.log"
+      OUT="$ROUT" python3 -m pytest tests/gpu -q -rs -p no:cacheprovider --junitxml="$ROUT/gpu-tests.xml" 2>&1 \
+        | tee "$ROUT/gpu-tests.log"
+      python3 benchmarks/array_matrix_table.py "$ROUT/gpu-findings.jsonl" --info "$ROUT/info.txt" \
+        --out "$ROUT/array_matrix.md" 2>&1 | tail -3
       ;;
     notorch)
       log "GPU tests with torch not importable"
       notorch python3 -c 'import torch' 2>/dev/null && { echo "torch still importable"; exit 1; }
-      notorch python3 -m pytest tests/gpu -q -rs -p no:cacheprovider --junitxml="$ROUT/gpu-tests-notorch.xml" 2>&1 \
+      OUT="$SCRATCH" notorch python3 -m pytest tests/gpu -q -rs -p no:cacheprovider --junitxml="$ROUT/gpu-tests-notorch.xml" 2>&1 \
         | tee "$ROUT/gpu-tests-notorch.log"
       ;;
     cli-notorch)
@@ -119,20 +124,20 @@ for stage in "$@"; do
     examples)
       log "examples"
       for e in examples/*.py; do
-        echo "--- $e"; python3 "$e" > /tmp/example.log 2>&1 && echo "ok $e" || { echo "FAILED $e"; tail -30 /tmp/example.log; }
+        echo "--- $e"; python3 "$e" > "$SCRATCH/example.log" 2>&1 && echo "ok $e" || { echo "FAILED $e"; tail -30 "$SCRATCH/example.log"; }
       done 2>&1 | tee "$ROUT/examples.log"
       ;;
     bench)
       log "C harness"
-      cc -O2 -o /tmp/c_harness benchmarks/c_harness.c -I"$CUDNN_INC" -I"$CUDA_HOME/include" -L"$CUDNN_LIB" \
+      cc -O2 -o "$SCRATCH/c_harness" benchmarks/c_harness.c -I"$CUDNN_INC" -I"$CUDA_HOME/include" -L"$CUDNN_LIB" \
          -L"$CUDA_HOME/lib64" -l:libcudnn.so.9 -lcudart -lm -Wl,-rpath,"$CUDNN_LIB" || exit 1
       log "per-call benchmarks"
-      C_HARNESS=/tmp/c_harness python3 -m pytest benchmarks/test_percall.py -q -p no:cacheprovider \
+      C_HARNESS="$SCRATCH/c_harness" python3 -m pytest benchmarks/test_percall.py -q -p no:cacheprovider \
         --benchmark-json="$ROUT/benchmarks.json" --benchmark-columns=mean,median,stddev,rounds 2>&1 \
         | tee "$ROUT/benchmarks.log"
       python3 benchmarks/summarize.py "$ROUT/benchmarks.json" --info "$ROUT/info.txt" --out "$ROUT/percall.md"
       log "per call against C, interleaved rounds on a pinned CPU (the targets' table)"
-      python3 benchmarks/percall_interleaved.py --c-harness /tmp/c_harness --rounds "${PERCALL_ROUNDS:-7}" \
+      python3 benchmarks/percall_interleaved.py --c-harness "$SCRATCH/c_harness" --rounds "${PERCALL_ROUNDS:-7}" \
         --out "$ROUT/percall_interleaved.json" --md "$ROUT/percall_interleaved.md" --info "$ROUT/info.txt" 2>&1 \
         | tee "$ROUT/percall_interleaved.txt"
       ;;
@@ -223,4 +228,4 @@ done
 log done
 # the device tool brings back at most 8 files: pack everything into one
 [ ${#FAILED_RELEASES[@]} -eq 0 ] || echo "releases not run: ${FAILED_RELEASES[*]}"
-tar czf /tmp/cudnn-backend-results.tgz -C "$OUT" . && rm -rf "${OUT:?}"/* && mv /tmp/cudnn-backend-results.tgz "$OUT/results.tgz"
+tar czf "$SCRATCH/results.tgz" -C "$OUT" . && rm -rf "${OUT:?}"/* && mv "$SCRATCH/results.tgz" "$OUT/results.tgz"
