@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one GPU script: build the package, then run the GPU tests, the examples, the benchmarks and the main job.
-# Usage (on the GPU machine, from the repo root):  bash tools/gpu_run.sh [--releases R1,R2,...] [STAGE ...]
+# Usage (on the GPU machine, from the repo root):  bash tools/gpu_run.sh [--releases R1,R2,...] [--side-by-side] [STAGE ...]
+#   --side-by-side: every release at once, each on a GPU of its own (a host of as many GPUs; results per release)
 #   --releases: the cuDNN releases to run every stage on, in turn (default: $CUDNN_RELEASES, else "system"):
 #     "system" is the one installed on the machine (9.19.0 on the GPU machines), MAJOR.MINOR.PATCH one carried there
 #     with tools/carry_cudnn.sh (unpacked under /tmp/cudnn/<release>). With several, each release's results go to
@@ -30,7 +31,14 @@ mkdir -p "$OUT"
 SCRATCH=$(mktemp -d)  # this run's own: two runs side by side (one GPU each) share nothing but the build
 trap 'rm -rf "$SCRATCH"' EXIT
 RELEASES_ARG=${CUDNN_RELEASES:-system}
-if [ "${1:-}" = --releases ]; then RELEASES_ARG=${2:?--releases needs a list, e.g. system,9.28.1}; shift 2; fi
+SIDE_BY_SIDE=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --releases) RELEASES_ARG=${2:?--releases needs a list, e.g. system,9.28.1}; shift 2 ;;
+    --side-by-side) SIDE_BY_SIDE=1; shift ;;
+    *) break ;;
+  esac
+done
 IFS=, read -r -a RELEASES <<< "$RELEASES_ARG"
 FAILED_RELEASES=()
 if [ $# -eq 0 ]; then set -- tests notorch cli-notorch examples bench tune; fi
@@ -53,6 +61,24 @@ if [ "${GPU_RUN_NOBUILD:-0}" != 1 ] || ! compgen -G "cudnn_backend/core/_descrip
 fi
 python3 -c "import cudnn_backend" || exit 1
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+if [ "$SIDE_BY_SIDE" = 1 ]; then
+  # each release on a GPU and a share of the CPUs of its own, at the same time (timings stay apart: the per-call
+  # benchmarks pin to the last CPU of their share)
+  gpus=$(nvidia-smi -L | wc -l) cpus=$(nproc)
+  [ "$gpus" -ge ${#RELEASES[@]} ] || { echo "--side-by-side: ${#RELEASES[@]} releases, $gpus GPU(s)"; exit 2; }
+  share=$((cpus / ${#RELEASES[@]})) pids=()
+  for i in "${!RELEASES[@]}"; do
+    mkdir -p "$OUT/cudnn-${RELEASES[$i]}"
+    CUDA_VISIBLE_DEVICES=$i OUT="$OUT/cudnn-${RELEASES[$i]}" GPU_RUN_NOBUILD=1 \
+      taskset -c "$((i * share))-$(((i + 1) * share - 1))" bash "$0" --releases "${RELEASES[$i]}" "$@" \
+      > "$OUT/cudnn-${RELEASES[$i]}.log" 2>&1 &
+    pids+=($!)
+  done
+  rc=0
+  for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
+  for r in "${RELEASES[@]}"; do echo "=== cuDNN $r"; grep -E "^===|passed|failed|FAILED|error" "$OUT/cudnn-$r.log" | tail -40; done
+  exit $rc
+fi
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 
 SITE=$(python3 -c "import nvidia.cudnn, os; print(os.path.dirname(os.path.dirname(nvidia.cudnn.__path__[0])))")
