@@ -7,7 +7,7 @@ the producer's pending work is ordered before it (DLPack passes it to ``__dlpack
 makes the consumer wait on the producer's stream); ``-1`` (the default) only reads the metadata.
 ``layout_mismatch`` says whether an array describes exactly a tensor's elements. The host side of the data
 types (``storage_dtype``, ``encode``, ``decode``: bfloat16 and fp8 as their bits) serves input generation and
-checking. cuda.core comes with ``pip install 'cudnn-backend[gpu]'``.
+checking. cuda.core comes with the ``gpu`` extra (``pip install '.[gpu]'`` in a clone).
 """
 from __future__ import annotations
 
