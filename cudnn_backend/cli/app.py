@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import inspect
 import json
 import os
 import pathlib
@@ -104,7 +105,7 @@ def _check_values(pattern, kwargs, args) -> None:
     it refuses (ValueError, TypeError: ``n: expected an integer, not str``) is a UsageError naming the option that
     gave it (``--param n=abc``, ``--groups``). A graph its values make and cuDNN refuses is the work's answer, not
     this; so is a task file's graph that fails (reported with the others)."""
-    if pattern not in CATALOGUE or not kwargs:
+    if pattern not in CATALOGUE or not kwargs or "build" not in inspect.signature(CATALOGUE[pattern]).parameters:
         return
     try:
         CATALOGUE[pattern](**kwargs, build=False)
@@ -328,7 +329,7 @@ def _progress(args, label):
         yield None
         return
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[text]}"), console=render.error_console, transient=True) as bar:
+                  TextColumn("{task.fields[text]}", markup=False), console=render.error_console, transient=True) as bar:
         task = bar.add_task(label, total=None, text="")
 
         def update(done, total, item):

@@ -30,7 +30,8 @@ from cudnn_backend.tune.results import config_words, format_bytes, knob_words, p
 __all__ = ["console", "error_console", "make_console", "configure", "console_width", "LOG_WIDTH", "table",
            "exploration", "headroom", "sweep_table", "bench", "fusion", "cache_entries", "cache_entry", "profile",
            "info", "us", "knob_space", "support_summary", "support_legend", "support_rows", "support_reasons",
-           "support_comparison", "explanation", "note", "warning", "problem", "cli_words", "FLAGS", "Breakable"]
+           "support_comparison", "explanation", "note", "warning", "problem", "prose", "table_or_line", "fit_columns",
+           "stage_words", "cli_words", "FLAGS", "Breakable"]
 
 # Written to a file or pipe (and no COLUMNS or --width): no table is wider than its content, and a line of text is
 # not wrapped at all below this many columns.
@@ -241,8 +242,8 @@ def fit_columns(columns: list, rows: list, *, wraps: dict, optional=(), pad_edge
         if name in names and names.index(name) in keep:
             keep.remove(names.index(name))
             dropped.append(name)
-    widths = {}
-    if room() + sum(narrowest(i) - natural[i] for i in keep) < 0:  # else each column takes its own width
+    widths = {}  # none when each column fits at its own width, or when even the narrowest do not (rich shares it)
+    if room() >= 0 and room() + sum(narrowest(i) - natural[i] for i in keep) < 0:
         left = room()
         wrapping = [names.index(n) for n in wraps if n in names and names.index(n) in keep]
         widths = {names[i]: narrowest(i) for i in wrapping}

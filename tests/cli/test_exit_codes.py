@@ -3,6 +3,7 @@ beyond the GPUs here (or offline) and --sm-count beyond the target's SMs are usa
 name lists the bundled ones; --param, --plan and Python-worded messages speak the command line's words; offline
 explore and tune say which config they pick and --save-plan writes its plan."""
 import json
+import pathlib
 
 import pytest
 
@@ -162,7 +163,8 @@ def test_help_says_the_exit_codes():
 def test_why_exits_by_whether_the_graph_is_supported():
     supported = run("why", "conv_bias_relu", "--device-profile", "h100", "--no-minimize")
     assert supported.returncode == 0 and "SUPPORTED" in supported.stdout, supported.stderr
-    refused = run("why", "softmax", "--no-minimize")
+    example = pathlib.Path(__file__).resolve().parents[2] / "examples" / "support_matrix.py"  # the guide's refusal
+    refused = run("why", "--graph", f"{example}:strided_dgrad_fp32", "--device-profile", "h100", "--no-minimize")
     assert refused.returncode == 1 and "NOT SUPPORTED: refused at heuristics" in refused.stdout
     assert refused.stderr == ""  # the answer, not an error
 
