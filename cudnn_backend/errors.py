@@ -303,8 +303,8 @@ class MissingDependencyError(CudnnBackendError, ImportError):
 
     def __init__(self, package: str, needed_for: str, extra: str = ""):
         self.package, self.needed_for, self.extra = package, needed_for, extra
-        how = f"pip install {package}" + (f"; cudnn-backend's [{extra}] extra installs it: pip install '.[{extra}]' "
-                                         "in its clone" if extra else "")
+        how = f"pip install {package}" + (f"; the extra cudnn-backend[{extra}] brings it: pip install '.[{extra}]' "
+                                         "in the clone" if extra else "")
         super().__init__(f"{needed_for} needs {package}, which is not installed ({how})", name=package)
 
     def __reduce__(self):

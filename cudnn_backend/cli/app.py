@@ -238,10 +238,10 @@ def _check_machine_options(args, profile) -> None:
     GPU (``GPU_ONLY``, refused offline) and --sm-count against the target GPU's SMs (the device profile's, the
     bundled h200's without a GPU, else this GPU's)."""
     if _offline(profile):
-        for name, why in GPU_ONLY:
+        for name, reason in GPU_ONLY:
             if getattr(args, name, None):
                 offline = "--device-profile is given" if profile is not None else "this machine has no GPU"
-                raise UsageError(f"argument --{name.replace('_', '-')}: {why}, and offline ({offline}) nothing "
+                raise UsageError(f"argument --{name.replace('_', '-')}: {reason}, and offline ({offline}) nothing "
                                  "runs; leave it out (--json and --csv write what offline exploring finds)")
     if args.gpus is not None:
         if _offline(profile):
@@ -474,8 +474,7 @@ def cmd_tune(args) -> int:
     offline = _offline(profile)
     if offline:
         render.note("tune times configs on a GPU; offline (no GPU, or --device-profile) it picks heuristics' first "
-                    "config "
-              "that builds a plan, and nothing is cached (--save-plan FILE.json writes it)")
+                    "config that builds a plan, and nothing is cached (--save-plan FILE.json writes it)")
     cache = None if offline else _cache(args)
     if several:
         return _many(args, tasks, "tune", profile, options, cache=cache)

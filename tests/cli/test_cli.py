@@ -132,8 +132,8 @@ def test_missing_matplotlib_still_writes_the_other_outputs(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 1, r.stderr
     assert "matplotlib" in r.stderr and "other outputs were written" in r.stderr and "Traceback" not in r.stderr
-    assert "--plot: plotting needs matplotlib, which is not installed (pip install matplotlib; cudnn-backend's " \
-           "[plot] extra installs it: pip install '.[plot]' in its clone)" in r.stderr  # the extra, not eaten
+    assert "--plot: plotting needs matplotlib, which is not installed (pip install matplotlib; the extra " \
+           "cudnn-backend[plot] brings it: pip install '.[plot]' in the clone)" in r.stderr  # the extra, not eaten
     assert (tmp_path / "e.csv").exists() and (tmp_path / "e.json").exists() and not (tmp_path / "p.png").exists()
 
 
