@@ -20,64 +20,104 @@ Every enumerant of cudnn_graph.h is a module attribute under its exact C name
 the others load on first use (PEP 562).
 """
 import importlib as _importlib
+import importlib.machinery as _machinery
+import os as _os
 import pathlib as _pathlib
+import sys as _sys
 
 from cudnn_backend._version import __version__
-from cudnn_backend._bindings import _loader
-from cudnn_backend._bindings.enums import *  # noqa: F401,F403 - every enum and enumerant by C name
-from cudnn_backend.errors import (
-    CudaError,
-    CudnnBackendError,
-    CudnnBadParamError,
-    CudnnError,
-    CudnnExecutionFailedError,
-    CudnnFunctionNotFoundError,
-    CudnnInternalError,
-    CudnnLibraryNotFoundError,
-    CudnnNotInitializedError,
-    CudnnNotSupportedError,
-    CudnnShutdownError,
-    CudnnUnsafeCallError,
-    CudnnVersionError,
-    DeviceMemoryWarning,
-    DeviceProfileError,
-    DeviceProfileIdentityWarning,
-    DeviceProfileVersionError,
-    EngineError,
-    GraphError,
-    JsonCheckError,
-    JsonTableFallbackWarning,
-    MissingDependencyError,
-    NativeCudaGraphNotSupportedError,
-    NoDeviceError,
-    NoWorkingPlanError,
-    PlanCacheError,
-    PlanVersionError,
-    ReferenceUnsupportedError,
-    SweepError,
-)
-from cudnn_backend.core import (
-    Descriptor,
-    Handle,
-    check_available,
-    cudnn_messages,
-    disable_logging,
-    enable_logging,
-    get_cudart_version,
-    get_error_string,
-    get_execution_plan_workspace_size,
-    get_max_device_version,
-    get_property,
-    get_version,
-    graph_version_check,
-    info,
-    is_available,
-    is_same_topology,
-    last_error_string,
-    logging_enabled,
-    schema,
-    since_of,
-)
+
+
+def _unbuilt_source_tree(error: ModuleNotFoundError):
+    """The one-line ImportError for a source tree whose compiled modules are not built (a clone before ``pip
+    install``: run from its root, it shadows the installed package); None when ``error`` is about another module.
+    A compiled module is one with a ``.pyx`` source in this folder."""
+    here = _pathlib.Path(__file__).resolve().parent
+    name = error.name or ""
+    if not name.startswith(__name__ + "."):
+        return None
+    source = here.joinpath(*name.split(".")[1:]).with_suffix(".pyx")
+    if not source.is_file():
+        return None
+    elsewhere = [p for p in _sys.path if _pathlib.Path(p or _os.curdir).resolve() != here.parent]
+    installed = _machinery.PathFinder.find_spec(__name__, elsewhere)
+    fix = (f"run from another folder to use the installed package ({_pathlib.Path(installed.origin).parent}), or "
+           if installed is not None and installed.origin else "install it (`pip install \".[cu13]\"` here), or ")
+    return ImportError(f"{here} is cudnn-backend's source tree, and its compiled modules are not built ({name} "
+                       f"has only its source, {source.name}); Python takes it before an installed copy when run from "
+                       f"{here.parent}: {fix}build it in place with `python setup.py build_ext --inplace` (or `pip "
+                       "install -e .`)", name=name, path=str(source))
+
+
+def _raise_unbuilt(error: ModuleNotFoundError):
+    """Re-raise ``error``, or the unbuilt source tree's one line in its place: for ``python -m cudnn_backend`` that
+    line alone (exit code 1), as the command line reports every failure, with no traceback."""
+    unbuilt = _unbuilt_source_tree(error)
+    if unbuilt is None:
+        raise error
+    if _sys.argv[:1] == ["-m"]:  # runpy is still locating ``python -m cudnn_backend``'s __main__
+        raise SystemExit(f"cudnn-backend: error: {unbuilt}")
+    raise unbuilt from None
+
+
+try:
+    from cudnn_backend._bindings import _loader
+    from cudnn_backend._bindings.enums import *  # noqa: F401,F403 - every enum and enumerant by C name
+    from cudnn_backend.errors import (
+        CudaError,
+        CudnnBackendError,
+        CudnnBadParamError,
+        CudnnError,
+        CudnnExecutionFailedError,
+        CudnnFunctionNotFoundError,
+        CudnnInternalError,
+        CudnnLibraryNotFoundError,
+        CudnnNotInitializedError,
+        CudnnNotSupportedError,
+        CudnnShutdownError,
+        CudnnUnsafeCallError,
+        CudnnVersionError,
+        DeviceMemoryWarning,
+        DeviceProfileError,
+        DeviceProfileIdentityWarning,
+        DeviceProfileVersionError,
+        EngineError,
+        GraphError,
+        JsonCheckError,
+        JsonTableFallbackWarning,
+        MissingDependencyError,
+        NativeCudaGraphNotSupportedError,
+        NoDeviceError,
+        NoWorkingPlanError,
+        PlanCacheError,
+        PlanVersionError,
+        ReferenceUnsupportedError,
+        SweepError,
+    )
+    from cudnn_backend.core import (
+        Descriptor,
+        Handle,
+        check_available,
+        cudnn_messages,
+        disable_logging,
+        enable_logging,
+        get_cudart_version,
+        get_error_string,
+        get_execution_plan_workspace_size,
+        get_max_device_version,
+        get_property,
+        get_version,
+        graph_version_check,
+        info,
+        is_available,
+        is_same_topology,
+        last_error_string,
+        logging_enabled,
+        schema,
+        since_of,
+    )
+except ModuleNotFoundError as _error:
+    _raise_unbuilt(_error)
 
 # name -> (module, attribute or None for the module itself), imported on first access
 _LAZY = {
@@ -139,7 +179,10 @@ def __getattr__(name):  # PEP 562: the higher layers load on first use
         module, attribute = _LAZY[name]
     except KeyError:
         raise AttributeError(f"module 'cudnn_backend' has no attribute {name!r}") from None
-    value = _importlib.import_module(module)
+    try:
+        value = _importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        _raise_unbuilt(error)
     if attribute is not None:
         value = getattr(value, attribute)
     globals()[name] = value

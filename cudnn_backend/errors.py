@@ -45,7 +45,8 @@ class CudnnLibraryNotFoundError(CudnnBackendError, OSError):
         super().__init__(
             "cuDNN 9 (libcudnn.so.9) could not be loaded: "
             f"{detail}\nInstall it with `pip install nvidia-cudnn-cu13` (CUDA 13) or `pip install nvidia-cudnn-cu12` "
-            "(CUDA 12), i.e. `pip install cudnn-backend[cu13]`, or point CUDNN_BACKEND_LIBCUDNN at a libcudnn.so.9."
+            "(CUDA 12), which cudnn-backend's [cu13] / [cu12] extra installs, or point CUDNN_BACKEND_LIBCUDNN at a "
+            "libcudnn.so.9."
         )
 
     def __reduce__(self):
@@ -308,7 +309,8 @@ class MissingDependencyError(CudnnBackendError, ImportError):
 
     def __init__(self, package: str, needed_for: str, extra: str = ""):
         self.package, self.needed_for, self.extra = package, needed_for, extra
-        how = f"pip install 'cudnn-backend[{extra}]'" if extra else f"pip install {package}"
+        how = f"pip install {package}" + (f"; the extra cudnn-backend[{extra}] brings it: pip install '.[{extra}]' "
+                                         "in the clone" if extra else "")
         super().__init__(f"{needed_for} needs {package}, which is not installed ({how})", name=package)
 
     def __reduce__(self):

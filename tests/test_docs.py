@@ -7,7 +7,6 @@ and its index (``objects.inv``) checked against the generated reference.
 """
 from __future__ import annotations
 
-import doctest
 import inspect
 import os
 import pathlib
@@ -195,15 +194,29 @@ def test_literalinclude_markers_exist():
                 assert option.strip() in body, f"{page.name}: marker {option!r} not in {source.name}"
 
 
+@pytest.fixture(scope="module")
+def doctests():
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        import doctests as module
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+    return module
+
+
+def test_every_page_with_examples_is_a_guide_page(doctests):
+    assert set(doctests.pages()) <= set(GUIDE_PAGES) and len(doctests.pages()) >= 10
+
+
 @pytest.mark.parametrize("page", GUIDE_PAGES, ids=[p.stem for p in GUIDE_PAGES])
-def test_guide_doctests(page, monkeypatch, tmp_path):
-    """The ``>>>`` examples of each guide chapter give the output the page shows."""
-    monkeypatch.syspath_prepend(str(EXAMPLES))
+def test_guide_doctests(page, doctests, monkeypatch, tmp_path):
+    """The ``>>>`` examples of each guide chapter give the output the page shows, run as the docs build runs them,
+    from a folder that is neither the root nor examples/ (nothing on sys.path for them)."""
     monkeypatch.chdir(tmp_path)
-    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
-    result = doctest.testfile(str(page), module_relative=False, optionflags=flags, verbose=False,
-                              raise_on_error=False, report=True)
-    assert result.failed == 0, f"{result.failed} of {result.attempted} examples of {page.name} failed (see above)"
+    assert str(EXAMPLES) not in sys.path
+    failed, attempted, report = doctests.run_page(page)
+    assert failed == 0, f"{failed} of {attempted} examples of {page.name} failed:\n{report}"
+    assert pathlib.Path.cwd() == tmp_path and not list(tmp_path.iterdir())  # nothing written here
 
 
 # --- pictures ----------------------------------------------------------------------------------------
@@ -213,6 +226,27 @@ def _readme_snippet() -> str:
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     block = next(b for b in blocks if "to_dot()" in b)
     return block
+
+
+def readme_blocks(language="python") -> list:
+    """The README's code blocks of ``language``, in order."""
+    return re.findall(rf"```{language}\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+
+
+def test_readme_first_example_runs_offline_as_written(tmp_path, monkeypatch, capsys):
+    """The README's first Python block runs on a machine without a GPU, as written (``device_profile=``); the GPU
+    block after it is run by tests/gpu/runtime/test_readme_gpu.py."""
+    monkeypatch.chdir(tmp_path)
+    first, gpu = readme_blocks()[:2]
+    assert 'device_profile="h200"' in first and "cb.Handle()" not in first and "torch" not in first
+    assert "cb.Handle()" in gpu and "cb.memory.allocate" in gpu
+    namespace = {}
+    exec(compile(first, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    plan, ex = namespace["plan"], namespace["ex"]
+    assert isinstance(plan, cb.Plan) and plan.engine_index is not None
+    assert ex.chosen is not None and not ex.timed and ex.device["name"] == "NVIDIA H200"
+    out = capsys.readouterr().out
+    assert ex.chosen.config_text() in out
 
 
 def _png_text(path) -> dict:

@@ -1,13 +1,16 @@
 """``cudnn-backend`` / ``python -m cudnn_backend``: info, explore, tune, bench, fusion, profile, cache, support,
 compare, why.
 
-Mistakes in the arguments end with one line naming the option and exit code 2; a failure of the work itself
-with one line and exit code 1 (``CUDNN_BACKEND_DEBUG=1`` shows the traceback); a closed pipe ends quietly.
+Exit codes (``args.EXIT_CODES``, printed by ``--help``): 0 done; 1 the answer is "no" (``why`` on a graph cuDNN
+refuses, ``explore``/``tune`` finding no config) or the work failed, with one line saying why
+(``CUDNN_BACKEND_DEBUG=1`` shows the traceback); 2 a mistake in the arguments, one line naming the option, found
+before any work (an option that needs a GPU, given offline, is one). A closed pipe ends quietly.
 """
 from __future__ import annotations
 
 import contextlib
 import csv
+import inspect
 import json
 import os
 import pathlib
@@ -19,7 +22,7 @@ from rich.text import Text
 
 from cudnn_backend.cli import render
 from cudnn_backend._bindings._loader import release_library
-from cudnn_backend.cli.args import UsageError, build_parser, builder_kwargs, size_options, tune_options
+from cudnn_backend.cli.args import SIZE_OPTIONS, UsageError, build_parser, builder_kwargs, size_options, tune_options
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Handle
 from cudnn_backend.core.info import info as _info
@@ -77,6 +80,8 @@ def _targets(args, many=True) -> tuple[list, str | None]:
             raise UsageError("size options do not apply to --preset / --tasks (each entry fixes its sizes)")
         if args.preset:
             return tasks_from_preset(args.preset), None
+        if not pathlib.Path(args.tasks).is_file():
+            raise UsageError(f"argument --tasks: {args.tasks!r} is not a file")
         try:
             tasks = tasks_from_file(args.tasks)
         except (OSError, ValueError) as e:
@@ -92,7 +97,38 @@ def _targets(args, many=True) -> tuple[list, str | None]:
             tasks.append(Task(ref, builder_kwargs(_builder(ref, "argument --graph"), ref, sizes)))
         return tasks, None
     name = args.pattern or DEFAULT_PATTERN
-    return [Task(name, builder_kwargs(CATALOGUE[name], f"pattern {name}", sizes))], None
+    kwargs = builder_kwargs(CATALOGUE[name], f"pattern {name}", sizes)
+    _check_values(name, kwargs, args)
+    return [Task(name, kwargs)], None
+
+
+def _check_values(pattern, kwargs, args) -> None:
+    """A built-in pattern called, unbuilt (no cuDNN graph: quick), with the values the command line gives it: one
+    it refuses (ValueError, TypeError: ``n: expected an integer, not str``) is a UsageError naming the option that
+    gave it (``--param n=abc``, ``--groups``). A graph its values make and cuDNN refuses is the work's answer, not
+    this; so is a task file's graph that fails (reported with the others)."""
+    if pattern not in CATALOGUE or not kwargs or "build" not in inspect.signature(CATALOGUE[pattern]).parameters:
+        return
+    try:
+        CATALOGUE[pattern](**kwargs, build=False)
+    except (TypeError, ValueError) as e:
+        if isinstance(e, CudnnBackendError):
+            return
+        text = " ".join(str(e).split())
+        word = text.split(":", 1)[0].split(" ", 1)[0]
+        if word in kwargs:
+            text = text.removeprefix(f"{word}: ")
+        params = dict(getattr(args, "param", None) or ())
+        if word in params:
+            raise UsageError(f"argument --param: {word}={params[word]}: {text}") from None
+        flags = {name: f"--{name}" for name, _, _ in SIZE_OPTIONS} | {"data_type": "--dtype", "layout": "--layout"}
+        if word in flags and word in kwargs:
+            raise UsageError(f"argument {flags[word]}: {text}") from None
+        if len(params) == 1 and set(kwargs) == set(params):
+            (key, value), = params.items()
+            raise UsageError(f"argument --param: {key}={value}: {text}") from None
+        given = "argument --param" if set(kwargs) <= set(params) else "the sizes and parameters given"
+        raise UsageError(f"{given}: pattern {pattern} refuses them: {text}") from None
 
 
 def _builder(ref, where, kwargs=None):
@@ -193,9 +229,22 @@ def _offline(profile) -> bool:
     return profile is not None or not _device.gpu_available()
 
 
+# the options whose whole work is on a GPU: given offline, each is a usage error (exit code 2) naming it
+GPU_ONLY = (("sweep", "the knob search compares timings"), ("plot", "it draws timings"),
+            ("heatmap", "it draws timings"), ("cold", "it changes how configs are timed"),
+            ("cuda_graph", "it changes how configs are timed"))
+
+
 def _check_machine_options(args, profile) -> None:
-    """--gpus against the GPUs here (more than there are is an error, as is any offline) and --sm-count against the
-    target GPU's SMs (the device profile's, the bundled h200's without a GPU, else this GPU's)."""
+    """--gpus against the GPUs here (more than there are is an error, as is any offline), the options that need a
+    GPU (``GPU_ONLY``, refused offline) and --sm-count against the target GPU's SMs (the device profile's, the
+    bundled h200's without a GPU, else this GPU's)."""
+    if _offline(profile):
+        for name, reason in GPU_ONLY:
+            if getattr(args, name, None):
+                offline = "--device-profile is given" if profile is not None else "this machine has no GPU"
+                raise UsageError(f"argument --{name.replace('_', '-')}: {reason}, and offline ({offline}) nothing "
+                                 "runs; leave it out (--json and --csv write what offline exploring finds)")
     if args.gpus is not None:
         if _offline(profile):
             why = "--device-profile is given" if profile is not None else "this machine has no GPU"
@@ -222,12 +271,27 @@ def _check_machine_options(args, profile) -> None:
                              f"({where}); give 1..{count}")
 
 
-def _nothing_found(prog_job: str, explorations) -> bool:
-    """Print, for each exploration that found nothing, the reason (error lines); True when there was one."""
+def _nothing_found(prog_job: str, explorations, hints=None) -> bool:
+    """Print, for each exploration that found nothing, the reason (error lines), and the ``why`` command that
+    explains it (``hints``: {exploration name: that command}); True when there was one."""
     found_none = [ex for ex in explorations if ex.chosen is None]
     for ex in found_none:
-        render.error_console.print(Text(f"{prog_job}: nothing found: ", style="bold red").append(ex.failure()))
+        hint = (hints or {}).get(ex.name)
+        render.error_console.print(Text(f"{prog_job}: nothing found: ", style="bold red").append(
+            ex.failure() + (f"; `{hint}` explains each stage and finds the smallest change that cuDNN supports"
+                            if hint else "")))
     return bool(found_none)
+
+
+def _why_command(task, args, profile) -> str | None:
+    """The ``why`` command line for an explored graph (None for a saved plan: why takes graphs)."""
+    if task is None:
+        return None
+    target = task.builder if task.builder in CATALOGUE else f"--graph {task.builder}"
+    params = " ".join(f"--param {k}={v!r}" if isinstance(v, str) and " " in v else f"--param {k}={v}"
+                      for k, v in task.kwargs.items())
+    device = f" --device-profile {args.device_profile}" if profile is not None else ""
+    return f"cudnn-backend why {target}{' ' + params if params else ''}{device}"
 
 
 def _save_chosen_plan(args, ex, target, task, profile) -> None:
@@ -255,7 +319,7 @@ def _write_plan(path, plan, how) -> None:
     render.error_console.print(f"wrote {path}: {_plan_config(plan)} ({how}); `--plan {path}` takes it")
     profile = profile_of(plan.deviceprop) if plan.handle is None else None
     if profile is not None:  # built offline: the GPU it was built for must be the one that loads it
-        _note(f"{path} was built offline with the {profile.device_name} profile ({profile.origin}): it loads on "
+        render.note(f"{path} was built offline with the {profile.device_name} profile ({profile.origin}): it loads on "
               f"{profile.plan_target()}")  # where a published figure puts that at risk, save_plan warned
 
 
@@ -271,7 +335,7 @@ def _progress(args, label):
         yield None
         return
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[text]}"), console=render.error_console, transient=True) as bar:
+                  TextColumn("{task.fields[text]}", markup=False), console=render.error_console, transient=True) as bar:
         task = bar.add_task(label, total=None, text="")
 
         def update(done, total, item):
@@ -279,10 +343,6 @@ def _progress(args, label):
             bar.update(task, completed=done, total=total, text=text[:60])
 
         yield update
-
-
-def _note(text):
-    render.error_console.print(f"[yellow]note:[/yellow] {text}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,11 +373,11 @@ def _write_outputs(args, explorations: list) -> bool:
                 draw(ex, target)
                 render.error_console.print(f"wrote {target}")
             except MissingDependencyError as e:
-                render.error_console.print(f"[red]{flag}:[/red] {e}; the other outputs were written")
+                render.problem(flag, f"{e}; the other outputs were written")
                 ok = False
                 break
             except ValueError as e:
-                render.error_console.print(f"[red]{flag}:[/red] not written: {e}")
+                render.problem(flag, f"not written: {e}")
                 ok = False
     return ok
 
@@ -360,9 +420,11 @@ def _many(args, tasks, job, profile, options, cache=None) -> int:
     if any(ex.timed for ex in explorations):
         render.console.print(render.headroom(headroom_rows(explorations)))
     for r in result.failures:
-        render.error_console.print(f"[red]failed:[/red] {r.task.name}: {r.error}")
+        render.problem("failed", f"{r.task.name}: {r.error}")
     ok = _write_outputs(args, explorations) if explorations else True
-    empty = _nothing_found(f"cudnn-backend {job}", explorations)
+    hints = {r.exploration.name: _why_command(r.task, args, profile) for r in result.results
+             if r.exploration is not None}
+    empty = _nothing_found(f"cudnn-backend {job}", explorations, hints)
     return 0 if ok and not result.failures and not empty else 1
 
 
@@ -370,13 +432,6 @@ def cmd_explore(args) -> int:
     _check_outputs_writable(args)
     tasks, plan_path = _targets(args)
     profile = _device_profile(args)
-    if _offline(profile):
-        if args.sweep:
-            _note("--sweep needs a GPU: the knob search compares timings, and offline nothing runs; skipped")
-        if args.plot or args.heatmap:
-            _note("--plot/--heatmap need timings; offline there are none, so no plot will be written")
-        if args.cold or args.cuda_graph:
-            _note("--cold/--cuda-graph change how configs are timed; offline nothing is timed")
     _check_machine_options(args, profile)
     options = tune_options(args, engines=not args.no_engines)
     if _several(args, tasks, plan_path, "explored"):
@@ -402,7 +457,7 @@ def _explore_one(args, target, task, profile, options, job="explore") -> int:
                      name=(task.label or None) if task else None, progress=progress, options=options)
     render.exploration(ex, top=args.top, engines=not args.no_engines)
     ok = _write_outputs(args, [ex])
-    if _nothing_found(f"cudnn-backend {job}", [ex]):
+    if _nothing_found(f"cudnn-backend {job}", [ex], {ex.name: _why_command(task, args, profile)}):
         return 1
     if args.save_plan:
         _save_chosen_plan(args, ex, target, task, profile)
@@ -424,8 +479,8 @@ def cmd_tune(args) -> int:
     several = _several(args, tasks, plan_path, "tuned")  # its usage errors before any note
     offline = _offline(profile)
     if offline:
-        _note("tune times configs on a GPU; offline (no GPU, or --device-profile) it picks heuristics' first config "
-              "that builds a plan, and nothing is cached (--save-plan FILE.json writes it)")
+        render.note("tune times configs on a GPU; offline (no GPU, or --device-profile) it picks heuristics' first "
+                    "config that builds a plan, and nothing is cached (--save-plan FILE.json writes it)")
     cache = None if offline else _cache(args)
     if several:
         return _many(args, tasks, "tune", profile, options, cache=cache)
@@ -603,7 +658,7 @@ def _support_entries(args) -> list:
         try:
             filter_entries([], **{kw: value})
         except ValueError as e:
-            raise UsageError(f"argument {flag}: {e}") from None
+            raise UsageError(f"argument {flag}: {str(e).removeprefix(f'{kw}: ')}") from None
     kept = filter_entries(entries, family=args.family, data_type=args.dtype, layout=args.layout, name=args.name)
     if not kept:
         given = ", ".join(f"{flag} {v}" for flag, v in (("--family", args.family), ("--dtype", args.dtype),
@@ -644,11 +699,11 @@ def cmd_support(args) -> int:
     rows = args.rows or ("all" if len(matrix) <= 80 else "none")
     if rows != "none":
         render.console.print(render.support_rows(matrix, rows))
-    if rows != "none" or args.rows is None:
+    if (rows != "none" or args.rows is None) and not all(r.supported for r in matrix.results):
         render.console.print(render.support_reasons(matrix))
     render.console.print(render.support_legend(matrix))
     if rows == "none" and args.rows is None:
-        _note(f"{len(matrix)} graphs: the rows are in --csv / --json (or --rows all / unsupported)")
+        render.note(f"{len(matrix)} graphs: the rows are in --csv / --json (or --rows all / unsupported)")
     render.error_console.print(f"{len(matrix)} graphs in {matrix.wall_seconds:.1f} s ({matrix.cached} from the cache, "
                                f"{matrix.workers} worker(s))")
     ok = True
@@ -663,7 +718,7 @@ def cmd_support(args) -> int:
             plot_support_heatmap(matrix, args.heatmap)
             render.error_console.print(f"wrote {args.heatmap}")
         except MissingDependencyError as e:
-            render.error_console.print(f"[red]--heatmap:[/red] {e}; the other outputs were written")
+            render.problem("--heatmap", f"{e}; the other outputs were written")
             ok = False
     return 0 if ok else 1
 
@@ -739,7 +794,7 @@ def _compare_releases_timed(args, releases) -> int:
         _builder(task.builder, f"the graph {task.name}", task.kwargs)
     profile = _device_profile(args)
     if _offline(profile):
-        _note("no GPU (or --device-profile): nothing is timed; the configs each release lists and the first that "
+        render.note("no GPU (or --device-profile): nothing is timed; the configs each release lists and the first that "
               "builds are compared")
     with _progress(args, "compare") as progress:
         comparison = compare_releases(releases, tasks, device_profile=args.device_profile, slower=args.slower,
@@ -756,6 +811,7 @@ def cmd_why(args) -> int:
         fn = _builder(args.graph, "argument --graph")
         target = args.graph
     builder_kwargs(fn, f"pattern {target}" if args.pattern else target, dict(args.param or ()), size_options=False)
+    _check_values(args.pattern, dict(args.param or ()), args)
     profile = _device_profile(args)
     handle = None if _offline(profile) else _new_handle()
     try:
@@ -769,7 +825,7 @@ def cmd_why(args) -> int:
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(ex.as_dict(), indent=1, default=str) + "\n", encoding="utf-8")
         render.error_console.print(f"wrote {args.json}")
-    return 0
+    return 0 if ex.supported else 1  # the answer, for scripts: 1 when cuDNN refuses the graph
 
 
 COMMANDS.update(support=cmd_support, compare=cmd_compare, why=cmd_why)
@@ -788,6 +844,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)  # bad arguments: one line, exit code 2 (Parser.error)
+    if args.command is None:  # a bare `cudnn-backend`: what it does and its commands
+        parser.print_help()
+        return 0
     render.configure(width=getattr(args, "width", None))
     prog = f"cudnn-backend {args.command}"
     try:

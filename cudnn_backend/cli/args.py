@@ -7,6 +7,7 @@ import ast
 import inspect
 import sys
 
+from cudnn_backend._version import __version__
 from cudnn_backend.errors import did_you_mean
 from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.patterns.presets import PRESETS
@@ -27,6 +28,9 @@ class Parser(argparse.ArgumentParser):
         if wrong and choices:  # argparse lists the choices; say which one was meant
             names = [c.strip().strip("'") for c in choices.rstrip(")").split(",")]
             message += did_you_mean(wrong.strip("'"), names, listing=False)
+        commands = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)]
+        if commands and message.startswith("the following arguments are required"):  # a command without its action
+            message += f" (one of: {', '.join(commands[0].choices)}; `{self.prog} --help` says what each does)"
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(2)
 
@@ -247,12 +251,22 @@ def tune_options(args, **extra) -> TuneOptions:
         raise UsageError(f"argument {cli_flag(name)}: {str(e).partition(': ')[2]}") from None
 
 
+EXIT_CODES = """exit codes (every command):
+  0  done (why: the graph is supported)
+  1  the answer is "no" or the work failed: why on a graph cuDNN refuses; explore or tune finding no
+     config; a graph, plan or output that failed (one line says why; CUDNN_BACKEND_DEBUG=1 shows the
+     traceback)
+  2  a usage mistake, found before any work: one line naming the option (an option that needs a GPU,
+     given offline, is one)"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="cudnn-backend", formatter_class=Formatter,
                     description="Explore, tune, cache and benchmark cuDNN backend-API plans for your own graphs.\n"
-                                "Run `cudnn-backend COMMAND --help` for a command's options.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    sub.required = True
+                                "Run `cudnn-backend COMMAND --help` for a command's options.",
+                    epilog=EXIT_CODES)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)  # none given: the help
 
     p = sub.add_parser("info", help="package and cuDNN versions, cuDNN's path, CUDA runtime, GPUs",
                        formatter_class=Formatter, description="What cudnn-backend found on this machine.")
@@ -311,7 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--device", type=non_negative, default=0, help="CUDA device ordinal")
     c = psub.add_parser("show", help="show a profile (a file, or a bundled name: h100, h200) as the loaded cuDNN "
                         "gets it", formatter_class=Formatter)
-    c.add_argument("profile", metavar="FILE|NAME")
+    c.add_argument("profile", metavar="FILE|NAME", help="a profile file (from `profile capture` or `profile "
+                   "convert`), or a bundled name: h100, h200")
     c.add_argument("--json", action="store_true", help="print the profile's JSON")
     c = psub.add_parser("convert", help="write a profile as another cuDNN release reads it", formatter_class=Formatter,
                         description="Convert a device profile for a cuDNN release: members that release requires come "

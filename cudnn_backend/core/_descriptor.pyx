@@ -1494,7 +1494,10 @@ cdef class Descriptor(Resource):
     @cython.binding(False)  # a plain method descriptor: the interpreter's specialized call, no function object
     @cython.embedsignature.format("clinic")  # ... with a __text_signature__ (inspect.signature)
     def set(self, attribute, attribute_type, values):
-        """cudnnBackendSetAttribute: ``values`` is one value or a sequence (str/bytes for CUDNN_TYPE_CHAR)."""
+        """cudnnBackendSetAttribute: ``values`` is one value or a sequence (str/bytes for CUDNN_TYPE_CHAR).
+
+        Returns the descriptor itself, so that sets chain: ``Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+        .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1).set(...)``."""
         cdef int attr, atype
         if type(attribute) is _ATTRIBUTE_NAME:
             attr = <int>attribute
@@ -1505,6 +1508,7 @@ cdef class Descriptor(Resource):
         else:
             atype = _enum_arg(attribute_type, AttributeType, "attribute_type")
         self._set(attr, atype, values)
+        return self
 
     cdef int _set(self, int attr, int atype, object values) except -1:
         """The checked set: the common cases through ``_set_fast``, everything else (and every error) here."""

@@ -14,6 +14,7 @@ they succeed but return no configs, which is raised here as ``NoDeviceError``.
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field, replace
 
@@ -28,7 +29,8 @@ from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.typed import EngineConfig, EngineHeuristics
 
 __all__ = ["MODES", "heur_mode", "mode_name", "get_configs", "heuristics_configs", "build_first_plan", "Attempt",
-           "PlanSearchReport", "why_no_engine", "engine_config_counts", "NoDeviceError", "NoWorkingPlanError"]
+           "PlanSearchReport", "why_no_engine", "cudnn_explanations", "engine_config_counts", "NoDeviceError",
+           "NoWorkingPlanError"]
 
 A = AttributeName
 AT = AttributeType
@@ -125,6 +127,29 @@ def get_configs(operation_graph, mode="A", device_profile=None, sm_count_target=
 def engine_config_counts(operation_graph, device_profile=None, modes=("A", "FALLBACK")) -> dict:
     """{mode name: number of engine configs} for each heuristics mode."""
     return {mode_name(m): len(get_configs(operation_graph, m, device_profile, raise_if_empty=False)) for m in modes}
+
+
+_FRAME = re.compile(r"^[\w:.>\-\[\]]+\([^()]*\)$")  # a call on cuDNN's stack: check_for_support(), engine.finalize()
+_NOISE = ("global index -1 is not found", "redirecting to", "CUDNN_INVALID_PLACE_HOLDER_ENGINE")
+_STATUS = re.compile(r"(CUDNN_STATUS_\w+); Reason: (.*)$")
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+
+
+def cudnn_explanations(messages, limit=12) -> list:
+    """[(status, reason)] of a captured cuDNN log, informative lines only: its conditions and sentences, not the
+    calls it unwound through (``check_for_support()``), in the order cuDNN logged them, each once."""
+    out = []
+    for line in cudnn_reasons(messages, limit=400).splitlines():
+        m = _STATUS.search(line)
+        if not m:
+            continue
+        status, reason = m.group(1).replace("CUDNN_STATUS_", ""), m.group(2).strip()
+        if _FRAME.match(reason) or reason in ("status", "false", "true") or any(n in reason for n in _NOISE):
+            continue
+        reason = _ADDRESS.sub("<address>", reason)  # a pointer differs from run to run: two runs would not diff
+        if (status, reason) not in out:
+            out.append((status, reason))
+    return out[:limit]
 
 
 def why_no_engine(operation_graph, device_profile=None, modes=("A", "FALLBACK")) -> str:

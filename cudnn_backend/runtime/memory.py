@@ -14,7 +14,7 @@ fills and the L2 flush.
 * ``fill_random``: random values of any plain data type written on the device by a small kernel (NVRTC, compiled
   once per process), or by its host twin ``host_random`` where NVRTC is missing: the same bits either way.
 
-cuda-core and cuda-bindings (``pip install 'cudnn-backend[gpu]'``) are imported on first use: the rest of the
+cuda-core and cuda-bindings (the ``gpu`` extra) are imported on first use: the rest of the
 package, and variant packs over explicit pointers, work without them. Nothing here imports torch.
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@ one, keep it in a persistent ``PlanCache``, ``bench`` a plan per call, ask ``fus
 and ``sweep`` many graphs over every GPU of a host or a Ray cluster. Which graphs cuDNN supports (fuses) on a
 GPU and release: ``support_matrix`` over a catalogue, ``compare_support``, and ``why`` for a refused graph.
 
-Timing and checking need a GPU, cuda-core and cuda-bindings (``pip install 'cudnn-backend[gpu]'``; torch is not
+Timing and checking need a GPU, cuda-core and cuda-bindings (the ``gpu`` extra; torch is not
 used); outputs are checked against the fp64 reference evaluator. Everything else also runs offline against a
 device profile.
 """

@@ -7,7 +7,7 @@
 
 Each case runs ``warmup`` calls, then ``repeats`` batches of ``iterations`` calls. Host time is the wall time
 of a batch (no synchronization inside it) per call; GPU time is CUDA events around the same batch per call.
-Needs a GPU, cuda-core and cuda-bindings (``pip install 'cudnn-backend[gpu]'``); no torch.
+Needs a GPU, cuda-core and cuda-bindings (the ``gpu`` extra); no torch.
 """
 from __future__ import annotations
 

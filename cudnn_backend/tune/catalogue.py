@@ -49,7 +49,7 @@ import pathlib
 from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import DataType
-from cudnn_backend.errors import GraphError
+from cudnn_backend.errors import GraphError, did_you_mean
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.core.families._build import as_data_type
 from cudnn_backend.runtime.profiles import file_path
@@ -419,7 +419,8 @@ def _wanted(values, what, known):
             if not part:
                 continue
             if known is not None and part not in known:
-                raise ValueError(f"{what}: {part!r} is not one of {', '.join(known)}")
+                raise ValueError(f"{what}: {part!r} is not one of {', '.join(known)}"
+                                 f"{did_you_mean(part, known, listing=False)}")
             out.add(part)
     return out or None
 
@@ -429,7 +430,7 @@ def filter_entries(entries, *, family=None, data_type=None, layout=None, name=No
     a list; None: any); ``name`` keeps entries whose name contains that text. An entry whose label is "-"
     (unknown until built: a user's entry) passes the data type and layout filters; ``support`` applies them to
     its built graph."""
-    fam = _wanted(family, "family", None)
+    fam = _wanted(family, "family", (*FAMILIES, "user"))
     dts = _wanted(data_type, "data_type", (*DATA_TYPES, "-"))
     lays = _wanted(layout, "layout", (*LAYOUTS, "-"))
     out = []

@@ -97,8 +97,8 @@ class _Explorer:
             if o.time is True:
                 raise missing
             self.timed = False
-            self.notes.append(f"{missing.package} is not installed (pip install 'cudnn-backend[gpu]'): plans built on "
-                              "the GPU, not run or timed")
+            self.notes.append(f"{missing.package} is not installed (pip install {missing.package}, or the [gpu] "
+                              "extra): plans built on the GPU, not run or timed")
         elif o.time is True and profile is not None:
             self.notes.append("time=True asked, but there is no GPU to time on (offline)")
         self.sweep = o.sweep

@@ -3,7 +3,7 @@
 The plan's execute is recorded into a CUDA graph — through cuDNN's native CUDA graph API when the engine
 supports it (``cudnnBackendPopulateCudaGraph``), by stream capture otherwise — and each kernel node is read
 with the driver API (``cuGraphKernelNodeGetParams``, ``cuFuncGetName``). Needs a GPU, cuda-core and
-cuda-bindings (``pip install 'cudnn-backend[gpu]'``); no torch.
+cuda-bindings (the ``gpu`` extra); no torch.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Plots of explorations (matplotlib, an optional dependency: ``pip install 'cudnn-backend[plot]'``).
+"""Plots of explorations (matplotlib, an optional dependency: the ``plot`` extra).
 
 ``plot_exploration``: time per config, sorted, each bar labelled (engine, knobs, where it came from) and its colour
 explained. ``plot_knob_heatmap``: for the best engine, the best time over a pair of its knobs (what a sweep found),

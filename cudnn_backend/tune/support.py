@@ -42,7 +42,6 @@ import json
 import math
 import os
 import pathlib
-import re
 import sqlite3
 import subprocess
 import sys
@@ -71,6 +70,7 @@ from cudnn_backend.patterns import CATALOGUE as PATTERNS
 from cudnn_backend.patterns import Pattern
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime import heuristics as _heuristics
+from cudnn_backend.runtime.heuristics import cudnn_explanations
 from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.runtime.profiles import DeviceProfile, as_deviceprop, file_path
 from cudnn_backend.tune import catalogue as _catalogue
@@ -78,7 +78,7 @@ from cudnn_backend.tune import graphs, plots
 from cudnn_backend.tune.cache import cache_dir
 from cudnn_backend.tune.catalogue import CatalogueEntry
 from cudnn_backend.tune.fusion import fusion_report
-from cudnn_backend.tune.results import ChangeRows, plain_table
+from cudnn_backend.tune.results import ChangeRows, plain_table, sm_words
 from cudnn_backend.tune.sweeps import TaskResult, _run_processes
 from cudnn_backend.typed.introspection import graph_fingerprint, signature_of, tensor_slots, topological_order
 from cudnn_backend.typed.tensors import data_type_name
@@ -280,27 +280,6 @@ def graph_labels(operations) -> tuple:
                 layout = "nhwc" if strides[1] == 1 and dims[1] > 1 else "nchw"
             return label, layout
     return "-", "-"
-
-
-_FRAME = re.compile(r"^[\w:.>\-\[\]]+\([^()]*\)$")  # a call on cuDNN's stack: check_for_support(), engine.finalize()
-_NOISE = ("global index -1 is not found", "redirecting to", "CUDNN_INVALID_PLACE_HOLDER_ENGINE")
-_STATUS = re.compile(r"(CUDNN_STATUS_\w+); Reason: (.*)$")
-
-
-def cudnn_explanations(messages, limit=12) -> list:
-    """[(status, reason)] of a captured cuDNN log, informative lines only: its conditions and sentences, not the
-    calls it unwound through (``check_for_support()``), in the order cuDNN logged them, each once."""
-    out = []
-    for line in cudnn_reasons(messages, limit=400).splitlines():
-        m = _STATUS.search(line)
-        if not m:
-            continue
-        status, reason = m.group(1).replace("CUDNN_STATUS_", ""), m.group(2).strip()
-        if _FRAME.match(reason) or reason in ("status", "false", "true") or any(n in reason for n in _NOISE):
-            continue
-        if (status, reason) not in out:
-            out.append((status, reason))
-    return out[:limit]
 
 
 def _stage_reason(messages, fallback="", limit=3) -> str:
@@ -646,7 +625,8 @@ class SupportMatrix:
         if self.kernels:
             lines.append("kernels: kernels one execute of the first working config launched (1 = fully fused)")
         else:
-            lines.append("kernels: empty — measured only on a GPU (--kernels); offline nothing runs")
+            lines.append("kernels: measured only on a GPU (--kernels); offline nothing runs, and tables leave the "
+                         "column out")
         return lines
 
     def to_dict(self) -> dict:
@@ -700,16 +680,8 @@ class SupportMatrix:
         """One line: the device, where it came from, the cuDNN release, how many graphs and how many supported."""
         d = self.device
         where = "measured on the GPU" if not d.get("offline", True) else "offline, device profile"
-        return (f"{d.get('name', '?')} (SM {_sm(d.get('sm'))}, {where}) · cuDNN {self.cudnn_version} · "
+        return (f"{d.get('name', '?')} (SM {sm_words(d.get('sm'))}, {where}) · cuDNN {self.cudnn_version} · "
                 f"{len(self.results)} graphs, {sum(r.supported for r in self.results)} supported")
-
-
-def _sm(value) -> str:
-    try:
-        v = int(value)
-    except (TypeError, ValueError):
-        return "?"
-    return f"{v // 100}.{v % 100 // 10}" if v >= 100 else str(v)
 
 
 def plot_support_heatmap(matrix: SupportMatrix, path, *, title=None) -> pathlib.Path:

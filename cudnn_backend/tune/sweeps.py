@@ -18,7 +18,7 @@ Executors:
   (``strategies.Merge``). The pool stays warm for the next sweep of the session (``shared_pool``) and closes at
   exit; ``SweepResult.worker_reports`` says where each worker's time went (start, busy, idle, longest unit);
 * ``"ray"``: one Ray task per graph with ``num_gpus=1`` (``num_gpus=0`` offline), on a local ``ray.init()``
-  or an existing cluster's ``ray_address``. Ray is an optional extra (``pip install 'cudnn-backend[ray]'``).
+  or an existing cluster's ``ray_address``. Ray comes with the ``ray`` extra (or ``pip install ray``).
 
 Every winner of a ``tune`` (and of a timed ``explore``) lands in the persistent plan cache (``cache``; sqlite in
 WAL mode, so workers write concurrently).

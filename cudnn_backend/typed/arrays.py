@@ -18,7 +18,7 @@ only reads the metadata. Every refusal is one line naming the array, its library
 
 ``layout_mismatch`` says whether an array describes exactly a tensor's elements. The host side of the data types
 (``storage_dtype``, ``encode``, ``decode``: bfloat16 and fp8 as their bits) serves input generation and checking.
-cuda.core comes with ``pip install 'cudnn-backend[gpu]'``; host arrays are read without it.
+cuda.core comes with the ``gpu`` extra (``pip install '.[gpu]'`` in a clone); host arrays are read without it.
 """
 from __future__ import annotations
 

@@ -6,6 +6,10 @@
   returns a ``Graph`` or a finalized ``OperationGraph``), draws its ``to_dot()`` with ``dotrender``
   (matplotlib; no Graphviz needed) into ``_generated/`` and shows the picture. The code shown beside
   it is a ``literalinclude`` of the same function, so the labels always match the code.
+* At ``builder-inited`` it also checks the command line's reference page, ``reference/cli.rst``, against the
+  parser (``tools/make_cli_reference.py --check``): a stale page is a warning, so ``-W`` fails the build.
+* At ``builder-inited`` it runs every ``>>>`` example of the pages (``doctests.py``: examples/ on the path, a
+  temporary working folder, so the same from any folder); a page whose examples fail is a warning naming it.
 * ``autodoc-process-docstring``: a docstring whose reST does not parse cleanly (docstrings are
   written for ``help()`` first) is shown as a literal block instead of breaking a ``-W`` build; the
   names of such docstrings are written to ``_build/plain_docstrings.txt`` for whoever wants to fix them.
@@ -23,17 +27,38 @@ from docutils import nodes
 from docutils.core import publish_doctree
 from docutils.parsers.rst import directives
 from docutils.statemachine import StringList
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 import apiref
+import doctests
 import dotrender
 
 PLAIN = []  # dotted names whose docstring was shown as a literal block
+logger = logging.getLogger(__name__)
 
 
 def _generate_reference(app):
     out = pathlib.Path(app.srcdir) / "reference" / "_generated"
     app.env.cudnn_coverage = apiref.write_reference(out)
+
+
+def _check_cli_reference(app):
+    tool = pathlib.Path(app.srcdir).parent / "tools" / "make_cli_reference.py"
+    spec = importlib.util.spec_from_file_location("make_cli_reference", tool)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    page = pathlib.Path(app.srcdir) / "reference" / "cli.rst"
+    if not page.exists() or page.read_text(encoding="utf-8") != module.render():
+        logger.warning("reference/cli.rst is not what the command line's parser gives now: run python "
+                       "tools/make_cli_reference.py")
+
+
+def _run_doctests(app):
+    for page in doctests.pages(app.srcdir):
+        failed, attempted, report = doctests.run_page(page)
+        if failed:
+            logger.warning(f"{page.relative_to(app.srcdir)}: {failed} of {attempted} examples failed:\n{report}")
 
 
 def _load_example(srcdir, relpath):
@@ -139,6 +164,8 @@ def _process_signature(app, what, name, obj, options, signature, return_annotati
 
 def setup(app):
     app.connect("builder-inited", _generate_reference)
+    app.connect("builder-inited", _check_cli_reference)
+    app.connect("builder-inited", _run_doctests)
     app.connect("autodoc-process-signature", _process_signature)
     app.connect("autodoc-process-docstring", _process_docstring)
     app.connect("build-finished", _write_plain)

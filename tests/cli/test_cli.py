@@ -102,11 +102,17 @@ def test_search_options_reach_the_exploration(tmp_path):
 
 
 @pytest.mark.skipif(not OFFLINE, reason="offline messages")
-def test_offline_sweep_and_plot_say_what_they_cannot_do(tmp_path):
-    r = run("explore", *SMALL, "--sweep", "--plot", str(tmp_path / "p.png"), "--json", str(tmp_path / "e.json"),
-            "--no-engines")
-    assert "--sweep needs a GPU" in r.stderr and "no plot" in r.stderr
-    assert r.returncode == 1 and not (tmp_path / "p.png").exists() and (tmp_path / "e.json").exists()
+@pytest.mark.parametrize("option", ["--sweep", "--plot", "--heatmap", "--cold", "--cuda-graph"])
+def test_offline_gpu_options_are_usage_errors(option, tmp_path):
+    """Every option whose work needs a GPU is refused offline the same way: one line naming it, exit code 2,
+    nothing written."""
+    value = [str(tmp_path / "p.png")] if option in ("--plot", "--heatmap") else []
+    for job, offline in (("explore", []), ("tune", ["--device-profile", "h100"])):
+        r = run(job, *SMALL, option, *value, *offline, "--json", str(tmp_path / "e.json"))
+        assert r.returncode == 2 and r.stdout == "", r.stdout
+        assert r.stderr.startswith(f"cudnn-backend {job}: error: argument {option}: ") and len(
+            r.stderr.splitlines()) == 1, r.stderr
+        assert "offline" in r.stderr and not (tmp_path / "p.png").exists() and not (tmp_path / "e.json").exists()
 
 
 def test_missing_matplotlib_still_writes_the_other_outputs(tmp_path):
@@ -120,12 +126,14 @@ def test_missing_matplotlib_still_writes_the_other_outputs(tmp_path):
             "    for r in ex.results: r.status, r.time_us = 'ok', 10.0 + r.engine_index\n"
             "    ex.timed = True\n"
             "    return ex\n"
-            "import cudnn_backend.cli.app as m; m.explore = fake\n"
+            "import cudnn_backend.cli.app as m; m.explore = fake; m._offline = lambda profile: False\n"
             f"sys.exit(main(['explore', *{SMALL!r}, '--no-engines', '--plot', {str(tmp_path / 'p.png')!r}, "
             f"'--csv', {str(tmp_path / 'e.csv')!r}, '--json', {str(tmp_path / 'e.json')!r}]))\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 1, r.stderr
     assert "matplotlib" in r.stderr and "other outputs were written" in r.stderr and "Traceback" not in r.stderr
+    assert "--plot: plotting needs matplotlib, which is not installed (pip install matplotlib; the extra " \
+           "cudnn-backend[plot] brings it: pip install '.[plot]' in the clone)" in r.stderr  # the extra, not eaten
     assert (tmp_path / "e.csv").exists() and (tmp_path / "e.json").exists() and not (tmp_path / "p.png").exists()
 
 

@@ -3,6 +3,7 @@ beyond the GPUs here (or offline) and --sm-count beyond the target's SMs are usa
 name lists the bundled ones; --param, --plan and Python-worded messages speak the command line's words; offline
 explore and tune say which config they pick and --save-plan writes its plan."""
 import json
+import pathlib
 
 import pytest
 
@@ -32,8 +33,11 @@ def test_nothing_found_exits_1_with_the_reason():
         line = [ln for ln in r.stderr.splitlines() if "nothing found" in ln]
         assert line and line[0].startswith(f"cudnn-backend {command}: nothing found: heuristics FALLBACK proposed no "
                                            "engine config for sdpa_fwd: ")
-        assert "CUDNN_STATUS_NOT_SUPPORTED" in line[0]  # cuDNN's own reasons
+        assert "NOT_SUPPORTED" in line[0] and "Warning:" not in line[0]  # cuDNN's own reasons, without its log's words
+        assert line[0].endswith("; `cudnn-backend why sdpa_fwd` explains each stage and finds the smallest change "
+                                "that cuDNN supports")
         assert "0 of 0" not in r.stdout + r.stderr and "nothing found" in r.stdout
+        assert "the same 0 configs" not in r.stdout and "Warning:" not in r.stdout  # said once, on the error line
 
 
 @offline_only
@@ -144,3 +148,49 @@ def test_a_graph_function_returning_nothing_is_named(tmp_path):
     (tmp_path / "builders.py").write_text("def nothing():\n    return None\n")
     line = one_error_line(run("explore", "--graph", f"{tmp_path / 'builders.py'}:nothing"), 1)  # the graph failed: 1
     assert f"graph: {tmp_path / 'builders.py'}:nothing returned NoneType; a graph builder returns a Graph" in line
+
+
+# --- the rule: 0 done, 1 the answer is "no" or the work failed, 2 usage (args.EXIT_CODES, printed by --help) ------
+
+def test_help_says_the_exit_codes():
+    r = run("--help")
+    assert r.returncode == 0 and "exit codes (every command):" in r.stdout
+    for code in ("0  done", "1  the answer is \"no\" or the work failed", "2  a usage mistake"):
+        assert code in r.stdout, code
+
+
+@offline_only
+def test_why_exits_by_whether_the_graph_is_supported():
+    supported = run("why", "conv_bias_relu", "--device-profile", "h100", "--no-minimize")
+    assert supported.returncode == 0 and "SUPPORTED" in supported.stdout, supported.stderr
+    example = pathlib.Path(__file__).resolve().parents[2] / "examples" / "support_matrix.py"  # the guide's refusal
+    refused = run("why", "--graph", f"{example}:strided_dgrad_fp32", "--device-profile", "h100", "--no-minimize")
+    assert refused.returncode == 1 and "NOT SUPPORTED: refused at heuristics" in refused.stdout
+    assert refused.stderr == ""  # the answer, not an error
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["explore", "--param", "n=abc"], "argument --param: n=abc: expected an integer, not str"),
+    (["why", "conv_bias_relu", "--param", "n=abc"], "argument --param: n=abc: expected an integer, not str"),
+    (["why", "conv_bias_relu", "--param", "padding=-1"], "argument --param: padding=-1: padding is -1; it must be >= 0"),
+    (["tune", "--groups", "3"], "argument --groups: 3 divides neither c=64 nor k=32"),
+    (["explore", "--param", "data_type=abc"], "argument --param: data_type=abc: io_data_type: 'abc' is not a DataType"),
+    (["explore", "--tasks", "no_such_tasks.txt"], "argument --tasks: 'no_such_tasks.txt' is not a file"),
+    (["explore", "--plan", "no_such_plan.json"], "argument --plan: 'no_such_plan.json' is not a file"),
+])
+def test_a_value_the_graph_refuses_is_a_usage_error_naming_its_option(args, expected):
+    line = one_error_line(run(*args), 2)
+    assert line.startswith(f"cudnn-backend {args[0]}: error: {expected}"), line
+
+
+def test_version_and_a_bare_command():
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"cudnn-backend {cb.__version__}"
+    r = run()
+    assert r.returncode == 0 and r.stdout.startswith("usage: cudnn-backend") and r.stderr == ""
+    assert all(command in r.stdout for command in ("info", "explore", "support", "compare", "why"))
+    line = one_error_line(run("profile"), 2)
+    assert line.endswith("required: ACTION (one of: capture, show, convert; `cudnn-backend profile --help` says what "
+                         "each does)")
+    assert "a profile file (from `profile capture` or `profile convert`), or a bundled name" in " ".join(
+        run("profile", "show", "--help").stdout.split())

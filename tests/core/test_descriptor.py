@@ -425,3 +425,17 @@ def test_handle_without_a_gpu_is_no_device_error():
     with pytest.raises(cb.NoDeviceError, match=r"no GPU is visible here .*device_profile='h200'") as err:
         cb.Handle()
     assert not isinstance(err.value, cb.CudnnError)
+
+
+def test_set_returns_the_descriptor_so_sets_chain():
+    """The README's generic API: ``Descriptor(...).set(...).set(...)``; a typed class's set chains the same."""
+    t = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR).set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1) \
+        .set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT) \
+        .set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, [1, 4, 2, 2]) \
+        .set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, [16, 4, 2, 1]) \
+        .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 16)
+    assert isinstance(t, cb.Descriptor)
+    t.finalize()
+    assert t.get(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4) == [1, 4, 2, 2]
+    typed = cb.typed.Tensor(unique_id=2)
+    assert typed.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 16) is typed

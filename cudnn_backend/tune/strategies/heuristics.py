@@ -47,12 +47,13 @@ class Heuristics(Strategy):
                     numerical_notes=tuple(_engines.short_name(n) for n in cfg.numerical_notes),
                     behavior_notes=tuple(_engines.short_name(n) for n in cfg.behavior_notes)))
                 keys.append(cfg.key)
-        if ex.modes_agree:
+        if ex.modes_agree and ex.heuristics["A"]:
             search.notes.append(f"heuristics A and B agree: the same {len(ex.heuristics['A'])} configs in the same "
                                 "order")
         if not keys:
-            why = _heuristics.why_no_engine(graph, dp, tuple(o.modes))
-            search.notes.append(f"no engine config from heuristics {', '.join(o.modes)}: {why}")
+            raw = _heuristics.why_no_engine(graph, dp, tuple(o.modes))
+            why = "; ".join(f"{status}: {reason}" for status, reason in _heuristics.cudnn_explanations([raw], 4))
+            search.notes.append(f"no engine config from heuristics {', '.join(o.modes)}: {why or raw}")
         if o.max_configs is not None and len(keys) > o.max_configs:
             search.notes.append(f"max_configs={o.max_configs}: {len(keys) - o.max_configs} configs of the "
                                 "heuristics lists not tried")
