@@ -381,7 +381,7 @@ def info(d: dict) -> None:
 # ---------------------------------------------------------------------------------------------
 # support matrix, comparisons, explanations
 # ---------------------------------------------------------------------------------------------
-_STATUS_STYLE = {"yes": "green", "yes*": "green"}
+_STATUS_STYLE = {"yes": "green", "yes*": "green", "unknown offline": "yellow"}
 _KIND_SHORT = {"precompiled": "pre", "specialized": "spec", "runtime-compiled": "rc"}
 
 
@@ -392,6 +392,7 @@ def _kinds(kinds) -> str:
 def support_summary(matrix) -> Table:
     """Family x data type: supported / graphs per cell ("–": no graph of that family in that data type)."""
     summary = matrix.summary()
+    unknown = matrix.unknown_summary()
     dtypes = list(dict.fromkeys(d for cols in summary.values() for d in cols))
     order = ["fp16", "bf16", "fp32", "fp8", "int8"]
     dtypes.sort(key=lambda d: order.index(d) if d in order else len(order))
@@ -407,14 +408,17 @@ def support_summary(matrix) -> Table:
                 cells.append(Text("–", style="dim"))
                 continue
             ok, n = cols[d]
-            cells.append(Text(f"{ok}/{n}", style="green" if ok == n else ("yellow" if ok else "red")))
+            u = unknown.get(family, {}).get(d, 0)
+            cells.append(Text(f"{ok}/{n}" + (f" +{u}?" if u else ""),
+                              style="green" if ok == n else ("yellow" if ok or u else "red")))
         t.add_row(family, *cells)
     return t
 
 
 def support_legend(matrix) -> Text:
     lines = ["summary: supported / graphs per family and data type; – : no graph of this family in this data type "
-             "(not probed, which is not \"unsupported\")"]
+             "(not probed, which is not \"unsupported\")" + ("; +N?: N graphs unknown offline"
+                                                          if matrix.unknown_summary() else "")]
     lines += matrix.legend() + ["kinds and first: pre = precompiled, spec = specialized, rc = runtime-compiled; first: "
                                 "the engine of the first working config"]
     return Text("\n".join(lines + [f"note: {n}" for n in matrix.notes]), style="dim")
@@ -442,18 +446,26 @@ def support_rows(matrix, which="all") -> Table:
 
 
 def support_reasons(matrix, limit=12) -> Text:
-    """The reasons of the refused graphs, each once, with the graphs refused for it."""
+    """The reasons of the refused graphs, each once, with the graphs refused for it; the graphs unknown offline
+    apart, with what offline lacked; the caveats of supported graphs, each once."""
     groups: dict = {}
     for r in matrix.results:
         if not r.supported:
-            groups.setdefault(r.reason or r.stage, []).append(f"{r.name} [{r.data_type} {r.layout}]")
+            kind = "unknown offline" if r.unknown else "refused"
+            text = r.caveat if r.unknown else (r.reason or r.stage)
+            groups.setdefault((kind, text), []).append(f"{r.name} [{r.data_type} {r.layout}]")
+        elif r.caveat:
+            groups.setdefault(("caveat", r.caveat), []).append(f"{r.name} [{r.data_type} {r.layout}]")
     out = Text()
-    for i, (reason, names) in enumerate(sorted(groups.items(), key=lambda kv: -len(kv[1]))):
+    style = {"refused": "red", "unknown offline": "yellow", "caveat": "yellow"}
+    for i, ((kind, reason), names) in enumerate(sorted(groups.items(), key=lambda kv: (kv[0][0] == "caveat",
+                                                                                        -len(kv[1])))):
         if i == limit:
-            out.append(f"... {len(groups) - limit} more reasons in --csv / --json\n", style="dim")
+            out.append(f"... {len(groups) - limit} more reasons and caveats in --csv / --json\n", style="dim")
             break
         shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-        out.append(f"{len(names)} refused: ", style="red")
+        out.append(f"{len(names)} {kind}: " if kind != "caveat" else f"{len(names)} supported, with a caveat: ",
+                   style=style[kind])
         out.append(f"{reason}\n", style="bold")
         out.append(f"    {shown}\n", style="dim")
     return out
@@ -464,12 +476,13 @@ def support_comparison(comparison, everything=False) -> Table:
     rows = [r for r in comparison.rows if everything or r["change"] != "same"]
     t = table(f"{comparison.label_a} (A) vs {comparison.label_b} (B): " + ", ".join(f"{k}: {v}" for k, v in
                                                                                       counts.items()),
-              caption="gained: supported in B only; lost: in A only; counts: supported (or not) in both, engine or "
+              caption="gained: supported in B only; lost: in A only; unknown: one side is unknown offline (neither "
+                      "gained nor lost can be said); counts: supported (or not) in both, engine or "
                       "config counts differ; counts read engines finalizing/engines, configs A+FALLBACK"
                       + ("" if everything else "; unchanged graphs left out (--all prints them)"))
     for col in ("change", "family", "graph", "dtype", "layout", "A", "B", "A counts", "B counts", "reason"):
         t.add_column(col, overflow="fold", max_width=_cap(60) if col == "reason" else None)
-    style = {"gained": "green", "lost": "red", "counts": "yellow"}
+    style = {"gained": "green", "lost": "red", "counts": "yellow", "unknown": "yellow"}
     for r in rows:
         t.add_row(Text(r["change"], style=style.get(r["change"], "")), r["family"], r["graph"], r["data_type"],
                   r["layout"], r["A"], r["B"], r["A counts"], r["B counts"], r["reason"][:200])
@@ -480,15 +493,18 @@ def explanation(ex, out=None) -> None:
     out = out or console
     r = ex.result
     verdict = Text("SUPPORTED", style="bold green") if r.supported else \
-        Text(f"NOT SUPPORTED: refused at {r.stage}", style="bold red")
+        Text(f"UNKNOWN OFFLINE: refused at {r.stage} for a fact only the GPU gives", style="bold yellow") \
+        if r.unknown else Text(f"NOT SUPPORTED: refused at {r.stage}", style="bold red")
     head = Text(f"{ex.name} on {ex.device}, cuDNN {ex.cudnn_version}: ")
     head.append(verdict)
     if r.supported and r.chosen:
         head.append(f"\nfirst working config: engine {r.chosen['engine']} ({r.chosen['kind']}), "
                     f"{'plan built' if r.verified == 'plan' else 'config finalized'}")
+    if r.caveat:
+        head.append(f"\n{r.caveat}", style="yellow")
     out.print(Panel(head, title="why", expand=False))
     for stage, verdict_text, lines in ex.stages():
-        style = "red" if verdict_text == "REFUSED" else ("yellow" if verdict_text == "none" else "green")
+        style = "red" if verdict_text == "REFUSED" else ("yellow" if verdict_text in ("none", "UNKNOWN") else "green")
         out.print(Text(f"[{stage}] ", style="bold").append(verdict_text, style=style))
         for line in lines:
             out.print(Text("    " + line), soft_wrap=True)
@@ -504,7 +520,7 @@ def explanation(ex, out=None) -> None:
     if ex.alternatives:
         out.print(Text("other changes that work: " + "; ".join(f"{a['label']} (cost {a['cost']})"
                                                                 for a in ex.alternatives[:6]), style="dim"))
-    if not r.supported and ex.minimization is None:
+    if not r.supported and not r.unknown and ex.minimization is None:
         out.print(Text(plural(ex.tried, "variation") + " tried", style="dim"))
     for n in ex.notes:
         out.print(Text("note: " + n, style="dim"))
