@@ -224,7 +224,10 @@ def _nothing_found(prog_job: str, explorations) -> bool:
     """Print, for each exploration that found nothing, the reason (error lines); True when there was one."""
     found_none = [ex for ex in explorations if ex.chosen is None]
     for ex in found_none:
-        render.error_console.print(Text(f"{prog_job}: nothing found: ", style="bold red").append(ex.failure()))
+        if ex.unknown_offline:
+            render.error_console.print(Text(f"{prog_job}: ", style="bold yellow").append(ex.failure()))
+        else:
+            render.error_console.print(Text(f"{prog_job}: nothing found: ", style="bold red").append(ex.failure()))
     return bool(found_none)
 
 

@@ -19,6 +19,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from cudnn_backend.runtime import device_facts
 from cudnn_backend.tune.options import cli_flag, option_fields
 from cudnn_backend.tune.results import config_words, format_bytes, knob_words, plural
 
@@ -251,6 +252,8 @@ def summary(ex) -> Text:
             out.append(f"\nkernels of the best config ({len(best.kernels)}): " + ", ".join(best.kernels))
     elif ex.timed:
         out.append("no config ran correctly", style="bold red")
+    elif ex.unknown_offline:
+        out.append(f"offline, for {ex.device.get('name')}: {ex.failure()}", style="bold yellow")
     elif ex.chosen is None:
         out.append(f"offline, for {ex.device.get('name')}: nothing found", style="bold red")
     else:
@@ -365,6 +368,12 @@ def profile(p) -> None:
     for k, v in props.items():
         t.add_row(str(k), str(v))
     console.print(t)
+    facts = table("beside cuDNN's JSON: what cuDNN reads only from the live GPU (never handed to cuDNN)")
+    for col in ("fact", "value", "from"):
+        facts.add_column(col, overflow="fold")
+    for name, value, source in device_facts.describe(p.device_facts, props.get("deviceVer")):
+        facts.add_row(name, value, source)
+    console.print(facts)
 
 
 def info(d: dict) -> None:

@@ -40,6 +40,7 @@ from cudnn_backend.core.json_checks import (TABLE_RELEASES, JsonCheckError, chec
 from cudnn_backend.core.versions import (OFFLINE_SINCE, format_version, loaded_version, parse_version,
                                          versions_compatible)
 from cudnn_backend.errors import CudnnError, DeviceProfileError, DeviceProfileVersionError
+from cudnn_backend.runtime import device_facts as _device_facts
 from cudnn_backend.typed import DeviceProp
 
 __all__ = ["DeviceProfile", "DeviceProfileError", "DeviceProfileVersionError", "as_deviceprop", "profile_of",
@@ -189,7 +190,9 @@ class DeviceProfile:
     """One GPU's cuDNN device properties (the raw deviceprop JSON) and the cuDNN release that wrote it.
 
     ``deviceprop_json`` is the raw text of CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION. ``converted_from`` is the
-    release of the capture this JSON was converted from (``for_release``; None for a capture).
+    release of the capture this JSON was converted from (``for_release``; None for a capture). ``device_facts``:
+    what cuDNN reads only from the live GPU and its JSON cannot carry (``runtime.device_facts``: the cluster
+    occupancy), captured beside it; cuDNN never sees them.
 
     ``descriptor()`` converts the profile for the loaded cuDNN; ``allow_version_mismatch=True`` hands the JSON to
     it as it is instead (for experts: cuDNN may refuse or misread a profile from another release).
@@ -200,6 +203,7 @@ class DeviceProfile:
     source: str | None = None
     allow_version_mismatch: bool = False
     converted_from: int | None = None
+    device_facts: dict | None = None
     _descriptor_cache: object = field(default=None, init=False, repr=False, compare=False)
     _descriptor_text: object = field(default=None, init=False, repr=False, compare=False)
     _lock: object = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
@@ -227,11 +231,13 @@ class DeviceProfile:
                                      "(no deviceName/deviceVer/multiProcessorCount keys)")
         if not isinstance(self.allow_version_mismatch, bool):
             raise TypeError("allow_version_mismatch: expected a bool")
+        self.device_facts = _device_facts.check(self.device_facts) or None
 
     # -- plain data: pickling and copying leave the cached descriptor and the lock behind ---------------
     def __getstate__(self):
         return {"deviceprop_json": self.deviceprop_json, "cudnn_version": self.cudnn_version, "source": self.source,
-                "allow_version_mismatch": self.allow_version_mismatch, "converted_from": self.converted_from}
+                "allow_version_mismatch": self.allow_version_mismatch, "converted_from": self.converted_from,
+                "device_facts": self.device_facts}
 
     def __setstate__(self, state):
         self.deviceprop_json = state["deviceprop_json"]
@@ -239,12 +245,13 @@ class DeviceProfile:
         self.source = state["source"]
         self.allow_version_mismatch = state["allow_version_mismatch"]
         self.converted_from = state.get("converted_from")
+        self.device_facts = state.get("device_facts")
         self._descriptor_cache = self._descriptor_text = None
         self._lock = threading.Lock()
 
     def __copy__(self):
         return DeviceProfile(self.deviceprop_json, self.cudnn_version, self.source, self.allow_version_mismatch,
-                             self.converted_from)
+                             self.converted_from, self.device_facts)
 
     def __deepcopy__(self, memo):
         return self.__copy__()
@@ -346,7 +353,8 @@ class DeviceProfile:
             raise _no_version(DeviceProfileError(f"{source or 'the device profile'} records no cudnn_version; pass "
                                                  "cudnn_version="))
         return cls(deviceprop_json=text, cudnn_version=version, source=data.get("source") or source,
-                   allow_version_mismatch=allow_version_mismatch, converted_from=data.get("converted_from"))
+                   allow_version_mismatch=allow_version_mismatch, converted_from=data.get("converted_from"),
+                   device_facts=data.get("device_facts"))
 
     @classmethod
     def load(cls, path, cudnn_version=None, *, allow_version_mismatch=False) -> "DeviceProfile":
@@ -416,7 +424,8 @@ class DeviceProfile:
         text = dp.get_keyword("json_representation")
         if not text:
             raise DeviceProfileError("cuDNN returned an empty CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION")
-        profile = cls(deviceprop_json=text, cudnn_version=loaded_version(), source=source)
+        profile = cls(deviceprop_json=text, cudnn_version=loaded_version(), source=source,
+                      device_facts=_device_facts.capture(0 if device is None else device))
         profile._descriptor_cache, profile._descriptor_text = dp, profile.deviceprop_json
         return profile
 
@@ -434,6 +443,8 @@ class DeviceProfile:
         }
         if self.converted_from is not None:
             data["converted_from"] = self.converted_from
+        if self.device_facts:
+            data["device_facts"] = self.device_facts
         return data
 
     def save(self, path) -> pathlib.Path:
@@ -499,7 +510,7 @@ class DeviceProfile:
         text = json.dumps(converted, separators=(",", ":")) if changed else self.deviceprop_json
         return DeviceProfile(text, cudnn_version=target, source=self.source,
                              allow_version_mismatch=self.allow_version_mismatch,
-                             converted_from=None if origin == target else origin)
+                             converted_from=None if origin == target else origin, device_facts=self.device_facts)
 
     def missing_problem(self, missing, release) -> str:
         """What is wrong when cuDNN ``release`` requires ``missing`` members this profile lacks (no fix: the
