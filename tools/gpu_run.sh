@@ -2,7 +2,7 @@
 # The one GPU script: build the package, then run the GPU tests, the examples, the benchmarks and the main job.
 # Usage (on the GPU machine, from the repo root):  bash tools/gpu_run.sh [STAGE ...]
 #   stages: tests notorch cli-notorch examples bench tune headroom racing sweep multigpu support profile timer startup
-#     fill
+#     fill offline-live
 #   (default: tests notorch cli-notorch examples bench tune)
 #   tests / notorch: the GPU tests (tests/gpu), with torch and with torch not importable (only the torch-interop tests,
 #     tests/gpu/runtime/test_torch_gpu.py, skip then)
@@ -14,6 +14,8 @@
 #   multigpu: issue 23, the ResNet-50 preset on 1 GPU against every GPU of the host (benchmarks/multi_gpu_sweep.py,
 #     ~280 s: MULTIGPU_BUDGET_S)
 #   (sweep and multigpu want a host of 2 or more GPUs: the device tool's nvidia-h100-x2; on one GPU multigpu says so)
+#   offline-live: issue 29, the default support catalogue live and offline (bundled and captured profile, plans all),
+#     per graph, with the agreement (benchmarks/offline_vs_live.py, ~3 min; another cuDNN: CUDNN_BACKEND_LIBCUDNN)
 # Results go to $OUT (the device tool brings that folder back); default /tmp/cudnn-backend-out.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 COLUMNS=160
@@ -157,6 +159,10 @@ for stage in "$@"; do
         --json "$OUT/support_gpu_$slug.json" --csv "$OUT/support_gpu_$slug.csv" 2>&1 | tee "$OUT/support.txt"
       python3 -m cudnn_backend why --graph examples/support_matrix.py:strided_dgrad_fp32 --json "$OUT/why_dgrad.json" \
         2>&1 | tee -a "$OUT/support.txt"
+      ;;
+    offline-live)
+      log "issue 29: the default catalogue live and offline (bundled, captured, plans all): verdicts, configs per mode, engines, first configs"
+      python3 benchmarks/offline_vs_live.py --out "$OUT" ${OFFLINE_LIVE_ARGS:-} 2>&1 | tee "$OUT/offline_vs_live.txt"
       ;;
     profile)
       log "device profile capture"
