@@ -454,6 +454,9 @@ def support_rows(matrix, which="all") -> Table:
     return t
 
 
+_CONFIG_WORDS = re.compile(r"engine \d+(?: [A-Z_]+=-?\d+)*")
+
+
 def support_reasons(matrix, limit=12) -> Text:
     """The reasons of the refused graphs, each once, with the graphs refused for it; the graphs unknown offline
     apart, with what offline lacked; the caveats of supported graphs, each once."""
@@ -463,8 +466,9 @@ def support_reasons(matrix, limit=12) -> Text:
             kind = "unknown offline" if r.unknown else "refused"
             text = r.caveat if r.unknown else (r.reason or r.stage)
             groups.setdefault((kind, text), []).append(f"{r.name} [{r.data_type} {r.layout}]")
-        elif r.caveat:
-            groups.setdefault(("caveat", r.caveat), []).append(f"{r.name} [{r.data_type} {r.layout}]")
+        elif r.caveat:  # grouped by what they say, whichever config they name
+            said = _CONFIG_WORDS.sub("its config", r.caveat)
+            groups.setdefault(("caveat", said), []).append(f"{r.name} [{r.data_type} {r.layout}]")
     out = Text()
     style = {"refused": "red", "unknown offline": "yellow", "caveat": "yellow"}
     for i, ((kind, reason), names) in enumerate(sorted(groups.items(), key=lambda kv: (kv[0][0] == "caveat",

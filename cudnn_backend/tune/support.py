@@ -20,12 +20,12 @@ GPU's cluster layout on cuDNN 9.19, ...) is **unknown offline**, never "not supp
 (``SupportResult.verdict``; the reason says what offline lacked).
 
 A graph that passes is supported: some config built a plan (``verified == "plan"``) or, for a runtime-compiled
-config offline, finalized without its plan being compiled (``verified == "config"``, "yes*": its ``caveat`` says what was not
-verified): compiling one kernel takes cuDNN's NVRTC 1-4 s, so offline ``plans="precompiled"`` (the default) builds
-the plans of precompiled configs only; ``plans="all"`` compiles too, ``plans="none"`` builds none. Every result
-counts the engines (cuDNN's global engine count, which finalize for the graph), the configs of heuristics modes A
-and FALLBACK (and B with ``modes=MODES``), records heuristics' first config per mode,
-and classifies the engines heuristics proposed from the notes cuDNN reports: **runtime-compiled** (behavior
+config offline, finalized without its plan being compiled (``verified == "config"``, "yes*": its ``caveat`` says
+what was not verified): compiling one kernel takes cuDNN's NVRTC 1-4 s, so offline ``plans="precompiled"`` (the
+default) builds the plans of precompiled configs only; ``plans="all"`` compiles too, ``plans="none"`` builds none.
+Every result counts the engines (cuDNN's global engine count, which finalize for the graph), the configs of
+heuristics modes A and FALLBACK (and B with ``modes=MODES``), records heuristics' first config per mode, and
+classifies the engines heuristics proposed from the notes cuDNN reports: **runtime-compiled** (behavior
 note RUNTIME_COMPILATION: the kernel is generated for this graph), **specialized** (a precompiled engine that
 runs a graph of several operations: one of cuDNN's fixed fusion patterns), **precompiled** (a precompiled
 engine for a single operation). On a GPU (``kernels=True``) plans are always built and the first working
@@ -89,9 +89,9 @@ from cudnn_backend.typed.introspection import graph_fingerprint, signature_of, t
 from cudnn_backend.typed.tensors import data_type_name
 
 __all__ = ["STAGES", "KINDS", "PLAN_MODES", "MODES", "VERDICTS", "SupportResult", "SupportMatrix", "SupportComparison",
-           "SupportCache", "probe_graph", "check_modes", "support_matrix", "compare_support", "compare_matrices", "default_support_cache_path",
-           "engine_kind", "graph_labels", "plot_support_heatmap", "cudnn_explanations", "materialize",
-           "PROBE_VERSION"]
+           "SupportCache", "probe_graph", "check_modes", "support_matrix", "compare_support", "compare_matrices",
+           "default_support_cache_path", "engine_kind", "graph_labels", "plot_support_heatmap", "cudnn_explanations",
+           "materialize", "PROBE_VERSION"]
 
 #: the stages a graph can be refused at, in order (see the module's notes)
 STAGES = ("builder", "checks", "unavailable", "finalize", "heuristics", "plan", "crash")

@@ -243,3 +243,31 @@ def test_offline_cudnn_asks_the_driver_nothing_about_clusters():
     quiet = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                            env=dict(env, CUDNN_BACKEND_STUB_TRACE="0"))
     assert "[libcuda stub]" not in quiet.stderr
+
+
+def test_the_offline_vs_live_script_probes_offline_and_compares(tmp_path):
+    """benchmarks/offline_vs_live.py (run on the GPU by tools/gpu_run.sh offline-live): its offline part, with the
+    stand-in forced, and its comparison against a live matrix, here the one committed from an H100 on 9.19.0."""
+    script = os.path.join(ROOT, "benchmarks", "offline_vs_live.py")
+    env = dict(os.environ, PYTHONPATH=ROOT, CUDNN_BACKEND_NODEVICE="1")
+    matrix = tmp_path / "offline.json"
+    part = subprocess.run([sys.executable, script, "--offline-part", "--profile", "h100", "--name", "conv_wgrad+bias",
+                           "--workers", "1", "--matrix", str(matrix)], capture_output=True, text=True, env=env,
+                          timeout=600, cwd=ROOT)
+    assert part.returncode == 0, part.stderr[-3000:]
+    offline = SupportMatrix.load(matrix)
+    n = len(offline)
+    assert n == 54 and all(set(r.configs) == {"A", "B", "FALLBACK"} for r in offline)  # 9 chains x 3 types x 2
+    live = os.path.join(ROOT, "docs", "support", "gpu_h100_cudnn91900.json")
+    done = subprocess.run([sys.executable, script, "--compare", live, str(matrix)], capture_output=True, text=True,
+                          env=env, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = done.stdout
+    assert f'| graphs the GPU runs that offline calls "not supported" | 0 of {n} (0.0%) |' in table
+    assert f"| verdict differences without a caveat | 0 of {n} (0.0%) |" in table
+    if loaded_version() == 91900:  # the H100 runs 21 of the 27 that 9.19 cannot decide offline
+        assert f"| unknown offline (labelled) | 27 of {n} (50.0%) |" in table
+        assert "| … of which the GPU runs | 21 of 27 (77.8%) |" in table
+    refused = subprocess.run([sys.executable, script, "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                             env=env, timeout=600, cwd=ROOT)
+    assert refused.returncode == 2 and "needs this machine's GPU" in refused.stderr
