@@ -214,7 +214,7 @@ def test_support_command_prints_the_verdict_and_writes_the_caveat(tmp_path):
         assert "unknown offline" in done.stdout and f"+{len(unknown)}?" in done.stdout
         assert "unknown offline: the GPU may run this graph" in done.stdout.replace("\n", " ")
     else:
-        assert "supported, with a caveat: not verified: engine" in done.stdout.replace("\n", " ")
+        assert "supported, with a caveat: not verified: its config finalized" in done.stdout.replace("\n", " ")
 
 
 # ---------------------------------------------------------------------------------------------
