@@ -12,10 +12,11 @@ The kinds (``GAPS``), each recognised by the words cuDNN logs when it refuses fo
     fit at once, one block per SM: the GPCs' SM counts) and the GPC layout from the driver, with
     ``cuOccupancyMaxActiveClusters`` on a kernel of its own, only while it describes a live device. No release's
     device-profile JSON has a member for them, and offline no release asks the driver (the stand-in's trace,
-    ``CUDNN_BACKEND_STUB_TRACE=1``, shows no such call), so the stand-in cannot supply them. cuDNN 9.19 leaves them
-    empty: its runtime-compiled convolution engines refuse every config with ``No GPC available at: cga_count ==
-    0`` (conv wgrad + pointwise chains, dgrad with a reduction or GEN_STATS: 41 graphs of the default catalogue
-    that an H100 or H200 runs). cuDNN 9.28 assumes one GPC of 18 SMs offline instead and accepts them.
+    ``CUDNN_BACKEND_STUB_TRACE=1``, shows no such call), so the stand-in cannot supply them. cuDNN 9.19 and 9.22
+    leave them empty: their runtime-compiled convolution engines refuse every config with ``No GPC available at:
+    cga_count == 0`` (conv wgrad + pointwise chains, dgrad with a reduction or GEN_STATS: 54 graphs of the default
+    catalogue, 41 of which an H100 runs with 9.19.0). cuDNN 9.28 assumes one GPC of 18 SMs offline instead and
+    accepts them; 9.10.2 and 9.14 accept them too.
 ``live_driver``
     cuDNN's message carries the stand-in's own answer ("no CUDA device (cudnn-backend's no-device stand-in)"): it
     asked the driver for something only a GPU answers.
