@@ -7,7 +7,7 @@
 #     with tools/carry_cudnn.sh (unpacked under /tmp/cudnn/<release>). With several, each release's results go to
 #     $OUT/cudnn-<release>/.
 #   stages: tests notorch cli-notorch examples bench tune headroom racing sweep multigpu support profile timer startup
-#     fill arrays compare-releases
+#     fill arrays compare-releases offline-live
 #   (default: tests notorch cli-notorch examples bench tune)
 #   tests / notorch: the GPU tests (tests/gpu), with torch and with torch not importable (only the torch-interop tests,
 #     tests/gpu/runtime/test_torch_gpu.py, skip then)
@@ -23,6 +23,8 @@
 #     ~280 s: MULTIGPU_BUDGET_S)
 #   compare-releases: `compare --releases` of two releases on this GPU (run it once, under any --releases entry)
 #   (sweep and multigpu want a host of 2 or more GPUs: the device tool's nvidia-h100-x2; on one GPU multigpu says so)
+#   offline-live: issue 29, the default support catalogue live and offline (bundled and captured profile, plans all),
+#     per graph, with the agreement (benchmarks/offline_vs_live.py, ~3 min; another cuDNN: CUDNN_BACKEND_LIBCUDNN)
 # Results go to $OUT (the device tool brings that folder back); default /tmp/cudnn-backend-out.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 COLUMNS=160
@@ -231,6 +233,10 @@ for stage in "$@"; do
       [ "${COMPARE_SUPPORT:-1}" = 1 ] && /usr/bin/time -f "wall compare support %e s" python3 -m cudnn_backend compare \
         --releases "$a" "$b" --no-cache --quiet --json "$ROUT/compare_support.json" --csv "$ROUT/compare_support.csv" \
         2>&1 | tee -a "$ROUT/compare_releases.txt"
+      ;;
+    offline-live)
+      log "issue 29: the default catalogue live and offline (bundled, captured, plans all): verdicts, configs per mode, engines, first configs"
+      python3 benchmarks/offline_vs_live.py --out "$OUT" ${OFFLINE_LIVE_ARGS:-} 2>&1 | tee "$OUT/offline_vs_live.txt"
       ;;
     profile)
       log "device profile capture"

@@ -44,16 +44,31 @@
  *
  * Build (see setup.py):  cc -shared -fPIC -O2 -fvisibility=hidden \
  *                           -Wl,-soname,libcuda.so.1 -o libcuda.so.1 libcuda_stub.c
- * Debug aid:             add -DCUDNN_BACKEND_STUB_TRACE to log every call.
+ * Debug aid:             CUDNN_BACKEND_STUB_TRACE=1 in the environment logs every call (or build with
+ *                        -DCUDNN_BACKEND_STUB_TRACE).
  */
 #include <stddef.h>
-
-#ifdef CUDNN_BACKEND_STUB_TRACE
 #include <stdio.h>
-#define TRACE() fprintf(stderr, "[libcuda stub] %s\n", __func__)
+#include <stdlib.h>
+
+/* Tracing: every entry point cuDNN calls, one line on stderr, when CUDNN_BACKEND_STUB_TRACE is set to anything
+ * but "" or "0" in the environment (read once, when the stand-in loads), or always when built with
+ * -DCUDNN_BACKEND_STUB_TRACE.  What a release asks the driver for offline is how one learns whether the stand-in
+ * could answer it (docs/guide/offline.rst). */
+#ifdef CUDNN_BACKEND_STUB_TRACE
+static int trace_calls = 1;
 #else
-#define TRACE() ((void)0)
+static int trace_calls = 0;
 #endif
+
+__attribute__((constructor)) static void read_trace_setting(void)
+{
+    const char *v = getenv("CUDNN_BACKEND_STUB_TRACE");
+    if (v != NULL && v[0] != '\0' && !(v[0] == '0' && v[1] == '\0'))
+        trace_calls = 1;
+}
+
+#define TRACE() do { if (trace_calls) fprintf(stderr, "[libcuda stub] %s\n", __func__); } while (0)
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -388,6 +403,60 @@ STUB_EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize,
     TRACE();
     (void)func; (void)config;
     if (clusterSize) *clusterSize = 0;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+/* What cuDNN asks a live GPU for its thread-block cluster layout: a device attribute (the shared memory a block
+ * may opt in to), function attributes, and the occupancy of clusters of 1 to 16 blocks (mb_tools::GpcVSL,
+ * libcudnn_graph).  Offline no release measured calls them (CUDNN_BACKEND_STUB_TRACE shows none): a device profile
+ * is taken as it is, so what they would answer cannot reach cuDNN from here.  They exist so that a trace would show
+ * a release that starts asking. */
+STUB_EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev)
+{
+    TRACE();
+    (void)attrib; (void)dev;
+    if (pi) *pi = 0;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuFuncGetAttribute(int *pi, int attrib, CUfunction hfunc)
+{
+    TRACE();
+    (void)attrib; (void)hfunc;
+    if (pi) *pi = 0;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, int attrib, int value)
+{
+    TRACE();
+    (void)hfunc; (void)attrib; (void)value;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const void *config)
+{
+    TRACE();
+    (void)func; (void)config;
+    if (numClusters) *numClusters = 0;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func,
+                                                             int numBlocks, int blockSize)
+{
+    TRACE();
+    (void)func; (void)numBlocks; (void)blockSize;
+    if (dynamicSmemSize) *dynamicSmemSize = 0;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize,
+                                                                 size_t dynamicSMemSize)
+{
+    TRACE();
+    (void)func; (void)blockSize; (void)dynamicSMemSize;
+    if (numBlocks) *numBlocks = 0;
     return CUDA_ERROR_NO_DEVICE;
 }
 

@@ -277,9 +277,12 @@ def _nothing_found(prog_job: str, explorations, hints=None) -> bool:
     found_none = [ex for ex in explorations if ex.chosen is None]
     for ex in found_none:
         hint = (hints or {}).get(ex.name)
-        render.error_console.print(Text(f"{prog_job}: nothing found: ", style="bold red").append(
-            ex.failure() + (f"; `{hint}` explains each stage and finds the smallest change that cuDNN supports"
-                            if hint else "")))
+        if ex.unknown_offline:
+            render.error_console.print(Text(f"{prog_job}: ", style="bold yellow").append(ex.failure()))
+        else:
+            render.error_console.print(Text(f"{prog_job}: nothing found: ", style="bold red").append(
+                ex.failure() + (f"; `{hint}` explains each stage and finds the smallest change that cuDNN supports"
+                                if hint else "")))
     return bool(found_none)
 
 

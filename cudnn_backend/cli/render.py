@@ -24,6 +24,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from cudnn_backend.runtime import device_facts
 from cudnn_backend.tune.options import cli_flag, option_fields
 from cudnn_backend.tune.results import config_words, format_bytes, knob_words, plural, sm_words
 
@@ -400,6 +401,8 @@ def summary(ex) -> Text:
             out.append(f"\nkernels of the best config ({len(best.kernels)}): " + ", ".join(best.kernels))
     elif ex.timed:
         out.append("no config ran correctly", style="bold red")
+    elif ex.unknown_offline:
+        out.append(f"offline, for {ex.device.get('name')}: {ex.failure()}", style="bold yellow")
     elif ex.chosen is None:
         out.append(f"offline, for {ex.device.get('name')}: nothing found", style="bold red")
     else:
@@ -525,6 +528,12 @@ def profile(p) -> None:
     if p.filled:  # every other member is the capture's
         console.print(prose("not from this capture: " + "; ".join(f"{k} from {where}" for k, where in
                                                                    p.filled.items())))
+    facts = table("beside cuDNN's JSON: what cuDNN reads only from the live GPU (never handed to cuDNN)")
+    for col in ("fact", "value", "from"):
+        facts.add_column(col)
+    for name, value, source in device_facts.describe(p.device_facts, props.get("deviceVer")):
+        facts.add_row(name, Breakable(value), Breakable(source))
+    console.print(facts)
     risk = p.plan_risk()
     if risk is not None:
         warning(risk)
@@ -544,7 +553,7 @@ def info(d: dict) -> None:
 # ---------------------------------------------------------------------------------------------
 # support matrix, comparisons, explanations
 # ---------------------------------------------------------------------------------------------
-_STATUS_STYLE = {"yes": "green", "yes*": "green"}
+_STATUS_STYLE = {"yes": "green", "yes*": "green", "unknown offline": "yellow"}
 _KIND_SHORT = {"precompiled": "pre", "specialized": "spec", "runtime-compiled": "rc"}
 
 
@@ -561,6 +570,7 @@ def stage_words(counts: dict) -> str:
 def support_summary(matrix) -> Table:
     """Family x data type: supported / graphs per cell ("–": no graph of that family in that data type)."""
     summary = matrix.summary()
+    unknown = matrix.unknown_summary()
     dtypes = list(dict.fromkeys(d for cols in summary.values() for d in cols))
     order = ["fp16", "bf16", "fp32", "fp8", "int8"]
     dtypes.sort(key=lambda d: order.index(d) if d in order else len(order))
@@ -575,14 +585,18 @@ def support_summary(matrix) -> Table:
                 cells.append(Text("–", style="dim"))
                 continue
             ok, n = cols[d]
-            cells.append(Text(f"{ok}/{n}", style="green" if ok == n else ("yellow" if ok else "red")))
+            u = unknown.get(family, {}).get(d, 0)
+            cells.append(Text(f"{ok}/{n}" + (f" +{u}?" if u else ""),
+                              style="green" if ok == n else ("yellow" if ok or u else "red")))
         t.add_row(family, *cells)
     return t
 
 
 def support_legend(matrix) -> Breakable:
     lines = ["summary: supported / graphs per family and data type; – : no graph of this family in this data type "
-             "(not probed, which is not \"unsupported\"); under it, how many graphs each stage refused"]
+             "(not probed, which is not \"unsupported\")" + ("; +N?: N graphs unknown offline"
+                                                          if matrix.unknown_summary() else "")
+             + "; under it, how many graphs each stage refused"]
     lines += matrix.legend() + ["kinds and first: pre = precompiled, spec = specialized, rc = runtime-compiled; first: "
                                 "the engine of the first working config"]
     return prose("\n".join(lines + [f"note: {n}" for n in matrix.notes]))
@@ -616,19 +630,31 @@ def support_rows(matrix, which="all"):
     return Group(t, *([prose(_left_out(dropped))] if dropped else []))
 
 
+_CONFIG_WORDS = re.compile(r"engine \d+(?: [A-Z_]+=-?\d+)*")
+
+
 def support_reasons(matrix, limit=12) -> Group:
-    """The reasons of the refused graphs, each once, with the graphs refused for it."""
+    """The reasons of the refused graphs, each once, with the graphs refused for it; the graphs unknown offline
+    apart, with what offline lacked; the caveats of supported graphs, each once."""
     groups: dict = {}
     for r in matrix.results:
         if not r.supported:
-            groups.setdefault(r.reason or r.stage, []).append(f"{r.name} [{r.data_type} {r.layout}]")
+            kind = "unknown offline" if r.unknown else "refused"
+            text = r.caveat if r.unknown else (r.reason or r.stage)
+            groups.setdefault((kind, text), []).append(f"{r.name} [{r.data_type} {r.layout}]")
+        elif r.caveat:  # grouped by what they say, whichever config they name
+            said = _CONFIG_WORDS.sub("its config", r.caveat)
+            groups.setdefault(("caveat", said), []).append(f"{r.name} [{r.data_type} {r.layout}]")
     out = []
-    for i, (reason, names) in enumerate(sorted(groups.items(), key=lambda kv: -len(kv[1]))):
+    style = {"refused": "red", "unknown offline": "yellow", "caveat": "yellow"}
+    for i, ((kind, reason), names) in enumerate(sorted(groups.items(), key=lambda kv: (kv[0][0] == "caveat",
+                                                                                        -len(kv[1])))):
         if i == limit:
-            out.append(prose(f"... {len(groups) - limit} more reasons in --csv / --json"))
+            out.append(prose(f"... {len(groups) - limit} more reasons and caveats in --csv / --json"))
             break
         shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-        out.append(Breakable(Text(f"{len(names)} refused: ", style="red").append(reason, style="bold")))
+        lead = f"{len(names)} {kind}: " if kind != "caveat" else f"{len(names)} supported, with a caveat: "
+        out.append(Breakable(Text(lead, style=style[kind]).append(reason, style="bold")))
         out.append(Breakable(shown, style="dim", indent=4))
     return Group(*out)
 
@@ -644,12 +670,13 @@ def support_comparison(comparison, everything=False):
     t = table(title)
     for col in ("change", "family", "graph", "dtype", "layout", "A", "B", "A counts", "B counts", "reason"):
         t.add_column(col, max_width=_cap(60) if col == "reason" else None)
-    style = {"gained": "green", "lost": "red", "counts": "yellow"}
+    style = {"gained": "green", "lost": "red", "counts": "yellow", "unknown": "yellow"}
     for r in rows:
         t.add_row(Text(r["change"], style=style.get(r["change"], "")), r["family"], Breakable(r["graph"]),
                   r["data_type"], r["layout"], Breakable(r["A"]), Breakable(r["B"]), r["A counts"], r["B counts"],
                   Breakable(r["reason"][:200]))
-    return Group(t, prose("gained: supported in B only; lost: in A only; counts: supported (or not) in both, engine "
+    return Group(t, prose("gained: supported in B only; lost: in A only; unknown: one side is unknown offline "
+                          "(neither gained nor lost can be said); counts: supported (or not) in both, engine "
                           "or config counts differ; counts read engines finalizing/engines, configs A+FALLBACK"
                           + ("" if everything else "; unchanged graphs left out (--all prints them)")))
 
@@ -695,15 +722,18 @@ def explanation(ex, out=None) -> None:
     out = out or console
     r = ex.result
     verdict = Text("SUPPORTED", style="bold green") if r.supported else \
-        Text(f"NOT SUPPORTED: refused at {r.stage}", style="bold red")
+        Text(f"UNKNOWN OFFLINE: refused at {r.stage} for a fact only the GPU gives", style="bold yellow") \
+        if r.unknown else Text(f"NOT SUPPORTED: refused at {r.stage}", style="bold red")
     head = Text(f"{ex.name} on {ex.device}, cuDNN {ex.cudnn_version}: ")
     head.append(verdict)
     if r.supported and r.chosen:
         head.append(f"\nfirst working config: engine {r.chosen['engine']} ({r.chosen['kind']}), "
                     f"{'plan built' if r.verified == 'plan' else 'config finalized'}")
+    if r.caveat:
+        head.append(f"\n{r.caveat}", style="yellow")
     out.print(Panel(Breakable(head), title="why", expand=False))
     for stage, verdict_text, lines in ex.stages():
-        style = "red" if verdict_text == "REFUSED" else ("yellow" if verdict_text == "none" else "green")
+        style = "red" if verdict_text == "REFUSED" else ("yellow" if verdict_text in ("none", "UNKNOWN") else "green")
         out.print(Text(f"[{stage}] ", style="bold").append(verdict_text, style=style))
         for line in lines:
             out.print(Breakable(line.lstrip(" "), indent=4 + len(line) - len(line.lstrip(" ")), hang=2))
@@ -719,7 +749,7 @@ def explanation(ex, out=None) -> None:
     if ex.alternatives:
         out.print(prose("other changes that work: " + "; ".join(f"{a['label']} (cost {a['cost']})"
                                                                 for a in ex.alternatives[:6])))
-    if not r.supported and ex.minimization is None:
+    if not r.supported and not r.unknown and ex.minimization is None:
         out.print(prose(plural(ex.tried, "variation") + " tried"))
     for n in ex.notes:
         out.print(prose("note: " + n))

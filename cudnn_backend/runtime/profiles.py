@@ -45,6 +45,7 @@ from cudnn_backend.core.json_checks import (TABLE_RELEASES, JsonCheckError, chec
 from cudnn_backend.core.versions import (OFFLINE_SINCE, format_version, loaded_version, parse_version,
                                          versions_compatible)
 from cudnn_backend.errors import CudnnError, DeviceProfileError, DeviceProfileIdentityWarning, DeviceProfileVersionError
+from cudnn_backend.runtime import device_facts as _device_facts
 from cudnn_backend.typed import DeviceProp
 
 __all__ = ["DeviceProfile", "DeviceProfileError", "DeviceProfileVersionError", "DeviceProfileIdentityWarning",
@@ -224,7 +225,9 @@ class DeviceProfile:
     """One GPU's cuDNN device properties (the raw deviceprop JSON) and the cuDNN release that wrote it.
 
     ``deviceprop_json`` is the raw text of CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION. ``converted_from`` is the
-    release of the capture this JSON was converted from (``for_release``; None for a capture).
+    release of the capture this JSON was converted from (``for_release``; None for a capture). ``device_facts``:
+    what cuDNN reads only from the live GPU and its JSON cannot carry (``runtime.device_facts``: the cluster
+    occupancy), captured beside it; cuDNN never sees them.
 
     ``filled`` says where each member a conversion added came from: {member: "given" | "the cuDNN 9.28.1 capture
     of NVIDIA H200 (...)" | "published: <source>"}.
@@ -239,6 +242,7 @@ class DeviceProfile:
     allow_version_mismatch: bool = False
     converted_from: int | None = None
     filled: dict = field(default_factory=dict)
+    device_facts: dict | None = None
     _descriptor_cache: object = field(default=None, init=False, repr=False, compare=False)
     _descriptor_text: object = field(default=None, init=False, repr=False, compare=False)
     _lock: object = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
@@ -269,12 +273,13 @@ class DeviceProfile:
         if not isinstance(self.filled, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                         for k, v in self.filled.items()):
             raise DeviceProfileError("filled: expected {member: where its value came from}, strings")
+        self.device_facts = _device_facts.check(self.device_facts) or None
 
     # -- plain data: pickling and copying leave the cached descriptor and the lock behind ---------------
     def __getstate__(self):
         return {"deviceprop_json": self.deviceprop_json, "cudnn_version": self.cudnn_version, "source": self.source,
                 "allow_version_mismatch": self.allow_version_mismatch, "converted_from": self.converted_from,
-                "filled": dict(self.filled)}
+                "filled": dict(self.filled), "device_facts": self.device_facts}
 
     def __setstate__(self, state):
         self.deviceprop_json = state["deviceprop_json"]
@@ -283,12 +288,13 @@ class DeviceProfile:
         self.allow_version_mismatch = state["allow_version_mismatch"]
         self.converted_from = state.get("converted_from")
         self.filled = dict(state.get("filled", {}))
+        self.device_facts = state.get("device_facts")
         self._descriptor_cache = self._descriptor_text = None
         self._lock = threading.Lock()
 
     def __copy__(self):
         return DeviceProfile(self.deviceprop_json, self.cudnn_version, self.source, self.allow_version_mismatch,
-                             self.converted_from, dict(self.filled))
+                             self.converted_from, dict(self.filled), self.device_facts)
 
     def __deepcopy__(self, memo):
         return self.__copy__()
@@ -434,7 +440,7 @@ class DeviceProfile:
                                      f"{type(filled).__name__}")
         return cls(deviceprop_json=text, cudnn_version=version, source=data.get("source") or source,
                    allow_version_mismatch=allow_version_mismatch, converted_from=data.get("converted_from"),
-                   filled=filled)
+                   filled=filled, device_facts=data.get("device_facts"))
 
     @classmethod
     def load(cls, path, cudnn_version=None, *, allow_version_mismatch=False) -> "DeviceProfile":
@@ -519,7 +525,8 @@ class DeviceProfile:
         text = dp.get_keyword("json_representation")
         if not text:
             raise DeviceProfileError("cuDNN returned an empty CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION")
-        profile = cls(deviceprop_json=text, cudnn_version=loaded_version(), source=source)
+        profile = cls(deviceprop_json=text, cudnn_version=loaded_version(), source=source,
+                      device_facts=_device_facts.capture(0 if device is None else device))
         profile._descriptor_cache, profile._descriptor_text = dp, profile.deviceprop_json
         return profile
 
@@ -539,6 +546,8 @@ class DeviceProfile:
             data["converted_from"] = self.converted_from
         if self.filled:
             data["filled"] = dict(self.filled)
+        if self.device_facts:
+            data["device_facts"] = self.device_facts
         return data
 
     def save(self, path) -> pathlib.Path:
@@ -612,7 +621,8 @@ class DeviceProfile:
         text = json.dumps(converted, separators=(",", ":")) if changed else self.deviceprop_json
         return DeviceProfile(text, cudnn_version=target, source=self.source,
                              allow_version_mismatch=self.allow_version_mismatch,
-                             converted_from=None if origin == target else origin, filled=filled)
+                             converted_from=None if origin == target else origin, filled=filled,
+                             device_facts=self.device_facts)
 
     def missing_problem(self, missing, release) -> str:
         """What is wrong when cuDNN ``release`` requires ``missing`` members this profile lacks (no fix: the

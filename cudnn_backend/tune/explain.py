@@ -25,6 +25,10 @@ longer computes the same):
 
 Single variations are tried first, cheapest first; when none works, pairs of the cheapest of different kinds,
 within ``budget_s`` and ``max_variations``. The answer is verified with every plan built (``plans="all"``).
+
+Offline, a graph refused for a fact only the GPU gives (``SupportResult.unknown``: cuDNN 9.19's missing cluster
+layout, ...) gets no minimization: the GPU may run it as it is, so no change is proposed; the explanation says what
+offline lacked, and ``why`` on the GPU answers it.
 """
 from __future__ import annotations
 
@@ -631,7 +635,7 @@ class Explanation:
             if not info["configs"]:
                 for status, why_text in cudnn_explanations(info["reasons"]):
                     lines.append(f"  cuDNN {status}: {why_text}")
-        out.append(("heuristics", "REFUSED" if r.stage == "heuristics" else "ok", lines))
+        out.append(("heuristics", self._refused("heuristics"), lines))
         if r.stage == "heuristics":
             return out
         lines = []
@@ -641,17 +645,26 @@ class Explanation:
                          f"{' '.join(f'{k}={v}' for k, v in a['knobs'].items()) or '-'}: {verdict}"
                          + (f": {a['reason']}" if a.get("reason") else "") + (f" [cuDNN: {a['cudnn']}]" if
                                                                                a.get("cudnn") else ""))
-        out.append(("plan", "REFUSED" if r.stage == "plan" else "ok", lines))
+        out.append(("plan", self._refused("plan"), lines))
         return out
+
+    def _refused(self, stage) -> str:
+        """A stage's verdict: "ok", "REFUSED", or "UNKNOWN" where it refused for a fact only the GPU gives."""
+        if self.result.stage != stage:
+            return "ok"
+        return "UNKNOWN" if self.result.unknown else "REFUSED"
 
     def text(self) -> str:
         """The explanation as plain text (the command line prints the same with colour)."""
         r = self.result
         lines = [f"{self.name} on {self.device}, cuDNN {self.cudnn_version}: "
-                 + ("SUPPORTED" if r.supported else f"NOT SUPPORTED (refused at {r.stage})")]
+                 + ("SUPPORTED" if r.supported else f"UNKNOWN OFFLINE (refused at {r.stage} for a fact only the GPU "
+                    "gives)" if r.unknown else f"NOT SUPPORTED (refused at {r.stage})")]
         if r.supported and r.chosen:
             lines.append(f"first working config: engine {r.chosen['engine']} ({r.chosen['kind']}), "
                          f"{'plan built' if r.verified == 'plan' else 'config finalized'}")
+        if r.caveat:
+            lines.append(r.caveat)
         for stage, verdict, detail in self.stages():
             lines.append(f"[{stage}] {verdict}")
             lines += [f"    {x}" for x in detail]
@@ -670,7 +683,7 @@ class Explanation:
     def as_dict(self) -> dict:
         """The explanation as JSON-able data: the stages with their lines, the probe result, the minimization."""
         return {"name": self.name, "device": self.device, "cudnn_version": self.cudnn_version,
-                "supported": self.supported, "stage": self.stage,
+                "supported": self.supported, "verdict": self.result.verdict, "stage": self.stage,
                 "stages": [{"stage": s, "verdict": v, "detail": d} for s, v, d in self.stages()],
                 "result": self.result.as_dict(), "minimization": self.minimization,
                 "alternatives": self.alternatives, "tried": self.tried, "seconds": round(self.seconds, 3),
@@ -708,6 +721,11 @@ def why(graph, device_profile=None, *, handle=None, kwargs=None, minimize=True, 
     device = getattr(dp_source, "device_name", None) or "this GPU"
     ex = Explanation(name, device, format_version(loaded_version()), result)
     if result.supported or not minimize:
+        ex.seconds = time.perf_counter() - t0
+        return ex
+    if result.unknown:
+        ex.notes.append("no minimization: offline cannot decide this graph (see above), and the GPU may run it as it "
+                        "is; run `why` on the GPU (without --device-profile) for its answer")
         ex.seconds = time.perf_counter() - t0
         return ex
     if result.stage in ("builder", "unavailable") or (result.stage in ("checks", "finalize") and not result.operations):

@@ -288,7 +288,8 @@ def run_search(graph, handle=None, *, job="autotune", options=None, device_profi
                 return SearchOutcome(None, ex)
             ranked = [k for k in ex_.ordered_keys() if k in ex_.evaluator.plans]
             if not ranked:
-                raise NoWorkingPlanError(f"autotune: no config built a plan for {ex.name!r} offline", None)
+                raise NoWorkingPlanError(f"autotune: no config built a plan for {ex.name!r} offline: {ex.failure()}",
+                                         None)
             return SearchOutcome(ex_.evaluator.plans.pop(ranked[0]), ex)
         key = ex_.best_key()
         if key is None:

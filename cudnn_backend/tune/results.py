@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 from cudnn_backend.errors import MissingDependencyError
 from cudnn_backend.tune import plots
+from cudnn_backend.tune.offline_gaps import UNKNOWN_OFFLINE, gap_caveat
 
 __all__ = ["ConfigResult", "Exploration", "ChangeRows", "headroom_rows", "format_bytes", "plain_table", "fastest",
            "heuristics_pick", "plural", "knob_words", "config_words"]
@@ -145,6 +146,8 @@ class Exploration:
     spent per kind of work: heuristics, inputs, generate, build, check, time, final, kernels) and ``previous``
     (the winner another cuDNN release stored in the plan cache, tried here: its release, engine, knobs, time then
     and now, ``ratio_to_winner``, or its status and reason when this release refused it; None when there was none).
+    Offline, ``offline_gaps``: refusals only the GPU decides that heuristics met (``tune.offline_gaps``); with no
+    config chosen the graph is then ``unknown_offline``.
     """
 
     name: str
@@ -164,6 +167,13 @@ class Exploration:
     options: dict = field(default_factory=dict)
     phases: dict = field(default_factory=dict)
     previous: dict | None = None
+    offline_gaps: list = field(default_factory=list)
+
+    @property
+    def unknown_offline(self) -> bool:
+        """Whether nothing was found offline for a reason only the GPU decides (``offline_gaps``): the GPU may run
+        the graph."""
+        return not self.timed and self.chosen is None and bool(self.offline_gaps)
 
     @property
     def best(self) -> ConfigResult | None:
@@ -182,6 +192,11 @@ class Exploration:
         """Why nothing was found (no ``chosen`` config), in one line; None when a config was chosen."""
         if self.chosen is not None:
             return None
+        if self.unknown_offline:
+            found = (f"heuristics proposed no engine config for {self.name}" if not self.results else
+                     f"none of the {plural(len(self.results), 'config')} of {self.name} built a plan")
+            return (f"{UNKNOWN_OFFLINE}: {found}, and "
+                    + gap_caveat(self.offline_gaps, self.cudnn_version, refused=True))
         if not self.results:
             why = next((n.partition(": ")[2] for n in self.notes if n.startswith("no engine config from heuristics")),
                        "")
@@ -261,7 +276,10 @@ class Exploration:
         return explorations if isinstance(data, list) else explorations[0]
 
     def rows(self) -> list[dict]:
-        """One flat dict per result (for CSV, pandas)."""
+        """One flat dict per result (for CSV, pandas); a graph unknown offline with no result gets one row saying
+        so."""
+        if not self.results and self.unknown_offline:
+            return [{"graph": self.name, "status": UNKNOWN_OFFLINE, "reason": self.failure()}]
         out = []
         for r in self.results:
             row = {"graph": self.name, **r.to_dict()}

@@ -15,12 +15,17 @@ plan       every engine config heuristics returned was refused at execution-plan
 crash      the worker process probing it died (cuDNN aborted or crashed): the graph is reported, the rest go on
 ========== ===========================================================================================
 
+Offline, a graph cuDNN refused at heuristics or plan build for a fact only a live GPU gives (``offline_gaps``: the
+GPU's cluster layout on cuDNN 9.19, ...) is **unknown offline**, never "not supported": the GPU may run it
+(``SupportResult.verdict``; the reason says what offline lacked).
+
 A graph that passes is supported: some config built a plan (``verified == "plan"``) or, for a runtime-compiled
-config offline, finalized without its plan being compiled (``verified == "config"``): compiling one kernel
-takes cuDNN's NVRTC 1-4 s, so offline ``plans="precompiled"`` (the default) builds the plans of precompiled
-configs only; ``plans="all"`` compiles too, ``plans="none"`` builds none. Every result counts the engines
-(cuDNN's global engine count, how many finalize for the graph), the configs of heuristics modes A and FALLBACK,
-and classifies the engines heuristics proposed from the notes cuDNN reports: **runtime-compiled** (behavior
+config offline, finalized without its plan being compiled (``verified == "config"``, "yes*": its ``caveat`` says
+what was not verified): compiling one kernel takes cuDNN's NVRTC 1-4 s, so offline ``plans="precompiled"`` (the
+default) builds the plans of precompiled configs only; ``plans="all"`` compiles too, ``plans="none"`` builds none.
+Every result counts the engines (cuDNN's global engine count, which finalize for the graph), the configs of
+heuristics modes A and FALLBACK (and B with ``modes=MODES``), records heuristics' first config per mode, and
+classifies the engines heuristics proposed from the notes cuDNN reports: **runtime-compiled** (behavior
 note RUNTIME_COMPILATION: the kernel is generated for this graph), **specialized** (a precompiled engine that
 runs a graph of several operations: one of cuDNN's fixed fusion patterns), **precompiled** (a precompiled
 engine for a single operation). On a GPU (``kernels=True``) plans are always built and the first working
@@ -78,15 +83,16 @@ from cudnn_backend.tune import graphs, plots
 from cudnn_backend.tune.cache import cache_dir
 from cudnn_backend.tune.catalogue import CatalogueEntry
 from cudnn_backend.tune.fusion import fusion_report
+from cudnn_backend.tune.offline_gaps import UNKNOWN_OFFLINE, gap_caveat, gaps_in, silent_gaps
 from cudnn_backend.tune.results import ChangeRows, plain_table, sm_words
 from cudnn_backend.tune.sweeps import TaskResult, _run_processes
 from cudnn_backend.typed.introspection import graph_fingerprint, signature_of, tensor_slots, topological_order
 from cudnn_backend.typed.tensors import data_type_name
 
-__all__ = ["STAGES", "KINDS", "PLAN_MODES", "SupportResult", "SupportMatrix", "SupportComparison", "SupportCache",
-           "probe_graph", "support_matrix", "compare_support", "compare_matrices", "default_support_cache_path",
-           "engine_kind", "graph_labels", "plot_support_heatmap", "cudnn_explanations", "materialize",
-           "PROBE_VERSION"]
+__all__ = ["STAGES", "KINDS", "PLAN_MODES", "MODES", "VERDICTS", "SupportResult", "SupportMatrix", "SupportComparison",
+           "SupportCache", "probe_graph", "check_modes", "support_matrix", "compare_support", "compare_matrices",
+           "default_support_cache_path", "engine_kind", "graph_labels", "plot_support_heatmap", "cudnn_explanations",
+           "materialize", "PROBE_VERSION"]
 
 #: the stages a graph can be refused at, in order (see the module's notes)
 STAGES = ("builder", "checks", "unavailable", "finalize", "heuristics", "plan", "crash")
@@ -94,8 +100,13 @@ STAGES = ("builder", "checks", "unavailable", "finalize", "heuristics", "plan", 
 KINDS = ("precompiled", "specialized", "runtime-compiled")
 #: ``plans=``: which configs' execution plans a probe builds
 PLAN_MODES = ("precompiled", "all", "none")
+#: the heuristics modes a probe can count (``modes=``): A and FALLBACK always (their configs are the ones tried), B
+#: when asked
+MODES = ("A", "B", "FALLBACK")
+#: a graph's verdict: supported, not supported, or not decidable offline (``SupportResult.verdict``)
+VERDICTS = ("yes", "no", UNKNOWN_OFFLINE)
 #: bumped whenever what a probe records changes: cached results of another version are not used
-PROBE_VERSION = 1
+PROBE_VERSION = 2
 _MODES = ("A", "FALLBACK")
 _RC = BehaviorNote.CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION
 
@@ -118,11 +129,13 @@ class SupportResult:
 
     ``supported``; ``stage`` where it was refused (None when supported) and ``reason`` (cuDNN's own words where
     it gave some); ``verified``: "plan" (a plan was built), "config" (a runtime-compiled config finalized, its
-    plan not compiled) or "" (not supported); ``engines_total`` (cuDNN's engine count for the graph) and
-    ``engines_supported`` (engines that finalize for it); ``configs`` per heuristics mode; ``kinds``: {kind:
-    distinct engines heuristics proposed}; ``chosen``: the first working config (engine, kind, knobs, mode,
-    rank); on a GPU ``kernel_count`` and ``kernels`` of that config (None / [] offline); ``detail``: per stage,
-    what ``why`` shows (filled with ``detail=True``)."""
+    plan not compiled) or "" (not supported); ``engines_total`` (cuDNN's engine count for the graph),
+    ``engines_supported`` and ``engines_finalized`` (how many and which engines finalize for it); ``configs`` per
+    heuristics mode and ``first_configs`` ({mode: heuristics' first config}); ``kinds``: {kind: distinct engines
+    heuristics proposed}; ``chosen``: the first working config (engine, kind, knobs, mode, rank); on a GPU
+    ``kernel_count`` and ``kernels`` of that config (None / [] offline); ``detail``: per stage, what ``why`` shows
+    (filled with ``detail=True``). Offline, ``offline_gaps``: the kinds of refusal met that only the GPU decides
+    (``tune.offline_gaps``), and ``caveat``: what the answer did not verify or could not decide, in words."""
 
     name: str
     family: str = "user"
@@ -146,6 +159,10 @@ class SupportResult:
     seconds: float = 0.0
     cached: bool = False
     detail: dict = field(default_factory=dict)
+    engines_finalized: list = field(default_factory=list)
+    first_configs: dict = field(default_factory=dict)
+    offline_gaps: list = field(default_factory=list)
+    caveat: str = ""
 
     @property
     def key(self) -> str:
@@ -153,11 +170,24 @@ class SupportResult:
         return f"{self.name} [{self.data_type} {self.layout}]"
 
     @property
+    def unknown(self) -> bool:
+        """Whether offline could not decide: refused for a fact only the GPU gives (``offline_gaps``)."""
+        return not self.supported and bool(self.offline_gaps)
+
+    @property
+    def verdict(self) -> str:
+        """"yes", "no" or "unknown offline" (``VERDICTS``)."""
+        return "yes" if self.supported else (UNKNOWN_OFFLINE if self.unknown else "no")
+
+    @property
     def status(self) -> str:
-        """"yes" (a plan built), "yes*" (a runtime-compiled config finalized; its plan not compiled), or the stage
-        that refused it ("no: heuristics")."""
+        """"yes" (a plan built), "yes*" (a runtime-compiled config finalized; its plan not compiled), "unknown
+        offline" (refused for a fact only the GPU gives: the GPU may run it), or the stage that refused it ("no:
+        heuristics")."""
         if self.supported:
             return "yes" if self.verified == "plan" else "yes*"
+        if self.unknown:
+            return UNKNOWN_OFFLINE
         return f"no: {self.stage}"
 
     def as_dict(self) -> dict:
@@ -183,7 +213,7 @@ class SupportResult:
             "kinds": " ".join(f"{k}:{n}" for k, n in self.kinds.items()),
             "engine": "" if not c else c.get("engine"), "engine_kind": c.get("kind", ""),
             "kernels": "" if self.kernel_count is None else self.kernel_count,
-            "kernel_names": " ".join(self.kernels), "reason": self.reason,
+            "kernel_names": " ".join(self.kernels), "reason": self.reason, "caveat": self.caveat,
         }
 
 
@@ -288,17 +318,37 @@ def _stage_reason(messages, fallback="", limit=3) -> str:
     return "; ".join(f"{status}: {reason}" for status, reason in found) if found else fallback
 
 
+def check_modes(modes) -> tuple:
+    """The heuristics modes a probe counts, in ``MODES`` order: A and FALLBACK always (their configs are tried), and
+    B when given (ValueError naming ``modes`` for anything else)."""
+    if isinstance(modes, str):
+        modes = [m.strip() for m in modes.split(",") if m.strip()]
+    try:
+        given = {str(m).upper() for m in modes}
+    except TypeError:
+        raise TypeError(f"modes: expected heuristics mode names ({', '.join(MODES)}), not {type(modes).__name__}") \
+            from None
+    unknown = sorted(given - set(MODES))
+    if unknown:
+        raise ValueError(f"modes: {', '.join(unknown)} is not one of {', '.join(MODES)}")
+    given |= set(_MODES)
+    return tuple(m for m in MODES if m in given)
+
+
 def probe_graph(graph, device_profile=None, *, handle=None, kwargs=None, plans="precompiled", kernels=False,
-          detail=False, allow_version_mismatch=None, entry: CatalogueEntry | None = None) -> SupportResult:
+          detail=False, allow_version_mismatch=None, entry: CatalogueEntry | None = None,
+          modes=_MODES) -> SupportResult:
     """One graph through every stage (see the module's notes) -> ``SupportResult``.
 
     ``graph``: a ``Graph``, ``Pattern``, finalized operation graph, pattern name or "FILE.py:FUNC" (called with
     ``kwargs``). Offline ``device_profile`` (a DeviceProfile, bundled name or file) is the target; on a GPU pass
     ``handle`` (``kernels=True`` runs the first working config once and names its kernels). ``plans``: "precompiled"
     (offline default), "all" or "none" (on a GPU plans are always built). ``detail=True`` keeps, per stage, cuDNN's
-    log and each engine's and config's refusal (what ``why`` prints)."""
+    log and each engine's and config's refusal (what ``why`` prints). ``modes``: the heuristics modes counted
+    (``check_modes``: A and FALLBACK, and B when given)."""
     if plans not in PLAN_MODES:
         raise ValueError(f"plans: {plans!r} is not one of {', '.join(PLAN_MODES)}")
+    modes = check_modes(modes)
     if handle is None and device_profile is None and _device.gpu_available():
         raise ValueError("probe_graph: on a GPU pass handle= (or a device_profile= to probe another GPU offline)")
     t0 = time.perf_counter()
@@ -308,13 +358,33 @@ def probe_graph(graph, device_profile=None, *, handle=None, kwargs=None, plans="
                       layout=e.layout if e else "-", ops=e.ops if e else "")
     dp = None if device_profile is None else as_deviceprop(graphs.device_profile(device_profile), allow_version_mismatch)
     try:
-        _probe(r, graph, kwargs, dp, handle, plans, kernels, detail)
+        _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, modes)
     finally:
         r.seconds = time.perf_counter() - t0
     return r
 
 
-def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail):
+def _config_summary(c) -> dict:
+    return {"engine": c.engine_index, "knobs": {_engines.short_name(k): int(v) for k, v in c.knobs.items()}}
+
+
+def _offline_caveat(r, gaps, release) -> str:
+    """What an offline answer did not verify (a runtime-compiled config not compiled) or could not decide (a refusal
+    only the GPU decides: ``offline_gaps``), in words; "" for a plan built with nothing of the kind met."""
+    parts = [gap_caveat(gaps, release, refused=not r.supported)] if gaps else []
+    if r.supported and r.verified == "config" and r.chosen:
+        c = r.chosen
+        config = f"engine {c['engine']} {' '.join(f'{k}={v}' for k, v in c['knobs'].items())}".rstrip()
+        if c["kind"] == "runtime-compiled":
+            parts.append(f"not verified: {config} finalized, but its kernel is compiled only when its plan is built, "
+                         "which offline skips, and cuDNN's compiler may refuse it (plans='all' / --plans all compiles "
+                         "it here)")
+        else:
+            parts.append(f"not verified: {config} finalized; no plan was built (plans='none')")
+    return "; ".join(parts)
+
+
+def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, modes=_MODES):
     with cudnn_messages() as log:
         g, og, stage, error = materialize(graph, kwargs, handle)
     operations = graphs.operations_of(og) if og is not None else (g.operations if g is not None else ())
@@ -340,6 +410,7 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail):
     # engines: how many cuDNN has for this graph, how many finalize for it
     r.engines_total = _engines.engine_count(og)
     engine_rows = []
+    finalized = []  # EngineInfos of the engines that finalize (offline: read again for silent refusals)
     supported = 0
     for index in range(r.engines_total):
         if detail:  # engines that finalize (whether a config of theirs does is the heuristics' and plans' stage)
@@ -348,6 +419,9 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail):
         else:
             info = _engines.inspect_engine(og, index, dp, probe_configs=False)
         supported += info.supported
+        if info.supported:
+            r.engines_finalized.append(index)
+            finalized.append(info)
         if detail:
             engine_rows.append({"engine": index, "supported": info.supported,
                                 "kind": engine_kind(info.behavior_notes, r.operations) if info.supported else "",
@@ -359,11 +433,17 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail):
     # heuristics
     configs, seen = [], set()
     heur_detail = {}
-    for mode in (("A", "B", "FALLBACK") if detail else _MODES):
+    offline = handle is None
+    met = []  # cuDNN's messages offline, read for refusals only the GPU decides (offline_gaps)
+    for mode in (MODES if detail else modes):
         with cudnn_messages() as hlog:
             found = _heuristics.get_configs(og, mode, dp, raise_if_empty=False)
-        if mode in _MODES:
+        if offline:
+            met.extend(hlog)
+        if mode in modes:
             r.configs[mode] = len(found)
+            if found:
+                r.first_configs[mode] = _config_summary(found[0])
         heur_detail[mode] = {"configs": len(found), "reasons": cudnn_reasons(hlog, limit=40).splitlines(),
                              "first": [c.engine_index for c in found[:8]]}
         if mode == "B":
@@ -382,11 +462,15 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail):
             kind = engine_kind(c, r.operations)
             kinds[kind] = kinds.get(kind, 0) + 1
     r.kinds = {k: kinds[k] for k in KINDS if k in kinds}
+    release = format_version(loaded_version())
+    silent = silent_gaps(finalized, {c.engine_index for c in configs}) if offline and not gaps_in(met) else []
     if not configs:
         r.stage = "heuristics"
         reasons = [line for m in _MODES for line in heur_detail[m]["reasons"]]
         r.reason = "heuristics returned no engine config" + (
             f" (cuDNN: {_stage_reason(reasons)})" if reasons else "")
+        r.offline_gaps = (gaps_in(met) or silent) if offline else []
+        r.caveat = _offline_caveat(r, r.offline_gaps, release)
         return
     # plans
     attempts = []
@@ -406,6 +490,9 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail):
             except CudnnError as err:
                 attempts.append(dict(summary, ok=False, stage="plan", reason=_engines.reason_of(err),
                                      cudnn=_stage_reason(plog)))
+                if offline:
+                    met.extend(plog)
+                    met.append(str(err))
                 continue
         try:
             r.supported, r.verified, r.chosen = True, "plan", summary
@@ -431,6 +518,8 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail):
             reasons.setdefault(a["reason"], []).append(a["engine"])
         r.reason = f"every config ({len(attempts)}) was refused at plan build: " + "; ".join(
             f"{why} (engines {', '.join(map(str, sorted(set(idx))))})" for why, idx in list(reasons.items())[:3])
+    r.offline_gaps = (gaps_in(met) or silent) if offline else []
+    r.caveat = _offline_caveat(r, r.offline_gaps, release)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -602,11 +691,24 @@ class SupportMatrix:
             cell[1] += 1
         return {f: {d: tuple(c) for d, c in cols.items()} for f, cols in out.items()}
 
+    def unknown_summary(self) -> dict:
+        """{family: {data type: graphs unknown offline}}, the cells that have any."""
+        out: dict = {}
+        for r in self.results:
+            if r.unknown:
+                cols = out.setdefault(r.family, {})
+                cols[r.data_type] = cols.get(r.data_type, 0) + 1
+        return out
+
     def stage_counts(self) -> dict:
-        """{"supported": n, stage: n, ...}: how many graphs passed, and how many each stage refused."""
+        """{"supported": n, "unknown offline": n, stage: n, ...}: how many graphs passed, how many offline could not
+        decide, and how many each stage refused."""
         out = {"supported": sum(r.supported for r in self.results)}
+        unknown = sum(r.unknown for r in self.results)
+        if unknown:
+            out[UNKNOWN_OFFLINE] = unknown
         for s in STAGES:
-            n = sum(1 for r in self.results if r.stage == s)
+            n = sum(1 for r in self.results if r.stage == s and not r.unknown)
             if n:
                 out[s] = n
         return out
@@ -614,12 +716,15 @@ class SupportMatrix:
     def legend(self) -> list:
         """What every mark means (printed under tables and written into the JSON)."""
         lines = ["yes: some engine config heuristics returned built an execution plan",
-                 "yes*: a runtime-compiled config finalized; its plan was not compiled (plans='all' / --plans all "
-                 "compiles it)" if self.plans != "none" else "yes*: heuristics returned a config that finalized; no "
-                 "plan was built (plans='none')",
+                 "yes*: a runtime-compiled config finalized; its plan was not compiled, so whether cuDNN's compiler "
+                 "accepts its kernel is not verified (plans='all' / --plans all compiles it)" if self.plans != "none"
+                 else "yes*: heuristics returned a config that finalized; no plan was built (plans='none')",
                  "no: <stage>: refused at that stage (" + ", ".join(STAGES) + ")",
+                 f"{UNKNOWN_OFFLINE}: refused offline for a fact only the GPU gives (the caveat says which): the GPU "
+                 "may run it; probe it there",
                  "engines: engines that finalize for the graph / cuDNN's engine count for it",
                  "configs: engine configs heuristics modes A and FALLBACK returned",
+                 "caveat: what an offline answer did not verify or could not decide",
                  "kinds: distinct engines heuristics proposed, by kind: runtime-compiled (behavior note "
                  "RUNTIME_COMPILATION), specialized (precompiled, several operations), precompiled (one operation)"]
         if self.kernels:
@@ -688,6 +793,7 @@ def plot_support_heatmap(matrix: SupportMatrix, path, *, title=None) -> pathlib.
     """Family x data type heatmap of the share of supported graphs (each cell annotated supported/entries);
     a cell with no entry is grey and marked "–" (not probed, which is not "unsupported")."""
     summary = matrix.summary()
+    unknown = matrix.unknown_summary()
     if not summary:
         raise ValueError("the matrix is empty: nothing to plot")
     plt = plots.pyplot()
@@ -710,6 +816,8 @@ def plot_support_heatmap(matrix: SupportMatrix, path, *, title=None) -> pathlib.
     for i, f in enumerate(families):
         for j, d in enumerate(dtypes):
             text = "–" if d not in summary[f] else "{}/{}".format(*summary[f][d])
+            if unknown.get(f, {}).get(d):
+                text += f"\n+{unknown[f][d]}?"
             ax.text(j, i, text, ha="center", va="center", fontsize=8)
     ax.set_xticks(range(len(dtypes)))
     ax.set_xticklabels(dtypes)
@@ -719,7 +827,8 @@ def plot_support_heatmap(matrix: SupportMatrix, path, *, title=None) -> pathlib.
     star = "; yes* (runtime-compiled, plan not compiled) counts as supported" if matrix.plans != "all" else ""
     ax.set_title(title or f"{matrix.device.get('name', '?')}, cuDNN {matrix.cudnn_version}: supported / graphs",
                  fontsize=9)
-    fig.text(0.01, 0.01, f"– : no graph of this family in this data type (not probed){star}", fontsize=6)
+    unsure = f"; +N?: N graphs {UNKNOWN_OFFLINE} (the GPU may run them)" if unknown else ""
+    fig.text(0.01, 0.01, f"– : no graph of this family in this data type (not probed){star}{unsure}", fontsize=6)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     p = pathlib.Path(path)
     fig.savefig(p, dpi=120)
@@ -738,8 +847,9 @@ def _probe_task(task, job, options, worker=""):
         if options.get("gpu"):
             handle = Handle()
         return probe_graph(entry.builder, options.get("device_profile"), handle=handle, kwargs=entry.kwargs,
-                     plans=options.get("plans", "precompiled"), kernels=options.get("kernels", False),
-                     allow_version_mismatch=options.get("allow_version_mismatch"), entry=entry)
+                           plans=options.get("plans", "precompiled"), kernels=options.get("kernels", False),
+                           allow_version_mismatch=options.get("allow_version_mismatch"), entry=entry,
+                           modes=options.get("modes", _MODES))
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:  # noqa: BLE001 - one entry's failure never stops the others
@@ -773,7 +883,7 @@ def _as_entries(catalogue) -> list:
 
 def support_matrix(catalogue=None, device_profile=None, *, family=None, data_type=None, layout=None, name=None,
                    plans="precompiled", kernels=None, workers=None, cache=True, progress=None,
-                   allow_version_mismatch=None) -> SupportMatrix:
+                   allow_version_mismatch=None, modes=_MODES) -> SupportMatrix:
     """Probe a catalogue -> ``SupportMatrix`` (see the module's notes).
 
     ``catalogue``: None (the default catalogue), a file (``catalogue.load_catalogue``) or ``CatalogueEntry``s.
@@ -781,10 +891,12 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
     else the bundled h200. ``family``/``data_type``/``layout``/``name``: filters (``catalogue.filter_entries``).
     ``kernels`` (GPU only; default: on when probing this GPU) runs each first working config once.
     ``workers``: CPU processes (default: one per core when more than a few graphs need probing; 1 probes here);
-    ``cache``: True (the default cache), False, a path or a ``SupportCache``. ``progress(done, total, text)``."""
+    ``cache``: True (the default cache), False, a path or a ``SupportCache``. ``progress(done, total, text)``.
+    ``modes``: the heuristics modes counted per graph (``check_modes``)."""
     t0 = time.perf_counter()
     if plans not in PLAN_MODES:
         raise ValueError(f"plans: {plans!r} is not one of {', '.join(PLAN_MODES)}")
+    modes = check_modes(modes)
     if workers is not None:
         workers = as_int(workers, "workers", 1)
     entries = _as_entries(catalogue)
@@ -827,7 +939,7 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
         version = loaded_version()
         store = None if cache is False or cache is None else (cache if isinstance(cache, SupportCache) else
                                                               SupportCache(None if cache is True else cache))
-        plan_mode = "gpu" if on_gpu else plans
+        plan_mode = ("gpu" if on_gpu else plans) + ("" if modes == _MODES else "+" + ",".join(modes))
         results: list = [None] * len(entries)
         keys: list = [None] * len(entries)
         # the graphs are built here (cheap) for their fingerprints: cache hits need nothing else
@@ -854,7 +966,7 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
             progress(cached, len(entries), f"{cached} from the cache")
         n_workers = _worker_count(workers, len(todo))
         options = {"device_profile": profile, "plans": plans, "kernels": kernels, "gpu": on_gpu,
-                   "allow_version_mismatch": allow_version_mismatch,
+                   "allow_version_mismatch": allow_version_mismatch, "modes": modes,
                    "entries": {entries[i].key: entries[i].as_dict() for i in todo}}
 
         def keep(result):
@@ -868,7 +980,7 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
                 e = entries[i]
                 results[i] = probe_graph(e.builder, None if on_gpu else profile, handle=handle, kwargs=e.kwargs,
                                          plans=plans, kernels=kernels, allow_version_mismatch=allow_version_mismatch,
-                                         entry=e)
+                                         entry=e, modes=modes)
                 keep(results[i])
                 if progress is not None:
                     progress(cached + done, len(entries), e.key)
@@ -924,7 +1036,8 @@ def _cost_estimate(entry) -> float:
 @dataclass
 class SupportComparison(ChangeRows):
     """Two matrices side by side: ``rows`` (one per entry in either: key, status in each, engine and config
-    counts in each, ``change``: gained, lost, counts changed, same, only in A, only in B), and their labels."""
+    counts in each, ``change``: gained, lost, unknown (one side could not decide offline), counts changed, same,
+    only in A, only in B), and their labels."""
 
     a: SupportMatrix
     b: SupportMatrix
@@ -956,8 +1069,9 @@ class SupportComparison(ChangeRows):
 
 
 def compare_matrices(a: SupportMatrix, b: SupportMatrix, label_a="A", label_b="B") -> SupportComparison:
-    """Every entry of either matrix: gained (supported in B only), lost (in A only), "counts" (supported in both,
-    engine or config counts differ), same, only in A, only in B."""
+    """Every entry of either matrix: gained (supported in B only), lost (in A only), unknown (one side is unknown
+    offline: neither gained nor lost can be said), "counts" (supported in both, engine or config counts differ),
+    same, only in A, only in B."""
     index_b = {r.key: r for r in b.results}
     rows = []
     for ra in a.results:
@@ -980,6 +1094,8 @@ def _comparison_row(ra, rb) -> dict:
         change = "only in B"
     elif rb is None:
         change = "only in A"
+    elif ra.unknown != rb.unknown:  # one side could not decide offline: no gain or loss can be claimed
+        change = "unknown"
     elif ra.supported and not rb.supported:
         change = "lost"
     elif rb.supported and not ra.supported:
@@ -995,7 +1111,8 @@ def _comparison_row(ra, rb) -> dict:
             "A engine": "" if ra is None or not ra.chosen else ra.chosen.get("engine"),
             "B engine": "" if rb is None or not rb.chosen else rb.chosen.get("engine"),
             "reason": (rb.reason if change == "lost" and rb is not None else
-                       ra.reason if change == "gained" and ra is not None else "")}
+                       ra.reason if change == "gained" and ra is not None else
+                       next(r.caveat for r in (ra, rb) if r.unknown) if change == "unknown" else "")}
 
 
 _CLI_FLAGS = {"data_type": "--dtype"}  # support_matrix's keywords whose command-line flags differ

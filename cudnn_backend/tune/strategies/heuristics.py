@@ -1,10 +1,15 @@
 """Heuristics' lists: every config of the heuristics modes asked for (A, B, FALLBACK, INSTANT), in cuDNN's order,
-each proposed once (a config two modes list records both), up to ``max_configs``; then each is evaluated."""
+each proposed once (a config two modes list records both), up to ``max_configs``; then each is evaluated.
+
+Offline, refusals only the GPU decides (``tune.offline_gaps``) are recorded on the exploration (``offline_gaps``): no
+config then makes the graph unknown offline rather than unsupported, and a list may differ from the GPU's."""
 from __future__ import annotations
 
+from cudnn_backend.core._logging import cudnn_messages
 from cudnn_backend.errors import CudnnBackendError
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime import heuristics as _heuristics
+from cudnn_backend.tune.offline_gaps import gap_caveat, gaps_in, silent_gaps
 from cudnn_backend.tune.results import ConfigResult
 from cudnn_backend.tune.search import Strategy, partition
 
@@ -29,13 +34,17 @@ class Heuristics(Strategy):
         """The keys of heuristics' configs, proposed to ``search`` (the exploration records each mode's list)."""
         o, ex = search.options, search.exploration
         graph, dp = search.graph, search.evaluator.deviceprop
-        keys = []
+        offline = search.evaluator.handle is None
+        keys, messages, proposed = [], [], set()
         for mode in o.modes:
-            try:
-                cfgs = _heuristics.get_configs(graph, mode, dp, o.sm_count_target, raise_if_empty=False)
-            except CudnnBackendError as e:
-                search.notes.append(f"heuristics {mode}: {_engines.reason_of(e)}")
-                cfgs = []
+            with cudnn_messages() as log:
+                try:
+                    cfgs = _heuristics.get_configs(graph, mode, dp, o.sm_count_target, raise_if_empty=False)
+                except CudnnBackendError as e:
+                    search.notes.append(f"heuristics {mode}: {_engines.reason_of(e)}")
+                    cfgs = []
+            messages.extend(log)
+            proposed.update(c.engine_index for c in cfgs)
             ex.heuristics[mode] = [(c.engine_index, knob_names(c.knobs)) for c in cfgs]
             for rank, cfg in enumerate(cfgs):
                 known = search.results.get(cfg.key)
@@ -54,6 +63,8 @@ class Heuristics(Strategy):
             raw = _heuristics.why_no_engine(graph, dp, tuple(o.modes))
             why = "; ".join(f"{status}: {reason}" for status, reason in _heuristics.cudnn_explanations([raw], 4))
             search.notes.append(f"no engine config from heuristics {', '.join(o.modes)}: {why or raw}")
+        if offline:
+            self.offline_gaps(search, messages, proposed, refused=not keys)
         if o.max_configs is not None and len(keys) > o.max_configs:
             search.notes.append(f"max_configs={o.max_configs}: {len(keys) - o.max_configs} configs of the "
                                 "heuristics lists not tried")
@@ -68,6 +79,21 @@ class Heuristics(Strategy):
                                 "configs (dealt round-robin), the knob search around this part's fastest")
             keys = mine
         return keys
+
+    @staticmethod
+    def offline_gaps(search, messages, proposed, refused):
+        """Record on the exploration the refusals only the GPU decides that heuristics met (or left silent), and say
+        what they mean."""
+        ex, graph, dp = search.exploration, search.graph, search.evaluator.deviceprop
+        gaps = gaps_in(messages)
+        if not gaps:
+            infos = [_engines.inspect_engine(graph, i, dp, probe_configs=False)
+                     for i in range(_engines.engine_count(graph))]
+            gaps = silent_gaps([i for i in infos if i.supported], proposed)
+        ex.offline_gaps = gaps
+        if gaps:
+            search.notes.append(("unknown offline: " if refused else "") + gap_caveat(gaps, ex.cudnn_version,
+                                                                                     refused=refused))
 
     def run(self, search):
         with search.phase("heuristics"):
