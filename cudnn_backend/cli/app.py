@@ -20,6 +20,7 @@ from rich.text import Text
 
 from cudnn_backend.cli import render
 from cudnn_backend.cli.args import UsageError, build_parser, builder_kwargs, size_options, tune_options
+from cudnn_backend.cli.errata import cmd_errata, errata_arg
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Handle
 from cudnn_backend.core.info import info as _info
@@ -462,11 +463,12 @@ def _plan_for(args, handle, cache):
         subject = graphs.resolve(plan_path, handle=handle)
         return subject.plan, subject.name, "saved plan"
     subject = graphs.resolve(tasks[0].builder, handle=handle, kwargs=tasks[0].kwargs, name=tasks[0].label or None)
+    errata = errata_arg(args)
     if cache is not None:
-        hit = cache.get(subject, handle=handle)
+        hit = cache.get(subject, handle=handle, errata=errata or False)
         if hit is not None:
             return hit, subject.name, "plan cache (tuned)"
-    plan, _ = _heuristics.build_first_plan(subject.op_graph, handle=handle)
+    plan, _ = _heuristics.build_first_plan(subject.op_graph, handle=handle, errata=errata or False)
     return plan, subject.name, "heuristics' first working config"
 
 
@@ -508,7 +510,7 @@ def cmd_fusion(args) -> int:
         for col in ("from", "engine", "knobs", "status", "time", "kernels", "names"):
             t.add_column(col, overflow="fold")
         for r in ex.results:
-            t.add_row(r.label, str(r.engine_index), r.knobs_text(), r.status, render.us(r.time_us),
+            t.add_row(r.label, str(r.engine_index), r.knobs_text(), r.status_text, render.us(r.time_us),
                       "-" if r.kernel_count is None else str(r.kernel_count), ", ".join(r.kernels or []))
         render.console.print(t)
         if args.json:
@@ -638,9 +640,10 @@ def cmd_support(args) -> int:
     if args.clear_cache:
         n = SupportCache(args.cache).clear()
         render.error_console.print(f"removed {n} cached result(s)")
+    errata = errata_arg(args)
     with _progress(args, "support") as progress:
         matrix = support_matrix(entries, profile, progress=progress, kernels=True if args.kernels else None,
-                                **_support_options(args))
+                                errata=errata or False, **_support_options(args))
     render.console.print(Text(matrix.title(), style="bold"))
     render.console.print(render.support_summary(matrix))
     rows = args.rows or ("all" if len(matrix) <= 80 else "none")
@@ -739,7 +742,7 @@ def cmd_why(args) -> int:
     return 0
 
 
-COMMANDS.update(support=cmd_support, compare=cmd_compare, why=cmd_why)
+COMMANDS.update(support=cmd_support, compare=cmd_compare, why=cmd_why, errata=cmd_errata)
 
 
 _default_showwarning = warnings.showwarning
