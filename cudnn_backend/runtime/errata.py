@@ -184,12 +184,14 @@ class GraphTraits:
         return None if self.tag is None else self.tag[:-1]
 
     def to_dict(self) -> dict:
+        """The traits as plain data (``from_dict`` reads them back)."""
         return {"tag": self.tag, "families": list(self.families), "data_types": list(self.data_types),
                 "fingerprint": self.fingerprint,
                 "operations": [[name, {k: list(d) for k, d in dims.items()}] for name, dims in self.operations]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "GraphTraits":
+        """The traits ``to_dict`` wrote."""
         return cls(d.get("tag"), tuple(d.get("families", ())), tuple(d.get("data_types", ())),
                    d.get("fingerprint", ""), tuple((name, {k: tuple(v) for k, v in dims.items()})
                                                   for name, dims in d.get("operations", ())))
@@ -243,6 +245,7 @@ class Target:
     device: str = ""
 
     def to_dict(self) -> dict:
+        """The target as plain data."""
         return {"sm": self.sm, "cudnn_version": self.version, "device": self.device}
 
 
@@ -881,6 +884,7 @@ class Errata:
         return {"version": FORMAT_VERSION, "rules": [r.to_dict() for r in self.rules]}
 
     def to_json(self) -> str:
+        """``to_dict()`` as the file's JSON text."""
         return json.dumps(self.to_dict(), indent=1, default=str) + "\n"
 
     def write(self, path) -> pathlib.Path:

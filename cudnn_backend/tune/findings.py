@@ -108,6 +108,7 @@ class InFlight:
         self._next = 0
 
     def enter(self, configs, stage: str) -> int:
+        """Name ``configs`` in flight at ``stage``; the token ``leave`` takes."""
         entries = []
         for c in configs:
             entries.append((int(c.engine_index), [[int(k), int(v)] for k, v in c.knobs.items()], stage))
@@ -119,12 +120,14 @@ class InFlight:
         return token
 
     def leave(self, token: int):
+        """They are out of flight."""
         with self._lock:
             if self._live.pop(token, None) is not None:
                 self._write()
 
     @contextlib.contextmanager
     def attempt(self, configs, stage: str):
+        """``enter`` / ``leave`` around a block."""
         token = self.enter(configs, stage)
         try:
             yield
@@ -142,6 +145,7 @@ class InFlight:
             pass
 
     def close(self):
+        """No record is kept any more: the file is removed."""
         with self._lock:
             self._live.clear()
             with contextlib.suppress(OSError):
