@@ -364,6 +364,8 @@ def _many(args, tasks, job, profile, options, cache=None) -> int:
         render.console.print(render.headroom(headroom_rows(explorations)))
     for r in result.failures:
         render.error_console.print(f"[red]failed:[/red] {r.task.name}: {r.error}")
+    for text in (n for ex in explorations for n in ex.notes if n.startswith("errata: ")):  # --errata-out's records
+        _note(escape(text))
     ok = _write_outputs(args, explorations) if explorations else True
     empty = _nothing_found(f"cudnn-backend {job}", explorations)
     return 0 if ok and not result.failures and not empty else 1
@@ -505,7 +507,8 @@ def cmd_fusion(args) -> int:
         tasks, plan_path = _targets(args, many=False)
         target = plan_path or tasks[0].builder
         ex = explore(target, kwargs=tasks[0].kwargs if tasks else None,
-                     name=(tasks[0].label or None) if tasks else None, fusion="all", engines=False)
+                     name=(tasks[0].label or None) if tasks else None, fusion="all", engines=False,
+                     errata=errata_arg(args) or "")
         t = render.table(f"kernels per config of {ex.name}")
         for col in ("from", "engine", "knobs", "status", "time", "kernels", "names"):
             t.add_column(col, overflow="fold")

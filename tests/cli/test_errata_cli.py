@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+import cudnn_backend as cb
+from cudnn_backend.tune import graphs
 from tests.cli.test_cli import run
 from tests.helpers.env import DATA
 
@@ -49,8 +51,12 @@ def test_check_refuses_a_bad_file_with_exit_code_1(tmp_path, text, words):
 
 
 def test_explore_and_support_honour_errata_and_refuse_bad_files(tmp_path):
+    subject = graphs.resolve("conv_bias_relu", device_profile=cb.runtime.profiles.as_deviceprop("h200"))
+    first = cb.get_configs(subject.op_graph, "A", "h200", errata=False)[0]  # heuristics' first pick, this release
     good = tmp_path / "good.json"
-    good.write_text(json.dumps(_rule()))
+    doc = _rule()
+    doc["rules"][0]["engine"] = first.engine_index
+    good.write_text(json.dumps(doc))
     r = run("explore", "conv_bias_relu", "--device-profile", "h200", "--errata", str(good), "--no-engines", "--top",
             "3")
     assert r.returncode == 0, r.stderr
