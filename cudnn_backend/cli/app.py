@@ -364,8 +364,11 @@ def _many(args, tasks, job, profile, options, cache=None) -> int:
         render.console.print(render.headroom(headroom_rows(explorations)))
     for r in result.failures:
         render.error_console.print(f"[red]failed:[/red] {r.task.name}: {r.error}")
-    for text in (n for ex in explorations for n in ex.notes if n.startswith("errata: ")):  # --errata-out's records
+    recorded = [n for ex in explorations for n in ex.notes if n.startswith("errata: ") and "nothing recorded" not in n]
+    for text in recorded:  # --errata-out's records, once per graph that had some
         _note(escape(text))
+    if getattr(options, "errata_out", None) and not recorded:
+        _note(f"errata: nothing recorded in {escape(options.errata_out)}")
     ok = _write_outputs(args, explorations) if explorations else True
     empty = _nothing_found(f"cudnn-backend {job}", explorations)
     return 0 if ok and not result.failures and not empty else 1

@@ -89,6 +89,10 @@ def record_exploration(path, ex, scope="family", job="explore") -> list:
         _errata.record(path, rules)
         notes.append(f"errata: {results.plural(len(rules), 'rule')} recorded in {path} ("
                      + ", ".join(r["rule_id"] for r in rules[:3]) + (", ..." if len(rules) > 3 else "") + ")")
+    else:
+        why = "no config gave a wrong result or was refused at execute" if ex.timed else \
+            "offline nothing runs, so nothing can be found wrong"
+        notes.append(f"errata: {why}; nothing recorded in {path}")
     ex.notes.extend(notes)
     return notes
 
@@ -188,6 +192,8 @@ def harvest(path, *, dead=(), exit_codes=None) -> list:
         return []
     exit_codes = dict(exit_codes or {})
     notes, rules = [], []
+    if not any(not rec["alive"] or rec["pid"] in dead for rec in pending(path)):
+        return notes  # nothing left by a dead process: no lock taken
     with _errata.locked(path):
         for rec in pending(path):
             pid = rec["pid"]

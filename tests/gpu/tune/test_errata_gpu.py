@@ -61,7 +61,7 @@ def test_a_wrong_config_found_on_the_gpu_is_denied_by_tune_in_a_new_process(tmp_
     # a new process: tune honours the file, the config is denied (never run) and is not the winner
     out = tmp_path / "tune.json"
     done = _cli("tune", "conv_fwd", *SIZES, "--strategy", "exhaustive", "--max-configs", "8", "--no-engines",
-                "--quiet", "--no-cache", "--errata", str(found), "--json", str(out))
+                "--quiet", "--no-cache", "--errata", str(found), "--json", str(out), "--width", "400")
     assert done.returncode == 0, done.stderr
     assert f"denied (rule {rule.rule_id})" in done.stdout
     tuned = cb.Exploration.from_json(out.read_text())
@@ -73,9 +73,9 @@ def test_a_wrong_config_found_on_the_gpu_is_denied_by_tune_in_a_new_process(tmp_
 
     # the same through the environment variable cudnn-frontend and PyTorch read
     env_done = subprocess.run([sys.executable, "-m", "cudnn_backend", "tune", "conv_fwd", *SIZES, "--max-configs",
-                               "8", "--no-engines", "--quiet", "--no-cache"], capture_output=True, text=True,
-                              cwd=str(ROOT), env=child_env(COLUMNS="200", CUDNN_ERRATA_JSON_FILE=str(found)),
-                              timeout=600)
+                               "8", "--no-engines", "--quiet", "--no-cache", "--width", "400"], capture_output=True,
+                              text=True, cwd=str(ROOT),
+                              env=child_env(COLUMNS="200", CUDNN_ERRATA_JSON_FILE=str(found)), timeout=600)
     assert env_done.returncode == 0, env_done.stderr
     assert f"denied (rule {rule.rule_id})" in env_done.stdout
 
