@@ -385,7 +385,7 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, rules=None):
     heur_detail = {}
     for mode in (("A", "B", "FALLBACK") if detail else _MODES):
         with cudnn_messages() as hlog:
-            found = _heuristics.get_configs(og, mode, dp, raise_if_empty=False, errata=False)
+            found = _heuristics.get_configs(og, mode, dp, raise_if_empty=False, errata=rules or False)
         if mode in _MODES:
             r.configs[mode] = len(found)
         heur_detail[mode] = {"configs": len(found), "reasons": cudnn_reasons(hlog, limit=40).splitlines(),
@@ -415,12 +415,11 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, rules=None):
     # plans
     attempts = []
     on_gpu = handle is not None
-    target = _errata.target_of(handle, dp, og) if rules else None
     for c in configs:
         kind = engine_kind(c, r.operations)
         summary = {"engine": c.engine_index, "kind": kind, "knobs": {_engines.short_name(k): v for k, v in c.knobs.items()},
                    "mode": _engines.short_name(c.mode) if c.mode is not None else "", "rank": c.rank}
-        rule = _errata.deny(c, rules, target=target) if rules else None
+        rule = c.denied_by  # get_configs marked it
         if rule is not None:  # never tried: shown with its rule
             r.denied.append(f"engine {c.engine_index} (rule {rule.name})")
             attempts.append(dict(summary, ok=False, stage="errata", reason=f"denied (rule {rule.name})"))
