@@ -40,6 +40,7 @@ from cudnn_backend.errors import DeviceProfileError as DeviceProfileError
 from cudnn_backend.errors import DeviceProfileIdentityWarning as DeviceProfileIdentityWarning
 from cudnn_backend.errors import DeviceProfileVersionError as DeviceProfileVersionError
 from cudnn_backend.errors import EngineError as EngineError
+from cudnn_backend.errors import ErrataError as ErrataError
 from cudnn_backend.errors import GraphError as GraphError
 from cudnn_backend.errors import JsonCheckError as JsonCheckError
 from cudnn_backend.errors import JsonTableFallbackWarning as JsonTableFallbackWarning
@@ -55,6 +56,7 @@ from cudnn_backend.runtime.execution import CapturedGraph as CapturedGraph
 from cudnn_backend.runtime.engines import Config as Config
 from cudnn_backend.runtime.execution import CudaGraph as CudaGraph
 from cudnn_backend.runtime.profiles import DeviceProfile as DeviceProfile
+from cudnn_backend.runtime.errata import Errata as Errata
 from cudnn_backend.tune import Exploration as Exploration
 from cudnn_backend.graph import Graph as Graph
 from cudnn_backend.patterns import Pattern as Pattern
@@ -74,6 +76,7 @@ import cudnn_backend.cli as cli
 from cudnn_backend.tune import compare_support as compare_support
 from cudnn_backend.typed import descriptor_class as descriptor_class
 import cudnn_backend.runtime.engines as engines
+import cudnn_backend.runtime.errata as errata
 from cudnn_backend.reference import evaluate as evaluate_reference
 from cudnn_backend.runtime.execution import execute as execute
 import cudnn_backend.runtime.execution as execution

@@ -29,7 +29,7 @@ __all__ = [
     "GraphError", "ReferenceUnsupportedError", "EngineError", "NoDeviceError", "NoWorkingPlanError", "PlanVersionError",
     "DeviceProfileError", "DeviceProfileVersionError", "DeviceProfileIdentityWarning", "CudaError", "PlanCacheError", "JsonCheckError",
     "JsonTableFallbackWarning", "MissingDependencyError", "SweepError", "error_class", "make_error",
-    "needs_version_message", "DeviceMemoryWarning", "did_you_mean",
+    "needs_version_message", "DeviceMemoryWarning", "did_you_mean", "ErrataError",
 ]
 
 
@@ -301,6 +301,19 @@ class JsonTableFallbackWarning(UserWarning):
 
 class PlanCacheError(CudnnBackendError, ValueError):
     """A plan cache that cannot be opened or written (a corrupt or foreign entry is a miss, not this)."""
+
+
+class ErrataError(CudnnBackendError, ValueError):
+    """An errata file (cudnn-frontend's deny-list format) refused whole: not JSON, too large or too deeply nested,
+    an unknown version, or a rule with a missing or wrongly typed field. ``source`` (the file, or where the text came
+    from), ``problems`` (every problem found, each naming the rule and the field)."""
+
+    def __init__(self, message: str, source: str = "", problems=()):
+        super().__init__(message)
+        self.source, self.problems = source, tuple(problems)
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.source, self.problems))
 
 
 class MissingDependencyError(CudnnBackendError, ImportError):

@@ -23,6 +23,7 @@ from rich.text import Text
 from cudnn_backend.cli import render
 from cudnn_backend._bindings._loader import release_library
 from cudnn_backend.cli.args import SIZE_OPTIONS, UsageError, build_parser, builder_kwargs, size_options, tune_options
+from cudnn_backend.cli.errata import cmd_errata, errata_arg
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Handle
 from cudnn_backend.core.info import info as _info
@@ -424,6 +425,11 @@ def _many(args, tasks, job, profile, options, cache=None) -> int:
         render.console.print(render.headroom(headroom_rows(explorations)))
     for r in result.failures:
         render.problem("failed", f"{r.task.name}: {r.error}")
+    recorded = [n for ex in explorations for n in ex.notes if n.startswith("errata: ") and "nothing recorded" not in n]
+    for text in recorded:  # --errata-out's records, once per graph that had some
+        render.note(text)
+    if getattr(options, "errata_out", None) and not recorded:
+        render.note(f"errata: nothing recorded in {options.errata_out}")
     ok = _write_outputs(args, explorations) if explorations else True
     hints = {r.exploration.name: _why_command(r.task, args, profile) for r in result.results
              if r.exploration is not None}
@@ -518,11 +524,12 @@ def _plan_for(args, handle, cache):
         subject = graphs.resolve(plan_path, handle=handle)
         return subject.plan, subject.name, "saved plan"
     subject = graphs.resolve(tasks[0].builder, handle=handle, kwargs=tasks[0].kwargs, name=tasks[0].label or None)
+    errata = errata_arg(args)
     if cache is not None:
-        hit = cache.get(subject, handle=handle)
+        hit = cache.get(subject, handle=handle, errata=errata or False)
         if hit is not None:
             return hit, subject.name, "plan cache (tuned)"
-    plan, _ = _heuristics.build_first_plan(subject.op_graph, handle=handle)
+    plan, _ = _heuristics.build_first_plan(subject.op_graph, handle=handle, errata=errata or False)
     return plan, subject.name, "heuristics' first working config"
 
 
@@ -559,12 +566,13 @@ def cmd_fusion(args) -> int:
         tasks, plan_path = _targets(args, many=False)
         target = plan_path or tasks[0].builder
         ex = explore(target, kwargs=tasks[0].kwargs if tasks else None,
-                     name=(tasks[0].label or None) if tasks else None, fusion="all", engines=False)
+                     name=(tasks[0].label or None) if tasks else None, fusion="all", engines=False,
+                     errata=errata_arg(args) or "")
         t = render.table(f"kernels per config of {ex.name}")
         for col in ("from", "engine", "knobs", "status", "time", "kernels", "names"):
             t.add_column(col, overflow="fold")
         for r in ex.results:
-            t.add_row(r.label, str(r.engine_index), r.knobs_text(), r.status, render.us(r.time_us),
+            t.add_row(r.label, str(r.engine_index), r.knobs_text(), r.status_text, render.us(r.time_us),
                       "-" if r.kernel_count is None else str(r.kernel_count), ", ".join(r.kernels or []))
         render.console.print(t)
         if args.json:
@@ -694,9 +702,10 @@ def cmd_support(args) -> int:
     if args.clear_cache:
         n = SupportCache(args.cache).clear()
         render.error_console.print(f"removed {n} cached result(s)")
+    errata = errata_arg(args)
     with _progress(args, "support") as progress:
         matrix = support_matrix(entries, profile, progress=progress, kernels=True if args.kernels else None,
-                                **_support_options(args))
+                                errata=errata or False, **_support_options(args))
     render.console.print(Text(matrix.title(), style="bold"))
     render.console.print(render.support_summary(matrix))
     rows = args.rows or ("all" if len(matrix) <= 80 else "none")
@@ -831,7 +840,7 @@ def cmd_why(args) -> int:
     return 0 if ex.supported else 1  # the answer, for scripts: 1 when cuDNN refuses the graph
 
 
-COMMANDS.update(support=cmd_support, compare=cmd_compare, why=cmd_why)
+COMMANDS.update(support=cmd_support, compare=cmd_compare, why=cmd_why, errata=cmd_errata)
 
 
 _default_showwarning = warnings.showwarning

@@ -303,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "user cache directory)")
     p.add_argument("--no-cache", action="store_true", help="ignore the plan cache: use heuristics' pick")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    _errata_option(p)
 
     p = sub.add_parser("fusion", help="which kernels one execute launches (names, grids, blocks)",
                        formatter_class=Formatter,
@@ -313,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", metavar="FILE", help="the plan cache file to take a tuned plan from")
     p.add_argument("--no-cache", action="store_true", help="ignore the plan cache")
     p.add_argument("--json", metavar="FILE", help="write the kernels as JSON")
+    _errata_option(p)
 
     p = sub.add_parser("profile", help="device profiles for offline work: capture one here, show one, convert one",
                        formatter_class=Formatter,
@@ -352,8 +354,38 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "list":
             c.add_argument("--json", action="store_true", help="print JSON")
     _support_parsers(sub)
+    _errata_parsers(sub)
     _width_option(parser)
     return parser
+
+
+def _errata_option(p):
+    """--errata FILE on a command that chooses a config outside a search (explore and tune have it from
+    ``TuneOptions``)."""
+    p.add_argument("--errata", metavar="FILE", default=None, help="deny the configs this errata file's rules name "
+                   "(cudnn-frontend's format; default: $CUDNN_ERRATA_JSON_FILE, '' for none)")
+
+
+def _errata_parsers(sub):
+    p = sub.add_parser("errata", help="errata files (cudnn-frontend's deny lists): check one, see what each rule "
+                       "matches here", formatter_class=Formatter,
+                       description="Engine errata: deny lists of engine configs in cudnn-frontend's format "
+                                   "(CUDNN_ERRATA_JSON_FILE), honoured by explore, tune, sweeps, bench, fusion, "
+                                   "support and the plan cache (--errata FILE, or the environment variable); "
+                                   "`explore --errata-out FILE` writes them from wrong results, crashes and refusals "
+                                   "at execute.")
+    esub = p.add_subparsers(dest="errata_command", metavar="ACTION", parser_class=Parser)
+    esub.required = True
+    c = esub.add_parser("check", help="lint an errata file and say which rules apply on this machine",
+                        formatter_class=Formatter,
+                        description="Check an errata file the way it is read (refused whole, every problem named by "
+                                    "rule and field), then say for each rule whether it applies here: the loaded "
+                                    "cuDNN release and the GPU's SM (or the --device-profile's).")
+    c.add_argument("file", metavar="FILE", help="the errata file (JSON, cudnn-frontend's format)")
+    c.add_argument("--device-profile", metavar="h100|h200|FILE",
+                   help="the GPU whose SM the rules are matched for (default: this machine's GPU, or the bundled h200 "
+                        "profile without one)")
+    c.add_argument("--json", action="store_true", help="print the check as JSON")
 
 
 def _width_option(parser):
@@ -417,6 +449,7 @@ def _support_parsers(sub):
                                    "and config counts, engine kinds; on a GPU the kernel count of the first working "
                                    "config (1 = fully fused). Results are cached per cuDNN release and device.")
     _support_selection(p)
+    _errata_option(p)
     p.add_argument("--kernels", action="store_true", help="run each first working config once and count its kernels "
                    "(needs this machine's GPU; on by default there)")
     o = _csv_json(p, "the matrix as JSON (`compare --matrices` reads it)")

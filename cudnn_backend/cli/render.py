@@ -363,7 +363,7 @@ def results_table(ex, top):
     for i, r in enumerate(shown):
         styles.append("bold green" if ex.best is not None and r is ex.best else ("yellow" if pick is not None and
                                                                                  r is pick else None))
-        row = [str(i), r.label, str(r.engine_index), r.knobs_text(), r.status]
+        row = [str(i), r.label, str(r.engine_index), r.knobs_text(), r.status_text]
         if ex.timed:
             ratio = "-" if pick is None or pick.time_us is None or r.time_us is None else f"{pick.time_us / r.time_us:.2f}×"
             row += [us(r.time_us), ratio, "-" if r.rel_error is None else f"{r.rel_error:.1e}",

@@ -527,11 +527,12 @@ class Config:
     ``engine_index`` and ``knobs`` (``{KnobType: value}``), ``numerical_notes``, ``behavior_notes``,
     ``workspace_size``; ``mode`` and ``rank`` when heuristics proposed it (rank 0 is cuDNN's first
     choice); ``operation_graph`` and ``deviceprop`` it was made for. Its ``descriptor`` can be set
-    wherever cuDNN takes an ENGINECFG descriptor.
+    wherever cuDNN takes an ENGINECFG descriptor. ``denied_by``: the errata rule that denies it (``runtime.errata``;
+    set where configs are listed with errata, e.g. ``get_configs``), else None.
     """
 
-    __slots__ = ("descriptor", "operation_graph", "deviceprop", "mode", "rank", "_engine", "_index", "_knobs",
-                 "__weakref__")
+    __slots__ = ("descriptor", "operation_graph", "deviceprop", "mode", "rank", "denied_by", "_engine", "_index",
+                 "_knobs", "__weakref__")
 
     def __init__(self, descriptor, operation_graph=None, deviceprop=None, mode=None, rank=None):
         _need_finalized(descriptor, DT.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, "descriptor")
@@ -540,6 +541,7 @@ class Config:
         self.deviceprop = deviceprop
         self.mode = mode
         self.rank = rank
+        self.denied_by = None
         self._engine = None
         self._index = None
         self._knobs = None
@@ -608,6 +610,8 @@ class Config:
         if self.mode is not None:
             row["mode"] = short_name(self.mode)
             row["rank"] = self.rank
+        if self.denied_by is not None:
+            row["denied_by"] = self.denied_by.name
         return row
 
     to_dict = summary  # plain data, as every result class gives it
@@ -620,7 +624,8 @@ class Config:
     def __repr__(self):
         knobs = ", ".join(f"{short_name(k)}={v}" for k, v in self.knobs.items())
         src = f" from {short_name(self.mode)}#{self.rank}" if self.mode is not None else ""
-        return f"<Config engine {self.engine_index} {{{knobs}}}{src}>"
+        denied = f" denied (rule {self.denied_by.name})" if self.denied_by is not None else ""
+        return f"<Config engine {self.engine_index} {{{knobs}}}{src}{denied}>"
 
 
 def config_knobs(descriptor) -> dict:

@@ -24,6 +24,7 @@ from cudnn_backend.core._descriptor import Descriptor, as_int, clear_error
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
 from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError, NoWorkingPlanError
 from cudnn_backend.runtime import engines as _engines
+from cudnn_backend.runtime import errata as _errata
 from cudnn_backend.runtime.plans import build_plan
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.typed import EngineConfig, EngineHeuristics
@@ -102,14 +103,15 @@ def heuristics_configs(heuristics, raise_if_empty=True) -> list:
 
 
 def get_configs(operation_graph, mode="A", device_profile=None, sm_count_target=None, *,
-                allow_version_mismatch=None, raise_if_empty=True) -> list:
+                allow_version_mismatch=None, raise_if_empty=True, errata=None) -> list:
     """Configs from cuDNN's heuristics in ``mode`` ("A", "B", "FALLBACK", "INSTANT"), in cuDNN's order, for a
     finalized operation graph, a ``Graph`` or a ``Pattern`` (built without a handle when not built yet).
 
     ``device_profile`` (a DeviceProfile, DEVICEPROP descriptor, bundled name or file path) makes the
     heuristics target that GPU; it is required on a machine without a GPU (NoDeviceError otherwise).
     ``sm_count_target`` asks for configs that use at most that many SMs (cuDNN returns only the
-    engines that support an SM carve-out, possibly none).
+    engines that support an SM carve-out, possibly none). ``errata`` (``runtime.errata.resolve``: None is
+    ``$CUDNN_ERRATA_JSON_FILE``): each config's ``denied_by`` names the rule that denies it; none is dropped.
     """
     operation_graph = _engines.as_operation_graph(operation_graph)
     m = heur_mode(mode)
@@ -121,7 +123,11 @@ def get_configs(operation_graph, mode="A", device_profile=None, sm_count_target=
         heur.sm_count_target = as_int(sm_count_target, "sm_count_target", 1)
     clear_error()
     heur.finalize()
-    return heuristics_configs(heur, raise_if_empty)
+    configs = heuristics_configs(heur, raise_if_empty)
+    rules = _errata.resolve(errata)
+    if rules:
+        _errata.mark(configs, rules, target=_errata.target_of(None, dp, operation_graph))
+    return configs
 
 
 def engine_config_counts(operation_graph, device_profile=None, modes=("A", "FALLBACK")) -> dict:
@@ -173,11 +179,13 @@ class Attempt:
     engine_index: int | None
     knobs: dict
     ok: bool
-    stage: str  # "plan" when it built; else where it failed: "engine", "config", "filter", "workspace", "plan"
+    stage: str  # "plan" when it built; else where it failed: "engine", "config", "errata", "filter", "workspace",
+    # "plan" ("errata": a rule denies it, ``denied_by`` names it)
     reason: str = ""
     status: str | None = None
     workspace_size: int | None = None
     seconds: float = 0.0
+    denied_by: str = ""
     config: object = field(default=None, repr=False)
     error: object = field(default=None, repr=False)
 
@@ -187,6 +195,7 @@ class Attempt:
             "order": self.order, "mode": self.mode, "rank": self.rank, "engine": self.engine_index,
             "knobs": dict(self.knobs), "ok": self.ok, "stage": self.stage, "status": self.status,
             "reason": self.reason, "workspace_size": self.workspace_size, "seconds": round(self.seconds, 6),
+            "denied_by": self.denied_by,
         }
 
     as_dict = to_dict  # the earlier name, kept as an alias
@@ -236,7 +245,7 @@ class PlanSearchReport:
         lines = [self.summary()]
         for a in self.attempts:
             knobs = ",".join(f"{k}={v}" for k, v in a.knobs.items()) or "-"
-            verdict = "ok" if a.ok else f"FAILED at {a.stage}: {a.reason}"
+            verdict = "ok" if a.ok else (a.reason if a.denied_by else f"FAILED at {a.stage}: {a.reason}")
             lines.append(f"  #{a.order:<3} {a.mode:<8} rank {a.rank:<3} engine {a.engine_index!s:<4} {knobs:<40} "
                          f"{verdict}")
         return "\n".join(lines)
@@ -258,14 +267,16 @@ def _candidate_config(candidate):
 def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("A",), fallback=True, *,
                      sm_count_target=None, max_workspace=None, require_numerical=(), exclude_numerical=(),
                      require_behavior=(), exclude_behavior=(), config_filter=None, prefer=(), kernel_cache=None,
-                     max_attempts=None, allow_version_mismatch=None):
+                     max_attempts=None, allow_version_mismatch=None, errata=None):
     """The guide's workflow: the first config (heuristics order) that builds a plan -> ``(plan, report)``.
 
     Tries ``prefer`` (EngineConfigs, engine indices or ``(index, {knob: value})``) first, then the
     configs of each mode in ``modes`` (``("A",)``, ``("B",)``, ``("A", "B")``...), then, with
     ``fallback``, mode FALLBACK's. A config is skipped (and reported) when it fails the filters
     (``require_/exclude_numerical``, ``require_/exclude_behavior``, ``config_filter(cfg) -> bool``)
-    or needs more than ``max_workspace`` bytes; a cuDNN failure is reported with cuDNN's message.
+    or needs more than ``max_workspace`` bytes, or when a rule of ``errata`` denies it (``runtime.errata.resolve``:
+    None is ``$CUDNN_ERRATA_JSON_FILE``; the attempt's ``denied_by`` names the rule); a cuDNN failure is reported
+    with cuDNN's message.
     Plans are built with ``handle`` and/or the device profile (offline: the profile alone).
     Raises NoWorkingPlanError (with ``.report``) when nothing builds, NoDeviceError without GPU
     and profile.
@@ -294,6 +305,8 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
                    require_behavior=require_behavior, exclude_behavior=exclude_behavior)
     report = PlanSearchReport()
     seen = set()
+    rules = _errata.resolve(errata)
+    target = _errata.target_of(handle, dp, operation_graph) if rules else None
 
     def attempt(mode_label, rank, config, index=None, knobs=None):
         """Try one config; return the plan or None. ``config`` None: make it from (index, knobs)."""
@@ -315,6 +328,13 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
                 report.attempts.pop()  # the same config again (e.g. in A and FALLBACK): not tried twice
                 return None
             seen.add(key)
+            if rules:
+                a.stage = "errata"
+                denied = _errata.deny(config, rules, target=target)
+                if denied is not None:
+                    a.denied_by = denied.name
+                    a.reason = f"denied (rule {denied.name})" + (f": {denied.reason}" if denied.reason else "")
+                    return None
             a.stage = "filter"
             why = _engines.rejection(config, **filters)
             if why is None and config_filter is not None and not config_filter(config):
@@ -360,7 +380,8 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
     for m in mode_list:
         if exhausted():
             break
-        configs = get_configs(operation_graph, m, dp, sm_count_target, raise_if_empty=(handle is None))
+        configs = get_configs(operation_graph, m, dp, sm_count_target, raise_if_empty=(handle is None),
+                              errata=rules or False)
         report.queried[_engines.short_name(m)] = len(configs)
         for rank, config in enumerate(configs):
             if exhausted():

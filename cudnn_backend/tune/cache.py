@@ -9,7 +9,9 @@ dims, strides, data types, UIDs, virtual and by-value flags; however the graph w
 SM version, SM count; from a handle's GPU or a device profile) and the loaded cuDNN version. The value is
 the plan's JSON, its engine and knobs, timing and when it was stored.
 
-A corrupt or foreign file, or an entry cuDNN no longer accepts, is a miss with a warning, never a crash.
+A corrupt or foreign file, or an entry cuDNN no longer accepts, is a miss with a warning, never a crash. So is an
+entry whose config an errata rule now denies (``errata=``, default ``$CUDNN_ERRATA_JSON_FILE``): the note names
+the rule, and the search that follows stores a config the rules allow in its place.
 
 Security: a cached plan carries compiled kernels, i.e. code that runs on the GPU. The cache file is created
 0600 (its -wal and -shm siblings take the file's mode) and a folder the package creates 0700; a cache file,
@@ -32,8 +34,9 @@ from dataclasses import asdict, dataclass
 from cudnn_backend.core._descriptor import Handle, get_version
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import CudnnBackendError, PlanCacheError
+from cudnn_backend.runtime import errata as _errata
 from cudnn_backend.runtime import plans as _plans
-from cudnn_backend.runtime.engines import check_graph, short_name
+from cudnn_backend.runtime.engines import check_graph, knob_type, short_name
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.typed.introspection import graph_fingerprint
 
@@ -275,26 +278,59 @@ class PlanCache:
         text = json.dumps([fingerprint, list(device), int(version)], separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def get(self, graph, handle=None, device_profile=None):
-        """The stored plan for ``graph`` on this device, rebuilt from its JSON (a ``Plan``), or None."""
+    def get(self, graph, handle=None, device_profile=None, *, errata=None):
+        """The stored plan for ``graph`` on this device, rebuilt from its JSON (a ``Plan``), or None. An entry whose
+        config a rule of ``errata`` denies (``runtime.errata.resolve``: None is ``$CUDNN_ERRATA_JSON_FILE``) is a miss
+        with a warning naming the rule."""
+        plan, note = self.lookup(graph, handle, device_profile, errata=errata)
+        if note:
+            self._warn(note)
+        return plan
+
+    def lookup(self, graph, handle=None, device_profile=None, *, errata=None) -> tuple:
+        """(plan or None, note): ``get``, with the note of an entry an errata rule denies returned instead of
+        warned ("" otherwise; other misses still warn)."""
         op_graph, fp = self._graph(graph)
-        key = self._key(fp, self._device(handle, device_profile), get_version())
+        device = self._device(handle, device_profile)
+        key = self._key(fp, device, get_version())
         try:
             with self._connect() as conn:
                 if conn is None:
-                    return None
-                row = conn.execute("SELECT plan_json FROM plans WHERE key = ?", (key,)).fetchone()
+                    return None, ""
+                row = conn.execute("SELECT plan_json, engine_index, knobs FROM plans WHERE key = ?",
+                                   (key,)).fetchone()
         except sqlite3.Error as e:
             self._warn(f"lookup failed ({e}); a miss")
-            return None
+            return None, ""
         if row is None:
-            return None
+            return None, ""
+        rules = _errata.resolve(errata)
+        if rules:
+            rule = self._denied(rules, op_graph, row[1], row[2], handle, device_profile)
+            if rule is not None:
+                return None, (f"entry {key[:12]} (engine {row[1]}) is denied by errata rule {rule.name} "
+                              f"({rules.source or 'given'}); a miss")
         try:
             return _plans.plan_from_json(row[0], handle=handle, device_profile=device_profile,
-                                         operation_graph=op_graph)
+                                         operation_graph=op_graph), ""
         except (CudnnBackendError, ValueError, TypeError) as e:
             self._warn(f"entry {key[:12]} could not be loaded ({type(e).__name__}: {str(e)[:200]}); a miss")
+            return None, ""
+
+    @staticmethod
+    def _denied(rules, op_graph, engine_index, knobs_text, handle, device_profile):
+        """The rule that denies a stored entry's config (its engine and knobs, in cuDNN's order), or None."""
+        try:
+            knobs = {int(knob_type(k)): int(v) for k, v in json.loads(knobs_text).items()}
+        except (TypeError, ValueError, AttributeError):
+            knobs = None
+        if engine_index is None or knobs is None:
             return None
+        traits = _errata.traits_of(op_graph)
+        if traits.tag is None:
+            return None
+        target = _errata.target_of(handle, as_deviceprop(device_profile), op_graph)
+        return rules.deny(_errata.plan_tag(traits.tag, engine_index, knobs), traits, target)
 
     def previous(self, graph, handle=None, device_profile=None) -> CacheEntry | None:
         """The winner another cuDNN release stored for ``graph`` on this device (the newest release older than the

@@ -12,10 +12,14 @@ ahead in threads while the calling thread times others: cuDNN finalizes a plan w
 its own cuDNN handle on the same device (a handle is not to be used by two threads at once). A plan built there
 keeps that handle; it runs with any handle of the device. The time spent compiling is summed over the threads
 and capped by ``compile_budget_s``.
+
+While a search records its findings (``errata_out``), ``inflight`` (a ``findings.InFlight``) names the configs
+being built or run at each moment, so that a crash of the process is attributed to its config.
 """
 from __future__ import annotations
 
 import collections
+import contextlib
 import math
 import threading
 import time as _time
@@ -52,6 +56,7 @@ class PlanBuilder:
         self._futures: dict = {}
         self._pool = None
         self._local = threading.local()
+        self.inflight = None  # findings.InFlight while findings are recorded
         self._ordinal = None
         if handle is not None and self.threads:
             self._ordinal = handle.device if handle.device is not None else memory.current_device_ordinal()
@@ -70,8 +75,11 @@ class PlanBuilder:
 
     def _build(self, config, handle):
         t0 = _time.perf_counter()
+        record = self.inflight.attempt([config], "plan build") if self.inflight is not None else \
+            contextlib.nullcontext()
         try:
-            plan = _plans.build_plan(config, handle=handle, device_profile=self.deviceprop)
+            with record:
+                plan = _plans.build_plan(config, handle=handle, device_profile=self.deviceprop)
         except CudnnBackendError as e:
             return None, e, _time.perf_counter() - t0
         return plan, None, _time.perf_counter() - t0
@@ -149,6 +157,21 @@ class Evaluator:
         budget = None if options.deterministic else options.compile_budget_s
         self.builder = PlanBuilder(handle=handle, deviceprop=deviceprop, threads=options.threads,
                                    compile_budget_s=budget)
+
+    @property
+    def inflight(self):
+        """The ``findings.InFlight`` record of the configs being built or run (None: none kept)."""
+        return self.builder.inflight
+
+    @inflight.setter
+    def inflight(self, record):
+        self.builder.inflight = record
+
+    def attempt(self, search, keys, stage):
+        """A context naming ``keys``' configs in flight at ``stage`` (nothing when no record is kept)."""
+        if self.builder.inflight is None:
+            return contextlib.nullcontext()
+        return self.builder.inflight.attempt([search.configs[k] for k in keys], stage)
 
     def start(self, search):
         """Before the first candidate is evaluated (a GPU evaluator makes its buffers and its check)."""
@@ -429,14 +452,8 @@ class GpuEvaluator(Evaluator):
         check = check or self.checks_every_config
         packs = []
         try:
-            packs = self._packs(plan, self._workspace_for(r.workspace_bytes), level.rotate or self.options.cold)
-            if check:
-                self._run_and_check(search, key, plan, packs[0])
-            timing = self._time(search, plan, packs, level)
-            r.time_us, r.min_us, r.max_us = timing.median_us, timing.min_us, timing.max_us
-            if self.options.fusion in (True, "all"):
-                with search.phase("kernels"):
-                    self._read_kernels(r, plan, packs[0])
+            with self.attempt(search, [key], "run"):
+                self._screen_run(search, key, plan, packs, level, check)
         except (CudnnBackendError, RuntimeError, ValueError) as e:
             r.status, r.reason = results.EXECUTE_FAILED, _engines.reason_of(e)
             self._close(packs)
@@ -449,16 +466,30 @@ class GpuEvaluator(Evaluator):
             r.status = results.TIMED
         self.keep(key, plan)
 
+    def _screen_run(self, search, key, plan, packs, level, check):
+        """Run (and with ``check`` check) a new candidate, time it at ``level``; ``packs`` (a list) receives the
+        variant packs made, which the caller closes whatever happens."""
+        r = search.results[key]
+        packs += self._packs(plan, self._workspace_for(r.workspace_bytes), level.rotate or self.options.cold)
+        if check:
+            self._run_and_check(search, key, plan, packs[0])
+        timing = self._time(search, plan, packs, level)
+        r.time_us, r.min_us, r.max_us = timing.median_us, timing.min_us, timing.max_us
+        if self.options.fusion in (True, "all"):
+            with search.phase("kernels"):
+                self._read_kernels(r, plan, packs[0])
+
     def _on_plan(self, search, key, rotate, work):
         """(``work(plan, packs)``, True) on the candidate's plan (kept, or built again) and packs; a failure marks
         the candidate execute failed: (None, False)."""
         r = search.results[key]
         packs, owned = [], None
         try:
-            plan, own = self.plan_of(search, key)
-            owned = plan if own else None
-            packs = self._packs(plan, self._workspace_for(r.workspace_bytes), rotate)
-            return work(plan, packs), True
+            with self.attempt(search, [key], "run"):
+                plan, own = self.plan_of(search, key)
+                owned = plan if own else None
+                packs = self._packs(plan, self._workspace_for(r.workspace_bytes), rotate)
+                return work(plan, packs), True
         except (CudnnBackendError, RuntimeError, ValueError) as e:
             r.status, r.reason = results.EXECUTE_FAILED, _engines.reason_of(e)
             return None, False
@@ -490,7 +521,7 @@ class GpuEvaluator(Evaluator):
                 if own:
                     owned.append(plan)
                 packs[key] = (plan, self._packs(plan, workspace, level.rotate or self.options.cold))
-            with search.phase("final"):
+            with search.phase("final"), self.attempt(search, keys, "final round"):
                 for round_ in range(rounds):
                     shift = round_ % len(keys)
                     for key in keys[shift:] + keys[:shift]:
@@ -517,7 +548,7 @@ class GpuEvaluator(Evaluator):
         r = search.results[key]
         plan, own, pack = None, False, None
         try:
-            with search.phase("kernels"):
+            with search.phase("kernels"), self.attempt(search, [key], "kernels"):
                 plan, own = self.plan_of(search, key)
                 pack = VariantPack(plan, self.sets[0].by_uid)
                 self._read_kernels(r, plan, pack)

@@ -31,10 +31,11 @@ from cudnn_backend.core._descriptor import Handle, get_version
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import CudnnBackendError, MissingDependencyError, NoWorkingPlanError
 from cudnn_backend.runtime import engines as _engines
+from cudnn_backend.runtime import errata as _errata
 from cudnn_backend.runtime import memory
 from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.runtime.profiles import DeviceProfile, as_deviceprop
-from cudnn_backend.tune import graphs, results
+from cudnn_backend.tune import findings, graphs, results
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.evaluation import Evaluator, GpuEvaluator
 from cudnn_backend.tune.options import TuneOptions, as_options
@@ -68,9 +69,10 @@ class _Explorer:
     descriptors, buffers and plans (none of which go into the Exploration)."""
 
     def __init__(self, graph, *, handle, device_profile, options: TuneOptions, buffers=None, progress=None, name=None,
-                 args=(), kwargs=None, keep_plans=False, part=None, parts=None, previous=None):
+                 args=(), kwargs=None, keep_plans=False, part=None, parts=None, previous=None, job="explore"):
         self.t0 = _time.perf_counter()
         self.previous = previous  # another cuDNN release's winner (a plan-cache entry), tried in the search
+        self.job = job
         self.part, self.parts = part, parts  # a search split over GPUs: this part (i, n), or the parts to merge
         self.options = o = options
         self.progress = progress
@@ -152,14 +154,27 @@ class _Explorer:
                 "knobs": knobs, "knob_space": info.knob_space_size if info.supported else 0,
             })
 
+    def errata_scope(self) -> dict:
+        """What errata rules are matched against here (``Exploration.errata``): the graph's traits and the target,
+        with the errata file honoured."""
+        honoured = _errata.resolve(self.options.errata)
+        return {"traits": _errata.traits_of(self.op_graph).to_dict(),
+                "target": _errata.target_of(self.handle, self.deviceprop, self.op_graph).to_dict(),
+                "file": "" if honoured is None else honoured.source, "rules": 0 if honoured is None else len(honoured)}
+
     def run(self) -> Exploration:
         o = self.options
         ex = self.exploration()
         ex.notes.extend(self.notes)
+        ex.errata = self.errata_scope()
         steps = pipeline(o, knob_search=self.sweep, part=self.part, parts=self.parts,
                          previous=self.previous if self.timed else None)
         self.search = search = Search(self.evaluator, o, graph=self.op_graph, exploration=ex, strategies=steps,
                                       progress=self.progress)
+        if o.errata_out is not None:  # a crash left by an earlier run is recorded first; this run's are caught
+            ex.notes.extend(findings.harvest(o.errata_out))
+            self.evaluator.inflight = findings.InFlight(o.errata_out, ex.name, ex.errata, ex.fingerprint,
+                                                        self.device.get("name", ""), o.errata_scope, self.job)
         if o.engines and self.parts is None:  # a merge takes the first part's table
             self.engines(ex)
         search.run()
@@ -179,6 +194,8 @@ class _Explorer:
                             f"({b.spent:.1f} s of compilation)")
         ex.options = o.to_dict()
         ex.phases = {k: round(v, 4) for k, v in search.phases.items()}
+        if o.errata_out is not None and self.part is None:  # a split search's findings are recorded at its merge
+            findings.record_exploration(o.errata_out, ex, o.errata_scope, self.job)
         ex.wall_seconds = _time.perf_counter() - self.t0
         return ex
 
@@ -207,6 +224,8 @@ class _Explorer:
 
     def close(self):
         self.evaluator.close()
+        if self.evaluator.inflight is not None:
+            self.evaluator.inflight.close()
         if self.owned_handle is not None:
             self.owned_handle.close()
 
@@ -268,9 +287,10 @@ def run_search(graph, handle=None, *, job="autotune", options=None, device_profi
         handle = Handle()  # the plan returned keeps it alive
     subject = None
     online = device_profile is None and handle is not None
+    denied_note = ""
     if cache is not None and online:
         subject = graphs.resolve(graph, handle=handle, args=args, kwargs=kwargs, name=name)
-        hit = cache.get(subject, handle=handle) if lookup else None
+        hit, denied_note = cache.lookup(subject, handle=handle, errata=opts.errata) if lookup else (None, "")
         if hit is not None:
             if not want_plan:
                 hit.close()
@@ -280,9 +300,11 @@ def run_search(graph, handle=None, *, job="autotune", options=None, device_profi
     ex_ = _Explorer(subject if subject is not None else graph, handle=handle, device_profile=device_profile,
                     options=opts, buffers=buffers, progress=progress, name=name, args=args, kwargs=kwargs,
                     keep_plans=want_plan or (cache is not None and store), part=part, parts=parts,
-                    previous=previous)
+                    previous=previous, job="tune" if job == "autotune" else "explore")
     try:
         ex = ex_.run()
+        if denied_note:
+            ex.notes.insert(0, f"plan cache: {denied_note}; searched again")
         if not ex_.timed:
             if not want_plan:
                 return SearchOutcome(None, ex)

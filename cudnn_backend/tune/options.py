@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 
 from cudnn_backend.runtime import engines as _engines
+from cudnn_backend.runtime import errata as _errata
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.tune.strategies import STRATEGIES
 
@@ -205,6 +206,61 @@ class Fusion(Kind):
         raise (ValueError if isinstance(value, str) else TypeError)(f"expected {self.expected}, not {value!r}")
 
 
+class ErrataFile(Kind):
+    """An errata file to honour (cudnn-frontend's format; checked now, refused whole when it is not valid), an
+    ``Errata``, "" (none), or None (``$CUDNN_ERRATA_JSON_FILE``, read when the search starts)."""
+
+    expected = "an errata file (cudnn-frontend's format), '' for none, or None for $CUDNN_ERRATA_JSON_FILE"
+
+    def _check(self, value):
+        if value is None or isinstance(value, _errata.Errata):
+            return value
+        if value is False or value == "":
+            return ""
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str):
+            raise TypeError(f"expected {self.expected}, not {type(value).__name__}")
+        try:
+            _errata.resolve(value)
+        except _errata.ErrataError as e:
+            err = ValueError(str(e))
+            err.names_value = True  # the message names the file
+            raise err from None
+        return value
+
+    def show(self, value):
+        return "" if value is None else str(getattr(value, "source", value))
+
+
+class ErrataOut(Kind):
+    """Where to record the configs found bad: a path whose folder exists (an errata file there is added to; any
+    other file there is refused), or None."""
+
+    expected = "the path of an errata file to write"
+
+    def _check(self, value):
+        if value is None:
+            return None
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str) or not value:
+            raise TypeError(f"expected {self.expected}, not {value!r}")
+        folder = os.path.dirname(os.path.abspath(value))
+        if not os.path.isdir(folder):
+            err = ValueError(f"the folder of {value!r} does not exist")
+            err.names_value = True
+            raise err
+        if os.path.exists(value):
+            try:
+                _errata.resolve(value)
+            except _errata.ErrataError as e:
+                err = ValueError(f"{e}; rules are added to an errata file, never written over another file")
+                err.names_value = True
+                raise err from None
+        return value
+
+
 @dataclass(frozen=True)
 class Option:
     """A field's metadata: its kind, help text, command-line flag (None: not on the command line; "": the field's
@@ -268,6 +324,18 @@ class TuneOptions:
     build_threads: int | None = _field(None, Count(0, optional=True), "threads building runtime-compiled plans "
                                        "ahead of the timing (cuDNN compiles with the GIL released; default: the "
                                        "CPUs less one, at most 4; 0: build when timed)", metavar="N")
+    # -- errata ---------------------------------------------------------------------------------------------
+    errata: object = _field(None, ErrataFile(optional=True), "deny the configs this errata file's rules name "
+                            "(cudnn-frontend's format; default: $CUDNN_ERRATA_JSON_FILE, '' for none): each shown "
+                            "as denied with its rule, never built or run", group="errata", metavar="FILE")
+    errata_out: str | None = _field(None, ErrataOut(optional=True), "record the configs that gave wrong results, "
+                                    "crashed the process or were refused at execute as rules in this errata file "
+                                    "(created, or added to), scoped to this GPU, cuDNN release, data types and "
+                                    "graph family; cudnn-frontend and PyTorch read it (CUDNN_ERRATA_JSON_FILE)",
+                                    group="errata", metavar="FILE")
+    errata_scope: str = _field("family", Choice(("family", "graph")), "what a recorded rule covers besides the GPU, "
+                               "release and data types: family (every graph of the same operations) or graph "
+                               "(this graph alone, by fingerprint)", group="errata", metavar="SCOPE")
     # -- choosing -------------------------------------------------------------------------------------------
     strategy: str = _field("racing", Choice(STRATEGIES), "how candidates are timed: racing (each timed briefly, the "
                            "fastest fraction re-timed with more samples, round after round) or exhaustive (every "
@@ -331,7 +399,8 @@ class TuneOptions:
 
     def to_dict(self) -> dict:
         """Plain data (for an Exploration's record of how it searched)."""
-        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else
+                         str(v.source or v) if isinstance(v, _errata.Errata) else v) for f in fields(self)}
 
     @property
     def threads(self) -> int:

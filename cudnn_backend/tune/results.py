@@ -25,7 +25,8 @@ EXECUTE_FAILED = "execute failed"
 WRONG = "wrong result"
 SKIPPED = "skipped"
 TIMED = "timed, not checked"  # racing: out of the race before its outputs were checked
-STATUSES = (OK, PLAN_BUILT, PLAN_REFUSED, EXECUTE_FAILED, WRONG, SKIPPED, TIMED)
+DENIED = "denied"  # an errata rule denies it (``denied_by``): never built or run
+STATUSES = (OK, PLAN_BUILT, PLAN_REFUSED, EXECUTE_FAILED, WRONG, SKIPPED, TIMED, DENIED)
 
 
 class ChangeRows:
@@ -60,7 +61,8 @@ class ConfigResult:
     (the best config, or every config with ``fusion="all"``) and ``kernel_count``. Racing: ``race_round`` is the
     last round the config was timed in (1: every candidate's brief first timing), and a config out of the race
     before its outputs were checked ends "timed, not checked". ``winner``: the config the search chose (the
-    fastest, or with ``deterministic`` the earliest of those tied with it).
+    fastest, or with ``deterministic`` the earliest of those tied with it). ``denied_by``: the errata rule that
+    denies the config (status "denied": it was neither built nor run; ``status_text`` says "denied (rule X)").
     """
 
     engine_index: int
@@ -86,6 +88,7 @@ class ConfigResult:
     first_pass_us: float | None = None
     race_round: int | None = None
     winner: bool = False
+    denied_by: str = ""
 
     @property
     def key(self) -> tuple:
@@ -96,6 +99,11 @@ class ConfigResult:
     def label(self) -> str:
         """``A#0``, ``B#3``, ``sweep``: where the config came from."""
         return f"{self.source}#{self.rank}" if self.rank is not None else self.source
+
+    @property
+    def status_text(self) -> str:
+        """The status as tables show it: ``"denied (rule X)"`` for a config an errata rule denies."""
+        return f"{self.status} (rule {self.denied_by})" if self.status == DENIED and self.denied_by else self.status
 
     @property
     def check_method(self) -> str:
@@ -147,7 +155,9 @@ class Exploration:
     (the winner another cuDNN release stored in the plan cache, tried here: its release, engine, knobs, time then
     and now, ``ratio_to_winner``, or its status and reason when this release refused it; None when there was none).
     Offline, ``offline_gaps``: refusals only the GPU decides that heuristics met (``tune.offline_gaps``); with no
-    config chosen the graph is then ``unknown_offline``.
+    config chosen the graph is then ``unknown_offline``. ``errata``: what errata rules are matched against for this
+    graph and device (``runtime.errata``: the plan tag, families, data types, SM, cuDNN version; what
+    ``--errata-out`` writes rules from) and the file honoured.
     """
 
     name: str
@@ -167,6 +177,7 @@ class Exploration:
     options: dict = field(default_factory=dict)
     phases: dict = field(default_factory=dict)
     previous: dict | None = None
+    errata: dict = field(default_factory=dict)
     offline_gaps: list = field(default_factory=list)
 
     @property
@@ -304,7 +315,7 @@ class Exploration:
         rows = []
         for r in self.results[:limit]:
             rows.append({
-                "from": r.label, "engine": r.engine_index, "knobs": r.knobs_text(), "status": r.status,
+                "from": r.label, "engine": r.engine_index, "knobs": r.knobs_text(), "status": r.status_text,
                 "time": "-" if r.time_us is None else f"{r.time_us:.2f} us",
                 "rel err": "-" if r.rel_error is None else f"{r.rel_error:.1e}", "checked by": r.check_method or "-",
                 "workspace": format_bytes(r.workspace_bytes), "kernels": "-" if r.kernel_count is None else

@@ -23,6 +23,7 @@ import math
 import time as _time
 from dataclasses import dataclass
 
+from cudnn_backend.runtime import errata as _errata
 from cudnn_backend.tune import results
 from cudnn_backend.tune.results import ConfigResult
 
@@ -133,7 +134,9 @@ class Search:
     ``graph`` (the finalized operation graph), ``configs`` ({key: Config}), ``results`` ({key: ConfigResult};
     insertion order is candidate order), ``exploration`` (the Exploration being filled: its ``notes`` are
     ``notes``), ``phases`` (seconds spent per kind of work), ``options`` (``TuneOptions``), ``evaluator``.
-    ``chooser`` is the strategy that chooses; ``screen_level``/``checks_early`` come from it."""
+    ``chooser`` is the strategy that chooses; ``screen_level``/``checks_early`` come from it. ``errata``: the rules
+    honoured (``options.errata``, else ``$CUDNN_ERRATA_JSON_FILE``): a candidate one denies is recorded "denied"
+    with the rule when it is added, and never evaluated."""
 
     def __init__(self, evaluator, options, *, graph, exploration, strategies=(), progress=None):
         self.evaluator = evaluator
@@ -148,6 +151,10 @@ class Search:
         self.phases: dict = {}
         self.reference_keys: list = []  # configs the final round re-times beside the fastest (another release's winner)
         self.progress = progress
+        self.errata = _errata.resolve(options.errata, "errata")
+        self.traits = _errata.traits_of(graph) if self.errata else None
+        self.target = _errata.target_of(evaluator.handle, evaluator.deviceprop, graph) if self.errata else None
+        self.denied: dict = {}  # rule name -> configs it denied
         self.chooser = next((s for s in self.strategies if s.screen_level(options) is not None), Strategy())
         self.screen_level = self.chooser.screen_level(options) if evaluator.timed else None
         self.checks_early = self.chooser.checks_early
@@ -158,6 +165,10 @@ class Search:
         for strategy in self.strategies:
             strategy.run(self)
         self.choose()
+        if self.denied:
+            self.notes.append(f"errata ({self.errata.source or 'given'}): "
+                              f"{results.plural(sum(self.denied.values()), 'config')} denied, never built or run: "
+                              + ", ".join(f"rule {name} ({n})" for name, n in self.denied.items()))
         for strategy in self.strategies:
             strategy.finish(self)
 
@@ -183,7 +194,18 @@ class Search:
         self.configs[key] = config
         self.results[key] = result
         self.order[key] = len(self.order)
+        if self.errata:
+            rule = self.errata.deny(_errata.plan_tag(self.traits.tag, config.engine_index, config.knobs),
+                                    self.traits, self.target) if self.traits.tag is not None else None
+            if rule is not None:
+                result.status, result.denied_by = results.DENIED, rule.name
+                result.reason = rule.reason or f"errata rule {rule.name}"  # the status names the rule
+                self.denied[rule.name] = self.denied.get(rule.name, 0) + 1
         return True
+
+    def is_denied(self, key) -> bool:
+        """Whether an errata rule denies the candidate ``key``."""
+        return self.results[key].status == results.DENIED
 
     def drop(self, keys):
         """Forget candidates never evaluated (e.g. past ``max_configs``)."""
@@ -208,7 +230,7 @@ class Search:
         """Evaluate new candidates in order: build each plan (runtime-compiled ones ahead, in threads), and with a
         GPU run and time it at ``screen_level`` (checked now when ``checks_early``). Past ``deadline`` or after
         ``limit`` candidates the rest are marked skipped. Returns (tried, skipped)."""
-        keys = list(keys)
+        keys = [k for k in keys if not self.is_denied(k)]  # denied: recorded as such, never built or run
         if not keys:
             return 0, 0
         self.evaluator.start(self)

@@ -74,6 +74,7 @@ from cudnn_backend.graph import Graph
 from cudnn_backend.patterns import CATALOGUE as PATTERNS
 from cudnn_backend.patterns import Pattern
 from cudnn_backend.runtime import engines as _engines
+from cudnn_backend.runtime import errata as _errata
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.runtime.heuristics import cudnn_explanations
 from cudnn_backend.runtime import plans as _plans
@@ -163,6 +164,7 @@ class SupportResult:
     first_configs: dict = field(default_factory=dict)
     offline_gaps: list = field(default_factory=list)
     caveat: str = ""
+    denied: list = field(default_factory=list)  # "engine E (rule X)" of each config an errata rule denied
 
     @property
     def key(self) -> str:
@@ -214,6 +216,7 @@ class SupportResult:
             "engine": "" if not c else c.get("engine"), "engine_kind": c.get("kind", ""),
             "kernels": "" if self.kernel_count is None else self.kernel_count,
             "kernel_names": " ".join(self.kernels), "reason": self.reason, "caveat": self.caveat,
+            "denied": ", ".join(self.denied),
         }
 
 
@@ -337,7 +340,7 @@ def check_modes(modes) -> tuple:
 
 def probe_graph(graph, device_profile=None, *, handle=None, kwargs=None, plans="precompiled", kernels=False,
           detail=False, allow_version_mismatch=None, entry: CatalogueEntry | None = None,
-          modes=_MODES) -> SupportResult:
+          modes=_MODES, errata=None) -> SupportResult:
     """One graph through every stage (see the module's notes) -> ``SupportResult``.
 
     ``graph``: a ``Graph``, ``Pattern``, finalized operation graph, pattern name or "FILE.py:FUNC" (called with
@@ -345,7 +348,8 @@ def probe_graph(graph, device_profile=None, *, handle=None, kwargs=None, plans="
     ``handle`` (``kernels=True`` runs the first working config once and names its kernels). ``plans``: "precompiled"
     (offline default), "all" or "none" (on a GPU plans are always built). ``detail=True`` keeps, per stage, cuDNN's
     log and each engine's and config's refusal (what ``why`` prints). ``modes``: the heuristics modes counted
-    (``check_modes``: A and FALLBACK, and B when given)."""
+    (``check_modes``: A and FALLBACK, and B when given). ``errata`` (``runtime.errata.resolve``: None is
+    ``$CUDNN_ERRATA_JSON_FILE``): a config a rule denies is not tried (``denied`` lists it with the rule)."""
     if plans not in PLAN_MODES:
         raise ValueError(f"plans: {plans!r} is not one of {', '.join(PLAN_MODES)}")
     modes = check_modes(modes)
@@ -358,7 +362,7 @@ def probe_graph(graph, device_profile=None, *, handle=None, kwargs=None, plans="
                       layout=e.layout if e else "-", ops=e.ops if e else "")
     dp = None if device_profile is None else as_deviceprop(graphs.device_profile(device_profile), allow_version_mismatch)
     try:
-        _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, modes)
+        _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, modes, _errata.resolve(errata))
     finally:
         r.seconds = time.perf_counter() - t0
     return r
@@ -384,7 +388,7 @@ def _offline_caveat(r, gaps, release) -> str:
     return "; ".join(parts)
 
 
-def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, modes=_MODES):
+def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, modes=_MODES, rules=None):
     with cudnn_messages() as log:
         g, og, stage, error = materialize(graph, kwargs, handle)
     operations = graphs.operations_of(og) if og is not None else (g.operations if g is not None else ())
@@ -437,7 +441,7 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, modes=_MODES):
     met = []  # cuDNN's messages offline, read for refusals only the GPU decides (offline_gaps)
     for mode in (MODES if detail else modes):
         with cudnn_messages() as hlog:
-            found = _heuristics.get_configs(og, mode, dp, raise_if_empty=False)
+            found = _heuristics.get_configs(og, mode, dp, raise_if_empty=False, errata=rules or False)
         if offline:
             met.extend(hlog)
         if mode in modes:
@@ -479,6 +483,11 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, modes=_MODES):
         kind = engine_kind(c, r.operations)
         summary = {"engine": c.engine_index, "kind": kind, "knobs": {_engines.short_name(k): v for k, v in c.knobs.items()},
                    "mode": _engines.short_name(c.mode) if c.mode is not None else "", "rank": c.rank}
+        rule = c.denied_by  # get_configs marked it
+        if rule is not None:  # never tried: shown with its rule
+            r.denied.append(f"engine {c.engine_index} (rule {rule.name})")
+            attempts.append(dict(summary, ok=False, stage="errata", reason=f"denied (rule {rule.name})"))
+            continue
         if not on_gpu and (plans == "none" or (plans == "precompiled" and kind == "runtime-compiled")):
             r.supported, r.verified, r.chosen = True, "config", summary
             attempts.append(dict(summary, ok=True, stage="config", reason="plan not built (" + (
@@ -516,7 +525,8 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, modes=_MODES):
         reasons = {}
         for a in attempts:
             reasons.setdefault(a["reason"], []).append(a["engine"])
-        r.reason = f"every config ({len(attempts)}) was refused at plan build: " + "; ".join(
+        refused = "refused at plan build or denied by errata" if r.denied else "refused at plan build"
+        r.reason = f"every config ({len(attempts)}) was {refused}: " + "; ".join(
             f"{why} (engines {', '.join(map(str, sorted(set(idx))))})" for why, idx in list(reasons.items())[:3])
     r.offline_gaps = (gaps_in(met) or silent) if offline else []
     r.caveat = _offline_caveat(r, r.offline_gaps, release)
@@ -849,7 +859,7 @@ def _probe_task(task, job, options, worker=""):
         return probe_graph(entry.builder, options.get("device_profile"), handle=handle, kwargs=entry.kwargs,
                            plans=options.get("plans", "precompiled"), kernels=options.get("kernels", False),
                            allow_version_mismatch=options.get("allow_version_mismatch"), entry=entry,
-                           modes=options.get("modes", _MODES))
+                           modes=options.get("modes", _MODES), errata=options.get("errata") or False)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:  # noqa: BLE001 - one entry's failure never stops the others
@@ -883,7 +893,7 @@ def _as_entries(catalogue) -> list:
 
 def support_matrix(catalogue=None, device_profile=None, *, family=None, data_type=None, layout=None, name=None,
                    plans="precompiled", kernels=None, workers=None, cache=True, progress=None,
-                   allow_version_mismatch=None, modes=_MODES) -> SupportMatrix:
+                   allow_version_mismatch=None, modes=_MODES, errata=None) -> SupportMatrix:
     """Probe a catalogue -> ``SupportMatrix`` (see the module's notes).
 
     ``catalogue``: None (the default catalogue), a file (``catalogue.load_catalogue``) or ``CatalogueEntry``s.
@@ -892,8 +902,11 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
     ``kernels`` (GPU only; default: on when probing this GPU) runs each first working config once.
     ``workers``: CPU processes (default: one per core when more than a few graphs need probing; 1 probes here);
     ``cache``: True (the default cache), False, a path or a ``SupportCache``. ``progress(done, total, text)``.
-    ``modes``: the heuristics modes counted per graph (``check_modes``)."""
+    ``modes``: the heuristics modes counted per graph (``check_modes``). ``errata`` (``runtime.errata.resolve``:
+    None is ``$CUDNN_ERRATA_JSON_FILE``): configs its rules deny are not tried, each result lists them (``denied``);
+    results are cached per errata file content."""
     t0 = time.perf_counter()
+    rules = _errata.resolve(errata)
     if plans not in PLAN_MODES:
         raise ValueError(f"plans: {plans!r} is not one of {', '.join(PLAN_MODES)}")
     modes = check_modes(modes)
@@ -939,7 +952,8 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
         version = loaded_version()
         store = None if cache is False or cache is None else (cache if isinstance(cache, SupportCache) else
                                                               SupportCache(None if cache is True else cache))
-        plan_mode = ("gpu" if on_gpu else plans) + ("" if modes == _MODES else "+" + ",".join(modes))
+        plan_mode = ("gpu" if on_gpu else plans) + ("" if modes == _MODES else "+" + ",".join(modes)) \
+            + (f"+errata:{rules.digest[:16]}" if rules else "")
         results: list = [None] * len(entries)
         keys: list = [None] * len(entries)
         # the graphs are built here (cheap) for their fingerprints: cache hits need nothing else
@@ -966,7 +980,7 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
             progress(cached, len(entries), f"{cached} from the cache")
         n_workers = _worker_count(workers, len(todo))
         options = {"device_profile": profile, "plans": plans, "kernels": kernels, "gpu": on_gpu,
-                   "allow_version_mismatch": allow_version_mismatch, "modes": modes,
+                   "allow_version_mismatch": allow_version_mismatch, "modes": modes, "errata": rules,
                    "entries": {entries[i].key: entries[i].as_dict() for i in todo}}
 
         def keep(result):
@@ -980,7 +994,7 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
                 e = entries[i]
                 results[i] = probe_graph(e.builder, None if on_gpu else profile, handle=handle, kwargs=e.kwargs,
                                          plans=plans, kernels=kernels, allow_version_mismatch=allow_version_mismatch,
-                                         entry=e, modes=modes)
+                                         entry=e, modes=modes, errata=rules or False)
                 keep(results[i])
                 if progress is not None:
                     progress(cached + done, len(entries), e.key)
@@ -1009,6 +1023,9 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
         if len(kept) < len(results):
             notes.append(f"{len(results) - len(kept)} graph(s) whose data type or layout was known only once built "
                          "did not pass the filters and were left out")
+        if rules:
+            denied = sum(len(r.denied) for r in kept)
+            notes.append(f"{rules}: honoured, {denied} config(s) denied (each result's denied column names them)")
         return SupportMatrix(kept, device, format_version(version), plans if not on_gpu else "all", kernels, filters,
                              notes, time.perf_counter() - t0, cached, max(1, n_workers))
     finally:

@@ -43,7 +43,7 @@ from cudnn_backend.core._descriptor import Handle, as_int
 from cudnn_backend.errors import MissingDependencyError, SweepError
 from cudnn_backend.patterns.presets import preset
 from cudnn_backend.runtime.engines import short_name
-from cudnn_backend.tune import graphs, inputs
+from cudnn_backend.tune import findings, graphs, inputs
 from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import run_search
@@ -813,9 +813,14 @@ class WorkerPool:
                     if w.running is not None:
                         _, unit, started = w.running
                         w.running = None
-                        completed(w, unit, TaskResult(tasks[unit.index], False, error=f"worker process died (exit "
-                                                      f"code {w.process.exitcode}) while running this task",
-                                                      worker=w.label, seconds=time.perf_counter() - started), started)
+                        error = f"worker process died (exit code {w.process.exitcode}) while running this task"
+                        recorded = findings.harvest(options.get("errata_out"), dead={w.process.pid},
+                                                    exit_codes={w.process.pid: w.process.exitcode}) \
+                            if isinstance(options, dict) else []
+                        if recorded:  # the config it died on, recorded as an errata rule (explore --errata-out)
+                            error += "; " + "; ".join(recorded)
+                        completed(w, unit, TaskResult(tasks[unit.index], False, error=error, worker=w.label,
+                                                      seconds=time.perf_counter() - started), started)
                     if done < len(tasks) or restarts_left > 0:  # the pool kept whole for the next sweep too
                         if restarts_left <= 0:
                             why = (f"worker processes keep dying (last exit code {w.process.exitcode}); if you called "

@@ -39,7 +39,8 @@ class Heuristics(Strategy):
         for mode in o.modes:
             with cudnn_messages() as log:
                 try:
-                    cfgs = _heuristics.get_configs(graph, mode, dp, o.sm_count_target, raise_if_empty=False)
+                    cfgs = _heuristics.get_configs(graph, mode, dp, o.sm_count_target, raise_if_empty=False,
+                                                   errata=False)  # the search judges each candidate it adds
                 except CudnnBackendError as e:
                     search.notes.append(f"heuristics {mode}: {_engines.reason_of(e)}")
                     cfgs = []
@@ -55,7 +56,8 @@ class Heuristics(Strategy):
                     cfg.engine_index, knob_names(cfg.knobs), mode, rank, (mode,),
                     numerical_notes=tuple(_engines.short_name(n) for n in cfg.numerical_notes),
                     behavior_notes=tuple(_engines.short_name(n) for n in cfg.behavior_notes)))
-                keys.append(cfg.key)
+                if not search.is_denied(cfg.key):  # a denied config is listed, takes no place of max_configs
+                    keys.append(cfg.key)
         if ex.modes_agree and ex.heuristics["A"]:
             search.notes.append(f"heuristics A and B agree: the same {len(ex.heuristics['A'])} configs in the same "
                                 "order")
