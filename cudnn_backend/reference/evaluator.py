@@ -101,7 +101,7 @@ def unsupported(op_graph) -> list:
 
 def _uid_of(key, graph) -> int:
     if isinstance(key, Descriptor):
-        key = signature_of(key)[0]
+        key = signature_of(key).uid
     if isinstance(key, bool) or not isinstance(key, numbers.Integral):
         raise TypeError(f"inputs: a key is a tensor UID (int) or a tensor descriptor, not {type(key).__name__}")
     uid = int(key)

@@ -34,11 +34,13 @@ import time
 from dataclasses import dataclass, field
 
 from cudnn_backend.core._descriptor import Descriptor, attribute_io
+from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.patterns import Pattern
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.tune import graphs
+from cudnn_backend.tune.options import WhyOptions
 from cudnn_backend.tune.support import SupportResult, cudnn_explanations, materialize, probe_graph
 from cudnn_backend.typed import descriptor_class
 from cudnn_backend.typed.introspection import signature_of, tensor_name, tensor_slots, to_dict
@@ -100,7 +102,7 @@ class GraphDescription:
         names, scalars, unconsumed = {}, {}, set()
         for op in ops:
             for _, t, _ in tensor_slots(op):
-                uid = signature_of(t)[0]
+                uid = signature_of(t).uid
                 names.setdefault(uid, tensor_name(t))
                 value = getattr(t, "scalar_value", None)
                 if value is not None:
@@ -151,7 +153,7 @@ class GraphDescription:
 
     def name_of(self, uid) -> str:
         """``"name (uid N)"`` of a tensor, as the differences print it."""
-        return f"{self.names.get(uid, f't{uid}')} (uid {uid})"
+        return f"{self.names.get(uid) or default_tensor_name(uid)} (uid {uid})"
 
     # -- editing -----------------------------------------------------------------------------
     def edit_tensor(self, uid, **changes) -> "GraphDescription":
@@ -693,13 +695,19 @@ def _supported(parts, dp, handle) -> tuple:
     return True, results
 
 
-def why(graph, device_profile=None, *, handle=None, kwargs=None, minimize=True, budget_s=60.0, max_variations=400,
-        allow_version_mismatch=None) -> Explanation:
+_WHY = WhyOptions()  # the defaults of why's options
+
+
+def why(graph, device_profile=None, *, handle=None, kwargs=None, minimize=_WHY.minimize, budget_s=_WHY.budget_s,
+        max_variations=_WHY.max_variations, allow_version_mismatch=None) -> Explanation:
     """Explain where and why cuDNN refuses ``graph`` (see the module's notes) -> ``Explanation``.
 
     ``graph``: a ``Graph``, ``Pattern``, finalized operation graph, pattern name or "FILE.py:FUNC" (called with
     ``kwargs``). ``device_profile``: the target offline (default: the bundled h200); ``minimize``: look for the
-    smallest change that makes it supported, within ``budget_s`` seconds and ``max_variations`` probes."""
+    smallest change that makes it supported, within ``budget_s`` seconds and ``max_variations`` probes
+    (``WhyOptions``)."""
+    checked = WhyOptions(minimize=minimize, budget_s=budget_s, max_variations=max_variations)
+    minimize, budget_s, max_variations = checked.minimize, checked.budget_s, checked.max_variations
     t0 = time.perf_counter()
     dp_source = graphs.device_profile(device_profile or ("h200" if handle is None else None))
     dp = None if dp_source is None else as_deviceprop(dp_source, allow_version_mismatch)

@@ -77,6 +77,7 @@ from cudnn_backend.tune import graphs, plots
 from cudnn_backend.tune.cache import cache_dir
 from cudnn_backend.tune.catalogue import CatalogueEntry
 from cudnn_backend.tune.fusion import fusion_report
+from cudnn_backend.tune.options import PLAN_MODES, SupportOptions
 from cudnn_backend.tune.results import plain_table
 from cudnn_backend.tune.sweeps import TaskResult, _run_processes
 from cudnn_backend.typed.introspection import graph_fingerprint, signature_of, tensor_slots, topological_order
@@ -91,8 +92,6 @@ __all__ = ["STAGES", "KINDS", "PLAN_MODES", "SupportResult", "SupportMatrix", "S
 STAGES = ("builder", "checks", "unavailable", "finalize", "heuristics", "plan", "crash")
 #: the engine kinds, from cuDNN's engine notes (see the module's notes)
 KINDS = ("precompiled", "specialized", "runtime-compiled")
-#: ``plans=``: which configs' execution plans a probe builds
-PLAN_MODES = ("precompiled", "all", "none")
 #: bumped whenever what a probe records changes: cached results of another version are not used
 PROBE_VERSION = 1
 _MODES = ("A", "FALLBACK")
@@ -257,7 +256,7 @@ def materialize(graph, kwargs=None, handle=None):
 
 def graph_labels(operations) -> tuple:
     """(data type label, layout label) of a graph from its first operation's first real input: its data type
-    (fp16, bf16, fp32, fp8, int8, ...) and layout (nhwc / nchw for 4-d and wider tensors by their strides, "row"
+    (fp16, bf16, fp32, fp8_e4m3, int8, ...) and layout (nhwc / nchw for 4-d and wider tensors by their strides, "row"
     for others)."""
     try:
         ops = topological_order(operations)
@@ -268,12 +267,7 @@ def graph_labels(operations) -> tuple:
             uid, dims, strides, dt, virtual, by_value = signature_of(t)
             if out or virtual or by_value:
                 continue
-            label = "-"
-            for name, member in _catalogue.DATA_TYPES.items():
-                if dt is not None and int(dt) == int(member):
-                    label = name
-            if label == "-" and dt is not None:
-                label = data_type_name(dt)
+            label = "-" if dt is None else data_type_name(dt)
             layout = "row"
             if len(dims) >= 4 and len(strides) == len(dims):
                 layout = "nhwc" if strides[1] == 1 and dims[1] > 1 else "nchw"
@@ -308,7 +302,10 @@ def _stage_reason(messages, fallback="", limit=3) -> str:
     return "; ".join(f"{status}: {reason}" for status, reason in found) if found else fallback
 
 
-def probe_graph(graph, device_profile=None, *, handle=None, kwargs=None, plans="precompiled", kernels=False,
+_SUPPORT = SupportOptions()  # the defaults of the support matrix's options
+
+
+def probe_graph(graph, device_profile=None, *, handle=None, kwargs=None, plans=_SUPPORT.plans, kernels=False,
           detail=False, allow_version_mismatch=None, entry: CatalogueEntry | None = None) -> SupportResult:
     """One graph through every stage (see the module's notes) -> ``SupportResult``.
 
@@ -317,8 +314,7 @@ def probe_graph(graph, device_profile=None, *, handle=None, kwargs=None, plans="
     ``handle`` (``kernels=True`` runs the first working config once and names its kernels). ``plans``: "precompiled"
     (offline default), "all" or "none" (on a GPU plans are always built). ``detail=True`` keeps, per stage, cuDNN's
     log and each engine's and config's refusal (what ``why`` prints)."""
-    if plans not in PLAN_MODES:
-        raise ValueError(f"plans: {plans!r} is not one of {', '.join(PLAN_MODES)}")
+    plans = SupportOptions.check("plans", plans)
     if handle is None and device_profile is None and _device.gpu_available():
         raise ValueError("probe_graph: on a GPU pass handle= (or a device_profile= to probe another GPU offline)")
     t0 = time.perf_counter()
@@ -798,9 +794,9 @@ def _as_entries(catalogue) -> list:
     return out
 
 
-def support_matrix(catalogue=None, device_profile=None, *, family=None, data_type=None, layout=None, name=None,
-                   plans="precompiled", kernels=None, workers=None, cache=True, progress=None,
-                   allow_version_mismatch=None) -> SupportMatrix:
+def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.family, data_type=_SUPPORT.data_type,
+                   layout=_SUPPORT.layout, name=_SUPPORT.name, plans=_SUPPORT.plans, kernels=None,
+                   workers=_SUPPORT.workers, cache=True, progress=None, allow_version_mismatch=None) -> SupportMatrix:
     """Probe a catalogue -> ``SupportMatrix`` (see the module's notes).
 
     ``catalogue``: None (the default catalogue), a file (``catalogue.load_catalogue``) or ``CatalogueEntry``s.
@@ -810,10 +806,9 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
     ``workers``: CPU processes (default: one per core when more than a few graphs need probing; 1 probes here);
     ``cache``: True (the default cache), False, a path or a ``SupportCache``. ``progress(done, total, text)``."""
     t0 = time.perf_counter()
-    if plans not in PLAN_MODES:
-        raise ValueError(f"plans: {plans!r} is not one of {', '.join(PLAN_MODES)}")
-    if workers is not None:
-        workers = as_int(workers, "workers", 1)
+    checked = SupportOptions(family=family, data_type=data_type, layout=layout, name=name, plans=plans,
+                             workers=workers)
+    plans, workers = checked.plans, checked.workers
     entries = _as_entries(catalogue)
     total_given = len(entries)
     entries = _catalogue.filter_entries(entries, family=family, data_type=data_type, layout=layout, name=name)
@@ -1036,7 +1031,6 @@ def _comparison_row(ra, rb) -> dict:
                        ra.reason if change == "gained" and ra is not None else "")}
 
 
-_CLI_FLAGS = {"data_type": "--dtype"}  # support_matrix's keywords whose command-line flags differ
 
 
 def _package_root() -> str:
@@ -1068,7 +1062,9 @@ def _matrix_in_process(library, device_profile, options, timeout) -> SupportMatr
         for key, value in options.items():
             if value is None or value is False:
                 continue
-            cmd += [_CLI_FLAGS.get(key, f"--{key.replace('_', '-')}")] + ([] if value is True else [str(value)])
+            flag = SupportOptions.cli_flag(key) if key in SupportOptions.field_names() else \
+                f"--{key.replace('_', '-')}"
+            cmd += [flag] + ([] if value is True else [str(value)])
         try:
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -1081,9 +1077,10 @@ def _matrix_in_process(library, device_profile, options, timeout) -> SupportMatr
         return SupportMatrix.load(out)
 
 
-def compare_support(*, profiles=None, releases=None, device_profile=None, catalogue=None, family=None,
-                    data_type=None, layout=None, name=None, plans="precompiled", workers=None, cache=True,
-                    allow_version_mismatch=None, timeout=1800, progress=None) -> SupportComparison:
+def compare_support(*, profiles=None, releases=None, device_profile=None, catalogue=None, family=_SUPPORT.family,
+                    data_type=_SUPPORT.data_type, layout=_SUPPORT.layout, name=_SUPPORT.name, plans=_SUPPORT.plans,
+                    workers=_SUPPORT.workers, cache=True, allow_version_mismatch=None, timeout=1800,
+                    progress=None) -> SupportComparison:
     """Compare support between two device ``profiles`` (probed here, one after the other) or two cuDNN
     ``releases`` (paths of libcudnn.so.9, or None for the default; each probed in its own process with
     ``CUDNN_BACKEND_LIBCUDNN``, against ``device_profile``). The catalogue, filters and options are
@@ -1100,7 +1097,8 @@ def compare_support(*, profiles=None, releases=None, device_profile=None, catalo
         raise TypeError("compare_support: profiles/releases take two items") from None
     if len(pair) != 2:
         raise ValueError(f"compare_support: two items to compare, not {len(pair)}")
-    common = dict(family=family, data_type=data_type, layout=layout, name=name, plans=plans, workers=workers)
+    common = SupportOptions(family=family, data_type=data_type, layout=layout, name=name, plans=plans,
+                            workers=workers).as_kwargs()
     if profiles is not None:
         matrices = [support_matrix(catalogue, p, **common, cache=cache, progress=progress,
                                    allow_version_mismatch=allow_version_mismatch) for p in pair]

@@ -68,7 +68,7 @@ def test_edits_change_every_occurrence_and_show_in_the_diff():
     changed = desc.edit_tensor(conv_out, data_type="CUDNN_DATA_HALF")
     assert [d for d in changed.tensors().values() if d["unique_id"] == conv_out][0]["data_type"] == "CUDNN_DATA_HALF"
     assert desc.tensors()[conv_out]["data_type"] == "CUDNN_DATA_FLOAT"  # the original is untouched
-    assert diff_descriptions(desc, changed) == [f"~ tensor {desc.name_of(conv_out)}: data_type float → half"]
+    assert diff_descriptions(desc, changed) == [f"~ tensor {desc.name_of(conv_out)}: data_type fp32 → fp16"]
     rebuilt = changed.rebuild()
     assert rebuilt.build().finalized
     assert rebuilt.tensors[conv_out].signature()[3] == cb.CUDNN_DATA_HALF
