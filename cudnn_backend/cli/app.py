@@ -726,7 +726,7 @@ def cmd_why(args) -> int:
             handle.close()
     render.explanation(ex)
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(ex.as_dict(), indent=1, default=str) + "\n", encoding="utf-8")
+        pathlib.Path(args.json).write_text(json.dumps(ex.to_dict(), indent=1, default=str) + "\n", encoding="utf-8")
         render.error_console.print(f"wrote {args.json}")
     return 0
 

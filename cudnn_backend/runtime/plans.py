@@ -29,6 +29,7 @@ from cudnn_backend._bindings import enums as _bindings_enums
 from cudnn_backend._bindings.enums import AttributeName, AttributeType, BehaviorNote, DescriptorType
 from cudnn_backend.core._descriptor import Descriptor, Handle, as_int, clear_error
 from cudnn_backend.core.json_checks import check_plan_json, document_release
+from cudnn_backend.core.plain import PlainData, earlier_name
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.core import device as _device
 from cudnn_backend.errors import (CudnnBackendError, CudnnError, CudnnLibraryNotFoundError, DeviceMemoryWarning,
@@ -175,7 +176,7 @@ def forget_refusals():
 # ---------------------------------------------------------------------------------------------
 # the plan
 # ---------------------------------------------------------------------------------------------
-class Plan:
+class Plan(PlainData):
     """A finalized execution plan and what it was built for.
 
     ``descriptor`` is the ``ExecutionPlan`` descriptor (it keeps its config, engine and graph alive in
@@ -230,26 +231,27 @@ class Plan:
             self.config = _engines.Config(cfg, self.operation_graph, self.deviceprop)
         return self.config
 
+    def _of_config(self, read):
+        """``read(config)`` of the plan's engine config; None without one, or when cuDNN will not say."""
+        cfg = self._config_or_json()
+        try:
+            return read(cfg) if cfg is not None else None
+        except CudnnError:
+            return None
+
     @property
     def engine_index(self) -> int:
         """The engine index of the plan's config (from its JSON for a plan loaded without one)."""
         if self._index is None:
-            cfg = self._config_or_json()
-            try:
-                self._index = cfg.engine_index if cfg is not None else self.json_info["engine"]
-            except CudnnError:
-                self._index = self.json_info["engine"]
+            index = self._of_config(lambda cfg: cfg.engine_index)
+            self._index = self.json_info["engine"] if index is None else index
         return self._index
 
     @property
     def knobs(self) -> dict:
-        """``{KnobType: value}`` of the plan's engine config."""
+        """``{KnobType: value}`` of the plan's engine config (from its JSON for a plan loaded without one)."""
         if self._knobs is None:
-            cfg = self._config_or_json()
-            try:
-                self._knobs = cfg.knobs if cfg is not None else None
-            except CudnnError:
-                self._knobs = None
+            self._knobs = self._of_config(lambda cfg: cfg.knobs)
             if self._knobs is None:
                 self._knobs = {_engines.knob_type(k): v for k, v in self.json_info["knobs"].items()}
         return dict(self._knobs)
@@ -301,7 +303,7 @@ class Plan:
         return [int(u) for u in self.descriptor.get(A.CUDNN_ATTR_EXECUTION_PLAN_COMPUTED_INTERMEDIATE_UIDS,
                                                     AT.CUDNN_TYPE_INT64)]
 
-    def summary(self) -> dict:
+    def to_dict(self) -> dict:
         """Engine, knobs, workspace, notes and device, as plain data."""
         profile = profile_of(self.deviceprop)
         return {
@@ -314,8 +316,7 @@ class Plan:
             "device": profile.device_name if profile is not None else None,
         }
 
-    to_dict = summary  # plain data, as every result class gives it
-    as_dict = summary  # the earlier name, kept as an alias
+    summary = earlier_name("summary")
 
     def __reduce__(self):
         raise TypeError("cannot pickle a Plan: it holds live cuDNN descriptors; pickle plan.to_json() and load it "

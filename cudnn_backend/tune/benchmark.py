@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import AttributeName
 from cudnn_backend.core._descriptor import Handle, get_version
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import CudnnBackendError
 from cudnn_backend.runtime import heuristics as _heuristics
@@ -34,7 +35,7 @@ __all__ = ["BenchCase", "BenchReport", "bench"]
 
 
 @dataclass
-class BenchCase:
+class BenchCase(PlainData):
     """One case: per-call host and GPU microseconds (median, min, max over the batches)."""
 
     name: str
@@ -48,11 +49,10 @@ class BenchCase:
         return {"name": self.name, "host_us": self.host_us, "gpu_us": self.gpu_us, "iterations": self.iterations,
                 "repeats": self.repeats, "note": self.note}
 
-    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 @dataclass
-class BenchReport:
+class BenchReport(PlainData):
     """The cases measured for one plan, and what the plan and device were."""
 
     name: str
@@ -70,7 +70,6 @@ class BenchReport:
                 "engine_index": self.engine_index, "knobs": self.knobs, "workspace_bytes": self.workspace_bytes,
                 "plan_source": self.plan_source, "measured": self.measured, "cases": [c.to_dict() for c in self.cases]}
 
-    as_dict = to_dict  # the earlier name, kept as an alias
 
     def table(self) -> str:
         rows = []

@@ -49,6 +49,7 @@ import pathlib
 from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import DataType
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.core.families._build import as_data_type
@@ -103,7 +104,7 @@ _BATCH, _M, _MM_N, _MM_K = 4, 128, 128, 64
 
 
 @dataclass(frozen=True)
-class CatalogueEntry:
+class CatalogueEntry(PlainData):
     """One graph of a catalogue: ``name``, its ``family`` (a heatmap row), ``data_type`` and ``layout`` labels
     ("-" when unknown until built), and how to build it: ``builder`` (a pattern name, ``module:FUNC`` or
     ``FILE.py:FUNC``) called with ``kwargs``. ``ops`` is a short description of its operations."""
@@ -134,14 +135,14 @@ class CatalogueEntry:
         """The entry as a sweep ``Task`` (builder, keyword arguments, label)."""
         return Task(self.builder, dict(self.kwargs), self.key)
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """The entry as JSON-able data (``from_dict`` reads it back)."""
         return {"name": self.name, "family": self.family, "data_type": self.data_type, "layout": self.layout,
                 "builder": self.builder, "kwargs": {k: _plain(v) for k, v in self.kwargs.items()}, "ops": self.ops}
 
     @classmethod
     def from_dict(cls, d: dict) -> "CatalogueEntry":
-        """An entry from ``as_dict`` output."""
+        """An entry from ``to_dict`` output."""
         return cls(d["name"], d.get("family", "user"), d.get("data_type", "-"), d.get("layout", "-"),
                    d.get("builder", ""), dict(d.get("kwargs", {})), d.get("ops", ""))
 

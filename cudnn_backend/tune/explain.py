@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 from cudnn_backend.core._descriptor import Descriptor, attribute_io
 from cudnn_backend.core.names import default_tensor_name
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.patterns import Pattern
@@ -571,7 +572,7 @@ def _set_path(op, path, value):
 # the explanation
 # ---------------------------------------------------------------------------------------------
 @dataclass
-class Explanation:
+class Explanation(PlainData):
     """What ``why`` found: the probe ``result`` (with ``detail`` per stage), the ``device`` and ``cudnn_version``,
     the ``minimization`` (the cheapest variation cuDNN supports: kind, label, cost, the difference as lines,
     and the supported result of the changed graph), other working ``alternatives``, how many variations were
@@ -669,12 +670,12 @@ class Explanation:
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """The explanation as JSON-able data: the stages with their lines, the probe result, the minimization."""
         return {"name": self.name, "device": self.device, "cudnn_version": self.cudnn_version,
                 "supported": self.supported, "stage": self.stage,
                 "stages": [{"stage": s, "verdict": v, "detail": d} for s, v, d in self.stages()],
-                "result": self.result.as_dict(), "minimization": self.minimization,
+                "result": self.result.to_dict(), "minimization": self.minimization,
                 "alternatives": self.alternatives, "tried": self.tried, "seconds": round(self.seconds, 3),
                 "notes": self.notes}
 

@@ -10,6 +10,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import MissingDependencyError
 from cudnn_backend.tune import plots
 
@@ -24,11 +25,10 @@ EXECUTE_FAILED = "execute failed"
 WRONG = "wrong result"
 SKIPPED = "skipped"
 TIMED = "timed, not checked"  # racing: out of the race before its outputs were checked
-STATUSES = (OK, PLAN_BUILT, PLAN_REFUSED, EXECUTE_FAILED, WRONG, SKIPPED, TIMED)
 
 
 @dataclass
-class ConfigResult:
+class ConfigResult(PlainData):
     """One engine config tried.
 
     ``source`` is where it came from: "A", "B", "FALLBACK" (heuristics modes, ``rank`` its place in that
@@ -103,7 +103,6 @@ class ConfigResult:
         d["behavior_notes"] = list(self.behavior_notes)
         return d
 
-    as_dict = to_dict  # the earlier name, kept as an alias
 
     @classmethod
     def from_dict(cls, d: dict) -> "ConfigResult":

@@ -57,6 +57,7 @@ from cudnn_backend._bindings.enums import BehaviorNote
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor, Handle, as_int
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.errors import (
     CudnnBackendError,
@@ -111,8 +112,8 @@ def engine_kind(config_or_notes, operation_count: int) -> str:
 # one graph
 # ---------------------------------------------------------------------------------------------
 @dataclass
-class SupportResult:
-    """Where one graph stands (plain data: it pickles, and ``as_dict``/``from_dict`` round-trip through JSON).
+class SupportResult(PlainData):
+    """Where one graph stands (plain data: it pickles, and ``to_dict``/``from_dict`` round-trip through JSON).
 
     ``supported``; ``stage`` where it was refused (None when supported) and ``reason`` (cuDNN's own words where
     it gave some); ``verified``: "plan" (a plan was built), "config" (a runtime-compiled config finalized, its
@@ -158,7 +159,7 @@ class SupportResult:
             return "yes" if self.verified == "plan" else "yes*"
         return f"no: {self.stage}"
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """The result as JSON-able plain data (with its ``status``); ``from_dict`` reads it back."""
         d = asdict(self)
         d["status"] = self.status
@@ -166,7 +167,7 @@ class SupportResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> "SupportResult":
-        """A result from ``as_dict`` output (unknown keys ignored)."""
+        """A result from ``to_dict`` output (unknown keys ignored)."""
         names = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in d.items() if k in names})
 
@@ -650,7 +651,7 @@ class SupportMatrix:
                 "cudnn_version": self.cudnn_version, "plans": self.plans, "kernels": self.kernels,
                 "filters": dict(self.filters), "notes": list(self.notes), "legend": self.legend(),
                 "wall_seconds": round(self.wall_seconds, 3), "cached": self.cached, "workers": self.workers,
-                "results": [r.as_dict() for r in self.results]}
+                "results": [r.to_dict() for r in self.results]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "SupportMatrix":
@@ -877,13 +878,13 @@ def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.famil
         n_workers = _worker_count(workers, len(todo))
         options = {"device_profile": profile, "plans": plans, "kernels": kernels, "gpu": on_gpu,
                    "allow_version_mismatch": allow_version_mismatch,
-                   "entries": {entries[i].key: entries[i].as_dict() for i in todo}}
+                   "entries": {entries[i].key: entries[i].to_dict() for i in todo}}
 
         def keep(result):
             """Store a result as it arrives (an interrupted run keeps what it probed)."""
             if store is not None and isinstance(result, SupportResult) and result.fingerprint:
                 store.put_many([(SupportCache.key(result.fingerprint, version, identity, plan_mode), version,
-                                 identity, result.as_dict())])
+                                 identity, result.to_dict())])
 
         if n_workers <= 1:
             for done, i in enumerate(todo, 1):

@@ -122,7 +122,7 @@ def test_fp32_strided_dgrad_is_explained_and_minimized():
     assert ex.alternatives and ex.tried >= len(ex.alternatives) + 1
     text = ex.text()
     assert "NOT SUPPORTED (refused at heuristics)" in text and "every tensor → NHWC" in text
-    assert ex.as_dict()["stages"][-1]["stage"] == "heuristics"
+    assert ex.to_dict()["stages"][-1]["stage"] == "heuristics"
 
 
 def test_genstats_with_too_small_statistics_is_refused_by_the_checks(known):

@@ -409,7 +409,7 @@ def test_worker_processes_and_the_serial_path_agree(tmp_path):
 # ---------------------------------------------------------------------------------------------
 def test_json_csv_and_heatmap(small_matrix, tmp_path):
     back = SupportMatrix.load(small_matrix.write_json(tmp_path / "m.json"))
-    assert [r.as_dict() for r in back] == [r.as_dict() for r in small_matrix]
+    assert [r.to_dict() for r in back] == [r.to_dict() for r in small_matrix]
     assert back.device == small_matrix.device and back.cudnn_version == small_matrix.cudnn_version
     data = json.loads((tmp_path / "m.json").read_text())
     assert any("kernels: empty" in line for line in data["legend"])
