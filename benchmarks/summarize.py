@@ -9,12 +9,12 @@ import datetime
 import json
 import pathlib
 
-# Targets, as ratios to the C loop in the same run (issue: per-call overhead benchmarks).
+# Targets, as ratios to the C loop in the same run.
 TARGETS = {
     "test_execute_prebuilt_pack": 1.05,
     "test_bind_and_execute": 1.25,
     "test_build_graph_generic": 1.5,
-    "test_build_graph_typed": 2.0,  # issue 8: the Graph builder, graph checks included, <= 2x C
+    "test_build_graph_typed": 2.0,  # the Graph builder, graph checks included, <= 2x C
 }
 LABELS = {
     "test_execute_prebuilt_pack": "cudnn-backend execute, prebuilt variant pack",
