@@ -371,6 +371,19 @@ def _check_handle(handle):
     return handle
 
 
+def _targeted(plan, handle, deviceprop, kernel_cache):
+    """An ExecutionPlan descriptor (not finalized) given the GPU it is for, a handle's or a device profile's, and the
+    kernel cache its runtime-compiled kernels go to; returns it."""
+    if handle is not None:
+        plan.handle = handle
+    if deviceprop is not None:
+        plan.deviceprop = deviceprop
+    if kernel_cache is not None:
+        _engines._need_finalized(kernel_cache, DT.CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel_cache")
+        plan.kernel_cache = kernel_cache
+    return plan
+
+
 def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, run_only_intermediate_uids=None,
                allow_version_mismatch=None, retry_refused=False) -> Plan:
     """A Plan for a Config (or EngineConfig descriptor), with a ``Handle`` and/or a device profile.
@@ -390,14 +403,7 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
             raise NoDeviceError(f"build_plan: no GPU is visible here (CUDA driver: {_device.driver()}); pass handle= "
                                 "on a GPU machine or device_profile= (e.g. DeviceProfile.bundled('h200')) to build the "
                                 "plan offline")
-    plan = ExecutionPlan(engine_config=config.descriptor)
-    if handle is not None:
-        plan.handle = handle
-    if dp is not None:
-        plan.deviceprop = dp
-    if kernel_cache is not None:
-        _engines._need_finalized(kernel_cache, DT.CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel_cache")
-        plan.kernel_cache = kernel_cache
+    plan = _targeted(ExecutionPlan(engine_config=config.descriptor), handle, dp, kernel_cache)
     if run_only_intermediate_uids is not None:
         plan.run_only_intermediate_uids = [as_int(u, "run_only_intermediate_uids") for u in
                                            _engines.user_sequence(run_only_intermediate_uids, "run_only_intermediate_uids")]
@@ -517,14 +523,7 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
     text = check_plan_json(text)
     if operation_graph is not None:
         _engines.check_graph(operation_graph)
-    plan = ExecutionPlan(json_representation=text)
-    if handle is not None:
-        plan.handle = handle
-    if dp is not None:
-        plan.deviceprop = dp
-    if kernel_cache is not None:
-        _engines._need_finalized(kernel_cache, DT.CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel_cache")
-        plan.kernel_cache = kernel_cache
+    plan = _targeted(ExecutionPlan(json_representation=text), handle, dp, kernel_cache)
     clear_error()
     try:
         plan.finalize(check_required=False)  # ENGINE_CONFIG is required when building, not when deserializing
