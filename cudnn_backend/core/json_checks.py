@@ -797,7 +797,7 @@ class Base64(Check):
 # ------------------------------------------------------------------------------------------------
 _I32 = Int(INT32_MIN, INT32_MAX)
 _I32_NONNEG = Int(0, INT32_MAX)
-OUT, INS = "out", "ins"  # the tensor roles of node members beside "in" (read): written, a list read
+IN, OUT, INS = "in", "out", "ins"  # the tensor roles of node members: read, written, a list read
 TABLE_RELEASES = _tables_data.RELEASES  # the cuDNN releases with a table of their own, oldest first
 CUDNN_VERSION = TABLE_RELEASES[-1]  # the newest release with a table (a newer one falls back to it: see table_release)
 KINDS = _tables_data.KINDS  # kind -> {member: (checker spec, written by, required by)}
