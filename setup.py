@@ -24,6 +24,7 @@ extensions = [
         ("cudnn_backend._bindings.cycudnn", "cudnn_backend/_bindings/cycudnn.pyx"),
         ("cudnn_backend.core._descriptor", "cudnn_backend/core/_descriptor.pyx"),
         ("cudnn_backend.core._logging", "cudnn_backend/core/_logging.pyx"),
+        ("cudnn_backend.typed._signature", "cudnn_backend/typed/_signature.pyx"),
         ("cudnn_backend.typed._base", "cudnn_backend/typed/_base.pyx"),
         ("cudnn_backend.typed._classes", "cudnn_backend/typed/_classes.pyx"),
         ("cudnn_backend.runtime._execute", "cudnn_backend/runtime/_execute.pyx"),

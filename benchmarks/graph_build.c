@@ -1,5 +1,5 @@
 /* The C baseline for graph construction (CPU only, no GPU needed): build and finalize the small
- * conv + bias + ReLU operation graph of issue 8's benchmark, the way a C programmer writes it.
+ * conv + bias + ReLU operation graph of the graph-build benchmark, the way a C programmer writes it.
  *
  *   X 1x8x8x8 fp16 NHWC, W 8x8x3x3 fp16 NHWC, padding 1, bias [1,8,1,1], ReLU -> Y 1x8x8x8 fp16
  *   6 tensors (two virtual fp32), a convolution descriptor, 2 pointwise descriptors, 3 operations

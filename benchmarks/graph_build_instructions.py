@@ -37,6 +37,10 @@ def _child(which, n, shim, c_lib):
     import graph_build_ratios as gbr
 
     if which == "c":
+        # cuDNN with what the package loads beside it (the no-device stand-in where no driver is, NVRTC): the C
+        # program alone finds no CUDA driver on a machine without a GPU and fails its first finalize
+        from cudnn_backend._bindings import _loader
+        _loader.load_cudnn()
         batch = gbr.load_c_batch(c_lib)
         fn, count = (lambda: batch(n)), 1  # one call: ctypes' own cost spread over n graphs
     else:

@@ -1,6 +1,6 @@
 """Graph construction on the CPU: cudnn-backend next to the same graph built in C, in one process.
 
-cuDNN finalizes operation graphs offline, so no GPU is needed. The graph (issue 8's benchmark): X 1x8x8x8 fp16
+cuDNN finalizes operation graphs offline, so no GPU is needed. The graph: X 1x8x8x8 fp16
 NHWC, W 8x8x3x3, padding 1, bias, ReLU: 6 tensors, a convolution descriptor, 3 operations and the operation
 graph, finalized (and every descriptor destroyed), built three ways:
 

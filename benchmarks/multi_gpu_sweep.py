@@ -1,4 +1,4 @@
-"""Issue 23's measurement: the ResNet-50 preset tuned with the knob search (``TuneOptions`` defaults: racing) on one
+"""The ResNet-50 preset tuned with the knob search (``TuneOptions`` defaults: racing) on one
 GPU and on every GPU of this host, in pairs as the budget allows, the winners compared, and where the time goes.
 
     python benchmarks/multi_gpu_sweep.py --out "$OUT"            # ~280 s (--budget-s) on a 2-GPU host
@@ -8,7 +8,7 @@ fresh worker pool (one process per GPU, started in the run: its start is counted
 graphs handed out from one shared queue (largest estimated work first; an idle worker takes the next). Then the
 same pool tunes the preset again, warm (a second sweep of the same session: no worker start). The 1-GPU and the
 N-GPU run of a pair alternate which goes first, so drift favours neither; pairs repeat until ``--budget-s`` would
-be overrun. Targets (issue 23): N-GPU/1-GPU wall time <= 0.52 on 2 GPUs, 0.28 on 4, 0.15 on 8 (the mean over the
+be overrun. Targets: N-GPU/1-GPU wall time <= 0.52 on 2 GPUs, 0.28 on 4, 0.15 on 8 (the mean over the
 pairs of the cold runs, every pair listed).
 
 Winners (the first pair's 1-GPU against N-GPU runs): the same config, or within timing noise head to head (both
@@ -155,7 +155,7 @@ def replay(tasks, seconds, workers) -> float:
 
 
 def markdown(s) -> str:
-    lines = [f"# Issue 23: the {s['preset']} preset tuned on {s['gpus']} GPUs against 1 ({s['date']})", "",
+    lines = [f"# The {s['preset']} preset tuned on {s['gpus']} GPUs against 1 ({s['date']})", "",
              f"{s['device']}; cuDNN {s['cudnn_version']}; `{s['command']}` (knob search on, racing: TuneOptions' "
              f"defaults); each run a fresh worker pool and an empty plan cache; {len(s['pairs'])} pair(s) in "
              f"{s['elapsed_s']:.0f} s (budget {s['budget_s']:.0f} s).", "",
@@ -218,7 +218,7 @@ def main():
         summary["skipped"] = f"this host has {n} GPU(s): the comparison needs 2 or more"
         say(summary["skipped"] + "; nothing measured")
         (out / "multi_gpu_sweep.json").write_text(json.dumps(summary, indent=1))
-        (out / "multi_gpu_sweep.md").write_text(f"# Issue 23\n\nNot measured: {summary['skipped']}.\n")
+        (out / "multi_gpu_sweep.md").write_text(f"# Multi-GPU sweep\n\nNot measured: {summary['skipped']}.\n")
         return 0
     pins = list(sweeps.WorkerPool.on_gpus(n).pins) if not args.dry_run else []
     if args.dry_run:

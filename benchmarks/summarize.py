@@ -9,7 +9,7 @@ import datetime
 import json
 import pathlib
 
-# Targets, as ratios to the C loop in the same run (issue: per-call overhead benchmarks).
+# Targets, as ratios to the C loop in the same run.
 TARGETS = {  # (the noise-proof comparison is benchmarks/percall_interleaved.py's; these are its targets too)
     "test_execute_prebuilt_pack": 1.03,
     "test_bind_and_execute": 1.10,

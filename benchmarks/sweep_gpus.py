@@ -1,4 +1,4 @@
-"""Issue 12's measurement: tune the ResNet-50 preset (12 convolutions at batch 32 and 1) on 1 GPU and on N GPUs of
+"""Tune the ResNet-50 preset (12 convolutions at batch 32 and 1) on 1 GPU and on N GPUs of
 this host (one process per GPU, one shared queue), and compare wall times and winners.
 
     python benchmarks/sweep_gpus.py --gpus 2 --out sweep_gpus.json

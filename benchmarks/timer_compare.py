@@ -24,7 +24,7 @@ from cudnn_backend.tune.timing import Timer, Timing
 
 
 class TorchTimer:
-    """The explorer's timer before issue 18 (tune/timing.py at 5ddce65), on torch's events and CUDA graphs."""
+    """The explorer's earlier timer (tune/timing.py at 5ddce65), on torch's events and CUDA graphs."""
 
     def __init__(self, handle, *, warmup=10, repeats=20, target_sample_us=300.0, cold=False, cuda_graph=False):
         self.handle = handle

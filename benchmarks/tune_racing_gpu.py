@@ -1,4 +1,4 @@
-"""Issue 20's measurement on one GPU: tuning with racing (the default) against the exhaustive pass it replaced, on
+"""On one GPU: tuning with racing (the default) against the exhaustive pass it replaced, on
 the ResNet-50 preset (batch 32 and batch 1) and the fused and user presets, the knob search on; the winners timed
 head to head; the autotuned configs against torch's ``cudnn.benchmark=True``.
 

@@ -1,4 +1,4 @@
-"""Where a sweep worker's first task spends its extra seconds (issue 12: the fixed cost that does not halve).
+"""Where a sweep worker's first task spends its extra seconds (the fixed cost that does not halve when the graphs are spread over GPUs).
 
     python benchmarks/warmup_breakdown.py --out warmup.json
 

@@ -1,4 +1,4 @@
-"""Sweep worker start-up on one GPU, before and after issue 18 (no torch in sweep workers).
+"""Sweep worker start-up on one GPU, with torch imported in the worker (as before) and without it (as now).
 
 A sweep worker (``tune.sweeps._worker_main``) is a spawned process pinned to one GPU. Before, it imported torch
 and made torch's CUDA context in a thread as it started (``inputs.warm_up``), and its first timed config waited
@@ -24,7 +24,7 @@ import time
 
 
 def _old_warm_up():
-    """tune.inputs.warm_up before issue 18."""
+    """tune.inputs.warm_up as it was when sweep workers imported torch."""
     try:
         import torch
 

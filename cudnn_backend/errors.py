@@ -163,7 +163,7 @@ class CudnnShutdownError(CudnnNotInitializedError):
     """A cuDNN call started while the interpreter exits, refused: cuDNN's libraries are being torn down.
 
     A ``CudnnError`` (status ``CUDNN_STATUS_NOT_INITIALIZED``), so a daemon thread's loop that catches
-    ``CudnnError`` ends quietly at exit instead of printing "Exception in thread".
+    ``CudnnError`` ends quietly at exit; a thread that does not catch it ends quietly too (``core._exit``).
     """
 
     MESSAGE = "the interpreter is exiting: no new cuDNN call is started (cuDNN's libraries are being torn down)"

@@ -41,7 +41,7 @@ def main():
     op_graph = graph_api().op_graph
     plan = build(op_graph)
     print(plan)
-    print(plan.summary())
+    print(plan.to_dict())
     with tempfile.TemporaryDirectory() as folder:
         text, info, loaded = round_trip(plan, folder)
     print(f"JSON: {len(text)} characters; it says {info}")

@@ -104,27 +104,34 @@ def test_import_loads_only_the_lower_layers():
     assert out.stdout.strip() == "[]"
 
 
-def test_result_classes_give_to_dict_and_keep_as_dict():
+def test_to_dict_is_the_one_plain_data_name_and_the_earlier_names_still_answer():
     """``to_dict()`` is the one name for a result or data class's plain data; ``as_dict`` (the earlier name of most
-    of them) stays as an alias of the same function."""
+    of them) and a Config's or Plan's ``summary`` still answer, the same data with a DeprecationWarning."""
+    from cudnn_backend.core.plain import PlainData
     from cudnn_backend.runtime.engines import Config, EngineInfo, KnobSpec
     from cudnn_backend.runtime.execution import KernelNode
     from cudnn_backend.runtime.heuristics import Attempt
     from cudnn_backend.runtime.plans import Plan
     from cudnn_backend.tune.benchmark import BenchCase, BenchReport
     from cudnn_backend.tune.cache import CacheEntry
+    from cudnn_backend.tune.catalogue import CatalogueEntry
+    from cudnn_backend.tune.explain import Explanation
     from cudnn_backend.tune.fusion import FusionReport
     from cudnn_backend.tune.results import ConfigResult
+    from cudnn_backend.tune.support import SupportResult
     from cudnn_backend.tune.timing import Timing
 
     for cls in (EngineInfo, KnobSpec, KernelNode, Attempt, BenchCase, BenchReport, CacheEntry, FusionReport,
-                ConfigResult, Timing):
-        assert cls.as_dict is cls.to_dict, cls.__name__
-    for cls in (Config, Plan):  # live objects: their summary() is their plain data
-        assert cls.to_dict is cls.as_dict is cls.summary, cls.__name__
+                ConfigResult, Timing, Config, Plan, SupportResult, Explanation, CatalogueEntry):
+        assert issubclass(cls, PlainData) and "to_dict" in vars(cls), cls.__name__
+        assert cls.as_dict is PlainData.as_dict, cls.__name__  # one definition of the earlier name
+    for cls in (Config, Plan):  # live objects: their summary() was their plain data
+        assert cls.summary.__name__ == "summary" and "deprecated" in cls.summary.__doc__
     timing = Timing(1.5, 1.0, 2.0, 3, 10)
-    assert timing.to_dict() == timing.as_dict() == {"median_us": 1.5, "min_us": 1.0, "max_us": 2.0, "samples": 3,
-                                                     "calls_per_sample": 10}
+    expected = {"median_us": 1.5, "min_us": 1.0, "max_us": 2.0, "samples": 3, "calls_per_sample": 10}
+    assert timing.to_dict() == expected
+    with pytest.warns(DeprecationWarning, match=r"Timing.as_dict\(\) is deprecated: use to_dict\(\)"):
+        assert timing.as_dict() == expected
 
 
 # names added since the recorded lists (each asserted reachable where it was added)

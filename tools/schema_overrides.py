@@ -440,7 +440,7 @@ ATTRIBUTE_OVERRIDES = {
 # ---------------------------------------------------------------------------
 # Value bounds the checked core enforces before cuDNN sees a set (integer elements, and the
 # numerators of FRACTION elements, must be >= the bound). cuDNN 9.19 divides by several of these
-# (zero-sized tensors and windows kill the process with SIGFPE in finalize or heuristics: issue 9),
+# (zero-sized tensors and windows kill the process with SIGFPE in finalize or heuristics),
 # and none has a meaning below its bound (NVIDIA docs: sizes, strides, dilations >= 1; paddings >= 0).
 # ---------------------------------------------------------------------------
 VALUE_MIN = {

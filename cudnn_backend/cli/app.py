@@ -22,7 +22,8 @@ from rich.text import Text
 
 from cudnn_backend.cli import render
 from cudnn_backend._bindings._loader import release_library
-from cudnn_backend.cli.args import SIZE_OPTIONS, UsageError, build_parser, builder_kwargs, size_options, tune_options
+from cudnn_backend.cli.args import (SIZE_OPTIONS, UsageError, build_parser, builder_kwargs, options_from, size_options,
+                                    tune_options)
 from cudnn_backend.cli.errata import cmd_errata, errata_arg
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Handle
@@ -40,6 +41,7 @@ from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import autotune, explore
 from cudnn_backend.tune.fusion import fusion_report
+from cudnn_backend.tune.options import BenchOptions, SupportOptions, SweepOptions, WhyOptions
 from cudnn_backend.tune.results import config_words, headroom_rows, knob_words, plural
 from cudnn_backend.tune.catalogue import default_catalogue, filter_entries, load_catalogue
 from cudnn_backend.tune.support import (
@@ -412,11 +414,12 @@ def cmd_info(args) -> int:
 
 
 def _many(args, tasks, job, profile, options, cache=None) -> int:
-    executor = "ray" if args.ray else ("processes" if args.gpus is not None or args.workers is not None else "serial")
+    many = options_from(args, SweepOptions)
+    executor = "ray" if many.ray_address else ("processes" if many.gpus is not None or many.workers is not None
+                                               else "serial")
     with _progress(args, f"{job} {plural(len(tasks), 'graph')}") as progress:
-        result = sweep(tasks, job=job, executor=executor, gpus=args.gpus or "all", workers=args.workers,
-                       ray_address=None if args.ray in (None, "local") else args.ray, device_profile=profile,
-                       cache=cache, progress=progress, order=args.order, options=options)
+        result = sweep(tasks, job=job, executor=executor, device_profile=profile, cache=cache, progress=progress,
+                       options=options, **many.as_kwargs())
     render.console.print(render.sweep_table(result))
     if result.executor == "processes" and result.worker_reports:  # where the workers' time went
         render.console.print(result.accounting(), markup=False, highlight=False)
@@ -451,7 +454,7 @@ def cmd_explore(args) -> int:
 def _several(args, tasks, plan_path, done: str) -> bool:
     """Whether several graphs run (a sweep): more than one, or --gpus/--ray/--workers; UsageError where a saved
     plan or --save-plan (one graph each) meets them. ``done``: "explored" or "tuned", for the message."""
-    several = len(tasks) > 1 or args.gpus is not None or args.ray or args.workers is not None
+    several = len(tasks) > 1 or args.gpus is not None or args.ray_address or args.workers is not None
     if several and plan_path:
         raise UsageError("--gpus/--ray/--workers take several graphs (--preset, --tasks, --graph ...)")
     if several and args.save_plan:
@@ -541,8 +544,7 @@ def cmd_bench(args) -> int:
     from_handle = _new_handle()
     try:
         plan, name, how = _plan_for(args, from_handle, _cache(args))
-        report = bench(plan, from_handle, iterations=args.iterations, repeats=args.repeats, warmup=args.warmup,
-                       name=name)
+        report = bench(plan, from_handle, **options_from(args, BenchOptions).as_kwargs(), name=name)
         report.plan_source = how
         render.bench(report)
         if args.json:
@@ -664,15 +666,15 @@ def _support_entries(args) -> list:
         entries = load_catalogue(args.catalogue) if args.catalogue else default_catalogue()
     except (ValueError, TypeError) as e:
         raise UsageError(f"argument --catalogue: {e}") from None
-    for flag, kw, value in (("--family", "family", args.family), ("--dtype", "data_type", args.dtype),
+    for flag, kw, value in (("--family", "family", args.family), ("--dtype", "data_type", args.data_type),
                             ("--layout", "layout", args.layout)):
         try:
             filter_entries([], **{kw: value})
         except ValueError as e:
             raise UsageError(f"argument {flag}: {str(e).removeprefix(f'{kw}: ')}") from None
-    kept = filter_entries(entries, family=args.family, data_type=args.dtype, layout=args.layout, name=args.name)
+    kept = filter_entries(entries, family=args.family, data_type=args.data_type, layout=args.layout, name=args.name)
     if not kept:
-        given = ", ".join(f"{flag} {v}" for flag, v in (("--family", args.family), ("--dtype", args.dtype),
+        given = ", ".join(f"{flag} {v}" for flag, v in (("--family", args.family), ("--dtype", args.data_type),
                                                           ("--layout", args.layout), ("--name", args.name)) if v)
         raise UsageError(f"no graph of the {'catalogue ' + args.catalogue if args.catalogue else 'default catalogue'} "
                          f"({len(entries)} graphs) passes {given}")
@@ -680,8 +682,7 @@ def _support_entries(args) -> list:
 
 
 def _support_options(args) -> dict:
-    return dict(family=args.family, data_type=args.dtype, layout=args.layout, name=args.name, plans=args.plans,
-                workers=args.workers, cache=False if args.no_cache else (args.cache or True),
+    return dict(options_from(args, SupportOptions).as_kwargs(), cache=False if args.no_cache else (args.cache or True),
                 allow_version_mismatch=True if args.allow_version_mismatch else None)
 
 
@@ -827,15 +828,15 @@ def cmd_why(args) -> int:
     profile = _device_profile(args)
     handle = None if _offline(profile) else _new_handle()
     try:
-        ex = why(target, profile, handle=handle, kwargs=dict(args.param or ()), minimize=not args.no_minimize,
-                 budget_s=args.budget, max_variations=args.max_variations,
+        ex = why(target, profile, handle=handle, kwargs=dict(args.param or ()),
+                 **options_from(args, WhyOptions).as_kwargs(),
                  allow_version_mismatch=True if args.allow_version_mismatch else None)
     finally:
         if handle is not None:
             handle.close()
     render.explanation(ex)
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(ex.as_dict(), indent=1, default=str) + "\n", encoding="utf-8")
+        pathlib.Path(args.json).write_text(json.dumps(ex.to_dict(), indent=1, default=str) + "\n", encoding="utf-8")
         render.error_console.print(f"wrote {args.json}")
     return 0 if ex.supported else 1  # the answer, for scripts: 1 when cuDNN refuses the graph
 

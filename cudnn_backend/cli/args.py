@@ -8,12 +8,23 @@ import inspect
 import sys
 
 from cudnn_backend._version import __version__
+from cudnn_backend.core.names import read_data_type
 from cudnn_backend.errors import did_you_mean
 from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.patterns.presets import PRESETS
-from cudnn_backend.tune.options import Bytes, Count, Flag, Seconds, TuneOptions, cli_flag, option_fields
+from cudnn_backend.tune.options import (
+    BenchOptions,
+    Choice,
+    Count,
+    Flag,
+    SupportOptions,
+    SweepOptions,
+    TuneOptions,
+    WhyOptions,
+)
 
-__all__ = ["build_parser", "size_options", "builder_kwargs", "tune_options", "UsageError", "SIZE_OPTIONS"]
+__all__ = ["build_parser", "size_options", "builder_kwargs", "add_options", "options_from", "tune_options",
+           "UsageError", "SIZE_OPTIONS"]
 
 
 class UsageError(Exception):
@@ -47,6 +58,8 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
             return text
         if action.default is False:
             return text + " (default: off)"
+        if isinstance(action, argparse._StoreFalseAction):  # a --no-X flag: X is on unless it is given
+            return text + " (default: on)"
         return text + " (default: %(default)s)"
 
 
@@ -65,14 +78,6 @@ def arg_type(kind):
 
 positive = arg_type(Count(1))
 non_negative = arg_type(Count(0))
-seconds = arg_type(Seconds())
-nbytes = arg_type(Bytes())  # 1048576, 64MiB, 2GB, 512k: bytes (binary multiples)
-
-
-def gpus(text):
-    if text == "all":
-        return "all"
-    return positive(text)
 
 
 def key_value(text):
@@ -104,7 +109,16 @@ SIZE_OPTIONS = (
     ("hidden", positive, "norm row length (hidden size)"),
 )
 _SIZE_NAMES = frozenset(name for name, _, _ in SIZE_OPTIONS)
-DTYPES = {"half": "CUDNN_DATA_HALF", "bfloat16": "CUDNN_DATA_BFLOAT16", "float": "CUDNN_DATA_FLOAT"}
+COMMON_DATA_TYPES = "fp16, bf16, fp32"  # the names --help shows; any name core.names reads is taken
+
+
+def data_type(text):
+    """--dtype: any data type name ``core.names`` reads (fp16 or half, bf16 or bfloat16, fp32 or float, ...), as
+    the C name builders take."""
+    member = read_data_type(text)
+    if member is None:
+        raise argparse.ArgumentTypeError(f"expected a data type ({COMMON_DATA_TYPES}, ...), not {text!r}")
+    return member.name
 
 
 def size_options(args) -> dict:
@@ -113,7 +127,7 @@ def size_options(args) -> dict:
     for key, value in getattr(args, "param", None) or ():
         out[key] = value
     if getattr(args, "dtype", None):
-        out["data_type"] = DTYPES[args.dtype]
+        out["data_type"] = args.dtype
     if getattr(args, "layout", None):
         out["layout"] = args.layout
     return out
@@ -158,7 +172,7 @@ def _option_of(parameter: str, size_options=True) -> str:
     if parameter in _SIZE_NAMES:
         return f"--{parameter} N"
     if parameter == "data_type":
-        return "--dtype " + "|".join(sorted(DTYPES))
+        return "--dtype " + "|".join(COMMON_DATA_TYPES.split(", "))
     if parameter == "layout":
         return "--layout nhwc|nchw"
     return f"--param {parameter}=VALUE"
@@ -185,7 +199,8 @@ def _graph_inputs(p, *, many=True):
         s.add_argument(f"--{name}", type=typ, default=None, metavar="N", help=help_text)
     s.add_argument("--param", action="append", type=key_value, metavar="KEY=VALUE",
                    help="any other parameter of the pattern or FUNC (value as a Python literal)")
-    s.add_argument("--dtype", choices=sorted(DTYPES), default=None, help="input/output data type (pattern default)")
+    s.add_argument("--dtype", type=data_type, default=None, metavar="TYPE",
+                   help=f"input/output data type: {COMMON_DATA_TYPES}, ... (half, bfloat16, float too) (pattern default)")
     s.add_argument("--layout", choices=["nhwc", "nchw"], default=None, help="tensor layout (pattern default)")
     p.add_argument("--device-profile", metavar="h100|h200|FILE",
                    help="work offline for this GPU (a bundled profile or a file from `profile capture`), converted "
@@ -195,31 +210,47 @@ def _graph_inputs(p, *, many=True):
                         "(cuDNN may refuse or misread it)")
 
 
-def _explore_options(p, tune=False):
-    groups = {}
-    for f, opt in option_fields():  # every TuneOptions field with a flag: its help, default and check from there
-        flag = cli_flag(f.name)
-        if flag is None:
+def add_options(p, cls, groups=None, names=None):
+    """Every field of the option set ``cls`` (``tune.options``) that has a flag (``names``: only these), as an
+    option of ``p``: its flag, help, default, metavar and check all read from the field and its ``Option``.
+    ``groups`` ({title: argument group}) collects the groups made, so options of several sets (and the command's
+    own) can share one."""
+    groups = {} if groups is None else groups
+    for f, opt in cls.option_fields():
+        flag = cls.cli_flag(f.name)
+        if flag is None or (names is not None and f.name not in names):
             continue
-        g = groups.get(opt.group) or groups.setdefault(opt.group, p.add_argument_group(opt.group))
+        g = p if opt.group is None else (groups.get(opt.group) or
+                                         groups.setdefault(opt.group, p.add_argument_group(opt.group)))
         if isinstance(opt.kind, Flag):
-            g.add_argument(flag, dest=f.name, action="store_true", help=opt.help)
+            g.add_argument(flag, dest=f.name, action="store_false" if f.default else "store_true", help=opt.help)
+        elif isinstance(opt.kind, Choice) and opt.metavar is None:  # argparse lists the choices, says "did you mean"
+            g.add_argument(flag, dest=f.name, choices=opt.kind.choices, default=f.default, help=opt.help)
         else:  # a default given as text is parsed like the user's: shown as it is typed (e.g. A,B)
             default = None if f.default is None else opt.kind.show(f.default)
+            optional = {} if opt.const is None else {"nargs": "?", "const": opt.const}
             g.add_argument(flag, dest=f.name, type=arg_type(opt.kind), default=default, metavar=opt.metavar,
-                           help=opt.help)
-    m = p.add_argument_group("many graphs")
-    m.add_argument("--gpus", type=gpus, default=None, metavar="all|N",
-                   help="spread the graphs over this many GPUs (one process each); default: one after another here. "
-                        "More GPUs than this machine has is an error, and so is --gpus offline (no GPU, or "
-                        "--device-profile): --workers N is the offline way")
-    m.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                   help="send the graphs to Ray: a local ray.init() without ADDRESS, else that cluster")
-    m.add_argument("--workers", type=positive, default=None, metavar="N",
-                   help="CPU worker processes for an offline sweep (--gpus without a GPU)")
-    m.add_argument("--order", choices=("largest", "given"), default="largest",
-                   help="the order workers take the graphs in: largest estimated work first (the default: the last "
-                        "graphs, run while other workers idle, are small ones) or as given")
+                           help=opt.help, **optional)
+    return groups
+
+
+def options_from(args, cls, **extra):
+    """The option set ``cls`` of the command line's options (``extra``: fields set by the command); a value they
+    refuse together is a UsageError naming its flag."""
+    given = {f.name: getattr(args, f.name) for f, _ in cls.option_fields()
+             if cls.cli_flag(f.name) and hasattr(args, f.name)}
+    try:
+        return cls(**given, **extra)
+    except (TypeError, ValueError) as e:
+        name = getattr(e, "option", None)
+        if name is None or cls.cli_flag(name) is None:
+            raise
+        raise UsageError(f"argument {cls.cli_flag(name)}: {str(e).partition(': ')[2]}") from None
+
+
+def _explore_options(p, tune=False):
+    add_options(p, TuneOptions)
+    add_options(p, SweepOptions)
     o = p.add_argument_group("output")
     o.add_argument("--top", type=positive, default=25, metavar="N", help="rows of the results table")
     o.add_argument("--no-engines", action="store_true", help="leave out the table of every engine")
@@ -239,16 +270,8 @@ def _explore_options(p, tune=False):
 
 
 def tune_options(args, **extra) -> TuneOptions:
-    """The ``TuneOptions`` of the command line's search options (``extra``: fields set by the command); a value
-    they refuse together is a UsageError naming its flag."""
-    given = {f.name: getattr(args, f.name) for f, _ in option_fields() if cli_flag(f.name) and hasattr(args, f.name)}
-    try:
-        return TuneOptions(**given, **extra)
-    except (TypeError, ValueError) as e:
-        name = getattr(e, "option", None)
-        if name is None or cli_flag(name) is None:
-            raise
-        raise UsageError(f"argument {cli_flag(name)}: {str(e).partition(': ')[2]}") from None
+    """The ``TuneOptions`` of the command line's search options (``options_from``)."""
+    return options_from(args, TuneOptions, **extra)
 
 
 EXIT_CODES = """exit codes (every command):
@@ -296,9 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Microbenchmark one plan: the plan cache's (after `tune`) or heuristics' first "
                                    "working config, or a saved --plan.")
     _graph_inputs(p, many=False)
-    p.add_argument("--iterations", type=positive, default=200, help="calls per timed batch")
-    p.add_argument("--repeats", type=positive, default=7, help="timed batches (median, min and max reported)")
-    p.add_argument("--warmup", type=non_negative, default=50, help="warm-up calls per case")
+    add_options(p, BenchOptions)
     p.add_argument("--cache", metavar="FILE", help="the plan cache file to take a tuned plan from (default: the "
                    "user cache directory)")
     p.add_argument("--no-cache", action="store_true", help="ignore the plan cache: use heuristics' pick")
@@ -404,16 +425,14 @@ def _width_option(parser):
 # support, compare, why: which graphs fuse, on which GPU and cuDNN release, and why not
 # ---------------------------------------------------------------------------------------------
 def _support_selection(p, profile=True):
-    f = p.add_argument_group("which graphs (the default catalogue, or yours)")
+    groups = {}
+    which, probing = SupportOptions.group_of("family"), SupportOptions.group_of("plans")
+    f = groups[which] = p.add_argument_group(which)
     f.add_argument("--catalogue", metavar="FILE", help="your own list: a Python file (every public function callable "
                    "without arguments is a graph, or a CATALOGUE list) or a text file, one `BUILDER [key=value ...]` "
                    "per line (BUILDER: a pattern, FILE.py:FUNC, module:FUNC, or `chain head=... chain=a,b ...`)")
-    f.add_argument("--family", metavar="LIST", help="only these families (comma list: conv_fwd, conv_dgrad, "
-                   "conv_wgrad, matmul, layer_norm, rms_norm, batch_norm, sdpa, sdpa_composite; user for your own)")
-    f.add_argument("--dtype", metavar="LIST", help="only these data types (comma list: fp16, bf16, fp32, fp8, int8)")
-    f.add_argument("--layout", metavar="LIST", help="only these layouts (comma list: nhwc, nchw, row, bshd)")
-    f.add_argument("--name", metavar="TEXT", help="only graphs whose name contains TEXT (e.g. +relu, >genstats)")
-    r = p.add_argument_group("probing")
+    add_options(p, SupportOptions, groups, names=("family", "data_type", "layout", "name"))
+    r = groups[probing] = p.add_argument_group(probing)
     if profile:
         r.add_argument("--device-profile", metavar="h100|h200|FILE",
                        help="probe offline for this GPU (a bundled profile or a file); default: this machine's GPU, "
@@ -421,11 +440,7 @@ def _support_selection(p, profile=True):
     r.add_argument("--allow-version-mismatch", action="store_true",
                    help="hand the device profile to a cuDNN release other than the one that wrote it (for experts: "
                         "cuDNN may refuse or misread it)")
-    r.add_argument("--plans", choices=("precompiled", "all", "none"), default="precompiled",
-                   help="offline, which configs' execution plans are built: precompiled ones (runtime-compiled configs "
-                        "are checked up to their finalize: compiling takes 1-4 s each), all (compiles them), none")
-    r.add_argument("--workers", type=positive, default=None, metavar="N",
-                   help="CPU worker processes (default: one per core when more than a few graphs need probing)")
+    add_options(p, SupportOptions, groups, names=("plans", "workers"))
     r.add_argument("--no-cache", action="store_true", help="neither read nor write the support cache")
     r.add_argument("--cache", metavar="FILE", help="the support cache file (default: support.sqlite in the user cache "
                    "directory, or $CUDNN_BACKEND_SUPPORT_CACHE)")
@@ -501,8 +516,5 @@ def _support_parsers(sub):
                    help="the target GPU, offline (default: this machine's GPU, or the bundled h200 profile)")
     p.add_argument("--allow-version-mismatch", action="store_true",
                    help="hand the device profile to a cuDNN release other than the one that wrote it")
-    m = p.add_argument_group("minimization")
-    m.add_argument("--no-minimize", action="store_true", help="explain only; try no variations")
-    m.add_argument("--budget", type=seconds, default=60.0, metavar="S", help="seconds the variations may take")
-    m.add_argument("--max-variations", type=positive, default=400, metavar="N", help="variations probed at most")
+    add_options(p, WhyOptions)
     p.add_argument("--json", metavar="FILE", help="write the explanation as JSON")

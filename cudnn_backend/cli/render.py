@@ -24,8 +24,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from cudnn_backend.core.names import DATA_TYPE_NAMES
 from cudnn_backend.runtime import device_facts
-from cudnn_backend.tune.options import cli_flag, option_fields
+from cudnn_backend.tune.options import OPTION_SETS
 from cudnn_backend.tune.results import config_words, format_bytes, knob_words, plural, sm_words
 
 __all__ = ["console", "error_console", "make_console", "configure", "console_width", "LOG_WIDTH", "table",
@@ -171,10 +172,11 @@ def table_or_line(t: Table, empty: str):
 
 # the command line's flag for each keyword of the Python API that has one: messages written for Python users
 # ("pass allow_version_mismatch=True", "max_workspace=...") reach command-line users in their words (cli_words):
-# every TuneOptions field with a flag (from its Option), and the parameters of the commands' other options
-FLAGS = {f.name: cli_flag(f.name) for f, _ in option_fields() if cli_flag(f.name)} | {
+# every option set's field with a flag (from its Option), and the parameters of the commands' other options
+FLAGS = {f.name: cls.cli_flag(f.name) for cls in OPTION_SETS for f, _ in cls.option_fields()
+         if cls.cli_flag(f.name)} | {
     "device_profile": "--device-profile", "allow_version_mismatch": "--allow-version-mismatch",
-    "workers": "--workers", "gpus": "--gpus", "catalogue": "--catalogue", "iterations": "--iterations",
+    "catalogue": "--catalogue",
 }
 
 
@@ -572,7 +574,7 @@ def support_summary(matrix) -> Table:
     summary = matrix.summary()
     unknown = matrix.unknown_summary()
     dtypes = list(dict.fromkeys(d for cols in summary.values() for d in cols))
-    order = ["fp16", "bf16", "fp32", "fp8", "int8"]
+    order = list(DATA_TYPE_NAMES.values())
     dtypes.sort(key=lambda d: order.index(d) if d in order else len(order))
     t = table(None, caption=stage_words(matrix.stage_counts()))
     t.add_column("family", no_wrap=True)

@@ -30,7 +30,7 @@ from cudnn_backend.core._logging import (
     enable_logging,
     logging_enabled,
 )
-from cudnn_backend.core import device, schema, versions
+from cudnn_backend.core import _exit, device, schema, versions  # noqa: F401 - _exit: quiet threads at exit
 from cudnn_backend.core.info import info
 
 __all__ = [

@@ -86,7 +86,6 @@ MAX_RANK = 8  # CUDNN_DIM_MAX: cuDNN refuses tensors of more dimensions
 # the largest element count / element offset a tensor may span: 2**56 elements is far beyond any
 # device (an H200 holds 2**37 bytes) and keeps byte sizes (x 16-byte elements x vector count) in int64
 MAX_TENSOR_SPAN = 1 << 56
-DEVICE_NAME_MAX_BYTES = 255  # 256 bytes: double free at exit; 300: bad_alloc / SIGSEGV (cuDNN 9.19)
 MAX_ARRAY = 1 << 16  # tensors per graph, nodes per graph, offsets per kernel...: a sanity bound
 
 
@@ -705,7 +704,6 @@ _MISSING = object()
 _B64_ALPHABET_PAD = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
 _ELF_B64 = "f0VMR"  # base64 of b"\x7fELF" begins so
 MAX_CUBIN_CHARS = 1 << 28
-MAX_RAW_DATA = 1 << 20
 
 
 def _b64_problem(s):
@@ -808,7 +806,6 @@ KINDS = _tables_data.KINDS  # kind -> {member: (checker spec, written by, requir
 NODE_TABLES = dict(sorted((_families.operation_type_name(op), schema) for fam in _families.FAMILIES
                           for op in fam.operations if (schema := fam.node_schema(op)) is not None))
 FINALIZE_MODES = frozenset(_tables_data.VALUES["finalizeMode"])  # every release's
-KNOB_NAMES = frozenset(_tables_data.VALUES["knob"])
 
 
 def _in(release, ranges):

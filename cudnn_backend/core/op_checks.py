@@ -9,21 +9,6 @@ SIGSEGV in heuristics). Each check lives with its operation family in ``core.fam
 """
 from __future__ import annotations
 
-from cudnn_backend.core.families import FINALIZE_CHECKS, norm
-from cudnn_backend.core.families.norm import (
-    check_bn_bwd_weights,
-    check_bn_finalize,
-    check_gen_stats,
-    check_norm_backward,
-    check_norm_forward,
-)
-from cudnn_backend.core.families.pointwise import check_pointwise
-from cudnn_backend.core.families.reduction import check_reduction
-from cudnn_backend.core.families.resample import check_resample_bwd, check_resample_fwd
+from cudnn_backend.core.families import FINALIZE_CHECKS
 
-__all__ = ["FINALIZE_CHECKS", "expected_norm_stats_dims", "check_bn_bwd_weights", "check_bn_finalize",
-           "check_gen_stats", "check_norm_backward", "check_norm_forward", "check_pointwise", "check_reduction",
-           "check_resample_bwd", "check_resample_fwd"]
-
-#: the normalization statistics rule (``core.families.norm.stats_dims``), under its former name
-expected_norm_stats_dims = norm.stats_dims
+__all__ = ["FINALIZE_CHECKS"]

@@ -127,24 +127,3 @@ def _as_attribute(name) -> AttributeName:
 
 def _as_descriptor_type(dtype) -> DescriptorType:
     return DescriptorType[dtype] if isinstance(dtype, str) else DescriptorType(dtype)
-
-
-def as_table() -> list[dict]:
-    """One row per attribute (for printing or a DataFrame)."""
-    rows = []
-    for spec in ATTRIBUTES.values():
-        rows.append(
-            {
-                "descriptor": spec.descriptor.name,
-                "attribute": spec.name.name,
-                "types": "/".join(t.name for t in spec.types),
-                "count": spec.count_text(),
-                "role": spec.role,
-                "default": spec.default,
-                "accepts": None if spec.accepts is None else "/".join(t.name for t in spec.accepts),
-                "since": spec.since,
-                "io": spec.io,
-                "value_min": spec.value_min,
-            }
-        )
-    return rows

@@ -19,6 +19,7 @@ from libc.stdint cimport int64_t
 from cudnn_backend._bindings.cycudnn cimport *
 from cudnn_backend.core._descriptor cimport Descriptor
 from cudnn_backend.typed._base cimport TensorBase, TypedDescriptor
+from cudnn_backend.typed._signature cimport TensorSignature
 
 from cudnn_backend._bindings.enums import (
     AttributeName,
@@ -417,7 +418,7 @@ cdef class GraphCore:
             d = _dims(dims, "dims")
             if strides is None:
                 if like is not None:
-                    ls = (<TensorBase>like).signature()[2]
+                    ls = (<TensorBase>like).signature().strides
                     if len(ls) == len(d) and len(d) <= MAX_RANK:
                         _order_of(ls, order)
                         s = _packed(d, order)
@@ -435,9 +436,9 @@ cdef class GraphCore:
             return self._make_tensor(d, s, data_type, None, name, True, False, 16, None)
         if isinstance(output, TensorBase):
             t = self._need_tensor(output, what)
-            if list(t.signature()[1]) != list(dims):
+            if list(t.signature().dims) != list(dims):
                 raise GraphError(f"{what}: {t.describe()} should have dims {list(dims)}")
-            if data_type is not None and int(t.signature()[3]) != int(as_data_type(data_type, "output_data_type")):
+            if data_type is not None and int(t.signature().data_type) != int(as_data_type(data_type, "output_data_type")):
                 raise GraphError(f"{what}: {t.describe()} should be "
                                  f"{as_data_type(data_type, 'output_data_type').name}")
             return t
@@ -488,7 +489,7 @@ cdef class GraphCore:
         self._slots.append(slots)
         tensors = self.tensors
         for slot in slots:
-            uid = (<tuple>(<tuple>slot)[2])[0]
+            uid = (<TensorSignature>(<tuple>slot)[2]).uid
             if uid not in tensors:
                 tensors[uid] = (<tuple>slot)[1]
         return op
@@ -533,8 +534,8 @@ cdef class GraphCore:
         cdef tuple xd, wd, conv
         x = self._need_tensor(x, "x")
         w = self._need_tensor(w, "w")
-        xd = (<TensorBase>x).signature()[1]
-        wd = (<TensorBase>w).signature()[1]
+        xd = (<TensorBase>x).signature().dims
+        wd = (<TensorBase>w).signature().dims
         conv = self._convolution(len(xd) - 2, padding, stride, dilation, post_padding, compute, mode)
         dims = _conv_out(xd, wd, conv[1], conv[2], conv[3], conv[4])
         y = self._output_c(output, dims, x, output_data_type, name, None, "output")
@@ -576,7 +577,7 @@ cdef class GraphCore:
         if type(mode) is not _POINTWISE_MODE:
             mode = _pointwise_mode(mode)
         x = self._need_tensor(x, "x")
-        dims = (<TensorBase>x).signature()[1]
+        dims = (<TensorBase>x).signature().dims
         like = x
         if b is not None:
             dims, like = self._broadcast(b, "b", dims, like, mode)
@@ -621,7 +622,7 @@ cdef class GraphCore:
 
     cdef tuple _broadcast(self, object operand, str what, object dims, object like, object mode):
         """(dims, like) after broadcasting one more pointwise operand (``like``: the operand of the output's shape)."""
-        shape = (<TensorBase>self._need_tensor(operand, what)).signature()[1]
+        shape = (<TensorBase>self._need_tensor(operand, what)).signature().dims
         if shape != dims:
             dims = _broadcast2(dims, shape, mode)
             if shape == tuple(dims):
@@ -700,7 +701,8 @@ cdef int _check(list operations, list slots) except -1:
     cdef PyObject* tensor_of[CHECK_ARRAYS]
     cdef int producer[CHECK_ARRAYS]  # slot -> the last output slot of its UID (-1: none)
     cdef int overflow
-    cdef tuple sig, slot
+    cdef TensorSignature sig
+    cdef tuple slot
     if n == 0:
         raise GraphError("an operation graph needs at least one operation")
     for i in range(n):
@@ -710,8 +712,8 @@ cdef int _check(list operations, list slots) except -1:
     m = 0
     for i in range(n):
         for slot in <list>slots[i]:
-            sig = <tuple>slot[2]
-            u = sig[0]
+            sig = <TensorSignature>slot[2]
+            u = sig.uid
             if not PyLong_CheckExact(u):
                 return _check_dicts(operations, slots)
             overflow = 0
@@ -740,19 +742,19 @@ cdef int _check(list operations, list slots) except -1:
     for j in range(m):
         k = producer[j]
         if k >= 0:
-            if not is_out[j] and not _same_tensor(<tuple>sig_of[k], <tuple>sig_of[j]):
+            if not is_out[j] and not (<TensorSignature>sig_of[k]).same_tensor(<TensorSignature>sig_of[j]):
                 return _refuse(operations, slots)
             continue
         for i in range(j):  # the first occurrence of this (never produced) UID must agree
             if uid[i] == uid[j]:
-                if not _same_tensor(<tuple>sig_of[i], <tuple>sig_of[j]):
+                if not (<TensorSignature>sig_of[i]).same_tensor(<TensorSignature>sig_of[j]):
                     return _refuse(operations, slots)
                 break
-        if (<tuple>sig_of[j])[4]:
+        if (<TensorSignature>sig_of[j]).virtual:
             return _refuse(operations, slots)
     # a virtual output nobody reads
     for j in range(m):
-        if is_out[j] and producer[j] == j and (<tuple>sig_of[j])[4]:
+        if is_out[j] and producer[j] == j and (<TensorSignature>sig_of[j]).virtual:
             for k in range(m):
                 if not is_out[k] and uid[k] == uid[j]:
                     break
@@ -775,13 +777,13 @@ cdef int _check_dicts(list operations, list slots) except -1:
     cdef dict producer = {}
     cdef dict seen = {}
     cdef set consumed = set()
-    cdef tuple sig
+    cdef TensorSignature sig
     for i in range(n):
         op = operations[i]
         ins = None
         for slot in <list>slots[i]:
-            sig = slot[2]
-            uid = sig[0]
+            sig = <TensorSignature>slot[2]
+            uid = sig.uid
             if slot[3]:
                 p = producer.get(uid)
                 if p is not None and (<tuple>p)[0] is not op:
@@ -793,43 +795,41 @@ cdef int _check_dicts(list operations, list slots) except -1:
                 ins.add(uid)
         if n > 1 and ins is not None:
             for slot in <list>slots[i]:
-                if slot[3] and slot[2][0] in ins:
+                if slot[3] and (<TensorSignature>slot[2]).uid in ins:
                     return _refuse(operations, slots)
     for i in range(n):
         for slot in <list>slots[i]:
-            sig = slot[2]
-            uid = sig[0]
+            sig = <TensorSignature>slot[2]
+            uid = sig.uid
             if not slot[3]:
                 consumed.add(uid)
             p = producer.get(uid)
             if p is not None:
-                if not slot[3] and not _same_tensor(<tuple>(<tuple>p)[2], sig):
+                if not slot[3] and not (<TensorSignature>(<tuple>p)[2]).same_tensor(sig):
                     return _refuse(operations, slots)
                 continue
             first = seen.get(uid)
             if first is None:
                 seen[uid] = sig
-            elif not _same_tensor(<tuple>first, sig):
+            elif not (<TensorSignature>first).same_tensor(sig):
                 return _refuse(operations, slots)
-            if sig[4]:
+            if sig.virtual:
                 return _refuse(operations, slots)
     for uid, p in producer.items():
-        sig = (<tuple>p)[2]
-        if sig[4] and uid not in consumed and not getattr((<tuple>p)[1], "allow_unconsumed", False):
+        sig = <TensorSignature>(<tuple>p)[2]
+        if sig.virtual and uid not in consumed and not getattr((<tuple>p)[1], "allow_unconsumed", False):
             return _refuse(operations, slots)
     for i in range(n):
         for slot in <list>slots[i]:
             if not slot[3]:
-                p = producer.get(slot[2][0])
+                p = producer.get((<TensorSignature>slot[2]).uid)
                 if p is not None and (<tuple>p)[3] >= i:
                     _checks.check_operations(operations, slots)  # orders them: raises on a cycle only
                     return 0
     return 0
 
 
-cdef inline bint _same_tensor(tuple a, tuple b):
-    """Same dims, strides, data type and virtual flag (signature entries 1 to 4)."""
-    return a[1] == b[1] and a[2] == b[2] and a[3] == b[3] and a[4] == b[4]
+
 
 
 cdef int _refuse(list operations, list slots) except -1:

@@ -44,7 +44,7 @@ def check_operations(operations, slots=None):
     for op, op_slots in zip(operations, slots):
         ins = set()
         for _, t, sig, out in op_slots:
-            uid = sig[0]
+            uid = sig.uid
             if out:
                 if uid in producer and producer[uid][0] is not op:
                     raise GraphError(f"UID {uid} ({tensor_name(t)}) is produced by both "
@@ -54,20 +54,20 @@ def check_operations(operations, slots=None):
                 ins.add(uid)
         if many:
             for _, t, sig, out in op_slots:
-                if out and sig[0] in ins:
-                    raise GraphError(f"{operation_label(op)} reads and writes UID {sig[0]} ({tensor_name(t)}): in-place "
+                if out and sig.uid in ins:
+                    raise GraphError(f"{operation_label(op)} reads and writes UID {sig.uid} ({tensor_name(t)}): in-place "
                                      "operations are allowed only in single-node graphs (cuDNN treats this as a "
                                      "cycle); give the output its own tensor")
     seen = {}  # uid -> (tensor, signature) of the first non-produced occurrence
     consumed = set()
     for op, op_slots in zip(operations, slots):
         for kw, t, sig, out in op_slots:
-            uid = sig[0]
+            uid = sig.uid
             if not out:
                 consumed.add(uid)
             p = producer.get(uid)
             if p is not None:
-                if not out and p[2][1:5] != sig[1:5]:
+                if not out and not p[2].same_tensor(sig):
                     raise GraphError(f"{operation_label(op)}.{kw} reads UID {uid} as "
                                      f"{describe_signature(tensor_name(t), sig)} but {operation_label(p[0])} produces "
                                      f"{describe_signature(tensor_name(p[1]), p[2])}: consumer and producer differ")
@@ -75,14 +75,14 @@ def check_operations(operations, slots=None):
             first = seen.get(uid)
             if first is None:
                 seen[uid] = (t, sig)
-            elif first[1][1:5] != sig[1:5]:
+            elif not first[1].same_tensor(sig):
                 raise GraphError(f"duplicate UID {uid}: {describe_signature(tensor_name(first[0]), first[1])} and "
                                  f"{describe_signature(tensor_name(t), sig)} are different tensors")
-            if sig[4]:  # virtual, never produced
+            if sig.virtual:  # never produced
                 raise GraphError(f"virtual tensor {describe_signature(tensor_name(t), sig)} is consumed but no "
                                  "operation produces it")
     for uid, (op, t, sig) in producer.items():
-        if sig[4] and uid not in consumed and not getattr(t, "allow_unconsumed", False):
+        if sig.virtual and uid not in consumed and not getattr(t, "allow_unconsumed", False):
             raise GraphError(f"virtual tensor {describe_signature(tensor_name(t), sig)} is produced by "
                              f"{operation_label(op)} but nothing consumes it; make it a real (non-virtual) output, "
                              "or mark it allow_unconsumed")

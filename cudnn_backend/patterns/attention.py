@@ -94,6 +94,16 @@ def _causal_mask(g, s, tensors):
     return g.pointwise("BINARY_SELECT", s, neg, keep, name="s_masked")
 
 
+def _composite_start(name, b, h, s_q, s_kv, d, dropout, data_type):
+    """What both composite SDPA graphs begin with: (the graph, the sizes checked, the dropout checked, Q in BSHD,
+    K^T read through K's BSHD strides)."""
+    sizes = b, h, s_q, s_kv, d = _sizes(b, h, s_q, s_kv, d)
+    g = Graph(name, io_data_type=data_type)
+    q = _bshd(g, [b, h, s_q, d], "q")
+    kt = g.tensor([b, h, d, s_kv], _transposed(shapes.bshd_strides([b, h, s_kv, d])), name="k_t")
+    return g, sizes, _dropout(dropout), q, kt
+
+
 def sdpa_composite_fwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, causal=False, dropout=0.0,
                        attn_scale=None, data_type=F16, build=True):
     """The classic fused-attention graph (cudnn-frontend's composite SDPA): S = Q @ K^T (K read transposed through
@@ -101,12 +111,8 @@ def sdpa_composite_fwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, caus
     max/sub/exp/sum/div with stats = max + log(sum) (a real fp32 output when ``training``; in inference a virtual
     tensor nothing reads, which the fused engines expect); optional dropout (RNG Bernoulli(1-p) mask, * 1/(1-p));
     O = P @ V."""
-    b, h, s_q, s_kv, d = _sizes(b, h, s_q, s_kv, d)
-    dropout = _dropout(dropout)
-    g = Graph("sdpa_composite_fwd", io_data_type=data_type)
-    q = _bshd(g, [b, h, s_q, d], "q")
-    ks = shapes.bshd_strides([b, h, s_kv, d])
-    kt = g.tensor([b, h, d, s_kv], _transposed(ks), name="k_t")
+    g, (b, h, s_q, s_kv, d), dropout, q, kt = _composite_start("sdpa_composite_fwd", b, h, s_q, s_kv, d, dropout,
+                                                                data_type)
     v = _bshd(g, [b, h, s_kv, d], "v")
     tensors = {"q": q, "k_t": kt, "v": v}
     scale_value = 1.0 / math.sqrt(d) if attn_scale is None else attn_scale
@@ -179,12 +185,9 @@ def sdpa_composite_bwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, causal=False, dropo
     dS = (dO @ V^T [* mask] - softmax_sum) * P [/ (1-p)] * scale; dK = dS^T @ Q; dQ = dS @ K. The transposes are
     RESHAPE operations with swapped strides; with ``dq_accumulator`` dQ goes through a real fp32 accumulator
     (F16x16 reordering) and an IDENTITY to dQ."""
-    b, h, s_q, s_kv, d = _sizes(b, h, s_q, s_kv, d)
-    dropout = _dropout(dropout)
-    g = Graph("sdpa_composite_bwd", io_data_type=data_type)
-    q = _bshd(g, [b, h, s_q, d], "q")
+    g, (b, h, s_q, s_kv, d), dropout, q, kt = _composite_start("sdpa_composite_bwd", b, h, s_q, s_kv, d, dropout,
+                                                                data_type)
     kvs = shapes.bshd_strides([b, h, s_kv, d])
-    kt = g.tensor([b, h, d, s_kv], _transposed(kvs), name="k_t")
     vt = g.tensor([b, h, d, s_kv], _transposed(kvs), name="v_t")
     o, do = _bshd(g, [b, h, s_q, d], "o"), _bshd(g, [b, h, s_q, d], "do")
     stats = g.tensor([b, h, s_q, 1], data_type=F32, name="stats")

@@ -66,28 +66,26 @@ def rms_norm_fwd(tokens=4 * 1024, hidden=128, *, training=True, bias=False, epsi
 
 def layer_norm_bwd(tokens=4 * 1024, hidden=128, *, data_type=F16, build=True):
     """Layer norm backward: dY, X, scale, saved mean and inv_variance -> dX, dscale, dbias."""
-    tokens, hidden = size(tokens, "tokens"), size(hidden, "hidden")
-    g = Graph("layer_norm_bwd", io_data_type=data_type)
-    x, xs = _norm_inputs(g, tokens, hidden, data_type)
-    dy = g.tensor([tokens, hidden, 1, 1], xs, data_type, name="dy")
-    scale = g.tensor([1, hidden, 1, 1], xs, F32, name="scale")
-    mean = g.tensor([tokens, 1, 1, 1], [1, 1, 1, 1], F32, name="mean")
-    inv_var = g.tensor([tokens, 1, 1, 1], [1, 1, 1, 1], F32, name="inv_variance")
-    out = g.layer_norm_bwd(dy, x, scale, mean, inv_var, name="ln_bwd")
-    return finish("layer_norm_bwd", g, {"x": x, "dy": dy, "scale": scale, "mean": mean, "inv_variance": inv_var,
-                                        **out}, build, params=dict(tokens=tokens, hidden=hidden))
+    return _norm_bwd("layer_norm_bwd", tokens, hidden, data_type, build)
 
 
 def rms_norm_bwd(tokens=4 * 1024, hidden=128, *, data_type=F32, build=True):
     """RMS norm backward: dY, X, scale, saved inv_variance -> dX, dscale (no dbias)."""
+    return _norm_bwd("rms_norm_bwd", tokens, hidden, data_type, build)
+
+
+def _norm_bwd(name, tokens, hidden, data_type, build):
+    """The backward of layer norm (with the saved mean) or RMS norm (without): ``name`` is the pattern and the
+    ``Graph`` method."""
     tokens, hidden = size(tokens, "tokens"), size(hidden, "hidden")
-    g = Graph("rms_norm_bwd", io_data_type=data_type)
+    g = Graph(name, io_data_type=data_type)
     x, xs = _norm_inputs(g, tokens, hidden, data_type)
     dy = g.tensor([tokens, hidden, 1, 1], xs, data_type, name="dy")
     scale = g.tensor([1, hidden, 1, 1], xs, F32, name="scale")
-    inv_var = g.tensor([tokens, 1, 1, 1], [1, 1, 1, 1], F32, name="inv_variance")
-    out = g.rms_norm_bwd(dy, x, scale, inv_var, name="rms_bwd")
-    return finish("rms_norm_bwd", g, {"x": x, "dy": dy, "scale": scale, "inv_variance": inv_var, **out}, build,
+    saved = {"mean": g.tensor([tokens, 1, 1, 1], [1, 1, 1, 1], F32, name="mean")} if name == "layer_norm_bwd" else {}
+    saved["inv_variance"] = g.tensor([tokens, 1, 1, 1], [1, 1, 1, 1], F32, name="inv_variance")
+    out = getattr(g, name)(dy, x, scale, *saved.values(), name="ln_bwd" if name == "layer_norm_bwd" else "rms_bwd")
+    return finish(name, g, {"x": x, "dy": dy, "scale": scale, **saved, **out}, build,
                   params=dict(tokens=tokens, hidden=hidden))
 
 

@@ -10,6 +10,6 @@ The layer sits beside ``graph`` and ``runtime``: it needs only ``typed`` and ``c
 (``_graph``) and runs it (``evaluator``); each operation's math is an ``Op`` of its family module in
 ``core/families`` (declared in its ``Family``'s ``reference_ops``), on the blocks of ``core.families._reference``.
 """
-from cudnn_backend.reference.evaluator import ReferenceResult, evaluate, unsupported
+from cudnn_backend.reference.evaluator import ReferenceResult, estimated_work, evaluate, unsupported
 
-__all__ = ["ReferenceResult", "evaluate", "unsupported"]
+__all__ = ["ReferenceResult", "evaluate", "unsupported", "estimated_work"]

@@ -3,7 +3,6 @@ dims, strides, data type, virtual, by-value and a by-value scalar's recorded val
 slots by keyword and its attributes, its child descriptors' attributes), producers first."""
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from cudnn_backend._bindings.enums import AttributeName, DescriptorType
@@ -17,12 +16,11 @@ from cudnn_backend.typed.introspection import (
     operation_label,
     operations_of,
     signature_of,
-    tensor_name,
     tensor_slots,
     topological_order,
 )
 
-__all__ = ["TensorInfo", "Node", "ReadGraph", "read_graph", "as_tuple"]
+__all__ = ["Node", "ReadGraph", "read_graph", "as_tuple"]
 
 _GRAPH = DescriptorType.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR
 _KEYWORDS: dict = {}  # descriptor type -> {keyword: AttributeName}
@@ -42,9 +40,6 @@ def attribute(descriptor, keyword, default=None):
     return default if value is None else value
 
 
-TensorInfo = TensorSpec  # a tensor of the graph as its descriptor says: the one tensor description
-
-
 class Node:
     """One operation: its descriptor, type, label, and tensor slots ``(keyword, uid, is_output)``."""
 
@@ -53,7 +48,7 @@ class Node:
         self.index = index
         self.kind = DescriptorType(int(op.descriptor_type))
         self.label = operation_label(op)
-        self.slots = [(kw, int(signature_of(t)[0]), bool(out)) for kw, t, out in tensor_slots(op)]
+        self.slots = [(kw, int(signature_of(t).uid), bool(out)) for kw, t, out in tensor_slots(op)]
 
     def uid(self, keyword):
         """The UID in slot ``keyword`` (None when unset)."""
@@ -141,7 +136,7 @@ def read_graph(op_graph) -> ReadGraph:
             spec = TensorSpec.from_descriptor(t)
             uid = spec.uid
             if uid not in tensors:
-                tensors[uid] = dataclasses.replace(spec, name=tensor_name(t))
+                tensors[uid] = spec
             if out:
                 producer.setdefault(uid, node)
     return ReadGraph(nodes, tensors, producer)

@@ -1,5 +1,5 @@
 """``evaluate`` and ``unsupported``: the graph read from its own descriptors, evaluated in float64 whole or at a
-random sample of output coordinates.
+random sample of output coordinates; ``estimated_work``: its multiply-adds as each operation's family counts them.
 
 Sampled evaluation pulls back, operation by operation from the outputs to the inputs, only the blocks of each
 tensor that the sampled coordinates need (``core.families._reference.Request``: rows, filters, heads, single elements), then
@@ -15,13 +15,13 @@ import numpy as np
 
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core.families import REFERENCE_OPS
-from cudnn_backend.core.families._reference import Request, Unsupported, full, merge, outer_coords, select, take
+from cudnn_backend.core.families._reference import Op, Request, Unsupported, full, merge, outer_coords, select, take
 from cudnn_backend.errors import GraphError, ReferenceUnsupportedError
 from cudnn_backend.reference._graph import read_graph
 from cudnn_backend.typed.introspection import signature_of
 
-__all__ = ["ReferenceResult", "evaluate", "unsupported", "DEFAULT_MAX_ELEMENTS", "DEFAULT_MAX_WORK",
-           "DEFAULT_SAMPLES"]
+__all__ = ["ReferenceResult", "evaluate", "unsupported", "estimated_work", "DEFAULT_MAX_ELEMENTS",
+           "DEFAULT_MAX_WORK", "DEFAULT_SAMPLES"]
 
 DEFAULT_MAX_ELEMENTS = 1 << 20
 DEFAULT_MAX_WORK = 1 << 28
@@ -81,6 +81,22 @@ def _ops(graph):
     return ops, lines
 
 
+def estimated_work(op_graph) -> float:
+    """Rough multiply-adds of a graph: each operation's own estimate, from its family's reference op
+    (``Op.work``); an operation without one, or one the reference does not model, counts the elements it reads and
+    writes. ``op_graph`` as ``unsupported`` takes it (a ``Graph`` not built yet is read as it stands)."""
+    graph = read_graph(op_graph)
+    total = 0.0
+    for node in graph.nodes:
+        cls = REFERENCE_OPS.get(int(node.kind), Op)
+        try:
+            op = cls(node, graph)
+        except Unsupported:
+            op = Op(node, graph)
+        total += op.work()
+    return total
+
+
 def _line(node, graph, reason) -> str:
     writes = ", ".join(graph.tensors[u].name for u in node.outputs)
     return f"{node.label} (operation {node.index}{', writes ' + writes if writes else ''}): {reason}"
@@ -101,7 +117,7 @@ def unsupported(op_graph) -> list:
 
 def _uid_of(key, graph) -> int:
     if isinstance(key, Descriptor):
-        key = signature_of(key)[0]
+        key = signature_of(key).uid
     if isinstance(key, bool) or not isinstance(key, numbers.Integral):
         raise TypeError(f"inputs: a key is a tensor UID (int) or a tensor descriptor, not {type(key).__name__}")
     uid = int(key)

@@ -23,6 +23,7 @@ from cudnn_backend._bindings.enums import AttributeType as AT
 from cudnn_backend._bindings.enums import DataType, DescriptorType
 from cudnn_backend.core._descriptor import Descriptor, Handle, as_int, check_available, user_sequence
 from cudnn_backend.core.json_checks import check_plan_json
+from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 from cudnn_backend.runtime import memory
 from cudnn_backend.typed import arrays
@@ -323,7 +324,7 @@ def uid_of(key) -> int:
     if isinstance(key, Descriptor) and key.descriptor_type == T.CUDNN_BACKEND_TENSOR_DESCRIPTOR:
         if key.closed:
             raise ValueError("a variant pack key: the tensor descriptor is closed")
-        uid = signature_of(key)[0]  # typed or generic, set here or read back from cuDNN
+        uid = signature_of(key).uid  # typed or generic, set here or read back from cuDNN
         if uid is None or int(uid) < 0:
             raise ValueError("a variant pack key: the tensor descriptor has no CUDNN_ATTR_TENSOR_UNIQUE_ID")
         return int(uid)
@@ -362,10 +363,17 @@ def check_array(what, spec, a, check_dtype=True):
         raise ValueError(f"{what}: {problem}; the tensor is {spec.describe()}")
 
 
+def slot_label(uid, spec) -> str:
+    """``UID 3 (b)``: how messages name a pack's slot (the UID alone for a tensor without a name of its own)."""
+    if spec is None or spec.name == default_tensor_name(uid, spec.virtual):
+        return f"UID {uid}"
+    return f"UID {uid} ({spec.name})"
+
+
 def resolve_slot(uid, spec, value, check_dtype=True, stream=-1):
     """(pointer, scalar bytes, object to keep) for binding ``value`` to ``uid``; raises on every mismatch.
     ``stream``: the consumer stream arrays are read for (``consumer_stream``)."""
-    what = f"UID {uid}" + (f" ({spec.name})" if spec is not None and spec.name != str(uid) else "")
+    what = slot_label(uid, spec)
     if spec is not None and spec.virtual:
         raise ValueError(f"{what} is a virtual tensor ({spec.describe()}): cuDNN keeps it internally; do not bind it")
     if spec is not None and spec.by_value:

@@ -34,6 +34,7 @@ from cudnn_backend._bindings.enums import (
 )
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor, as_int, check_available, clear_error, user_sequence
+from cudnn_backend.core.plain import PlainData, earlier_name
 from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError, did_you_mean
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.typed import Engine, EngineConfig, KnobChoice
@@ -44,7 +45,7 @@ __all__ = [
     "engine_knobs", "engine_numerical_notes", "engine_behavior_notes", "engine_global_index", "inspect_engine",
     "list_engines", "make_config", "config_from_index", "as_config", "iter_configs", "rejection", "filter_items",
     "filter_engines", "filter_configs", "as_row", "to_rows", "to_dataframe", "reason_of", "check_graph",
-    "require_device", "as_operation_graph", "find_config", "CONFIG_SEARCH_LIMIT",
+    "require_device", "as_operation_graph", "find_config", "target_device", "CONFIG_SEARCH_LIMIT",
 ]
 
 A = AttributeName
@@ -175,7 +176,7 @@ def require_device(what):
 # knob specs and knob spaces
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class KnobSpec:
+class KnobSpec(PlainData):
     """One knob of an engine (a KnobInfo descriptor as data): valid values are
     ``minimum, minimum + stride, ..., <= maximum``."""
 
@@ -232,7 +233,6 @@ class KnobSpec:
         return {"knob": self.name, "minimum": self.minimum, "maximum": self.maximum, "stride": self.stride,
                 "count": len(self)}
 
-    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 def _specs_of(knobs) -> tuple:
@@ -351,6 +351,17 @@ def engine_count(operation_graph) -> int:
     return int(operation_graph.get(A.CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, AT.CUDNN_TYPE_INT64)[0])
 
 
+def target_device(descriptor, device_profile=None, sm_count_target=None, allow_version_mismatch=None):
+    """``descriptor`` (an Engine or EngineHeuristics, not finalized) aimed at a GPU: its device profile's DEVICEPROP
+    (none: the handle's GPU) and an SM count to stay within; returns it."""
+    dp = as_deviceprop(device_profile, allow_version_mismatch)
+    if dp is not None:
+        descriptor.deviceprop = dp
+    if sm_count_target is not None:
+        descriptor.sm_count_target = as_int(sm_count_target, "sm_count_target", 1)
+    return descriptor
+
+
 def make_engine(operation_graph, global_index, device_profile=None, *, sm_count_target=None,
                 allow_version_mismatch=None, finalize=True):
     """``Engine(operation_graph=g, global_index=i, deviceprop=...)``, finalized (CudnnError when unsupported)."""
@@ -360,12 +371,8 @@ def make_engine(operation_graph, global_index, device_profile=None, *, sm_count_
     if not 0 <= gi < count:
         raise EngineError(f"global_index: engine {gi} is out of range: this graph has engines 0..{count - 1} "
                           f"(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT = {count})")
-    dp = as_deviceprop(device_profile, allow_version_mismatch)
-    engine = Engine(operation_graph=operation_graph, global_index=gi)
-    if dp is not None:
-        engine.deviceprop = dp
-    if sm_count_target is not None:
-        engine.sm_count_target = as_int(sm_count_target, "sm_count_target", 1)
+    engine = target_device(Engine(operation_graph=operation_graph, global_index=gi), device_profile,
+                           sm_count_target, allow_version_mismatch)
     if finalize:
         clear_error()  # a failure reports its own message
         engine.finalize()
@@ -401,7 +408,7 @@ def engine_global_index(engine) -> int:
 
 
 @dataclass
-class EngineInfo:
+class EngineInfo(PlainData):
     """One engine for one operation graph: supported or not (and why), notes and knobs.
 
     ``finalized``: cuDNN finalized the engine for this graph and device. ``supported``: it did, and cuDNN accepts at
@@ -428,11 +435,6 @@ class EngineInfo:
     @property
     def runtime_compiled(self) -> bool:
         return BehaviorNote.CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION in self.behavior_notes
-
-    @property
-    def global_index(self) -> int:
-        """The same number as ``engine_index`` (cuDNN's CUDNN_ATTR_ENGINE_GLOBAL_INDEX); kept for old code."""
-        return self.engine_index
 
     @property
     def knob_space_size(self) -> int:
@@ -463,7 +465,6 @@ class EngineInfo:
             "configs_tried": self.configs_tried,
         }
 
-    as_dict = to_dict  # the earlier name, kept as an alias
 
     def __getstate__(self):  # plain data: the live descriptors stay behind
         state = dict(self.__dict__)
@@ -521,7 +522,7 @@ def list_engines(operation_graph, device_profile=None, *, sm_count_target=None, 
 # ---------------------------------------------------------------------------------------------
 # engine configs
 # ---------------------------------------------------------------------------------------------
-class Config:
+class Config(PlainData):
     """An engine configuration: its ``EngineConfig`` descriptor and what it was made for.
 
     ``engine_index`` and ``knobs`` (``{KnobType: value}``), ``numerical_notes``, ``behavior_notes``,
@@ -598,7 +599,7 @@ class Config:
         """(engine index, ((knob type value, value), ...)): the config's identity within one graph."""
         return (self.engine_index, tuple(sorted((int(k), v) for k, v in self.knobs.items())))
 
-    def summary(self) -> dict:
+    def to_dict(self) -> dict:
         """Engine index, knobs, notes, workspace (and mode and rank) as plain data."""
         row = {
             "engine": self.engine_index,
@@ -614,11 +615,10 @@ class Config:
             row["denied_by"] = self.denied_by.name
         return row
 
-    to_dict = summary  # plain data, as every result class gives it
-    as_dict = summary  # the earlier name, kept as an alias
+    summary = earlier_name("summary")
 
     def __reduce__(self):
-        raise TypeError("cannot pickle a Config: it holds live cuDNN descriptors; pickle config.summary() or "
+        raise TypeError("cannot pickle a Config: it holds live cuDNN descriptors; pickle config.to_dict() or "
                         "(config.engine_index, config.knobs)")
 
     def __repr__(self):
@@ -828,18 +828,15 @@ def rejection(item, *, require_numerical=(), exclude_numerical=(), require_behav
     if max_workspace is not None:
         max_workspace = as_int(max_workspace, "max_workspace", 0)
     num, beh, ws = _notes_of(item)
-    for n in map(numerical_note, _listify(require_numerical, "require_numerical")):
-        if n not in num:
-            return f"lacks numerical note {short_name(n)}"
-    for n in map(numerical_note, _listify(exclude_numerical, "exclude_numerical")):
-        if n in num:
-            return f"has excluded numerical note {short_name(n)}"
-    for n in map(behavior_note, _listify(require_behavior, "require_behavior")):
-        if n not in beh:
-            return f"lacks behavior note {short_name(n)}"
-    for n in map(behavior_note, _listify(exclude_behavior, "exclude_behavior")):
-        if n in beh:
-            return f"has excluded behavior note {short_name(n)}"
+    for what, wanted, convert, have, required in (
+            ("numerical", require_numerical, numerical_note, num, True),
+            ("numerical", exclude_numerical, numerical_note, num, False),
+            ("behavior", require_behavior, behavior_note, beh, True),
+            ("behavior", exclude_behavior, behavior_note, beh, False)):
+        for n in map(convert, _listify(wanted, f"{'require' if required else 'exclude'}_{what}")):
+            if (n in have) != required:
+                return (f"lacks {what} note {short_name(n)}" if required else
+                        f"has excluded {what} note {short_name(n)}")
     if max_workspace is not None and ws is not None and ws > max_workspace:
         return f"workspace {ws} bytes exceeds max_workspace={max_workspace}"
     return None
@@ -874,20 +871,18 @@ filter_configs = filter_items
 # rows and DataFrames
 # ---------------------------------------------------------------------------------------------
 def as_row(item) -> dict:
-    """One plain dict for an EngineInfo, KnobSpec, Config, plan or anything with to_dict() (or as_dict() or
-    summary())."""
+    """One plain dict for an EngineInfo, KnobSpec, Config, plan or anything with to_dict()."""
     if isinstance(item, Mapping):
         return dict(item)
     if isinstance(item, Descriptor):
         if item.descriptor_type == DT.CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
-            return as_config(item).summary()
+            return as_config(item).to_dict()
         if item.descriptor_type == DT.CUDNN_BACKEND_ENGINE_DESCRIPTOR:
             return inspect_engine_descriptor(item).to_dict()
         raise TypeError(f"cannot make a row of a {item.descriptor_type.name}")
-    for name in ("to_dict", "as_dict", "summary"):
-        fn = getattr(item, name, None)
-        if callable(fn):
-            return fn()
+    fn = getattr(item, "to_dict", None)
+    if callable(fn):
+        return fn()
     raise TypeError(f"cannot make a row of a {type(item).__name__}")
 
 

@@ -24,6 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from cudnn_backend.core._descriptor import _stream_to_int
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import CudaError, NativeCudaGraphNotSupportedError
 from cudnn_backend.runtime import memory
 from cudnn_backend.runtime._execute import VariantPack, execute, populate_cuda_graph, update_cuda_graph
@@ -83,7 +84,7 @@ def graph_node_types(graph) -> Counter:
 
 
 @dataclass(frozen=True)
-class KernelNode:
+class KernelNode(PlainData):
     """One kernel a CUDA graph launches: its (mangled) name, a short readable name, grid, block and dynamic
     shared memory in bytes."""
 
@@ -100,7 +101,6 @@ class KernelNode:
         return {"name": self.name, "short_name": self.short_name, "grid": list(self.grid), "block": list(self.block),
                 "shared_mem_bytes": self.shared_mem_bytes}
 
-    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 _LENGTH_PREFIXED = re.compile(r"(\d+)")

@@ -22,6 +22,7 @@ from cudnn_backend._bindings.enums import AttributeName, AttributeType, Descript
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor, as_int, clear_error
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError, NoWorkingPlanError
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime import errata as _errata
@@ -115,17 +116,14 @@ def get_configs(operation_graph, mode="A", device_profile=None, sm_count_target=
     """
     operation_graph = _engines.as_operation_graph(operation_graph)
     m = heur_mode(mode)
-    dp = as_deviceprop(device_profile, allow_version_mismatch)
-    heur = EngineHeuristics(operation_graph=operation_graph, mode=m)
-    if dp is not None:
-        heur.deviceprop = dp
-    if sm_count_target is not None:
-        heur.sm_count_target = as_int(sm_count_target, "sm_count_target", 1)
+    heur = _engines.target_device(EngineHeuristics(operation_graph=operation_graph, mode=m), device_profile,
+                                  sm_count_target, allow_version_mismatch)
     clear_error()
     heur.finalize()
     configs = heuristics_configs(heur, raise_if_empty)
     rules = _errata.resolve(errata)
     if rules:
+        dp = as_deviceprop(device_profile, allow_version_mismatch)  # the one target_device aimed heuristics at
         _errata.mark(configs, rules, target=_errata.target_of(None, dp, operation_graph))
     return configs
 
@@ -170,7 +168,7 @@ def why_no_engine(operation_graph, device_profile=None, modes=("A", "FALLBACK"))
 # the recommended workflow
 # ---------------------------------------------------------------------------------------------
 @dataclass
-class Attempt:
+class Attempt(PlainData):
     """One engine config tried by ``build_first_plan``."""
 
     order: int
@@ -198,7 +196,6 @@ class Attempt:
             "denied_by": self.denied_by,
         }
 
-    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 @dataclass

@@ -29,6 +29,7 @@ from cudnn_backend._bindings import enums as _bindings_enums
 from cudnn_backend._bindings.enums import AttributeName, AttributeType, BehaviorNote, DescriptorType
 from cudnn_backend.core._descriptor import Descriptor, Handle, as_int, clear_error
 from cudnn_backend.core.json_checks import check_plan_json, document_release, plan_identity_members
+from cudnn_backend.core.plain import PlainData, earlier_name
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.core import device as _device
 from cudnn_backend.errors import (CudnnBackendError, CudnnError, CudnnLibraryNotFoundError, DeviceMemoryWarning,
@@ -176,7 +177,7 @@ def forget_refusals():
 # ---------------------------------------------------------------------------------------------
 # the plan
 # ---------------------------------------------------------------------------------------------
-class Plan:
+class Plan(PlainData):
     """A finalized execution plan and what it was built for.
 
     ``descriptor`` is the ``ExecutionPlan`` descriptor (it keeps its config, engine and graph alive in
@@ -231,26 +232,27 @@ class Plan:
             self.config = _engines.Config(cfg, self.operation_graph, self.deviceprop)
         return self.config
 
+    def _of_config(self, read):
+        """``read(config)`` of the plan's engine config; None without one, or when cuDNN will not say."""
+        cfg = self._config_or_json()
+        try:
+            return read(cfg) if cfg is not None else None
+        except CudnnError:
+            return None
+
     @property
     def engine_index(self) -> int:
         """The engine index of the plan's config (from its JSON for a plan loaded without one)."""
         if self._index is None:
-            cfg = self._config_or_json()
-            try:
-                self._index = cfg.engine_index if cfg is not None else self.json_info["engine"]
-            except CudnnError:
-                self._index = self.json_info["engine"]
+            index = self._of_config(lambda cfg: cfg.engine_index)
+            self._index = self.json_info["engine"] if index is None else index
         return self._index
 
     @property
     def knobs(self) -> dict:
-        """``{KnobType: value}`` of the plan's engine config."""
+        """``{KnobType: value}`` of the plan's engine config (from its JSON for a plan loaded without one)."""
         if self._knobs is None:
-            cfg = self._config_or_json()
-            try:
-                self._knobs = cfg.knobs if cfg is not None else None
-            except CudnnError:
-                self._knobs = None
+            self._knobs = self._of_config(lambda cfg: cfg.knobs)
             if self._knobs is None:
                 self._knobs = {_engines.knob_type(k): v for k, v in self.json_info["knobs"].items()}
         return dict(self._knobs)
@@ -302,7 +304,7 @@ class Plan:
         return [int(u) for u in self.descriptor.get(A.CUDNN_ATTR_EXECUTION_PLAN_COMPUTED_INTERMEDIATE_UIDS,
                                                     AT.CUDNN_TYPE_INT64)]
 
-    def summary(self) -> dict:
+    def to_dict(self) -> dict:
         """Engine, knobs, workspace, notes and device, as plain data."""
         profile = profile_of(self.deviceprop)
         return {
@@ -315,8 +317,7 @@ class Plan:
             "device": profile.device_name if profile is not None else None,
         }
 
-    to_dict = summary  # plain data, as every result class gives it
-    as_dict = summary  # the earlier name, kept as an alias
+    summary = earlier_name("summary")
 
     def __reduce__(self):
         raise TypeError("cannot pickle a Plan: it holds live cuDNN descriptors; pickle plan.to_json() and load it "
@@ -371,6 +372,19 @@ def _check_handle(handle):
     return handle
 
 
+def _targeted(plan, handle, deviceprop, kernel_cache):
+    """An ExecutionPlan descriptor (not finalized) given the GPU it is for, a handle's or a device profile's, and the
+    kernel cache its runtime-compiled kernels go to; returns it."""
+    if handle is not None:
+        plan.handle = handle
+    if deviceprop is not None:
+        plan.deviceprop = deviceprop
+    if kernel_cache is not None:
+        _engines._need_finalized(kernel_cache, DT.CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel_cache")
+        plan.kernel_cache = kernel_cache
+    return plan
+
+
 def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, run_only_intermediate_uids=None,
                allow_version_mismatch=None, retry_refused=False) -> Plan:
     """A Plan for a Config (or EngineConfig descriptor), with a ``Handle`` and/or a device profile.
@@ -390,14 +404,7 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
             raise NoDeviceError(f"build_plan: no GPU is visible here (CUDA driver: {_device.driver()}); pass handle= "
                                 "on a GPU machine or device_profile= (e.g. DeviceProfile.bundled('h200')) to build the "
                                 "plan offline")
-    plan = ExecutionPlan(engine_config=config.descriptor)
-    if handle is not None:
-        plan.handle = handle
-    if dp is not None:
-        plan.deviceprop = dp
-    if kernel_cache is not None:
-        _engines._need_finalized(kernel_cache, DT.CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel_cache")
-        plan.kernel_cache = kernel_cache
+    plan = _targeted(ExecutionPlan(engine_config=config.descriptor), handle, dp, kernel_cache)
     if run_only_intermediate_uids is not None:
         plan.run_only_intermediate_uids = [as_int(u, "run_only_intermediate_uids") for u in
                                            _engines.user_sequence(run_only_intermediate_uids, "run_only_intermediate_uids")]
@@ -517,14 +524,7 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
     text = check_plan_json(text)
     if operation_graph is not None:
         _engines.check_graph(operation_graph)
-    plan = ExecutionPlan(json_representation=text)
-    if handle is not None:
-        plan.handle = handle
-    if dp is not None:
-        plan.deviceprop = dp
-    if kernel_cache is not None:
-        _engines._need_finalized(kernel_cache, DT.CUDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR, "kernel_cache")
-        plan.kernel_cache = kernel_cache
+    plan = _targeted(ExecutionPlan(json_representation=text), handle, dp, kernel_cache)
     clear_error()
     try:
         plan.finalize(check_required=False)  # ENGINE_CONFIG is required when building, not when deserializing

@@ -5,8 +5,9 @@
 * ``cuda graph replay``: the plan recorded once into a CUDA graph (cuDNN's native API where the engine
   supports it, stream capture otherwise), then replayed.
 
-Each case runs ``warmup`` calls, then ``repeats`` batches of ``iterations`` calls. Host time is the wall time
-of a batch (no synchronization inside it) per call; GPU time is CUDA events around the same batch per call.
+Each case runs ``warmup`` calls, then ``repeats`` batches of ``iterations`` calls (``BenchOptions``: a sample is
+a batch, where ``TuneOptions``' ``repeats`` samples one call each). Host time is the wall time of a batch (no
+synchronization inside it) per call; GPU time is CUDA events around the same batch per call.
 Needs a GPU, cuda-core and cuda-bindings (the ``gpu`` extra); no torch.
 """
 from __future__ import annotations
@@ -16,7 +17,8 @@ import time
 from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import AttributeName
-from cudnn_backend.core._descriptor import Handle, as_int, get_version
+from cudnn_backend.core._descriptor import Handle, get_version
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import CudnnBackendError
 from cudnn_backend.runtime import heuristics as _heuristics
@@ -27,12 +29,13 @@ from cudnn_backend.runtime.execution import CapturedGraph, CudaGraph, VariantPac
 from cudnn_backend.tune import graphs, inputs, results
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import device_of
+from cudnn_backend.tune.options import BenchOptions
 
 __all__ = ["BenchCase", "BenchReport", "bench"]
 
 
 @dataclass
-class BenchCase:
+class BenchCase(PlainData):
     """One case: per-call host and GPU microseconds (median, min, max over the batches)."""
 
     name: str
@@ -46,11 +49,10 @@ class BenchCase:
         return {"name": self.name, "host_us": self.host_us, "gpu_us": self.gpu_us, "iterations": self.iterations,
                 "repeats": self.repeats, "note": self.note}
 
-    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 @dataclass
-class BenchReport:
+class BenchReport(PlainData):
     """The cases measured for one plan, and what the plan and device were."""
 
     name: str
@@ -68,7 +70,6 @@ class BenchReport:
                 "engine_index": self.engine_index, "knobs": self.knobs, "workspace_bytes": self.workspace_bytes,
                 "plan_source": self.plan_source, "measured": self.measured, "cases": [c.to_dict() for c in self.cases]}
 
-    as_dict = to_dict  # the earlier name, kept as an alias
 
     def table(self) -> str:
         rows = []
@@ -102,14 +103,17 @@ def _resolve_plan(target, handle, cache, kwargs, name):
     return plan, subject.op_graph, subject.name, how
 
 
-def bench(target, handle=None, *, buffers=None, iterations=200, repeats=7, warmup=50, cache=None,
+_BENCH = BenchOptions()  # the defaults of bench's options
+
+
+def bench(target, handle=None, *, buffers=None, iterations=_BENCH.iterations, repeats=_BENCH.repeats,
+          warmup=_BENCH.warmup, cache=None,
           cases=("execute", "bind + execute", "cuda graph replay"), kwargs=None, name=None) -> BenchReport:
     """Per-call host and GPU time of ``target``: a ``Plan``, or anything ``explore`` takes as a graph (then the
     plan is the plan cache's entry when ``cache`` has one, else heuristics' first working config; a builder is
     called with ``kwargs``). See the module's notes."""
-    iterations = as_int(iterations, "iterations", 1)
-    repeats = as_int(repeats, "repeats", 1)
-    warmup = as_int(warmup, "warmup", 0)
+    checked = BenchOptions(iterations=iterations, repeats=repeats, warmup=warmup)
+    iterations, repeats, warmup = checked.iterations, checked.repeats, checked.warmup
     known = ("execute", "bind + execute", "cuda graph replay")
     for c in cases:
         if c not in known:

@@ -32,6 +32,7 @@ import warnings
 from dataclasses import asdict, dataclass
 
 from cudnn_backend.core._descriptor import Handle, get_version
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import CudnnBackendError, PlanCacheError
 from cudnn_backend.runtime import errata as _errata
@@ -144,7 +145,7 @@ def default_cache_path() -> pathlib.Path:
 
 
 @dataclass
-class CacheEntry:
+class CacheEntry(PlainData):
     """One stored plan, without its JSON: key, graph fingerprint, device, cuDNN version, engine and knobs,
     timing, extra info and when it was stored (seconds since the epoch)."""
 
@@ -166,7 +167,6 @@ class CacheEntry:
         d["cudnn_version"] = format_version(self.cudnn_version)
         return d
 
-    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 class PlanCache:

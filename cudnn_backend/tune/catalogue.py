@@ -49,6 +49,7 @@ import pathlib
 from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import DataType
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import GraphError, did_you_mean
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.core.families._build import as_data_type
@@ -90,10 +91,11 @@ TAILS = ("reduction", "genstats")
 _TAILED_CHAINS = ((), ("bias", "relu"))
 #: the families of the matrix's rows (heatmap rows), in order
 FAMILIES = (*HEADS, "layer_norm", "rms_norm", "batch_norm", "sdpa", "sdpa_composite")
-#: data type labels -> the data type of the graph's inputs
-DATA_TYPES = {"fp16": DataType.CUDNN_DATA_HALF, "bf16": DataType.CUDNN_DATA_BFLOAT16,
-              "fp32": DataType.CUDNN_DATA_FLOAT, "fp8": DataType.CUDNN_DATA_FP8_E4M3,
-              "int8": DataType.CUDNN_DATA_INT8}
+#: the data types of the catalogue's graphs' inputs, by label (their printed name, ``core.names``)
+DATA_TYPES = {data_type_name(dt): dt for dt in (DataType.CUDNN_DATA_HALF, DataType.CUDNN_DATA_BFLOAT16,
+                                                DataType.CUDNN_DATA_FLOAT, DataType.CUDNN_DATA_FP8_E4M3,
+                                                DataType.CUDNN_DATA_INT8)}
+_FP16, _BF16, _FP32, _FP8, _INT8 = DATA_TYPES
 LAYOUTS = ("nhwc", "nchw", "row", "bshd")  # "row": row-major (matmul; norms: hidden innermost); "bshd": attention
 
 # the small sizes of every head: big enough for tensor cores, small enough to build fast
@@ -102,7 +104,7 @@ _BATCH, _M, _MM_N, _MM_K = 4, 128, 128, 64
 
 
 @dataclass(frozen=True)
-class CatalogueEntry:
+class CatalogueEntry(PlainData):
     """One graph of a catalogue: ``name``, its ``family`` (a heatmap row), ``data_type`` and ``layout`` labels
     ("-" when unknown until built), and how to build it: ``builder`` (a pattern name, ``module:FUNC`` or
     ``FILE.py:FUNC``) called with ``kwargs``. ``ops`` is a short description of its operations."""
@@ -133,14 +135,14 @@ class CatalogueEntry:
         """The entry as a sweep ``Task`` (builder, keyword arguments, label)."""
         return Task(self.builder, dict(self.kwargs), self.key)
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """The entry as JSON-able data (``from_dict`` reads it back)."""
         return {"name": self.name, "family": self.family, "data_type": self.data_type, "layout": self.layout,
                 "builder": self.builder, "kwargs": {k: _plain(v) for k, v in self.kwargs.items()}, "ops": self.ops}
 
     @classmethod
     def from_dict(cls, d: dict) -> "CatalogueEntry":
-        """An entry from ``as_dict`` output."""
+        """An entry from ``to_dict`` output."""
         return cls(d["name"], d.get("family", "user"), d.get("data_type", "-"), d.get("layout", "-"),
                    d.get("builder", ""), dict(d.get("kwargs", {})), d.get("ops", ""))
 
@@ -155,17 +157,8 @@ def _plain(value):
 # the systematic graphs
 # ---------------------------------------------------------------------------------------------
 def _label_of(data_type) -> str:
-    dt = as_data_type(data_type, "data_type")
-    for label, member in DATA_TYPES.items():
-        if member == dt:
-            return label
-    return data_type_name(dt)
-
-
-def _dtype(label):
-    if isinstance(label, str) and label.lower() in DATA_TYPES:
-        return DATA_TYPES[label.lower()]
-    return as_data_type(label, "data_type")
+    """The label of any data type name, member or value: its printed name (``half`` and ``fp16`` -> ``fp16``)."""
+    return data_type_name(as_data_type(data_type, "data_type"))
 
 
 def _chain_names(chain) -> tuple:
@@ -183,12 +176,12 @@ def _chain_names(chain) -> tuple:
     return tuple(out)
 
 
-def chain_graph(head="conv_fwd", chain=(), tail=None, data_type="fp16", layout="nhwc", *, stride=1,
+def chain_graph(head="conv_fwd", chain=(), tail=None, data_type=_FP16, layout="nhwc", *, stride=1,
                 build=False) -> Graph:
     """The catalogue's head + chain + tail graph (see the module's notes), not finalized unless ``build``.
 
     ``head``: conv_fwd, conv_dgrad, conv_wgrad or matmul; ``chain``: up to 3 chain elements (names or a comma list);
-    ``tail``: None, "reduction" or "genstats"; ``data_type``: fp16, bf16, fp32, fp8, int8 (or any data type name):
+    ``tail``: None, "reduction" or "genstats"; ``data_type``: fp16, bf16, fp32, fp8_e4m3, int8 (any data type name):
     the head's inputs, the chain's other operands (fp32 beside fp8 and int8) and the graph's final output;
     intermediates are virtual fp32, a reduction's output fp32; compute is fp32 (int32 for an int8 head);
     ``layout``: nhwc or nchw (convolutions; matmul is row-major); ``stride`` of the convolution."""
@@ -197,7 +190,7 @@ def chain_graph(head="conv_fwd", chain=(), tail=None, data_type="fp16", layout="
     chain = _chain_names(chain)
     if tail not in (None, *TAILS):
         raise ValueError(f"tail: {tail!r} is not None or one of {', '.join(TAILS)}")
-    dt = _dtype(data_type)
+    dt = as_data_type(data_type, "data_type")
     is_int = dt == DataType.CUDNN_DATA_INT8
     compute = DataType.CUDNN_DATA_INT32 if is_int else DataType.CUDNN_DATA_FLOAT
     g = Graph(_graph_name(head, chain, tail), io_data_type=dt)
@@ -278,9 +271,9 @@ def _head_variants(head) -> list:
     """(data type label, layout) pairs a head is probed in."""
     if head == "matmul":
         return [(label, "row") for label in DATA_TYPES]
-    out = [(label, layout) for label in ("fp16", "bf16", "fp32") for layout in ("nhwc", "nchw")]
+    out = [(label, layout) for label in (_FP16, _BF16, _FP32) for layout in ("nhwc", "nchw")]
     if head == "conv_fwd":
-        out += [("fp8", "nhwc"), ("int8", "nhwc")]
+        out += [(_FP8, "nhwc"), (_INT8, "nhwc")]
     return out
 
 
@@ -288,7 +281,7 @@ NORMS = ("layer_norm", "rms_norm", "batch_norm")
 _NORM_VARIANTS = (("fwd", True), ("fwd", False), ("bwd", True))  # (direction, training)
 
 
-def norm_graph(norm="layer_norm", direction="fwd", training=True, data_type="fp16", layout="row", *,
+def norm_graph(norm="layer_norm", direction="fwd", training=True, data_type=_FP16, layout="row", *,
                build=False) -> Graph:
     """A normalization graph of the catalogue: ``norm`` layer_norm, rms_norm or batch_norm; ``direction`` fwd or
     bwd; forward ``training`` (statistics written) or inference. Layer / RMS norm: X [256, 128, 1, 1] with the
@@ -299,7 +292,7 @@ def norm_graph(norm="layer_norm", direction="fwd", training=True, data_type="fp1
         raise ValueError(f"norm: {norm!r} is not one of {', '.join(NORMS)}")
     if direction not in ("fwd", "bwd"):
         raise ValueError(f"direction: {direction!r} is not 'fwd' or 'bwd'")
-    dt = _dtype(data_type)
+    dt = as_data_type(data_type, "data_type")
     f32 = DataType.CUDNN_DATA_FLOAT
     g = Graph(f"{norm}_{direction}" + ("" if training or direction == "bwd" else "_inference"), io_data_type=dt)
     if norm == "batch_norm":
@@ -368,7 +361,7 @@ def _norm_entries() -> list:
             if norm == "batch_norm" and not training:
                 continue
             name = f"{norm}_{direction}" + ("" if training or direction == "bwd" else "_inference")
-            for label in ("fp16", "bf16", "fp32"):
+            for label in (_FP16, _BF16, _FP32):
                 for layout in layouts:
                     out.append(CatalogueEntry(name, norm, label, layout, NORM_BUILDER,
                                               {"norm": norm, "direction": direction, "training": training,
@@ -382,7 +375,7 @@ def _attention_entries() -> list:
     out = []
     for family, pattern, kwargs, what in _ATTENTION_ENTRIES:
         variant = "".join(f",{k}={v}" for k, v in kwargs.items() if k == "causal")
-        for label in ("fp16", "bf16"):
+        for label in (_FP16, _BF16):
             out.append(CatalogueEntry(pattern + variant, family, label, "bshd", pattern,
                                       dict(kwargs, data_type=label), what))
     return out
@@ -425,13 +418,20 @@ def _wanted(values, what, known):
     return out or None
 
 
+def _wanted_data_types(values):
+    """The labels of the data types named (any name ``core.names`` reads: ``half`` and ``fp16`` alike), "-"
+    kept; None for None."""
+    wanted = _wanted(values, "data_type", None)
+    return None if wanted is None else {w if w == "-" else _label_of(w) for w in wanted}
+
+
 def filter_entries(entries, *, family=None, data_type=None, layout=None, name=None) -> list:
     """The entries whose family, data type label and layout are among those given (each a name, a comma list or
     a list; None: any); ``name`` keeps entries whose name contains that text. An entry whose label is "-"
     (unknown until built: a user's entry) passes the data type and layout filters; ``support`` applies them to
     its built graph."""
     fam = _wanted(family, "family", (*FAMILIES, "user"))
-    dts = _wanted(data_type, "data_type", (*DATA_TYPES, "-"))
+    dts = _wanted_data_types(data_type)
     lays = _wanted(layout, "layout", (*LAYOUTS, "-"))
     out = []
     for e in entries:
@@ -450,7 +450,7 @@ def filter_entries(entries, *, family=None, data_type=None, layout=None, name=No
 def label_matches(data_type, layout, *, data_types=None, layouts=None) -> bool:
     """Whether built labels pass the data type / layout filters (as ``filter_entries`` takes them); "-" (a graph
     that was never built) passes."""
-    dts = _wanted(data_types, "data_type", (*DATA_TYPES, "-"))
+    dts = _wanted_data_types(data_types)
     lays = _wanted(layouts, "layout", (*LAYOUTS, "-"))
     return (dts is None or data_type in dts or data_type == "-") and (lays is None or layout in lays or layout == "-")
 
@@ -499,7 +499,7 @@ def _text_catalogue(p: pathlib.Path) -> list:
                 head = kw.get("head", "conv_fwd")
                 chain = _chain_names(kw.get("chain", ()))
                 tail = kw.get("tail")
-                label = _label_of(kw.get("data_type", "fp16"))
+                label = _label_of(kw.get("data_type", _FP16))
                 layout = kw.get("layout", "row" if head == "matmul" else "nhwc")
                 unknown = set(kw) - {"head", "chain", "tail", "data_type", "layout", "stride"}
                 if unknown:

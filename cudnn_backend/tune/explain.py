@@ -38,11 +38,14 @@ import time
 from dataclasses import dataclass, field
 
 from cudnn_backend.core._descriptor import Descriptor, attribute_io
+from cudnn_backend.core.names import default_tensor_name
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.patterns import Pattern
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.tune import graphs
+from cudnn_backend.tune.options import WhyOptions
 from cudnn_backend.tune.support import SupportResult, cudnn_explanations, materialize, probe_graph
 from cudnn_backend.typed import descriptor_class
 from cudnn_backend.typed.introspection import signature_of, tensor_name, tensor_slots, to_dict
@@ -104,7 +107,7 @@ class GraphDescription:
         names, scalars, unconsumed = {}, {}, set()
         for op in ops:
             for _, t, _ in tensor_slots(op):
-                uid = signature_of(t)[0]
+                uid = signature_of(t).uid
                 names.setdefault(uid, tensor_name(t))
                 value = getattr(t, "scalar_value", None)
                 if value is not None:
@@ -155,7 +158,7 @@ class GraphDescription:
 
     def name_of(self, uid) -> str:
         """``"name (uid N)"`` of a tensor, as the differences print it."""
-        return f"{self.names.get(uid, f't{uid}')} (uid {uid})"
+        return f"{self.names.get(uid) or default_tensor_name(uid)} (uid {uid})"
 
     # -- editing -----------------------------------------------------------------------------
     def edit_tensor(self, uid, **changes) -> "GraphDescription":
@@ -573,7 +576,7 @@ def _set_path(op, path, value):
 # the explanation
 # ---------------------------------------------------------------------------------------------
 @dataclass
-class Explanation:
+class Explanation(PlainData):
     """What ``why`` found: the probe ``result`` (with ``detail`` per stage), the ``device`` and ``cudnn_version``,
     the ``minimization`` (the cheapest variation cuDNN supports: kind, label, cost, the difference as lines,
     and the supported result of the changed graph), other working ``alternatives``, how many variations were
@@ -680,12 +683,12 @@ class Explanation:
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """The explanation as JSON-able data: the stages with their lines, the probe result, the minimization."""
         return {"name": self.name, "device": self.device, "cudnn_version": self.cudnn_version,
                 "supported": self.supported, "verdict": self.result.verdict, "stage": self.stage,
                 "stages": [{"stage": s, "verdict": v, "detail": d} for s, v, d in self.stages()],
-                "result": self.result.as_dict(), "minimization": self.minimization,
+                "result": self.result.to_dict(), "minimization": self.minimization,
                 "alternatives": self.alternatives, "tried": self.tried, "seconds": round(self.seconds, 3),
                 "notes": self.notes}
 
@@ -706,13 +709,19 @@ def _supported(parts, dp, handle) -> tuple:
     return True, results
 
 
-def why(graph, device_profile=None, *, handle=None, kwargs=None, minimize=True, budget_s=60.0, max_variations=400,
-        allow_version_mismatch=None) -> Explanation:
+_WHY = WhyOptions()  # the defaults of why's options
+
+
+def why(graph, device_profile=None, *, handle=None, kwargs=None, minimize=_WHY.minimize, budget_s=_WHY.budget_s,
+        max_variations=_WHY.max_variations, allow_version_mismatch=None) -> Explanation:
     """Explain where and why cuDNN refuses ``graph`` (see the module's notes) -> ``Explanation``.
 
     ``graph``: a ``Graph``, ``Pattern``, finalized operation graph, pattern name or "FILE.py:FUNC" (called with
     ``kwargs``). ``device_profile``: the target offline (default: the bundled h200); ``minimize``: look for the
-    smallest change that makes it supported, within ``budget_s`` seconds and ``max_variations`` probes."""
+    smallest change that makes it supported, within ``budget_s`` seconds and ``max_variations`` probes
+    (``WhyOptions``)."""
+    checked = WhyOptions(minimize=minimize, budget_s=budget_s, max_variations=max_variations)
+    minimize, budget_s, max_variations = checked.minimize, checked.budget_s, checked.max_variations
     t0 = time.perf_counter()
     dp_source = graphs.device_profile(device_profile or ("h200" if handle is None else None))
     dp = None if dp_source is None else as_deviceprop(dp_source, allow_version_mismatch)

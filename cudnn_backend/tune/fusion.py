@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cudnn_backend.core._descriptor import Handle
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import CudnnBackendError, NativeCudaGraphNotSupportedError
 from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.runtime.execution import CudaGraph, KernelNode, VariantPack, captured_kernels
@@ -20,7 +21,7 @@ __all__ = ["FusionReport", "fusion_report"]
 
 
 @dataclass
-class FusionReport:
+class FusionReport(PlainData):
     """The kernels one execute launched (``KernelNode``: name, short name, grid, block, shared memory), how
     they were read (``method``), and the plan's engine and knobs. ``fused`` is True for a single kernel."""
 
@@ -43,7 +44,6 @@ class FusionReport:
                 "operations": self.operations, "kernel_count": self.kernel_count, "fused": self.fused,
                 "kernels": [k.to_dict() for k in self.kernels]}
 
-    as_dict = to_dict  # the earlier name, kept as an alias
 
     @classmethod
     def from_dict(cls, d: dict) -> "FusionReport":

@@ -9,7 +9,6 @@ import importlib
 import importlib.util
 import inspect
 import json
-import math
 import os
 import pathlib
 import sys
@@ -20,6 +19,7 @@ from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.errors import did_you_mean
 from cudnn_backend.graph import Graph
 from cudnn_backend.patterns import CATALOGUE, Pattern
+from cudnn_backend.reference import estimated_work
 from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.runtime._packing import plan_document
 from cudnn_backend.runtime.engines import check_graph
@@ -28,7 +28,6 @@ from cudnn_backend.typed.introspection import (
     graph_fingerprint,
     operation_label,
     operations_of,
-    signature_of,
     tensor_name,
     tensor_slots,
     topological_order,
@@ -219,9 +218,9 @@ def _resolve(graph, handle, args, kwargs, name, device_profile, returned_by) -> 
 
 def work_estimate(builder: str, kwargs=None) -> float | None:
     """A rough measure of the work in the graph ``builder(**kwargs)`` makes, so that a sweep can start its
-    largest graphs first: multiply-adds of its convolutions and matmuls plus the elements every other operation
-    reads and writes. The graph is built unfinalized here (no handle, no GPU); None when the builder does not
-    take ``build=False`` (it is not run twice) or fails (the task then reports why where it runs)."""
+    largest graphs first: its multiply-adds as each operation's family counts them (``reference.estimated_work``).
+    The graph is built unfinalized here (no handle, no GPU); None when the builder does not take ``build=False``
+    (it is not run twice) or fails (the task then reports why where it runs)."""
     try:
         fn = CATALOGUE.get(builder) or load_builder(builder)
         if not _takes(fn, "build"):
@@ -233,38 +232,9 @@ def work_estimate(builder: str, kwargs=None) -> float | None:
     if not isinstance(graph, Graph):
         return None
     try:
-        return float(sum(_operation_work(op) for op in graph.operations))
+        return estimated_work(graph)
     except Exception:  # noqa: BLE001
         return None
-
-
-def _elements(dims) -> int:
-    return math.prod(dims) if dims else 0
-
-
-def _operation_work(op) -> int:
-    dims = {slot: signature_of(t)[1] for slot, t, _ in tensor_slots(op)}
-    kind = int(op.descriptor_type)
-    if kind in _CONVOLUTIONS:  # every output-gradient-shaped element meets a whole filter slice
-        per_element, filt = dims.get("y") or dims.get("dy"), dims.get("w") or dims.get("dw")
-        if per_element and filt:
-            return _elements(per_element) * _elements(filt[1:])
-    elif kind == _MATMUL and dims.get("cdesc") and dims.get("adesc"):
-        return _elements(dims["cdesc"]) * dims["adesc"][-1]
-    elif kind == _GROUPED_MATMUL and dims.get("output_desc") and dims.get("token_desc"):
-        return _elements(dims["output_desc"]) * dims["token_desc"][-1]
-    elif kind in _ATTENTION_PRODUCTS and dims.get("qdesc") and dims.get("kdesc"):  # Q K^T, P V (and backward's)
-        return _ATTENTION_PRODUCTS[kind] * _elements(dims["qdesc"]) * dims["kdesc"][-2]
-    return sum(_elements(d) for d in dims.values())
-
-
-def _op_type(name: str) -> int:
-    return int(getattr(DescriptorType, f"CUDNN_BACKEND_OPERATION_{name}_DESCRIPTOR"))
-
-
-_CONVOLUTIONS = frozenset(_op_type(f"CONVOLUTION_{d}") for d in ("FORWARD", "BACKWARD_DATA", "BACKWARD_FILTER"))
-_MATMUL, _GROUPED_MATMUL = _op_type("MATMUL"), _op_type("MOE_GROUPED_MATMUL")
-_ATTENTION_PRODUCTS = {_op_type("SDPA_FWD"): 2, _op_type("SDPA_BWD"): 5}
 
 
 def _takes(fn, parameter) -> bool:

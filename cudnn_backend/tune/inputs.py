@@ -54,9 +54,9 @@ def io_uids(op_graph) -> tuple[set, set]:
     for op in operations_of(op_graph):
         for _, t, out in tensor_slots(op):
             sig = signature_of(t)
-            if sig[4]:
+            if sig.virtual:
                 continue
-            (written if out else read).add(sig[0])
+            (written if out else read).add(sig.uid)
     return read - written, written
 
 
@@ -200,7 +200,7 @@ def make_buffer_sets(op_graph, count=4, *, seed=0, user=None, plan=None, stream=
         outputs, known = set(), False
     given = {}
     for key, value in (user or {}).items():
-        uid = key if isinstance(key, int) else signature_of(key)[0]
+        uid = key if isinstance(key, int) else signature_of(key).uid
         given[uid] = value
     sets: list[BufferSet] = []
     try:

@@ -1,15 +1,20 @@
-"""``TuneOptions``: every option of ``explore``, ``autotune``, ``sweep`` and the command line's explore and tune, in
-one frozen dataclass: one place for each default, its help text and its check.
+"""The option sets of the package's functions, each one frozen dataclass: one place for each default, its help text
+and its check. ``TuneOptions``: every option of ``explore``, ``autotune``, ``sweep``'s search and the command
+line's explore and tune. Beside it the options of the other jobs: ``SweepOptions`` (how ``sweep`` spreads the
+graphs), ``BenchOptions`` (``bench``), ``WhyOptions`` (``why``'s minimization) and ``SupportOptions``
+(``support_matrix`` and ``compare_support``: which graphs, how they are probed).
 
 Each field's metadata is an ``Option``: its ``Kind`` (what values it takes: the check a Python caller's value goes
 through, the parser a command-line text goes through, and how the default is shown), its help text, its command
 line flag and group. ``explore(..., race_keep=0.5)`` and ``TuneOptions(race_keep=0.5)`` are refused alike,
 naming the option the Python way (``race_keep=1.5: expected a fraction in (0, 1]``); the command line derives its
-options from the same fields (``cli.args``), so ``--race-keep 1.5`` is refused naming ``--race-keep``.
+options from the same fields (``cli.args.add_options``), so ``--race-keep 1.5`` is refused naming
+``--race-keep``. The functions keep their keyword arguments, with these dataclasses' defaults, and check them by
+making one (``SweepOptions(gpus=gpus, ...)``).
 
-Two defaults depend on the job: ``engines`` (the table of every engine; explore lists it, autotune does not) and
-``fusion`` (explore reads the kernels of every config it runs, autotune and sweeps only the best's). Both are None
-here and ``for_job`` fills them from ``JOB_DEFAULTS``.
+Two defaults of ``TuneOptions`` depend on the job: ``engines`` (the table of every engine; explore lists it,
+autotune does not) and ``fusion`` (explore reads the kernels of every config it runs, autotune and sweeps only the
+best's). Both are None here and ``for_job`` fills them from ``JOB_DEFAULTS``.
 """
 from __future__ import annotations
 
@@ -24,8 +29,9 @@ from cudnn_backend.runtime import errata as _errata
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.tune.strategies import STRATEGIES
 
-__all__ = ["TuneOptions", "Option", "Kind", "JOB_DEFAULTS", "as_options", "option_fields", "cli_flag",
-           "default_build_threads"]
+__all__ = ["OptionSet", "TuneOptions", "SweepOptions", "BenchOptions", "WhyOptions", "SupportOptions", "OPTION_SETS",
+           "Option", "Kind", "JOB_DEFAULTS", "as_options", "option_fields", "cli_flag", "check_option",
+           "default_build_threads", "ORDERS", "PLAN_MODES"]
 
 
 class Kind:
@@ -157,6 +163,56 @@ class Choice(Kind):
         return value
 
 
+class Text(Kind):
+    expected = "a str"
+
+    def _check(self, value):
+        if not isinstance(value, str):
+            raise TypeError(f"expected {self.expected}, not {type(value).__name__}")
+        return value
+
+
+class Names(Kind):
+    """Names: one, a comma list ("a,b") or a sequence of them (kept as given: the function they are for knows
+    which names exist)."""
+
+    expected = "a name, a comma list of names or a sequence of them"
+
+    def _check(self, value):
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        raise TypeError(f"expected {self.expected}, not {type(value).__name__}")
+
+    def show(self, value):
+        return value if isinstance(value, str) else ",".join(value)
+
+
+class Gpus(Kind):
+    """How many GPUs: "all" or an int >= 1 (None: every GPU visible)."""
+
+    expected = "'all' or an integer >= 1"
+
+    def _check(self, value):
+        if value == "all":
+            return value
+        if isinstance(value, str):
+            raise ValueError(f"expected {self.expected}")
+        try:
+            return Count(1)._check(value)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"expected {self.expected}") from None
+
+    def _parse(self, text):
+        if text == "all":
+            return text
+        try:
+            return int(text, 0)
+        except ValueError:
+            raise ValueError(f"expected {self.expected}") from None
+
+
 class Modes(Kind):
     """Heuristics modes: "A,B", or a sequence of "A", "B", "FALLBACK", "INSTANT" (C names, members and ints too),
     as a tuple of short names without repeats."""
@@ -264,17 +320,115 @@ class ErrataOut(Kind):
 @dataclass(frozen=True)
 class Option:
     """A field's metadata: its kind, help text, command-line flag (None: not on the command line; "": the field's
-    name with dashes) and group in ``--help``."""
+    name with dashes, ``--no-`` before it for a flag that is on by default), group in ``--help``, metavar, and
+    ``const``: the value of a flag given without one (its value is then optional)."""
 
     kind: Kind
     help: str
     flag: str | None = ""
-    group: str = "search"
+    group: str | None = "search"  # None: the command's own options
     metavar: str | None = None
+    const: object = None
 
 
 def _field(default, kind, help, **cli):
     return field(default=default, metadata={"option": Option(kind, help, **cli)})
+
+
+_FIELDS_OF: dict = {}  # option set class -> {name: field}
+
+
+class OptionSet:
+    """The base of the option dataclasses: every field checked when the object is made (``__post_init__``);
+    ``replace(**changes)`` gives a checked copy; the fields' ``Option`` metadata give the command line's options
+    (``cli.args.add_options``)."""
+
+    def __post_init__(self):
+        for f in fields(self):
+            object.__setattr__(self, f.name, type(self).check(f.name, getattr(self, f.name)))
+
+    @classmethod
+    def _fields(cls) -> dict:
+        known = _FIELDS_OF.get(cls)
+        if known is None:
+            known = _FIELDS_OF[cls] = {f.name: f for f in fields(cls)}
+        return known
+
+    @classmethod
+    def field_names(cls) -> tuple:
+        """The options' names, in order."""
+        return tuple(cls._fields())
+
+    @classmethod
+    def option_fields(cls) -> list:
+        """The fields with their ``Option`` metadata, in order."""
+        return [(f, f.metadata["option"]) for f in fields(cls)]
+
+    @classmethod
+    def cli_flag(cls, name: str) -> str | None:
+        """The command-line flag of option ``name`` (None when it has none)."""
+        f = cls._fields()[name]
+        opt = f.metadata["option"]
+        if opt.flag is None:
+            return None
+        if opt.flag:
+            return opt.flag
+        negated = isinstance(opt.kind, Flag) and f.default is True  # on by default: the flag turns it off
+        return ("--no-" if negated else "--") + name.replace("_", "-")
+
+    @classmethod
+    def group_of(cls, name: str) -> str | None:
+        """The ``--help`` group of option ``name``."""
+        return cls._fields()[name].metadata["option"].group
+
+    @classmethod
+    def check(cls, name: str, value):
+        """``value`` checked for option ``name``: a TypeError/ValueError naming it the Python way (``name=value:
+        what is expected``), with ``.option`` set to the field name (the command line rewrites it with the flag)."""
+        kind = cls._fields()[name].metadata["option"].kind
+        try:
+            return kind.check(value)
+        except (TypeError, ValueError) as e:
+            err = type(e)(f"{name}={value!r}: {e}")
+            err.option = name
+            raise err from None
+
+    @classmethod
+    def known(cls, kwargs, what):
+        """Refuse names in ``kwargs`` that are not fields, naming them and the fields."""
+        unknown = sorted(set(kwargs) - set(cls._fields()))
+        if unknown:
+            raise TypeError(f"{what}: unexpected keyword argument(s) {', '.join(unknown)} (the options are "
+                            f"{cls.__name__}' fields: {', '.join(cls._fields())})")
+
+    @classmethod
+    def of(cls, options=None, what="options", **kwargs):
+        """An object of this class from ``options`` (one, a dict of fields, or None) with ``kwargs`` applied over
+        it; unknown names and bad values refused naming them."""
+        cls.known(kwargs, what)
+        if options is None:
+            return cls(**kwargs)
+        if isinstance(options, cls):
+            return replace(options, **kwargs) if kwargs else options
+        if isinstance(options, dict):
+            cls.known(options, what)
+            return cls(**{**options, **kwargs})
+        raise TypeError(f"{what}: expected a {cls.__name__}, a dict of its fields or None, not "
+                        f"{type(options).__name__}")
+
+    def replace(self, **changes):
+        """A checked copy with ``changes`` (unknown names refused naming them)."""
+        type(self).known(changes, f"{type(self).__name__}.replace")
+        return replace(self, **changes)
+
+    def as_kwargs(self) -> dict:
+        """{field: value}: what the class takes back (sweeps ship options to workers so)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def to_dict(self) -> dict:
+        """Plain data (for a result's record of how it was made; an errata set as its file)."""
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else
+                         str(v.source or v) if isinstance(v, _errata.Errata) else v) for f in fields(self)}
 
 
 def default_build_threads() -> int:
@@ -287,7 +441,7 @@ def default_build_threads() -> int:
 
 
 @dataclass(frozen=True)
-class TuneOptions:
+class TuneOptions(OptionSet):
     """How ``explore``, ``autotune`` and ``sweep`` search a graph's engine configs. Every field is checked when the
     object is made (``__post_init__``); ``replace(**changes)`` gives a checked copy."""
 
@@ -378,29 +532,10 @@ class TuneOptions:
                                        "of the best only, False none (None: explore every config, autotune and "
                                        "sweeps the best)", flag=None)
 
-    def __post_init__(self):
-        for f in fields(self):
-            value = getattr(self, f.name)
-            object.__setattr__(self, f.name, check_option(f.name, value))
-
-    def replace(self, **changes) -> "TuneOptions":
-        """A checked copy with ``changes`` (unknown names refused naming them)."""
-        _known(changes, "TuneOptions.replace")
-        return replace(self, **changes)
-
     def for_job(self, job: str) -> "TuneOptions":
         """These options with the job's defaults for the fields left None (``JOB_DEFAULTS``)."""
         defaults = JOB_DEFAULTS[job]
         return replace(self, **{k: v for k, v in defaults.items() if getattr(self, k) is None})
-
-    def as_kwargs(self) -> dict:
-        """{field: value}: what ``TuneOptions(**...)`` takes back (sweeps ship options to workers so)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    def to_dict(self) -> dict:
-        """Plain data (for an Exploration's record of how it searched)."""
-        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else
-                         str(v.source or v) if isinstance(v, _errata.Errata) else v) for f in fields(self)}
 
     @property
     def threads(self) -> int:
@@ -420,49 +555,100 @@ JOB_DEFAULTS = {
 
 def option_fields() -> list:
     """The fields of ``TuneOptions`` with their ``Option`` metadata, in order."""
-    return [(f, f.metadata["option"]) for f in fields(TuneOptions)]
-
-
-_FIELDS = {f.name: f for f in fields(TuneOptions)}
+    return TuneOptions.option_fields()
 
 
 def cli_flag(name: str) -> str | None:
-    """The command-line flag of option ``name`` (None when it has none)."""
-    opt = _FIELDS[name].metadata["option"]
-    if opt.flag is None:
-        return None
-    return opt.flag or "--" + name.replace("_", "-")
+    """The command-line flag of ``TuneOptions``' option ``name`` (None when it has none)."""
+    return TuneOptions.cli_flag(name)
 
 
 def check_option(name: str, value):
-    """``value`` checked for option ``name``: a TypeError/ValueError naming it the Python way (``name=value: what
-    is expected``), with ``.option`` set to the field name (the command line rewrites it with the flag)."""
-    kind = _FIELDS[name].metadata["option"].kind
-    try:
-        return kind.check(value)
-    except (TypeError, ValueError) as e:
-        err = type(e)(f"{name}={value!r}: {e}")
-        err.option = name
-        raise err from None
-
-
-def _known(kwargs, what):
-    unknown = sorted(set(kwargs) - set(_FIELDS))
-    if unknown:
-        raise TypeError(f"{what}: unexpected keyword argument(s) {', '.join(unknown)} (the options are "
-                        f"TuneOptions' fields: {', '.join(_FIELDS)})")
+    """``value`` checked for ``TuneOptions``' option ``name`` (``OptionSet.check``)."""
+    return TuneOptions.check(name, value)
 
 
 def as_options(options=None, what="options", **kwargs) -> TuneOptions:
     """A ``TuneOptions`` from ``options`` (a TuneOptions, a dict of fields, or None) with ``kwargs`` applied over
     it; unknown names and bad values refused naming them."""
-    _known(kwargs, what)
-    if options is None:
-        return TuneOptions(**kwargs)
-    if isinstance(options, TuneOptions):
-        return replace(options, **kwargs) if kwargs else options
-    if isinstance(options, dict):
-        _known(options, what)
-        return TuneOptions(**{**options, **kwargs})
-    raise TypeError(f"{what}: expected a TuneOptions, a dict of its fields or None, not {type(options).__name__}")
+    return TuneOptions.of(options, what, **kwargs)
 
+
+# ---------------------------------------------------------------------------------------------
+# the options of the other jobs
+# ---------------------------------------------------------------------------------------------
+#: the orders a sweep's parallel executors hand tasks out in (``sweeps.dispatch_order``)
+ORDERS = ("largest", "given")
+#: ``plans=``: which configs' execution plans a support probe builds
+PLAN_MODES = ("precompiled", "all", "none")
+
+
+@dataclass(frozen=True)
+class SweepOptions(OptionSet):
+    """How ``sweep`` spreads many graphs: over this host's GPUs or CPU workers (the processes executor), or Ray."""
+
+    gpus: int | str | None = _field(None, Gpus(optional=True), "spread the graphs over this many GPUs (one "
+                                    "process each); default: one after another here. More GPUs than this machine "
+                                    "has is an error, and so is --gpus offline (no GPU, or --device-profile): "
+                                    "--workers N is the offline way", group="many graphs", metavar="all|N")
+    ray_address: str | None = _field(None, Text(optional=True), "send the graphs to Ray: a local ray.init() without "
+                                     "ADDRESS, else that cluster", flag="--ray", group="many graphs",
+                                     metavar="ADDRESS", const="local")
+    workers: int | None = _field(None, Count(1, optional=True), "CPU worker processes for an offline sweep (--gpus "
+                                 "without a GPU)", group="many graphs", metavar="N")
+    order: str = _field("largest", Choice(ORDERS), "the order workers take the graphs in: largest estimated work "
+                        "first (the default: the last graphs, run while other workers idle, are small ones) or as "
+                        "given", group="many graphs")
+    split: bool | None = _field(None, Tristate(), "whether one graph's search may be split over several workers "
+                                "(None: on GPUs for explore and tune)", flag=None)
+
+
+@dataclass(frozen=True)
+class BenchOptions(OptionSet):
+    """How ``bench`` times a plan: ``warmup`` calls, then ``repeats`` batches of ``iterations`` back-to-back calls,
+    each batch one sample of the per-call time. (``TuneOptions``' ``warmup`` and ``repeats`` are per config and
+    time one call per sample.)"""
+
+    iterations: int = _field(200, Count(1), "calls per timed batch", group=None)
+    repeats: int = _field(7, Count(1), "timed batches (median, min and max reported)", group=None)
+    warmup: int = _field(50, Count(0), "warm-up calls per case", group=None)
+
+
+@dataclass(frozen=True)
+class WhyOptions(OptionSet):
+    """How ``why`` looks for the smallest change that makes a refused graph supported."""
+
+    minimize: bool = _field(True, Flag(), "look for the smallest change that makes the graph supported (off: "
+                            "explain only; try no variations)", group="minimization")
+    budget_s: float = _field(60.0, Seconds(), "seconds the variations may take", flag="--budget",
+                             group="minimization", metavar="S")
+    max_variations: int = _field(400, Count(1), "variations probed at most", group="minimization", metavar="N")
+
+
+_WHICH = "which graphs (the default catalogue, or yours)"
+
+
+@dataclass(frozen=True)
+class SupportOptions(OptionSet):
+    """Which graphs of a catalogue a support matrix probes (the filters: each a name, a comma list or a list; None:
+    any) and how (``plans``, ``workers``)."""
+
+    family: str | tuple | None = _field(None, Names(optional=True), "only these families (comma list: conv_fwd, "
+                                        "conv_dgrad, conv_wgrad, matmul, layer_norm, rms_norm, batch_norm, sdpa, "
+                                        "sdpa_composite; user for your own)", group=_WHICH, metavar="LIST")
+    data_type: str | tuple | None = _field(None, Names(optional=True), "only these data types (comma list: fp16, "
+                                           "bf16, fp32, fp8_e4m3, int8; half, bfloat16, float, fp8 too)",
+                                           flag="--dtype", group=_WHICH, metavar="LIST")
+    layout: str | tuple | None = _field(None, Names(optional=True), "only these layouts (comma list: nhwc, nchw, "
+                                        "row, bshd)", group=_WHICH, metavar="LIST")
+    name: str | None = _field(None, Text(optional=True), "only graphs whose name contains TEXT (e.g. +relu, "
+                              ">genstats)", group=_WHICH, metavar="TEXT")
+    plans: str = _field("precompiled", Choice(PLAN_MODES), "offline, which configs' execution plans are built: "
+                        "precompiled ones (runtime-compiled configs are checked up to their finalize: compiling "
+                        "takes 1-4 s each), all (compiles them), none", group="probing")
+    workers: int | None = _field(None, Count(1, optional=True), "CPU worker processes (default: one per core when "
+                                 "more than a few graphs need probing)", group="probing", metavar="N")
+
+
+#: every option set, for what reads them all (the command line's words for the Python names)
+OPTION_SETS = (TuneOptions, SweepOptions, BenchOptions, WhyOptions, SupportOptions)

@@ -40,14 +40,6 @@ def _title(ex, what):
     return "\n".join(textwrap.wrap(f"{ex.name}: {what} on {dev}, cuDNN {ex.cudnn_version}", 70))
 
 
-def _save(plt, fig, path) -> pathlib.Path:
-    fig.tight_layout()
-    path = pathlib.Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
-
-
 # the bar colours and what each means (the legend says it)
 COLOURS = {"pick": ("tab:orange", "heuristics' pick (A's first config)"),
            "best": ("tab:green", "the best (fastest correct) config"),

@@ -10,6 +10,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import MissingDependencyError
 from cudnn_backend.tune import plots
 from cudnn_backend.tune.offline_gaps import UNKNOWN_OFFLINE, gap_caveat
@@ -26,7 +27,6 @@ WRONG = "wrong result"
 SKIPPED = "skipped"
 TIMED = "timed, not checked"  # racing: out of the race before its outputs were checked
 DENIED = "denied"  # an errata rule denies it (``denied_by``): never built or run
-STATUSES = (OK, PLAN_BUILT, PLAN_REFUSED, EXECUTE_FAILED, WRONG, SKIPPED, TIMED, DENIED)
 
 
 class ChangeRows:
@@ -47,7 +47,7 @@ class ChangeRows:
 
 
 @dataclass
-class ConfigResult:
+class ConfigResult(PlainData):
     """One engine config tried.
 
     ``source`` is where it came from: "A", "B", "FALLBACK" (heuristics modes, ``rank`` its place in that
@@ -129,7 +129,6 @@ class ConfigResult:
         d["behavior_notes"] = list(self.behavior_notes)
         return d
 
-    as_dict = to_dict  # the earlier name, kept as an alias
 
     @classmethod
     def from_dict(cls, d: dict) -> "ConfigResult":

@@ -12,7 +12,7 @@ decides which to time again and how long (``Search.measure``), from what the sea
 chooses says how a new candidate is first timed (``screen_level``) and whether it is checked then or only if it
 survives (``checks_early``).
 
-A search can be split (issue 23): candidates are plain keys that any process holding the graph rebuilds
+A search can be split over processes: candidates are plain keys that any process holding the graph rebuilds
 (``engines.config_from_index``), ``partition`` deals a list of them out, and the ``ConfigResult``s that come back
 are merged by key (``merge``); the strategies decide from merged results only.
 """

@@ -62,6 +62,7 @@ from cudnn_backend._bindings.enums import BehaviorNote
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor, Handle, as_int
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.errors import (
     CudnnBackendError,
@@ -85,6 +86,7 @@ from cudnn_backend.tune.cache import cache_dir
 from cudnn_backend.tune.catalogue import CatalogueEntry
 from cudnn_backend.tune.fusion import fusion_report
 from cudnn_backend.tune.offline_gaps import UNKNOWN_OFFLINE, gap_caveat, gaps_in, silent_gaps
+from cudnn_backend.tune.options import PLAN_MODES, SupportOptions
 from cudnn_backend.tune.results import ChangeRows, plain_table, sm_words
 from cudnn_backend.tune.sweeps import TaskResult, _run_processes
 from cudnn_backend.typed.introspection import graph_fingerprint, signature_of, tensor_slots, topological_order
@@ -99,8 +101,6 @@ __all__ = ["STAGES", "KINDS", "PLAN_MODES", "MODES", "VERDICTS", "SupportResult"
 STAGES = ("builder", "checks", "unavailable", "finalize", "heuristics", "plan", "crash")
 #: the engine kinds, from cuDNN's engine notes (see the module's notes)
 KINDS = ("precompiled", "specialized", "runtime-compiled")
-#: ``plans=``: which configs' execution plans a probe builds
-PLAN_MODES = ("precompiled", "all", "none")
 #: the heuristics modes a probe can count (``modes=``): A and FALLBACK always (their configs are the ones tried), B
 #: when asked
 MODES = ("A", "B", "FALLBACK")
@@ -125,8 +125,8 @@ def engine_kind(config_or_notes, operation_count: int) -> str:
 # one graph
 # ---------------------------------------------------------------------------------------------
 @dataclass
-class SupportResult:
-    """Where one graph stands (plain data: it pickles, and ``as_dict``/``from_dict`` round-trip through JSON).
+class SupportResult(PlainData):
+    """Where one graph stands (plain data: it pickles, and ``to_dict``/``from_dict`` round-trip through JSON).
 
     ``supported``; ``stage`` where it was refused (None when supported) and ``reason`` (cuDNN's own words where
     it gave some); ``verified``: "plan" (a plan was built), "config" (a runtime-compiled config finalized, its
@@ -192,7 +192,7 @@ class SupportResult:
             return UNKNOWN_OFFLINE
         return f"no: {self.stage}"
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         """The result as JSON-able plain data (with its ``status``); ``from_dict`` reads it back."""
         d = asdict(self)
         d["status"] = self.status
@@ -200,7 +200,7 @@ class SupportResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> "SupportResult":
-        """A result from ``as_dict`` output (unknown keys ignored)."""
+        """A result from ``to_dict`` output (unknown keys ignored)."""
         names = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in d.items() if k in names})
 
@@ -291,7 +291,7 @@ def materialize(graph, kwargs=None, handle=None):
 
 def graph_labels(operations) -> tuple:
     """(data type label, layout label) of a graph from its first operation's first real input: its data type
-    (fp16, bf16, fp32, fp8, int8, ...) and layout (nhwc / nchw for 4-d and wider tensors by their strides, "row"
+    (fp16, bf16, fp32, fp8_e4m3, int8, ...) and layout (nhwc / nchw for 4-d and wider tensors by their strides, "row"
     for others)."""
     try:
         ops = topological_order(operations)
@@ -302,12 +302,7 @@ def graph_labels(operations) -> tuple:
             uid, dims, strides, dt, virtual, by_value = signature_of(t)
             if out or virtual or by_value:
                 continue
-            label = "-"
-            for name, member in _catalogue.DATA_TYPES.items():
-                if dt is not None and int(dt) == int(member):
-                    label = name
-            if label == "-" and dt is not None:
-                label = data_type_name(dt)
+            label = "-" if dt is None else data_type_name(dt)
             layout = "row"
             if len(dims) >= 4 and len(strides) == len(dims):
                 layout = "nhwc" if strides[1] == 1 and dims[1] > 1 else "nchw"
@@ -338,7 +333,10 @@ def check_modes(modes) -> tuple:
     return tuple(m for m in MODES if m in given)
 
 
-def probe_graph(graph, device_profile=None, *, handle=None, kwargs=None, plans="precompiled", kernels=False,
+_SUPPORT = SupportOptions()  # the defaults of the support matrix's options
+
+
+def probe_graph(graph, device_profile=None, *, handle=None, kwargs=None, plans=_SUPPORT.plans, kernels=False,
           detail=False, allow_version_mismatch=None, entry: CatalogueEntry | None = None,
           modes=_MODES, errata=None) -> SupportResult:
     """One graph through every stage (see the module's notes) -> ``SupportResult``.
@@ -350,8 +348,7 @@ def probe_graph(graph, device_profile=None, *, handle=None, kwargs=None, plans="
     log and each engine's and config's refusal (what ``why`` prints). ``modes``: the heuristics modes counted
     (``check_modes``: A and FALLBACK, and B when given). ``errata`` (``runtime.errata.resolve``: None is
     ``$CUDNN_ERRATA_JSON_FILE``): a config a rule denies is not tried (``denied`` lists it with the rule)."""
-    if plans not in PLAN_MODES:
-        raise ValueError(f"plans: {plans!r} is not one of {', '.join(PLAN_MODES)}")
+    plans = SupportOptions.check("plans", plans)
     modes = check_modes(modes)
     if handle is None and device_profile is None and _device.gpu_available():
         raise ValueError("probe_graph: on a GPU pass handle= (or a device_profile= to probe another GPU offline)")
@@ -750,7 +747,7 @@ class SupportMatrix:
                 "cudnn_version": self.cudnn_version, "plans": self.plans, "kernels": self.kernels,
                 "filters": dict(self.filters), "notes": list(self.notes), "legend": self.legend(),
                 "wall_seconds": round(self.wall_seconds, 3), "cached": self.cached, "workers": self.workers,
-                "results": [r.as_dict() for r in self.results]}
+                "results": [r.to_dict() for r in self.results]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "SupportMatrix":
@@ -891,9 +888,10 @@ def _as_entries(catalogue) -> list:
     return out
 
 
-def support_matrix(catalogue=None, device_profile=None, *, family=None, data_type=None, layout=None, name=None,
-                   plans="precompiled", kernels=None, workers=None, cache=True, progress=None,
-                   allow_version_mismatch=None, modes=_MODES, errata=None) -> SupportMatrix:
+def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.family, data_type=_SUPPORT.data_type,
+                   layout=_SUPPORT.layout, name=_SUPPORT.name, plans=_SUPPORT.plans, kernels=None,
+                   workers=_SUPPORT.workers, cache=True, progress=None, allow_version_mismatch=None, modes=_MODES,
+                   errata=None) -> SupportMatrix:
     """Probe a catalogue -> ``SupportMatrix`` (see the module's notes).
 
     ``catalogue``: None (the default catalogue), a file (``catalogue.load_catalogue``) or ``CatalogueEntry``s.
@@ -907,11 +905,10 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
     results are cached per errata file content."""
     t0 = time.perf_counter()
     rules = _errata.resolve(errata)
-    if plans not in PLAN_MODES:
-        raise ValueError(f"plans: {plans!r} is not one of {', '.join(PLAN_MODES)}")
+    checked = SupportOptions(family=family, data_type=data_type, layout=layout, name=name, plans=plans,
+                             workers=workers)
+    plans, workers = checked.plans, checked.workers
     modes = check_modes(modes)
-    if workers is not None:
-        workers = as_int(workers, "workers", 1)
     entries = _as_entries(catalogue)
     total_given = len(entries)
     entries = _catalogue.filter_entries(entries, family=family, data_type=data_type, layout=layout, name=name)
@@ -981,13 +978,13 @@ def support_matrix(catalogue=None, device_profile=None, *, family=None, data_typ
         n_workers = _worker_count(workers, len(todo))
         options = {"device_profile": profile, "plans": plans, "kernels": kernels, "gpu": on_gpu,
                    "allow_version_mismatch": allow_version_mismatch, "modes": modes, "errata": rules,
-                   "entries": {entries[i].key: entries[i].as_dict() for i in todo}}
+                   "entries": {entries[i].key: entries[i].to_dict() for i in todo}}
 
         def keep(result):
             """Store a result as it arrives (an interrupted run keeps what it probed)."""
             if store is not None and isinstance(result, SupportResult) and result.fingerprint:
                 store.put_many([(SupportCache.key(result.fingerprint, version, identity, plan_mode), version,
-                                 identity, result.as_dict())])
+                                 identity, result.to_dict())])
 
         if n_workers <= 1:
             for done, i in enumerate(todo, 1):
@@ -1132,7 +1129,6 @@ def _comparison_row(ra, rb) -> dict:
                        next(r.caveat for r in (ra, rb) if r.unknown) if change == "unknown" else "")}
 
 
-_CLI_FLAGS = {"data_type": "--dtype"}  # support_matrix's keywords whose command-line flags differ
 
 
 def _package_root() -> str:
@@ -1165,7 +1161,9 @@ def _matrix_in_process(library, device_profile, options, timeout) -> SupportMatr
         for key, value in options.items():
             if value is None or value is False:
                 continue
-            cmd += [_CLI_FLAGS.get(key, f"--{key.replace('_', '-')}")] + ([] if value is True else [str(value)])
+            flag = SupportOptions.cli_flag(key) if key in SupportOptions.field_names() else \
+                f"--{key.replace('_', '-')}"
+            cmd += [flag] + ([] if value is True else [str(value)])
         try:
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -1178,9 +1176,10 @@ def _matrix_in_process(library, device_profile, options, timeout) -> SupportMatr
         return SupportMatrix.load(out)
 
 
-def compare_support(*, profiles=None, releases=None, device_profile=None, catalogue=None, family=None,
-                    data_type=None, layout=None, name=None, plans="precompiled", workers=None, cache=True,
-                    allow_version_mismatch=None, timeout=1800, progress=None) -> SupportComparison:
+def compare_support(*, profiles=None, releases=None, device_profile=None, catalogue=None, family=_SUPPORT.family,
+                    data_type=_SUPPORT.data_type, layout=_SUPPORT.layout, name=_SUPPORT.name, plans=_SUPPORT.plans,
+                    workers=_SUPPORT.workers, cache=True, allow_version_mismatch=None, timeout=1800,
+                    progress=None) -> SupportComparison:
     """Compare support between two device ``profiles`` (probed here, one after the other) or two cuDNN
     ``releases`` (each what ``_loader.release_library`` takes: a libcudnn.so.9, a folder, "9.28.1"; or None for
     the default; each probed in its own process with
@@ -1198,7 +1197,8 @@ def compare_support(*, profiles=None, releases=None, device_profile=None, catalo
         raise TypeError("compare_support: profiles/releases take two items") from None
     if len(pair) != 2:
         raise ValueError(f"compare_support: two items to compare, not {len(pair)}")
-    common = dict(family=family, data_type=data_type, layout=layout, name=name, plans=plans, workers=workers)
+    common = SupportOptions(family=family, data_type=data_type, layout=layout, name=name, plans=plans,
+                            workers=workers).as_kwargs()
     if profiles is not None:
         matrices = [support_matrix(catalogue, p, **common, cache=cache, progress=progress,
                                    allow_version_mismatch=allow_version_mismatch) for p in pair]

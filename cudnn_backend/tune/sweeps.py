@@ -47,7 +47,7 @@ from cudnn_backend.tune import findings, graphs, inputs
 from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import run_search
-from cudnn_backend.tune.options import as_options
+from cudnn_backend.tune.options import ORDERS, SweepOptions, as_options
 from cudnn_backend.tune.results import Exploration, config_words, knob_words, plain_table
 from cudnn_backend.tune.search import part_options
 
@@ -59,7 +59,7 @@ __all__ = ["Task", "TaskResult", "SweepResult", "sweep", "run_task", "dispatch_o
 THREAD_POOL_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 JOBS = ("explore", "tune", "bench")
 EXECUTORS = ("serial", "processes", "ray")
-ORDERS = ("largest", "given")
+_SWEEP = SweepOptions()  # the defaults of sweep's own options
 
 
 @dataclass(frozen=True)
@@ -313,14 +313,13 @@ def _gpu_count(gpus) -> int:
     return n
 
 
-def dispatch_order(tasks, order="largest") -> list:
+def dispatch_order(tasks, order=_SWEEP.order) -> list:
     """The indices of ``tasks`` in the order a parallel executor hands them out.
 
     ``"largest"``: largest estimated work first (``graphs.work_estimate``), so the last tasks, which leave
     workers idle while one finishes, are small ones; tasks whose size is unknown go first (they could be
     anything), ties keep the order given. ``"given"``: as given."""
-    if order not in ORDERS:
-        raise ValueError(f"order: {order!r} is not one of {', '.join(ORDERS)}")
+    order = SweepOptions.check("order", order)
     if order == "given":
         return list(range(len(tasks)))
     return _order([graphs.work_estimate(t.builder, t.kwargs) for t in tasks], order)
@@ -332,9 +331,9 @@ def _order(sizes, order) -> list:
     return sorted(range(len(sizes)), key=lambda i: (sizes[i] is not None, -(sizes[i] or 0.0), i))
 
 
-def sweep(tasks, *, job="explore", executor="serial", gpus="all", workers=None, ray_address=None,
-          device_profile=None, cache=None, progress=None, order="largest", split=None, pool=None, options=None,
-          **option_kwargs) -> SweepResult:
+def sweep(tasks, *, job="explore", executor="serial", gpus=_SWEEP.gpus, workers=_SWEEP.workers,
+          ray_address=_SWEEP.ray_address, device_profile=None, cache=None, progress=None, order=_SWEEP.order,
+          split=_SWEEP.split, pool=None, options=None, **option_kwargs) -> SweepResult:
     """Run ``tasks`` (Tasks, builder names, a preset name) through ``job`` ("explore", "tune", "bench") with
     ``executor`` ("serial", "processes", "ray"); see the module's notes. ``device_profile`` (or no GPU here)
     makes it an offline sweep: heuristics and plans, spread over ``workers`` CPU processes or Ray workers.
@@ -355,8 +354,8 @@ def sweep(tasks, *, job="explore", executor="serial", gpus="all", workers=None, 
         raise ValueError(f"job: {job!r} is not one of {', '.join(JOBS)}")
     if executor not in EXECUTORS:
         raise ValueError(f"executor: {executor!r} is not one of {', '.join(EXECUTORS)}")
-    if order not in ORDERS:
-        raise ValueError(f"order: {order!r} is not one of {', '.join(ORDERS)}")
+    checked = SweepOptions(gpus=gpus, workers=workers, ray_address=ray_address, order=order, split=split)
+    gpus, workers, order, split = checked.gpus, checked.workers, checked.order, checked.split
     if isinstance(device_profile, (str, os.PathLike)):
         device_profile = graphs.device_profile(device_profile)  # checked here, shipped as data
     offline = device_profile is not None or not _device.gpu_available()
@@ -373,8 +372,6 @@ def sweep(tasks, *, job="explore", executor="serial", gpus="all", workers=None, 
     opts["cache"] = cache_path
     if device_profile is not None:
         opts["device_profile"] = device_profile
-    if split not in (None, True, False):
-        raise TypeError(f"split: expected True, False or None, not {split!r}")
     if pool is not None and not isinstance(pool, WorkerPool):
         raise TypeError(f"pool: expected a WorkerPool, not {type(pool).__name__}")
     if pool is not None and executor != "processes":
@@ -914,8 +911,8 @@ def _ray_module():
 def _run_ray(tasks, dispatch, job, options, offline, address, workers, progress):
     ray = _ray_module()
     if not ray.is_initialized():
-        kwargs = {"address": address} if address else {}
-        if not address and workers is not None:
+        kwargs = {"address": address} if address else {}  # "local": Ray starts a local cluster
+        if address in (None, "local") and workers is not None:
             kwargs["num_cpus"] = as_int(workers, "workers", 1)
         kwargs.setdefault("ignore_reinit_error", True)
         kwargs.setdefault("log_to_driver", False)

@@ -10,6 +10,7 @@ import statistics
 from dataclasses import dataclass
 
 from cudnn_backend.core._descriptor import Handle
+from cudnn_backend.core.plain import PlainData
 from cudnn_backend.runtime import memory
 from cudnn_backend.runtime.execution import CapturedGraph, execute
 
@@ -17,7 +18,7 @@ __all__ = ["Timing", "Timer"]
 
 
 @dataclass
-class Timing:
+class Timing(PlainData):
     """Microseconds per call: median, min and max over the samples."""
 
     median_us: float
@@ -30,7 +31,6 @@ class Timing:
         return {"median_us": self.median_us, "min_us": self.min_us, "max_us": self.max_us, "samples": self.samples,
                 "calls_per_sample": self.calls_per_sample}
 
-    as_dict = to_dict  # the earlier name, kept as an alias
 
 
 class Timer:

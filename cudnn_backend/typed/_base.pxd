@@ -1,5 +1,6 @@
 # Hand-written bases of the generated typed classes (see _base.pyx); _classes.pyx cimports them.
 from cudnn_backend.core._descriptor cimport Descriptor
+from cudnn_backend.typed._signature cimport TensorSignature
 
 
 cdef class TypedDescriptor(Descriptor):
@@ -8,11 +9,11 @@ cdef class TypedDescriptor(Descriptor):
 
 
 cdef class TensorBase(TypedDescriptor):
-    cdef public object name_           # the display name given (None: "t<uid>")
+    cdef public object name_           # the display name given (None: core.names.default_tensor_name)
     cdef public object scalar_value    # a by-value tensor's value, bound into variant packs by default
     cdef public bint allow_unconsumed  # a virtual output nothing reads, on purpose
-    cdef tuple _signature              # (uid, dims, strides, data type, virtual, by value) once finalized
-    cpdef tuple signature(self)
+    cdef TensorSignature _signature    # kept once finalized
+    cpdef TensorSignature signature(self)
 
 
 cdef class OperationGraphBase(TypedDescriptor):

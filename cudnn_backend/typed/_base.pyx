@@ -10,12 +10,15 @@ Nothing here reaches above the typed layer.
 import difflib
 
 from cudnn_backend._bindings.cycudnn cimport *
+from cudnn_backend.typed._signature cimport TensorSignature, make_signature
 
 from cudnn_backend._bindings.enums import AttributeName, AttributeType, DataType, DescriptorType
 from cudnn_backend.core import schema as _schema
 from cudnn_backend.errors import CudnnError, CudnnUnsafeCallError
 from cudnn_backend.typed import arrays as _arrays
+from cudnn_backend.core.names import default_tensor_name as _default_tensor_name
 from cudnn_backend.typed import introspection as _introspection
+from cudnn_backend.typed.tensors import read_signature as _read_signature
 from cudnn_backend.typed.uids import default_uids
 
 cdef enum:
@@ -269,13 +272,12 @@ cdef class TensorBase(TypedDescriptor):
 
     @property
     def name(self):
-        """The display name (tables, DOT, error messages); ``t<uid>`` unless one was given."""
+        """The display name (tables, DOT, error messages): the one given, else ``t<uid>`` (``v<uid>`` when
+        virtual; ``core.names.default_tensor_name``)."""
         if self.name_ is not None:
             return self.name_
-        uid = self._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)
-        if uid is None:
-            return "tensor"
-        return f"v{uid}" if self._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL) else f"t{uid}"
+        return _default_tensor_name(self._value(CUDNN_ATTR_TENSOR_UNIQUE_ID),
+                                    self._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL))
 
     @name.setter
     def name(self, value):
@@ -286,40 +288,34 @@ cdef class TensorBase(TypedDescriptor):
     @property
     def uid(self):
         """CUDNN_ATTR_TENSOR_UNIQUE_ID as set (or read from cuDNN for a tensor cuDNN made)."""
-        return self.signature()[0]
+        return self.signature().uid
 
     @property
     def shape(self):
         """The dims as a tuple."""
-        return self.signature()[1]
+        return self.signature().dims
 
     @property
     def virtual(self):
-        return self.signature()[4]
+        return self.signature().virtual
 
     @property
     def by_value(self):
-        return self.signature()[5]
+        return self.signature().by_value
 
-    cpdef tuple signature(self):
-        """(uid, dims, strides, data type value, virtual, by value): what graph checks compare; kept once
-        the tensor is finalized (it cannot change then)."""
+    cpdef TensorSignature signature(self):
+        """Its ``TensorSignature`` (uid, dims, strides, data type value, virtual, by value): what graph checks
+        compare; kept once the tensor is finalized (it cannot change then)."""
+        cdef TensorSignature sig
         if self._signature is not None:
             return self._signature
         uid = self._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)  # (_value: no int object made per lookup)
         if self._finalized and uid is None:  # a tensor cuDNN made (get)
-            sig = _introspection.read_signature(self)
+            sig = _read_signature(self)
         else:
-            dims = self._value(CUDNN_ATTR_TENSOR_DIMENSIONS)
-            strides = self._value(CUDNN_ATTR_TENSOR_STRIDES)
-            virtual = self._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL)
-            by_value = self._value(CUDNN_ATTR_TENSOR_IS_BY_VALUE)
-            sig = (-1 if uid is None else uid,
-                   () if dims is None else (dims if type(dims) is tuple else (dims,)),
-                   () if strides is None else (strides if type(strides) is tuple else (strides,)),
-                   self._value(CUDNN_ATTR_TENSOR_DATA_TYPE),
-                   False if virtual is None else virtual,
-                   False if by_value is None else by_value)
+            sig = make_signature(uid, self._value(CUDNN_ATTR_TENSOR_DIMENSIONS), self._value(CUDNN_ATTR_TENSOR_STRIDES),
+                                 self._value(CUDNN_ATTR_TENSOR_DATA_TYPE), self._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL),
+                                 self._value(CUDNN_ATTR_TENSOR_IS_BY_VALUE))
         if self._finalized:
             self._signature = sig
         return sig

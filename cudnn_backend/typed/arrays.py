@@ -31,6 +31,7 @@ import numpy as np
 
 from cudnn_backend._bindings.enums import DataType
 # the stride rules live with the Graph builder's readers (core.families._build); read here by the runtime and tests
+from cudnn_backend.core.names import DATA_TYPE_ALIASES, read_data_type
 from cudnn_backend.core.families._build import MAX_ELEMENTS, packed_strides, stride_order, strides_like  # noqa: F401
 from cudnn_backend.errors import MissingDependencyError
 
@@ -40,17 +41,6 @@ __all__ = ["ArrayInfo", "view", "describe", "data_type_of", "dtype_name", "no_da
 
 D = DataType
 
-# numpy/torch/JAX/cupy/ml_dtypes dtype names -> cuDNN data type
-_BY_NAME = {
-    "float16": D.CUDNN_DATA_HALF, "float32": D.CUDNN_DATA_FLOAT, "float64": D.CUDNN_DATA_DOUBLE,
-    "bfloat16": D.CUDNN_DATA_BFLOAT16, "int8": D.CUDNN_DATA_INT8, "uint8": D.CUDNN_DATA_UINT8,
-    "int32": D.CUDNN_DATA_INT32, "int64": D.CUDNN_DATA_INT64, "bool": D.CUDNN_DATA_BOOLEAN,
-    "float8_e4m3fn": D.CUDNN_DATA_FP8_E4M3, "float8_e5m2": D.CUDNN_DATA_FP8_E5M2,
-    "half": D.CUDNN_DATA_HALF, "float": D.CUDNN_DATA_FLOAT, "double": D.CUDNN_DATA_DOUBLE,
-}
-for _name, _member in (("float8_e8m0fnu", "CUDNN_DATA_FP8_E8M0"), ("uint32", "CUDNN_DATA_UINT32")):
-    if _member in D.__members__:
-        _BY_NAME[_name] = D[_member]
 # dtypes that look like one of cuDNN's but are not: said in the refusal
 _NOT_CUDNN = {
     "float8_e4m3": "IEEE-style e4m3 with infinities; cuDNN's FP8_E4M3 is float8_e4m3fn",
@@ -165,11 +155,11 @@ def dtype_name(dtype) -> str:
 
 def data_type_of(dtype) -> DataType:
     """cuDNN data type of a numpy/torch/cupy/JAX/ml_dtypes dtype (or its name)."""
-    name = str(dtype).replace("torch.", "")
-    if name in _BY_NAME:
-        return _BY_NAME[name]
+    member = read_data_type(str(dtype).replace("torch.", ""))
+    if member is not None:
+        return member
     try:
-        return _BY_NAME[np.dtype(dtype).name]
+        return DATA_TYPE_ALIASES[np.dtype(dtype).name]
     except (TypeError, KeyError):
         pass
     why = _NOT_CUDNN.get(dtype_name(dtype))

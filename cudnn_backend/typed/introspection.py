@@ -19,6 +19,7 @@ from cudnn_backend._bindings.enums import (
 )
 from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._descriptor import Descriptor, attribute_io
+from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.errors import GraphError
 from cudnn_backend.typed.tensors import describe_tensor_line, read_signature, signature_of
 
@@ -72,13 +73,16 @@ def tensor_slots(op) -> list:
 
 
 def tensor_name(t) -> str:
-    """A tensor's display name: its ``name``, else ``t<uid>``."""
+    """A tensor's display name: its ``name``, else its default name (``core.names.default_tensor_name``)."""
     name = getattr(t, "name", None)
-    return name if isinstance(name, str) else f"t{signature_of(t)[0]}"
+    if isinstance(name, str):
+        return name
+    sig = signature_of(t)
+    return default_tensor_name(sig.uid, sig.virtual)
 
 
 def describe_signature(name, sig) -> str:
-    """One line from a name and a signature (uid, dims, strides, data type, virtual, by value)."""
+    """One line from a name and a ``TensorSignature``."""
     return describe_tensor_line(name, *sig)
 
 
@@ -118,7 +122,7 @@ def operations_of(op_graph) -> tuple:
 def topological_order(operations) -> list:
     """Operations ordered producers first (Kahn's algorithm over tensor UIDs); GraphError on a cycle."""
     operations = list(operations)
-    slots = [[(signature_of(t)[0], out) for _, t, out in tensor_slots(op)] for op in operations]
+    slots = [[(signature_of(t).uid, out) for _, t, out in tensor_slots(op)] for op in operations]
     producers = {}
     for i, s in enumerate(slots):
         for uid, out in s:
@@ -150,7 +154,7 @@ def graph_tensors(operations) -> dict:
     out = {}
     for op in operations:
         for _, t, _ in tensor_slots(op):
-            out.setdefault(signature_of(t)[0], t)
+            out.setdefault(signature_of(t).uid, t)
     return out
 
 
@@ -179,16 +183,16 @@ def operations_dot(operations, name="cudnn_graph") -> str:
     tensors = {}
     for op in ops:
         for _, t, _ in tensor_slots(op):
-            tensors.setdefault(signature_of(t)[0], t)
+            tensors.setdefault(signature_of(t).uid, t)
     for uid, t in tensors.items():
         sig = signature_of(t)
-        style = "dashed" if sig[4] else "solid"
-        label = f"{tensor_name(t)}\nuid {uid} {'x'.join(map(str, sig[1]))}"
+        style = "dashed" if sig.virtual else "solid"
+        label = f"{tensor_name(t)}\nuid {uid} {'x'.join(map(str, sig.dims))}"
         lines.append(f"  t{uid} [shape=ellipse, style={style}, label={_dot_quote(label)}];")
     for i, op in enumerate(ops):
         lines.append(f"  op{i} [shape=box, style=filled, fillcolor=lightblue, label={_dot_quote(operation_label(op))}];")
         for slot, t, out in tensor_slots(op):
-            uid = signature_of(t)[0]
+            uid = signature_of(t).uid
             edge = f"op{i} -> t{uid}" if out else f"t{uid} -> op{i}"
             lines.append(f"  {edge} [label={_dot_quote(slot)}];")
     lines.append("}")

@@ -4,8 +4,10 @@ generic, set here or read back from cuDNN) or from a plan's JSON, shown as one l
 
 Every reader of a tensor reads this: variant packs (``runtime._packing``), the explorer's inputs
 (``tune.inputs``), graph tables (``tune.graphs``), the reference evaluator (``reference._graph``) and messages.
-``signature_of`` (``typed.introspection``) is the compact form graph building compares; ``TensorSpec.signature``
-is that tuple. ``data_type_name`` is the one short name of a data type (``CUDNN_DATA_HALF`` -> ``half``).
+``TensorSignature`` (compiled, ``typed._signature``) is its compact form, what graph building compares (typed
+tensors keep it once finalized): ``signature_of`` reads it from any tensor descriptor, and ``TensorSignature.of``
+is the one rule that turns attribute values, as set or as read back, into one. Names and data types print
+through ``core.names`` (``default_tensor_name``, ``data_type_name``).
 """
 from __future__ import annotations
 
@@ -15,71 +17,50 @@ from dataclasses import dataclass
 
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import AttributeType, DataType, TensorReordering
+from cudnn_backend.core.names import DATA_TYPE_PREFIX, data_type_name, default_tensor_name
 from cudnn_backend.typed import arrays
+from cudnn_backend.typed._signature import TensorSignature
 
-__all__ = ["TensorSpec", "data_type_name", "DATA_TYPE_PREFIX", "signature_of", "read_signature",
+__all__ = ["TensorSpec", "TensorSignature", "data_type_name", "DATA_TYPE_PREFIX", "signature_of", "read_signature",
            "describe_tensor_line"]
 
-DATA_TYPE_PREFIX = "CUDNN_DATA_"
 _NO_REORDERING = TensorReordering.CUDNN_TENSOR_REORDERING_NONE
 
 
-def data_type_name(value, unknown: str = "?") -> str:
-    """The short lower-case name of a data type: ``half`` for ``DataType.CUDNN_DATA_HALF``, its value or the C
-    name ``"CUDNN_DATA_HALF"`` (as plan JSON writes it); ``unknown`` for None, the value itself when it names
-    no data type."""
-    if value is None:
-        return unknown
-    if isinstance(value, str):
-        name = value
-    else:
-        try:
-            name = DataType(int(value)).name
-        except (TypeError, ValueError):
-            return str(value)
-    return (name[len(DATA_TYPE_PREFIX):] if name.startswith(DATA_TYPE_PREFIX) else name).lower()
-
-
-def read_signature(t) -> tuple:
-    """(uid, dims, strides, data type, virtual, by value) of a tensor read back from cuDNN."""
-    def one(attr, atype, default=None):
+def read_signature(t) -> TensorSignature:
+    """The signature of a tensor read back from cuDNN (one cuDNN made)."""
+    def one(attr, atype):
         try:
             values = t.get(attr, atype)
         except Exception:  # noqa: BLE001 - an attribute cuDNN does not report: unknown
-            return default
-        return values[0] if values else default
+            return None
+        return values[0] if values else None
 
     def many(attr):
         try:
             return tuple(int(x) for x in t.get(attr, AttributeType.CUDNN_TYPE_INT64))
         except Exception:  # noqa: BLE001
-            return ()
+            return None
 
-    dt = one(A.CUDNN_ATTR_TENSOR_DATA_TYPE, AttributeType.CUDNN_TYPE_DATA_TYPE)
-    return (int(one(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, AttributeType.CUDNN_TYPE_INT64, -1)),
-            many(A.CUDNN_ATTR_TENSOR_DIMENSIONS), many(A.CUDNN_ATTR_TENSOR_STRIDES),
-            None if dt is None else int(dt),
-            bool(one(A.CUDNN_ATTR_TENSOR_IS_VIRTUAL, AttributeType.CUDNN_TYPE_BOOLEAN, False)),
-            bool(one(A.CUDNN_ATTR_TENSOR_IS_BY_VALUE, AttributeType.CUDNN_TYPE_BOOLEAN, False)))
+    uid, dt = one(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, AttributeType.CUDNN_TYPE_INT64), \
+        one(A.CUDNN_ATTR_TENSOR_DATA_TYPE, AttributeType.CUDNN_TYPE_DATA_TYPE)
+    return TensorSignature.of(None if uid is None else int(uid), many(A.CUDNN_ATTR_TENSOR_DIMENSIONS),
+                              many(A.CUDNN_ATTR_TENSOR_STRIDES), None if dt is None else int(dt),
+                              one(A.CUDNN_ATTR_TENSOR_IS_VIRTUAL, AttributeType.CUDNN_TYPE_BOOLEAN),
+                              one(A.CUDNN_ATTR_TENSOR_IS_BY_VALUE, AttributeType.CUDNN_TYPE_BOOLEAN))
 
 
-def signature_of(t) -> tuple:
-    """(uid, dims, strides, data type, virtual, by value) of any tensor descriptor, typed or generic: the compact
-    form of its ``TensorSpec`` that graph building compares (typed tensors keep it once finalized)."""
+def signature_of(t) -> TensorSignature:
+    """The signature of any tensor descriptor, typed (kept once finalized) or generic."""
     sig = getattr(t, "signature", None)
     if sig is not None:
         return sig()
     values = t.values
     if t.finalized and A.CUDNN_ATTR_TENSOR_UNIQUE_ID not in values:
         return read_signature(t)
-
-    def tup(v):
-        return v if isinstance(v, tuple) else (() if v is None else (v,))
-
-    return (values.get(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, -1), tup(values.get(A.CUDNN_ATTR_TENSOR_DIMENSIONS)),
-            tup(values.get(A.CUDNN_ATTR_TENSOR_STRIDES)), values.get(A.CUDNN_ATTR_TENSOR_DATA_TYPE),
-            bool(values.get(A.CUDNN_ATTR_TENSOR_IS_VIRTUAL, False)),
-            bool(values.get(A.CUDNN_ATTR_TENSOR_IS_BY_VALUE, False)))
+    return TensorSignature.of(values.get(A.CUDNN_ATTR_TENSOR_UNIQUE_ID), values.get(A.CUDNN_ATTR_TENSOR_DIMENSIONS),
+                              values.get(A.CUDNN_ATTR_TENSOR_STRIDES), values.get(A.CUDNN_ATTR_TENSOR_DATA_TYPE),
+                              values.get(A.CUDNN_ATTR_TENSOR_IS_VIRTUAL), values.get(A.CUDNN_ATTR_TENSOR_IS_BY_VALUE))
 
 
 def _data_type(value) -> DataType | None:
@@ -101,10 +82,11 @@ def _reordering(value) -> TensorReordering | None:
 
 
 def describe_tensor_line(name, uid, dims, strides, data_type, virtual, by_value) -> str:
-    """One line: ``name (uid U) [dims] strides [strides] type[ virtual| by-value]`` (no name: ``(uid U) ...``)."""
+    """One line: ``name (uid U) [dims] strides [strides] type[ virtual| by-value]`` (``name``: the tensor's, else
+    its default name)."""
     kind = " virtual" if virtual else (" by-value" if by_value else "")
-    label = f"{name} " if name and name != str(uid) else ""
-    return f"{label}(uid {uid}) {list(dims)} strides {list(strides)} {data_type_name(data_type)}{kind}"
+    label = name if name else default_tensor_name(uid, virtual)
+    return f"{label} (uid {uid}) {list(dims)} strides {list(strides)} {data_type_name(data_type)}{kind}"
 
 
 @dataclass(frozen=True)
@@ -128,7 +110,7 @@ class TensorSpec:
     @classmethod
     def from_descriptor(cls, tensor) -> TensorSpec:
         """The spec of a tensor descriptor (typed ``Tensor`` or generic ``Descriptor``; one cuDNN made is read
-        back from cuDNN)."""
+        back from cuDNN); without a name, its default name (``core.names.default_tensor_name``)."""
         uid, dims, strides, dt, virtual, by_value = signature_of(tensor)
         values = tensor.values
         align = values.get(A.CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT)
@@ -136,7 +118,8 @@ class TensorSpec:
         vd = values.get(A.CUDNN_ATTR_TENSOR_VECTORIZED_DIMENSION)
         name = getattr(tensor, "name", None)
         value = getattr(tensor, "scalar_value", None) if by_value else None
-        return cls(int(uid), name if isinstance(name, str) else str(uid), tuple(int(d) for d in dims),
+        return cls(int(uid), name if isinstance(name, str) else default_tensor_name(uid, virtual),
+                   tuple(int(d) for d in dims),
                    tuple(int(s) for s in strides), _data_type(dt), bool(virtual), bool(by_value),
                    int(align) if align else None, int(vc) if vc else 1, -1 if vd is None else int(vd),
                    _reordering(values.get(A.CUDNN_ATTR_TENSOR_REORDERING_MODE, _NO_REORDERING)), value)
@@ -144,12 +127,14 @@ class TensorSpec:
     @classmethod
     def from_json(cls, entry: dict) -> TensorSpec:
         """The spec of one entry of a plan JSON's ``operationGraph.tensors`` (already checked by
-        ``core.json_checks``): its ``name`` is the UID."""
+        ``core.json_checks``), named by its UID (cuDNN's ``name`` member) as ``core.names.default_tensor_name``
+        does."""
         uid = int(entry["name"])
         vd = entry.get("vectDim")
-        return cls(uid, str(uid), tuple(int(x) for x in entry.get("dim", ())),
+        virtual = bool(entry.get("isVirtual", False))
+        return cls(uid, default_tensor_name(uid, virtual), tuple(int(x) for x in entry.get("dim", ())),
                    tuple(int(x) for x in entry.get("stride", ())), _data_type(entry.get("dataType")),
-                   bool(entry.get("isVirtual", False)), bool(entry.get("isByValue", False)),
+                   virtual, bool(entry.get("isByValue", False)),
                    int(entry["ptrAlignment"]) if entry.get("ptrAlignment") else None,
                    int(entry.get("vectCount", 1) or 1), -1 if vd is None else int(vd),
                    _reordering(entry.get("reordering", _NO_REORDERING.name)))
@@ -170,9 +155,9 @@ class TensorSpec:
 
     # --- views ----------------------------------------------------------------------------------------------
     @property
-    def signature(self) -> tuple:
-        """(uid, dims, strides, data type, virtual, by value): the compact form ``signature_of`` gives."""
-        return (self.uid, self.dims, self.strides, self.data_type, self.virtual, self.by_value)
+    def signature(self) -> TensorSignature:
+        """The compact form ``signature_of`` gives."""
+        return TensorSignature(self.uid, self.dims, self.strides, self.data_type, self.virtual, self.by_value)
 
     def with_shape(self, dims, strides) -> TensorSpec:
         """The same tensor with other dims and strides (a variant pack's shape override)."""

@@ -1,4 +1,4 @@
-"""Exit codes, checks and the words of the command line (issue 22): nothing found exits 1 with the reason; --gpus
+"""Exit codes, checks and the words of the command line: nothing found exits 1 with the reason; --gpus
 beyond the GPUs here (or offline) and --sm-count beyond the target's SMs are usage errors (2); an unknown profile
 name lists the bundled ones; --param, --plan and Python-worded messages speak the command line's words; offline
 explore and tune say which config they pick and --save-plan writes its plan."""

@@ -1,4 +1,4 @@
-"""--graph FILE.py:FUNC / module:FUNC as a newcomer writes them (issue 22): an exception in the user's function is
+"""--graph FILE.py:FUNC / module:FUNC as a newcomer writes them: an exception in the user's function is
 one line naming the user's file and line (CUDNN_BACKEND_DEBUG=1: the whole traceback), the file imports the modules
 beside it, and module:FUNC resolves from the current folder even where sys.path[0] is not it (a console script)."""
 import os

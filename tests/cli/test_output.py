@@ -1,4 +1,4 @@
-"""What the command line prints, read where it ends up: a terminal, a log file, a pipe (issue 22: rich tables
+"""What the command line prints, read where it ends up: a terminal, a log file, a pipe (rich tables
 squeezed to 80 columns in logs broke every cell into fragments)."""
 import csv
 import io

@@ -420,7 +420,7 @@ def test_never_initialized_handle_reports_closed_and_closes():
 
 @pytest.mark.skipif(HAVE_GPU, reason="needs a machine without a GPU")
 def test_handle_without_a_gpu_is_no_device_error():
-    """Issue 22: Handle() without a GPU raised CudnnNotInitializedError (cuDNN's status); it is the package's
+    """Handle() without a GPU raised CudnnNotInitializedError (cuDNN's status); it is the package's
     NoDeviceError, naming the way out (a device profile)."""
     with pytest.raises(cb.NoDeviceError, match=r"no GPU is visible here .*device_profile='h200'") as err:
         cb.Handle()

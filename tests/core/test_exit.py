@@ -3,8 +3,14 @@
 Each case runs in a child interpreter and checks its whole stderr at exit:
 
 * a daemon thread that calls cuDNN in a loop and catches ``CudnnError`` (the shutdown refusal is one);
+* daemon threads that do not catch it, in the middle of heuristics and runtime-compiled plan builds, with cuDNN's
+  messages logged or captured or neither, many times over (the refusal ends them without a word);
 * a ``cudnn_messages()`` block left open in a suspended generator (finalized after the exit hooks ran).
 """
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
 from tests.helpers.crash import run_python
 
 
@@ -84,3 +90,101 @@ def test_cudnn_messages_left_open_in_a_suspended_generator_is_quiet_at_exit():
         """, timeout=120)
     assert out.returncode == 0, out.describe()
     assert out.stdout.strip() == "exiting" and out.stderr == "", out.describe()
+
+
+WORK_IN_FLIGHT = """
+    import logging, sys, threading, time
+    import cudnn_backend as cb
+    from cudnn_backend.runtime.heuristics import get_configs
+    from cudnn_backend.runtime.plans import build_plan
+    from tests.helpers.offline import conv_graph, h200, matmul_relu_graph
+
+    messages = sys.argv[1]
+    if messages == "logged":  # to stdout: stderr must stay empty
+        logging.basicConfig(stream=sys.stdout, level=logging.DEBUG)
+        cb.enable_logging(logging.INFO)
+    profile = h200()
+    # cuDNN's one-time library set-up, in this thread alone: threads meeting in it while cuDNN calls back into
+    # Python (its messages, logged) can deadlock with a call made holding the GIL, which is no exit's doing
+    conv, runtime_compiled = conv_graph(), get_configs(matmul_relu_graph(), "A", profile)
+    busy = threading.Barrier(5)
+
+    def heuristics():
+        busy.wait()
+        while True:
+            if messages == "captured":
+                with cb.cudnn_messages():
+                    get_configs(conv, "B", profile)
+            else:
+                get_configs(conv, "A", profile)
+
+    def runtime_compiled_plans():  # NVRTC engines: each build takes long, so exit meets one in flight
+        busy.wait()
+        while True:
+            for config in runtime_compiled:
+                try:
+                    build_plan(config, device_profile=profile)
+                except cb.CudnnNotSupportedError:
+                    pass
+
+    def wrapped():  # a thread that turns the refusal into its own error ends quietly too
+        busy.wait()
+        while True:
+            try:
+                get_configs(conv, "A", profile)
+            except cb.CudnnError as e:
+                raise RuntimeError("heuristics stopped") from e
+
+    for work in (heuristics, heuristics, runtime_compiled_plans, wrapped):
+        threading.Thread(target=work, daemon=True).start()
+    busy.wait(120)
+    time.sleep(float(sys.argv[2]))
+    print("exiting", flush=True)
+    """
+
+
+@pytest.mark.parametrize("messages", ["neither", "logged", "captured"])
+def test_exit_with_cudnn_work_in_flight_is_quiet(messages):
+    """Daemon threads in the middle of heuristics and plan builds when the main thread returns: each is refused its
+    next cuDNN call and ends; the process exits 0 with nothing on stderr, every time (it printed an
+    "Exception in thread ... CudnnShutdownError" traceback per thread, every time)."""
+    runs = [(i, 0.05 * (i % 4)) for i in range(6)]  # exits at different points of the threads' work
+    with ThreadPoolExecutor(2) as pool:
+        outs = list(pool.map(lambda run: run_python(WORK_IN_FLIGHT, args=(messages, run[1]), timeout=90), runs))
+    for (i, _), out in zip(runs, outs):
+        assert out.returncode == 0, f"run {i}: {out.describe()}"
+        assert "exiting" in out.stdout.splitlines(), f"run {i}: {out.describe()}"
+        assert out.stderr == "", f"run {i}: {out.describe()}"
+
+
+def test_a_thread_ending_for_another_reason_at_exit_is_still_reported():
+    """Only the refusal is silenced: any other exception of a thread, even once the gate is shut, still reaches the
+    program's own excepthook."""
+    out = run_python("""
+        import atexit, threading
+
+        def reported(args):
+            print("reported:", args.exc_type.__name__, args.exc_value, flush=True)
+
+        def fail():
+            raise ValueError("a real bug")
+
+        def refused():
+            Tensor(unique_id=1, data_type=cb.CUDNN_DATA_FLOAT, dimensions=[1, 8], strides=[8, 1],
+                   byte_alignment=16).finalize()
+
+        def after_the_gate_shut():  # registered before cudnn_backend's hooks: runs after them
+            for work in (refused, fail):
+                thread = threading.Thread(target=work, daemon=True)
+                thread.start()
+                thread.join()
+
+        atexit.register(after_the_gate_shut)
+        threading.excepthook = reported
+        import cudnn_backend as cb
+        from cudnn_backend.typed import Tensor
+        refused()  # the gate is open: no exception
+        print("exiting", flush=True)
+        """, timeout=120)
+    assert out.returncode == 0 and out.stderr == "", out.describe()
+    assert out.stdout.splitlines() == ["exiting", "reported: ValueError a real bug"], out.describe()

@@ -3,8 +3,9 @@
 Each test runs a child interpreter on a copy of the package (links to its files, the compiled modules included)
 from which the ``moe`` family module is taken out. Without a module owning MOE_GROUPED_MATMUL the import fails,
 naming the operations; with one new source module, ``experts.py`` (moe's source, plus a finalize check that counts
-its calls), dropped in beside the others, the registry accepts it, ``Graph`` gains its methods, ``Descriptor.finalize``
-runs its check and the reference evaluator computes its operation. A hand-kept list anywhere (of the family modules,
+its calls and a shape rule), dropped in beside the others, the registry accepts it, ``Graph`` gains its methods,
+``Descriptor.finalize`` runs its check, ``cudnn_backend.shapes`` exports its shape rule, the work estimate counts its
+operation its way and the reference evaluator computes its operation. A hand-kept list anywhere (of the family modules,
 the ``Graph`` bases or the reference ops) would make the second test fail.
 """
 import os
@@ -28,6 +29,11 @@ def check_counted(op):
     CHECKED.append(op.descriptor_type.name)
 
 
+def experts_output_dims(tokens, weights):
+    """The test family's public shape rule."""
+    return [tokens[0], tokens[1], weights[2]]
+
+
 '''
 
 WITH_THE_MODULE = r"""
@@ -46,6 +52,7 @@ fwd = DescriptorType.CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR
 assert op_checks.FINALIZE_CHECKS[fwd] is experts.check_counted
 assert cb.Graph.moe_grouped_matmul is experts.MoeOps.moe_grouped_matmul
 assert families.REFERENCE_OPS[int(fwd)] is experts.MoeGroupedMatmul
+assert cb.shapes.experts_output_dims is experts.experts_output_dims and "experts_output_dims" in cb.shapes.__all__
 
 t, k, n, e = 6, 4, 3, 2
 g = cb.Graph("experts", io_data_type="float")
@@ -54,6 +61,7 @@ offsets = g.tensor([e, 1, 1], data_type="int32", name="offsets")
 out = g.moe_grouped_matmul(tokens, weights, offsets)
 og = g.build()
 assert experts.CHECKED == [fwd.name], experts.CHECKED  # Descriptor.finalize ran the family's check
+assert cb.reference.estimated_work(og) == t * n * k  # its cost is the family's own (MoeGroupedMatmul.work)
 
 rng = np.random.default_rng(7)
 tv, wv, ov = rng.standard_normal([1, t, k]), rng.standard_normal([e, k, n]), np.array([0, 2])
@@ -107,7 +115,8 @@ def test_one_new_module_is_a_whole_family(tmp_path):
     source = (FAMILIES / "moe.py").read_text()
     head, declaration = source.split("\nFAMILY = Family(\n")
     declaration = declaration.replace('"moe",', '"experts",', 1).replace(
-        "graph_mixin=MoeOps,", 'graph_mixin=MoeOps,\n    finalize_checks={"MOE_GROUPED_MATMUL": check_counted},', 1)
+        "graph_mixin=MoeOps,", 'graph_mixin=MoeOps,\n    finalize_checks={"MOE_GROUPED_MATMUL": check_counted},\n'
+        '    shape_rules=(experts_output_dims,),', 1)
     assert '"experts"' in declaration and "check_counted" in declaration
     (root / "cudnn_backend" / "core" / "families" / "experts.py").write_text(
         head + "\n" + COUNTED_CHECK + "FAMILY = Family(\n" + declaration)

@@ -1,4 +1,4 @@
-"""Hardening of the core (issue 9): races on close(), pickling, interrupts inside cuDNN's logging callback,
+"""Hardening of the core: races on close(), pickling, interrupts inside cuDNN's logging callback,
 hostile values in ``Descriptor.set``, and the statistics/shape checks cuDNN 9.19 does not make (``core.op_checks``),
 exercised through the generic Descriptor (C names only).
 

@@ -1,12 +1,12 @@
 """The pointwise broadcast check has a fast path in C (``_pointwise_broadcast_ok``) that accepts the common case
-and leaves everything else to ``op_checks.check_pointwise``: whatever the shapes, finalize must refuse exactly
+and leaves everything else to ``core.families.pointwise.check_pointwise``: whatever the shapes, finalize must refuse exactly
 what the Python check refuses (the fast path may never accept a shape cuDNN would write out of bounds)."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cudnn_backend as cb
 from cudnn_backend import *  # noqa: F403 - the C names
-from cudnn_backend.core import op_checks
+from cudnn_backend.core.families.pointwise import check_pointwise
 from cudnn_backend.errors import CudnnError, GraphError
 
 
@@ -56,7 +56,7 @@ def test_finalize_refuses_exactly_what_the_python_check_refuses(shapes):
     x, b, y = shapes
     op = _op(x, b, y)
     try:
-        op_checks.check_pointwise(op)
+        check_pointwise(op)
         python_refuses = False
     except GraphError:
         python_refuses = True

@@ -1,4 +1,4 @@
-"""Hardening of the Graph builder (issue 9): hostile sizes and layouts refused naming the parameter, copying and
+"""Hardening of the Graph builder: hostile sizes and layouts refused naming the parameter, copying and
 pickling refused, reductions with default axes and a given output, lone surrogates as names, and the statistics
 shapes the builder derives (and refuses when given wrong)."""
 import copy
@@ -54,7 +54,7 @@ class RaisingIndex:
 # ---------------------------------------------------------------------------------------------
 # sizes
 # ---------------------------------------------------------------------------------------------
-def test_the_mixed_dims_of_the_issue():
+def test_mixed_dims_are_refused_naming_the_first_wrong_one():
     refused(lambda: Graph().tensor([8.7, "64", True, 56]), TypeError, r"dims\[0\]: expected an integer, not float")
     refused(lambda: Graph().tensor([8, "64", True, 56]), TypeError, r"dims\[1\]: expected an integer, not str")
     refused(lambda: Graph().tensor([8, 64, True, 56]), TypeError, r"dims\[2\]: expected an integer, not bool")

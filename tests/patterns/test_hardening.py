@@ -1,4 +1,4 @@
-"""Hardening of the patterns (issue 9): every size parameter of every pattern in the catalogue refuses zero,
+"""Hardening of the patterns: every size parameter of every pattern in the catalogue refuses zero,
 negative, float, bool, str, None and int64-overflowing values with a TypeError/ValueError naming the parameter;
 never a foreign exception, never a half-built graph."""
 import inspect

@@ -5,7 +5,7 @@ GPU, the plan's JSON round trip. On an older release each pattern is refused by 
 Where cuDNN has no engine for a pattern on these GPUs the test xfails with cuDNN's own reason (cuDNN 9.28.1: the
 memory-bound engines that run transpose, slice, softmax and RoPE alone, and RoPE fused, are Blackwell's). Plan JSON
 round trips of these operations are refused by ``core.json_checks`` until its release-aware node tables know them
-(rel-json, issue 17): those xfail naming the missing table.
+(derived for a release not captured yet): those xfail naming the missing table.
 """
 import re
 
@@ -111,7 +111,7 @@ def test_plan_json_round_trip(name, built):
     except JsonCheckError as e:
         missing = [d for d in NEWER[name] if d[:36] in str(e)]
         if "operation: expected one of" in str(e) and missing:
-            pytest.xfail(f"core.json_checks has no node table for {missing[0]} yet (rel-json, issue 17): {e}")
+            pytest.xfail(f"core.json_checks has no node table for {missing[0]} yet: {e}")
         raise
     assert again.engine_index == plan.engine_index and again.to_json() == text
 

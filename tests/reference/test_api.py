@@ -43,7 +43,7 @@ def test_by_value_scalars_default_to_their_recorded_value_or_take_a_number(rng):
 
 
 @pytest.mark.parametrize("case,error,match", [
-    ("missing", ValueError, r"inputs: missing b \(uid 2\) \[1, 3, 1\] strides \[\d+, \d+, \d+\] float"),
+    ("missing", ValueError, r"inputs: missing b \(uid 2\) \[1, 3, 1\] strides \[\d+, \d+, \d+\] fp32"),
     ("shape", ValueError, r"inputs\[2\] \(b\): shape \[3, 1\] is not the tensor's dims \[1, 3, 1\]"),
     ("unknown", ValueError, r"inputs: uid 99 is no tensor of the graph"),
     ("output", ValueError, r"inputs: uid 5 \(y\) is an output the graph writes, not an input"),

@@ -351,7 +351,7 @@ def test_arrays_that_describe_their_tensors_are_bound(conv):
     ("x", cuda_array(A, (N, C, H, W)), ValueError,
      r"UID 1 \(x\): the array's strides \[128, 16, 4, 1\] \(in elements, shape \[2, 8, 4, 4\]\) are not the "
      r"tensor's \[128, 1, 32, 8\] .*: a view whose elements the tensor cannot describe; the tensor is x \(uid 1\) "
-     r"\[2, 8, 4, 4\] strides \[128, 1, 32, 8\] half"),
+     r"\[2, 8, 4, 4\] strides \[128, 1, 32, 8\] fp16"),
     ("w", cuda_array(2 * A, (K, C, 5, 5), nhwc_strides(K, C, 5, 5)), ValueError,
      r"UID 2 \(w\): the array's shape \[8, 8, 5, 5\] is not the tensor's dims \[8, 8, 3, 3\]"),
     ("y", cuda_array(3 * A, (N * K * H * W // 2,), (2,)), ValueError,

@@ -1,5 +1,5 @@
 """A graph whose tensors need more memory than the target GPU has gets a DeviceMemoryWarning when its plan is built
-(issue 22: a 274 GB input built a plan for a 141 GB H200 without a word); once per graph and device."""
+(a 274 GB input built a plan for a 141 GB H200 without a word); once per graph and device."""
 import json
 import warnings
 

@@ -64,7 +64,7 @@ def refused_as_unsupported(info) -> bool:
 def test_every_global_index_is_listed(conv, infos):
     n = engine_count(conv)
     assert n > 0
-    assert [i.global_index for i in infos] == list(range(n))
+    assert [i.engine_index for i in infos] == list(range(n))
     assert any(i.supported for i in infos) and any(not i.supported for i in infos)
 
 
@@ -78,12 +78,12 @@ def test_unsupported_engines_carry_cudnn_reason(infos):
         else:
             assert isinstance(info.error, cb.CudnnError)
             assert info.status == info.error.status
-            assert refused_as_unsupported(info), (info.global_index, info.reason)
+            assert refused_as_unsupported(info), (info.engine_index, info.reason)
             assert info.reason.startswith(info.status.name) and info.error.cudnn_message in info.reason
             assert info.error.descriptor_type == cb.CUDNN_BACKEND_ENGINE_DESCRIPTOR
             assert "CUDNN_BACKEND_ENGINE_DESCRIPTOR" in str(info.error)
             assert info.engine is None and info.knobs == ()
-            with pytest.raises(EngineError, match=rf"engine {info.global_index} is not supported .*; no config"):
+            with pytest.raises(EngineError, match=rf"engine {info.engine_index} is not supported .*; no config"):
                 info.config()
 
 
@@ -102,13 +102,13 @@ def test_notes_and_knobs(infos):
         assert engines.engine_knobs(info.engine) == info.knobs
         assert engines.engine_numerical_notes(info.engine) == info.numerical_notes
         assert engines.engine_behavior_notes(info.engine) == info.behavior_notes
-        assert engines.engine_global_index(info.engine) == info.global_index
+        assert engines.engine_global_index(info.engine) == info.engine_index
 
 
 def test_supported_only_and_single_engine(conv, h200, infos):
     supported = list_engines(conv, h200, supported_only=True)
-    assert [i.global_index for i in supported] == [i.global_index for i in infos if i.supported]
-    one = engines.inspect_engine(conv, supported[0].global_index, h200)
+    assert [i.engine_index for i in supported] == [i.engine_index for i in infos if i.supported]
+    one = engines.inspect_engine(conv, supported[0].engine_index, h200)
     assert one.supported and one.knobs == supported[0].knobs
     assert engines.inspect_engine_descriptor(supported[0].engine).knobs == supported[0].knobs
 
@@ -141,7 +141,7 @@ def test_knob_spec_honours_stride():
     assert spec.check(9) == 9
     with pytest.raises(EngineError, match="TILE_SIZE = 7 .* 0..10 in steps of 3"):
         spec.check(7)
-    assert spec.as_dict() == {"knob": "TILE_SIZE", "minimum": 0, "maximum": 10, "stride": 3, "count": 4}
+    assert spec.to_dict() == {"knob": "TILE_SIZE", "minimum": 0, "maximum": 10, "stride": 3, "count": 4}
     assert len(KnobSpec(K.CUDNN_KNOB_TYPE_STAGES, 5, 4)) == 0
 
 
@@ -195,7 +195,7 @@ def test_iter_configs_skips_what_cudnn_refuses(infos):
     configs = list(iter_configs(engine))
     assert 0 < len(configs) <= engine.knob_space_size
     for cfg in configs:
-        assert isinstance(cfg, Config) and cfg.descriptor.finalized and cfg.engine_index == engine.global_index
+        assert isinstance(cfg, Config) and cfg.descriptor.finalized and cfg.engine_index == engine.engine_index
 
 
 # -- configs: knobs in, knobs out ---------------------------------------------------------------------------------
@@ -353,7 +353,7 @@ def test_dataframe_without_pandas_says_so(infos, monkeypatch):
 
 def test_engine_info_row_type(infos):
     assert isinstance(infos[0], EngineInfo)
-    assert infos[0].as_dict()["engine"] == 0
+    assert infos[0].to_dict()["engine"] == 0
 
 
 # -- "supported": an engine with a config cuDNN accepts; make_config(info, {}) -----------------------------------
@@ -365,7 +365,7 @@ def matmul_infos(h200):
 
 
 def test_an_engine_without_a_working_config_is_not_supported(matmul_infos):
-    """Engines of a matmul finalize on an H200 although cuDNN accepts none of their configs (issue 22: the engines
+    """Engines of a matmul finalize on an H200 although cuDNN accepts none of their configs (the engines
     table said "8 of 11 supported" where one engine runs): they are not supported, and say why."""
     finalized = [i for i in matmul_infos if i.finalized]
     supported = [i for i in matmul_infos if i.supported]
@@ -393,7 +393,7 @@ def test_an_engine_without_a_working_config_is_not_supported(matmul_infos):
 
 def test_empty_knobs_work_for_every_supported_engine(matmul_infos, infos):
     """``make_config(info, {})`` builds a config for every supported engine: the engine's defaults, or, where cuDNN
-    refuses those, the first knob values it accepts (issue 22: {} raised NOT_SUPPORTED for 7 of 8)."""
+    refuses those, the first knob values it accepts ({} raised NOT_SUPPORTED for 7 of 8)."""
     for info in [i for i in matmul_infos + infos if i.supported]:
         cfg = make_config(info, {})
         assert cfg.descriptor.finalized and cfg.engine_index == info.engine_index
@@ -451,7 +451,7 @@ def test_misspelled_knob_names_this_engines_knobs(infos):
 
 
 def test_graphs_and_patterns_are_accepted_where_operation_graphs_are(h200):
-    """get_configs / list_engines / build_first_plan take a Graph or a Pattern as explore does (issue 22)."""
+    """get_configs / list_engines / build_first_plan take a Graph or a Pattern as explore does."""
     from cudnn_backend.patterns import CATALOGUE
     from cudnn_backend.runtime.heuristics import build_first_plan
 

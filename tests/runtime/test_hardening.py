@@ -1,4 +1,4 @@
-"""Hardening of the runtime (issue 9): races on close(), serialized plans / kernel caches / device profiles that
+"""Hardening of the runtime: races on close(), serialized plans / kernel caches / device profiles that
 crash cuDNN 9.19, foreign exceptions, argument types, pickling, knob -1, the memory of refused runtime-compiled
 configs, and interpreter exit while daemon threads build runtime-compiled plans.
 

@@ -176,11 +176,11 @@ def test_workspace_limit_failures_are_reported(conv, h200):
 def test_cudnn_failures_carry_cudnn_reason(conv, h200):
     infos = engines.list_engines(conv, h200)
     # an engine refused with NOT_SUPPORTED (cuDNN 9.10 refuses a few others with INTERNAL_ERROR: test_engines.py)
-    unsupported = next(i.global_index for i in infos
+    unsupported = next(i.engine_index for i in infos
                        if not i.supported and not i.finalized and i.status == cb.CUDNN_STATUS_NOT_SUPPORTED)
     knobbed = next(i for i in infos if i.supported and i.knobs)
     spec = knobbed.knobs[0]
-    prefer = [unsupported, (knobbed.global_index, {spec.knob_type: spec.maximum + 1})]
+    prefer = [unsupported, (knobbed.engine_index, {spec.knob_type: spec.maximum + 1})]
     plan, report = build_first_plan(conv, device_profile=h200, prefer=prefer)
     engine_fail, config_fail = report.attempts[0], report.attempts[1]
     assert engine_fail.mode == "prefer" and engine_fail.stage == "engine"

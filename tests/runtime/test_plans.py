@@ -65,9 +65,13 @@ def test_plan_properties(plan, conv, a_configs):
     assert plan.knobs == cfg.knobs and all(isinstance(k, cb.KnobType) for k in plan.knobs)
     assert plan.numerical_notes == cfg.numerical_notes
     assert plan.config is cfg and plan.deviceprop is not None
-    summary = plan.summary()
+    summary = plan.to_dict()
     assert summary["engine"] == cfg.engine_index and summary["device"] == "NVIDIA H200"
     assert summary["handle"] is False
+    with pytest.warns(DeprecationWarning, match=r"Plan.summary\(\) is deprecated: use to_dict"):
+        assert plan.summary() == summary  # the earlier name, the same data
+    with pytest.warns(DeprecationWarning, match=r"Config.summary\(\) is deprecated"):
+        assert cfg.summary() == cfg.to_dict()
 
 
 def test_profile_is_inherited_from_the_config(a_configs):
@@ -189,7 +193,7 @@ def test_plan_from_another_cudnn_version_is_refused(plan, h200):
 
 
 def test_an_unknown_enumerant_is_named_with_its_field(plan, h200):
-    """Issue 22: a plan JSON with a misspelled dataType was reported as cuDNN's bare "CUDNN_STATUS_BAD_PARAM ...
+    """A plan JSON with a misspelled dataType was reported as cuDNN's bare "CUDNN_STATUS_BAD_PARAM ...
     EXECUTION_PLAN_DESCRIPTOR: 1"; the field, the value and the close names are said (cuDNN's refusal kept as the
     cause)."""
     data = json.loads(plan.to_json())

@@ -63,7 +63,7 @@ def test_inventory_of_engines_exposing_tma_knobs(gpu):
             for spec in engines.engine_knobs(engine):
                 if spec.knob_type in TMA:
                     # a switch: 0 and 1 (what the knob search tries), and a config with each value finalizes
-                    assert set(spec.values()) <= {-1, 0, 1} and len(spec) >= 2, spec.as_dict()
+                    assert set(spec.values()) <= {-1, 0, 1} and len(spec) >= 2, spec.to_dict()
                     for value in (0, 1):
                         assert engines.make_config(engine, {spec.knob_type: value}).descriptor.finalized
                     exposing.append((name, gi, spec.name))

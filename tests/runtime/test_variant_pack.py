@@ -295,7 +295,7 @@ def test_buffer_size_uses_strides(cbr):
     # a 1-D view of every other element is no flat buffer, and not the tensor's layout either
     buffers[cbr.x] = FakeCudaArray(ADDR[0], (half,), "<f2", strides=(4,))
     with pytest.raises(ValueError, match=r"UID 1: the array's shape \[1024\] is not the tensor's dims "
-                                         r"\[2, 16, 8, 8\]; the tensor is \(uid 1\) \[2, 16, 8, 8\] strides"):
+                                         r"\[2, 16, 8, 8\]; the tensor is t1 \(uid 1\) \[2, 16, 8, 8\] strides"):
         VariantPack(cbr.plan, buffers, workspace=0)
     buffers[cbr.x] = FakeCudaArray(ADDR[0], (x_elems - 1,))  # flat, one element short
     with pytest.raises(ValueError, match=f"holds {2 * (x_elems - 1)} bytes but the tensor .* spans {2 * x_elems}"):

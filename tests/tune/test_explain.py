@@ -68,7 +68,7 @@ def test_edits_change_every_occurrence_and_show_in_the_diff():
     changed = desc.edit_tensor(conv_out, data_type="CUDNN_DATA_HALF")
     assert [d for d in changed.tensors().values() if d["unique_id"] == conv_out][0]["data_type"] == "CUDNN_DATA_HALF"
     assert desc.tensors()[conv_out]["data_type"] == "CUDNN_DATA_FLOAT"  # the original is untouched
-    assert diff_descriptions(desc, changed) == [f"~ tensor {desc.name_of(conv_out)}: data_type float → half"]
+    assert diff_descriptions(desc, changed) == [f"~ tensor {desc.name_of(conv_out)}: data_type fp32 → fp16"]
     rebuilt = changed.rebuild()
     assert rebuilt.build().finalized
     assert rebuilt.tensors[conv_out].signature()[3] == cb.CUDNN_DATA_HALF
@@ -122,7 +122,7 @@ def test_fp32_strided_dgrad_is_explained_and_minimized():
     assert ex.alternatives and ex.tried >= len(ex.alternatives) + 1
     text = ex.text()
     assert "NOT SUPPORTED (refused at heuristics)" in text and "every tensor → NHWC" in text
-    assert ex.as_dict()["stages"][-1]["stage"] == "heuristics"
+    assert ex.to_dict()["stages"][-1]["stage"] == "heuristics"
 
 
 def test_genstats_with_too_small_statistics_is_refused_by_the_checks(known):

@@ -40,10 +40,10 @@ def test_header_describes_the_graph(explored):
     g = explored["graph"].graph
     by_name = {t["name"]: t for t in g["tensors"]}
     assert by_name["x"]["dims"] == [1, 8, 8, 8] and by_name["x"]["strides"] == [512, 1, 64, 8]
-    assert by_name["x"]["data_type"] == "half" and by_name["conv_out"]["role"] == "virtual"
+    assert by_name["x"]["data_type"] == "fp16" and by_name["conv_out"]["role"] == "virtual"
     assert by_name["y"]["role"] == "output" and by_name["b"]["uid"] == 3
     assert [o["operation"] for o in g["operations"]] == ["ConvolutionForward", "Pointwise ADD", "Pointwise RELU_FWD"]
-    assert all(o["compute"] == "float" for o in g["operations"])
+    assert all(o["compute"] == "fp32" for o in g["operations"])
 
 
 def test_engines_listed_with_reasons(explored):

@@ -1,15 +1,26 @@
 """TuneOptions: one place for every option of explore, autotune, sweeps and the command line; bad values refused
-naming the option the Python way (the command line's wording is tested in tests/cli)."""
+naming the option the Python way (the command line's wording is tested in tests/cli). The other jobs' option sets
+(sweep, bench, why, support) the same way."""
 import dataclasses
+import inspect
 import math
 import pickle
 
 import pytest
 
 import cudnn_backend as cb
-from cudnn_backend.cli.args import UsageError, build_parser, tune_options
+from cudnn_backend.cli.args import UsageError, build_parser, options_from, tune_options
 from cudnn_backend.tune import TuneOptions
-from cudnn_backend.tune.options import JOB_DEFAULTS, as_options, cli_flag, option_fields
+from cudnn_backend.tune.options import (
+    JOB_DEFAULTS,
+    BenchOptions,
+    SupportOptions,
+    SweepOptions,
+    WhyOptions,
+    as_options,
+    cli_flag,
+    option_fields,
+)
 
 OFFLINE = not cb.core.device.gpu_available()
 SMALL = dict(n=1, c=8, h=8, w=8, k=8)
@@ -136,3 +147,79 @@ def test_the_command_line_derives_its_options_from_the_fields():
     args.race_keep = 7.0  # a value only the dataclass sees (not through argparse): named by its flag
     with pytest.raises(UsageError, match=r"^argument --race-keep: expected a fraction in \(0, 1\]$"):
         tune_options(args)
+
+
+# the option sets of the other jobs: each declared once, the functions' keyword defaults and the command line's
+# options read from it
+OTHER_SETS = [
+    (SweepOptions, cb.sweep, ["explore", "tune"], {"gpus": None, "ray_address": None, "workers": None,
+                                                     "order": "largest", "split": None}),
+    (BenchOptions, cb.bench, ["bench"], {"iterations": 200, "repeats": 7, "warmup": 50}),
+    (WhyOptions, cb.why, ["why"], {"minimize": True, "budget_s": 60.0, "max_variations": 400}),
+    (SupportOptions, cb.support_matrix, ["support", "compare"],
+     {"family": None, "data_type": None, "layout": None, "name": None, "plans": "precompiled", "workers": None}),
+]
+
+
+@pytest.mark.parametrize("cls, function, commands, defaults", OTHER_SETS, ids=lambda v: getattr(v, "__name__", ""))
+def test_each_option_set_states_its_defaults_once(cls, function, commands, defaults):
+    """The dataclass holds each default; the function's keyword has the same one; the command line's options
+    (derived from the fields) parse to it when not given; every field with a flag is in ``--help``."""
+    assert cls().as_kwargs() == defaults
+    params = inspect.signature(function).parameters
+    for name, value in defaults.items():
+        assert params[name].default == value, (function.__name__, name)
+    parser = build_parser()
+    for command in commands:
+        args = parser.parse_args([command])
+        assert options_from(args, cls) == cls(), command
+        help_text = parser._subparsers._group_actions[0].choices[command].format_help()
+        for name in defaults:
+            flag = cls.cli_flag(name)
+            assert flag is None or flag in help_text, (command, flag)
+
+
+@pytest.mark.parametrize("cls, name, value, kind, words, flag, text", [
+    (SweepOptions, "order", "random", ValueError, "'largest', 'given'", "--order", None),
+    (SweepOptions, "gpus", 0, ValueError, "'all' or an integer >= 1", "--gpus", "0"),
+    (SweepOptions, "workers", 0, ValueError, "integer >= 1", "--workers", "0"),
+    (SweepOptions, "split", "yes", TypeError, "True, False or None", None, None),
+    (BenchOptions, "iterations", 0, ValueError, "integer >= 1", "--iterations", "0"),
+    (BenchOptions, "warmup", -1, ValueError, "integer >= 0", "--warmup", "-1"),
+    (BenchOptions, "repeats", 2.5, TypeError, "integer >= 1", "--repeats", "2.5"),
+    (WhyOptions, "budget_s", -1.0, ValueError, "seconds >= 0", "--budget", "-1"),
+    (WhyOptions, "max_variations", 0, ValueError, "integer >= 1", "--max-variations", "0"),
+    (WhyOptions, "minimize", "no", TypeError, "True or False", "--no-minimize", None),
+    (SupportOptions, "plans", "some", ValueError, "'precompiled', 'all', 'none'", "--plans", None),
+    (SupportOptions, "family", 3, TypeError, "comma list", "--family", None),
+])
+def test_other_option_sets_refuse_bad_values_naming_the_option(cls, name, value, kind, words, flag, text):
+    with pytest.raises(kind) as e:
+        cls(**{name: value})
+    assert str(e.value).startswith(f"{name}={value!r}: ") and words in str(e.value), str(e.value)
+    assert cls.cli_flag(name) == flag
+    if text is not None:  # the command line refuses the same value naming the flag
+        command = {SweepOptions: "explore", BenchOptions: "bench", WhyOptions: "why"}[cls]
+        with pytest.raises(SystemExit):
+            build_parser().parse_args([command, flag, text])
+
+
+def test_the_functions_check_their_options_by_the_set():
+    with pytest.raises(ValueError, match="^order='random'"):
+        cb.sweep([cb.Task("conv_fwd", SMALL)], order="random")
+    with pytest.raises(TypeError, match="^split='yes'"):
+        cb.sweep([cb.Task("conv_fwd", SMALL)], split="yes")
+    with pytest.raises(ValueError, match="^plans='some'"):
+        cb.support_matrix(plans="some")
+    with pytest.raises(ValueError, match="^max_variations=0"):
+        cb.why("conv_fwd", max_variations=0)
+
+
+def test_a_negated_flag_and_an_optional_value():
+    """--no-minimize turns WhyOptions.minimize off; --ray alone is a local cluster, --ray ADDRESS that one."""
+    parser = build_parser()
+    assert options_from(parser.parse_args(["why", "--no-minimize"]), WhyOptions).minimize is False
+    assert options_from(parser.parse_args(["explore", "--ray"]), SweepOptions).ray_address == "local"
+    assert options_from(parser.parse_args(["explore", "--ray", "ray://h:1"]), SweepOptions).ray_address == "ray://h:1"
+    assert options_from(parser.parse_args(["support", "--dtype", "half,bf16"]), SupportOptions).data_type == \
+        "half,bf16"

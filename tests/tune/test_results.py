@@ -1,4 +1,4 @@
-"""Explorations as a newcomer reads them (issue 22): the config chosen (offline too) and why none was, explorations
+"""Explorations as a newcomer reads them: the config chosen (offline too) and why none was, explorations
 read back from explore --json (several graphs too), plots whose labels and colours say what they are, plurals."""
 import pytest
 

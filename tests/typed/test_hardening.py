@@ -1,4 +1,4 @@
-"""Hardening of the typed layer (issue 9): hostile sizes through keywords and properties, FRACTION attributes
+"""Hardening of the typed layer: hostile sizes through keywords and properties, FRACTION attributes
 given as (numerator, denominator) pairs and ``fractions.Fraction``, and the statistics checks through typed
 operations."""
 import fractions

@@ -207,7 +207,7 @@ def test_operation_graph_table_in_topological_order():
     lines = table.splitlines()
     assert lines[0].split()[:4] == ["#", "operation", "inputs", "outputs"]
     assert "ConvolutionForward" in lines[2] and "Pointwise ADD" in lines[3] and "Pointwise RELU_FWD" in lines[4]
-    assert "X (uid 1) [8, 64, 56, 56] strides [200704, 1, 3584, 64] half" in lines[2]
+    assert "X (uid 1) [8, 64, 56, 56] strides [200704, 1, 3584, 64] fp16" in lines[2]
     assert "virtual" in lines[2] and "Y (uid" in lines[4]
     assert str(og) == table
 

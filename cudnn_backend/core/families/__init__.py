@@ -24,10 +24,11 @@ from cudnn_backend.core.families._family import (
     operation_type_name,
     reference_ops,
     register,
+    shape_rules,
 )
 
-__all__ = ["FAMILIES", "FINALIZE_CHECKS", "FAMILY_OF", "FINALIZE_MODE_NEEDS", "GRAPH_MIXINS", "REFERENCE_OPS", "Family",
-           "FamilyError", "register", "operation_type_name", "family_of", "family_modules"]
+__all__ = ["FAMILIES", "FINALIZE_CHECKS", "FAMILY_OF", "FINALIZE_MODE_NEEDS", "GRAPH_MIXINS", "REFERENCE_OPS",
+           "SHAPE_RULES", "Family", "FamilyError", "register", "operation_type_name", "family_of", "family_modules"]
 
 
 def family_modules(package=__name__, path=__path__) -> list:
@@ -51,6 +52,8 @@ FINALIZE_CHECKS, FAMILY_OF, FINALIZE_MODE_NEEDS = register(FAMILIES)
 REFERENCE_OPS = reference_ops(FAMILIES)
 #: the ``Graph`` mixins, one per family that has methods beyond ``GraphCore``'s
 GRAPH_MIXINS = graph_mixins(FAMILIES)
+#: shape rule name -> function: every family's public shape rules (``cudnn_backend.shapes``)
+SHAPE_RULES = shape_rules(FAMILIES)
 _BY_NAME = {f.name: f for f in FAMILIES}
 
 

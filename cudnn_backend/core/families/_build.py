@@ -13,6 +13,7 @@ import numbers
 
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core import _descriptor
+from cudnn_backend.core.names import DATA_TYPE_ALIASES, DATA_TYPE_PREFIX
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 
 __all__ = ["as_int", "as_data_type", "as_choice", "require", "scalar_value", "OVERRIDE_SHAPES_NEEDS", "as_list",
@@ -28,20 +29,10 @@ def as_int(value, what, minimum=None, maximum=None):
     return _descriptor.as_int(value, what, minimum, maximum)
 
 
-_DATA_TYPE_NAMES = {
-    "half": DataType.CUDNN_DATA_HALF, "float16": DataType.CUDNN_DATA_HALF, "fp16": DataType.CUDNN_DATA_HALF,
-    "float": DataType.CUDNN_DATA_FLOAT, "float32": DataType.CUDNN_DATA_FLOAT, "fp32": DataType.CUDNN_DATA_FLOAT,
-    "bfloat16": DataType.CUDNN_DATA_BFLOAT16, "bf16": DataType.CUDNN_DATA_BFLOAT16,
-    "double": DataType.CUDNN_DATA_DOUBLE, "float64": DataType.CUDNN_DATA_DOUBLE,
-    "int8": DataType.CUDNN_DATA_INT8, "uint8": DataType.CUDNN_DATA_UINT8, "int32": DataType.CUDNN_DATA_INT32,
-    "int64": DataType.CUDNN_DATA_INT64, "bool": DataType.CUDNN_DATA_BOOLEAN, "boolean": DataType.CUDNN_DATA_BOOLEAN,
-    "fp8_e4m3": DataType.CUDNN_DATA_FP8_E4M3, "fp8_e5m2": DataType.CUDNN_DATA_FP8_E5M2,
-}
-
-
 def as_data_type(value, what="data_type") -> DataType:
-    """A DataType from a member, its C name, a short name ("half", "float", "bfloat16", "fp8_e4m3", ...) or an int."""
-    return as_choice(DataType, value, what, "CUDNN_DATA_", _DATA_TYPE_NAMES)
+    """A DataType from a member, its C name, any name of ``core.names.DATA_TYPE_ALIASES`` ("fp16", "half",
+    "float16", "bf16", "fp32", "fp8_e4m3", ...) or an int."""
+    return as_choice(DataType, value, what, DATA_TYPE_PREFIX, DATA_TYPE_ALIASES)
 
 
 def as_choice(enum_cls, value, what, prefix="", aliases=None):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cudnn_backend._bindings.enums import AttributeName, DataType
+from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.errors import GraphError
 
 A = AttributeName
@@ -21,8 +22,8 @@ def dims(t):
 def name(t, slot):
     label = getattr(t, "name", None)
     if not isinstance(label, str):
-        uid = t.value_of(A.CUDNN_ATTR_TENSOR_UNIQUE_ID)
-        label = f"t{uid}" if uid is not None else "tensor"
+        label = default_tensor_name(t.value_of(A.CUDNN_ATTR_TENSOR_UNIQUE_ID),
+                                    t.value_of(A.CUDNN_ATTR_TENSOR_IS_VIRTUAL))
     return f"{slot} ({label})"
 
 

@@ -396,6 +396,7 @@ PAGED_CACHE_LOAD_NOT_COMPUTED = ("reads pages through a page table up to per-seq
 
 FAMILY = Family(
     "attention", ("SDPA_FWD", "SDPA_BWD", "SOFTMAX", "PAGED_CACHE_LOAD"),
+    shape_rules=(softmax_stats_dims,),
     graph_methods=("sdpa_fwd", "sdpa_bwd", "softmax", "softmax_composite", "paged_cache_load"),
     graph_mixin=AttentionOps,
     reference_ops={"SOFTMAX": Softmax, "SDPA_FWD": SdpaForward, "SDPA_BWD": SdpaBackward,

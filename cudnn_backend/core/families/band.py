@@ -182,6 +182,7 @@ _BAND_LAYOUT_UNDOCUMENTED = "the band storage layout is not documented in the he
 
 FAMILY = Family(
     "band", ("EXPAND_BAND_MATRIX", "CONTRACT_BAND_MATRIX", "DIAGONAL_BAND_MASK"),
+    shape_rules=(band_mask_dims,),
     graph_methods=("expand_band_matrix", "contract_band_matrix", "diagonal_band_mask"),
     graph_mixin=BandOps,
     reference_ops={"DIAGONAL_BAND_MASK": DiagonalBandMask,

@@ -362,6 +362,7 @@ class ConvBackwardFilter(_Convolution):
 
 FAMILY = Family(
     "conv", ("CONVOLUTION_FORWARD", "CONVOLUTION_BACKWARD_DATA", "CONVOLUTION_BACKWARD_FILTER"),
+    shape_rules=(conv_output_dims,),
     graph_methods=("conv_fwd", "conv_bwd_data", "conv_bwd_filter", "convolution_descriptor"),
     finalize_modes={"CONV_FORWARD": "CONVOLUTION_FORWARD", "CONV_BWD_DATA": "CONVOLUTION_BACKWARD_DATA",
                     "CONV_BWD_FILTER": "CONVOLUTION_BACKWARD_FILTER"},

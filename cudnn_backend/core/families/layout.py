@@ -285,6 +285,7 @@ class Slice(IndexMap):
 
 FAMILY = Family(
     "layout", ("CONCAT", "RESHAPE", "TRANSPOSE", "SLICE"),
+    shape_rules=(concat_output_dims, slice_output_dims, transpose_output_dims),
     graph_methods=("concat", "reshape", "transpose", "slice"),
     graph_mixin=LayoutOps,
     reference_ops={"CONCAT": Concat, "RESHAPE": Reshape, "TRANSPOSE": Transpose, "SLICE": Slice},

@@ -155,6 +155,7 @@ class MatmulOp(Op):
 
 FAMILY = Family(
     "matmul", ("MATMUL",),
+    shape_rules=(matmul_output_dims,),
     graph_methods=("matmul",),
     graph_mixin=MatmulOps,
     reference_ops={"MATMUL": MatmulOp},

@@ -669,6 +669,7 @@ class GenStatsOp(Op):
 
 FAMILY = Family(
     "norm", ("NORM_FORWARD", "NORM_BACKWARD", "GEN_STATS", "BN_FINALIZE_STATISTICS", "BN_BWD_WEIGHTS"),
+    shape_rules=(norm_stats_dims, per_channel_dims),
     graph_methods=("norm_forward", "layer_norm", "rms_norm", "batch_norm", "instance_norm", "ada_layer_norm",
                    "norm_backward", "layer_norm_bwd", "rms_norm_bwd", "batch_norm_bwd", "instance_norm_bwd",
                    "ada_layer_norm_bwd", "gen_stats", "bn_finalize", "bn_bwd_weights"),

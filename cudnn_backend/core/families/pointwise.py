@@ -390,6 +390,7 @@ class PointwiseOp(Op):
 
 FAMILY = Family(
     "pointwise", ("POINTWISE",),
+    shape_rules=(broadcast_dims,),
     graph_methods=("pointwise", "add", "mul", "sub", "div", "relu", "bias", "sigmoid", "tanh", "gelu", "exp", "log",
                    "gen_index"),
     finalize_checks={"POINTWISE": check_pointwise},

@@ -171,6 +171,7 @@ class ReductionOp(Op):
 
 FAMILY = Family(
     "reduction", ("REDUCTION",),
+    shape_rules=(reduction_output_dims,),
     graph_methods=("reduction",),
     finalize_checks={"REDUCTION": check_reduction},
     graph_mixin=ReductionOps,

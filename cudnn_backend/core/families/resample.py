@@ -354,6 +354,7 @@ class ResampleBackward(Op):
 
 FAMILY = Family(
     "resample", ("RESAMPLE_FWD", "RESAMPLE_BWD"),
+    shape_rules=(resample_output_dims,),
     graph_methods=("resample", "resample_bwd", "pool", "resample_descriptor"),
     finalize_checks={"RESAMPLE_FWD": check_resample_fwd, "RESAMPLE_BWD": check_resample_bwd},
     graph_mixin=ResampleOps,

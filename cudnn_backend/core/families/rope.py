@@ -126,6 +126,7 @@ class Rope(Op):
 
 FAMILY = Family(
     "rope", ("ROPE_FWD", "ROPE_BWD"),
+    shape_rules=(rope_dims,),
     graph_methods=("rope_fwd", "rope_bwd"),
     graph_mixin=RopeOps,
     reference_ops={"ROPE_FWD": Rope, "ROPE_BWD": Rope},

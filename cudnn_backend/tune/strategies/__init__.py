@@ -23,7 +23,7 @@ def pipeline(options, *, knob_search=None, part=None, parts=None, previous=None)
     ``knob_search`` overrides it), the chosen strategy, another release's winner (``previous``, a plan-cache entry),
     the final round (``finalists``).
 
-    A search split over GPUs (issue 23): ``part`` = (i, n) runs part i of n (its share of heuristics' configs, the
+    A search split over GPUs: ``part`` = (i, n) runs part i of n (its share of heuristics' configs, the
     rest as above); ``parts`` (the n parts' Explorations) runs the merge: the parts' results, then the final round
     of their fastest on this GPU."""
     if parts is not None:

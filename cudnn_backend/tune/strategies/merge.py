@@ -1,4 +1,4 @@
-"""The last step of a search split over several GPUs (issue 23): each part searched its share of heuristics'
+"""The last step of a search split over several GPUs: each part searched its share of heuristics'
 configs (and the knob search around its own fastest) on its own GPU, raced them and ran its own final round; here,
 on one GPU, the parts' results are merged by key and the fastest ``share`` of each part, with heuristics' pick,
 go to one final round head to head (``FinalRound``, after this step), so the winner is measured like an unsplit

@@ -140,7 +140,7 @@ def test_bench_a_plan():
     for c in report.cases:
         assert 0 < c.host_us["min"] <= c.host_us["median"] <= c.host_us["max"]
         assert 0 < c.gpu_us["min"] <= c.gpu_us["median"] <= c.gpu_us["max"]
-    assert json.loads(json.dumps(report.as_dict()))["engine_index"] == plan.engine_index
+    assert json.loads(json.dumps(report.to_dict()))["engine_index"] == plan.engine_index
 
 
 def test_fusion_report_names_the_single_kernel_of_conv_bias_relu():

@@ -1,0 +1,77 @@
+"""The names the package prints and reads for what cuDNN only numbers: data types and unnamed tensors.
+
+**Data types: one table.** Each ``DataType`` is printed one way, its short name: ``fp16``, ``bf16``, ``fp32`` and
+``fp64`` for HALF, BFLOAT16, FLOAT and DOUBLE (the names their users write), every other member its C name
+lower-cased without ``CUDNN_DATA_`` (``fp8_e4m3``, ``int8``, ``boolean``, ...). Every reader (the ``Graph``
+builder, the catalogue, the command line, arrays' dtypes) accepts the short name, that lower-cased C name
+(``half``, ``bfloat16``, ``float``, ``double``), the array libraries' dtype names (``float16``, ``float32``,
+``float8_e4m3fn``, ...), ``bf16`` and ``fp8`` (the catalogue's label for ``fp8_e4m3``). Tables, messages,
+labels, catalogue keys and the command line all print through ``data_type_name``.
+
+**Tensors without a name** are shown as ``t<uid>`` (``v<uid>`` when virtual; ``tensor`` without a UID):
+``default_tensor_name``, read by typed tensors, tensor specs, graph tables and the finalize checks alike.
+"""
+from __future__ import annotations
+
+from cudnn_backend._bindings.enums import DataType
+
+__all__ = ["DATA_TYPE_PREFIX", "DATA_TYPE_NAMES", "DATA_TYPE_ALIASES", "data_type_name", "read_data_type",
+           "default_tensor_name"]
+
+DATA_TYPE_PREFIX = "CUDNN_DATA_"
+D = DataType
+
+# the names printed: the usual ones first (tables list data types in this order), then every other member
+_SHORT = {"CUDNN_DATA_HALF": "fp16", "CUDNN_DATA_BFLOAT16": "bf16", "CUDNN_DATA_FLOAT": "fp32",
+          "CUDNN_DATA_DOUBLE": "fp64"}
+_FIRST = ("CUDNN_DATA_HALF", "CUDNN_DATA_BFLOAT16", "CUDNN_DATA_FLOAT", "CUDNN_DATA_FP8_E4M3", "CUDNN_DATA_FP8_E5M2",
+          "CUDNN_DATA_INT8", "CUDNN_DATA_DOUBLE")
+#: every DataType -> the one name printed for it, the usual data types first
+DATA_TYPE_NAMES = {D[m]: _SHORT.get(m, m[len(DATA_TYPE_PREFIX):].lower())
+                   for m in dict.fromkeys((*_FIRST, *D.__members__)) if m in D.__members__}
+
+# names read beside the printed ones and the lower-cased C names: the array libraries' dtype names (numpy, torch,
+# JAX, ml_dtypes), and the common abbreviations
+_ALSO = {"float16": "CUDNN_DATA_HALF", "float32": "CUDNN_DATA_FLOAT", "float64": "CUDNN_DATA_DOUBLE",
+         "bool": "CUDNN_DATA_BOOLEAN", "fp8": "CUDNN_DATA_FP8_E4M3", "float8_e4m3fn": "CUDNN_DATA_FP8_E4M3",
+         "float8_e5m2": "CUDNN_DATA_FP8_E5M2", "float8_e8m0fnu": "CUDNN_DATA_FP8_E8M0"}
+#: every name a data type is read by (lower case) -> the DataType
+DATA_TYPE_ALIASES = {
+    **{m[len(DATA_TYPE_PREFIX):].lower(): D[m] for m in D.__members__},
+    **{name: D[m] for name, m in _ALSO.items() if m in D.__members__},
+    **{name: member for member, name in DATA_TYPE_NAMES.items()},
+}
+
+
+def read_data_type(name: str):
+    """The DataType a name reads as: its C name or any name of ``DATA_TYPE_ALIASES`` (any case); None for a name
+    of none."""
+    text = name.strip()
+    member = D.__members__.get(text)
+    if member is None:  # (not ``or``: CUDNN_DATA_FLOAT is 0)
+        text = text.lower()
+        member = DATA_TYPE_ALIASES.get(text[len(DATA_TYPE_PREFIX):] if text.startswith("cudnn_data_") else text)
+    return member
+
+
+def data_type_name(value, unknown: str = "?") -> str:
+    """The one printed name of a data type (``fp16`` for ``DataType.CUDNN_DATA_HALF``, its value, its C name as
+    plan JSON writes it, or any name ``DATA_TYPE_ALIASES`` reads); ``unknown`` for None; the value itself when it
+    names no data type."""
+    if value is None:
+        return unknown
+    if isinstance(value, str):
+        member = read_data_type(value)
+        return value if member is None else DATA_TYPE_NAMES[member]
+    try:
+        return DATA_TYPE_NAMES[D(int(value))]
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def default_tensor_name(uid, virtual=False) -> str:
+    """The display name of a tensor given none: ``t<uid>``, ``v<uid>`` for a virtual one, ``tensor`` without a
+    UID."""
+    if uid is None:
+        return "tensor"
+    return f"v{uid}" if virtual else f"t{uid}"

@@ -1,0 +1,32 @@
+"""The one name for an object's plain data: ``to_dict()`` (dicts, lists, numbers, strings: what JSON, a table row
+or a DataFrame takes). ``PlainData`` is the base of the package's result and data classes. The names some of them
+had first, ``as_dict()`` (most) and ``summary()`` (a ``Config``'s and a ``Plan``'s), still answer, made by
+``earlier_name``: the same data, with a DeprecationWarning naming ``to_dict``."""
+from __future__ import annotations
+
+import warnings
+
+__all__ = ["PlainData", "earlier_name"]
+
+
+def earlier_name(name: str):
+    """A method ``name`` that gives ``to_dict()``, warning that ``name`` is deprecated."""
+    def earlier(self) -> dict:
+        warnings.warn(f"{type(self).__name__}.{name}() is deprecated: use to_dict() (the same data)",
+                      DeprecationWarning, stacklevel=2)
+        return self.to_dict()
+
+    earlier.__name__ = earlier.__qualname__ = name
+    earlier.__doc__ = f"``to_dict()`` under its earlier name (deprecated)."
+    return earlier
+
+
+class PlainData:
+    """An object whose plain data is ``to_dict()``."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict:
+        raise NotImplementedError
+
+    as_dict = earlier_name("as_dict")
