@@ -37,6 +37,9 @@ def _child(which, n, shim, c_lib):
     import graph_build_ratios as gbr
 
     if which == "c":
+        from cudnn_backend._bindings import _loader
+
+        _loader.load_cudnn()  # the driver (or its stand-in), NVRTC and cublasLt, which cuDNN's engines load
         batch = gbr.load_c_batch(c_lib)
         fn, count = (lambda: batch(n)), 1  # one call: ctypes' own cost spread over n graphs
     else:

@@ -21,7 +21,7 @@ from cudnn_backend.cli import render
 from cudnn_backend._bindings._loader import release_library
 from cudnn_backend.cli.args import UsageError, build_parser, builder_kwargs, size_options, tune_options
 from cudnn_backend.core import device as _device
-from cudnn_backend.core._descriptor import Handle
+from cudnn_backend.core._handle import Handle
 from cudnn_backend.core.info import info as _info
 from cudnn_backend.core.versions import format_version, loaded_version, parse_version
 from cudnn_backend.errors import (CudnnBackendError, DeviceProfileVersionError, JsonTableFallbackWarning,

@@ -23,7 +23,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from cudnn_backend.core._descriptor import _stream_to_int
+from cudnn_backend.core._coerce import stream_address
 from cudnn_backend.errors import CudaError, NativeCudaGraphNotSupportedError
 from cudnn_backend.runtime import memory
 from cudnn_backend.runtime._execute import VariantPack, execute, populate_cuda_graph, update_cuda_graph
@@ -215,7 +215,7 @@ class _Graph:
         self._need_open()
         if self._exec is None:
             self.instantiate()
-        s = self.handle.stream if stream is None else _stream_to_int(stream)
+        s = self.handle.stream if stream is None else stream_address(stream)
         memory.check(self._rt.cudaGraphLaunch(self._exec, s), "cudaGraphLaunch")
 
     def node_types(self) -> Counter:

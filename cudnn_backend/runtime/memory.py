@@ -28,7 +28,7 @@ import numpy as np
 
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core import device as _device
-from cudnn_backend.core._descriptor import _stream_to_int
+from cudnn_backend.core._coerce import stream_address
 from cudnn_backend.errors import CudaError, MissingDependencyError
 from cudnn_backend.typed import arrays as _arrays
 
@@ -157,7 +157,7 @@ def stream_of(stream=None):
     if isinstance(stream, core.Stream):
         return stream
     device()
-    handle = _stream_to_int(stream)
+    handle = stream_address(stream)
     return core.LEGACY_DEFAULT_STREAM if handle == 0 else core.Stream.from_handle(handle)
 
 
@@ -167,7 +167,7 @@ def synchronize(stream=None):
     if stream is None:
         check(rt.cudaDeviceSynchronize(), "cudaDeviceSynchronize")
     else:
-        check(rt.cudaStreamSynchronize(_stream_to_int(stream)), "cudaStreamSynchronize")
+        check(rt.cudaStreamSynchronize(stream_address(stream)), "cudaStreamSynchronize")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,7 +337,7 @@ def copy_to_device(dst, host, stream=0):
     host = np.ascontiguousarray(host)
     if host.nbytes:
         rt = cudart()
-        s = _stream_to_int(stream)
+        s = stream_address(stream)
         check(rt.cudaMemcpyAsync(_address(dst), host.ctypes.data, host.nbytes,
                                  rt.cudaMemcpyKind.cudaMemcpyHostToDevice, s), "cudaMemcpyAsync(HostToDevice)")
         check(rt.cudaStreamSynchronize(s), "cudaStreamSynchronize")
@@ -353,7 +353,7 @@ def copy_to_host(src, nbytes: int, out=None, stream=0) -> np.ndarray:
         raise ValueError(f"out: {out.nbytes} contiguous bytes cannot take {nbytes}")
     if nbytes:
         rt = cudart()
-        s = _stream_to_int(stream)
+        s = stream_address(stream)
         check(rt.cudaMemcpyAsync(out.ctypes.data, _address(src), nbytes, rt.cudaMemcpyKind.cudaMemcpyDeviceToHost, s),
               "cudaMemcpyAsync(DeviceToHost)")
         check(rt.cudaStreamSynchronize(s), "cudaStreamSynchronize")
@@ -365,13 +365,13 @@ def copy_device(dst, src, nbytes: int, stream=0):
     if nbytes:
         rt = cudart()
         check(rt.cudaMemcpyAsync(_address(dst), _address(src), int(nbytes), rt.cudaMemcpyKind.cudaMemcpyDeviceToDevice,
-                                 _stream_to_int(stream)), "cudaMemcpyAsync(DeviceToDevice)")
+                                 stream_address(stream)), "cudaMemcpyAsync(DeviceToDevice)")
 
 
 def fill_bytes(ptr, byte: int, nbytes: int, stream=0):
     """Queue a memset of ``nbytes`` bytes at ``ptr`` to ``byte`` on ``stream``."""
     if nbytes:
-        check(cudart().cudaMemsetAsync(_address(ptr), int(byte) & 0xFF, int(nbytes), _stream_to_int(stream)),
+        check(cudart().cudaMemsetAsync(_address(ptr), int(byte) & 0xFF, int(nbytes), stream_address(stream)),
               "cudaMemsetAsync")
 
 
@@ -408,7 +408,7 @@ class L2Flush:
     def __init__(self, stream=None):
         l2 = int(device().properties.l2_cache_size or (64 << 20))
         self.buffer = DeviceBuffer(max(2 * l2, 1 << 20))
-        self.stream = _stream_to_int(stream)
+        self.stream = stream_address(stream)
 
     @property
     def nbytes(self) -> int:

@@ -16,7 +16,9 @@ import time
 from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import AttributeName
-from cudnn_backend.core._descriptor import Handle, as_int, get_version
+from cudnn_backend.core._coerce import as_int
+from cudnn_backend.core._handle import Handle
+from cudnn_backend.core._library import get_version
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import CudnnBackendError
 from cudnn_backend.runtime import heuristics as _heuristics

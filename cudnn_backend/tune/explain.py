@@ -33,7 +33,8 @@ import itertools
 import time
 from dataclasses import dataclass, field
 
-from cudnn_backend.core._descriptor import Descriptor, attribute_io
+from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.core._tables import attribute_io
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.patterns import Pattern

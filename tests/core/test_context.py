@@ -1,5 +1,5 @@
 """A Handle's CUDA context in a thread that has none, offline: the no-device stand-in emulates a per-thread current
-context (``cudnn_backend_stub_emulate_contexts``), and ``core._descriptor._use_context`` runs the check that execute,
+context (``cudnn_backend_stub_emulate_contexts``), and ``core._context._use_context`` runs the check that execute,
 the CUDA graph calls and plan finalizes make before cuDNN launches (``use_context``).
 
 What it must do: in a thread with no current context, make the handle's current (once: the next call finds it
@@ -14,7 +14,7 @@ import pytest
 
 import cudnn_backend as cb
 from cudnn_backend._bindings import _loader
-from cudnn_backend.core import _descriptor
+from cudnn_backend.core import _context, _handle
 
 UNKNOWN, CURRENT, MADE_CURRENT, OTHER = 0, 1, 2, 3
 MINE, THEIRS = 0x7F0000001230, 0x7F0000004560
@@ -70,9 +70,9 @@ def in_a_thread(fn):
 def test_a_thread_without_a_context_gets_the_handles_once(contexts):
     def run():
         before = current(contexts)
-        first = _descriptor._use_context(MINE)
+        first = _context._use_context(MINE)
         after = current(contexts)
-        second = _descriptor._use_context(MINE)
+        second = _context._use_context(MINE)
         return before, first, after, second
 
     before, first, after, second = in_a_thread(run)
@@ -85,7 +85,7 @@ def test_a_thread_without_a_context_gets_the_handles_once(contexts):
 def test_another_current_context_is_left_alone(contexts):
     def run():
         contexts.cuCtxSetCurrent(THEIRS)
-        state = _descriptor._use_context(MINE)
+        state = _context._use_context(MINE)
         return state, current(contexts)
 
     state, after = in_a_thread(run)
@@ -96,21 +96,21 @@ def test_another_current_context_is_left_alone(contexts):
 
 def test_threads_are_independent(contexts):
     contexts.cuCtxSetCurrent(THEIRS)  # this thread's
-    assert in_a_thread(lambda: (_descriptor._use_context(MINE), current(contexts))) == (MADE_CURRENT, MINE)
+    assert in_a_thread(lambda: (_context._use_context(MINE), current(contexts))) == (MADE_CURRENT, MINE)
     assert current(contexts) == THEIRS
-    assert _descriptor._use_context(MINE) == OTHER
+    assert _context._use_context(MINE) == OTHER
 
 
 def test_repeated_checks_keep_the_context(contexts):
     """The loop the per-call cost is measured with: one set, then found current every time."""
-    assert in_a_thread(lambda: _descriptor._use_context(MINE, 100_000)) == CURRENT
+    assert in_a_thread(lambda: _context._use_context(MINE, 100_000)) == CURRENT
     assert contexts.cudnn_backend_stub_set_current_calls() == 1
 
 
 def test_nothing_recorded_or_no_driver_answer_does_nothing(contexts):
-    assert in_a_thread(lambda: (_descriptor._use_context(0), current(contexts))) == (UNKNOWN, 0)
+    assert in_a_thread(lambda: (_context._use_context(0), current(contexts))) == (UNKNOWN, 0)
     contexts.cudnn_backend_stub_emulate_contexts(0)  # the stand-in as cuDNN sees it: CUDA_ERROR_NO_DEVICE
-    assert in_a_thread(lambda: _descriptor._use_context(MINE)) == UNKNOWN
+    assert in_a_thread(lambda: _context._use_context(MINE)) == UNKNOWN
     assert contexts.cudnn_backend_stub_set_current_calls() == 0
 
 
@@ -118,21 +118,21 @@ def test_the_hint_names_both_contexts_and_devices(contexts):
     handle = cb.Handle.__new__(cb.Handle)  # never created (no GPU): no context recorded
     assert handle.context == 0
     contexts.cuCtxSetCurrent(THEIRS)
-    hint = _descriptor._context_hint(handle, OTHER)
+    hint = _handle._context_hint(handle, OTHER)
     device = (THEIRS // 16) % 8  # the stand-in's emulated device of a context
     assert f"this thread's current context is 0x{THEIRS:x} (device {device})" in hint
     assert "the handle belongs to the CUDA context 0x0, device unknown" in hint
     assert "set_current" in hint and "CUDNN_LOGLEVEL_DBG" in hint
-    assert "cuCtxSetCurrent" in _descriptor._context_hint(handle, 4)
+    assert "cuCtxSetCurrent" in _handle._context_hint(handle, 4)
     for state in (UNKNOWN, CURRENT, MADE_CURRENT):
-        assert _descriptor._context_hint(handle, state) is None
+        assert _handle._context_hint(handle, state) is None
 
 
 def test_context_argument_is_checked():
     with pytest.raises(ValueError, match="context"):
-        _descriptor._use_context(-1)
+        _context._use_context(-1)
     with pytest.raises(TypeError, match="context"):
-        _descriptor._use_context("0x10")
+        _context._use_context("0x10")
 
 
 def test_stand_in_without_emulation_answers_no_device():

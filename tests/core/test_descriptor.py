@@ -378,10 +378,15 @@ def test_never_created_child_and_unknown_child_type_name_the_problem():
         g.get(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count=1, descriptor_type=999)
 
 
-def test_init_twice_is_refused():
+def test_init_twice_is_refused_with_the_packages_error():
     d = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
-    with pytest.raises(TypeError, match="already created"):
+    with pytest.raises(cb.CudnnUnsafeCallError, match="this CUDNN_BACKEND_TENSOR_DESCRIPTOR is made already"):
         d.__init__(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+    assert not d.closed and d.descriptor_type == CUDNN_BACKEND_TENSOR_DESCRIPTOR
+    d.close()
+    with pytest.raises(cb.CudnnUnsafeCallError, match="made already"):  # closed: never made again
+        d.__init__(CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
+    assert d.closed
 
 
 def test_validation_cache_never_admits_floats_or_bools():
