@@ -29,6 +29,7 @@ import numpy as np
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._coerce import stream_address
+from cudnn_backend.core._context import context_changed
 from cudnn_backend.errors import CudaError, MissingDependencyError
 from cudnn_backend.typed import arrays as _arrays
 
@@ -146,6 +147,7 @@ def device():
     if dev is None or dev.device_id != ordinal:
         dev = cuda_core().Device(ordinal)
         dev.set_current()
+        context_changed()  # this thread's current context may be another one now: handles check theirs again
         _local.device = dev
     return dev
 
