@@ -140,3 +140,97 @@ def test_stand_in_without_emulation_answers_no_device():
     ctx = ctypes.c_void_p(1)
     assert lib.cuCtxGetCurrent(ctypes.byref(ctx)) == 100 and not ctx.value  # CUDA_ERROR_NO_DEVICE
     assert lib.cuCtxSetCurrent(ctypes.c_void_p(MINE)) == 100
+
+
+# --- execute: once per handle and thread ------------------------------------------------------------------------
+# A handle's context as execute checks it (context_for_call), on a probe of its own: the thread that found the
+# context current is remembered, so the driver is not asked again there. That is what the stale case below shows:
+# with the thread's context cleared behind the package's back, the remembered thread is not asked (the context
+# stays cleared), until a failed call asks again (``failed``: what execute does when cuDNN refuses a call).
+
+def clear_current(lib):
+    lib.cuCtxSetCurrent(None)
+
+
+def test_execute_checks_the_context_once_per_handle_and_thread(contexts):
+    probe = _context._HandleContextProbe(MINE)
+
+    def run():
+        first, second = probe.check(), probe.check(1000)
+        clear_current(contexts)  # the thread's own code, which the package cannot see
+        remembered = probe.check()
+        after = current(contexts)
+        again = probe.failed()
+        return first, second, remembered, after, again, current(contexts)
+
+    first, second, remembered, after, again, now = in_a_thread(run)
+    assert (first, second) == (MADE_CURRENT, CURRENT), "made current once, then found so"
+    assert remembered == CURRENT and after == 0, "a remembered thread is not asked again"
+    assert again == MADE_CURRENT and now == MINE, "a failed call asks again, and makes the context current"
+    assert contexts.cudnn_backend_stub_set_current_calls() == 3  # the check's, the test's clear, the second check's
+
+
+def test_each_thread_checks_for_itself_and_thread_ids_are_never_reused(contexts):
+    """Fresh threads one after another (the OS reuses their ids and stacks; a Python thread state's id is never
+    reused): each one's first check makes the context current there."""
+    probe = _context._HandleContextProbe(MINE)
+    states = [in_a_thread(lambda: (probe.check(), probe.check())) for _ in range(12)]
+    assert states == [(MADE_CURRENT, CURRENT)] * 12
+    assert contexts.cudnn_backend_stub_set_current_calls() == 12
+    remembered = [t for t in probe.threads if t]
+    assert len(remembered) == 4 and len(set(remembered)) == 4, "the last four threads, in four slots"
+
+
+def test_threads_share_a_handle_each_remembered(contexts):
+    probe = _context._HandleContextProbe(MINE)
+    go, done = threading.Barrier(2), threading.Barrier(2)
+    out = {}
+
+    def worker(name):
+        out[name] = [probe.check()]
+        go.wait()
+        clear_current(contexts)
+        out[name].append(probe.check())  # both remembered: neither asked again
+        done.wait()
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert out == {"a": [MADE_CURRENT, CURRENT], "b": [MADE_CURRENT, CURRENT]}
+
+
+def test_the_package_changing_a_context_makes_every_handle_check_again(contexts):
+    """context_changed (a new Handle, memory.device()) bumps the epoch: every remembered thread is asked again."""
+    probe = _context._HandleContextProbe(MINE)
+
+    def run():
+        first = probe.check()
+        clear_current(contexts)
+        _context.context_changed()
+        return first, probe.check(), current(contexts)
+
+    assert in_a_thread(run) == (MADE_CURRENT, MADE_CURRENT, MINE)
+
+
+def test_another_context_is_never_remembered(contexts):
+    """A thread with another context current is asked at every call (the call is likely to fail: its error names
+    the handle's device), and the thread's context stays its own."""
+    probe = _context._HandleContextProbe(MINE)
+
+    def run():
+        contexts.cuCtxSetCurrent(THEIRS)
+        states = [probe.check(), probe.check()]
+        clear_current(contexts)
+        states.append(probe.check())  # asked: the context is made current now
+        return states, current(contexts)
+
+    assert in_a_thread(run) == ([OTHER, OTHER, MADE_CURRENT], MINE)
+    assert not any(probe.threads[1:]) and probe.threads[0] != 0
+
+
+def test_no_context_recorded_asks_nothing(contexts):
+    probe = _context._HandleContextProbe(0)
+    assert in_a_thread(lambda: (probe.check(100), current(contexts))) == (UNKNOWN, 0)
+    assert contexts.cudnn_backend_stub_set_current_calls() == 0 and probe.threads == (0, 0, 0, 0)
