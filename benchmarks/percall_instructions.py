@@ -180,7 +180,7 @@ def measure(n=20000, cases=CASES):
         for case in cases:
             prefix = tmp / f"cg_{case}.out"
             env = dict(os.environ, OPENBLAS_NUM_THREADS="1", CUDNN_BACKEND_LIBCUDNN=str(stand_in),
-                       PYTHONPATH=str(ROOT))
+                       PYTHONPATH=str(ROOT), PYTHONHASHSEED="0")  # the same dict probe lengths in every run
             res = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
                                   f"--callgrind-out-file={prefix}", sys.executable, __file__, "--child", case,
                                   "--n", str(n), "--shim", str(shim)], capture_output=True, text=True, env=env)

@@ -1,10 +1,10 @@
 # Descriptor (see _descriptor.pyx): a Resource whose raw pointer is a cudnnBackendDescriptor_t, checked against the
 # schema's C tables. Downstream Cython code (the typed classes, the variant packs, the Graph builder) cimports it.
 from libc.stdint cimport int64_t, uint64_t
-from cudnn_backend.core cimport _resource
+from cudnn_backend.core._resource cimport Resource as _Resource  # (the name Resource: re-exported in Python)
 
 
-cdef class Descriptor(_resource.Resource):
+cdef class Descriptor(_Resource):
     cdef int _dtype
     cdef bint _finalized
     # The one ownership field: one slot per attribute of the descriptor's type (schema order), holding the

@@ -23,7 +23,8 @@ cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
-from cpython.ref cimport Py_INCREF, PyObject
+from cpython.object cimport Py_TYPE
+from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from cpython.list cimport PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.sequence cimport PySequence_Fast_ITEMS
 from cpython.list cimport PyList_AsTuple
@@ -34,8 +35,10 @@ from libc.string cimport memset
 
 from cudnn_backend._bindings.cycudnn cimport *
 from cudnn_backend._bindings cimport cycudnn
-from cudnn_backend.core._coerce cimport _attr_name, _dtype_name, _enum_arg, _index, _int64, _is_int_like, _real, _w, _what
-from cudnn_backend.core cimport _handle, _resource
+from cudnn_backend.core._coerce cimport (
+    _attr_name, _dtype_name, _enum_arg, _index, _int64, _is_int_like, _real, _w, _what,
+)
+from cudnn_backend.core._handle cimport Handle as _Handle  # (the name Handle: re-exported in Python)
 from cudnn_backend.core._context cimport use_context
 from cudnn_backend.core._gate cimport _exiting, _pending_interrupt, _raise_pending_interrupt, enter_call, leave_call
 from cudnn_backend.core._status cimport _LOADED_VERSION, _UNAVAILABLE, clear_last_error, raise_status
@@ -92,6 +95,28 @@ cdef extern from "Python.h":
     ctypedef struct PyFloatObject:
         double ob_fval
 
+cdef SchemaTables TABLES  # a copy of the schema's C tables (core._tables): every set, get and finalize reads it
+
+
+cdef inline int _ensure_tables() except -1:
+    global TABLES
+    if not TABLES.ready:
+        TABLES = schema_tables()[0]
+    return 0
+
+
+cdef extern from "Python.h":
+    PyObject* _list_item "PyList_GET_ITEM"(object values, Py_ssize_t i)  # borrowed
+
+
+cdef inline void _store(list vals, Py_ssize_t slot, object value) noexcept:
+    """vals[slot] = value, for a slot of a descriptor's _vals (one per attribute of its type: it exists)."""
+    cdef PyObject* old = _list_item(vals, slot)
+    Py_INCREF(value)
+    PyList_SET_ITEM(vals, slot, value)
+    Py_XDECREF(old)
+
+
 cdef object _ATTRIBUTE_NAME = AttributeName  # the enum classes, for identity tests without a global lookup
 cdef object _ATTRIBUTE_TYPE = AttributeType
 cdef object _DESCRIPTOR_TYPE = DescriptorType
@@ -118,25 +143,25 @@ cdef list _hold_tree(Descriptor root):
         dtype = (<Descriptor>r)._dtype
         if vals is None or dtype < 0:
             continue
-        for j in range(_N_CHILD_SLOTS[dtype]):  # only the attributes that take descriptors or a handle
-            v = vals[_CHILD_SLOTS[dtype][j]]
+        for j in range(TABLES.n_child_slots[dtype]):  # only the attributes that take descriptors or a handle
+            v = vals[TABLES.child_slots[dtype][j]]
             if type(v) is tuple:
                 for x in <tuple>v:
-                    if isinstance(x, _resource.Resource):
+                    if isinstance(x, _Resource):
                         held.append(x)
-            elif isinstance(v, _resource.Resource):
+            elif isinstance(v, _Resource):
                 held.append(v)
     for r in held:
-        (<_resource.Resource>r)._enter()
-        if isinstance(r, _handle.Handle) and (<_handle.Handle>r)._cuda.context != NULL:
-            use_context((<_handle.Handle>r)._cuda.context)  # a plan loads its kernels into the context
+        (<_Resource>r)._enter()
+        if isinstance(r, _Handle) and (<_Handle>r)._cuda.context != NULL:
+            use_context((<_Handle>r)._cuda.context)  # a plan loads its kernels into the context
     return held
 
 
 cdef void _release_tree(list held) noexcept:
     cdef object r
     for r in held:
-        (<_resource.Resource>r)._leave()
+        (<_Resource>r)._leave()
 
 
 
@@ -189,7 +214,7 @@ cdef object _items(object values, int kind, object what):
         return values
     if kind == K_CHAR:
         return values
-    if t is int or t is float or t is bool or isinstance(values, (numbers.Number, Descriptor, _handle.Handle, str, bytes,
+    if t is int or t is float or t is bool or isinstance(values, (numbers.Number, Descriptor, _Handle, str, bytes,
                                                                   bytearray, enum.Enum)):
         return (values,)
     if isinstance(values, np.ndarray):
@@ -259,8 +284,9 @@ cdef object _char_bytes(object values, int attr, object what):
 
 cdef int _enum_element(object v, int atype, object what) except? -1:
     """One enum-typed element as an int: a member of the attribute type's enum, its C name or an int."""
-    cdef object cls = _ENUM_CLASS[atype]
+    cdef object cls = <object>TABLES.enum_class[atype]
     cdef int64_t i
+    cdef int state
     if type(v) is cls:
         i = <int64_t>v
     elif PyLong_CheckExact(v):
@@ -275,20 +301,29 @@ cdef int _enum_element(object v, int atype, object what) except? -1:
                         f"{'.' + v.name if isinstance(v, enum.Enum) else ''}")
     else:
         i = _int64(v, what)
-    if i < _ENUM_MIN[atype] or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 0:
+    state = _enum_state(atype, i)
+    if state == 0:
         raise ValueError(f"{_w(what)}: {i} is not a valid {cls.__name__}")
-    if _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 2:
+    if state == 2:
         name = cls(i).name
         raise CudnnVersionError(name, _UNAVAILABLE[name], format_version(_LOADED_VERSION), what)
     return <int>i
 
 
+cdef inline int _enum_state(int atype, int64_t value) noexcept:
+    """0: no member of the attribute type's enum; 1: a member; 2: a member newer than the loaded cuDNN."""
+    if value < TABLES.enum_min[atype] or value > TABLES.enum_max[atype]:
+        return 0
+    return TABLES.enum_ok[atype][value - TABLES.enum_min[atype]]
+
+
 cdef inline int _enum_member_value(int i, int atype, int dtype, int attr) except? -1:
     """A member of the attribute type's own enum: only the loaded cuDNN's version is left to check."""
-    if i < _ENUM_MIN[atype] or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 0:
-        raise ValueError(f"{_what(dtype, attr)}: {i} is not a valid {_ENUM_CLASS[atype].__name__}")
-    if _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 2:
-        name = _ENUM_CLASS[atype](i).name
+    cdef int state = _enum_state(atype, i)
+    if state == 0:
+        raise ValueError(f"{_what(dtype, attr)}: {i} is not a valid {(<object>TABLES.enum_class[atype]).__name__}")
+    if state == 2:
+        name = (<object>TABLES.enum_class[atype])(i).name
         raise CudnnVersionError(name, _UNAVAILABLE[name], format_version(_LOADED_VERSION), _what(dtype, attr))
     return i
 
@@ -406,7 +441,7 @@ cdef bint _pointwise_broadcast_ok(Descriptor op) except -1:
     cdef int64_t size
     cdef object dims
     for j in range(4):
-        dims = _set_tensor_dims(op, _PW_INPUTS[j])
+        dims = _set_tensor_dims(op, TABLES.pw_inputs[j])
         if dims is None:
             continue
         if dims is False:
@@ -428,7 +463,7 @@ cdef bint _pointwise_broadcast_ok(Descriptor op) except -1:
     if rank == -1:
         return False
     for j in range(2):
-        dims = _set_tensor_dims(op, _PW_OUTPUTS[j])
+        dims = _set_tensor_dims(op, TABLES.pw_outputs[j])
         if dims is None:
             continue
         if dims is False or len(<tuple>dims) != rank:
@@ -439,7 +474,7 @@ cdef bint _pointwise_broadcast_ok(Descriptor op) except -1:
     return True
 
 
-cdef class Descriptor(_resource.Resource):
+cdef class Descriptor(_Resource):
     """A cuDNN backend descriptor of one ``CUDNN_BACKEND_*_DESCRIPTOR`` type.
 
     Created by ``cudnnBackendCreateDescriptor`` and destroyed when collected or on ``close()``.
@@ -467,9 +502,9 @@ cdef class Descriptor(_resource.Resource):
         cdef cudnnBackendDescriptor_t p = NULL
         cdef cudnnBackendDescriptorType_t c_dtype
         _ensure_tables()
-        if dtype < 0 or dtype >= MAX_TYPES or _DESC_OK[dtype] == 0:
+        if dtype < 0 or dtype >= MAX_TYPES or TABLES.desc_ok[dtype] == 0:
             raise ValueError(f"descriptor_type: {dtype} is not a valid DescriptorType")
-        if _DESC_OK[dtype] == 2:
+        if TABLES.desc_ok[dtype] == 2:
             check_available(DescriptorType(dtype).name, "descriptor type")
         c_dtype = <cudnnBackendDescriptorType_t>dtype
         # an allocation in cuDNN: with the GIL held, as for set()
@@ -478,7 +513,7 @@ cdef class Descriptor(_resource.Resource):
             raise_status(status, "cudnnBackendCreateDescriptor", DescriptorType(dtype))
         self._raw = p
         self._dtype = dtype
-        self._vals = _none_list(_N_ATTRS[dtype])
+        self._vals = _none_list(TABLES.n_attrs[dtype])
         self._mask = 0
         return 0
 
@@ -550,7 +585,7 @@ cdef class Descriptor(_resource.Resource):
         for i in range(len(self._vals)):
             v = self._vals[i]
             if v is not None:
-                out.append((_SLOT_ATTR[self._dtype][i], v))
+                out.append((TABLES.slot_attr[self._dtype][i], v))
         return out
 
     @property
@@ -559,7 +594,7 @@ cdef class Descriptor(_resource.Resource):
         out = {}
         for k, v in self._items():
             items = v if type(v) is tuple else (v,)
-            kept = tuple(x for x in items if isinstance(x, (Descriptor, _handle.Handle)))
+            kept = tuple(x for x in items if isinstance(x, (Descriptor, _Handle)))
             if kept:
                 out[AttributeName(k)] = kept
         return out
@@ -582,8 +617,8 @@ cdef class Descriptor(_resource.Resource):
 
     cdef object _value(self, int attr):
         """The value set for ``attr`` (None when it is not set, or no attribute of this type)."""
-        if 0 <= attr < _N_ATTR and _ATTR[attr].descriptor == self._dtype and self._vals is not None:
-            return self._vals[_ATTR[attr].slot]
+        if 0 <= attr < TABLES.n_attr and TABLES.attr[attr].descriptor == self._dtype and self._vals is not None:
+            return self._vals[TABLES.attr[attr].slot]
         return None
 
     cdef bint _has(self, int attr):
@@ -603,7 +638,7 @@ cdef class Descriptor(_resource.Resource):
             return None
         if self._atypes is not None and a in self._atypes:
             return AttributeType(self._atypes[a])
-        return AttributeType(_ATTR[a].default_type)
+        return AttributeType(TABLES.attr[a].default_type)
 
     # -- set ---------------------------------------------------------------------------------------
     @cython.binding(False)  # a plain method descriptor: the interpreter's specialized call, no function object
@@ -624,8 +659,8 @@ cdef class Descriptor(_resource.Resource):
     cdef int _set(self, int attr, int atype, object values) except -1:
         """The checked set: the common cases through ``_set_fast``, everything else (and every error) here."""
         cdef AttrSpec* spec
-        if 0 <= attr < _N_ATTR and _READY:
-            spec = &_ATTR[attr]
+        if 0 <= attr < TABLES.n_attr and TABLES.ready:
+            spec = &TABLES.attr[attr]
             if spec.flags & F_FAST and atype == spec.default_type and spec.descriptor == self._dtype and \
                     not self._finalized and self._raw != NULL and self._busy == 0:
                 if _set_fast(self, spec, attr, atype, values):
@@ -649,16 +684,16 @@ cdef class Descriptor(_resource.Resource):
         cdef cudnnStatus_t status
         cdef cudnnFraction_t* fr
         cdef Descriptor d
-        cdef _handle.Handle h
+        cdef _Handle h
         cdef uint64_t u64
         cdef bytes raw
         cdef double dv
         _ensure_tables()
         if self._raw == NULL:
             self._check_open()
-        if attr < 0 or attr >= _N_ATTR or _ATTR[attr].descriptor < 0:
+        if attr < 0 or attr >= TABLES.n_attr or TABLES.attr[attr].descriptor < 0:
             raise ValueError(f"attribute: {attr} is not a valid AttributeName")
-        spec = &_ATTR[attr]
+        spec = &TABLES.attr[attr]
         if spec.descriptor != self._dtype:
             raise ValueError(f"{_attr_name(attr)} is an attribute of {DescriptorType(spec.descriptor).name}, not of "
                              f"{_name_of(DescriptorType, self._dtype).name}")
@@ -667,7 +702,7 @@ cdef class Descriptor(_resource.Resource):
                             f"{getattr(_name_of(AttributeType, atype), 'name', atype)}")
         if not (spec.flags & F_AVAILABLE):
             check_available(_attr_name(attr), _what(self._dtype, attr))
-        if not _TYPE_AVAILABLE[atype]:
+        if not TABLES.type_available[atype]:
             check_available(AttributeType(atype).name, _what(self._dtype, attr))
         if spec.role == ROLE_GET_ONLY:
             raise ValueError(f"{_what(self._dtype, attr)} is get-only")
@@ -679,7 +714,7 @@ cdef class Descriptor(_resource.Resource):
                              "finalize()")
         if self._busy:
             _refuse_busy(self, _what(self._dtype, attr))
-        kind = _TYPE_KIND[atype]
+        kind = TABLES.type_kind[atype]
         if kind == K_CHAR:
             raw = _char_bytes(values, attr, (self._dtype, attr))
             n = PyBytes_GET_SIZE(raw)
@@ -691,7 +726,7 @@ cdef class Descriptor(_resource.Resource):
                 items = values
                 n = len(items)
             elif (isinstance(values, int) or type(values) is float or values is None or isinstance(values, Descriptor)
-                  or isinstance(values, _handle.Handle)):
+                  or isinstance(values, _Handle)):
                 n = 1  # one value, taken as it is (no sequence made)
             else:
                 items = _items(values, kind, (self._dtype, attr))
@@ -699,7 +734,7 @@ cdef class Descriptor(_resource.Resource):
             if n < spec.count_min or (spec.count_max >= 0 and n > spec.count_max):
                 raise ValueError(f"{_what(self._dtype, attr)} takes "
                                  f"{_schema.ATTRIBUTES[AttributeName(attr)].count_text()} element(s), got {n}")
-            size = _KIND_SIZE[kind]
+            size = TABLES.kind_size[kind]
             data = _elements(&buf, n * size, False)
             try:
                 if items is not None:
@@ -734,7 +769,7 @@ cdef class Descriptor(_resource.Resource):
                                 raise ValueError(f"{_what(self._dtype, attr)}: {i64} does not fit in 32 bits")
                             (<int32_t*>data)[i] = <int32_t>i64
                     elif kind == K_ENUM:
-                        if type(v) is _ENUM_CLASS[atype]:  # a member is kept as it is (no int made)
+                        if <PyObject*>Py_TYPE(v) == TABLES.enum_class[atype]:  # a member is kept as it is (no int made)
                             i64 = _enum_member_value(<int>v, atype, self._dtype, attr)
                         else:
                             i64 = _enum_element(v, atype, (self._dtype, attr))
@@ -796,10 +831,10 @@ cdef class Descriptor(_resource.Resource):
                             u64 = v
                             (<void**>data)[i] = <void*><uintptr_t>u64
                     elif kind == K_HANDLE:
-                        if not isinstance(v, _handle.Handle):
+                        if not isinstance(v, _Handle):
                             raise TypeError(f"{_what(self._dtype, attr)} takes a cudnn_backend.Handle, not "
                                             f"{type(v).__name__}")
-                        h = <_handle.Handle>v
+                        h = <_Handle>v
                         if h._raw == NULL:
                             raise ValueError(f"{_what(self._dtype, attr)}: the Handle is closed")
                         (<cudnnHandle_t*>data)[i] = <cudnnHandle_t>h._raw
@@ -819,7 +854,7 @@ cdef class Descriptor(_resource.Resource):
             _raise_pending_interrupt()
         if status != CUDNN_STATUS_SUCCESS:
             raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
-        self._vals[spec.slot] = stored
+        _store(self._vals, spec.slot, stored)
         if spec.bit >= 0:
             self._mask |= (<uint64_t>1) << spec.bit
         if atype != spec.default_type:
@@ -847,9 +882,9 @@ cdef class Descriptor(_resource.Resource):
         cdef AttrSpec* spec
         _ensure_tables()
         self._check_open()
-        if attr < 0 or attr >= _N_ATTR or _ATTR[attr].descriptor < 0:
+        if attr < 0 or attr >= TABLES.n_attr or TABLES.attr[attr].descriptor < 0:
             raise ValueError(f"attribute: {attr} is not a valid AttributeName")
-        spec = &_ATTR[attr]
+        spec = &TABLES.attr[attr]
         if spec.descriptor != self._dtype:
             raise ValueError(f"{_attr_name(attr)} is an attribute of {DescriptorType(spec.descriptor).name}, not of "
                              f"{_name_of(DescriptorType, self._dtype).name}")
@@ -858,7 +893,7 @@ cdef class Descriptor(_resource.Resource):
                             f"{getattr(_name_of(AttributeType, atype), 'name', atype)}")
         if not (spec.flags & F_AVAILABLE):
             check_available(_attr_name(attr), _what(self._dtype, attr))
-        if not _TYPE_AVAILABLE[atype]:
+        if not TABLES.type_available[atype]:
             check_available(AttributeType(atype).name, _what(self._dtype, attr))
         if spec.flags & F_GET_UNSUPPORTED:
             raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)} cannot be read with get(): "
@@ -874,7 +909,7 @@ cdef class Descriptor(_resource.Resource):
         cdef cudnnStatus_t status
         cdef int64_t count = 0
         cdef cudnnBackendDescriptor_t p
-        cdef int transport = _ATTR[attr].get_type if _ATTR[attr].get_type >= 0 else atype
+        cdef int transport = TABLES.attr[attr].get_type if TABLES.attr[attr].get_type >= 0 else atype
         clear_last_error()
         enter_call(self, None, None)
         p = self._raw  # after the gate: open, and kept open until the call returns
@@ -907,8 +942,8 @@ cdef class Descriptor(_resource.Resource):
         cdef AttrSpec* spec
         cdef cudnnBackendDescriptor_t p
         attr, atype = self._get_spec(attribute, attribute_type)
-        spec = &_ATTR[attr]
-        kind = _TYPE_KIND[atype]
+        spec = &TABLES.attr[attr]
+        kind = TABLES.type_kind[atype]
         if kind == K_NONE:
             raise TypeError(f"{_what(self._dtype, attr)}: attribute type {AttributeType(atype).name} is not supported")
         if count is None and spec.get_max_count:
@@ -939,7 +974,7 @@ cdef class Descriptor(_resource.Resource):
                 child._create(child_type)
                 children.append(child)
         transport = spec.get_type if spec.get_type >= 0 else atype
-        elem = max(_KIND_SIZE[kind], _KIND_SIZE[_TYPE_KIND[transport]])
+        elem = max(TABLES.kind_size[kind], TABLES.kind_size[TABLES.type_kind[transport]])
         data = _elements(&buf, requested * elem + (1 if kind == K_CHAR else 0), True)
         try:
             if kind == K_DESC:
@@ -955,7 +990,7 @@ cdef class Descriptor(_resource.Resource):
             leave_call(self, None, None)
             raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
             n = min(got, requested)
-            if elem != _KIND_SIZE[kind] and n > 1:
+            if elem != TABLES.kind_size[kind] and n > 1:
                 raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)}: multi-element get through "
                                            f"{AttributeType(transport).name}")
             if kind == K_CHAR:
@@ -991,19 +1026,19 @@ cdef class Descriptor(_resource.Resource):
         if self._busy:
             _refuse_busy(self, DescriptorType(dtype).name)
         if check_required:
-            required = _REQUIRED_MASK[dtype]
-            if (self._mask & required) != required or _REQUIRED_BY_SLOT[dtype]:
+            required = TABLES.required_mask[dtype]
+            if (self._mask & required) != required or TABLES.required_by_slot[dtype]:
                 self._check_required()
         if dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
             _check_finalize_preconditions(dtype, {a: v for a, v in self._items()})
         elif dtype == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR and self._has(CUDNN_ATTR_OPERATIONGRAPH_MODE):
             _check_graph_mode(self)
-        if _HAS_FINALIZE_CHECK[dtype]:
+        if TABLES.finalize_check[dtype] != NULL:
             if not (dtype == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR and _pointwise_broadcast_ok(self)):
-                _FINALIZE_CHECK[dtype](self)
+                (<object>TABLES.finalize_check[dtype])(self)
         self._check_open()  # the checks run Python code: another thread may have closed it meanwhile
         p = self._raw
-        if _FINALIZE_NOGIL[dtype]:
+        if TABLES.finalize_nogil[dtype]:
             # cuDNN reads everything set on it, transitively (a heuristics' graph and its handle): held meanwhile
             enter_call(None, None, None)
             held = _hold_tree(self)
@@ -1030,8 +1065,8 @@ cdef class Descriptor(_resource.Resource):
     cdef int _check_required(self) except -1:
         """The required attributes not set, named in a ValueError (the slow path of finalize's mask test)."""
         cdef int dtype = self._dtype
-        missing = [_attr_name(_REQUIRED[dtype][j]) for j in range(_N_REQUIRED[dtype])
-                   if not self._has(_REQUIRED[dtype][j])]
+        missing = [_attr_name(TABLES.required[dtype][j]) for j in range(TABLES.n_required[dtype])
+                   if not self._has(TABLES.required[dtype][j])]
         if missing:
             raise ValueError(f"{DescriptorType(dtype).name} cannot be finalized: required attribute(s) "
                              f"not set: {', '.join(missing)}")
@@ -1046,7 +1081,7 @@ cdef class Descriptor(_resource.Resource):
 cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object values) except -1:
     """Set a plain value of an attribute's own type, everything about it checked here: 1 when done, 0 (having
     touched nothing) when the value is anything else, or would be refused: ``_set_checked`` then says why."""
-    cdef int kind = _TYPE_KIND[atype]
+    cdef int kind = TABLES.type_kind[atype]
     cdef Py_ssize_t i, n
     cdef int overflow = 0
     cdef long long x
@@ -1088,10 +1123,10 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
             return 0
         data = ints
     elif kind == K_ENUM:
-        if type(values) is not _ENUM_CLASS[atype] or spec.count_min > 1 or spec.count_max == 0:
+        if <PyObject*>Py_TYPE(values) != TABLES.enum_class[atype] or spec.count_min > 1 or spec.count_max == 0:
             return 0
         e32 = <int32_t><int>values
-        if e32 < _ENUM_MIN[atype] or e32 > _ENUM_MAX[atype] or _ENUM_OK[atype][e32 - _ENUM_MIN[atype]] != 1:
+        if _enum_state(atype, e32) != 1:
             return 0
         n = 1
         data = &e32
@@ -1130,7 +1165,7 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
         _raise_pending_interrupt()
     if status != CUDNN_STATUS_SUCCESS:
         raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
-    self._vals[spec.slot] = stored
+    _store(self._vals, spec.slot, stored)
     if spec.bit >= 0:
         self._mask |= (<uint64_t>1) << spec.bit
     if self._atypes is not None:
@@ -1169,7 +1204,7 @@ cdef list _unpack(int kind, char* data, Py_ssize_t n, int atype, list children):
     cdef Py_ssize_t i
     cdef list out = []
     cdef cudnnFraction_t fr
-    enum_cls = _ENUM_CLASS[atype] if kind == K_ENUM else None
+    enum_cls = <object>TABLES.enum_class[atype] if kind == K_ENUM else None
     for i in range(n):
         if kind == K_INT64:
             out.append((<int64_t*>data)[i])
@@ -1203,9 +1238,9 @@ cdef int _choose_type(int attr, object value) except -1:
     """The attribute type to set ``value`` with: the only one, or the one that fits the value."""
     cdef AttrSpec* spec
     cdef int t
-    if attr < 0 or attr >= _N_ATTR or _ATTR[attr].descriptor < 0:
+    if attr < 0 or attr >= TABLES.n_attr or TABLES.attr[attr].descriptor < 0:
         raise ValueError(f"attribute: {attr} is not a valid AttributeName")
-    spec = &_ATTR[attr]
+    spec = &TABLES.attr[attr]
     if (spec.types & (spec.types - 1)) == 0:
         return spec.default_type
     probe = value
@@ -1240,7 +1275,7 @@ def choose_type(attribute, value):
 # ------------------------------------------------------------------------------------------------
 # queries of descriptors
 # ------------------------------------------------------------------------------------------------
-def get_execution_plan_workspace_size(_handle.Handle handle, Descriptor execution_plan not None, Descriptor variant_pack=None):
+def get_execution_plan_workspace_size(handle, Descriptor execution_plan not None, Descriptor variant_pack=None):
     """cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23): the workspace (bytes) a finalized plan needs for a
     finalized variant pack, whose shape overrides may change it. cuDNN answers BAD_PARAM without a handle or a
     pack (measured, 9.28.1): both are required here, so it runs on a GPU only. (``VariantPack``'s own query
@@ -1250,12 +1285,14 @@ def get_execution_plan_workspace_size(_handle.Handle handle, Descriptor executio
     cdef cudnnBackendDescriptor_t pack = NULL
     cdef cudnnHandle_t c_handle = NULL
     cdef cudnnBackendDescriptor_t plan_ptr
+    if handle is not None and not isinstance(handle, _Handle):
+        raise TypeError(f"handle: expected a cudnn_backend.Handle, not {type(handle).__name__}")
     check_available("cudnnGetExecutionPlanWorkspaceSize", "the workspace of a plan for one variant pack")
     if handle is None:
         raise ValueError("handle: cudnnGetExecutionPlanWorkspaceSize needs a cuDNN Handle (cuDNN refuses a NULL "
                          "handle with BAD_PARAM), so the workspace of a variant pack is known on a GPU only")
-    handle._check_open()
-    c_handle = <cudnnHandle_t>handle._raw
+    (<_Handle>handle)._check_open()
+    c_handle = <cudnnHandle_t>(<_Handle>handle)._raw
     execution_plan._check_open()
     if execution_plan._dtype != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
         raise TypeError("execution_plan: expected a CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR")
@@ -1271,12 +1308,12 @@ def get_execution_plan_workspace_size(_handle.Handle handle, Descriptor executio
         raise ValueError("variant_pack: not finalized")
     pack = variant_pack._raw
     plan_ptr = execution_plan._raw
-    enter_call(handle, execution_plan, variant_pack)
+    enter_call(<_Handle>handle, execution_plan, variant_pack)
     try:  # the binding raises CudnnFunctionNotFoundError on a cuDNN older than 9.23: the call count must not leak
         with nogil:
             status = cycudnn.cudnnGetExecutionPlanWorkspaceSize(c_handle, plan_ptr, pack, &size)
     finally:
-        leave_call(handle, execution_plan, variant_pack)
+        leave_call(<_Handle>handle, execution_plan, variant_pack)
     raise_status(status, "cudnnGetExecutionPlanWorkspaceSize", execution_plan.descriptor_type)
     return size
 

@@ -1,6 +1,6 @@
 # The one lifetime of a cuDNN object (see _resource.pyx): handles, descriptors and variant packs derive from Resource
 # and supply only their destroy call (and what they hold for cuDNN).
-from cudnn_backend._bindings.cycudnn cimport cudnnStatus_t
+from cudnn_backend._bindings.cycudnn cimport CUDNN_STATUS_SUCCESS, cudnnStatus_t
 
 
 cdef class Resource:
@@ -22,7 +22,7 @@ cdef class Resource:
     # the one close, and its pieces
     cdef int _close(self) except -1      # destroy now, or by the last call in flight; idempotent, once whatever the threads
     cdef void _destroy_deferred(self) noexcept   # the last call in flight returned: the close it deferred
-    cdef void _dealloc(self) noexcept    # at collection: destroy what is left, C only (safe at interpreter exit)
+    cdef void _destroy_failed(self, cudnnStatus_t status) noexcept   # a RuntimeWarning naming the object
     cdef int _refuse_closed(self) except -1       # CudnnUnsafeCallError "this NAME is closed"
     cdef int _refuse_made(self) except -1         # CudnnUnsafeCallError: __init__ again on a made object
 
@@ -38,6 +38,18 @@ cdef class Resource:
         if self._raw != NULL or self._closed:
             return self._refuse_made()
         return 0
+
+    # at collection: destroy what is left (C only: safe at interpreter exit); each kind's __dealloc__ calls it first,
+    # before its own references go, so what cuDNN reads through the object outlives it
+    cdef inline void _dealloc(self) noexcept:
+        cdef cudnnStatus_t status
+        if self._raw != NULL:
+            status = self._destroy(self._raw)
+            self._raw = NULL
+            if status != CUDNN_STATUS_SUCCESS:
+                self._destroy_failed(status)
+        elif self._pending != NULL:  # (a call in flight holds a reference: normally done by then)
+            self._destroy_deferred()
 
     # a call in flight on this object: counted (the call gate, with the GIL held), and returned
     cdef inline void _enter(self) noexcept:

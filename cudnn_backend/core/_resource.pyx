@@ -88,18 +88,10 @@ cdef class Resource:
         status = self._destroy(raw)
         self._pending_keep = None
         if status != CUDNN_STATUS_SUCCESS:
-            _warn_destroy_failed(self._name(), status)
+            self._destroy_failed(status)
 
-    cdef void _dealloc(self) noexcept:
-        # a call in flight holds a reference, so a pending destroy is normally done by then
-        cdef void* raw = self._raw if self._raw != NULL else self._pending
-        cdef cudnnStatus_t status
-        self._raw = NULL
-        self._pending = NULL
-        if raw != NULL:
-            status = self._destroy(raw)
-            if status != CUDNN_STATUS_SUCCESS:
-                _warn_destroy_failed(self._name(), status)
+    cdef void _destroy_failed(self, cudnnStatus_t status) noexcept:
+        _warn_destroy_failed(self._name(), status)
 
 
 def _in_flight(Resource resource not None):

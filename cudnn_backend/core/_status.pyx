@@ -43,14 +43,6 @@ def last_error_string():
     return buf[:LAST_ERROR_SIZE].split(b"\0", 1)[0].decode("utf-8", "replace").strip()
 
 
-cdef int clear_last_error() except -1:
-    """cuDNN keeps the last message across successful calls (warnings too): read it away, so an error is
-    never explained by an older call's text."""
-    cdef char buf[2]
-    cycudnn.cudnnGetLastErrorString(buf, 2)
-    return 0
-
-
 def clear_error():
     """Forget cuDNN's last message (before a call whose failure should report its own)."""
     clear_last_error()

@@ -1,5 +1,6 @@
 # The attribute schema as C tables (see _tables.pyx), read by Descriptor's set/get/finalize: built once, on first use,
-# against the loaded cuDNN.
+# against the loaded cuDNN. The descriptor module keeps a copy of the struct (its hot paths read it with one load).
+from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 cdef enum:
@@ -54,36 +55,31 @@ ctypedef struct AttrSpec:
     int slot                # index among its descriptor type's attributes: its place in Descriptor._vals
     int bit                 # its Descriptor._mask bit: the slot, -1 past 63
 
-cdef AttrSpec* _ATTR                     # attribute value -> its spec
-cdef int _N_ATTR
-cdef int _TYPE_KIND[MAX_TYPES]           # attribute type -> element kind (K_*)
-cdef bint _TYPE_AVAILABLE[MAX_TYPES]
-cdef uint8_t* _ENUM_OK[MAX_TYPES]        # enum types: value - _ENUM_MIN -> 0 invalid, 1 valid, 2 newer than loaded
-cdef int _ENUM_MAX[MAX_TYPES]
-cdef int _ENUM_MIN[MAX_TYPES]            # 0, or the lowest member (CUDNN_OPERATIONGRAPH_MODE_AUTO is -1)
-cdef list _ENUM_CLASS                    # attribute type -> IntEnum class of its values
-cdef uint8_t _DESC_OK[MAX_TYPES]         # descriptor type -> 0 unknown, 1 available, 2 newer than loaded
-cdef int* _REQUIRED[MAX_TYPES]           # descriptor type -> required attribute values
-cdef int _N_REQUIRED[MAX_TYPES]
-cdef uint64_t _REQUIRED_MASK[MAX_TYPES]  # descriptor type -> the _mask bits of its required attributes
-cdef bint _REQUIRED_BY_SLOT[MAX_TYPES]   # a required attribute has no bit (slot > 63): checked by slot too
-cdef bint _FINALIZE_NOGIL[MAX_TYPES]     # finalize may take long (plans, heuristics, graphs): release the GIL
-cdef int _N_ATTRS[MAX_TYPES]             # descriptor type -> how many attributes it has (the length of _vals)
-cdef int* _SLOT_ATTR[MAX_TYPES]          # descriptor type -> slot -> attribute value
-cdef int* _CHILD_SLOTS[MAX_TYPES]        # descriptor type -> the slots that may hold descriptors or a handle
-cdef int _N_CHILD_SLOTS[MAX_TYPES]
-cdef dict _FINALIZE_CHECK                # descriptor type -> Python check run before finalize
-cdef bint _HAS_FINALIZE_CHECK[MAX_TYPES]
-cdef dict _JSON_CHECK                    # attribute -> JSON checker returning canonical text
-cdef Py_ssize_t _KIND_SIZE[12]           # element kind -> bytes per element
-cdef int _PW_INPUTS[4]                   # the pointwise family's tensor slots (finalize's C fast path)
-cdef int _PW_OUTPUTS[2]
-cdef bint _READY
 
-cdef int _build_tables() except -1
+ctypedef struct SchemaTables:               # built once (schema_tables), then read-only
+    bint ready
+    AttrSpec* attr                          # attribute value -> its spec
+    int n_attr
+    int type_kind[MAX_TYPES]                # attribute type -> element kind (K_*)
+    bint type_available[MAX_TYPES]
+    uint8_t* enum_ok[MAX_TYPES]             # enum types: value - enum_min -> 0 invalid, 1 valid, 2 newer than loaded
+    int enum_max[MAX_TYPES]
+    int enum_min[MAX_TYPES]                 # 0, or the lowest member (CUDNN_OPERATIONGRAPH_MODE_AUTO is -1)
+    PyObject* enum_class[MAX_TYPES]         # attribute type -> IntEnum class of its values (borrowed; NULL: none)
+    uint8_t desc_ok[MAX_TYPES]              # descriptor type -> 0 unknown, 1 available, 2 newer than loaded
+    int* required[MAX_TYPES]                # descriptor type -> required attribute values
+    int n_required[MAX_TYPES]
+    uint64_t required_mask[MAX_TYPES]       # descriptor type -> the _mask bits of its required attributes
+    bint required_by_slot[MAX_TYPES]        # a required attribute has no bit (slot > 63): checked by slot too
+    bint finalize_nogil[MAX_TYPES]          # finalize may take long (plans, heuristics, graphs): release the GIL
+    int n_attrs[MAX_TYPES]                  # descriptor type -> how many attributes it has (the length of _vals)
+    int* slot_attr[MAX_TYPES]               # descriptor type -> slot -> attribute value
+    int* child_slots[MAX_TYPES]             # descriptor type -> the slots that may hold descriptors or a handle
+    int n_child_slots[MAX_TYPES]
+    PyObject* finalize_check[MAX_TYPES]     # descriptor type -> Python check run before finalize (borrowed; NULL: none)
+    Py_ssize_t kind_size[12]                # element kind -> bytes per element
+    int pw_inputs[4]                        # the pointwise family's tensor slots (finalize's C fast path)
+    int pw_outputs[2]
 
-
-cdef inline int _ensure_tables() except -1:
-    if not _READY:
-        _build_tables()
-    return 0
+cdef dict _JSON_CHECK                       # attribute -> JSON checker returning canonical text
+cdef SchemaTables* schema_tables() except NULL   # the tables, built on first use

@@ -7,6 +7,7 @@ has, the finalize checks the operation families declare (``core.op_checks``) and
 import enum
 import threading
 
+from cpython.ref cimport PyObject
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc
 
@@ -22,9 +23,9 @@ from cudnn_backend.core._coerce import INT64_MIN
 from cudnn_backend.core._status cimport _UNAVAILABLE, ensure_versions
 from cudnn_backend.core.families import pointwise as _pointwise
 
-_READY = False
-_ENUM_CLASS = [None] * MAX_TYPES
-_FINALIZE_CHECK = {}
+cdef SchemaTables TABLES                  # zeroed: not ready
+cdef list _ENUM_CLASS = [None] * MAX_TYPES  # what the tables' borrowed enum classes and checks are kept alive by
+cdef dict _FINALIZE_CHECK = {}
 _JSON_CHECK = {}
 cdef object _TABLE_LOCK = threading.Lock()
 PY_MAX_SET_ELEMENTS = MAX_SET_ELEMENTS
@@ -37,18 +38,6 @@ cdef dict _KIND_OF_TYPE_NAME = {
     "CUDNN_TYPE_VOID_PTR": K_PTR, "CUDNN_TYPE_CHAR": K_CHAR, "CUDNN_TYPE_FRACTION": K_FRACTION,
     "CUDNN_TYPE_BACKEND_DESCRIPTOR": K_DESC,
 }
-_KIND_SIZE[K_NONE] = 0
-_KIND_SIZE[K_HANDLE] = sizeof(cudnnHandle_t)
-_KIND_SIZE[K_BOOL] = sizeof(uint8_t)
-_KIND_SIZE[K_INT64] = sizeof(int64_t)
-_KIND_SIZE[K_INT32] = sizeof(int32_t)
-_KIND_SIZE[K_FLOAT] = sizeof(float)
-_KIND_SIZE[K_DOUBLE] = sizeof(double)
-_KIND_SIZE[K_PTR] = sizeof(void*)
-_KIND_SIZE[K_CHAR] = sizeof(char)
-_KIND_SIZE[K_FRACTION] = sizeof(cudnnFraction_t)
-_KIND_SIZE[K_ENUM] = sizeof(int32_t)
-_KIND_SIZE[K_DESC] = sizeof(cudnnBackendDescriptor_t)
 KIND_NAMES = ("none", "handle", "bool", "int64", "int32", "float", "double", "ptr", "char", "fraction", "enum",
               "descriptor")
 
@@ -66,53 +55,75 @@ _JSON_ATTRIBUTES = {
 }
 
 
-cdef int _build_tables() except -1:
-    global _ATTR, _N_ATTR, _READY
+cdef void _kind_sizes(SchemaTables* t) noexcept:
+    t.kind_size[K_NONE] = 0
+    t.kind_size[K_HANDLE] = sizeof(cudnnHandle_t)
+    t.kind_size[K_BOOL] = sizeof(uint8_t)
+    t.kind_size[K_INT64] = sizeof(int64_t)
+    t.kind_size[K_INT32] = sizeof(int32_t)
+    t.kind_size[K_FLOAT] = sizeof(float)
+    t.kind_size[K_DOUBLE] = sizeof(double)
+    t.kind_size[K_PTR] = sizeof(void*)
+    t.kind_size[K_CHAR] = sizeof(char)
+    t.kind_size[K_FRACTION] = sizeof(cudnnFraction_t)
+    t.kind_size[K_ENUM] = sizeof(int32_t)
+    t.kind_size[K_DESC] = sizeof(cudnnBackendDescriptor_t)
+
+
+cdef SchemaTables* schema_tables() except NULL:
+    if not TABLES.ready:
+        _build_tables(&TABLES)
+    return &TABLES
+
+
+cdef int _build_tables(SchemaTables* t) except -1:
     cdef AttrSpec* spec
-    cdef int t, v, i
+    cdef int ty, v, i
     with _TABLE_LOCK:
-        if _READY:
+        if t.ready:
             return 0
         ensure_versions()
+        _kind_sizes(t)
         # attribute types
         for member in AttributeType:
-            t = int(member)
-            if t >= MAX_TYPES:
+            ty = int(member)
+            if ty >= MAX_TYPES:
                 continue
-            _TYPE_AVAILABLE[t] = member.name not in _UNAVAILABLE
+            t.type_available[ty] = member.name not in _UNAVAILABLE
             kind = _KIND_OF_TYPE_NAME.get(member.name)
             enum_name = _enums.ATTRIBUTE_TYPE_ENUM.get(member.name)
             enum_cls = getattr(_enums, enum_name, None) if enum_name else None
             if kind is None and isinstance(enum_cls, type) and issubclass(enum_cls, enum.IntEnum):
                 kind = K_ENUM
-                _ENUM_CLASS[t] = enum_cls
+                _ENUM_CLASS[ty] = enum_cls
+                t.enum_class[ty] = <PyObject*>enum_cls  # kept alive by _ENUM_CLASS
                 top = max(int(m) for m in enum_cls)
                 low = min(0, min(int(m) for m in enum_cls))
-                _ENUM_MAX[t] = top
-                _ENUM_MIN[t] = low
-                _ENUM_OK[t] = <uint8_t*>calloc(top - low + 1, 1)
+                t.enum_max[ty] = top
+                t.enum_min[ty] = low
+                t.enum_ok[ty] = <uint8_t*>calloc(top - low + 1, 1)
                 for m in enum_cls:
-                    _ENUM_OK[t][int(m) - low] = 2 if m.name in _UNAVAILABLE else 1
-            _TYPE_KIND[t] = kind if kind is not None else K_NONE
+                    t.enum_ok[ty][int(m) - low] = 2 if m.name in _UNAVAILABLE else 1
+            t.type_kind[ty] = kind if kind is not None else K_NONE
         # descriptor types and their required attributes
         for member in DescriptorType:
-            t = int(member)
-            if t < MAX_TYPES:
-                _DESC_OK[t] = 2 if member.name in _UNAVAILABLE else 1
+            ty = int(member)
+            if ty < MAX_TYPES:
+                t.desc_ok[ty] = 2 if member.name in _UNAVAILABLE else 1
                 dspec = _schema.DESCRIPTORS.get(member)
                 required = [int(a) for a in dspec.required] if dspec is not None else []
-                _N_REQUIRED[t] = len(required)
-                _REQUIRED[t] = <int*>calloc(max(1, len(required)), sizeof(int))
+                t.n_required[ty] = len(required)
+                t.required[ty] = <int*>calloc(max(1, len(required)), sizeof(int))
                 for i in range(len(required)):
-                    _REQUIRED[t][i] = required[i]
+                    t.required[ty][i] = required[i]
         # attributes
         top = max(int(a) for a in AttributeName) + 1
-        _ATTR = <AttrSpec*>calloc(top, sizeof(AttrSpec))
-        _N_ATTR = top
+        t.attr = <AttrSpec*>calloc(top, sizeof(AttrSpec))
+        t.n_attr = top
         for i in range(top):
-            _ATTR[i].descriptor = -1
+            t.attr[i].descriptor = -1
         for attr, a in _schema.ATTRIBUTES.items():
-            spec = &_ATTR[int(attr)]
+            spec = &t.attr[int(attr)]
             spec.descriptor = int(a.descriptor)
             spec.types = 0
             for at in a.types:
@@ -142,74 +153,76 @@ cdef int _build_tables() except -1:
             spec.value_min = INT64_MIN if a.value_min is None else a.value_min
             spec.io = {None: 0, "input": 1, "output": 2}[a.io]
         # each attribute's slot among its descriptor type's attributes (schema order), and the required masks
-        for t in range(MAX_TYPES):
-            _N_ATTRS[t] = 0
+        for ty in range(MAX_TYPES):
+            t.n_attrs[ty] = 0
         for attr, a in _schema.ATTRIBUTES.items():
-            t = int(a.descriptor)
-            spec = &_ATTR[int(attr)]
-            if 0 <= t < MAX_TYPES:
-                spec.slot = _N_ATTRS[t]
+            ty = int(a.descriptor)
+            spec = &t.attr[int(attr)]
+            if 0 <= ty < MAX_TYPES:
+                spec.slot = t.n_attrs[ty]
                 spec.bit = spec.slot if spec.slot < 64 else -1
-                _N_ATTRS[t] += 1
+                t.n_attrs[ty] += 1
             else:
                 spec.descriptor = -1  # a type past the tables: refused as no attribute
-        for t in range(MAX_TYPES):
-            _SLOT_ATTR[t] = <int*>calloc(max(1, _N_ATTRS[t]), sizeof(int))
+        for ty in range(MAX_TYPES):
+            t.slot_attr[ty] = <int*>calloc(max(1, t.n_attrs[ty]), sizeof(int))
         for i in range(top):
-            if _ATTR[i].descriptor >= 0:
-                _SLOT_ATTR[_ATTR[i].descriptor][_ATTR[i].slot] = i
-        for t in range(MAX_TYPES):  # where a call holding a descriptor looks for what it holds (_hold_tree)
-            _CHILD_SLOTS[t] = <int*>calloc(max(1, _N_ATTRS[t]), sizeof(int))
-            _N_CHILD_SLOTS[t] = 0
-            for i in range(_N_ATTRS[t]):
-                spec = &_ATTR[_SLOT_ATTR[t][i]]
-                if any(_TYPE_KIND[at] in (K_DESC, K_HANDLE) for at in range(MAX_TYPES) if (spec.types >> at) & 1):
-                    _CHILD_SLOTS[t][_N_CHILD_SLOTS[t]] = i
-                    _N_CHILD_SLOTS[t] += 1
+            if t.attr[i].descriptor >= 0:
+                t.slot_attr[t.attr[i].descriptor][t.attr[i].slot] = i
+        for ty in range(MAX_TYPES):  # where a call holding a descriptor looks for what it holds (_hold_tree)
+            t.child_slots[ty] = <int*>calloc(max(1, t.n_attrs[ty]), sizeof(int))
+            t.n_child_slots[ty] = 0
+            for i in range(t.n_attrs[ty]):
+                spec = &t.attr[t.slot_attr[ty][i]]
+                for v in range(MAX_TYPES):
+                    if (spec.types >> v) & 1 and (t.type_kind[v] == K_DESC or t.type_kind[v] == K_HANDLE):
+                        t.child_slots[ty][t.n_child_slots[ty]] = i
+                        t.n_child_slots[ty] += 1
+                        break
         for dtype_member in DescriptorType:
-            t = int(dtype_member)
-            if t >= MAX_TYPES:
+            ty = int(dtype_member)
+            if ty >= MAX_TYPES:
                 continue
-            _REQUIRED_MASK[t] = 0
-            _REQUIRED_BY_SLOT[t] = False
-            for i in range(_N_REQUIRED[t]):
-                v = _REQUIRED[t][i]
-                if _ATTR[v].bit >= 0:
-                    _REQUIRED_MASK[t] |= (<uint64_t>1) << _ATTR[v].bit
+            t.required_mask[ty] = 0
+            t.required_by_slot[ty] = False
+            for i in range(t.n_required[ty]):
+                v = t.required[ty][i]
+                if t.attr[v].bit >= 0:
+                    t.required_mask[ty] |= (<uint64_t>1) << t.attr[v].bit
                 else:
-                    _REQUIRED_BY_SLOT[t] = True
+                    t.required_by_slot[ty] = True
         # Finalizing a tensor, a pointwise/convolution/... descriptor or an operation node is a few
         # microseconds of bookkeeping in cuDNN: the GIL stays held (releasing and taking it back would cost
         # as much). Graphs, engines, heuristics, plans, kernel caches and the like may take long: GIL released.
         for member in DescriptorType:
-            t = int(member)
-            if t < MAX_TYPES:
-                _FINALIZE_NOGIL[t] = not (member.name in _FINALIZE_QUICK_NAMES or
+            ty = int(member)
+            if ty < MAX_TYPES:
+                t.finalize_nogil[ty] = not (member.name in _FINALIZE_QUICK_NAMES or
                                           member.name.startswith("CUDNN_BACKEND_OPERATION_"))
         for i in range(top):
-            spec = &_ATTR[i]
+            spec = &t.attr[i]
             if spec.descriptor >= 0 and spec.flags & F_AVAILABLE and spec.role != ROLE_GET_ONLY and \
                     not spec.flags & (F_SET_UNSUPPORTED | F_HOST_DATA | F_JSON) and 0 <= spec.default_type < MAX_TYPES \
-                    and _TYPE_AVAILABLE[spec.default_type] and \
-                    _TYPE_KIND[spec.default_type] in (K_INT64, K_ENUM, K_DESC, K_FLOAT, K_DOUBLE, K_BOOL):
+                    and t.type_available[spec.default_type] and \
+                    t.type_kind[spec.default_type] in (K_INT64, K_ENUM, K_DESC, K_FLOAT, K_DOUBLE, K_BOOL):
                 spec.flags |= F_FAST
         for dtype, check in _op_checks.FINALIZE_CHECKS.items():
             _FINALIZE_CHECK[int(dtype)] = check
-            _HAS_FINALIZE_CHECK[int(dtype)] = True
+            t.finalize_check[int(dtype)] = <PyObject*>check  # kept alive by _FINALIZE_CHECK
         if len(_pointwise.INPUT_SLOTS) != 4 or len(_pointwise.OUTPUT_SLOTS) != 2:
-            raise RuntimeError("the pointwise family's tensor slots changed: update _PW_INPUTS/_PW_OUTPUTS' sizes")
+            raise RuntimeError("the pointwise family's tensor slots changed: update SchemaTables.pw_inputs/pw_outputs")
         for i, (attr, _) in enumerate(_pointwise.INPUT_SLOTS):
-            _PW_INPUTS[i] = int(attr)
+            t.pw_inputs[i] = int(attr)
         for i, (attr, _) in enumerate(_pointwise.OUTPUT_SLOTS):
-            _PW_OUTPUTS[i] = int(attr)
-        _READY = True
+            t.pw_outputs[i] = int(attr)
+        t.ready = True
     return 0
 
 
 def attribute_io(attribute):
     """'input' or 'output' for an operation's tensor attribute, else None (from the generated schema)."""
     cdef int a = _enum_arg(attribute, AttributeName, "attribute")
-    _ensure_tables()
-    if a < 0 or a >= _N_ATTR:
+    cdef SchemaTables* t = schema_tables()
+    if a < 0 or a >= t.n_attr:
         return None
-    return (None, "input", "output")[_ATTR[a].io]
+    return (None, "input", "output")[t.attr[a].io]
