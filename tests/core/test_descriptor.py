@@ -430,3 +430,26 @@ def test_handle_without_a_gpu_is_no_device_error():
     with pytest.raises(cb.NoDeviceError, match=r"no GPU is visible here .*device_profile='h200'") as err:
         cb.Handle()
     assert not isinstance(err.value, cb.CudnnError)
+
+
+# what core._descriptor held before it was split into one job per file (its stub then): still importable from it
+NAMES_BEFORE_THE_SPLIT = (
+    "ADDRESS_LIMIT", "AttributeName", "AttributeType", "CudnnBackendError", "CudnnBadParamError", "CudnnError",
+    "CudnnShutdownError", "CudnnUnsafeCallError", "CudnnVersionError", "DEBUG_HINT", "Descriptor", "DescriptorType",
+    "EXIT_WAIT_SECONDS", "Handle", "INT64_MAX", "INT64_MIN", "KIND_NAMES", "NoDeviceError", "PY_MAX_GET_DESCRIPTORS",
+    "PY_MAX_GET_ELEMENTS", "PY_MAX_SET_ELEMENTS", "Resource", "Status", "as_int", "attribute_io", "calls_in_flight",
+    "check_available", "choose_type", "clear_error", "format_version", "get_cudart_version", "get_error_string",
+    "get_execution_plan_workspace_size", "get_max_device_version", "get_property", "get_version",
+    "graph_version_check", "is_available", "is_same_topology", "last_error_string", "make_error", "parse_version",
+    "since_of", "unavailable_enumerants", "user_sequence",
+)
+
+
+def test_every_name_the_descriptor_module_had_is_still_there():
+    from cudnn_backend.core import _descriptor, _handle, _library, _resource, _status
+
+    missing = [n for n in NAMES_BEFORE_THE_SPLIT if not hasattr(_descriptor, n)]
+    assert not missing, missing
+    assert _descriptor.Handle is _handle.Handle and _descriptor.Resource is _resource.Resource is cb.core._resource.Resource
+    assert _descriptor.get_version is _library.get_version and _descriptor.check_available is _status.check_available
+    assert _descriptor.Descriptor is cb.Descriptor and issubclass(cb.Descriptor, _resource.Resource)
