@@ -18,18 +18,11 @@ STUB_SONAMES = ("libcuda.so.1", "libcuda.so")
 # The generated typed classes are thin (keyword parsing, then the core's checked set): -O1 compiles
 # their 80,000 lines of C three times faster than -O2 and the hot paths live in core._descriptor.
 OPT = {"cudnn_backend.typed._classes": "-O1"}
+# Every .pyx of the package is a compiled module (found, not listed: a module split in two is two new files).
+PYX = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "cudnn_backend").rglob("*.pyx"))
 extensions = [
     Extension(name, [src], include_dirs=[INCLUDE], extra_compile_args=[OPT.get(name, "-O2")], libraries=["dl"])
-    for name, src in [
-        ("cudnn_backend._bindings.cycudnn", "cudnn_backend/_bindings/cycudnn.pyx"),
-        ("cudnn_backend.core._descriptor", "cudnn_backend/core/_descriptor.pyx"),
-        ("cudnn_backend.core._logging", "cudnn_backend/core/_logging.pyx"),
-        ("cudnn_backend.typed._signature", "cudnn_backend/typed/_signature.pyx"),
-        ("cudnn_backend.typed._base", "cudnn_backend/typed/_base.pyx"),
-        ("cudnn_backend.typed._classes", "cudnn_backend/typed/_classes.pyx"),
-        ("cudnn_backend.runtime._execute", "cudnn_backend/runtime/_execute.pyx"),
-        ("cudnn_backend.graph._core", "cudnn_backend/graph/_core.pyx"),
-    ]
+    for name, src in ((src[:-len(".pyx")].replace("/", "."), src) for src in PYX)
 ]
 # The operation family modules (core/families/*.py: their Graph methods, shape rules, checks, reference ops) and the
 # Graph class stay plain Python source, compiled as they are (Cython's pure Python mode): the builder's per-call

@@ -79,7 +79,8 @@ def measure(n=200):
         c_lib = gbr.build_c_library(tmp)
         for which in ("c", "generic", "graph"):
             prefix = pathlib.Path(tmp) / f"cg_{which}.out"
-            env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+            # string hashes fixed: dict probe lengths (the interpreter's name lookups) the same in every run
+            env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
             res = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
                                   f"--callgrind-out-file={prefix}", sys.executable, __file__, "--child", which,
                                   "--n", str(n), "--shim", str(shim), "--c-lib", str(c_lib)],

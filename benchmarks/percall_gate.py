@@ -1,6 +1,8 @@
 """What the call gate (enter_call/leave_call with three objects) and the context check (use_context, and its
-once-per-thread form) cost per execute, on this CPU, without a GPU: the no-device stand-in answers
-cuCtxGetCurrent (a real driver's answer costs more: measure that on the GPU with benchmarks/percall_interleaved.py).
+once-per-handle-and-thread form, context_for_call, which execute makes) cost per execute, on this CPU, without a GPU:
+the no-device stand-in answers cuCtxGetCurrent (a real driver's answer costs more: measure that on the GPU with
+benchmarks/percall_interleaved.py). benchmarks/percall_instructions.py counts instructions, the whole execute path
+included.
 
     python benchmarks/percall_gate.py [--repeat 1000000]        # ns per call, timeit-style (best of 5)
     valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.out python benchmarks/percall_gate.py --repeat 100000 \
@@ -14,7 +16,7 @@ import time
 
 import cudnn_backend as cb
 from cudnn_backend._bindings import _loader
-from cudnn_backend.core import _descriptor
+from cudnn_backend.core import _context, _gate
 
 CONTEXT = 0x7F0000001230
 
@@ -39,10 +41,10 @@ def main(argv=None):
         lib.cudnn_backend_stub_emulate_contexts(1)
         lib.cuCtxSetCurrent(CONTEXT)
     objs = [cb.Descriptor(cb.DescriptorType.CUDNN_BACKEND_TENSOR_DESCRIPTOR) for _ in range(3)]
-    runs = {"gate": lambda n: _descriptor._call_gate(*objs, n),
-            "context": lambda n: _descriptor._use_context(CONTEXT, n)}
-    if hasattr(_descriptor, "_use_context_cached"):
-        runs["context_cached"] = lambda n: _descriptor._use_context_cached(CONTEXT, n)
+    probe = _context._HandleContextProbe(CONTEXT)  # a handle's context, checked as execute checks it
+    runs = {"gate": lambda n: _gate._call_gate(*objs, n),
+            "context": lambda n: _context._use_context(CONTEXT, n),
+            "context_cached": lambda n: probe.check(n)}
     for name, fn in runs.items():
         if args.only and name != args.only:
             continue

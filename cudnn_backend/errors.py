@@ -9,7 +9,9 @@
   catches ``CudnnError`` also ends quietly at exit.
 * ``CudnnVersionError``, ``CudnnFunctionNotFoundError``, ``CudnnLibraryNotFoundError``: the loaded
   cuDNN is too old, or missing.
-* ``CudnnUnsafeCallError``: refused before cuDNN saw it, because cuDNN is known to crash on it.
+* ``CudnnUnsafeCallError``: refused before cuDNN saw it, because cuDNN is known to crash on it, or because the
+  object's lifetime does not allow it (a closed handle, descriptor or variant pack; one in use by another thread's
+  call; ``__init__`` on one already made).
 * the errors of the higher layers (graphs, engines, plans, profiles, CUDA, the plan cache).
 
 Mistakes in arguments caught before cuDNN is called raise ``TypeError``/``ValueError`` naming the
@@ -93,7 +95,9 @@ class CudnnFunctionNotFoundError(CudnnVersionError, AttributeError):
 
 
 class CudnnUnsafeCallError(CudnnBackendError, ValueError):
-    """A call refused before cuDNN sees it because cuDNN is known to crash on it."""
+    """A call refused before cuDNN sees it because cuDNN is known to crash on it, or because the object's lifetime
+    does not allow it: a closed handle, descriptor or variant pack, one in use by another thread's call, or
+    ``__init__`` on one already made."""
 
 
 class CudnnError(CudnnBackendError, RuntimeError):

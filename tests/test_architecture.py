@@ -50,15 +50,64 @@ def test_check_layers_catches_violations(tmp_path, monkeypatch):
         check_layers.layer_of("cudnn_backend.core._descriptor", order)[0]
 
 
+def _tree_with(tmp_path, plant=None):
+    """A copy of the package's sources (links to the checkout's files) and pyproject.toml; ``plant`` = (file, line):
+    that file a real copy with the line added."""
+    root = tmp_path / "tree"
+    shutil.copytree(ROOT / "cudnn_backend", root / "cudnn_backend", copy_function=os.symlink,
+                    ignore=shutil.ignore_patterns("*.so", "*.c", "__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
+    if plant is not None:
+        path, line = root / plant[0], plant[1]
+        text = path.read_text()
+        path.unlink()
+        path.write_text(text + line + "\n")
+    return root
+
+
+# a circle planted inside core three ways: a cimport in a .pxd, an import in a .pyx, an import in a .py module
+PLANTED = [
+    ("cudnn_backend/core/_coerce.pxd", "from cudnn_backend.core._tables cimport _READY",
+     ["cudnn_backend.core._coerce", "cudnn_backend.core._tables"]),
+    ("cudnn_backend/core/_status.pyx", "from cudnn_backend.core import _descriptor",
+     ["cudnn_backend.core._descriptor", "cudnn_backend.core._status"]),
+    ("cudnn_backend/core/families/_build.py", "from cudnn_backend.core._descriptor import as_int",
+     ["cudnn_backend.core._descriptor", "cudnn_backend.core.families._build"]),
+]
+
+
+def test_check_layers_passes_on_the_tree_and_its_copy(tmp_path):
+    root = _tree_with(tmp_path)
+    r = _run(sys.executable, "tools/check_layers.py", "--root", str(root))
+    assert r.returncode == 0 and "0 problem(s)" in r.stderr, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("file,line,members", PLANTED, ids=["pxd-cimport", "pyx-import", "py-import"])
+def test_check_layers_fails_on_a_circle_planted_inside_core(tmp_path, file, line, members):
+    root = _tree_with(tmp_path, (file, line))
+    r = _run(sys.executable, "tools/check_layers.py", "--root", str(root))
+    assert r.returncode == 1, r.stdout + r.stderr
+    circle = [text for text in r.stdout.splitlines() if text.startswith("import circle inside core: ")]
+    assert len(circle) == 1, r.stdout
+    path = circle[0].split(": ", 1)[1].split(" -> ")
+    assert path[0] == path[-1] and set(members) <= set(path), path  # a cycle through both modules
+
+
 def test_stubs_are_current():
     r = _run(sys.executable, "tools/make_stubs.py", "--check")
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("module", ["cudnn_backend._bindings.cycudnn", "cudnn_backend.core._descriptor",
-                                    "cudnn_backend.core._logging", "cudnn_backend.typed._base",
-                                    "cudnn_backend.graph._core", "cudnn_backend.runtime._execute",
-                                    "cudnn_backend.typed._classes"])
+COMPILED_MODULES = sorted(".".join(p.relative_to(ROOT).with_suffix("").parts)
+                          for p in (ROOT / "cudnn_backend").rglob("*.pyx"))
+
+
+def test_the_compiled_modules_are_found():
+    assert {"cudnn_backend._bindings.cycudnn", "cudnn_backend.core._descriptor", "cudnn_backend.core._coerce",
+            "cudnn_backend.typed._classes", "cudnn_backend.runtime._execute"} <= set(COMPILED_MODULES)
+
+
+@pytest.mark.parametrize("module", COMPILED_MODULES)
 def test_every_compiled_module_has_a_stub_naming_its_public_names(module):
     mod = importlib.import_module(module)
     stub = (ROOT / (module.replace(".", "/") + ".pyi")).read_text()

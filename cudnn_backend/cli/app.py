@@ -26,7 +26,7 @@ from cudnn_backend.cli.args import (SIZE_OPTIONS, UsageError, build_parser, buil
                                     tune_options)
 from cudnn_backend.cli.errata import cmd_errata, errata_arg
 from cudnn_backend.core import device as _device
-from cudnn_backend.core._descriptor import Handle
+from cudnn_backend.core._handle import Handle
 from cudnn_backend.core.info import info as _info
 from cudnn_backend.core.versions import format_version, loaded_version, parse_version
 from cudnn_backend.errors import (CudnnBackendError, DeviceProfileVersionError, JsonTableFallbackWarning,

@@ -192,7 +192,9 @@ def cli_words(text: str) -> str:
     text = re.sub(r"\bpass (\w+)=True\b", lambda m: f"give {FLAGS[m.group(1)]}" if m.group(1) in FLAGS else
                   m.group(0), text)
     text = re.sub(r"^(\w+): ", lambda m: f"{FLAGS[m.group(1)]}: " if m.group(1) in FLAGS else m.group(0), text)
-    text = re.sub(r"\b(\w+)=(?=\S)", lambda m: f"{FLAGS[m.group(1)]} " if m.group(1) in FLAGS else m.group(0), text)
+    # (not the KEY=VALUE an ``argument --param:`` line quotes as the user gave it)
+    text = re.sub(r"(?<!--param: )\b(\w+)=(?=\S)", lambda m: f"{FLAGS[m.group(1)]} " if m.group(1) in FLAGS else
+                  m.group(0), text)
     return re.sub(r"\b(\w+)=(?=[\s,;)]|$)", flag, text)
 
 
@@ -215,7 +217,7 @@ def _blank(value) -> bool:
     return value in ("", "-", None)
 
 
-def fit_columns(columns: list, rows: list, *, wraps: dict, optional=(), pad_edge=True) -> tuple:
+def fit_columns(columns: list, rows: list, *, wraps: dict, optional=(), pad_edge=True, whole=()) -> tuple:
     """How a table of ``rows`` (lists of str, one per column; a column is a name or a (name, ...) tuple) fits the
     console: (the columns to draw, their indexes, the names left out, {name: width}).
 
@@ -224,7 +226,8 @@ def fit_columns(columns: list, rows: list, *, wraps: dict, optional=(), pad_edge
     While that cannot fit, the ``optional`` columns go, in that order (they stay in --csv / --json). What room is
     left goes first to the wrapping columns a few cells short of their natural width (a cell on one line for
     little), then to the others in the order of ``wraps``. A table's width: its cells, 2 of padding each (none at
-    the edges without ``pad_edge``) and 1 between and around them (``box.SIMPLE_HEAD``)."""
+    the edges without ``pad_edge``) and 1 between and around them (``box.SIMPLE_HEAD``). The columns named in
+    ``whole`` (names a reader greps for) are worth the optional columns: those go until they fit unwrapped too."""
     names = [c[0] if isinstance(c, tuple) else c for c in columns]
     keep = [i for i, name in enumerate(names) if not rows or not all(_blank(r[i]) for r in rows)]
     natural = {i: max([cell_len(names[i])] + [cell_len(r[i]) for r in rows]) for i in range(len(names))}
@@ -238,9 +241,12 @@ def fit_columns(columns: list, rows: list, *, wraps: dict, optional=(), pad_edge
     def room():
         return console.width - (3 * len(keep) + (1 if pad_edge else -1)) - sum(narrowest(i) for i in keep)
 
+    def room_whole():
+        return room() - sum(natural[i] - narrowest(i) for i in keep if names[i] in whole)
+
     dropped = []
     for name in optional:
-        if room() >= 0:
+        if room_whole() >= 0:
             break
         if name in names and names.index(name) in keep:
             keep.remove(names.index(name))
@@ -623,7 +629,7 @@ def support_rows(matrix, which="all"):
                      "-" if r.kernel_count is None else str(r.kernel_count)])
         styles.append(_STATUS_STYLE.get(r.status, "red"))
     kept, index, dropped, widths = fit_columns(columns, rows, wraps={"graph": 24, "kinds": 0},
-                                               optional=("kinds", "first", "A+F"), pad_edge=False)
+                                               optional=("kinds", "first", "A+F"), pad_edge=False, whole=("graph",))
     t = table(title, padding=(0, 1), pad_edge=False)
     for name, justify in kept:
         t.add_column(name, justify=justify, width=widths.get(name), no_wrap=name not in ("graph", "kinds"))

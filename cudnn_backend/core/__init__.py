@@ -1,28 +1,32 @@
 """The checked core: ``Descriptor`` and ``Handle``, cuDNN's messages (logging and capture), schema
 queries, versions, the device probe. Every exception class lives one layer below, in
 ``cudnn_backend.errors``."""
+from cudnn_backend.core._coerce import as_int
 from cudnn_backend.core._descriptor import (
     Descriptor,
-    Handle,
-    as_int,
-    attribute_io,
-    calls_in_flight,
-    check_available,
     choose_type,
-    clear_error,
+    get_execution_plan_workspace_size,
+    is_same_topology,
+)
+from cudnn_backend.core._gate import calls_in_flight
+from cudnn_backend.core._handle import Handle
+from cudnn_backend.core._library import (
     get_cudart_version,
     get_error_string,
-    get_execution_plan_workspace_size,
     get_max_device_version,
     get_property,
     get_version,
     graph_version_check,
+)
+from cudnn_backend.core._status import (
+    check_available,
+    clear_error,
     is_available,
-    is_same_topology,
     last_error_string,
     since_of,
     unavailable_enumerants,
 )
+from cudnn_backend.core._tables import attribute_io
 from cudnn_backend.core._logging import (
     cudnn_messages,
     cudnn_reasons,

@@ -1,211 +1,130 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The checked core over the raw bindings: ``Handle``, the generic backend ``Descriptor``, and the call
-gate every cuDNN call of the package passes.
+"""``Descriptor``: a checked cuDNN backend descriptor of any type, and the queries of descriptors.
 
-Every set/get/finalize is checked against the generated attribute schema before cuDNN sees it
-(cuDNN aborts the process on some misuse, e.g. a descriptor of the wrong type as a child), and
-every non-success status becomes a ``CudnnError`` carrying cuDNN's own message.
+Every set/get/finalize is checked against the attribute schema (its C tables, ``core._tables``) before cuDNN sees it
+(cuDNN aborts the process on some misuse, e.g. a descriptor of the wrong type as a child), and every non-success
+status becomes a ``CudnnError`` carrying cuDNN's own message.
 
-Speed: the schema is turned into C tables on first use, so a checked ``set`` is a few table reads,
-a conversion loop over the values and the cuDNN call with the GIL released. The typed classes
-(``cudnn_backend.typed``) call ``Descriptor._set`` with their attribute and type as constants.
+Speed: a checked ``set`` is a few table reads, a conversion loop over the values and the cuDNN call; the typed
+classes (``cudnn_backend.typed``) call ``Descriptor._set`` with their attribute and type as constants, and plain
+values of an attribute's own type take ``_set_fast``. A finalize that may take long (graphs, heuristics, plans)
+releases the GIL and holds, through the call gate, everything cuDNN reads (``_hold_tree``).
 
-Safety (one lifetime mechanism, ``Resource``, for handles, descriptors and variant packs):
-
-* every cuDNN call that releases the GIL passes the call gate, ``enter_call``/``leave_call``, naming the
-  objects it uses: it counts the call in flight on each of them (``_busy``) and process-wide
-  (``calls_in_flight()``). Nothing else counts calls.
-* ``close()`` swaps the pointer out while holding the GIL, so two threads closing one object destroy
-  it once; an object closed while a call uses it is destroyed by the last such call when it returns,
-  and what cuDNN may still read through it (children, buffers, workspace) stays alive until then.
-* at exit an ``atexit`` hook shuts the gate (new calls raise ``CudnnShutdownError``, a ``CudnnError``) and
-  waits (bounded) for the calls in flight, so cuDNN's libraries are not torn down under them.
-* a ``KeyboardInterrupt`` (or ``SystemExit``) raised inside cuDNN's logging callback is kept and
-  raised in the calling thread when the cuDNN call returns (``note_interrupt``).
+Its lifetime is ``Resource``'s (``core._resource``): a descriptor supplies only its destroy call and what it keeps
+(every child, handle and host-data copy set on it, in ``_vals``). The names other modules of ``core`` hold (the
+call gate, versions, coercion, the library queries, ``Handle``) are re-exported here, where they were first
+defined.
 """
-import atexit
 import enum
 import fractions
-import math
 import numbers
-import operator
-import threading
-import time
 
 cimport cython
-from cpython.bool cimport PyBool_Check
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.long cimport PyLong_AsLongLong, PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLong, PyLong_CheckExact
-from cpython.ref cimport Py_INCREF, PyObject
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
+from cpython.object cimport Py_TYPE
+from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from cpython.list cimport PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.sequence cimport PySequence_Fast_ITEMS
 from cpython.list cimport PyList_AsTuple
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint64_t, uintptr_t
-from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy, memset
+from libc.stdlib cimport free, malloc
+from libc.string cimport memset
 
 from cudnn_backend._bindings.cycudnn cimport *
 from cudnn_backend._bindings cimport cycudnn
+from cudnn_backend.core._coerce cimport (
+    _attr_name, _dtype_name, _enum_arg, _index, _int64, _is_int_like, _real, _w, _what,
+)
+from cudnn_backend.core._handle cimport Handle as _Handle  # (the name Handle: re-exported in Python)
+from cudnn_backend.core._context cimport use_context
+from cudnn_backend.core._gate cimport _exiting, _pending_interrupt, _raise_pending_interrupt, enter_call, leave_call
+from cudnn_backend.core._status cimport _LOADED_VERSION, _UNAVAILABLE, clear_last_error, raise_status
+from cudnn_backend.core._tables cimport *
 
 import numpy as np
 
-from cudnn_backend._bindings import _loader
 from cudnn_backend._bindings import enums as _enums
-from cudnn_backend._bindings.enums import AttributeName, AttributeType, DescriptorType, Status
-from cudnn_backend.core import device as _device
-from cudnn_backend.core import json_checks as _json_checks
-from cudnn_backend.core import op_checks as _op_checks
-from cudnn_backend.core.families import pointwise as _pointwise
+from cudnn_backend._bindings.enums import AttributeName, AttributeType, DescriptorType
 from cudnn_backend.core import schema as _schema
-from cudnn_backend.core.versions import format_version, parse_version
-from cudnn_backend.errors import (
+from cudnn_backend.core._coerce import ADDRESS_LIMIT, _name_of, as_int
+from cudnn_backend.core._status import check_available
+from cudnn_backend.core.versions import format_version
+from cudnn_backend.errors import CudnnBadParamError, CudnnError, CudnnUnsafeCallError, CudnnVersionError
+
+# Re-exported: what this module defined before core's split (its stub, and downstream code, name them here)
+from cudnn_backend.core._coerce import INT64_MAX, INT64_MIN, user_sequence  # noqa: F401
+from cudnn_backend.core._gate import EXIT_WAIT_SECONDS, calls_in_flight  # noqa: F401
+from cudnn_backend.core._handle import Handle  # noqa: F401
+from cudnn_backend.core._library import (  # noqa: F401
+    get_cudart_version,
+    get_error_string,
+    get_max_device_version,
+    get_property,
+    get_version,
+    graph_version_check,
+)
+from cudnn_backend.core._resource import Resource  # noqa: F401
+from cudnn_backend.core._status import (  # noqa: F401
+    clear_error,
+    is_available,
+    last_error_string,
+    since_of,
+    unavailable_enumerants,
+)
+from cudnn_backend.core._tables import (  # noqa: F401
+    KIND_NAMES,
+    PY_MAX_GET_DESCRIPTORS,
+    PY_MAX_GET_ELEMENTS,
+    PY_MAX_SET_ELEMENTS,
+    attribute_io,
+)
+from cudnn_backend.errors import (  # noqa: F401
     DEBUG_HINT,
     CudnnBackendError,
-    CudnnBadParamError,
-    CudnnError,
     CudnnShutdownError,
-    CudnnUnsafeCallError,
-    CudnnVersionError,
     NoDeviceError,
     make_error,
 )
+from cudnn_backend._bindings.enums import Status  # noqa: F401
+from cudnn_backend.core.versions import parse_version  # noqa: F401
 
 cdef extern from "Python.h":
     ctypedef struct PyFloatObject:
         double ob_fval
 
-cdef enum:
-    LAST_ERROR_SIZE = 4096
-    MAX_TYPES = 64
-    INLINE_BYTES = 256           # most attribute arrays fit: no malloc for them
-    MAX_SET_ELEMENTS = 1 << 20   # no attribute takes more (a lying __len__ is refused before allocation)
-    MAX_GET_ELEMENTS = 1 << 24
-    MAX_GET_DESCRIPTORS = 1 << 14
-
-# element kinds
-cdef enum:
-    K_NONE = 0
-    K_HANDLE = 1
-    K_BOOL = 2
-    K_INT64 = 3
-    K_INT32 = 4
-    K_FLOAT = 5
-    K_DOUBLE = 6
-    K_PTR = 7
-    K_CHAR = 8
-    K_FRACTION = 9
-    K_ENUM = 10
-    K_DESC = 11
-
-# attribute flags
-cdef enum:
-    F_HOST_DATA = 1
-    F_SET_UNSUPPORTED = 2
-    F_GET_UNSUPPORTED = 4
-    F_JSON = 8
-    F_AVAILABLE = 16
-    F_FAST = 32          # available, settable, plain elements (ints, enums, descriptors, floats, bools): _set_fast
-
-cdef enum:
-    ROLE_REQUIRED = 0
-    ROLE_OPTIONAL = 1
-    ROLE_GET_ONLY = 2
-
-ctypedef struct AttrSpec:
-    int descriptor          # owning descriptor type, -1 for a value that is no attribute
-    uint64_t types          # accepted attribute types (bit per type value)
-    int default_type        # the preferred (first) attribute type
-    int count_min
-    int count_max           # -1: unbounded
-    int role
-    int flags
-    uint64_t accepts        # descriptor types a descriptor-valued attribute takes (bit per type value)
-    int get_type            # the type cuDNN's Get wants when it differs, else -1
-    int get_max_count       # cuDNN's count query is wrong: ask for this many (0: ask)
-    int64_t value_min       # integer elements must be >= this
-    int io                  # 0: not a tensor slot, 1: input tensor, 2: output tensor
-    int slot                # index among its descriptor type's attributes: its place in Descriptor._vals
-    int bit                 # its Descriptor._mask bit: the slot, -1 past 63
-
-INT64_MIN = -int("9223372036854775808")
-INT64_MAX = int("9223372036854775807")
-ADDRESS_LIMIT = int("18446744073709551616")  # 2**64: addresses are below it
-PY_MAX_SET_ELEMENTS = MAX_SET_ELEMENTS
-PY_MAX_GET_ELEMENTS = MAX_GET_ELEMENTS
-PY_MAX_GET_DESCRIPTORS = MAX_GET_DESCRIPTORS
+cdef SchemaTables TABLES  # a copy of the schema's C tables (core._tables): every set, get and finalize reads it
 
 
-# ------------------------------------------------------------------------------------------------
-# the call gate: calls in flight, the exit gate, interrupts raised inside cuDNN's callback
-# ------------------------------------------------------------------------------------------------
+cdef inline int _ensure_tables() except -1:
+    global TABLES
+    if not TABLES.ready:
+        TABLES = schema_tables()[0]
+    return 0
+
+
+cdef extern from "Python.h":
+    PyObject* _list_item "PyList_GET_ITEM"(object values, Py_ssize_t i)  # borrowed
+
+
+cdef inline void _store(list vals, Py_ssize_t slot, object value) noexcept:
+    """vals[slot] = value, for a slot of a descriptor's _vals (one per attribute of its type: it exists)."""
+    cdef PyObject* old = _list_item(vals, slot)
+    Py_INCREF(value)
+    PyList_SET_ITEM(vals, slot, value)
+    Py_XDECREF(old)
+
+
 cdef object _ATTRIBUTE_NAME = AttributeName  # the enum classes, for identity tests without a global lookup
 cdef object _ATTRIBUTE_TYPE = AttributeType
 cdef object _DESCRIPTOR_TYPE = DescriptorType
-cdef Py_ssize_t _calls_in_flight = 0
-cdef bint _exiting = False
-cdef object _pending_interrupt = None
-cdef object _SHUTDOWN_STATUS = Status.CUDNN_STATUS_NOT_INITIALIZED  # what CudnnShutdownError carries
-EXIT_WAIT_SECONDS = 30.0  # how long the atexit hook waits for cuDNN calls in flight
 
 
-cdef inline void _enter(Resource r) noexcept:
-    r._busy += 1
-
-
-cdef inline void _leave(Resource r) noexcept:
-    """One call in flight on ``r`` returned: the last one destroys ``r`` if it was closed meanwhile."""
-    cdef void* raw
-    r._busy -= 1
-    if r._busy == 0 and r._pending != NULL:
-        raw = r._pending
-        r._pending = NULL
-        r._destroy(raw)  # a deferred close has no caller left to report a failure to
-        r._pending_keep = None
-
-
-cdef int enter_call(Resource a, Resource b, Resource c) except -1:
-    """Before a cuDNN call that releases the GIL (GIL held): refused once the interpreter exits, else counted
-    in flight, process-wide and on each object it uses (None for fewer than three)."""
-    global _calls_in_flight
-    if _exiting:
-        raise CudnnShutdownError(_SHUTDOWN_STATUS)
-    # open, each of them: a caller that read its object open, then let go of the GIL (a count query, say), may
-    # come back to an object another thread closed meanwhile; it is refused here, by name, not sent to cuDNN
-    if a is not None:
-        a._check_open()
-    if b is not None:
-        b._check_open()
-    if c is not None:
-        c._check_open()
-    _calls_in_flight += 1
-    if a is not None:
-        _enter(a)
-    if b is not None:
-        _enter(b)
-    if c is not None:
-        _enter(c)
-    return 0
-
-
-cdef int leave_call(Resource a, Resource b, Resource c) except -1:
-    """After the call returned (GIL held again), with the objects given to enter_call; then an interrupt
-    cuDNN's callback kept meanwhile is raised."""
-    global _calls_in_flight, _pending_interrupt
-    if a is not None:
-        _leave(a)
-    if b is not None:
-        _leave(b)
-    if c is not None:
-        _leave(c)
-    _calls_in_flight -= 1
-    if _pending_interrupt is not None:
-        exc, _pending_interrupt = _pending_interrupt, None
-        raise exc
-    return 0
-
-
+# ------------------------------------------------------------------------------------------------
+# a long call holds everything it reads
+# ------------------------------------------------------------------------------------------------
 cdef list _hold_tree(Descriptor root):
     """For a call that reads a descriptor and everything set on it, transitively (a plan's engine config, its
     graph, the graph's handle): count it in flight on all of them; returns them for ``_release_tree``. Only
@@ -224,167 +143,26 @@ cdef list _hold_tree(Descriptor root):
         dtype = (<Descriptor>r)._dtype
         if vals is None or dtype < 0:
             continue
-        for j in range(_N_CHILD_SLOTS[dtype]):  # only the attributes that take descriptors or a handle
-            v = vals[_CHILD_SLOTS[dtype][j]]
+        for j in range(TABLES.n_child_slots[dtype]):  # only the attributes that take descriptors or a handle
+            v = vals[TABLES.child_slots[dtype][j]]
             if type(v) is tuple:
                 for x in <tuple>v:
-                    if isinstance(x, Resource):
+                    if isinstance(x, _Resource):
                         held.append(x)
-            elif isinstance(v, Resource):
+            elif isinstance(v, _Resource):
                 held.append(v)
     for r in held:
-        _enter(<Resource>r)
-        if isinstance(r, Handle) and (<Handle>r)._context != NULL:  # a plan loads its kernels into the context
-            use_context((<Handle>r)._context)
+        (<_Resource>r)._enter()
+        if isinstance(r, _Handle) and (<_Handle>r)._cuda.context != NULL:
+            use_context((<_Handle>r)._cuda.context)  # a plan loads its kernels into the context
     return held
 
 
 cdef void _release_tree(list held) noexcept:
     cdef object r
     for r in held:
-        _leave(<Resource>r)
+        (<_Resource>r)._leave()
 
-
-cdef int _raise_pending_interrupt() except -1:
-    global _pending_interrupt
-    exc, _pending_interrupt = _pending_interrupt, None
-    if exc is not None:
-        raise exc
-    return 0
-
-
-cdef void note_interrupt(object exc) noexcept:
-    """Keep a KeyboardInterrupt/SystemExit raised inside a cuDNN callback for the calling thread."""
-    global _pending_interrupt
-    if _pending_interrupt is None:
-        _pending_interrupt = exc
-
-
-def calls_in_flight():
-    """How many cuDNN calls are running now (with the GIL released), process-wide."""
-    return _calls_in_flight
-
-
-def _wait_at_exit(timeout=None):
-    """The atexit hook: refuse new cuDNN calls, then wait (bounded) for those in flight to return."""
-    global _exiting
-    _exiting = True
-    deadline = time.monotonic() + (EXIT_WAIT_SECONDS if timeout is None else timeout)
-    while _calls_in_flight > 0 and time.monotonic() < deadline:
-        time.sleep(0.005)
-    return _calls_in_flight
-
-
-atexit.register(_wait_at_exit)
-
-
-# ------------------------------------------------------------------------------------------------
-# errors and versions
-# ------------------------------------------------------------------------------------------------
-def last_error_string():
-    """cuDNN's message for the last failed call on this thread (cudnnGetLastErrorString)."""
-    cdef char buf[LAST_ERROR_SIZE]
-    buf[0] = 0
-    cycudnn.cudnnGetLastErrorString(buf, LAST_ERROR_SIZE)
-    return buf[:LAST_ERROR_SIZE].split(b"\0", 1)[0].decode("utf-8", "replace").strip()
-
-
-cdef int clear_last_error() except -1:
-    """cuDNN keeps the last message across successful calls (warnings too): read it away, so an error is
-    never explained by an older call's text."""
-    cdef char buf[2]
-    cycudnn.cudnnGetLastErrorString(buf, 2)
-    return 0
-
-
-def clear_error():
-    """Forget cuDNN's last message (before a call whose failure should report its own)."""
-    clear_last_error()
-
-
-cdef object _status_member(int status):
-    try:
-        return Status(status)
-    except ValueError:  # newer than the header
-        return status
-
-
-cdef int raise_status(cudnnStatus_t status, str function, object descriptor_type=None, object attribute=None) except -1:
-    if status == CUDNN_STATUS_SUCCESS:
-        return 0
-    raise make_error(_status_member(<int>status), function, descriptor_type, attribute, last_error_string())
-
-
-def _name_of(enum_cls, value):
-    try:
-        return enum_cls(value)
-    except ValueError:
-        return value
-
-
-# ------------------------------------------------------------------------------------------------
-# the schema as C tables (built on first use, against the loaded cuDNN's version)
-# ------------------------------------------------------------------------------------------------
-cdef AttrSpec* _ATTR = NULL
-cdef int _N_ATTR = 0
-cdef int _TYPE_KIND[MAX_TYPES]
-cdef bint _TYPE_AVAILABLE[MAX_TYPES]
-cdef uint8_t* _ENUM_OK[MAX_TYPES]       # enum types: value - _ENUM_MIN -> 0 invalid, 1 valid, 2 newer than loaded
-cdef int _ENUM_MAX[MAX_TYPES]
-cdef int _ENUM_MIN[MAX_TYPES]           # 0, or the lowest member (CUDNN_OPERATIONGRAPH_MODE_AUTO is -1)
-cdef uint8_t _DESC_OK[MAX_TYPES]        # descriptor type -> 0 unknown, 1 available, 2 newer than loaded
-cdef int* _REQUIRED[MAX_TYPES]          # descriptor type -> required attribute values
-cdef int _N_REQUIRED[MAX_TYPES]
-cdef uint64_t _REQUIRED_MASK[MAX_TYPES]  # descriptor type -> the _mask bits of its required attributes
-cdef bint _REQUIRED_BY_SLOT[MAX_TYPES]    # a required attribute has no bit (slot > 63): checked by slot too
-cdef bint _FINALIZE_NOGIL[MAX_TYPES]     # finalize may take long (plans, heuristics, graphs): release the GIL
-cdef int _N_ATTRS[MAX_TYPES]             # descriptor type -> how many attributes it has (the length of _vals)
-cdef int* _SLOT_ATTR[MAX_TYPES]          # descriptor type -> slot -> attribute value
-cdef int* _CHILD_SLOTS[MAX_TYPES]        # descriptor type -> the slots that may hold descriptors or a handle
-cdef int _N_CHILD_SLOTS[MAX_TYPES]
-cdef bint _READY = False
-cdef list _ENUM_CLASS = [None] * MAX_TYPES   # attribute type -> IntEnum class of its values
-cdef dict _FINALIZE_CHECK = {}          # descriptor type -> Python check run before finalize
-cdef bint _HAS_FINALIZE_CHECK[MAX_TYPES]
-cdef dict _JSON_CHECK = {}              # attribute -> JSON checker returning canonical text
-cdef dict _UNAVAILABLE = {}             # enumerant C name -> version newer than the loaded cuDNN
-cdef int _LOADED_VERSION = 0
-cdef object _TABLE_LOCK = threading.Lock()
-
-cdef dict _KIND_OF_TYPE_NAME = {
-    "CUDNN_TYPE_HANDLE": K_HANDLE, "CUDNN_TYPE_BOOLEAN": K_BOOL, "CUDNN_TYPE_INT64": K_INT64,
-    "CUDNN_TYPE_INT32": K_INT32, "CUDNN_TYPE_FLOAT": K_FLOAT, "CUDNN_TYPE_DOUBLE": K_DOUBLE,
-    "CUDNN_TYPE_VOID_PTR": K_PTR, "CUDNN_TYPE_CHAR": K_CHAR, "CUDNN_TYPE_FRACTION": K_FRACTION,
-    "CUDNN_TYPE_BACKEND_DESCRIPTOR": K_DESC,
-}
-cdef Py_ssize_t _KIND_SIZE[12]
-_KIND_SIZE[K_NONE] = 0
-_KIND_SIZE[K_HANDLE] = sizeof(cudnnHandle_t)
-_KIND_SIZE[K_BOOL] = sizeof(uint8_t)
-_KIND_SIZE[K_INT64] = sizeof(int64_t)
-_KIND_SIZE[K_INT32] = sizeof(int32_t)
-_KIND_SIZE[K_FLOAT] = sizeof(float)
-_KIND_SIZE[K_DOUBLE] = sizeof(double)
-_KIND_SIZE[K_PTR] = sizeof(void*)
-_KIND_SIZE[K_CHAR] = sizeof(char)
-_KIND_SIZE[K_FRACTION] = sizeof(cudnnFraction_t)
-_KIND_SIZE[K_ENUM] = sizeof(int32_t)
-_KIND_SIZE[K_DESC] = sizeof(cudnnBackendDescriptor_t)
-KIND_NAMES = ("none", "handle", "bool", "int64", "int32", "float", "double", "ptr", "char", "fraction", "enum",
-              "descriptor")
-
-# descriptor types whose finalize is a few microseconds of bookkeeping in cuDNN (besides every operation node)
-_FINALIZE_QUICK_NAMES = frozenset({
-    "CUDNN_BACKEND_TENSOR_DESCRIPTOR", "CUDNN_BACKEND_POINTWISE_DESCRIPTOR", "CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR",
-    "CUDNN_BACKEND_MATMUL_DESCRIPTOR", "CUDNN_BACKEND_REDUCTION_DESCRIPTOR", "CUDNN_BACKEND_RESAMPLE_DESCRIPTOR",
-    "CUDNN_BACKEND_RNG_DESCRIPTOR",
-})
-
-_JSON_ATTRIBUTES = {
-    "CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION": _json_checks.check_plan_json,
-    "CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION": _json_checks.check_kernel_cache_json,
-    "CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION": _json_checks.check_deviceprop_json,
-}
 
 
 cdef list _none_list(Py_ssize_t n):
@@ -397,327 +175,32 @@ cdef list _none_list(Py_ssize_t n):
     return out
 
 
-cdef inline int _ensure_tables() except -1:
-    if not _READY:
-        _build_tables()
-    return 0
-
-
-cdef int _build_tables() except -1:
-    global _ATTR, _N_ATTR, _READY, _LOADED_VERSION
-    cdef AttrSpec* spec
-    cdef int t, v, i
-    with _TABLE_LOCK:
-        if _READY:
-            return 0
-        _LOADED_VERSION = _loader.load_cudnn().version
-        for name, since in _enums.SINCE.items():
-            if parse_version(since) > _LOADED_VERSION:
-                _UNAVAILABLE[name] = since
-        # attribute types
-        for member in AttributeType:
-            t = int(member)
-            if t >= MAX_TYPES:
-                continue
-            _TYPE_AVAILABLE[t] = member.name not in _UNAVAILABLE
-            kind = _KIND_OF_TYPE_NAME.get(member.name)
-            enum_name = _enums.ATTRIBUTE_TYPE_ENUM.get(member.name)
-            enum_cls = getattr(_enums, enum_name, None) if enum_name else None
-            if kind is None and isinstance(enum_cls, type) and issubclass(enum_cls, enum.IntEnum):
-                kind = K_ENUM
-                _ENUM_CLASS[t] = enum_cls
-                top = max(int(m) for m in enum_cls)
-                low = min(0, min(int(m) for m in enum_cls))
-                _ENUM_MAX[t] = top
-                _ENUM_MIN[t] = low
-                _ENUM_OK[t] = <uint8_t*>calloc(top - low + 1, 1)
-                for m in enum_cls:
-                    _ENUM_OK[t][int(m) - low] = 2 if m.name in _UNAVAILABLE else 1
-            _TYPE_KIND[t] = kind if kind is not None else K_NONE
-        # descriptor types and their required attributes
-        for member in DescriptorType:
-            t = int(member)
-            if t < MAX_TYPES:
-                _DESC_OK[t] = 2 if member.name in _UNAVAILABLE else 1
-                dspec = _schema.DESCRIPTORS.get(member)
-                required = [int(a) for a in dspec.required] if dspec is not None else []
-                _N_REQUIRED[t] = len(required)
-                _REQUIRED[t] = <int*>calloc(max(1, len(required)), sizeof(int))
-                for i in range(len(required)):
-                    _REQUIRED[t][i] = required[i]
-        # attributes
-        top = max(int(a) for a in AttributeName) + 1
-        _ATTR = <AttrSpec*>calloc(top, sizeof(AttrSpec))
-        _N_ATTR = top
-        for i in range(top):
-            _ATTR[i].descriptor = -1
-        for attr, a in _schema.ATTRIBUTES.items():
-            spec = &_ATTR[int(attr)]
-            spec.descriptor = int(a.descriptor)
-            spec.types = 0
-            for at in a.types:
-                spec.types |= (<uint64_t>1) << int(at)
-            spec.default_type = int(a.types[0])
-            spec.count_min = a.count_min
-            spec.count_max = -1 if a.count_max is None else a.count_max
-            spec.role = {"required": ROLE_REQUIRED, "optional": ROLE_OPTIONAL, "get_only": ROLE_GET_ONLY}[a.role]
-            spec.flags = 0
-            if a.host_data:
-                spec.flags |= F_HOST_DATA
-            if a.set_unsupported:
-                spec.flags |= F_SET_UNSUPPORTED
-            if a.get_unsupported:
-                spec.flags |= F_GET_UNSUPPORTED
-            if attr.name not in _UNAVAILABLE:
-                spec.flags |= F_AVAILABLE
-            checker = _JSON_ATTRIBUTES.get(attr.name)
-            if checker is not None:
-                spec.flags |= F_JSON
-                _JSON_CHECK[int(attr)] = checker
-            spec.accepts = 0
-            for d in a.accepts or ():
-                spec.accepts |= (<uint64_t>1) << int(d)
-            spec.get_type = -1 if a.get_type is None else int(a.get_type)
-            spec.get_max_count = a.get_max_count or 0
-            spec.value_min = INT64_MIN if a.value_min is None else a.value_min
-            spec.io = {None: 0, "input": 1, "output": 2}[a.io]
-        # each attribute's slot among its descriptor type's attributes (schema order), and the required masks
-        for t in range(MAX_TYPES):
-            _N_ATTRS[t] = 0
-        for attr, a in _schema.ATTRIBUTES.items():
-            t = int(a.descriptor)
-            spec = &_ATTR[int(attr)]
-            if 0 <= t < MAX_TYPES:
-                spec.slot = _N_ATTRS[t]
-                spec.bit = spec.slot if spec.slot < 64 else -1
-                _N_ATTRS[t] += 1
-            else:
-                spec.descriptor = -1  # a type past the tables: refused as no attribute
-        for t in range(MAX_TYPES):
-            _SLOT_ATTR[t] = <int*>calloc(max(1, _N_ATTRS[t]), sizeof(int))
-        for i in range(top):
-            if _ATTR[i].descriptor >= 0:
-                _SLOT_ATTR[_ATTR[i].descriptor][_ATTR[i].slot] = i
-        for t in range(MAX_TYPES):  # where a call holding a descriptor looks for what it holds (_hold_tree)
-            _CHILD_SLOTS[t] = <int*>calloc(max(1, _N_ATTRS[t]), sizeof(int))
-            _N_CHILD_SLOTS[t] = 0
-            for i in range(_N_ATTRS[t]):
-                spec = &_ATTR[_SLOT_ATTR[t][i]]
-                if any(_TYPE_KIND[at] in (K_DESC, K_HANDLE) for at in range(MAX_TYPES) if (spec.types >> at) & 1):
-                    _CHILD_SLOTS[t][_N_CHILD_SLOTS[t]] = i
-                    _N_CHILD_SLOTS[t] += 1
-        for dtype_member in DescriptorType:
-            t = int(dtype_member)
-            if t >= MAX_TYPES:
-                continue
-            _REQUIRED_MASK[t] = 0
-            _REQUIRED_BY_SLOT[t] = False
-            for i in range(_N_REQUIRED[t]):
-                v = _REQUIRED[t][i]
-                if _ATTR[v].bit >= 0:
-                    _REQUIRED_MASK[t] |= (<uint64_t>1) << _ATTR[v].bit
-                else:
-                    _REQUIRED_BY_SLOT[t] = True
-        # Finalizing a tensor, a pointwise/convolution/... descriptor or an operation node is a few
-        # microseconds of bookkeeping in cuDNN: the GIL stays held (releasing and taking it back would cost
-        # as much). Graphs, engines, heuristics, plans, kernel caches and the like may take long: GIL released.
-        for member in DescriptorType:
-            t = int(member)
-            if t < MAX_TYPES:
-                _FINALIZE_NOGIL[t] = not (member.name in _FINALIZE_QUICK_NAMES or
-                                          member.name.startswith("CUDNN_BACKEND_OPERATION_"))
-        for i in range(top):
-            spec = &_ATTR[i]
-            if spec.descriptor >= 0 and spec.flags & F_AVAILABLE and spec.role != ROLE_GET_ONLY and \
-                    not spec.flags & (F_SET_UNSUPPORTED | F_HOST_DATA | F_JSON) and 0 <= spec.default_type < MAX_TYPES \
-                    and _TYPE_AVAILABLE[spec.default_type] and \
-                    _TYPE_KIND[spec.default_type] in (K_INT64, K_ENUM, K_DESC, K_FLOAT, K_DOUBLE, K_BOOL):
-                spec.flags |= F_FAST
-        for dtype, check in _op_checks.FINALIZE_CHECKS.items():
-            _FINALIZE_CHECK[int(dtype)] = check
-            _HAS_FINALIZE_CHECK[int(dtype)] = True
-        if len(_pointwise.INPUT_SLOTS) != 4 or len(_pointwise.OUTPUT_SLOTS) != 2:
-            raise RuntimeError("the pointwise family's tensor slots changed: update _PW_INPUTS/_PW_OUTPUTS' sizes")
-        for i, (attr, _) in enumerate(_pointwise.INPUT_SLOTS):
-            _PW_INPUTS[i] = int(attr)
-        for i, (attr, _) in enumerate(_pointwise.OUTPUT_SLOTS):
-            _PW_OUTPUTS[i] = int(attr)
-        _READY = True
-    return 0
-
-
-def since_of(name):
-    """The cuDNN release ("9.23.0") that introduced ``name``: an enumerant (descriptor type, attribute, attribute
-    type, enum value), an enum type ("cudnnBackendOperationGraphMode_t") or a function, by its C name, from the
-    header's ``@since`` (the generator's tables). ValueError for a name the header does not have."""
-    if not isinstance(name, str):
-        raise TypeError(f"name: expected a C name (str), not {type(name).__name__}")
-    for table in (_enums.SINCE, _enums.FUNCTION_SINCE, _enums.ENUM_SINCE):
-        since = table.get(name)
-        if since is not None:
-            return since
-    raise ValueError(f"{name!r} is no enumerant, enum type or function of cudnn_graph.h")
-
-
-cdef dict _SINCE_NUMBER = {}  # C name -> since_of(name) as a number: the gate runs for every knob of every config
-
-
-cdef int _since_number(object name) except -1:
-    v = _SINCE_NUMBER.get(name) if isinstance(name, str) else None
-    if v is None:  # since_of refuses a name that is no str, or no C name of the header
-        v = _SINCE_NUMBER[name] = parse_version(since_of(name))
-    return v
-
-
-def is_available(name):
-    """Whether the loaded cuDNN has ``name`` (an enumerant, enum type or function: see ``since_of``)."""
-    _ensure_tables()
-    return _since_number(name) <= _LOADED_VERSION
-
-
-def check_available(names, context=""):
-    """The version gate: CudnnVersionError "NAME (context) needs cuDNN >= X.Y (loaded: A.B)" unless the loaded
-    cuDNN has every one of ``names`` (a C name, or several: the newest one missing is named). Every feature newer
-    than the oldest supported release goes through here (or through the same tables, for attributes and values
-    set on a descriptor) before any descriptor is made."""
-    _ensure_tables()
-    missing = None
-    cdef int since
-    for name in ((names,) if isinstance(names, str) else tuple(names)):
-        since = _since_number(name)
-        if since > _LOADED_VERSION and (missing is None or since > _since_number(missing)):
-            missing = name
-    if missing is not None:
-        raise CudnnVersionError(missing, since_of(missing), format_version(_LOADED_VERSION), context)
-
-
-def unavailable_enumerants():
-    """{C name: version} of every enumerant of the header newer than the loaded cuDNN."""
-    _ensure_tables()
-    return dict(_UNAVAILABLE)
-
 
 # ------------------------------------------------------------------------------------------------
-# argument coercion (no float, bool or string is ever taken as an int)
+# the element array of one set/get call, and the elements read into it
 # ------------------------------------------------------------------------------------------------
-cdef str _w(object what):
-    """An error message's subject: a string, or (descriptor type, attribute) formatted only when needed."""
-    if type(what) is tuple:
-        return _what((<tuple>what)[0], (<tuple>what)[1])
-    return what
+ctypedef struct ElementBuffer:
+    char* data                           # inline_data, or malloc'ed when larger
+    char inline_data[INLINE_BYTES]       # most attribute arrays fit: no malloc for them
 
 
-cdef str _what(int dtype, int attr):
-    return f"{_name_of(DescriptorType, dtype).name if dtype >= 0 else '?'}.{_attr_name(attr)}"
-
-
-cdef str _dtype_name(int dtype):
-    """A descriptor type's C name for messages (its number when it is none: a never-created descriptor)."""
-    m = _name_of(DescriptorType, dtype)
-    return m.name if isinstance(m, DescriptorType) else f"descriptor type {dtype}"
-
-
-cdef str _attr_name(int attr):
-    m = _name_of(AttributeName, attr)
-    return m.name if isinstance(m, AttributeName) else str(attr)
-
-
-cdef int _enum_arg(object value, object enum_cls, str what) except? -1:
-    """An enum argument (descriptor type, attribute, attribute type) as a C int: a member of ``enum_cls``,
-    its C name, or an int (not a bool, not a member of another enum)."""
-    if type(value) is enum_cls:
-        return <int>value
-    if PyLong_CheckExact(value):
-        v = value
-    elif isinstance(value, str):
-        try:
-            return int(enum_cls[value])
-        except KeyError:
-            raise ValueError(f"{what}: {value!r} is not a {enum_cls.__name__} name") from None
-    elif isinstance(value, bool) or isinstance(value, enum.Enum):
-        raise TypeError(f"{what}: expected a {enum_cls.__name__} member, its C name or an int, not "
-                        f"{type(value).__name__}{'.' + value.name if isinstance(value, enum.Enum) else ''}")
+cdef inline char* _elements(ElementBuffer* buf, Py_ssize_t nbytes, bint zero) except NULL:
+    """The array of ``nbytes`` for one Set/GetAttribute call (``_free_elements`` after it)."""
+    if nbytes <= INLINE_BYTES:
+        buf.data = buf.inline_data
     else:
-        v = _index(value, what)
-    if v < 0 or v > 0x7FFFFFFF:
-        raise ValueError(f"{what}: {v} is not a valid {enum_cls.__name__}")
-    return <int>v
+        buf.data = <char*>malloc(nbytes)
+        if buf.data == NULL:
+            raise MemoryError()
+    if zero:
+        memset(buf.data, 0, nbytes if nbytes > 0 else 1)
+    return buf.data
 
 
-cdef object _index(object v, object what):
-    """operator.index with every failure as TypeError naming ``what`` (floats, strings and bools refused)."""
-    if isinstance(v, bool):
-        raise TypeError(f"{_w(what)}: expected an integer, not bool")
-    try:
-        return operator.index(v)
-    except TypeError:
-        raise TypeError(f"{_w(what)}: expected an integer, not {type(v).__name__}") from None
-    except Exception as e:  # a raising __index__
-        raise TypeError(f"{_w(what)}: cannot read an integer from {type(v).__name__} ({type(e).__name__}: {e})") from None
-
-
-def as_int(value, what, minimum=None, maximum=None):
-    """An exact int from an integer-like value: floats, strings, bools and raising ``__index__`` refused with a
-    TypeError naming ``what``; bounds with a ValueError."""
-    v = value if PyLong_CheckExact(value) else _index(value, what)
-    if minimum is not None and v < minimum:
-        raise ValueError(f"{what}: {v} is below the minimum {minimum}")
-    if maximum is not None and v > maximum:
-        raise ValueError(f"{what}: {v} is above the maximum {maximum}")
-    return v
-
-
-def user_sequence(values, what, limit=4096):
-    """The elements of a sequence the caller gave, read one by one (at most ``limit``): a lying ``__len__`` or a
-    raising ``__iter__``/``__next__`` is a TypeError/ValueError naming ``what``, never MemoryError or IndexError.
-    (``Descriptor.set`` reads its values on its own path, in C.)"""
-    try:
-        it = iter(values)
-    except TypeError:
-        raise TypeError(f"{what}: expected a sequence, not {type(values).__name__}") from None
-    except Exception as e:
-        raise TypeError(f"{what}: iterating failed (the {type(values).__name__} raised {type(e).__name__}: {e})") \
-            from None
-    out = []
-    try:
-        for v in it:
-            out.append(v)
-            if len(out) > limit:
-                raise ValueError(f"{what}: more than {limit} entries")
-    except (TypeError, ValueError):
-        raise
-    except Exception as e:
-        raise TypeError(f"{what}: iterating failed (the {type(values).__name__} raised {type(e).__name__}: {e})") \
-            from None
-    return out
-
-
-cdef inline int64_t _int64(object v, object what) except? -1:
-    cdef int64_t out
-    if PyLong_CheckExact(v):
-        try:
-            return PyLong_AsLongLong(v)
-        except OverflowError:
-            raise ValueError(f"{_w(what)}: {v} does not fit in 64 bits") from None
-    i = _index(v, what)
-    try:
-        out = PyLong_AsLongLong(i)
-    except OverflowError:
-        raise ValueError(f"{_w(what)}: {i} does not fit in 64 bits") from None
-    return out
-
-
-cdef double _real(object v, object what) except? -1.0:
-    if type(v) is float:
-        return PyFloat_AS_DOUBLE(v)
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{_w(what)}: expected a real number, not {type(v).__name__}")
-    try:
-        return float(v)
-    except OverflowError:
-        raise ValueError(f"{_w(what)}: {v} does not fit in a double") from None
-    except Exception as e:
-        raise TypeError(f"{_w(what)}: cannot read a number from {type(v).__name__} ({type(e).__name__}: {e})") from None
+cdef inline void _free_elements(ElementBuffer* buf) noexcept:
+    if buf.data != NULL and buf.data != buf.inline_data:
+        free(buf.data)
+    buf.data = NULL
 
 
 cdef object _items(object values, int kind, object what):
@@ -731,7 +214,7 @@ cdef object _items(object values, int kind, object what):
         return values
     if kind == K_CHAR:
         return values
-    if t is int or t is float or t is bool or isinstance(values, (numbers.Number, Descriptor, Handle, str, bytes,
+    if t is int or t is float or t is bool or isinstance(values, (numbers.Number, Descriptor, _Handle, str, bytes,
                                                                   bytearray, enum.Enum)):
         return (values,)
     if isinstance(values, np.ndarray):
@@ -761,34 +244,6 @@ cdef object _items(object values, int kind, object what):
         raise TypeError(f"{_w(what)}: iterating the {type(values).__name__} failed ({type(e).__name__}: {e})") from None
     return out
 
-
-cdef bint _is_int_like(object v):
-    return (PyLong_CheckExact(v) or isinstance(v, numbers.Integral)) and not isinstance(v, bool)
-
-
-# ------------------------------------------------------------------------------------------------
-# the element buffer of one set/get call
-# ------------------------------------------------------------------------------------------------
-@cython.freelist(8)
-cdef class _Buffer:
-    """The element array of one Set/GetAttribute call (inline when small, else malloc'ed)."""
-    cdef char* data
-    cdef Py_ssize_t nbytes
-    cdef char inline_data[INLINE_BYTES]
-
-    def __cinit__(self, Py_ssize_t nbytes):
-        self.nbytes = nbytes
-        if nbytes <= INLINE_BYTES:
-            self.data = self.inline_data
-        else:
-            self.data = <char*>malloc(nbytes)
-            if self.data == NULL:
-                raise MemoryError()
-        memset(self.data, 0, nbytes if nbytes > 0 else 1)
-
-    def __dealloc__(self):
-        if self.data != self.inline_data:
-            free(self.data)
 
 
 cdef object _host_copy(object v, object what):
@@ -829,8 +284,9 @@ cdef object _char_bytes(object values, int attr, object what):
 
 cdef int _enum_element(object v, int atype, object what) except? -1:
     """One enum-typed element as an int: a member of the attribute type's enum, its C name or an int."""
-    cdef object cls = _ENUM_CLASS[atype]
+    cdef object cls = <object>TABLES.enum_class[atype]
     cdef int64_t i
+    cdef int state
     if type(v) is cls:
         i = <int64_t>v
     elif PyLong_CheckExact(v):
@@ -845,20 +301,29 @@ cdef int _enum_element(object v, int atype, object what) except? -1:
                         f"{'.' + v.name if isinstance(v, enum.Enum) else ''}")
     else:
         i = _int64(v, what)
-    if i < _ENUM_MIN[atype] or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 0:
+    state = _enum_state(atype, i)
+    if state == 0:
         raise ValueError(f"{_w(what)}: {i} is not a valid {cls.__name__}")
-    if _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 2:
+    if state == 2:
         name = cls(i).name
         raise CudnnVersionError(name, _UNAVAILABLE[name], format_version(_LOADED_VERSION), what)
     return <int>i
 
 
+cdef inline int _enum_state(int atype, int64_t value) noexcept:
+    """0: no member of the attribute type's enum; 1: a member; 2: a member newer than the loaded cuDNN."""
+    if value < TABLES.enum_min[atype] or value > TABLES.enum_max[atype]:
+        return 0
+    return TABLES.enum_ok[atype][value - TABLES.enum_min[atype]]
+
+
 cdef inline int _enum_member_value(int i, int atype, int dtype, int attr) except? -1:
     """A member of the attribute type's own enum: only the loaded cuDNN's version is left to check."""
-    if i < _ENUM_MIN[atype] or i > _ENUM_MAX[atype] or _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 0:
-        raise ValueError(f"{_what(dtype, attr)}: {i} is not a valid {_ENUM_CLASS[atype].__name__}")
-    if _ENUM_OK[atype][i - _ENUM_MIN[atype]] == 2:
-        name = _ENUM_CLASS[atype](i).name
+    cdef int state = _enum_state(atype, i)
+    if state == 0:
+        raise ValueError(f"{_what(dtype, attr)}: {i} is not a valid {(<object>TABLES.enum_class[atype]).__name__}")
+    if state == 2:
+        name = (<object>TABLES.enum_class[atype])(i).name
         raise CudnnVersionError(name, _UNAVAILABLE[name], format_version(_LOADED_VERSION), _what(dtype, attr))
     return i
 
@@ -876,306 +341,6 @@ cdef object _fraction_element(object v, object what):
     if den == 0:
         raise ValueError(f"{_w(what)}: fraction {num}/{den} has a zero denominator")
     return (num, den)
-
-
-# ------------------------------------------------------------------------------------------------
-# Handle
-# ------------------------------------------------------------------------------------------------
-def _stream_to_int(stream):
-    """An int, a cuda-bindings or cuda.core stream, anything with __cuda_stream__, or a torch stream."""
-    if stream is None:
-        return 0
-    if isinstance(stream, bool):
-        raise TypeError("stream: expected an int, a CUDA stream object or None, not bool")
-    if hasattr(stream, "__cuda_stream__"):
-        proto = stream.__cuda_stream__
-        proto = proto() if callable(proto) else proto
-        return as_int(proto[1], "stream", 0, ADDRESS_LIMIT - 1)
-    if hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
-        return as_int(stream.cuda_stream, "stream", 0, ADDRESS_LIMIT - 1)
-    if isinstance(stream, numbers.Integral):
-        return as_int(stream, "stream", 0, ADDRESS_LIMIT - 1)
-    try:
-        return as_int(int(stream), "stream", 0, ADDRESS_LIMIT - 1)  # cuda-bindings CUstream / cudaStream_t
-    except (TypeError, ValueError):
-        raise TypeError(f"stream: cannot use a {type(stream).__name__} as a CUDA stream") from None
-
-
-cdef class Resource:
-    """What handles, descriptors and variant packs share: the lifetime of one cuDNN object.
-
-    Open, then in use by cuDNN calls that released the GIL (counted by the call gate, ``enter_call``), then
-    closed: at once, or, when ``close()`` comes while calls use it, by the last of them as it returns (what
-    cuDNN may still read through it stays alive until then). Not instantiated by itself.
-    """
-
-    # (no __cinit__: the fields start zeroed, NULL and None)
-
-    def __dealloc__(self):
-        # a call in flight holds a reference, so a pending destroy is normally done by then; C only
-        if self._pending != NULL:
-            self._destroy(self._pending)
-            self._pending = NULL
-
-    cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil:
-        """The kind's cuDNN destroy (cudnnDestroy, cudnnBackendDestroyDescriptor)."""
-        return CUDNN_STATUS_SUCCESS
-
-    cdef int _check_open(self) except -1:
-        """ValueError naming the kind once closed (each kind's own pointer); the call gate asks it of every object
-        a call uses, so a call cannot start on an object another thread closed while this one held no GIL."""
-        return 0
-
-    cdef cudnnStatus_t _retire(self, void* raw, object keep) noexcept:
-        """For close(), once ``raw`` is swapped out of the object (under the GIL: two closing threads destroy it
-        once): destroyed now, or, while calls use the object, by the last of them, ``keep`` alive until then."""
-        cdef cudnnStatus_t status
-        if self._busy > 0:
-            self._pending = raw
-            self._pending_keep = keep
-            return CUDNN_STATUS_SUCCESS
-        with nogil:
-            status = self._destroy(raw)
-        return status
-
-
-# ------------------------------------------------------------------------------------------------
-# a Handle's CUDA context in the calling thread
-# ------------------------------------------------------------------------------------------------
-# cuDNN launches with the driver API in the calling thread, which fails (CUDA error 201, invalid context) in a
-# thread that never made a context current. A Handle records the context current when it is made; the calls that
-# launch make it current in a thread that has none (as torch does), and leave another one alone.
-ctypedef int (*_CtxGetCurrentFn)(void** context) noexcept nogil
-ctypedef int (*_CtxSetCurrentFn)(void* context) noexcept nogil
-ctypedef int (*_CtxGetDeviceFn)(int* device) noexcept nogil
-cdef _CtxGetCurrentFn _cuCtxGetCurrent = NULL
-cdef _CtxSetCurrentFn _cuCtxSetCurrent = NULL
-cdef _CtxGetDeviceFn _cuCtxGetDevice = NULL
-cdef bint _context_calls_resolved = False
-
-
-cdef int _resolve_context_calls() except -1:
-    """The driver's (or its stand-in's) cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetDevice, once: all three, or
-    none (then nothing is recorded or made current)."""
-    global _cuCtxGetCurrent, _cuCtxSetCurrent, _cuCtxGetDevice, _context_calls_resolved
-    cdef _CtxGetCurrentFn get_current
-    cdef _CtxSetCurrentFn set_current
-    cdef _CtxGetDeviceFn get_device
-    if _context_calls_resolved:
-        return 0
-    with _loader.LOCK:
-        if not _context_calls_resolved:
-            get_current = <_CtxGetCurrentFn><intptr_t>_loader.driver_symbol("cuCtxGetCurrent")
-            set_current = <_CtxSetCurrentFn><intptr_t>_loader.driver_symbol("cuCtxSetCurrent")
-            get_device = <_CtxGetDeviceFn><intptr_t>_loader.driver_symbol("cuCtxGetDevice")
-            if get_current != NULL and set_current != NULL and get_device != NULL:
-                _cuCtxSetCurrent = set_current
-                _cuCtxGetDevice = get_device
-                _cuCtxGetCurrent = get_current  # last: use_context tests this one
-            _context_calls_resolved = True
-    return 0
-
-
-cdef void _current_context(void** context, int* device) noexcept nogil:
-    """The calling thread's current context and its device (left as they are where there is none)."""
-    cdef void* c = NULL
-    cdef int d = -1
-    if _cuCtxGetCurrent != NULL and _cuCtxGetCurrent(&c) == 0 and c != NULL:
-        context[0] = c
-        if _cuCtxGetDevice(&d) == 0:
-            device[0] = d
-
-
-cdef int use_context(void* context) noexcept nogil:
-    """Make ``context`` (a Handle's) current in a thread that has none; leave another current one alone. Returns
-    which (CONTEXT_*). The common case, the context current already, is one cuCtxGetCurrent and a compare."""
-    cdef void* current = NULL
-    if context == NULL or _cuCtxGetCurrent == NULL or _cuCtxGetCurrent(&current) != 0:
-        return CONTEXT_UNKNOWN
-    if current == context:
-        return CONTEXT_CURRENT
-    if current != NULL:
-        return CONTEXT_OTHER
-    return CONTEXT_MADE_CURRENT if _cuCtxSetCurrent(context) == 0 else CONTEXT_SET_FAILED
-
-
-cdef str _device_text(int device):
-    return f"device {device}" if device >= 0 else "device unknown"
-
-
-cdef str context_hint(Handle handle, int state):
-    """For a call that failed: which device the handle belongs to, where the thread's context was not the
-    handle's (None otherwise)."""
-    cdef void* current = NULL
-    cdef int device = -1
-    mine = f"0x{<uintptr_t>handle._context:x}, {_device_text(handle._context_device)}"
-    if state == CONTEXT_OTHER:
-        _current_context(&current, &device)
-        return (f"the handle belongs to the CUDA context {mine}, but this thread's current context is "
-                f"0x{<uintptr_t>current:x} ({_device_text(device)}): make the handle's device current in this thread "
-                f"first (cuda.core Device(N).set_current(), torch.cuda.set_device(N)) or use a handle made for this "
-                f"thread's device; {DEBUG_HINT}")
-    if state == CONTEXT_SET_FAILED:
-        return (f"this thread had no current CUDA context, and making the handle's ({mine}) current failed "
-                f"(cuCtxSetCurrent); {DEBUG_HINT}")
-    return None
-
-
-def _use_context(context, int repeat=1):
-    """use_context(context) ``repeat`` times without the GIL (the context calls resolved first); returns the last
-    state. For tests and for measuring the per-call cost of the check."""
-    cdef void* c = <void*><uintptr_t>as_int(context, "context", 0, ADDRESS_LIMIT - 1)
-    cdef int state = CONTEXT_UNKNOWN
-    cdef int i
-    _resolve_context_calls()
-    with nogil:
-        for i in range(repeat):
-            state = use_context(c)
-    return state
-
-
-def _call_gate(Resource a, Resource b, Resource c, int repeat=1):
-    """enter_call and leave_call with ``a``, ``b``, ``c`` ``repeat`` times (no cuDNN call between): for measuring the
-    gate's per-call cost (benchmarks/percall_gate.py)."""
-    cdef int i
-    for i in range(repeat):
-        enter_call(a, b, c)
-        leave_call(a, b, c)
-    return repeat
-
-
-def _context_hint(Handle handle not None, int state):
-    """context_hint for tests."""
-    return context_hint(handle, state)
-
-
-def _in_flight(Resource resource not None):
-    """How many cuDNN calls use ``resource`` now (what its close() waits for); for tests."""
-    return resource._busy
-
-
-cdef class Handle(Resource):
-    """A cuDNN handle (cudnnCreate/cudnnDestroy); needs a GPU.
-
-    ``device`` selects the CUDA device first (through cuda-bindings) when given. ``close()`` is
-    idempotent and safe from several threads; a handle closed while another thread's cuDNN call uses
-    it is destroyed when that call returns.
-    """
-
-    def __cinit__(self, *args, **kwargs):
-        self._handle = NULL
-        self._stream_ref = None
-        self._context = NULL
-        self._context_device = -1
-
-    def __init__(self, device=None):
-        cdef cudnnStatus_t status
-        cdef cudnnHandle_t h = NULL
-        if self._handle != NULL:
-            raise TypeError("this Handle is already created; make a new Handle")
-        if device is not None:
-            device = as_int(device, "device", 0, 1 << 20)
-            try:
-                from cuda.bindings import runtime as cudart  # optional dependency, only for device=
-            except ImportError:
-                raise ImportError("Handle(device=...) needs cuda-bindings: pip install 'cudnn-backend[gpu]'") from None
-            err, = cudart.cudaSetDevice(device)
-            if int(err) != 0:
-                raise ValueError(f"device: cudaSetDevice({device}) failed with {err!r}")
-        self.device = device
-        enter_call(None, None, None)
-        with nogil:
-            status = cycudnn.cudnnCreate(&h)
-        leave_call(None, None, None)
-        if status != CUDNN_STATUS_SUCCESS and not _device.gpu_available():  # no driver, its stand-in, or no GPU
-            raise NoDeviceError(f"Handle: no GPU is visible here (CUDA driver: {_device.driver()}), so cuDNN cannot "
-                                f"make a handle (cudnnCreate returned status {<int>status}). Work offline with a "
-                                "device profile instead: device_profile='h200' (or DeviceProfile.bundled('h100'), "
-                                "or a file from DeviceProfile.capture on the GPU)")
-        raise_status(status, "cudnnCreate")
-        self._handle = h
-        _resolve_context_calls()
-        _current_context(&self._context, &self._context_device)  # cudnnCreate made one current (the device's)
-
-    def __dealloc__(self):
-        # Only C calls here: safe during interpreter shutdown (the library is never unloaded).
-        if self._handle != NULL:
-            cycudnn.cudnnDestroy(self._handle)
-            self._handle = NULL
-
-    cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil:
-        return cycudnn.cudnnDestroy(<cudnnHandle_t>raw)
-
-    def close(self):
-        """Destroy the handle now (idempotent; at most once whatever the threads)."""
-        cdef cudnnHandle_t h = self._handle
-        if h == NULL:
-            return
-        self._handle = NULL  # under the GIL: no other thread can take it from here on
-        keep, self._stream_ref = self._stream_ref, None
-        raise_status(self._retire(<void*>h, keep), "cudnnDestroy")
-
-    @property
-    def closed(self):
-        return self._handle == NULL
-
-    @property
-    def ptr(self):
-        """The raw cudnnHandle_t as an int."""
-        return <intptr_t>self._handle
-
-    @property
-    def context(self):
-        """The CUDA context (CUcontext as an int) current when the handle was made, 0 without a GPU. Calls that
-        launch work make it current in a thread that has no current context."""
-        return <uintptr_t>self._context
-
-    cdef int _check_open(self) except -1:
-        if self._handle == NULL:
-            raise ValueError("handle: this Handle is closed")
-        return 0
-
-    @property
-    def stream(self):
-        """The CUDA stream cuDNN launches on, as an int (0: the legacy default stream)."""
-        cdef cudaStream_t s = NULL
-        cdef cudnnStatus_t status
-        cdef cudnnHandle_t h
-        enter_call(self, None, None)  # refuses a closed Handle
-        h = self._handle
-        with nogil:
-            status = cycudnn.cudnnGetStream(h, &s)
-        leave_call(self, None, None)
-        raise_status(status, "cudnnGetStream")
-        return <intptr_t>s
-
-    @stream.setter
-    def stream(self, value):
-        cdef cudnnStatus_t status
-        cdef intptr_t s = _stream_to_int(value)
-        cdef cudnnHandle_t h
-        enter_call(self, None, None)  # refuses a closed Handle
-        h = self._handle
-        with nogil:
-            status = cycudnn.cudnnSetStream(h, <cudaStream_t>s)
-        leave_call(self, None, None)
-        raise_status(status, "cudnnSetStream")
-        if self._handle != NULL:  # (closed meanwhile: nothing to keep alive)
-            self._stream_ref = value  # keep the stream object alive while the handle uses it
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __reduce__(self):
-        raise TypeError("cannot pickle a cudnn_backend.Handle: it is a live cuDNN context of this process; make a "
-                        "new Handle() where it is needed")
-
-    def __repr__(self):
-        state = "closed" if self._handle == NULL else f"0x{<intptr_t>self._handle:x}"
-        return f"<cudnn_backend.Handle {state} device={self.device}>"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1255,8 +420,6 @@ def _check_finalize_preconditions(int dtype, dict deps):
 # every pointwise finalize, the commonest op in fused graphs: its accepting case is done here in C, and anything
 # else goes to the Python check, which raises with the tensors named (or accepts what this path leaves to it). The
 # tensor slots are the family's (INPUT_SLOTS, OUTPUT_SLOTS), copied into these arrays when the tables are made.
-cdef int[4] _PW_INPUTS
-cdef int[2] _PW_OUTPUTS
 DEF PW_MAX_RANK = 16
 
 
@@ -1278,7 +441,7 @@ cdef bint _pointwise_broadcast_ok(Descriptor op) except -1:
     cdef int64_t size
     cdef object dims
     for j in range(4):
-        dims = _set_tensor_dims(op, _PW_INPUTS[j])
+        dims = _set_tensor_dims(op, TABLES.pw_inputs[j])
         if dims is None:
             continue
         if dims is False:
@@ -1300,7 +463,7 @@ cdef bint _pointwise_broadcast_ok(Descriptor op) except -1:
     if rank == -1:
         return False
     for j in range(2):
-        dims = _set_tensor_dims(op, _PW_OUTPUTS[j])
+        dims = _set_tensor_dims(op, TABLES.pw_outputs[j])
         if dims is None:
             continue
         if dims is False or len(<tuple>dims) != rank:
@@ -1311,8 +474,7 @@ cdef bint _pointwise_broadcast_ok(Descriptor op) except -1:
     return True
 
 
-@cython.freelist(16)  # a graph makes and drops a dozen descriptors: their memory is reused
-cdef class Descriptor(Resource):
+cdef class Descriptor(_Resource):
     """A cuDNN backend descriptor of one ``CUDNN_BACKEND_*_DESCRIPTOR`` type.
 
     Created by ``cudnnBackendCreateDescriptor`` and destroyed when collected or on ``close()``.
@@ -1323,7 +485,6 @@ cdef class Descriptor(Resource):
     """
 
     def __cinit__(self, *args, **kwargs):
-        self._ptr = NULL
         self._dtype = -1
         self._finalized = False
         self._vals = None
@@ -1332,9 +493,7 @@ cdef class Descriptor(Resource):
         self._mask = 0
 
     def __init__(self, descriptor_type):
-        if self._ptr != NULL:
-            raise TypeError(f"this {_name_of(DescriptorType, self._dtype).name} is already created; make a new "
-                            "Descriptor")
+        self._check_new()
         self._create(<int>descriptor_type if type(descriptor_type) is _DESCRIPTOR_TYPE else
                      _enum_arg(descriptor_type, DescriptorType, "descriptor_type"))
 
@@ -1343,41 +502,45 @@ cdef class Descriptor(Resource):
         cdef cudnnBackendDescriptor_t p = NULL
         cdef cudnnBackendDescriptorType_t c_dtype
         _ensure_tables()
-        if dtype < 0 or dtype >= MAX_TYPES or _DESC_OK[dtype] == 0:
+        if dtype < 0 or dtype >= MAX_TYPES or TABLES.desc_ok[dtype] == 0:
             raise ValueError(f"descriptor_type: {dtype} is not a valid DescriptorType")
-        if _DESC_OK[dtype] == 2:
+        if TABLES.desc_ok[dtype] == 2:
             check_available(DescriptorType(dtype).name, "descriptor type")
         c_dtype = <cudnnBackendDescriptorType_t>dtype
         # an allocation in cuDNN: with the GIL held, as for set()
         status = cycudnn.cudnnBackendCreateDescriptor(c_dtype, &p)
         if status != CUDNN_STATUS_SUCCESS:
             raise_status(status, "cudnnBackendCreateDescriptor", DescriptorType(dtype))
-        self._ptr = p
+        self._raw = p
         self._dtype = dtype
-        self._vals = _none_list(_N_ATTRS[dtype])
+        self._vals = _none_list(TABLES.n_attrs[dtype])
         self._mask = 0
         return 0
 
     def __dealloc__(self):
-        # Only C calls: safe during interpreter shutdown (the library is never unloaded). The children
-        # are released after this, when _vals goes, so a parent never outlives them.
-        if self._ptr != NULL:
-            cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
-            self._ptr = NULL
+        self._dealloc()  # before _vals goes: the children are released after their parent, which never outlives them
 
     cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil:
         return cycudnn.cudnnBackendDestroyDescriptor(<cudnnBackendDescriptor_t>raw)
 
+    cdef object _release(self):
+        kept = (self._vals, self._read_from)
+        self._vals = None
+        self._read_from = None
+        self._atypes = None
+        self._mask = 0
+        return kept
+
+    cdef object _descriptor_type(self):
+        return _name_of(DescriptorType, self._dtype)
+
+    cdef str _name(self):
+        return _dtype_name(self._dtype) if self._dtype >= 0 else "descriptor"
+
     def close(self):
         """Destroy the descriptor now and release what it kept (idempotent; at most once whatever the threads;
         while another thread's cuDNN call uses it, that call destroys it, and what it kept, when it returns)."""
-        cdef cudnnBackendDescriptor_t p = self._ptr
-        if p == NULL:
-            return
-        self._ptr = NULL  # under the GIL: no other thread can take it from here on
-        kept = (self._vals, self._read_from)
-        self._forget()
-        raise_status(self._retire(<void*>p, kept), "cudnnBackendDestroyDescriptor", _name_of(DescriptorType, self._dtype))
+        self._close()
 
     def __enter__(self):
         return self
@@ -1395,12 +558,6 @@ cdef class Descriptor(Resource):
     def __deepcopy__(self, memo):
         raise TypeError(f"cannot copy a {type(self).__name__}: it wraps a live cuDNN descriptor; build another one")
 
-    cdef int _check_open(self) except -1:
-        if self._ptr == NULL:
-            raise ValueError(f"this {_name_of(DescriptorType, self._dtype).name if self._dtype >= 0 else 'descriptor'} "
-                             "is closed")
-        return 0
-
     # -- introspection ---------------------------------------------------------------------------
     @property
     def descriptor_type(self):
@@ -1412,19 +569,12 @@ cdef class Descriptor(Resource):
 
     @property
     def closed(self):
-        return self._ptr == NULL
+        return self._raw == NULL
 
     @property
     def ptr(self):
         """The raw cudnnBackendDescriptor_t as an int (for interop)."""
-        return <intptr_t>self._ptr
-
-    cdef void _forget(self) noexcept:
-        """Drop what was set (after close)."""
-        self._vals = None
-        self._read_from = None
-        self._atypes = None
-        self._mask = 0
+        return <intptr_t>self._raw
 
     cdef list _items(self):
         """[(attribute value, value as set)] of the attributes set, in schema order."""
@@ -1435,7 +585,7 @@ cdef class Descriptor(Resource):
         for i in range(len(self._vals)):
             v = self._vals[i]
             if v is not None:
-                out.append((_SLOT_ATTR[self._dtype][i], v))
+                out.append((TABLES.slot_attr[self._dtype][i], v))
         return out
 
     @property
@@ -1444,7 +594,7 @@ cdef class Descriptor(Resource):
         out = {}
         for k, v in self._items():
             items = v if type(v) is tuple else (v,)
-            kept = tuple(x for x in items if isinstance(x, (Descriptor, Handle)))
+            kept = tuple(x for x in items if isinstance(x, (Descriptor, _Handle)))
             if kept:
                 out[AttributeName(k)] = kept
         return out
@@ -1467,8 +617,8 @@ cdef class Descriptor(Resource):
 
     cdef object _value(self, int attr):
         """The value set for ``attr`` (None when it is not set, or no attribute of this type)."""
-        if 0 <= attr < _N_ATTR and _ATTR[attr].descriptor == self._dtype and self._vals is not None:
-            return self._vals[_ATTR[attr].slot]
+        if 0 <= attr < TABLES.n_attr and TABLES.attr[attr].descriptor == self._dtype and self._vals is not None:
+            return self._vals[TABLES.attr[attr].slot]
         return None
 
     cdef bint _has(self, int attr):
@@ -1488,7 +638,7 @@ cdef class Descriptor(Resource):
             return None
         if self._atypes is not None and a in self._atypes:
             return AttributeType(self._atypes[a])
-        return AttributeType(_ATTR[a].default_type)
+        return AttributeType(TABLES.attr[a].default_type)
 
     # -- set ---------------------------------------------------------------------------------------
     @cython.binding(False)  # a plain method descriptor: the interpreter's specialized call, no function object
@@ -1513,10 +663,10 @@ cdef class Descriptor(Resource):
     cdef int _set(self, int attr, int atype, object values) except -1:
         """The checked set: the common cases through ``_set_fast``, everything else (and every error) here."""
         cdef AttrSpec* spec
-        if 0 <= attr < _N_ATTR and _READY:
-            spec = &_ATTR[attr]
+        if 0 <= attr < TABLES.n_attr and TABLES.ready:
+            spec = &TABLES.attr[attr]
             if spec.flags & F_FAST and atype == spec.default_type and spec.descriptor == self._dtype and \
-                    not self._finalized and self._ptr != NULL and self._busy == 0:
+                    not self._finalized and self._raw != NULL and self._busy == 0:
                 if _set_fast(self, spec, attr, atype, values):
                     return 0
         return self._set_checked(attr, atype, values)
@@ -1527,9 +677,8 @@ cdef class Descriptor(Resource):
         cdef AttrSpec* spec
         cdef int kind
         cdef Py_ssize_t i, n, size
-        cdef char inline_data[INLINE_BYTES]
-        cdef char* data = inline_data
-        cdef bint owned = False
+        cdef ElementBuffer buf
+        cdef char* data
         cdef object items = None
         cdef PyObject** elements = NULL
         cdef int overflow = 0
@@ -1539,16 +688,16 @@ cdef class Descriptor(Resource):
         cdef cudnnStatus_t status
         cdef cudnnFraction_t* fr
         cdef Descriptor d
-        cdef Handle h
+        cdef _Handle h
         cdef uint64_t u64
         cdef bytes raw
         cdef double dv
         _ensure_tables()
-        if self._ptr == NULL:
+        if self._raw == NULL:
             self._check_open()
-        if attr < 0 or attr >= _N_ATTR or _ATTR[attr].descriptor < 0:
+        if attr < 0 or attr >= TABLES.n_attr or TABLES.attr[attr].descriptor < 0:
             raise ValueError(f"attribute: {attr} is not a valid AttributeName")
-        spec = &_ATTR[attr]
+        spec = &TABLES.attr[attr]
         if spec.descriptor != self._dtype:
             raise ValueError(f"{_attr_name(attr)} is an attribute of {DescriptorType(spec.descriptor).name}, not of "
                              f"{_name_of(DescriptorType, self._dtype).name}")
@@ -1557,7 +706,7 @@ cdef class Descriptor(Resource):
                             f"{getattr(_name_of(AttributeType, atype), 'name', atype)}")
         if not (spec.flags & F_AVAILABLE):
             check_available(_attr_name(attr), _what(self._dtype, attr))
-        if not _TYPE_AVAILABLE[atype]:
+        if not TABLES.type_available[atype]:
             check_available(AttributeType(atype).name, _what(self._dtype, attr))
         if spec.role == ROLE_GET_ONLY:
             raise ValueError(f"{_what(self._dtype, attr)} is get-only")
@@ -1569,19 +718,19 @@ cdef class Descriptor(Resource):
                              "finalize()")
         if self._busy:
             _refuse_busy(self, _what(self._dtype, attr))
-        kind = _TYPE_KIND[atype]
+        kind = TABLES.type_kind[atype]
         if kind == K_CHAR:
             raw = _char_bytes(values, attr, (self._dtype, attr))
             n = PyBytes_GET_SIZE(raw)
             stored = raw.decode("utf-8")
-            status = cycudnn.cudnnBackendSetAttribute(self._ptr, <cudnnBackendAttributeName_t>attr,
+            status = cycudnn.cudnnBackendSetAttribute(self._raw, <cudnnBackendAttributeName_t>attr,
                                                       <cudnnBackendAttributeType_t>atype, n, PyBytes_AS_STRING(raw))
         else:
             if (type(values) is list or type(values) is tuple) and kind != K_FRACTION:
                 items = values
                 n = len(items)
             elif (isinstance(values, int) or type(values) is float or values is None or isinstance(values, Descriptor)
-                  or isinstance(values, Handle)):
+                  or isinstance(values, _Handle)):
                 n = 1  # one value, taken as it is (no sequence made)
             else:
                 items = _items(values, kind, (self._dtype, attr))
@@ -1589,12 +738,8 @@ cdef class Descriptor(Resource):
             if n < spec.count_min or (spec.count_max >= 0 and n > spec.count_max):
                 raise ValueError(f"{_what(self._dtype, attr)} takes "
                                  f"{_schema.ATTRIBUTES[AttributeName(attr)].count_text()} element(s), got {n}")
-            size = _KIND_SIZE[kind]
-            if n * size > INLINE_BYTES:
-                data = <char*>malloc(n * size)
-                if data == NULL:
-                    raise MemoryError()
-                owned = True
+            size = TABLES.kind_size[kind]
+            data = _elements(&buf, n * size, False)
             try:
                 if items is not None:
                     if type(items) is not list and type(items) is not tuple:
@@ -1628,7 +773,7 @@ cdef class Descriptor(Resource):
                                 raise ValueError(f"{_what(self._dtype, attr)}: {i64} does not fit in 32 bits")
                             (<int32_t*>data)[i] = <int32_t>i64
                     elif kind == K_ENUM:
-                        if type(v) is _ENUM_CLASS[atype]:  # a member is kept as it is (no int made)
+                        if <PyObject*>Py_TYPE(v) == TABLES.enum_class[atype]:  # a member is kept as it is (no int made)
                             i64 = _enum_member_value(<int>v, atype, self._dtype, attr)
                         else:
                             i64 = _enum_element(v, atype, (self._dtype, attr))
@@ -1639,7 +784,7 @@ cdef class Descriptor(Resource):
                             raise TypeError(f"{_what(self._dtype, attr)} takes cudnn_backend.Descriptor objects, not "
                                             f"{type(v).__name__}")
                         d = <Descriptor>v
-                        if d._ptr == NULL:
+                        if d._raw == NULL:
                             raise ValueError(f"{_what(self._dtype, attr)}: element {i} "
                                              f"({_dtype_name(d._dtype)}) is closed")
                         if spec.accepts and not ((spec.accepts >> d._dtype) & 1):
@@ -1649,7 +794,7 @@ cdef class Descriptor(Resource):
                         if not d._finalized:
                             raise ValueError(f"{_what(self._dtype, attr)}: element {i} "
                                              f"({DescriptorType(d._dtype).name}) is not finalized; finalize it first")
-                        (<cudnnBackendDescriptor_t*>data)[i] = d._ptr
+                        (<cudnnBackendDescriptor_t*>data)[i] = d._raw
                     elif kind == K_FLOAT:
                         dv = PyFloat_AS_DOUBLE(v) if type(v) is float else _real(v, (self._dtype, attr))
                         (<float*>data)[i] = <float>dv
@@ -1690,13 +835,13 @@ cdef class Descriptor(Resource):
                             u64 = v
                             (<void**>data)[i] = <void*><uintptr_t>u64
                     elif kind == K_HANDLE:
-                        if not isinstance(v, Handle):
+                        if not isinstance(v, _Handle):
                             raise TypeError(f"{_what(self._dtype, attr)} takes a cudnn_backend.Handle, not "
                                             f"{type(v).__name__}")
-                        h = <Handle>v
-                        if h._handle == NULL:
+                        h = <_Handle>v
+                        if h._raw == NULL:
                             raise ValueError(f"{_what(self._dtype, attr)}: the Handle is closed")
-                        (<cudnnHandle_t*>data)[i] = h._handle
+                        (<cudnnHandle_t*>data)[i] = <cudnnHandle_t>h._raw
                     else:
                         raise TypeError(f"{_what(self._dtype, attr)}: attribute type {AttributeType(atype).name} is "
                                         "not supported")
@@ -1705,16 +850,15 @@ cdef class Descriptor(Resource):
                         PyTuple_SET_ITEM(stored, i, v)
                     else:
                         stored = v
-                status = cycudnn.cudnnBackendSetAttribute(self._ptr, <cudnnBackendAttributeName_t>attr,
+                status = cycudnn.cudnnBackendSetAttribute(self._raw, <cudnnBackendAttributeName_t>attr,
                                                           <cudnnBackendAttributeType_t>atype, n, data)
             finally:
-                if owned:
-                    free(data)
+                _free_elements(&buf)
         if _pending_interrupt is not None:
             _raise_pending_interrupt()
         if status != CUDNN_STATUS_SUCCESS:
             raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
-        self._vals[spec.slot] = stored
+        _store(self._vals, spec.slot, stored)
         if spec.bit >= 0:
             self._mask |= (<uint64_t>1) << spec.bit
         if atype != spec.default_type:
@@ -1742,9 +886,9 @@ cdef class Descriptor(Resource):
         cdef AttrSpec* spec
         _ensure_tables()
         self._check_open()
-        if attr < 0 or attr >= _N_ATTR or _ATTR[attr].descriptor < 0:
+        if attr < 0 or attr >= TABLES.n_attr or TABLES.attr[attr].descriptor < 0:
             raise ValueError(f"attribute: {attr} is not a valid AttributeName")
-        spec = &_ATTR[attr]
+        spec = &TABLES.attr[attr]
         if spec.descriptor != self._dtype:
             raise ValueError(f"{_attr_name(attr)} is an attribute of {DescriptorType(spec.descriptor).name}, not of "
                              f"{_name_of(DescriptorType, self._dtype).name}")
@@ -1753,7 +897,7 @@ cdef class Descriptor(Resource):
                             f"{getattr(_name_of(AttributeType, atype), 'name', atype)}")
         if not (spec.flags & F_AVAILABLE):
             check_available(_attr_name(attr), _what(self._dtype, attr))
-        if not _TYPE_AVAILABLE[atype]:
+        if not TABLES.type_available[atype]:
             check_available(AttributeType(atype).name, _what(self._dtype, attr))
         if spec.flags & F_GET_UNSUPPORTED:
             raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)} cannot be read with get(): "
@@ -1769,10 +913,10 @@ cdef class Descriptor(Resource):
         cdef cudnnStatus_t status
         cdef int64_t count = 0
         cdef cudnnBackendDescriptor_t p
-        cdef int transport = _ATTR[attr].get_type if _ATTR[attr].get_type >= 0 else atype
+        cdef int transport = TABLES.attr[attr].get_type if TABLES.attr[attr].get_type >= 0 else atype
         clear_last_error()
         enter_call(self, None, None)
-        p = self._ptr  # after the gate: open, and kept open until the call returns
+        p = self._raw  # after the gate: open, and kept open until the call returns
         with nogil:
             status = cycudnn.cudnnBackendGetAttribute(p, <cudnnBackendAttributeName_t>attr,
                                                       <cudnnBackendAttributeType_t>transport, 0, &count, NULL)
@@ -1793,7 +937,8 @@ cdef class Descriptor(Resource):
         Descriptors; each keeps this descriptor alive.
         """
         cdef cudnnStatus_t status
-        cdef _Buffer buf
+        cdef ElementBuffer buf
+        cdef char* data
         cdef int64_t requested, got = 0
         cdef Descriptor child
         cdef Py_ssize_t i, elem
@@ -1801,8 +946,8 @@ cdef class Descriptor(Resource):
         cdef AttrSpec* spec
         cdef cudnnBackendDescriptor_t p
         attr, atype = self._get_spec(attribute, attribute_type)
-        spec = &_ATTR[attr]
-        kind = _TYPE_KIND[atype]
+        spec = &TABLES.attr[attr]
+        kind = TABLES.type_kind[atype]
         if kind == K_NONE:
             raise TypeError(f"{_what(self._dtype, attr)}: attribute type {AttributeType(atype).name} is not supported")
         if count is None and spec.get_max_count:
@@ -1833,34 +978,37 @@ cdef class Descriptor(Resource):
                 child._create(child_type)
                 children.append(child)
         transport = spec.get_type if spec.get_type >= 0 else atype
-        elem = max(_KIND_SIZE[kind], _KIND_SIZE[_TYPE_KIND[transport]])
-        buf = _Buffer(requested * elem + (1 if kind == K_CHAR else 0))
-        if kind == K_DESC:
-            for i in range(requested):
-                (<cudnnBackendDescriptor_t*>buf.data)[i] = (<Descriptor>children[i])._ptr
-        clear_last_error()
-        enter_call(self, None, None)  # (the children are new: no other thread knows them)
-        p = self._ptr  # after the gate: open, and kept open until the call returns
-        with nogil:
-            status = cycudnn.cudnnBackendGetAttribute(p, <cudnnBackendAttributeName_t>attr,
-                                                      <cudnnBackendAttributeType_t>transport, requested, &got,
-                                                      <void*>buf.data if requested > 0 else NULL)
-        leave_call(self, None, None)
-        raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
-        n = min(got, requested)
-        if elem != _KIND_SIZE[kind] and n > 1:
-            raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)}: multi-element get through "
-                                       f"{AttributeType(transport).name}")
-        if kind == K_CHAR:
-            return buf.data[:n].split(b"\0", 1)[0].decode("utf-8", "replace")
-        if kind == K_DESC:
-            for i in range(n):
-                child = <Descriptor>children[i]
-                child._finalized = True  # cuDNN filled it in: as finalized as its parent's contents
-                child._read_from = self
-            for i in range(n, requested):
-                (<Descriptor>children[i]).close()
-        return _unpack(kind, buf, n, atype, children)
+        elem = max(TABLES.kind_size[kind], TABLES.kind_size[TABLES.type_kind[transport]])
+        data = _elements(&buf, requested * elem + (1 if kind == K_CHAR else 0), True)
+        try:
+            if kind == K_DESC:
+                for i in range(requested):
+                    (<cudnnBackendDescriptor_t*>data)[i] = (<Descriptor>children[i])._raw
+            clear_last_error()
+            enter_call(self, None, None)  # (the children are new: no other thread knows them)
+            p = self._raw  # after the gate: open, and kept open until the call returns
+            with nogil:
+                status = cycudnn.cudnnBackendGetAttribute(p, <cudnnBackendAttributeName_t>attr,
+                                                          <cudnnBackendAttributeType_t>transport, requested, &got,
+                                                          <void*>data if requested > 0 else NULL)
+            leave_call(self, None, None)
+            raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
+            n = min(got, requested)
+            if elem != TABLES.kind_size[kind] and n > 1:
+                raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)}: multi-element get through "
+                                           f"{AttributeType(transport).name}")
+            if kind == K_CHAR:
+                return data[:n].split(b"\0", 1)[0].decode("utf-8", "replace")
+            if kind == K_DESC:
+                for i in range(n):
+                    child = <Descriptor>children[i]
+                    child._finalized = True  # cuDNN filled it in: as finalized as its parent's contents
+                    child._read_from = self
+                for i in range(n, requested):
+                    (<Descriptor>children[i]).close()
+            return _unpack(kind, data, n, atype, children)
+        finally:
+            _free_elements(&buf)
 
     # -- finalize ----------------------------------------------------------------------------------
     @cython.binding(False)  # a plain method descriptor, as set()
@@ -1875,26 +1023,26 @@ cdef class Descriptor(Resource):
         cdef uint64_t required
         cdef cudnnBackendDescriptor_t p
         _ensure_tables()
-        if self._ptr == NULL:
+        if self._raw == NULL:
             self._check_open()
         if self._finalized:
             raise ValueError(f"this {DescriptorType(dtype).name} is already finalized")
         if self._busy:
             _refuse_busy(self, DescriptorType(dtype).name)
         if check_required:
-            required = _REQUIRED_MASK[dtype]
-            if (self._mask & required) != required or _REQUIRED_BY_SLOT[dtype]:
+            required = TABLES.required_mask[dtype]
+            if (self._mask & required) != required or TABLES.required_by_slot[dtype]:
                 self._check_required()
         if dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
             _check_finalize_preconditions(dtype, {a: v for a, v in self._items()})
         elif dtype == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR and self._has(CUDNN_ATTR_OPERATIONGRAPH_MODE):
             _check_graph_mode(self)
-        if _HAS_FINALIZE_CHECK[dtype]:
+        if TABLES.finalize_check[dtype] != NULL:
             if not (dtype == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR and _pointwise_broadcast_ok(self)):
-                _FINALIZE_CHECK[dtype](self)
+                (<object>TABLES.finalize_check[dtype])(self)
         self._check_open()  # the checks run Python code: another thread may have closed it meanwhile
-        p = self._ptr
-        if _FINALIZE_NOGIL[dtype]:
+        p = self._raw
+        if TABLES.finalize_nogil[dtype]:
             # cuDNN reads everything set on it, transitively (a heuristics' graph and its handle): held meanwhile
             enter_call(None, None, None)
             held = _hold_tree(self)
@@ -1921,8 +1069,8 @@ cdef class Descriptor(Resource):
     cdef int _check_required(self) except -1:
         """The required attributes not set, named in a ValueError (the slow path of finalize's mask test)."""
         cdef int dtype = self._dtype
-        missing = [_attr_name(_REQUIRED[dtype][j]) for j in range(_N_REQUIRED[dtype])
-                   if not self._has(_REQUIRED[dtype][j])]
+        missing = [_attr_name(TABLES.required[dtype][j]) for j in range(TABLES.n_required[dtype])
+                   if not self._has(TABLES.required[dtype][j])]
         if missing:
             raise ValueError(f"{DescriptorType(dtype).name} cannot be finalized: required attribute(s) "
                              f"not set: {', '.join(missing)}")
@@ -1930,14 +1078,14 @@ cdef class Descriptor(Resource):
 
     def __repr__(self):
         name = _name_of(DescriptorType, self._dtype).name if self._dtype >= 0 else "?"
-        state = "closed" if self._ptr == NULL else ("finalized" if self._finalized else "not finalized")
-        return f"<cudnn_backend.Descriptor {name} {state} at 0x{<intptr_t>self._ptr:x}>"
+        state = "closed" if self._raw == NULL else ("finalized" if self._finalized else "not finalized")
+        return f"<cudnn_backend.Descriptor {name} {state} at 0x{<intptr_t>self._raw:x}>"
 
 
 cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object values) except -1:
     """Set a plain value of an attribute's own type, everything about it checked here: 1 when done, 0 (having
     touched nothing) when the value is anything else, or would be refused: ``_set_checked`` then says why."""
-    cdef int kind = _TYPE_KIND[atype]
+    cdef int kind = TABLES.type_kind[atype]
     cdef Py_ssize_t i, n
     cdef int overflow = 0
     cdef long long x
@@ -1979,10 +1127,10 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
             return 0
         data = ints
     elif kind == K_ENUM:
-        if type(values) is not _ENUM_CLASS[atype] or spec.count_min > 1 or spec.count_max == 0:
+        if <PyObject*>Py_TYPE(values) != TABLES.enum_class[atype] or spec.count_min > 1 or spec.count_max == 0:
             return 0
         e32 = <int32_t><int>values
-        if e32 < _ENUM_MIN[atype] or e32 > _ENUM_MAX[atype] or _ENUM_OK[atype][e32 - _ENUM_MIN[atype]] != 1:
+        if _enum_state(atype, e32) != 1:
             return 0
         n = 1
         data = &e32
@@ -1990,9 +1138,9 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
         if not isinstance(values, Descriptor) or spec.count_min > 1 or spec.count_max == 0:
             return 0
         d = <Descriptor>values
-        if d._ptr == NULL or not d._finalized or (spec.accepts and not ((spec.accepts >> d._dtype) & 1)):
+        if d._raw == NULL or not d._finalized or (spec.accepts and not ((spec.accepts >> d._dtype) & 1)):
             return 0
-        dp = d._ptr
+        dp = d._raw
         n = 1
         data = &dp
     elif kind == K_FLOAT:
@@ -2015,13 +1163,13 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
         data = &b8
     else:
         return 0
-    status = cycudnn.cudnnBackendSetAttribute(self._ptr, <cudnnBackendAttributeName_t>attr,
+    status = cycudnn.cudnnBackendSetAttribute(self._raw, <cudnnBackendAttributeName_t>attr,
                                               <cudnnBackendAttributeType_t>atype, n, data)
     if _pending_interrupt is not None:
         _raise_pending_interrupt()
     if status != CUDNN_STATUS_SUCCESS:
         raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
-    self._vals[spec.slot] = stored
+    _store(self._vals, spec.slot, stored)
     if spec.bit >= 0:
         self._mask |= (<uint64_t>1) << spec.bit
     if self._atypes is not None:
@@ -2056,37 +1204,37 @@ cdef int _child_type(AttrSpec* spec, object descriptor_type, str what) except -1
     return t
 
 
-cdef list _unpack(int kind, _Buffer buf, Py_ssize_t n, int atype, list children):
+cdef list _unpack(int kind, char* data, Py_ssize_t n, int atype, list children):
     cdef Py_ssize_t i
     cdef list out = []
     cdef cudnnFraction_t fr
-    enum_cls = _ENUM_CLASS[atype] if kind == K_ENUM else None
+    enum_cls = <object>TABLES.enum_class[atype] if kind == K_ENUM else None
     for i in range(n):
         if kind == K_INT64:
-            out.append((<int64_t*>buf.data)[i])
+            out.append((<int64_t*>data)[i])
         elif kind == K_INT32:
-            out.append((<int32_t*>buf.data)[i])
+            out.append((<int32_t*>data)[i])
         elif kind == K_ENUM:
-            v = (<int32_t*>buf.data)[i]
+            v = (<int32_t*>data)[i]
             try:
                 out.append(enum_cls(v))
             except ValueError:  # a value newer than our header
                 out.append(v)
         elif kind == K_BOOL:
-            out.append(bool((<uint8_t*>buf.data)[i]))
+            out.append(bool((<uint8_t*>data)[i]))
         elif kind == K_FLOAT:
-            out.append((<float*>buf.data)[i])
+            out.append((<float*>data)[i])
         elif kind == K_DOUBLE:
-            out.append((<double*>buf.data)[i])
+            out.append((<double*>data)[i])
         elif kind == K_PTR:
-            out.append(<uintptr_t>(<void**>buf.data)[i])
+            out.append(<uintptr_t>(<void**>data)[i])
         elif kind == K_FRACTION:
-            fr = (<cudnnFraction_t*>buf.data)[i]
+            fr = (<cudnnFraction_t*>data)[i]
             out.append((fr.numerator, fr.denominator))
         elif kind == K_DESC:
             out.append(children[i])
         elif kind == K_HANDLE:
-            out.append(<uintptr_t>(<cudnnHandle_t*>buf.data)[i])
+            out.append(<uintptr_t>(<cudnnHandle_t*>data)[i])
     return out
 
 
@@ -2094,9 +1242,9 @@ cdef int _choose_type(int attr, object value) except -1:
     """The attribute type to set ``value`` with: the only one, or the one that fits the value."""
     cdef AttrSpec* spec
     cdef int t
-    if attr < 0 or attr >= _N_ATTR or _ATTR[attr].descriptor < 0:
+    if attr < 0 or attr >= TABLES.n_attr or TABLES.attr[attr].descriptor < 0:
         raise ValueError(f"attribute: {attr} is not a valid AttributeName")
-    spec = &_ATTR[attr]
+    spec = &TABLES.attr[attr]
     if (spec.types & (spec.types - 1)) == 0:
         return spec.default_type
     probe = value
@@ -2127,65 +1275,11 @@ def choose_type(attribute, value):
     return AttributeType(_choose_type(_enum_arg(attribute, AttributeName, "attribute"), value))
 
 
-def attribute_io(attribute):
-    """'input' or 'output' for an operation's tensor attribute, else None (from the generated schema)."""
-    cdef int a = _enum_arg(attribute, AttributeName, "attribute")
-    _ensure_tables()
-    if a < 0 or a >= _N_ATTR:
-        return None
-    return (None, "input", "output")[_ATTR[a].io]
-
 
 # ------------------------------------------------------------------------------------------------
-# library-level queries
+# queries of descriptors
 # ------------------------------------------------------------------------------------------------
-def get_version():
-    """cudnnGetVersion of the loaded library (MAJOR*10000 + MINOR*100 + PATCH)."""
-    return cycudnn.cudnnGetVersion()
-
-
-def get_cudart_version():
-    """cudnnGetCudartVersion: the CUDA runtime version cuDNN was built against."""
-    return cycudnn.cudnnGetCudartVersion()
-
-
-def get_max_device_version():
-    """cudnnGetMaxDeviceVersion: the newest compute capability the library supports (e.g. 1200)."""
-    return cycudnn.cudnnGetMaxDeviceVersion()
-
-
-def get_property(prop):
-    """cudnnGetProperty(MAJOR_VERSION=0 / MINOR_VERSION=1 / PATCH_LEVEL=2)."""
-    cdef int value = 0
-    cdef cudnnStatus_t status
-    cdef libraryPropertyType c_prop
-    p = as_int(prop, "property", 0, 2)
-    c_prop = <libraryPropertyType><int>p
-    enter_call(None, None, None)
-    with nogil:
-        status = cycudnn.cudnnGetProperty(c_prop, &value)
-    leave_call(None, None, None)
-    raise_status(status, "cudnnGetProperty")
-    return value
-
-
-def graph_version_check():
-    """cudnnGraphVersionCheck: raises if cuDNN's graph sub-library does not match."""
-    cdef cudnnStatus_t status
-    enter_call(None, None, None)
-    with nogil:
-        status = cycudnn.cudnnGraphVersionCheck()
-    leave_call(None, None, None)
-    raise_status(status, "cudnnGraphVersionCheck")
-
-
-def get_error_string(status):
-    """cudnnGetErrorString: cuDNN's name for a status code."""
-    cdef const char* s = cycudnn.cudnnGetErrorString(<cudnnStatus_t><int>as_int(status, "status", 0, 0x7FFFFFFF))
-    return (<bytes>s).decode() if s != NULL else ""
-
-
-def get_execution_plan_workspace_size(Handle handle, Descriptor execution_plan not None, Descriptor variant_pack=None):
+def get_execution_plan_workspace_size(handle, Descriptor execution_plan not None, Descriptor variant_pack=None):
     """cudnnGetExecutionPlanWorkspaceSize (cuDNN >= 9.23): the workspace (bytes) a finalized plan needs for a
     finalized variant pack, whose shape overrides may change it. cuDNN answers BAD_PARAM without a handle or a
     pack (measured, 9.28.1): both are required here, so it runs on a GPU only. (``VariantPack``'s own query
@@ -2195,12 +1289,14 @@ def get_execution_plan_workspace_size(Handle handle, Descriptor execution_plan n
     cdef cudnnBackendDescriptor_t pack = NULL
     cdef cudnnHandle_t c_handle = NULL
     cdef cudnnBackendDescriptor_t plan_ptr
+    if handle is not None and not isinstance(handle, _Handle):
+        raise TypeError(f"handle: expected a cudnn_backend.Handle, not {type(handle).__name__}")
     check_available("cudnnGetExecutionPlanWorkspaceSize", "the workspace of a plan for one variant pack")
     if handle is None:
         raise ValueError("handle: cudnnGetExecutionPlanWorkspaceSize needs a cuDNN Handle (cuDNN refuses a NULL "
                          "handle with BAD_PARAM), so the workspace of a variant pack is known on a GPU only")
-    handle._check_open()
-    c_handle = handle._handle
+    (<_Handle>handle)._check_open()
+    c_handle = <cudnnHandle_t>(<_Handle>handle)._raw
     execution_plan._check_open()
     if execution_plan._dtype != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
         raise TypeError("execution_plan: expected a CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR")
@@ -2214,14 +1310,14 @@ def get_execution_plan_workspace_size(Handle handle, Descriptor execution_plan n
         raise TypeError("variant_pack: expected a CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR")
     if not variant_pack.finalized:  # cuDNN 9.28.1 aborts (std::length_error) on a pack whose finalize failed
         raise ValueError("variant_pack: not finalized")
-    pack = variant_pack._ptr
-    plan_ptr = execution_plan._ptr
-    enter_call(handle, execution_plan, variant_pack)
+    pack = variant_pack._raw
+    plan_ptr = execution_plan._raw
+    enter_call(<_Handle>handle, execution_plan, variant_pack)
     try:  # the binding raises CudnnFunctionNotFoundError on a cuDNN older than 9.23: the call count must not leak
         with nogil:
             status = cycudnn.cudnnGetExecutionPlanWorkspaceSize(c_handle, plan_ptr, pack, &size)
     finally:
-        leave_call(handle, execution_plan, variant_pack)
+        leave_call(<_Handle>handle, execution_plan, variant_pack)
     raise_status(status, "cudnnGetExecutionPlanWorkspaceSize", execution_plan.descriptor_type)
     return size
 
@@ -2239,8 +1335,8 @@ def is_same_topology(Descriptor graph not None, Descriptor other not None):
         if g.descriptor_type != DescriptorType.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR or not g.finalized:
             raise TypeError("is_same_topology compares two finalized CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTORs")
     check_available("CUDNN_ATTR_OPERATIONGRAPH_IS_SAME_TOPOLOGY", "is_same_topology")
-    other_ptr = other._ptr
-    graph_ptr = graph._ptr
+    other_ptr = other._raw
+    graph_ptr = graph._raw
     enter_call(graph, other, None)
     with nogil:
         status = cycudnn.cudnnBackendGetAttribute(graph_ptr, c_attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &answer,

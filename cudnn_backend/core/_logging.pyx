@@ -17,7 +17,8 @@ import threading
 
 from cudnn_backend._bindings.cycudnn cimport *
 from cudnn_backend._bindings cimport cycudnn
-from cudnn_backend.core._descriptor cimport note_interrupt, raise_status
+from cudnn_backend.core._gate cimport note_interrupt
+from cudnn_backend.core._status cimport raise_status
 
 LOGGER = logging.getLogger("cudnn_backend.cudnn")
 _LEVELS = {0: logging.CRITICAL, 1: logging.ERROR, 2: logging.WARNING, 3: logging.INFO}

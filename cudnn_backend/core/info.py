@@ -5,7 +5,7 @@ from cudnn_backend._bindings import _loader
 from cudnn_backend._bindings.enums import HEADER_VERSION
 from cudnn_backend._version import __version__
 from cudnn_backend.core import device
-from cudnn_backend.core._descriptor import get_cudart_version, get_max_device_version
+from cudnn_backend.core._library import get_cudart_version, get_max_device_version
 from cudnn_backend.core.json_checks import TABLE_RELEASES, table_release
 from cudnn_backend.core.versions import OFFLINE_SINCE, OLDEST_SUPPORTED, format_version
 

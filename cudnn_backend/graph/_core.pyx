@@ -30,7 +30,10 @@ from cudnn_backend._bindings.enums import (
     PointwiseMode,
 )
 from cudnn_backend.core import schema as _schema
-from cudnn_backend.core._descriptor import Handle, as_int, attribute_io, check_available
+from cudnn_backend.core._coerce import as_int
+from cudnn_backend.core._handle import Handle
+from cudnn_backend.core._status import check_available
+from cudnn_backend.core._tables import attribute_io
 from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import OVERRIDE_SHAPES_NEEDS, as_choice, as_data_type, scalar_value
 from cudnn_backend.core.families.conv import conv_mode as _conv_mode
@@ -394,7 +397,7 @@ cdef class GraphCore:
         if type(t) is not Tensor and not isinstance(t, TensorBase):
             raise TypeError(f"{what}: expected a Tensor (graph.tensor(...) or an operation's output), not "
                             f"{type(t).__name__}")
-        if (<Descriptor>t)._ptr == NULL:
+        if (<Descriptor>t)._raw == NULL:
             raise ValueError(f"{what}: the tensor is closed")
         if not (<Descriptor>t)._finalized:
             raise ValueError(f"{what}: the tensor is not finalized; finalize it first")

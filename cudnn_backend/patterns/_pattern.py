@@ -2,7 +2,7 @@
 reference of what it computes."""
 from __future__ import annotations
 
-from cudnn_backend.core._descriptor import as_int
+from cudnn_backend.core._coerce import as_int
 from cudnn_backend.graph import Graph
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.typed import TensorBase, TypedDescriptor

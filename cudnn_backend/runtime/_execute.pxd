@@ -1,9 +1,12 @@
 # Variant packs and execution (see _execute.pyx). Downstream Cython code can cimport VariantPack
-# and reach its raw arrays: _uids/_ptrs hold _n entries, _ptr is the finalized
+# and reach its raw arrays: _uids/_ptrs hold _n entries, _raw (Resource's) is the finalized
 # CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR (re-made by _rebuild() after pointers change).
 from libc.stdint cimport int64_t, uintptr_t
-from cudnn_backend._bindings.cycudnn cimport cudaGraph_t, cudnnBackendDescriptor_t, cudnnHandle_t
-from cudnn_backend.core._descriptor cimport Descriptor, Handle, Resource
+from cudnn_backend._bindings.cycudnn cimport (CUDNN_STATUS_INTERNAL_ERROR, cudaGraph_t, cudnnBackendDescriptor_t,
+                                             cudnnHandle_t, cudnnStatus_t)
+from cudnn_backend.core._descriptor cimport Descriptor
+from cudnn_backend.core._handle cimport Handle
+from cudnn_backend.core._resource cimport Resource
 
 
 cdef struct StdVector:                   # libstdc++'s std::vector<T> object: what cuDNN reads for shape overrides
@@ -22,7 +25,6 @@ cdef struct ShapeOverrides:              # the CUDNN_ATTR_VARIANT_PACK_OVERRIDE_
 
 
 cdef class VariantPack(Resource):
-    cdef cudnnBackendDescriptor_t _ptr   # the finalized variant pack descriptor (NULL once closed)
     cdef Py_ssize_t _n                   # number of bound UIDs (slots)
     cdef int64_t* _uids                  # [n] UIDs, in slot order
     cdef void** _ptrs                    # [n] data pointers (host address of the scalar for by-value slots)
@@ -49,15 +51,17 @@ cdef class VariantPack(Resource):
     cdef dict _graph_specs               # uid -> TensorSpec as the graph has it (_specs has the overridden shapes)
     cdef bint _ws_pending                # overrides whose workspace is not queried yet (no handle so far)
     cdef int64_t _ws_needed              # the workspace queried for this pack and plan (-1: not queried)
-    cdef object __weakref__
 
     cdef int _alloc(self, Py_ssize_t n) except -1
     cdef void _free_arrays(self) noexcept nogil
-    cdef int _check_open(self) except -1
     cdef int _rebuild(self) except -1
     cdef int _adopt_plan(self, object plan) except -1
     cdef int _resolve_call(self, Handle handle, object plan, cudnnHandle_t* h, cudnnBackendDescriptor_t* p) except -1
     cdef int _call(self, int what, Handle handle, object plan, cudaGraph_t graph) except -1
+    cdef cudnnStatus_t _run(self, int what, Handle hobj, cudnnHandle_t h, cudnnBackendDescriptor_t p,
+                            cudaGraph_t graph) except? CUDNN_STATUS_INTERNAL_ERROR
+    cdef int _call_failed(self, int what, cudnnStatus_t st, Handle hobj, object plan, cudaGraph_t graph,
+                          int context_state) except -1
     cdef int _bind_positional(self, object pointers) except -1
     cdef int _raise_pointer_error(self, Py_ssize_t slot, uintptr_t pv) except -1
     cdef int _bind_objects(self, object seq) except -1

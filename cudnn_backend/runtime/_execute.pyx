@@ -23,19 +23,18 @@ from libc.string cimport memcpy, memset
 
 from cudnn_backend._bindings.cycudnn cimport *
 from cudnn_backend._bindings cimport cycudnn
-from cudnn_backend.core._descriptor cimport (
+from cudnn_backend.core._context cimport (
+    CONTEXT_MADE_CURRENT,
     CONTEXT_OTHER,
-    Descriptor,
-    Handle,
-    Resource,
+    context_for_call,
     context_hint,
-    enter_call,
-    leave_call,
-    raise_status,
+    forget_threads,
     use_context,
 )
+from cudnn_backend.core._gate cimport enter_call, leave_call
+from cudnn_backend.core._status cimport raise_status
 
-from cudnn_backend.core._descriptor import check_available, last_error_string
+from cudnn_backend.core._status import check_available, last_error_string
 from cudnn_backend.errors import CudnnUnsafeCallError, NativeCudaGraphNotSupportedError, error_class, make_error
 from cudnn_backend.runtime import _packing
 from cudnn_backend.runtime import memory
@@ -234,7 +233,6 @@ cdef class VariantPack:
     """
 
     def __cinit__(self, *args, **kwargs):
-        self._ptr = NULL
         self._n = 0
         self._ndev = 0
         self._uids = NULL
@@ -268,13 +266,14 @@ cdef class VariantPack:
         cdef cudnnStatus_t st
         cdef cudnnBackendDescriptor_t d = NULL
         cdef bytes raw
-        if self._ptr != NULL or self._uids != NULL:
-            raise RuntimeError("VariantPack.__init__ called twice")
+        self._check_new()
+        if self._uids != NULL:  # an __init__ that failed half-way: its arrays are this object's until it goes
+            self._refuse_made()
         desc = None
         if plan is not None:
             desc = _packing.plan_descriptor(plan)
             if desc.closed:
-                raise ValueError("the execution plan is closed")
+                raise CudnnUnsafeCallError("plan: the execution plan is closed")
         ov = None
         if overrides is not None:  # checked against the graph's shapes; the buffers against the overridden ones
             self._graph_specs = _packing.tensor_specs(plan, operation_graph, tensors) or {}
@@ -327,7 +326,7 @@ cdef class VariantPack:
         except BaseException:
             cycudnn.cudnnBackendDestroyDescriptor(d)
             raise
-        self._ptr = d
+        self._raw = d
         if plan is not None:
             self._plan_obj = plan
             self._plan_desc = desc
@@ -380,31 +379,19 @@ cdef class VariantPack:
         self._ndev = 0
 
     def __dealloc__(self):
-        # C only: safe at interpreter shutdown. The kept buffers and workspace go with the object.
-        if self._ptr != NULL:
-            cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
-            self._ptr = NULL
+        # the descriptor first, then the arrays it was made from; C only: safe at interpreter shutdown. The kept
+        # buffers and workspace go with the object.
+        self._dealloc()
         self._free_arrays()
 
     cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil:
-        # the descriptor only: this runs without the GIL (Resource._retire, or the last call's leave), while other
+        # the descriptor only: this runs without the GIL (a close), or as the last call in flight returns, while other
         # threads may still read or write the slot arrays under the GIL (pointers, rebind_pointers on a pack being
         # closed); freed here, that was a use-after-free (SIGSEGV, found by the API fuzz's thread cases). The arrays
         # go with the object (__dealloc__), when no thread can reach them.
         return cycudnn.cudnnBackendDestroyDescriptor(<cudnnBackendDescriptor_t>raw)
 
-    def __reduce__(self):
-        raise TypeError("cannot pickle a VariantPack: it binds device pointers of this process; build one where "
-                        "the buffers live")
-
-    def close(self):
-        """Destroy the descriptor and release the buffers and workspace now (idempotent; at most once whatever
-        the threads; while another thread's call uses the pack, that call destroys it, and releases them, when it
-        returns)."""
-        cdef cudnnBackendDescriptor_t d = self._ptr
-        if d == NULL:
-            return
-        self._ptr = NULL  # under the GIL: no other thread can take it from here on
+    cdef object _release(self):
         self._n = 0  # no slots to read from here on; their arrays stay allocated until __dealloc__ (see _destroy)
         self._ndev = 0
         kept = (self._keep, self._workspace_keep, self._plan_desc, self._plan_handle)
@@ -415,18 +402,26 @@ cdef class VariantPack:
         self._plan_obj = None
         self._plan_desc = None
         self._plan_handle = None
-        raise_status(self._retire(<void*>d, kept), "cudnnBackendDestroyDescriptor", _VP)
+        return kept
+
+    cdef object _descriptor_type(self):
+        return _VP
+
+    def __reduce__(self):
+        raise TypeError("cannot pickle a VariantPack: it binds device pointers of this process; build one where "
+                        "the buffers live")
+
+    def close(self):
+        """Destroy the descriptor and release the buffers and workspace now (idempotent; at most once whatever
+        the threads; while another thread's call uses the pack, that call destroys it, and releases them, when it
+        returns)."""
+        self._close()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
-
-    cdef int _check_open(self) except -1:
-        if self._ptr == NULL:
-            raise ValueError("this VariantPack is closed")
-        return 0
 
     # -- the finalized descriptor ---------------------------------------------------------------
     cdef int _rebuild(self) except -1:
@@ -439,9 +434,9 @@ cdef class VariantPack:
                                        "call returns (a VariantPack is for one thread at a time)")
         if _rebuild_strategy == REBUILD_REINITIALIZE:
             self._dirty = True  # stays so if anything below fails
-            st = cycudnn.cudnnBackendInitialize(self._ptr)
+            st = cycudnn.cudnnBackendInitialize(self._raw)
             if st == CUDNN_STATUS_SUCCESS:
-                _set_and_finalize(self._ptr, self._n, self._uids, self._ptrs, self._workspace, self._overrides)
+                _set_and_finalize(self._raw, self._n, self._uids, self._ptrs, self._workspace, self._overrides)
                 self._dirty = False
                 return 0
             # a cuDNN that will not re-initialize: fall through to a fresh descriptor
@@ -453,8 +448,8 @@ cdef class VariantPack:
             cycudnn.cudnnBackendDestroyDescriptor(d)
             self._dirty = True
             raise
-        cycudnn.cudnnBackendDestroyDescriptor(self._ptr)
-        self._ptr = d
+        cycudnn.cudnnBackendDestroyDescriptor(self._raw)
+        self._raw = d
         self._dirty = False
         return 0
 
@@ -467,7 +462,7 @@ cdef class VariantPack:
             raise ValueError("no plan: pass the execution plan to run")
         desc = _packing.plan_descriptor(plan)
         if desc.closed:
-            raise ValueError("the execution plan is closed")
+            raise CudnnUnsafeCallError("plan: the execution plan is closed")
         specs = _packing.tensor_specs(plan)
         if specs is not None:
             required = {u for u, s in specs.items() if not s.virtual}
@@ -503,20 +498,20 @@ cdef class VariantPack:
 
     cdef int _resolve_call(self, Handle handle, object plan, cudnnHandle_t* h,
                            cudnnBackendDescriptor_t* p) except -1:
-        if self._ptr == NULL:
-            raise ValueError("this VariantPack is closed")
+        if self._raw == NULL:
+            self._refuse_closed()
         if plan is not self._plan_obj:
             self._adopt_plan(plan)
-        p[0] = self._plan_desc._ptr
+        p[0] = self._plan_desc._raw
         if p[0] == NULL:
-            raise ValueError("the execution plan is closed")
+            raise CudnnUnsafeCallError("plan: the execution plan is closed")
         if handle is None:
             handle = self._plan_handle
             if handle is None:
                 raise ValueError("no cuDNN handle: pass one (the plan was not built with one)")
-        h[0] = handle._handle
+        h[0] = <cudnnHandle_t>handle._raw
         if h[0] == NULL:
-            raise ValueError("the Handle is closed")
+            raise CudnnUnsafeCallError("handle: the Handle is closed")
         if self._dirty:
             self._rebuild()
         if self._ws_pending:  # overrides: once per plan, the workspace cuDNN needs for these shapes
@@ -551,9 +546,9 @@ cdef class VariantPack:
         cdef Descriptor pdesc = self._plan_desc
         if self._dirty:
             self._rebuild()
-        v = self._ptr
-        h = handle._handle
-        plan = pdesc._ptr
+        v = self._raw
+        h = <cudnnHandle_t>handle._raw
+        plan = pdesc._raw
         enter_call(handle, pdesc, self)
         try:  # the gate came first (prepare_overrides): the binding has the function
             with nogil:
@@ -570,20 +565,30 @@ cdef class VariantPack:
     cdef int _call(self, int what, Handle handle, object plan, cudaGraph_t graph) except -1:
         """execute, populate or update a CUDA graph: the one path into cuDNN with this pack. Neither the handle,
         the plan nor the pack may be destroyed by another thread while cuDNN uses them: the call gate holds all
-        three, so a close() meanwhile leaves the destruction to this call as it returns."""
+        three, so a close() meanwhile leaves the destruction to this call as it returns. Execute checks the handle's
+        CUDA context once per thread (``context_for_call``); a call that fails checks it again (``_call_failed``)."""
         cdef cudnnHandle_t h = NULL
         cdef cudnnBackendDescriptor_t p = NULL
-        cdef cudnnBackendDescriptor_t v
         cdef cudnnStatus_t st
         cdef Handle hobj
-        cdef Descriptor pdesc
         cdef int context_state
         self._resolve_call(handle, plan, &h, &p)
-        v = self._ptr
         hobj = handle if handle is not None else <Handle>self._plan_handle
-        pdesc = self._plan_desc
-        plan_obj = self._plan_obj  # (for the error below, should the pack be closed meanwhile)
-        context_state = use_context(hobj._context)  # the handle's CUDA context, in a thread that has none
+        if what == CALL_EXECUTE:
+            context_state = context_for_call(&hobj._cuda)
+        else:  # CUDA graph calls, made once: the full check, every time
+            context_state = use_context(hobj._cuda.context)
+        st = self._run(what, hobj, h, p, graph)
+        if st != CUDNN_STATUS_SUCCESS:
+            return self._call_failed(what, st, hobj, plan, graph, context_state)
+        return 0
+
+    cdef cudnnStatus_t _run(self, int what, Handle hobj, cudnnHandle_t h, cudnnBackendDescriptor_t p,
+                            cudaGraph_t graph) except? CUDNN_STATUS_INTERNAL_ERROR:
+        """The cuDNN call itself, the GIL released and the handle, the plan and the pack held by the call gate."""
+        cdef cudnnStatus_t st = CUDNN_STATUS_INTERNAL_ERROR
+        cdef cudnnBackendDescriptor_t v = self._raw
+        cdef Descriptor pdesc = self._plan_desc
         enter_call(hobj, pdesc, self)
         try:  # the bindings raise CudnnFunctionNotFoundError for a function the loaded cuDNN lacks
             with nogil:
@@ -595,15 +600,33 @@ cdef class VariantPack:
                     st = cycudnn.cudnnBackendUpdateCudaGraph(h, p, v, graph)
         finally:
             leave_call(hobj, pdesc, self)
-        if st != CUDNN_STATUS_SUCCESS:
-            function = ("cudnnBackendExecute" if what == CALL_EXECUTE else "cudnnBackendPopulateCudaGraph"
-                        if what == CALL_POPULATE else "cudnnBackendUpdateCudaGraph")
-            if context_state >= CONTEXT_OTHER:  # the thread's context was not the handle's: say which device it is on
-                raise error_class(<int>st)(_status(st), function, _PLAN, None, last_error_string(),
-                                           context_hint(hobj, context_state))
-            if what == CALL_EXECUTE:
-                raise_status(st, function, _PLAN)
-            _raise_graph_status(st, function, plan_obj)
+        return st
+
+    cdef int _call_failed(self, int what, cudnnStatus_t st, Handle hobj, object plan, cudaGraph_t graph,
+                          int context_state) except -1:
+        """A call cuDNN refused: the thread's context checked again (the thread's own code may have changed it since
+        the handle found it current here); an execute in a thread that turned out to have no context at all (nothing
+        could run) runs once more with the handle's made current; else the error, naming the handle's device where
+        the thread's context was another one."""
+        cdef cudnnHandle_t h = NULL
+        cdef cudnnBackendDescriptor_t p = NULL
+        plan_obj = self._plan_obj  # (for the error below, should the pack be closed meanwhile)
+        forget_threads(&hobj._cuda)
+        if context_state != CONTEXT_OTHER:
+            context_state = use_context(hobj._cuda.context)
+            if context_state == CONTEXT_MADE_CURRENT and what == CALL_EXECUTE:
+                self._resolve_call(hobj, plan, &h, &p)
+                st = self._run(what, hobj, h, p, graph)
+                if st == CUDNN_STATUS_SUCCESS:
+                    return 0
+        function = ("cudnnBackendExecute" if what == CALL_EXECUTE else "cudnnBackendPopulateCudaGraph"
+                    if what == CALL_POPULATE else "cudnnBackendUpdateCudaGraph")
+        if context_state >= CONTEXT_OTHER:  # the thread's context was not the handle's: say which device it is on
+            raise error_class(<int>st)(_status(st), function, _PLAN, None, last_error_string(),
+                                       context_hint(&hobj._cuda, context_state))
+        if what == CALL_EXECUTE:
+            raise_status(st, function, _PLAN)
+        _raise_graph_status(st, function, plan_obj)
         return 0
 
     def check_plan(self, plan):
@@ -870,14 +893,14 @@ cdef class VariantPack:
     @property
     def closed(self):
         """Whether the pack's descriptor has been destroyed (``close()``)."""
-        return self._ptr == NULL
+        return self._raw == NULL
 
     @property
     def ptr(self):
         """The finalized cudnnBackendDescriptor_t (re-made after rebinds: read it again after one)."""
-        if self._dirty and self._ptr != NULL:
+        if self._dirty and self._raw != NULL:
             self._rebuild()
-        return <intptr_t>self._ptr
+        return <intptr_t>self._raw
 
     @property
     def uids(self):
@@ -992,7 +1015,7 @@ cdef class VariantPack:
             return False
 
     def __repr__(self):
-        if self._ptr == NULL:
+        if self._raw == NULL:
             return "<cudnn_backend.VariantPack closed>"
         parts = []
         for i in range(self._n):

@@ -21,7 +21,10 @@ import numpy as np
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import AttributeType as AT
 from cudnn_backend._bindings.enums import DataType, DescriptorType
-from cudnn_backend.core._descriptor import Descriptor, Handle, as_int, check_available, user_sequence
+from cudnn_backend.core._coerce import as_int, user_sequence
+from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.core._handle import Handle
+from cudnn_backend.core._status import check_available
 from cudnn_backend.core.json_checks import check_plan_json
 from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS

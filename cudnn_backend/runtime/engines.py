@@ -33,7 +33,9 @@ from cudnn_backend._bindings.enums import (
     NumericalNote,
 )
 from cudnn_backend.core import device as _device
-from cudnn_backend.core._descriptor import Descriptor, as_int, check_available, clear_error, user_sequence
+from cudnn_backend.core._coerce import as_int, user_sequence
+from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.core._status import check_available, clear_error
 from cudnn_backend.core.plain import PlainData, earlier_name
 from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError, did_you_mean
 from cudnn_backend.runtime.profiles import as_deviceprop

@@ -32,7 +32,7 @@ must hold for the rule to deny:
 ``sm_start``       the GPU's SM version (major * 10 + minor: 86, 90, 100) at least this ...
 ``sm_end``         ... and below this (-1: no end)
 ``runtime_version_start`` / ``runtime_version_end``  the loaded cuDNN's version window (``91900``; -1: no end)
-``data_types``     every listed data type (``half``, ``bfloat16``, ``float``, ``int8``, ...) is one of the graph's
+``data_types``     every listed data type (any name: ``fp16``/``half``, ``bf16``, ``fp32``, ``int8``, ...) is one of the graph's
                    real (not virtual, not by-value) tensors'
 ``families``       every listed operation family (``conv``, ``matmul``, ``norm``, ...) has an operation in the graph
 ``graph_fingerprint``  the graph is this one (``typed.introspection.graph_fingerprint``)
@@ -62,14 +62,15 @@ import threading
 import weakref
 from dataclasses import dataclass, field
 
-from cudnn_backend._bindings.enums import AttributeName, DataType, KnobType, PointwiseMode
+from cudnn_backend._bindings.enums import AttributeName, KnobType, PointwiseMode
 from cudnn_backend.core._descriptor import Descriptor, Handle
 from cudnn_backend.core.families import FAMILIES, FAMILY_OF
+from cudnn_backend.core.names import DATA_TYPE_ALIASES, read_data_type
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.errors import CudnnBackendError, ErrataError, GraphError, did_you_mean
 from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.typed.introspection import graph_fingerprint, operations_of, tensor_slots
-from cudnn_backend.typed.tensors import DATA_TYPE_PREFIX, data_type_name, signature_of
+from cudnn_backend.typed.tensors import data_type_name, signature_of
 
 __all__ = [
     "ENV_VAR", "FORMAT_VERSION", "EXTENSION", "MAX_FILE_BYTES", "MAX_RULES", "MAX_DEPTH", "Errata", "Rule",
@@ -604,12 +605,9 @@ def _check_rule(ck: _Checker, i, rule) -> Rule | None:
 
 
 def _data_type_short(name) -> str | None:
-    text = name.strip()
-    if text.upper().startswith(DATA_TYPE_PREFIX):
-        text = text[len(DATA_TYPE_PREFIX):]
-    if DATA_TYPE_PREFIX + text.upper() in DataType.__members__:
-        return text.lower()
-    return None
+    """The one printed name of a data type a rule names by any of its names (``half``, ``fp16``, C names)."""
+    member = read_data_type(name)
+    return None if member is None else data_type_name(member)
 
 
 def _check_extension(ck: _Checker, ext, where, where_self) -> dict:
@@ -633,7 +631,7 @@ def _check_extension(ck: _Checker, ext, where, where_self) -> dict:
             for n in names:
                 s = _data_type_short(n)
                 if s is None:
-                    known = [m[len(DATA_TYPE_PREFIX):].lower() for m in DataType.__members__]
+                    known = list(DATA_TYPE_ALIASES)
                     ck.error(f"{where('data_types')}: {n!r} is no cuDNN data type{did_you_mean(n.lower(), known)}")
                 else:
                     shorts.append(s)

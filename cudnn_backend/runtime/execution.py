@@ -23,7 +23,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from cudnn_backend.core._descriptor import _stream_to_int
+from cudnn_backend.core._coerce import stream_address
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import CudaError, NativeCudaGraphNotSupportedError
 from cudnn_backend.runtime import memory
@@ -181,18 +181,57 @@ def _captured(handle, plan, pack, read):
         return read(g.graph)
 
 
-class _Graph:
+class _GraphParts:
+    """What a CUDA graph object owns, shared with its release (which must not refer to the object itself): the
+    graph (destroyed with it only when made here), its executable, a capture stream."""
+
+    __slots__ = ("rt", "graph", "exec", "owns_graph", "stream")
+
+    def __init__(self, rt, graph, owns_graph=True, stream=None):
+        self.rt, self.graph, self.exec, self.owns_graph, self.stream = rt, graph, None, owns_graph, stream
+
+
+def _destroy_graph_parts(parts):
+    """The executable, the graph (if made here), the capture stream: each destroyed, the first failure raised."""
+    rt, first = parts.rt, None
+    exec_, parts.exec = parts.exec, None
+    graph, parts.graph = parts.graph, None
+    stream, parts.stream = parts.stream, None
+    steps = [(rt.cudaGraphExecDestroy, exec_, "cudaGraphExecDestroy"),
+             (rt.cudaGraphDestroy, graph if parts.owns_graph else None, "cudaGraphDestroy"),
+             (rt.cudaStreamDestroy, stream, "cudaStreamDestroy")]
+    for destroy, what, name in steps:
+        if what is None:
+            continue
+        try:
+            memory.check(destroy(what), name)
+        except Exception as e:  # noqa: BLE001 - the others are destroyed all the same; the first is raised
+            first = first or e
+    if first is not None:
+        raise first
+
+
+class _Graph(memory.CudaResource):
     """A CUDA graph and its executable (cuda-bindings' runtime API): what cuDNN populated, or what stream capture
     recorded. ``launch(stream)`` replays it (default: the handle's stream); ``kernel_count()`` / ``kernels()`` /
-    ``node_types()`` read its nodes."""
+    ``node_types()`` read its nodes; ``close()`` destroys the executable, and the graph if this object made it."""
 
     handle = None
-    graph = None
-    _exec = None
-    _owns_graph = True
+    _parts = None
+
+    def _adopt(self, rt, graph, owns_graph=True, stream=None):
+        """Own ``graph`` (and ``stream``): destroyed on close() or collection."""
+        self._parts = _GraphParts(rt, graph, owns_graph, stream)
+        self._own(_destroy_graph_parts, self._parts, name=f"{type(self).__name__} (CUDA graph 0x{int(graph):x})")
+
+    @property
+    def graph(self):
+        """The CUDA graph (cudaGraph_t), None once closed."""
+        return None if self._parts is None else self._parts.graph
 
     @property
     def closed(self) -> bool:
+        """Whether the graph has been closed."""
         return self.graph is None
 
     def _need_open(self):
@@ -203,22 +242,24 @@ class _Graph:
         """(Re)create the executable graph from the graph."""
         self._need_open()
         self._destroy_exec()
-        self._exec = memory.check(self._rt.cudaGraphInstantiate(self.graph, 0), "cudaGraphInstantiate")
-        return self._exec
+        self._parts.exec = memory.check(self._parts.rt.cudaGraphInstantiate(self.graph, 0), "cudaGraphInstantiate")
+        return self._parts.exec
 
     @property
     def graph_exec(self):
-        return self._exec
+        """The executable graph (cudaGraphExec_t), None before instantiate() and once closed."""
+        return None if self._parts is None else self._parts.exec
 
     def launch(self, stream=None):
         """cudaGraphLaunch on ``stream`` (an int, a CUDA stream object; default: the handle's stream)."""
         self._need_open()
-        if self._exec is None:
+        if self._parts.exec is None:
             self.instantiate()
-        s = self.handle.stream if stream is None else _stream_to_int(stream)
-        memory.check(self._rt.cudaGraphLaunch(self._exec, s), "cudaGraphLaunch")
+        s = self.handle.stream if stream is None else stream_address(stream)
+        memory.check(self._parts.rt.cudaGraphLaunch(self._parts.exec, s), "cudaGraphLaunch")
 
     def node_types(self) -> Counter:
+        """How many nodes of each type the graph has (child graphs included)."""
         self._need_open()
         return graph_node_types(self.graph)
 
@@ -233,38 +274,9 @@ class _Graph:
         return graph_kernels(self.graph)
 
     def _destroy_exec(self):
-        e, self._exec = self._exec, None
+        e, self._parts.exec = self._parts.exec, None
         if e is not None:
-            memory.check(self._rt.cudaGraphExecDestroy(e), "cudaGraphExecDestroy")
-
-    def _release(self):
-        """What a subclass owns besides the graph (a capture stream)."""
-
-    def close(self):
-        """Destroy the executable, and the graph if this object created it; idempotent."""
-        if self.graph is None:
-            return
-        try:
-            self._destroy_exec()
-        finally:
-            g, self.graph = self.graph, None
-            try:
-                if self._owns_graph:
-                    memory.check(self._rt.cudaGraphDestroy(g), "cudaGraphDestroy")
-            finally:
-                self._release()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+            memory.check(self._parts.rt.cudaGraphExecDestroy(e), "cudaGraphExecDestroy")
 
     def __repr__(self):
         state = "closed" if self.graph is None else f"graph 0x{int(self.graph):x}"
@@ -282,9 +294,7 @@ class CapturedGraph(_Graph):
 
     def __init__(self, handle, record, *, instantiate=True):
         rt = memory.cudart()
-        self._rt = rt
         self.handle = handle
-        self._stream = None
         stream = memory.check(rt.cudaStreamCreateWithFlags(rt.cudaStreamNonBlocking), "cudaStreamCreateWithFlags")
         old = handle.stream
         graph = None
@@ -303,15 +313,9 @@ class CapturedGraph(_Graph):
             rt.cudaStreamDestroy(stream)
             raise
         handle.stream = old
-        self._stream = stream
-        self.graph = graph
+        self._adopt(rt, graph, stream=stream)
         if instantiate:
             self.instantiate()
-
-    def _release(self):
-        s, self._stream = self._stream, None
-        if s is not None:
-            memory.check(self._rt.cudaStreamDestroy(s), "cudaStreamDestroy")
 
 
 class CudaGraph(_Graph):
@@ -329,11 +333,7 @@ class CudaGraph(_Graph):
             if handle is None:
                 raise ValueError("no cuDNN handle: pass one (the plan was not built with one)")
         self.handle, self.plan, self.pack = handle, plan, pack
-        self._rt = rt
-        self._exec = None
-        self.graph = None
-        self._owns_graph = graph is None
-        self.graph = populate_cuda_graph(handle, plan, pack, graph)
+        self._adopt(rt, populate_cuda_graph(handle, plan, pack, graph), owns_graph=graph is None)
         if instantiate:
             self.instantiate()
 
@@ -342,7 +342,7 @@ class CudaGraph(_Graph):
         self._need_open()
         update_cuda_graph(self.handle, self.plan, pack, self.graph)
         self.pack = pack
-        if self._exec is not None:
-            result = self._rt.cudaGraphExecUpdate(self._exec, self.graph)
+        if self._parts.exec is not None:
+            result = self._parts.rt.cudaGraphExecUpdate(self._parts.exec, self.graph)
             if int(result[0]) != 0:
                 self.instantiate()

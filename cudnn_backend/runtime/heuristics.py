@@ -20,7 +20,9 @@ from dataclasses import dataclass, field, replace
 
 from cudnn_backend._bindings.enums import AttributeName, AttributeType, DescriptorType, HeurMode
 from cudnn_backend.core import device as _device
-from cudnn_backend.core._descriptor import Descriptor, as_int, clear_error
+from cudnn_backend.core._coerce import as_int
+from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.core._status import clear_error
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError, NoWorkingPlanError

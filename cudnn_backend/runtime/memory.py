@@ -4,6 +4,9 @@ fills and the L2 flush.
 * ``device()``: the calling thread's cuda.core ``Device`` (the runtime's current device, whose primary context
   cuDNN's handles use), made current; ``stream_of(s)``: a cuda.core ``Stream`` for a handle's stream (an int,
   0 the legacy default stream, or any stream object);
+* ``CudaResource``: the one close of the CUDA objects the package owns (device and host buffers, the L2 flusher,
+  CUDA graphs): ``close()`` releases at once and raises what fails; a collection releases through a
+  ``weakref.finalize`` and reports a failure as a ``RuntimeWarning`` naming the object;
 * ``DeviceBuffer``: device memory from the device's memory resource (cuda.core ``Buffer``), freed on
   ``close()`` or collection; it speaks ``__cuda_array_interface__`` (a 1-D ``uint8`` array);
   ``allocate_workspace`` makes one for a variant pack;
@@ -21,14 +24,17 @@ from __future__ import annotations
 
 import ctypes
 import math
+import sys
 import threading
 import warnings
+import weakref
 
 import numpy as np
 
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core import device as _device
-from cudnn_backend.core._descriptor import _stream_to_int
+from cudnn_backend.core._coerce import stream_address
+from cudnn_backend.core._context import context_changed
 from cudnn_backend.errors import CudaError, MissingDependencyError
 from cudnn_backend.typed import arrays as _arrays
 
@@ -146,6 +152,7 @@ def device():
     if dev is None or dev.device_id != ordinal:
         dev = cuda_core().Device(ordinal)
         dev.set_current()
+        context_changed()  # this thread's current context may be another one now: handles check theirs again
         _local.device = dev
     return dev
 
@@ -157,7 +164,7 @@ def stream_of(stream=None):
     if isinstance(stream, core.Stream):
         return stream
     device()
-    handle = _stream_to_int(stream)
+    handle = stream_address(stream)
     return core.LEGACY_DEFAULT_STREAM if handle == 0 else core.Stream.from_handle(handle)
 
 
@@ -167,13 +174,69 @@ def synchronize(stream=None):
     if stream is None:
         check(rt.cudaDeviceSynchronize(), "cudaDeviceSynchronize")
     else:
-        check(rt.cudaStreamSynchronize(_stream_to_int(stream)), "cudaStreamSynchronize")
+        check(rt.cudaStreamSynchronize(stream_address(stream)), "cudaStreamSynchronize")
+
+
+# ---------------------------------------------------------------------------------------------
+# the one close of a CUDA object
+# ---------------------------------------------------------------------------------------------
+def _release_at_collection(name, release, args):
+    """A CUDA object collected without close(): its release, with a failure reported as a RuntimeWarning naming it
+    (a finalizer raises nothing). Nothing at interpreter exit: the driver frees the process's memory then, and
+    its calls may no longer work."""
+    if sys.is_finalizing():
+        return
+    try:
+        release(*args)
+    except Exception as e:  # noqa: BLE001 - reported, not raised: no caller is left to raise it to
+        warnings.warn(f"{name}: releasing it at collection failed ({type(e).__name__}: {e}); close() it to get the "
+                      "error where it happens", RuntimeWarning, stacklevel=2)
+
+
+class CudaResource:
+    """The one close of the CUDA objects the package owns (device and host buffers, the L2 flusher, CUDA graphs).
+
+    A subclass registers how to release what it owns (``_own(release, *args, name=...)``: ``release(*args)``,
+    which must not refer to the object itself). ``close()`` (``_release_now``) runs it at once and raises what
+    fails; a collection runs it through a ``weakref.finalize`` and reports a failure as a ``RuntimeWarning`` naming
+    the object. Either way it runs at most once, whatever the threads; at interpreter exit it does not run.
+    """
+
+    __slots__ = ("_finalizer", "__weakref__")
+
+    def _own(self, release, *args, name: str):
+        finalizer = weakref.finalize(self, _release_at_collection, name, release, args)
+        finalizer.atexit = False
+        self._finalizer = finalizer
+
+    def _release_now(self):
+        """The release, now, if it has not run: what fails is raised."""
+        finalizer = getattr(self, "_finalizer", None)
+        info = finalizer.detach() if finalizer is not None else None
+        if info is not None:
+            _, _, (_, release, args), _ = info
+            release(*args)
+
+    def close(self):
+        """Release what the object owns now (idempotent); a failure is raised."""
+        self._release_now()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _free_device_memory(buf):
+    synchronize()  # work queued anywhere may still use the memory
+    buf.close()
 
 
 # ---------------------------------------------------------------------------------------------
 # device memory
 # ---------------------------------------------------------------------------------------------
-class DeviceBuffer:
+class DeviceBuffer(CudaResource):
     """``nbytes`` of device memory from the current device's memory resource (a cuda.core ``Buffer``); freed on
     ``close()`` or collection.
 
@@ -182,13 +245,14 @@ class DeviceBuffer:
     is waited for), and ``close()`` waits for the device before it gives the memory back.
     """
 
-    __slots__ = ("_buffer", "_ptr", "_nbytes", "_closed", "__weakref__")
+    __slots__ = ("_buffer", "_ptr", "_nbytes", "_closed")
 
     def __init__(self, nbytes: int):
         if isinstance(nbytes, bool) or not isinstance(nbytes, int):
             raise TypeError(f"nbytes: expected an int, not {type(nbytes).__name__}")
         if nbytes < 0:
             raise ValueError(f"nbytes: cannot allocate {nbytes} bytes")
+        self._finalizer = None
         self._buffer = None
         self._ptr = 0
         self._nbytes = nbytes
@@ -204,6 +268,7 @@ class DeviceBuffer:
             raise CudaError(f"allocate({nbytes})", getattr(e, "code", -1), type(e).__name__, str(e)) from e
         self._buffer = buf
         self._ptr = int(buf.handle)
+        self._own(_free_device_memory, buf, name=f"DeviceBuffer of {nbytes} bytes at 0x{self._ptr:x}")
 
     @property
     def ptr(self) -> int:
@@ -240,25 +305,10 @@ class DeviceBuffer:
 
     def close(self):
         """Wait for the device (work may still use the memory), then free it; idempotent."""
-        buf, self._buffer = self._buffer, None
+        self._buffer = None
         self._ptr = 0
         self._closed = True
-        if buf is not None:
-            synchronize()
-            buf.close()
-
-    def __del__(self):
-        try:
-            if getattr(self, "_buffer", None) is not None:
-                self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown, or a context already torn down
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        self._release_now()
 
     # -- convenience copies (synchronous) ----------------------------------------------------------
     def fill(self, byte: int = 0):
@@ -301,30 +351,37 @@ def allocate_workspace(nbytes: int) -> DeviceBuffer | None:
     return DeviceBuffer(nbytes)
 
 
-class HostBuffer:
+def _free_host_memory(ptr):
+    check(cudart().cudaFreeHost(ptr), "cudaFreeHost")
+
+
+class HostBuffer(CudaResource):
     """``nbytes`` of page-locked host memory (``cudaMallocHost``), for fast copies back; ``array`` is a uint8
     numpy view of it (valid until ``close()``)."""
 
+    __slots__ = ("nbytes", "_ptr", "array")
+
     def __init__(self, nbytes: int):
+        self._finalizer = None
         self.nbytes = int(nbytes)
         self._ptr = int(check(cudart().cudaMallocHost(max(self.nbytes, 1)), f"cudaMallocHost({self.nbytes})"))
+        self._own(_free_host_memory, self._ptr, name=f"HostBuffer of {self.nbytes} bytes at 0x{self._ptr:x}")
         self.array = np.ctypeslib.as_array((ctypes.c_uint8 * max(self.nbytes, 1)).from_address(self._ptr))[:self.nbytes]
 
     @property
     def ptr(self) -> int:
         return self._ptr
 
-    def close(self):
-        ptr, self._ptr = self._ptr, 0
-        self.array = None
-        if ptr:
-            check(cudart().cudaFreeHost(ptr), "cudaFreeHost")
+    @property
+    def closed(self) -> bool:
+        """Whether the memory has been freed."""
+        return self._ptr == 0
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
+    def close(self):
+        """Free the memory (idempotent); ``array`` is gone with it."""
+        self._ptr = 0
+        self.array = None
+        self._release_now()
 
 
 def _address(ptr) -> int:
@@ -337,7 +394,7 @@ def copy_to_device(dst, host, stream=0):
     host = np.ascontiguousarray(host)
     if host.nbytes:
         rt = cudart()
-        s = _stream_to_int(stream)
+        s = stream_address(stream)
         check(rt.cudaMemcpyAsync(_address(dst), host.ctypes.data, host.nbytes,
                                  rt.cudaMemcpyKind.cudaMemcpyHostToDevice, s), "cudaMemcpyAsync(HostToDevice)")
         check(rt.cudaStreamSynchronize(s), "cudaStreamSynchronize")
@@ -353,7 +410,7 @@ def copy_to_host(src, nbytes: int, out=None, stream=0) -> np.ndarray:
         raise ValueError(f"out: {out.nbytes} contiguous bytes cannot take {nbytes}")
     if nbytes:
         rt = cudart()
-        s = _stream_to_int(stream)
+        s = stream_address(stream)
         check(rt.cudaMemcpyAsync(out.ctypes.data, _address(src), nbytes, rt.cudaMemcpyKind.cudaMemcpyDeviceToHost, s),
               "cudaMemcpyAsync(DeviceToHost)")
         check(rt.cudaStreamSynchronize(s), "cudaStreamSynchronize")
@@ -365,13 +422,13 @@ def copy_device(dst, src, nbytes: int, stream=0):
     if nbytes:
         rt = cudart()
         check(rt.cudaMemcpyAsync(_address(dst), _address(src), int(nbytes), rt.cudaMemcpyKind.cudaMemcpyDeviceToDevice,
-                                 _stream_to_int(stream)), "cudaMemcpyAsync(DeviceToDevice)")
+                                 stream_address(stream)), "cudaMemcpyAsync(DeviceToDevice)")
 
 
 def fill_bytes(ptr, byte: int, nbytes: int, stream=0):
     """Queue a memset of ``nbytes`` bytes at ``ptr`` to ``byte`` on ``stream``."""
     if nbytes:
-        check(cudart().cudaMemsetAsync(_address(ptr), int(byte) & 0xFF, int(nbytes), _stream_to_int(stream)),
+        check(cudart().cudaMemsetAsync(_address(ptr), int(byte) & 0xFF, int(nbytes), stream_address(stream)),
               "cudaMemsetAsync")
 
 
@@ -401,14 +458,18 @@ class EventTimer:
         return float(self._end - self._start)
 
 
-class L2Flush:
+class L2Flush(CudaResource):
     """A device buffer twice the size of the L2 cache (at least 1 MiB); calling it overwrites the buffer on
-    ``stream``, which evicts what earlier work left in L2 (cold timing)."""
+    ``stream``, which evicts what earlier work left in L2 (cold timing). ``close()`` frees the buffer."""
+
+    __slots__ = ("buffer", "stream")
 
     def __init__(self, stream=None):
+        self._finalizer = None
         l2 = int(device().properties.l2_cache_size or (64 << 20))
         self.buffer = DeviceBuffer(max(2 * l2, 1 << 20))
-        self.stream = _stream_to_int(stream)
+        self.stream = stream_address(stream)
+        self._own(DeviceBuffer.close, self.buffer, name=f"L2Flush buffer of {self.buffer.nbytes} bytes")
 
     @property
     def nbytes(self) -> int:
@@ -417,8 +478,9 @@ class L2Flush:
     def __call__(self, value: int = 0):
         fill_bytes(self.buffer.ptr, value, self.buffer.nbytes, self.stream)
 
-    def close(self):
-        self.buffer.close()
+    @property
+    def closed(self) -> bool:
+        return self.buffer.closed
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,7 +27,10 @@ from enum import IntEnum
 
 from cudnn_backend._bindings import enums as _bindings_enums
 from cudnn_backend._bindings.enums import AttributeName, AttributeType, BehaviorNote, DescriptorType
-from cudnn_backend.core._descriptor import Descriptor, Handle, as_int, clear_error
+from cudnn_backend.core._coerce import as_int
+from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.core._handle import Handle
+from cudnn_backend.core._status import clear_error
 from cudnn_backend.core.json_checks import check_plan_json, document_release, plan_identity_members
 from cudnn_backend.core.plain import PlainData, earlier_name
 from cudnn_backend.core.versions import format_version, loaded_version

@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import DescriptorType
 from cudnn_backend.core import device as _device
-from cudnn_backend.core._descriptor import Descriptor, Handle
+from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages
 from cudnn_backend.core.json_checks import (TABLE_RELEASES, JsonCheckError, check_deviceprop_json, deviceprop_members,
                                             plan_identity_members, plan_identity_minimums, table_release)

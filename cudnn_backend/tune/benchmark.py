@@ -17,7 +17,8 @@ import time
 from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import AttributeName
-from cudnn_backend.core._descriptor import Handle, get_version
+from cudnn_backend.core._handle import Handle
+from cudnn_backend.core._library import get_version
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import CudnnBackendError

@@ -31,7 +31,8 @@ import time
 import warnings
 from dataclasses import asdict, dataclass
 
-from cudnn_backend.core._descriptor import Handle, get_version
+from cudnn_backend.core._handle import Handle
+from cudnn_backend.core._library import get_version
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import CudnnBackendError, PlanCacheError

@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from cudnn_backend.core._descriptor import Handle
+from cudnn_backend.core._handle import Handle
 from cudnn_backend.errors import CudaError, CudnnBackendError, MissingDependencyError
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime import memory

@@ -37,7 +37,8 @@ import itertools
 import time
 from dataclasses import dataclass, field
 
-from cudnn_backend.core._descriptor import Descriptor, attribute_io
+from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.core._tables import attribute_io
 from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version, loaded_version

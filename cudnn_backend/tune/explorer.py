@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from cudnn_backend._bindings.enums import AttributeName
 from cudnn_backend.core import device as _device
-from cudnn_backend.core._descriptor import Handle, get_version
+from cudnn_backend.core._handle import Handle
+from cudnn_backend.core._library import get_version
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import CudnnBackendError, MissingDependencyError, NoWorkingPlanError
 from cudnn_backend.runtime import engines as _engines

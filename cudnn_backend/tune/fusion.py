@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cudnn_backend.core._descriptor import Handle
+from cudnn_backend.core._handle import Handle
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import CudnnBackendError, NativeCudaGraphNotSupportedError
 from cudnn_backend.runtime import plans as _plans

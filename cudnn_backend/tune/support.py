@@ -60,7 +60,9 @@ from dataclasses import asdict, dataclass, field
 from cudnn_backend._bindings._loader import release_library
 from cudnn_backend._bindings.enums import BehaviorNote
 from cudnn_backend.core import device as _device
-from cudnn_backend.core._descriptor import Descriptor, Handle, as_int
+from cudnn_backend.core._coerce import as_int
+from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version, loaded_version

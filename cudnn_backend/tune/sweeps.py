@@ -39,7 +39,8 @@ import traceback
 from dataclasses import dataclass, field
 
 from cudnn_backend.core import device as _device
-from cudnn_backend.core._descriptor import Handle, as_int
+from cudnn_backend.core._coerce import as_int
+from cudnn_backend.core._handle import Handle
 from cudnn_backend.errors import MissingDependencyError, SweepError
 from cudnn_backend.patterns.presets import preset
 from cudnn_backend.runtime.engines import short_name

@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from cudnn_backend.core._descriptor import Handle
+from cudnn_backend.core._handle import Handle
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.runtime import memory
 from cudnn_backend.runtime.execution import CapturedGraph, execute

@@ -177,7 +177,7 @@ cdef class TypedDescriptor(Descriptor):
         v = self._value(attr)
         if v is not None:
             return _show(v, kind, enum_cls, single)
-        if not self._finalized or self._ptr == NULL:
+        if not self._finalized or self._raw == NULL:
             return None
         spec = _schema.ATTRIBUTES[AttributeName(attr)]
         if spec.get_unsupported or atype == CUDNN_TYPE_HANDLE:
@@ -259,7 +259,7 @@ cdef class TypedDescriptor(Descriptor):
         raise AttributeError(f"{cls.__name__} has no attribute {name!r}{hint}")
 
     def __repr__(self):
-        if self._ptr == NULL:
+        if self._raw == NULL:
             return f"<{type(self).__name__} closed>"
         state = "finalized" if self._finalized else "not finalized"
         parts = [f"{k}={_introspection.short(getattr(self, k))}" for k, a in type(self).KEYWORDS.items()

@@ -18,7 +18,8 @@ from cudnn_backend._bindings.enums import (
     PointwiseMode,
 )
 from cudnn_backend.core import schema as _schema
-from cudnn_backend.core._descriptor import Descriptor, attribute_io
+from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.core._tables import attribute_io
 from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.errors import GraphError
 from cudnn_backend.typed.tensors import describe_tensor_line, read_signature, signature_of

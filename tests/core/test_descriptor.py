@@ -378,10 +378,15 @@ def test_never_created_child_and_unknown_child_type_name_the_problem():
         g.get(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count=1, descriptor_type=999)
 
 
-def test_init_twice_is_refused():
+def test_init_twice_is_refused_with_the_packages_error():
     d = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
-    with pytest.raises(TypeError, match="already created"):
+    with pytest.raises(cb.CudnnUnsafeCallError, match="this CUDNN_BACKEND_TENSOR_DESCRIPTOR is made already"):
         d.__init__(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+    assert not d.closed and d.descriptor_type == CUDNN_BACKEND_TENSOR_DESCRIPTOR
+    d.close()
+    with pytest.raises(cb.CudnnUnsafeCallError, match="made already"):  # closed: never made again
+        d.__init__(CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
+    assert d.closed
 
 
 def test_validation_cache_never_admits_floats_or_bools():
@@ -439,3 +444,26 @@ def test_set_returns_the_descriptor_so_sets_chain():
     assert t.get(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4) == [1, 4, 2, 2]
     typed = cb.typed.Tensor(unique_id=2)
     assert typed.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 16) is typed
+
+
+# what core._descriptor held before it was split into one job per file (its stub then): still importable from it
+NAMES_BEFORE_THE_SPLIT = (
+    "ADDRESS_LIMIT", "AttributeName", "AttributeType", "CudnnBackendError", "CudnnBadParamError", "CudnnError",
+    "CudnnShutdownError", "CudnnUnsafeCallError", "CudnnVersionError", "DEBUG_HINT", "Descriptor", "DescriptorType",
+    "EXIT_WAIT_SECONDS", "Handle", "INT64_MAX", "INT64_MIN", "KIND_NAMES", "NoDeviceError", "PY_MAX_GET_DESCRIPTORS",
+    "PY_MAX_GET_ELEMENTS", "PY_MAX_SET_ELEMENTS", "Resource", "Status", "as_int", "attribute_io", "calls_in_flight",
+    "check_available", "choose_type", "clear_error", "format_version", "get_cudart_version", "get_error_string",
+    "get_execution_plan_workspace_size", "get_max_device_version", "get_property", "get_version",
+    "graph_version_check", "is_available", "is_same_topology", "last_error_string", "make_error", "parse_version",
+    "since_of", "unavailable_enumerants", "user_sequence",
+)
+
+
+def test_every_name_the_descriptor_module_had_is_still_there():
+    from cudnn_backend.core import _descriptor, _handle, _library, _resource, _status
+
+    missing = [n for n in NAMES_BEFORE_THE_SPLIT if not hasattr(_descriptor, n)]
+    assert not missing, missing
+    assert _descriptor.Handle is _handle.Handle and _descriptor.Resource is _resource.Resource is cb.core._resource.Resource
+    assert _descriptor.get_version is _library.get_version and _descriptor.check_available is _status.check_available
+    assert _descriptor.Descriptor is cb.Descriptor and issubclass(cb.Descriptor, _resource.Resource)

@@ -54,10 +54,10 @@ def test_shutdown_refusal_is_a_cudnn_error_naming_the_exit():
     out = run_python("""
         import atexit, pickle
         import cudnn_backend as cb
-        from cudnn_backend.core import _descriptor
+        from cudnn_backend.core import _gate
         from cudnn_backend.typed import Tensor
 
-        _descriptor._wait_at_exit(0)  # what the exit hook does first: shut the call gate
+        _gate._wait_at_exit(0)  # what the exit hook does first: shut the call gate
         try:
             Tensor(unique_id=1, data_type=cb.CUDNN_DATA_FLOAT, dimensions=[1, 8], strides=[8, 1],
                    byte_alignment=16).finalize()

@@ -1,4 +1,4 @@
-"""One lifetime for every cuDNN object (``core._descriptor.Resource``): handles, descriptors, variant packs.
+"""One lifetime for every cuDNN object (``core._resource.Resource``): handles, descriptors, variant packs.
 
 A call that releases the GIL holds what cuDNN reads (the call gate counts it on each object); ``close()`` of an
 object in use is done by the last call to return, and what it kept stays alive until then.
@@ -14,7 +14,7 @@ import weakref
 import pytest
 
 import cudnn_backend as cb
-from cudnn_backend.core import _descriptor, calls_in_flight
+from cudnn_backend.core import _gate, _resource, calls_in_flight
 from cudnn_backend.graph import Graph
 from cudnn_backend.runtime._packing import tensor_specs
 from cudnn_backend.runtime.execution import VariantPack, execute, populate_cuda_graph, update_cuda_graph
@@ -22,7 +22,7 @@ from cudnn_backend.typed import DeviceProp, Engine, ExecutionPlan
 
 from tests.helpers.offline import h200, offline_plan
 
-in_flight = _descriptor._in_flight
+in_flight = _resource._in_flight
 
 
 class Inside:
@@ -129,8 +129,8 @@ def test_a_descriptor_in_use_refuses_set_and_finalize(inside_cudnn):
 
 
 def test_descriptors_handles_and_packs_share_one_lifetime():
-    assert issubclass(cb.Descriptor, _descriptor.Resource) and issubclass(cb.Handle, _descriptor.Resource)
-    assert issubclass(VariantPack, _descriptor.Resource) and issubclass(ExecutionPlan, _descriptor.Resource)
+    assert issubclass(cb.Descriptor, _resource.Resource) and issubclass(cb.Handle, _resource.Resource)
+    assert issubclass(VariantPack, _resource.Resource) and issubclass(ExecutionPlan, _resource.Resource)
     d = cb.Descriptor(cb.CUDNN_BACKEND_TENSOR_DESCRIPTOR)
     assert weakref.ref(d)() is d and in_flight(d) == 0
     with pytest.raises(TypeError):
@@ -156,9 +156,9 @@ def test_calls_refused_before_cuDNN_leave_no_count_behind():
 def test_the_gate_measuring_helper_counts_and_refuses_like_a_call():
     """``_call_gate`` (benchmarks/percall_gate.py measures the gate with it) is enter_call/leave_call themselves."""
     a, b, c = (cb.Descriptor(cb.DescriptorType.CUDNN_BACKEND_TENSOR_DESCRIPTOR) for _ in range(3))
-    assert _descriptor._call_gate(a, b, c, 1000) == 1000
-    assert [_descriptor._in_flight(x) for x in (a, b, c)] == [0, 0, 0] and _descriptor.calls_in_flight() == 0
+    assert _gate._call_gate(a, b, c, 1000) == 1000
+    assert [in_flight(x) for x in (a, b, c)] == [0, 0, 0] and calls_in_flight() == 0
     c.close()
     with pytest.raises(ValueError, match="closed"):
-        _descriptor._call_gate(a, b, c, 1)
-    assert [_descriptor._in_flight(x) for x in (a, b)] == [0, 0] and _descriptor.calls_in_flight() == 0
+        _gate._call_gate(a, b, c, 1)
+    assert [in_flight(x) for x in (a, b)] == [0, 0] and calls_in_flight() == 0

@@ -167,16 +167,16 @@ def real_documents():
 
 def bypass_package_guard():
     """--no-check: turn off the package's own JSON guards so cuDNN sees the mutants raw (an expert's tool: expect
-    crashes). ``Descriptor.set`` reads its checkers from ``core._descriptor._JSON_ATTRIBUTES`` when it builds its
+    crashes). ``Descriptor.set`` reads its checkers from ``core._tables._JSON_ATTRIBUTES`` when it builds its
     tables (first descriptor of the process), so this must run before any descriptor is made."""
-    from cudnn_backend.core import _descriptor
+    from cudnn_backend.core import _tables
     from cudnn_backend.runtime import _packing, plans, profiles
 
     def unchecked(text, canonical=False, release=None):
         return bytes(text).decode("utf-8", "replace") if isinstance(text, (bytes, bytearray, memoryview)) else text
 
-    for attribute in list(_descriptor._JSON_ATTRIBUTES):
-        _descriptor._JSON_ATTRIBUTES[attribute] = unchecked
+    for attribute in list(_tables._JSON_ATTRIBUTES):
+        _tables._JSON_ATTRIBUTES[attribute] = unchecked
     plans.check_plan_json = _packing.check_plan_json = unchecked
     profiles.check_deviceprop_json = unchecked
 

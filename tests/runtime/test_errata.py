@@ -106,7 +106,7 @@ def test_plan_tags_are_cudnn_frontends():
     og = conv_bias_relu_graph().build()
     traits = E.traits_of(og)
     assert traits.tag == "ConvFwd_ADD_RELU_FWD_" and traits.operation == "ConvFwd_ADD_RELU_FWD"
-    assert traits.families == ("conv", "pointwise") and traits.data_types == ("half",)
+    assert traits.families == ("conv", "pointwise") and traits.data_types == ("fp16",)
     assert traits.fingerprint == cb.typed.introspection.graph_fingerprint(og)
     for c in get_configs(og, "A", h200())[:8]:
         tag = E.plan_tag(traits.tag, c.engine_index, c.knobs)
@@ -340,7 +340,7 @@ def test_new_rules_are_recorded_merged_and_read_by_both_readers(tmp_path, cbr):
     r = errata.rules[0]
     assert [e["graph"] for e in r.data["cudnn_backend"]["evidence"]] == ["cbr", "again"]
     assert r.sm_start == 90 and r.sm_end == 91 and r.runtime_start == LOADED and r.runtime_end == LOADED + 1
-    assert r.data_types == ("half",) and r.families == ("conv", "pointwise") and r.exact_knobs
+    assert r.data_types == ("fp16",) and r.families == ("conv", "pointwise") and r.exact_knobs
     assert r.reason == "wrong result: relative error 1.0e+00" and "explore --errata-out" in r.found_by
     assert E.deny(config, errata) is r
     others = get_configs(og, "A", h200(), errata=False)[1:]

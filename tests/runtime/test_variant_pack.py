@@ -11,6 +11,7 @@ import ctypes
 import enum
 import gc
 import itertools
+import pathlib
 import struct
 import tracemalloc
 import weakref
@@ -31,6 +32,7 @@ from cudnn_backend.typed import DeviceProp, EngineHeuristics, ExecutionPlan
 
 from tests.helpers import dlpack
 from tests.helpers import generic_graphs as gg
+from tests.helpers.races import close_race
 
 A16 = 0x10000  # fake device addresses, 64 KiB apart and 16-byte aligned
 ADDR = [A16 * (i + 1) for i in range(16)]
@@ -874,7 +876,13 @@ class FakeRuntime:
     def __init__(self):
         self.graphs, self.node_info, self.execs, self.destroyed, self.launched = {}, {}, {}, [], []
         self.update_error = 0
+        self.fail = {}  # function name -> the error it answers (the first call only)
+        self.host = {}  # address -> the ctypes buffer behind a cudaMallocHost
         self._next = itertools.count(0x1000, 0x10)
+
+    def _answer(self, name, *values):
+        err = self.fail.pop(name, 0)
+        return (err, *values)
 
     def add_graph(self, *nodes):
         """nodes: node type names, or ('graph', child_graph_id)."""
@@ -918,11 +926,20 @@ class FakeRuntime:
 
     def cudaGraphExecDestroy(self, graph_exec):
         self.destroyed.append(("exec", graph_exec))
-        return (0,)
+        return self._answer("cudaGraphExecDestroy")
 
     def cudaGraphDestroy(self, graph):
         self.destroyed.append(("graph", int(graph)))
-        return (0,)
+        return self._answer("cudaGraphDestroy")
+
+    def cudaMallocHost(self, nbytes):
+        buf = ctypes.create_string_buffer(nbytes)
+        self.host[ctypes.addressof(buf)] = buf
+        return (0, ctypes.addressof(buf))
+
+    def cudaFreeHost(self, ptr):
+        self.destroyed.append(("host", ptr))
+        return self._answer("cudaFreeHost")
 
     cudaStreamNonBlocking = 1
 
@@ -946,7 +963,7 @@ class FakeRuntime:
 
     def cudaStreamDestroy(self, stream):
         self.destroyed.append(("stream", stream))
-        return (0,)
+        return self._answer("cudaStreamDestroy")
 
     def cudaGetErrorName(self, err):
         return (0, b"cudaErrorFake")
@@ -1058,3 +1075,90 @@ def test_captured_graph_records_on_its_own_stream_and_restores_the_handles(fake_
         ex.CapturedGraph(h, fail)
     assert h.stream == 0x5000 and fake_rt.capturing is None
     assert fake_rt.destroyed[-1] == ("stream", fake_rt.streams[-1]) and fake_rt.destroyed[-2][0] == "graph"
+
+
+def test_misuse_of_a_pack_raises_the_packages_error(cbr):
+    """__init__ on a made pack (it would leak its descriptor and arrays), and any use of a closed one, are refused
+    with CudnnUnsafeCallError (a ValueError), naming the pack."""
+    pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+    uids = pack.uids
+    with pytest.raises(cb.CudnnUnsafeCallError, match="this VariantPack is made already: __init__ cannot make it again"):
+        pack.__init__(cbr.plan, cbr.buffers(), workspace=0)
+    assert pack.uids == uids and not pack.closed  # untouched
+    pack.close()
+    for use in (lambda: pack.rebind_pointers(pack.data_pointers), lambda: pack.check_plan(cbr.plan),
+                lambda: pack.execute(None, cbr.plan)):
+        with pytest.raises(cb.CudnnUnsafeCallError, match="this VariantPack is closed"):
+            use()
+    with pytest.raises(cb.CudnnUnsafeCallError, match="made already"):  # closed: never made again
+        pack.__init__(cbr.plan, cbr.buffers(), workspace=0)
+
+
+class _Handle:
+    stream = 0x5000
+
+
+def test_cuda_objects_close_through_one_mechanism_and_no_del():
+    """Device and host buffers, the L2 flusher and CUDA graphs close through memory.CudaResource (a weakref.finalize
+    behind close()); no class of the package swallows its failures in a __del__."""
+    for cls in (memory.DeviceBuffer, memory.HostBuffer, memory.L2Flush, ex.CudaGraph, ex.CapturedGraph):
+        assert issubclass(cls, memory.CudaResource), cls
+    sources = [p for p in (pathlib.Path(cb.__file__).parent).rglob("*.py")]
+    assert [str(p) for p in sources if "def __del__" in p.read_text()] == []
+
+
+def test_a_cuda_graph_collected_unclosed_is_destroyed_once(fake_rt):
+    g = ex.CapturedGraph(_Handle(), lambda: None)
+    graph, exec_, stream = g.graph, g.graph_exec, fake_rt.streams[-1]
+    del g
+    gc.collect()
+    assert fake_rt.destroyed == [("exec", exec_), ("graph", graph), ("stream", stream)]
+
+
+def test_a_failing_destroy_is_raised_by_close_the_rest_destroyed_all_the_same(fake_rt):
+    g = ex.CapturedGraph(_Handle(), lambda: None)
+    graph, exec_, stream = g.graph, g.graph_exec, fake_rt.streams[-1]
+    fake_rt.fail["cudaGraphDestroy"] = 700
+    with pytest.raises(memory.CudaError, match="cudaGraphDestroy failed with cudaErrorFake"):
+        g.close()
+    assert fake_rt.destroyed == [("exec", exec_), ("graph", graph), ("stream", stream)]
+    assert g.closed
+    g.close()  # once: nothing is destroyed twice
+    assert len(fake_rt.destroyed) == 3
+
+
+def test_a_failing_destroy_at_collection_is_a_warning_naming_the_object(fake_rt):
+    g = ex.CapturedGraph(_Handle(), lambda: None)
+    graph = g.graph
+    fake_rt.fail["cudaStreamDestroy"] = 700
+    with pytest.warns(RuntimeWarning, match=rf"CapturedGraph \(CUDA graph 0x{graph:x}\): releasing it at collection "
+                                            r"failed \(CudaError: cudaStreamDestroy failed with cudaErrorFake"):
+        del g
+        gc.collect()
+    assert [kind for kind, _ in fake_rt.destroyed] == ["exec", "graph", "stream"]
+
+
+def test_host_buffers_close_once_and_report_a_failure_at_collection(fake_rt):
+    buf = memory.HostBuffer(64)
+    ptr = buf.ptr
+    buf.array[:] = 7
+    assert fake_rt.host[ptr].raw == b"\x07" * 64 and not buf.closed
+    buf.close()
+    buf.close()
+    assert buf.closed and buf.array is None and fake_rt.destroyed == [("host", ptr)]
+    other = memory.HostBuffer(32)
+    ptr = other.ptr
+    fake_rt.fail["cudaFreeHost"] = 700
+    with pytest.warns(RuntimeWarning, match=rf"HostBuffer of 32 bytes at 0x{ptr:x}: releasing it at collection failed "
+                                            r"\(CudaError: cudaFreeHost failed"):
+        del other
+        gc.collect()
+    assert fake_rt.destroyed[-1] == ("host", ptr)
+
+
+def test_threads_racing_to_close_a_cuda_graph_destroy_it_once(fake_rt):
+    for _ in range(50):
+        g = ex.CapturedGraph(_Handle(), lambda: None)
+        before = len(fake_rt.destroyed)
+        assert close_race(g.close, closers=4) == []
+        assert len(fake_rt.destroyed) - before == 3 and g.closed

@@ -178,7 +178,7 @@ def test_a_planted_wrong_config_is_recorded_and_tune_in_a_new_process_honours_it
     (rule,) = errata.rules
     assert rule.engine == config.engine_index and rule.knobs == tuple(E.knob_strings(config.knobs))
     assert rule.reason.startswith("wrong result") and rule.sm_start == 90 and rule.runtime_start == LOADED
-    assert rule.data_types == ("half",) and rule.families == ("conv", "pointwise")
+    assert rule.data_types == ("fp16",) and rule.families == ("conv", "pointwise")
     assert rule.data["cudnn_backend"]["evidence"][0]["status"] == "wrong result"
     assert not list(tmp_path.glob("found.json.inflight.*"))  # the in-flight record is gone
     report = tmp_path / "tune.json"

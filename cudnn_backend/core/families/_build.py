@@ -1,10 +1,9 @@
 """What the operation families build with: Python values read as sizes, dims, strides and layouts (ints only: no
 float, bool or string is ever taken as an int; every size >= 1), data types and enum choices by member, C name,
 short name or value, by-value scalars checked against their type, and the version gate. The ``Graph`` builder's
-core (``graph._core``) and the families' ``Graph`` methods read the user's values through here.
-
-``core._descriptor`` imports the families (its finalize checks), so its functions are read through the module at
-call time (``_descriptor.as_int``), not bound at import.
+core (``graph._core``) and the families' ``Graph`` methods read the user's values through here, and through
+``core._coerce`` (``as_int``, ``user_sequence``) and ``core._status`` (the version gate) below it, which import no
+family.
 """
 from __future__ import annotations
 
@@ -12,7 +11,8 @@ import enum
 import numbers
 
 from cudnn_backend._bindings.enums import DataType
-from cudnn_backend.core import _descriptor
+from cudnn_backend.core._coerce import as_int, user_sequence
+from cudnn_backend.core._status import check_available
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, DATA_TYPE_PREFIX
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 
@@ -24,9 +24,6 @@ MAX_RANK = 8  # CUDNN_DIM_MAX
 MAX_SIZE = (1 << 63) - 1  # sizes and strides are int64 in cuDNN
 
 
-def as_int(value, what, minimum=None, maximum=None):
-    """``core.as_int``: an exact int (floats, strings, bools refused with a TypeError naming ``what``), in bounds."""
-    return _descriptor.as_int(value, what, minimum, maximum)
 
 
 def as_data_type(value, what="data_type") -> DataType:
@@ -63,7 +60,7 @@ def require(name, what: str):
     """The version gate (``core.check_available``) for an operation family: CudnnVersionError "NAME (what) needs
     cuDNN >= X.Y (loaded: A.B)" unless the loaded cuDNN has ``name`` (or every name of a tuple), raised before the
     method makes any tensor or descriptor."""
-    _descriptor.check_available(name, what)
+    check_available(name, what)
 
 
 _INT_RANGES = {DataType.CUDNN_DATA_INT8: (-(1 << 7), (1 << 7) - 1), DataType.CUDNN_DATA_UINT8: (0, (1 << 8) - 1),
@@ -133,7 +130,7 @@ def _sequence(values, what):
         raise TypeError(f"{what}: len() failed ({type(e).__name__}: {e})") from None
     if n is not None and (not isinstance(n, int) or n > MAX_RANK * 8):
         raise ValueError(f"{what}: {n} entries; cuDNN tensors have at most {MAX_RANK} dims")
-    return _descriptor.user_sequence(values, what, MAX_RANK * 8)
+    return user_sequence(values, what, MAX_RANK * 8)
 
 
 def as_list(values, what) -> list:

@@ -166,6 +166,9 @@ driver = memory.cudriver()
 out = {"handle_context": handle.context}
 
 def run():
+    if EXECUTE_FIRST:  # the handle's context made current here and this thread remembered: the next call is not checked
+        execute(handle, plan, pack)
+        driver.cuCtxSynchronize()
     err, dev = driver.cuDeviceGet(0)
     try:
         err, ctx = driver.cuCtxCreate(None, 0, dev)  # cuda-bindings 13
@@ -191,12 +194,15 @@ print(json.dumps(out))
 """
 
 
-def test_another_current_context_is_left_alone_and_named(tmp_path):
+@pytest.mark.parametrize("execute_first", [False, True], ids=["fresh-thread", "after-an-execute"])
+def test_another_current_context_is_left_alone_and_named(tmp_path, execute_first):
     """A thread with its own context (not the handle's) keeps it through the call; where cuDNN fails there, its
     error says which context and device the handle belongs to. In a child process: the second context is made and
-    destroyed there."""
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(OTHER_CONTEXT)], capture_output=True, text=True,
-                         timeout=600, cwd=os.getcwd())
+    destroyed there. ``after-an-execute``: the thread ran the handle once before making its own context current, so
+    execute (which checks the context once per handle and thread) goes to cuDNN unchecked; a failure is checked
+    then, and named all the same."""
+    script = f"EXECUTE_FIRST = {execute_first}\n" + textwrap.dedent(OTHER_CONTEXT)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=os.getcwd())
     assert out.returncode == 0, f"the child process failed ({out.returncode}):\n{out.stderr[-4000:]}"
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["handle_context"] != 0 and got["theirs"] != got["handle_context"]
@@ -207,6 +213,40 @@ def test_another_current_context_is_left_alone_and_named(tmp_path):
         assert f"this thread's current context is 0x{got['theirs']:x} (device 0)" in message, message
     else:
         assert got["outcome"].startswith("ran"), got
+
+
+def _set_current(driver, context):
+    try:
+        err, = driver.cuCtxSetCurrent(driver.CUcontext(context))
+    except TypeError:  # a cuda-bindings that takes the address itself
+        err, = driver.cuCtxSetCurrent(context)
+    assert int(err) == 0, err
+
+
+def test_a_thread_whose_own_code_clears_its_context_after_an_execute(cbr):
+    """execute checks the handle's context once per handle and thread; where the thread's own code then leaves no
+    context current (cuCtxSetCurrent(NULL)), the next execute runs all the same (cuDNN's runtime makes the device's
+    context current, or the call fails, is checked again and runs once more with the handle's made current), with
+    correct results."""
+    kit, case, plan, bufs = cbr
+    y2 = kit.alloc(case.y, "nan")
+    pack1, pack2 = VariantPack(plan, bufs), VariantPack(plan, {**bufs, case.y: y2})
+    kit.poison_(bufs[case.y])
+    driver = memory.cudriver()
+
+    def run():
+        execute(kit.handle, plan, pack1)
+        driver.cuCtxSynchronize()
+        _set_current(driver, 0)
+        cleared = current_context()
+        execute(kit.handle, plan, pack2)
+        return cleared
+
+    cleared, _, after = in_a_fresh_thread(run)
+    assert cleared == 0, "the thread's context was cleared before the second execute"
+    assert after == kit.handle.context
+    check(kit, case, bufs, "the thread's first execute")
+    check(kit, case, {**bufs, case.y: y2}, "the execute after the thread cleared its context")
 
 
 def test_results_do_not_depend_on_the_thread(cbr):

@@ -10,7 +10,7 @@ import time
 import pytest
 
 import cudnn_backend as cb
-from cudnn_backend.core._descriptor import _in_flight as in_flight
+from cudnn_backend.core._resource import _in_flight as in_flight
 from cudnn_backend.runtime import memory
 from cudnn_backend.runtime.execution import VariantPack, execute, populate_cuda_graph, update_cuda_graph
 
