@@ -236,7 +236,7 @@ for stage in "$@"; do
       ;;
     offline-live)
       log "issue 29: the default catalogue live and offline (bundled, captured, plans all): verdicts, configs per mode, engines, first configs"
-      python3 benchmarks/offline_vs_live.py --out "$OUT" ${OFFLINE_LIVE_ARGS:-} 2>&1 | tee "$OUT/offline_vs_live.txt"
+      python3 benchmarks/offline_vs_live.py --out "$ROUT" ${OFFLINE_LIVE_ARGS:-} 2>&1 | tee "$ROUT/offline_vs_live.txt"
       ;;
     profile)
       log "device profile capture"
