@@ -269,6 +269,7 @@ cdef class GraphCore:
     cdef public str name
     cdef list _slots                   # per operation: [(keyword, tensor, signature, is output), ...]
     cdef tuple _build_options          # (mode, override_shapes) the graph was built with
+    cdef object _build_handle          # the Handle op_graph was finalized with (None: without one)
     cdef object __weakref__
 
     def __init__(self, name="graph", io_data_type=DataType.CUDNN_DATA_HALF, intermediate_data_type=_F32,
@@ -641,12 +642,16 @@ cdef class GraphCore:
         """Check and finalize the operation graph. On a GPU give it the ``handle`` plans will run with: a graph
         finalized without one gives plans that fail at execute with NOT_SUPPORTED_ARCH_MISMATCH.
 
+        A graph built before without a handle (offline) or with another is finalized again with this ``handle``
+        (``op_graph`` is then that one), so that a graph explored offline runs on the GPU as it is.
+
         ``mode`` (cuDNN >= 9.23): CUDNN_ATTR_OPERATIONGRAPH_MODE, an OperationGraphMode or its name ("auto",
         "conv_forward", "blas_matmul", ...); cuDNN detects it when left out (AUTO), and a wrong one makes engines
         refuse the graph. ``override_shapes=True`` (cuDNN >= 9.23): CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_
         ENABLED, so that one plan runs other shapes, given per variant pack (``VariantPack(..., overrides=)``),
         with the workspace queried per pack (cudnnGetExecutionPlanWorkspaceSize). Both are checked against the
-        loaded cuDNN before any descriptor is made. A built graph is returned as it is (the same options only)."""
+        loaded cuDNN before any descriptor is made. A built graph is returned as it is (the same options and handle
+        only)."""
         cdef Descriptor g
         if handle is not None and not isinstance(handle, Handle):
             raise TypeError(f"handle: expected a cudnn_backend.Handle, not {type(handle).__name__}")
@@ -664,8 +669,11 @@ cdef class GraphCore:
             if options != self._build_options:
                 raise GraphError(f"the graph is already built with mode={self._build_options[0]!r}, override_shapes="
                                  f"{self._build_options[1]}: build a new Graph for other options")
-            return self.op_graph
-        if check:
+            if handle is None or handle is self._build_handle:
+                return self.op_graph
+            # built offline (or for another handle) before: plans for this handle need a graph finalized with it
+            # (else cuDNN refuses them at execute with ARCH_MISMATCH); the same operations, finalized again
+        elif check:
             _check(self.operations, self._slots)
         g = _new(OperationGraph, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
         g._set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, self.operations)
@@ -678,6 +686,7 @@ cdef class GraphCore:
         g._finalize(True)
         self.op_graph = g
         self._build_options = options
+        self._build_handle = handle
         return g
 
     @property

@@ -50,6 +50,22 @@ N, C, H, W = 2, 8, 4, 6
 K = 8  # the conv's output channels
 SCALE = 2.0
 TOL = {"pointwise": 1e-6, "conv": 5e-3}  # x * 2 is exact in fp32; the conv may run tf32 for fp32 inputs
+
+# Cells whose plan built and ran but gave outputs the fp64 reference refuses, measured on an H200 (2026-11-28,
+# benchmarks/results/2026-11-28-h200/run2: every library alike, so not how an array is read): (dtype, layout) ->
+# (the releases, as a test of the loaded version, and what was seen). Such a cell is an expected failure while it
+# stays wrong, and fails the moment it comes out right (then it leaves this table). The cause is not isolated yet:
+# cuDNN's engine, or what this graph asks of it.
+KNOWN_WRONG = {
+    ("bool", "nhwc"): (lambda v: True, "x * s with a BOOLEAN x (engine 1): relative error ~1.0 on 9.19.0 and 9.28.1"),
+    ("int8", "nchw"): (lambda v: True, "INT8 conv, INT32 compute, FLOAT output (engine 71): relative error 0.13-0.16"),
+    ("float8_e4m3fn", "nchw"): (lambda v: True, "FP8 conv, FLOAT output (engine 7): relative error 1.3-1.5"),
+    ("float8_e5m2", "nchw"): (lambda v: True, "FP8 conv, FLOAT output (engine 7): relative error 1.3-1.5"),
+    **{(dtype, "strided"): (lambda v: v >= 92800, "x * s over gapped strides (engine 1, which 9.19.0 does not "
+                            "offer for them: no engine there): relative error 0.85-1.27 on 9.28.1 for every type")
+       for dtype in ("float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "int8", "uint8", "int32",
+                     "bool")},
+}
 # the dtypes each library has natively: their cells must run; others may be refused (one line, naming both)
 NATIVE = {"torch": set(DTYPES), "jax": set(DTYPES), "cuda.core": set(DTYPES),
           "cupy": {"float32", "float16", "int8", "uint8", "int32", "int64", "bool"},
@@ -457,4 +473,9 @@ def test_array_matrix(gpu_handle, results_file, lib_name, dtype, layout, stream)
     ok = err <= TOL[c.kind]
     finish("ran" if ok else "wrong", f"relative error {err:.2e} against the fp64 reference", entry=entry,
            engine=c.plan.engine_index, error=err)
+    known = KNOWN_WRONG.get((dtype, layout))
+    if known is not None and known[0](cb.get_version()):
+        assert not ok, f"{lib_name} {dtype} {layout} {stream} is right now (relative error {err:.2e}): take it out " \
+                       f"of KNOWN_WRONG ({known[1]})"
+        pytest.xfail(f"wrong results measured before: {known[1]} (here: {err:.2e})")
     assert ok, f"{lib_name} {dtype} {layout} {stream}: relative error {err:.2e} > {TOL[c.kind]:.0e}"

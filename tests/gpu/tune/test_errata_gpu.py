@@ -53,7 +53,7 @@ def test_a_wrong_config_found_on_the_gpu_is_denied_by_tune_in_a_new_process(tmp_
     assert rule.engine == wrong[0].engine_index and rule.reason.startswith("wrong result")
     assert rule.sm_start == target["sm"] and rule.sm_end == target["sm"] + 1
     assert rule.runtime_start == cb.get_version() == rule.version_start
-    assert rule.data_types == ("half",) and rule.families == ("conv",)
+    assert rule.data_types == ("fp16",) and rule.families == ("conv",)
     evidence = rule.data["cudnn_backend"]["evidence"][0]
     assert evidence["status"] == "wrong result" and evidence["checked_by"] == ex.check
     print(json.dumps(errata.to_dict(), indent=1))  # the rule as written, for the run's log
