@@ -27,11 +27,12 @@ import argparse
 import json
 import os
 import pathlib
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
+
+from graph_build_instructions import _total  # noqa: E402 - the sibling script's callgrind reader
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -143,12 +144,6 @@ def _child(case, n, shim):
         ctl.cg_stop()
 
 
-def _total(out_file) -> int:
-    text = pathlib.Path(out_file).read_text(errors="replace")
-    m = re.search(r"^summary:\s*(\d+)", text, re.M) or re.search(r"^totals:\s*(\d+)", text, re.M)
-    if not m:
-        raise RuntimeError(f"no totals in {out_file}")
-    return int(m.group(1))
 
 
 def _real_cudnn() -> str:

@@ -567,15 +567,6 @@ cdef class Descriptor(_Resource):
     def finalized(self):
         return self._finalized
 
-    @property
-    def closed(self):
-        return self._raw == NULL
-
-    @property
-    def ptr(self):
-        """The raw cudnnBackendDescriptor_t as an int (for interop)."""
-        return <intptr_t>self._raw
-
     cdef list _items(self):
         """[(attribute value, value as set)] of the attributes set, in schema order."""
         cdef Py_ssize_t i

@@ -68,15 +68,6 @@ cdef class Handle(Resource):
         self._close()
 
     @property
-    def closed(self):
-        return self._raw == NULL
-
-    @property
-    def ptr(self):
-        """The raw cudnnHandle_t as an int."""
-        return <intptr_t>self._raw
-
-    @property
     def context(self):
         """The CUDA context (CUcontext as an int) current when the handle was made, 0 without a GPU. Calls that
         launch work make it current in a thread that has no current context."""

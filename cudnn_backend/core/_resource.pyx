@@ -13,6 +13,8 @@ the one close; each kind supplies only its destroy call and what it holds for cu
 import sys
 import warnings
 
+from libc.stdint cimport intptr_t
+
 from cudnn_backend._bindings.cycudnn cimport *
 
 from cudnn_backend.core._status cimport raise_status
@@ -38,6 +40,16 @@ cdef class Resource:
     """
 
     # (no __cinit__: the fields start zeroed, NULL and None)
+
+    @property
+    def closed(self):
+        """Whether the cuDNN object is gone (``close()``) or was never made."""
+        return self._raw == NULL
+
+    @property
+    def ptr(self):
+        """The raw cuDNN object (cudnnHandle_t, cudnnBackendDescriptor_t) as an int, for interop."""
+        return <intptr_t>self._raw
 
     def __dealloc__(self):
         self._dealloc()

@@ -891,11 +891,6 @@ cdef class VariantPack:
 
     # -- introspection --------------------------------------------------------------------------
     @property
-    def closed(self):
-        """Whether the pack's descriptor has been destroyed (``close()``)."""
-        return self._raw == NULL
-
-    @property
     def ptr(self):
         """The finalized cudnnBackendDescriptor_t (re-made after rebinds: read it again after one)."""
         if self._dirty and self._raw != NULL:

@@ -139,7 +139,8 @@ WORK_IN_FLIGHT = """
         threading.Thread(target=work, daemon=True).start()
     busy.wait(120)
     time.sleep(float(sys.argv[2]))
-    print("exiting", flush=True)
+    sys.stdout.write("exiting\\n")  # one write (print makes two): a log record another thread writes stays off the line
+    sys.stdout.flush()
     """
 
 
