@@ -19,11 +19,11 @@
 #   racing: tuning by racing against the exhaustive pass, winners head to head, against torch (tune_racing_gpu.py)
 #   startup: sweep worker start-up before/after (no torch in workers); fill: random inputs, the device kernel against
 #     the host routes, and the ResNet-50 preset's buffer sets (benchmarks/random_fill.py)
-#   multigpu: issue 23, the ResNet-50 preset on 1 GPU against every GPU of the host (benchmarks/multi_gpu_sweep.py,
+#   multigpu: the ResNet-50 preset on 1 GPU against every GPU of the host (benchmarks/multi_gpu_sweep.py,
 #     ~280 s: MULTIGPU_BUDGET_S)
 #   compare-releases: `compare --releases` of two releases on this GPU (run it once, under any --releases entry)
 #   (sweep and multigpu want a host of 2 or more GPUs: the device tool's nvidia-h100-x2; on one GPU multigpu says so)
-#   offline-live: issue 29, the default support catalogue live and offline (bundled and captured profile, plans all),
+#   offline-live: the default support catalogue live and offline (bundled and captured profile, plans all),
 #     per graph, with the agreement (benchmarks/offline_vs_live.py, ~3 min; another cuDNN: CUDNN_BACKEND_LIBCUDNN)
 # Results go to $OUT (the device tool brings that folder back); default /tmp/cudnn-backend-out.
 set -uo pipefail
@@ -170,7 +170,7 @@ for stage in "$@"; do
         | tee "$ROUT/percall_interleaved.txt"
       ;;
     arrays)
-      log "issue 30: arrays of every library x data type x layout x stream, and the fp8 graphs over torch fp8 tensors"
+      log "arrays of every library x data type x layout x stream, and the fp8 graphs over torch fp8 tensors"
       mkdir -p "$ROUT/arrays"
       OUT="$ROUT/arrays" python3 -m pytest tests/gpu/runtime/test_array_matrix_gpu.py tests/gpu/runtime/test_fp8_gpu.py \
         tests/gpu/runtime/test_arrays_gpu.py -q -rfE -p no:cacheprovider 2>&1 | tee "$ROUT/arrays/tests.log" | tail -40
@@ -200,22 +200,22 @@ for stage in "$@"; do
       done
       ;;
     sweep)
-      log "issue 12: tune the ResNet-50 preset on 1 GPU and on every GPU of this host, two pairs"
+      log "tune the ResNet-50 preset on 1 GPU and on every GPU of this host, two pairs"
       python3 benchmarks/sweep_gpus.py --gpus "$(nvidia-smi -L | wc -l)" --pairs 2 --out "$ROUT/sweep_gpus.json" 2>&1 \
         | tee "$ROUT/sweep_gpus.txt"
       ;;
     multigpu)
-      log "issue 23: the ResNet-50 preset (knob search, racing) on 1 GPU and on every GPU of this host, in pairs within the budget; winners head to head; a split search; where the time goes"
+      log "the ResNet-50 preset (knob search, racing) on 1 GPU and on every GPU of this host, in pairs within the budget; winners head to head; a split search; where the time goes"
       python3 benchmarks/multi_gpu_sweep.py --budget-s "${MULTIGPU_BUDGET_S:-280}" --out "$OUT" 2>&1 \
         | tee "$ROUT/multi_gpu_sweep.txt"
       ;;
     racing)
-      log "issue 20: racing against the exhaustive pass (ResNet-50 b32 + b1, fused, user; knob search on), winners head to head, autotune against torch benchmark=True, the CLI end to end"
+      log "racing against the exhaustive pass (ResNet-50 b32 + b1, fused, user; knob search on), winners head to head, autotune against torch benchmark=True, the CLI end to end"
       # RACING_ARGS: more arguments, e.g. '--presets resnet50 --no-torch --variant s2=race_samples:2'
       python3 benchmarks/tune_racing_gpu.py --out "$ROUT/tune_racing.json" ${RACING_ARGS:-} 2>&1 | tee "$ROUT/tune_racing.txt"
       ;;
     support)
-      log "issue 19: the support matrix on this GPU (kernel counts of each first working config), and the offline one"
+      log "the support matrix on this GPU (kernel counts of each first working config), and the offline one"
       export CUDNN_BACKEND_SUPPORT_CACHE="$ROUT/support.sqlite"
       slug=$(echo "$GPU" | tr 'A-Z ' 'a-z_' | sed 's/nvidia_//')
       /usr/bin/time -f "wall support on the GPU %e s" python3 -m cudnn_backend support --kernels --quiet --rows none \
@@ -235,7 +235,7 @@ for stage in "$@"; do
         2>&1 | tee -a "$ROUT/compare_releases.txt"
       ;;
     offline-live)
-      log "issue 29: the default catalogue live and offline (bundled, captured, plans all): verdicts, configs per mode, engines, first configs"
+      log "the default catalogue live and offline (bundled, captured, plans all): verdicts, configs per mode, engines, first configs"
       python3 benchmarks/offline_vs_live.py --out "$ROUT" ${OFFLINE_LIVE_ARGS:-} 2>&1 | tee "$ROUT/offline_vs_live.txt"
       ;;
     profile)
