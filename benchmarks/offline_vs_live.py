@@ -1,6 +1,7 @@
-"""Offline answers against the GPU's: the default support catalogue probed live on this GPU and offline (the
-bundled profile of this GPU, and a profile captured here in the same run), per graph: the verdict, configs per heuristics mode (A, B,
-FALLBACK), the engines that finalize, heuristics' first config per mode; then how far the offline answers agree.
+"""Offline answers against the GPU's: the default support catalogue probed live on this GPU and offline (the bundled
+profile of this GPU, and a profile captured here in the same run), per graph: the verdict, configs per heuristics
+mode (A, B, FALLBACK), the engines that finalize, heuristics' first config per mode; then how far the offline answers
+agree.
 
     python benchmarks/offline_vs_live.py --out "$OUT"          # on the GPU machine, ~2-3 min on an H200
 
