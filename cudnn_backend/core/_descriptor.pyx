@@ -366,7 +366,8 @@ cdef int _check_graph_mode(Descriptor graph) except -1:
     cuDNN trusts the mode it is given ("setting a wrong mode silently bypasses pattern matching and causes failures
     during plan creation or execution", cudnn_graph.h 9.28): cuDNN 9.28.1 segfaults finalizing a forward
     convolution in CONV_BWD_DATA mode, and gives BLAS_MATMUL engine configs for it. So the same graph is finalized
-    first in AUTO mode (the probe, destroyed at once) and a different mode is refused, naming the detected one.
+    first in AUTO mode (the probe, destroyed at once) and a different mode is refused, naming the detected one; a
+    graph cuDNN refuses in AUTO mode is refused with cuDNN's reason.
     """
     mode = graph._value(CUDNN_ATTR_OPERATIONGRAPH_MODE)
     if mode is None or int(mode) == CUDNN_OPERATIONGRAPH_MODE_AUTO:
@@ -379,8 +380,14 @@ cdef int _check_graph_mode(Descriptor graph) except -1:
                 probe.set(AttributeName[attr_name], AttributeType[type_name], value)
         try:
             probe._finalize(True)
-        except CudnnError:
-            return 0  # cuDNN refuses the operations themselves: the graph's own finalize says why
+        except CudnnError as e:
+            # the explicit mode would skip the checks that refused them (9.28.1 segfaults on a lone reshape)
+            cls = _enums.OperationGraphMode
+            raise CudnnUnsafeCallError(
+                f"CUDNN_ATTR_OPERATIONGRAPH_MODE: cuDNN refuses this graph's operations when it detects the mode "
+                f"itself ({e.reason}), so the graph is not finalized in mode "
+                f"{getattr(_name_of(cls, int(mode)), 'name', mode)}, which skips those checks; fix the operations "
+                f"first") from e
         detected = probe.get(AttributeName.CUDNN_ATTR_OPERATIONGRAPH_MODE,
                              AttributeType.CUDNN_TYPE_OPERATIONGRAPH_MODE)[0]
     finally:

@@ -234,6 +234,40 @@ def test_mode_reaches_cudnn_and_must_be_the_detected_one():
         g.build(mode="auto")
 
 
+@pytest.mark.skipif(not loaded_has("9.23.0"), reason="needs the operation-graph mode (9.23)")
+def test_a_mode_is_not_sent_for_operations_cudnn_refuses_in_auto_mode():
+    """A lone reshape of a tensor onto itself: cuDNN refuses it in AUTO mode (BAD_PARAM) and 9.28.1 segfaults
+    finalizing it in CONV_BWD_FILTER mode, which skips those checks."""
+    A, T = AttributeName, AttributeType
+    x = cb.Descriptor(cb.CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+    x.set(A.CUDNN_ATTR_TENSOR_DATA_TYPE, T.CUDNN_TYPE_DATA_TYPE, DataType.CUDNN_DATA_HALF)
+    x.set(A.CUDNN_ATTR_TENSOR_DIMENSIONS, T.CUDNN_TYPE_INT64, [32, 64, 3, 3])
+    x.set(A.CUDNN_ATTR_TENSOR_STRIDES, T.CUDNN_TYPE_INT64, [576, 1, 192, 64])
+    x.set(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, T.CUDNN_TYPE_INT64, 102)
+    x.set(A.CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, T.CUDNN_TYPE_INT64, 16)
+    x.finalize()
+    reshape = cb.Descriptor(cb.CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR)
+    reshape.set(A.CUDNN_ATTR_OPERATION_RESHAPE_XDESC, T.CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
+    reshape.set(A.CUDNN_ATTR_OPERATION_RESHAPE_YDESC, T.CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
+    reshape.finalize()
+
+    def graph(mode=None):
+        g = cb.Descriptor(cb.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
+        if mode is not None:
+            g.set(A.CUDNN_ATTR_OPERATIONGRAPH_MODE, T.CUDNN_TYPE_OPERATIONGRAPH_MODE, mode)
+        g.set(A.CUDNN_ATTR_OPERATIONGRAPH_OPS, T.CUDNN_TYPE_BACKEND_DESCRIPTOR, reshape)
+        return g
+
+    with pytest.raises(cb.CudnnError) as auto:
+        graph().finalize(check_required=False)
+    assert not isinstance(auto.value, CudnnUnsafeCallError)  # cuDNN's own refusal, as it is
+    for check_required in (True, False):
+        with pytest.raises(CudnnUnsafeCallError, match=r"cuDNN refuses this graph's operations when it detects the "
+                                                       r"mode itself \(.*BAD_PARAM.*\), so the graph is not finalized "
+                                                       r"in mode CUDNN_OPERATIONGRAPH_MODE_CONV_BWD_FILTER"):
+            graph(OperationGraphMode.CUDNN_OPERATIONGRAPH_MODE_CONV_BWD_FILTER).finalize(check_required=check_required)
+
+
 @pytest.mark.skipif(not loaded_has("9.23.0"), reason="needs override shapes (9.23)")
 def test_override_shapes_flag_reaches_cudnn():
     g = _matmul_graph()
