@@ -440,12 +440,18 @@ def _many(args, tasks, job, profile, options, cache=None) -> int:
     return 0 if ok and not result.failures and not empty else 1
 
 
-def cmd_explore(args) -> int:
+def _search_setup(args) -> tuple:
+    """What explore and tune start from: (graphs, --save-plan path, device profile or None, TuneOptions), the
+    outputs and machine options checked first."""
     _check_outputs_writable(args)
     tasks, plan_path = _targets(args)
     profile = _device_profile(args)
     _check_machine_options(args, profile)
-    options = tune_options(args, engines=not args.no_engines)
+    return tasks, plan_path, profile, tune_options(args, engines=not args.no_engines)
+
+
+def cmd_explore(args) -> int:
+    tasks, plan_path, profile, options = _search_setup(args)
     if _several(args, tasks, plan_path, "explored"):
         return _many(args, tasks, "explore", profile, options)
     return _explore_one(args, plan_path or tasks[0].builder, tasks[0] if tasks else None, profile, options)
@@ -483,11 +489,7 @@ def _cache(args):
 
 
 def cmd_tune(args) -> int:
-    _check_outputs_writable(args)
-    tasks, plan_path = _targets(args)
-    profile = _device_profile(args)
-    _check_machine_options(args, profile)
-    options = tune_options(args, engines=not args.no_engines)
+    tasks, plan_path, profile, options = _search_setup(args)
     several = _several(args, tasks, plan_path, "tuned")  # its usage errors before any note
     offline = _offline(profile)
     if offline:

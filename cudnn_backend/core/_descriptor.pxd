@@ -2,6 +2,7 @@
 # schema's C tables. Downstream Cython code (the typed classes, the variant packs, the Graph builder) cimports it.
 from libc.stdint cimport int64_t, uint64_t
 from cudnn_backend.core._resource cimport Resource as _Resource  # (the name Resource: re-exported in Python)
+from cudnn_backend.core._tables cimport AttrSpec
 
 
 cdef class Descriptor(_Resource):
@@ -15,6 +16,7 @@ cdef class Descriptor(_Resource):
     cdef uint64_t _mask                  # the attributes set, one bit each (their index among the type's attributes)
 
     cdef int _create(self, int dtype) except -1
+    cdef AttrSpec* _attr_spec(self, int attr, int atype) except NULL
     cdef int _set(self, int attr, int atype, object values) except -1
     cdef int _set_checked(self, int attr, int atype, object values) except -1
     cdef int _set_auto(self, int attr, object values) except -1

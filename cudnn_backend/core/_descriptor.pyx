@@ -658,6 +658,27 @@ cdef class Descriptor(_Resource):
         self._set(attr, atype, values)
         return self
 
+    cdef AttrSpec* _attr_spec(self, int attr, int atype) except NULL:
+        """The schema's entry for ``attr`` read or written as ``atype`` on this (open) descriptor: the checks set and
+        get share (an attribute of this descriptor type, an attribute type it takes, both in the loaded cuDNN)."""
+        cdef AttrSpec* spec
+        _ensure_tables()
+        self._check_open()
+        if attr < 0 or attr >= TABLES.n_attr or TABLES.attr[attr].descriptor < 0:
+            raise ValueError(f"attribute: {attr} is not a valid AttributeName")
+        spec = &TABLES.attr[attr]
+        if spec.descriptor != self._dtype:
+            raise ValueError(f"{_attr_name(attr)} is an attribute of {DescriptorType(spec.descriptor).name}, not of "
+                             f"{_name_of(DescriptorType, self._dtype).name}")
+        if atype < 0 or atype >= MAX_TYPES or not (spec.types >> atype) & 1:
+            raise TypeError(f"{_what(self._dtype, attr)} takes attribute type {_type_names(spec.types)}, not "
+                            f"{getattr(_name_of(AttributeType, atype), 'name', atype)}")
+        if not (spec.flags & F_AVAILABLE):
+            check_available(_attr_name(attr), _what(self._dtype, attr))
+        if not TABLES.type_available[atype]:
+            check_available(AttributeType(atype).name, _what(self._dtype, attr))
+        return spec
+
     cdef int _set(self, int attr, int atype, object values) except -1:
         """The checked set: the common cases through ``_set_fast``, everything else (and every error) here."""
         cdef AttrSpec* spec
@@ -690,22 +711,7 @@ cdef class Descriptor(_Resource):
         cdef uint64_t u64
         cdef bytes raw
         cdef double dv
-        _ensure_tables()
-        if self._raw == NULL:
-            self._check_open()
-        if attr < 0 or attr >= TABLES.n_attr or TABLES.attr[attr].descriptor < 0:
-            raise ValueError(f"attribute: {attr} is not a valid AttributeName")
-        spec = &TABLES.attr[attr]
-        if spec.descriptor != self._dtype:
-            raise ValueError(f"{_attr_name(attr)} is an attribute of {DescriptorType(spec.descriptor).name}, not of "
-                             f"{_name_of(DescriptorType, self._dtype).name}")
-        if atype < 0 or atype >= MAX_TYPES or not (spec.types >> atype) & 1:
-            raise TypeError(f"{_what(self._dtype, attr)} takes attribute type {_type_names(spec.types)}, not "
-                            f"{getattr(_name_of(AttributeType, atype), 'name', atype)}")
-        if not (spec.flags & F_AVAILABLE):
-            check_available(_attr_name(attr), _what(self._dtype, attr))
-        if not TABLES.type_available[atype]:
-            check_available(AttributeType(atype).name, _what(self._dtype, attr))
+        spec = self._attr_spec(attr, atype)
         if spec.role == ROLE_GET_ONLY:
             raise ValueError(f"{_what(self._dtype, attr)} is get-only")
         if spec.flags & F_SET_UNSUPPORTED:
@@ -882,21 +888,7 @@ cdef class Descriptor(_Resource):
         cdef int attr = _enum_arg(attribute, AttributeName, "attribute")
         cdef int atype = _enum_arg(attribute_type, AttributeType, "attribute_type")
         cdef AttrSpec* spec
-        _ensure_tables()
-        self._check_open()
-        if attr < 0 or attr >= TABLES.n_attr or TABLES.attr[attr].descriptor < 0:
-            raise ValueError(f"attribute: {attr} is not a valid AttributeName")
-        spec = &TABLES.attr[attr]
-        if spec.descriptor != self._dtype:
-            raise ValueError(f"{_attr_name(attr)} is an attribute of {DescriptorType(spec.descriptor).name}, not of "
-                             f"{_name_of(DescriptorType, self._dtype).name}")
-        if atype < 0 or atype >= MAX_TYPES or not (spec.types >> atype) & 1:
-            raise TypeError(f"{_what(self._dtype, attr)} takes attribute type {_type_names(spec.types)}, not "
-                            f"{getattr(_name_of(AttributeType, atype), 'name', atype)}")
-        if not (spec.flags & F_AVAILABLE):
-            check_available(_attr_name(attr), _what(self._dtype, attr))
-        if not TABLES.type_available[atype]:
-            check_available(AttributeType(atype).name, _what(self._dtype, attr))
+        spec = self._attr_spec(attr, atype)
         if spec.flags & F_GET_UNSUPPORTED:
             raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)} cannot be read with get(): "
                                        f"{_schema.ATTRIBUTES[AttributeName(attr)].get_unsupported}")

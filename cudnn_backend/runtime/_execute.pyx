@@ -233,16 +233,8 @@ cdef class VariantPack:
     """
 
     def __cinit__(self, *args, **kwargs):
-        self._n = 0
-        self._ndev = 0
-        self._uids = NULL
-        self._ptrs = NULL
-        self._scratch = NULL
-        self._align = NULL
-        self._min_bytes = NULL
-        self._by_value = NULL
-        self._scalars = NULL
-        self._dev_slot = NULL
+        self._overrides = NULL
+        self._free_arrays()  # (nothing allocated yet: the one place that empties the arrays)
         self._workspace = NULL
         self._workspace_nbytes = -1
         self._dirty = False
@@ -255,7 +247,6 @@ cdef class VariantPack:
         self._plan_desc = None
         self._plan_handle = None
         self._check_dtype = True
-        self._overrides = NULL
         self._graph_specs = {}
         self._ws_pending = False
         self._ws_needed = -1
