@@ -858,20 +858,7 @@ cdef class Descriptor(_Resource):
                                                           <cudnnBackendAttributeType_t>atype, n, data)
             finally:
                 _free_elements(&buf)
-        if _pending_interrupt is not None:
-            _raise_pending_interrupt()
-        if status != CUDNN_STATUS_SUCCESS:
-            raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
-        _store(self._vals, spec.slot, stored)
-        if spec.bit >= 0:
-            self._mask |= (<uint64_t>1) << spec.bit
-        if atype != spec.default_type:
-            if self._atypes is None:
-                self._atypes = {}
-            self._atypes[attr] = atype
-        elif self._atypes is not None:
-            self._atypes.pop(attr, None)
-        return 0
+        return _record_set(self, spec, attr, atype, status, stored)
 
     cdef int _set_auto(self, int attr, object values) except -1:
         """Set with the attribute type the value calls for, where the attribute takes several."""
@@ -1072,6 +1059,26 @@ cdef class Descriptor(_Resource):
         return f"<cudnn_backend.Descriptor {name} {state} at 0x{<intptr_t>self._raw:x}>"
 
 
+cdef inline int _record_set(Descriptor self, AttrSpec* spec, int attr, int atype, cudnnStatus_t status,
+                            object stored) except -1:
+    """After cudnnBackendSetAttribute, for both set paths: an interrupt kept meanwhile, else cuDNN's refusal, else the
+    value kept (its slot, its bit, its attribute type where not the default)."""
+    if _pending_interrupt is not None:
+        _raise_pending_interrupt()
+    if status != CUDNN_STATUS_SUCCESS:
+        raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
+    _store(self._vals, spec.slot, stored)
+    if spec.bit >= 0:
+        self._mask |= (<uint64_t>1) << spec.bit
+    if atype != spec.default_type:
+        if self._atypes is None:
+            self._atypes = {}
+        self._atypes[attr] = atype
+    elif self._atypes is not None:
+        self._atypes.pop(attr, None)
+    return 0
+
+
 cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object values) except -1:
     """Set a plain value of an attribute's own type, everything about it checked here: 1 when done, 0 (having
     touched nothing) when the value is anything else, or would be refused: ``_set_checked`` then says why."""
@@ -1155,15 +1162,7 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
         return 0
     status = cycudnn.cudnnBackendSetAttribute(self._raw, <cudnnBackendAttributeName_t>attr,
                                               <cudnnBackendAttributeType_t>atype, n, data)
-    if _pending_interrupt is not None:
-        _raise_pending_interrupt()
-    if status != CUDNN_STATUS_SUCCESS:
-        raise_status(status, "cudnnBackendSetAttribute", DescriptorType(self._dtype), AttributeName(attr))
-    _store(self._vals, spec.slot, stored)
-    if spec.bit >= 0:
-        self._mask |= (<uint64_t>1) << spec.bit
-    if self._atypes is not None:
-        self._atypes.pop(attr, None)
+    _record_set(self, spec, attr, atype, status, stored)
     return 1
 
 

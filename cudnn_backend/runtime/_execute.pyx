@@ -254,8 +254,6 @@ cdef class VariantPack:
     def __init__(self, plan=None, buffers=None, workspace=None, *, operation_graph=None, tensors=None,
                  bint check_dtype=True, overrides=None, Handle handle=None):
         cdef Py_ssize_t i, n, j
-        cdef cudnnStatus_t st
-        cdef cudnnBackendDescriptor_t d = NULL
         cdef bytes raw
         self._check_new()
         if self._uids != NULL:  # an __init__ that failed half-way: its arrays are this object's until it goes
@@ -310,14 +308,7 @@ cdef class VariantPack:
             self._overrides = _new_overrides(ov)
             self._ws_pending = True
 
-        st = cycudnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &d)
-        raise_status(st, "cudnnBackendCreateDescriptor", _VP)
-        try:
-            _set_and_finalize(d, self._n, self._uids, self._ptrs, self._workspace, self._overrides)
-        except BaseException:
-            cycudnn.cudnnBackendDestroyDescriptor(d)
-            raise
-        self._raw = d
+        self._raw = self._new_descriptor()
         if plan is not None:
             self._plan_obj = plan
             self._plan_desc = desc
@@ -415,6 +406,18 @@ cdef class VariantPack:
         self.close()
 
     # -- the finalized descriptor ---------------------------------------------------------------
+    cdef cudnnBackendDescriptor_t _new_descriptor(self) except NULL:
+        """A new finalized variant pack descriptor of the current arrays (destroyed again if cuDNN refuses them)."""
+        cdef cudnnBackendDescriptor_t d = NULL
+        raise_status(cycudnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &d),
+                     "cudnnBackendCreateDescriptor", _VP)
+        try:
+            _set_and_finalize(d, self._n, self._uids, self._ptrs, self._workspace, self._overrides)
+        except BaseException:
+            cycudnn.cudnnBackendDestroyDescriptor(d)
+            raise
+        return d
+
     cdef int _rebuild(self) except -1:
         """Re-make the finalized descriptor from the current arrays."""
         cdef cudnnStatus_t st
@@ -431,14 +434,8 @@ cdef class VariantPack:
                 self._dirty = False
                 return 0
             # a cuDNN that will not re-initialize: fall through to a fresh descriptor
-        st = cycudnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &d)
-        raise_status(st, "cudnnBackendCreateDescriptor", _VP)
-        try:
-            _set_and_finalize(d, self._n, self._uids, self._ptrs, self._workspace, self._overrides)
-        except BaseException:
-            cycudnn.cudnnBackendDestroyDescriptor(d)
-            self._dirty = True
-            raise
+        self._dirty = True  # stays so if the new descriptor fails
+        d = self._new_descriptor()
         cycudnn.cudnnBackendDestroyDescriptor(self._raw)
         self._raw = d
         self._dirty = False
