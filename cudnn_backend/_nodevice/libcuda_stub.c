@@ -150,6 +150,14 @@ STUB_EXPORT void cudnn_backend_stub_emulate_contexts(int on)
     emulated_set_calls = 0;
 }
 
+/* For the package's tests of a driver that cannot say which context is current: cuCtxGetCurrent fails. */
+static int context_query_fails = 0;
+
+STUB_EXPORT void cudnn_backend_stub_fail_context_query(int on)
+{
+    context_query_fails = on;
+}
+
 /* cuCtxSetCurrent calls since emulation was switched on (all threads). */
 STUB_EXPORT long cudnn_backend_stub_set_current_calls(void)
 {
@@ -163,7 +171,7 @@ STUB_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
     TRACE();
     if (pctx) *pctx = emulate_contexts ? emulated_current : NULL;
-    return CUDA_SUCCESS;
+    return context_query_fails ? CUDA_ERROR_NO_DEVICE : CUDA_SUCCESS;
 }
 
 STUB_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)

@@ -52,7 +52,8 @@ from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._coerce import ADDRESS_LIMIT, _name_of, as_int
 from cudnn_backend.core._status import check_available
 from cudnn_backend.core.versions import format_version
-from cudnn_backend.errors import CudnnBadParamError, CudnnError, CudnnUnsafeCallError, CudnnVersionError
+from cudnn_backend.errors import (CudnnBadParamError, CudnnNotSupportedError, CudnnUnsafeCallError,
+                                  CudnnVersionError)
 
 # Re-exported: what this module defined before core's split (its stub, and downstream code, name them here)
 from cudnn_backend.core._coerce import INT64_MAX, INT64_MIN, user_sequence  # noqa: F401
@@ -380,26 +381,26 @@ cdef int _check_graph_mode(Descriptor graph) except -1:
                 probe.set(AttributeName[attr_name], AttributeType[type_name], value)
         try:
             probe._finalize(True)
-        except CudnnError as e:
+        except (CudnnBadParamError, CudnnNotSupportedError) as e:
             # the explicit mode would skip the checks that refused them (9.28.1 segfaults on a lone reshape)
-            cls = _enums.OperationGraphMode
             raise CudnnUnsafeCallError(
                 f"CUDNN_ATTR_OPERATIONGRAPH_MODE: cuDNN refuses this graph's operations when it detects the mode "
-                f"itself ({e.reason}), so the graph is not finalized in mode "
-                f"{getattr(_name_of(cls, int(mode)), 'name', mode)}, which skips those checks; fix the operations "
-                f"first") from e
+                f"itself ({e.reason}), so the graph is not finalized in mode {_graph_mode_name(mode)}, which skips "
+                f"those checks; fix the operations first") from e
         detected = probe.get(AttributeName.CUDNN_ATTR_OPERATIONGRAPH_MODE,
                              AttributeType.CUDNN_TYPE_OPERATIONGRAPH_MODE)[0]
     finally:
         probe.close()
     if int(detected) != int(mode):
-        cls = _enums.OperationGraphMode
         raise CudnnUnsafeCallError(
-            f"CUDNN_ATTR_OPERATIONGRAPH_MODE: {getattr(_name_of(cls, int(mode)), 'name', mode)} does not fit this "
-            f"graph, whose operations cuDNN detects as {getattr(_name_of(cls, int(detected)), 'name', detected)}: cuDNN takes a mode as given, skips "
-            "its pattern matching and fails later (9.28.1 segfaults on some); set the detected mode or leave it "
-            "out (AUTO)")
+            f"CUDNN_ATTR_OPERATIONGRAPH_MODE: {_graph_mode_name(mode)} does not fit this graph, whose operations "
+            f"cuDNN detects as {_graph_mode_name(detected)}: cuDNN takes a mode as given, skips its pattern matching "
+            "and fails later (9.28.1 segfaults on some); set the detected mode or leave it out (AUTO)")
     return 0
+
+
+cdef str _graph_mode_name(object mode):
+    return str(getattr(_name_of(_enums.OperationGraphMode, int(mode)), "name", mode))
 
 
 def _check_finalize_preconditions(int dtype, dict deps):

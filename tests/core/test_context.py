@@ -109,9 +109,17 @@ def test_repeated_checks_keep_the_context(contexts):
 
 def test_nothing_recorded_or_no_driver_answer_does_nothing(contexts):
     assert in_a_thread(lambda: (_context._use_context(0), current(contexts))) == (UNKNOWN, 0)
+    contexts.cudnn_backend_stub_fail_context_query(1)  # a driver that cannot say which context is current
+    try:
+        assert in_a_thread(lambda: _context._use_context(MINE)) == UNKNOWN
+        assert contexts.cudnn_backend_stub_set_current_calls() == 0  # (emulation on: a set would count)
+    finally:
+        contexts.cudnn_backend_stub_fail_context_query(0)
+
+
+def test_a_thread_without_context_where_none_can_be_set(contexts):
     contexts.cudnn_backend_stub_emulate_contexts(0)  # the stand-in as cuDNN sees it: no context, none can be set
     assert in_a_thread(lambda: _context._use_context(MINE)) == SET_FAILED
-    assert contexts.cudnn_backend_stub_set_current_calls() == 0
 
 
 def test_the_hint_names_both_contexts_and_devices(contexts):
