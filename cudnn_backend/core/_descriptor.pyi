@@ -27,6 +27,7 @@ from cudnn_backend.core.versions import parse_version as parse_version
 from cudnn_backend.errors import CudnnBackendError as CudnnBackendError
 from cudnn_backend.errors import CudnnBadParamError as CudnnBadParamError
 from cudnn_backend.errors import CudnnError as CudnnError
+from cudnn_backend.errors import CudnnNotSupportedError as CudnnNotSupportedError
 from cudnn_backend.errors import CudnnShutdownError as CudnnShutdownError
 from cudnn_backend.errors import CudnnUnsafeCallError as CudnnUnsafeCallError
 from cudnn_backend.errors import CudnnVersionError as CudnnVersionError

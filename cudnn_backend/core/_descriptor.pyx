@@ -52,8 +52,8 @@ from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._coerce import ADDRESS_LIMIT, _name_of, as_int
 from cudnn_backend.core._status import check_available
 from cudnn_backend.core.versions import format_version
-from cudnn_backend.errors import (CudnnBadParamError, CudnnNotSupportedError, CudnnUnsafeCallError,
-                                  CudnnVersionError)
+from cudnn_backend.errors import (CudnnBadParamError, CudnnError, CudnnNotSupportedError,  # noqa: F401 - CudnnError:
+                                  CudnnUnsafeCallError, CudnnVersionError)  # a name this module has always had
 
 # Re-exported: what this module defined before core's split (its stub, and downstream code, name them here)
 from cudnn_backend.core._coerce import INT64_MAX, INT64_MIN, user_sequence  # noqa: F401

@@ -35,6 +35,8 @@ must hold for the rule to deny:
 ``data_types``     every listed data type (any name: ``fp16``/``half``, ``bf16``, ``fp32``, ``int8``, ...) is one of the graph's
                    real (not virtual, not by-value) tensors'
 ``families``       every listed operation family (``conv``, ``matmul``, ``norm``, ...) has an operation in the graph
+``only_families``  every operation of the graph is of a listed family
+``gapped_strides`` true: a real tensor's strides leave gaps between its elements (``has_gaps``)
 ``graph_fingerprint``  the graph is this one (``typed.introspection.graph_fingerprint``)
 ``shapes``         ``[{"operation": "MATMUL", "tensor": "a", "dims": [-1, 128, 64]}]``: an operation of that type has
                    that tensor with those dimensions (cuDNN's order, -1 any), for any family
@@ -48,7 +50,9 @@ Files are refused whole (``ErrataError``, naming the rule and the field): not JS
 without ``operation`` or ``engine``, a field of the wrong type. Nothing of a refused file denies anything.
 
 Where the errata come from (``resolve``): ``errata=`` given (an ``Errata``, a path; ``""`` or False: none), else
-``$CUDNN_ERRATA_JSON_FILE`` (as cudnn-frontend reads it; empty: none).
+``$CUDNN_ERRATA_JSON_FILE`` (as cudnn-frontend reads it; empty: none). Beside them the package's known errata
+(``known_errata``: ``data/known_errata.json``, configs cuDNN releases compute wrong) always apply; their rules may
+name the operation ``ANY_OPERATION`` ("*": every graph's tag, the engine still matched).
 """
 from __future__ import annotations
 
@@ -76,6 +80,7 @@ __all__ = [
     "ENV_VAR", "FORMAT_VERSION", "EXTENSION", "MAX_FILE_BYTES", "MAX_RULES", "MAX_DEPTH", "Errata", "Rule",
     "GraphTraits", "Target", "ErrataError", "resolve", "deny", "mark", "traits_of", "target_of", "plan_tag",
     "operation_tag", "knob_strings", "new_rule", "record", "locked", "check_file", "version_words", "sm_words",
+    "known_errata", "has_gaps", "ANY_OPERATION",
 ]
 
 ENV_VAR = "CUDNN_ERRATA_JSON_FILE"
@@ -101,7 +106,11 @@ _SHAPE_FORMATS = {"NCHW": False, "NCDHW": False, "NHWC": True, "NDHWC": True}  #
 _RULE_KEYS = ("rule_id", "operation", "engine", "knob", "cudnn_version_start", "cudnn_version_end", "shape_format",
               "input_shape", "filter_shape", EXTENSION)
 _EXTENSION_KEYS = ("sm_start", "sm_end", "runtime_version_start", "runtime_version_end", "data_types", "families",
-                   "graph_fingerprint", "shapes", "exact_knobs", "reason", "found_by", "evidence")
+                   "only_families", "gapped_strides", "graph_fingerprint", "shapes", "exact_knobs", "reason",
+                   "found_by", "evidence")
+ANY_OPERATION = "*"  # a rule's operation matching every graph (this package's; cudnn-frontend matches it nowhere)
+# the package's own rules: cuDNN releases measured to compute wrong results (data/known_errata.json)
+KNOWN_ERRATA_FILE = pathlib.Path(__file__).resolve().parent.parent / "data" / "known_errata.json"
 _FAMILY_NAMES = tuple(f.name for f in FAMILIES)
 _OPERATION_PREFIX = "CUDNN_BACKEND_OPERATION_"
 
@@ -178,6 +187,8 @@ class GraphTraits:
     data_types: tuple = ()
     fingerprint: str = ""
     operations: tuple = ()
+    gapped: bool = False  # a real tensor's strides leave gaps between its elements
+    other_families: bool = False  # an operation of no known family
 
     @property
     def operation(self) -> str | None:
@@ -188,14 +199,30 @@ class GraphTraits:
         """The traits as plain data (``from_dict`` reads them back)."""
         return {"tag": self.tag, "families": list(self.families), "data_types": list(self.data_types),
                 "fingerprint": self.fingerprint,
-                "operations": [[name, {k: list(d) for k, d in dims.items()}] for name, dims in self.operations]}
+                "operations": [[name, {k: list(d) for k, d in dims.items()}] for name, dims in self.operations],
+                "gapped": self.gapped, "other_families": self.other_families}
 
     @classmethod
     def from_dict(cls, d: dict) -> "GraphTraits":
         """The traits ``to_dict`` wrote."""
         return cls(d.get("tag"), tuple(d.get("families", ())), tuple(d.get("data_types", ())),
                    d.get("fingerprint", ""), tuple((name, {k: tuple(v) for k, v in dims.items()})
-                                                  for name, dims in d.get("operations", ())))
+                                                  for name, dims in d.get("operations", ())),
+                   bool(d.get("gapped", False)), bool(d.get("other_families", False)))
+
+
+def has_gaps(dims, strides) -> bool:
+    """Whether a tensor of ``dims`` laid out with ``strides`` leaves gaps between its elements: its axes (size-1 and
+    broadcast ones aside), fastest first, do not each step over exactly the elements of the faster ones."""
+    if dims is None or strides is None or len(dims) != len(strides):
+        return False
+    axes = sorted((int(st), int(d)) for d, st in zip(dims, strides) if int(d) > 1 and int(st) != 0)
+    dense = 1
+    for stride, dim in axes:
+        if stride != dense:
+            return True
+        dense *= dim
+    return False
 
 
 _TRAITS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -212,24 +239,29 @@ def traits_of(operation_graph) -> GraphTraits:
     if not ops:
         return GraphTraits(None)
     families, types, operations = set(), set(), []
+    gapped = other = False
     for op in ops:
         short = _short_type(op)
         fam = FAMILY_OF.get(op.descriptor_type.name)
         if fam is not None:
             families.add(fam)
+        else:
+            other = True
         dims = {}
         for keyword, t, _ in tensor_slots(op):
-            _, tdims, _, dt, virtual, by_value = signature_of(t)
+            _, tdims, tstrides, dt, virtual, by_value = signature_of(t)
             dims.setdefault(keyword, tuple(int(d) for d in tdims))
-            if not virtual and not by_value and dt is not None:
-                types.add(data_type_name(dt))
+            if not virtual and not by_value:
+                if dt is not None:
+                    types.add(data_type_name(dt))
+                gapped = gapped or has_gaps(tdims, tstrides)
         operations.append((short, dims))
     try:
         fingerprint = graph_fingerprint(operation_graph)
     except (GraphError, CudnnBackendError, AttributeError, TypeError):
         fingerprint = ""
     traits = GraphTraits("".join(operation_tag(op) + "_" for op in ops), tuple(sorted(families)),
-                         tuple(sorted(types)), fingerprint, tuple(operations))
+                         tuple(sorted(types)), fingerprint, tuple(operations), gapped, other)
     with _TRAITS_LOCK:
         with contextlib.suppress(TypeError):
             _TRAITS[operation_graph] = traits
@@ -315,6 +347,8 @@ class Rule:
     runtime_end: int | None = None
     data_types: tuple = ()
     families: tuple = ()
+    only_families: tuple = ()
+    gapped_strides: bool = False
     fingerprint: str = ""
     shapes: tuple = ()  # ((operation short name, tensor keyword, dims), ...)
     exact_knobs: bool = False
@@ -333,8 +367,12 @@ class Rule:
 
     # -- the parts of a match ---------------------------------------------------------------------------------
     def matches_tag(self, tag: str) -> bool:
-        """The tag and knob part of cudnn-frontend's match (``exact_knobs``: whole knobs)."""
-        if not (tag + "_").startswith(self.prefix):
+        """The tag and knob part of cudnn-frontend's match (``exact_knobs``: whole knobs); the operation
+        ``ANY_OPERATION`` matches every graph's tag, the engine still."""
+        if self.operation == ANY_OPERATION:
+            if f"_eng{self.engine}_" not in "_" + tag + "_":
+                return False
+        elif not (tag + "_").startswith(self.prefix):
             return False
         if self.exact_knobs:
             tokens = set(tag.split("_"))
@@ -389,6 +427,11 @@ class Rule:
         missing = [f for f in self.families if f not in traits.families]
         if missing:
             out.append(f"families {', '.join(self.families)}")
+        if self.only_families and (traits.other_families or any(f not in self.only_families
+                                                                 for f in traits.families)):
+            out.append(f"only operations of the families {', '.join(self.only_families)}")
+        if self.gapped_strides and not traits.gapped:
+            out.append("a tensor whose strides leave gaps")
         if self.fingerprint and self.fingerprint != traits.fingerprint:
             out.append(f"graph {self.fingerprint[:12]}")
         return out
@@ -636,13 +679,14 @@ def _check_extension(ck: _Checker, ext, where, where_self) -> dict:
                 else:
                     shorts.append(s)
             out["data_types"] = tuple(shorts)
-    if "families" in ext:
-        names = ck.strings(ext["families"], where("families"))
-        if names is not None:
-            for n in names:
-                if n not in _FAMILY_NAMES:
-                    ck.error(f"{where('families')}: {n!r} is no operation family{did_you_mean(n, _FAMILY_NAMES)}")
-            out["families"] = names
+    for key in ("families", "only_families"):
+        if key in ext:
+            names = ck.strings(ext[key], where(key))
+            if names is not None:
+                for n in names:
+                    if n not in _FAMILY_NAMES:
+                        ck.error(f"{where(key)}: {n!r} is no operation family{did_you_mean(n, _FAMILY_NAMES)}")
+                out[key] = names
     if "graph_fingerprint" in ext:
         fp = ck.text(ext["graph_fingerprint"], where("graph_fingerprint"), required=True)
         if fp is not None:
@@ -652,11 +696,12 @@ def _check_extension(ck: _Checker, ext, where, where_self) -> dict:
             out["fingerprint"] = fp
     if "shapes" in ext:
         out["shapes"] = _check_shapes(ck, ext["shapes"], where("shapes"))
-    if "exact_knobs" in ext:
-        if not isinstance(ext["exact_knobs"], bool):
-            ck.error(f"{where('exact_knobs')}: expected true or false, not {_type_name(ext['exact_knobs'])}")
-        else:
-            out["exact_knobs"] = ext["exact_knobs"]
+    for key in ("exact_knobs", "gapped_strides"):
+        if key in ext:
+            if not isinstance(ext[key], bool):
+                ck.error(f"{where(key)}: expected true or false, not {_type_name(ext[key])}")
+            else:
+                out[key] = ext[key]
     for key in ("reason", "found_by"):
         if key in ext:
             out[key] = ck.text(ext[key], where(key)) or ""
@@ -830,6 +875,9 @@ class Errata:
     def __len__(self):
         return len(self.rules)
 
+    def __bool__(self):  # the package's known errata apply beside an empty file's (no) rules
+        return True
+
     def __iter__(self):
         return iter(self.rules)
 
@@ -860,10 +908,12 @@ class Errata:
         raise KeyError(f"no rule {name!r} in {self}")
 
     def deny(self, tag, traits: GraphTraits, target: Target) -> Rule | None:
-        """The first rule that denies the plan ``tag`` (``plan_tag``) of a graph with ``traits`` at ``target``."""
+        """The first rule that denies the plan ``tag`` (``plan_tag``) of a graph with ``traits`` at ``target``: this
+        file's rules, then the package's known errata (``known_errata``)."""
         if tag is None:
             return None
-        for r in self.rules:
+        known = known_errata()
+        for r in self.rules + (() if self is known else known.rules):
             if r.denies(tag, traits, target):
                 return r
         return None
@@ -873,7 +923,8 @@ class Errata:
         ``plan_errata_exception`` asks): the tag, the knobs and the version window; shapes and extensions not
         read."""
         for r in self.rules:
-            if (tag + "_").startswith(r.prefix) and r.version_holds(int(version)) and all(k in tag for k in r.knobs):
+            if r.operation != ANY_OPERATION and (tag + "_").startswith(r.prefix) and r.version_holds(int(version)) \
+                    and all(k in tag for k in r.knobs):
                 return r
         return None
 
@@ -942,23 +993,38 @@ def _load_cached(path, what) -> Errata:
     return errata
 
 
-def resolve(errata=None, what="errata") -> Errata | None:
-    """The errata to honour: an ``Errata`` as it is; a path: that file; ``""`` or False: none; None: the file
-    ``$CUDNN_ERRATA_JSON_FILE`` names (none when it is unset or empty). A file that is not a valid errata file is
-    refused (``ErrataError``), never half used."""
+def resolve(errata=None, what="errata") -> Errata:
+    """The errata to honour: an ``Errata`` as it is; a path: that file; ``""`` or False: no file; None: the file
+    ``$CUDNN_ERRATA_JSON_FILE`` names (no file when it is unset or empty). Without a file, an ``Errata`` of no rules
+    of its own: the package's known errata (``known_errata``) apply always. A file that is not a valid errata file
+    is refused (``ErrataError``), never half used."""
     if isinstance(errata, Errata):
         return errata
     if errata is False or errata == "":
-        return None
+        return Errata()
     if errata is None:
         env = os.environ.get(ENV_VAR, "")
         if not env:
-            return None
+            return Errata()
         return _load_cached(env, f"${ENV_VAR}")
     if isinstance(errata, (str, os.PathLike)):
         return _load_cached(errata, what)
     raise TypeError(f"{what}: expected an Errata, a file path, None ($CUDNN_ERRATA_JSON_FILE) or False (none), not "
                     f"{type(errata).__name__}")
+
+
+_KNOWN: list = []  # the package's known errata, read once
+
+
+def known_errata() -> Errata:
+    """The package's own rules (``data/known_errata.json``): configs cuDNN releases were measured to compute wrong,
+    denied wherever errata are honoured, beside any file's rules."""
+    if not _KNOWN:
+        errata = Errata.load(KNOWN_ERRATA_FILE)
+        with _LOADED_LOCK:
+            if not _KNOWN:
+                _KNOWN.append(errata)
+    return _KNOWN[0]
 
 
 def deny(config, errata=None, *, target=None, traits=None) -> Rule | None:

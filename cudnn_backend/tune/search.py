@@ -152,8 +152,9 @@ class Search:
         self.reference_keys: list = []  # configs the final round re-times beside the fastest (another release's winner)
         self.progress = progress
         self.errata = _errata.resolve(options.errata, "errata")
-        self.traits = _errata.traits_of(graph) if self.errata else None
-        self.target = _errata.target_of(evaluator.handle, evaluator.deviceprop, graph) if self.errata else None
+        # rules are matched against a graph (a search over recorded timings has none)
+        self.traits = _errata.traits_of(graph) if graph is not None else None
+        self.target = _errata.target_of(evaluator.handle, evaluator.deviceprop, graph) if graph is not None else None
         self.denied: dict = {}  # rule name -> configs it denied
         self.chooser = next((s for s in self.strategies if s.screen_level(options) is not None), Strategy())
         self.screen_level = self.chooser.screen_level(options) if evaluator.timed else None
@@ -194,7 +195,7 @@ class Search:
         self.configs[key] = config
         self.results[key] = result
         self.order[key] = len(self.order)
-        if self.errata:
+        if self.traits is not None:
             rule = self.errata.deny(_errata.plan_tag(self.traits.tag, config.engine_index, config.knobs),
                                     self.traits, self.target) if self.traits.tag is not None else None
             if rule is not None:

@@ -1,0 +1,135 @@
+"""The package's known errata (cudnn_backend/data/known_errata.json): configs cuDNN releases compute wrong, denied
+wherever errata are honoured, with no file given. Offline, on the real cuDNN of each release in the matrix.
+
+The one rule so far: from cuDNN 9.20, engine 1 of a graph of pointwise operations is offered for a tensor whose
+strides leave gaps, and computes it as if it were packed (wrong on an H200 with 9.28.1 for every data type). The
+evidence is visible offline: the compiled kernel's parameters for such a tensor are those of the packed layout."""
+from __future__ import annotations
+
+import base64
+import json
+import struct
+
+import pytest
+
+import cudnn_backend as cb
+from cudnn_backend._bindings.enums import DataType
+from cudnn_backend.errors import ErrataError, NoWorkingPlanError
+from cudnn_backend.graph import Graph, shapes
+from cudnn_backend.runtime import errata as E
+from cudnn_backend.runtime.heuristics import build_first_plan, get_configs
+from cudnn_backend.runtime.plans import build_plan
+from tests.helpers.env import LOADED
+
+DIMS = [2, 8, 4, 6]
+PACKED = shapes.layout_strides(DIMS, "nhwc")  # [192, 1, 48, 8]
+GAPPED = [384, 1, 96, 16]  # every other W of an NHWC array twice as wide
+RULE = "pointwise_gapped_strides_eng1"
+F32 = DataType.CUDNN_DATA_FLOAT
+
+
+def _scale_graph(x_strides, data_type=DataType.CUDNN_DATA_HALF, op="CUDNN_POINTWISE_MUL"):
+    g = Graph("x_times_s", io_data_type=F32, compute_data_type=F32)
+    x = g.tensor(DIMS, x_strides, data_type, name="x")
+    y = g.tensor(DIMS, PACKED, F32, name="y")
+    if op == "CUDNN_POINTWISE_MUL":
+        s = g.tensor([1, 1, 1, 1], [1, 1, 1, 1], F32, by_value=True, name="s")
+        g.pointwise(op, x, s, output=y)
+    else:
+        g.pointwise(op, x, output=y)
+    return g.build(), x.uid
+
+
+@pytest.mark.parametrize(("dims", "strides", "gapped"), [
+    (DIMS, PACKED, False), (DIMS, [192, 24, 6, 1], False), (DIMS, [384, 1, 96, 16], True),
+    (DIMS, [256, 32, 8, 1], True), ([1, 8, 1, 1], [8, 1, 8, 8], False), (DIMS, [0, 1, 0, 0], False),
+    (DIMS, [0, 1, 0, 16], True), ([4, 1, 6], [6, 99, 1], False), (None, None, False)])
+def test_gaps_are_found_whatever_the_axis_order(dims, strides, gapped):
+    assert E.has_gaps(dims, strides) is gapped
+
+
+def test_the_known_errata_load_and_name_their_evidence():
+    known = E.known_errata()
+    assert len(known) >= 1 and not known.warnings and known is E.known_errata()
+    rule = known.rule(RULE)
+    assert rule.operation == E.ANY_OPERATION and rule.engine == 1 and rule.gapped_strides
+    assert rule.only_families == ("pointwise",) and "wrong results" in rule.reason and rule.data["cudnn_backend"]["evidence"]
+    assert known.frontend_denies("MUL_eng1_k24=35", 92801) is None  # cudnn-frontend's own match never takes "*"
+
+
+@pytest.mark.skipif(LOADED < 92000, reason="the rule's window starts at cuDNN 9.20")
+@pytest.mark.parametrize("op", ["CUDNN_POINTWISE_MUL", "CUDNN_POINTWISE_RELU_FWD"])
+def test_engine_1_over_gapped_strides_is_denied_with_no_errata_file(op, monkeypatch):
+    monkeypatch.delenv(E.ENV_VAR, raising=False)
+    og, _ = _scale_graph(GAPPED, op=op)
+    configs = get_configs(og, "A", "h200", raise_if_empty=False)
+    if not any(c.engine_index == 1 for c in configs):
+        pytest.skip(f"cuDNN {cb.get_version()} offers no engine 1 for this graph")
+    assert all(c.denied_by is not None and c.denied_by.name == RULE for c in configs if c.engine_index == 1)
+    with pytest.raises(NoWorkingPlanError, match=rf"denied \(rule {RULE}\): engine 1 of a graph of pointwise"):
+        build_first_plan(og, device_profile="h200", errata="")  # no file: the known errata still apply
+    packed, _ = _scale_graph(PACKED, op=op)  # the same graph packed keeps its engine
+    plan, _ = build_first_plan(packed, device_profile="h200")
+    assert plan.engine_index == 1
+
+
+def test_the_rule_leaves_other_graphs_and_releases_alone():
+    known = E.known_errata()
+    og, _ = _scale_graph(GAPPED)
+    traits = E.traits_of(og)
+    assert traits.gapped and traits.families == ("pointwise",) and not traits.other_families
+    target = E.target_of(None, cb.runtime.profiles.as_deviceprop("h200"), og)
+    tag = E.plan_tag(traits.tag, 1, {})
+    assert known.deny(tag, traits, target) is not None if LOADED >= 92000 else known.deny(tag, traits, target) is None
+    older = E.Target(version=91900, sm=target.sm, device=target.device)
+    assert known.deny(tag, traits, older) is None
+    assert known.deny(E.plan_tag(traits.tag, 2, {}), traits, target) is None  # another engine
+    packed, _ = _scale_graph(PACKED)
+    assert known.deny(tag, E.traits_of(packed), target) is None
+    conv = E.GraphTraits("ConvFwd_ADD_", ("conv", "pointwise"), ("fp16",), gapped=True)
+    assert known.deny("ConvFwd_ADD_eng1", conv, target) is None  # not pointwise alone
+
+
+def test_the_extension_keys_are_checked(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"version": 1, "rules": [{"rule_id": "r", "operation": "*", "engine": 1,
+                                                        "cudnn_backend": {"gapped_strides": "yes",
+                                                                          "only_families": ["pointwize"]}}]}))
+    with pytest.raises(ErrataError) as e:
+        E.Errata.load(bad)
+    assert "field 'cudnn_backend.gapped_strides': expected true or false, not a string" in str(e.value)
+    assert "'pointwize' is no operation family; did you mean pointwise?" in str(e.value)
+
+
+def _x_parameters(plan, x_uid):
+    """The 32 bytes of kernel parameters after x's pointer in the plan's compiled kernel (None where the plan's JSON
+    has no such kernel)."""
+    data = json.loads(plan.to_json())
+    kernels = data.get("engine", {}).get("payload", {}).get("kernels") or []
+    if len(kernels) != 1:
+        return None
+    params = kernels[0].get("kernelParams", {})
+    at = next((o["value"] for o in params.get("offsets", []) if o.get("uid") == x_uid), None)
+    raw = base64.b64decode(params.get("rawData", ""))
+    if at is None or len(raw) < at + 40:
+        return None
+    return struct.unpack("<4q", raw[at + 8:at + 40])
+
+
+@pytest.mark.skipif(LOADED < 92000, reason="cuDNN 9.19 and older offer no engine for gapped pointwise graphs")
+def test_the_erratum_still_holds_in_the_loaded_release():
+    """The evidence, offline: the kernel engine 1 compiles for x over gapped strides gets x's packed layout. When
+    this fails, the loaded release compiles the gaps: measure it on a GPU and end the rule's window there."""
+    packed, x_uid = _scale_graph(PACKED)
+    gapped, _ = _scale_graph(GAPPED)
+    config = next((c for c in get_configs(gapped, "A", "h200", errata="", raise_if_empty=False)
+                   if c.engine_index == 1), None)
+    if config is None:
+        pytest.skip(f"cuDNN {cb.get_version()} offers no engine 1 for the gapped graph")
+    want = next(c for c in get_configs(packed, "A", "h200") if c.engine_index == 1)
+    ours = _x_parameters(build_plan(config, device_profile="h200"), x_uid)
+    theirs = _x_parameters(build_plan(want, device_profile="h200"), x_uid)
+    if ours is None or theirs is None:
+        pytest.skip("this release's plan JSON has no single kernel with parameters to compare")
+    assert ours == theirs, (f"cuDNN {cb.get_version()} now compiles x's gapped strides ({ours} against the packed "
+                            f"{theirs}): measure engine 1 on a GPU and end the window of rule {RULE} there")
