@@ -37,6 +37,8 @@ must hold for the rule to deny:
 ``families``       every listed operation family (``conv``, ``matmul``, ``norm``, ...) has an operation in the graph
 ``only_families``  every operation of the graph is of a listed family
 ``gapped_strides`` true: a real tensor's strides leave gaps between its elements (``has_gaps``)
+``channels_first`` true: a real tensor of 4 or 5 dimensions keeps its channels off the fastest axis (NCHW;
+                   ``is_channels_first``)
 ``graph_fingerprint``  the graph is this one (``typed.introspection.graph_fingerprint``)
 ``shapes``         ``[{"operation": "MATMUL", "tensor": "a", "dims": [-1, 128, 64]}]``: an operation of that type has
                    that tensor with those dimensions (cuDNN's order, -1 any), for any family
@@ -80,7 +82,7 @@ __all__ = [
     "ENV_VAR", "FORMAT_VERSION", "EXTENSION", "MAX_FILE_BYTES", "MAX_RULES", "MAX_DEPTH", "Errata", "Rule",
     "GraphTraits", "Target", "ErrataError", "resolve", "deny", "mark", "traits_of", "target_of", "plan_tag",
     "operation_tag", "knob_strings", "new_rule", "record", "locked", "check_file", "version_words", "sm_words",
-    "known_errata", "has_gaps", "ANY_OPERATION",
+    "known_errata", "has_gaps", "is_channels_first", "ANY_OPERATION",
 ]
 
 ENV_VAR = "CUDNN_ERRATA_JSON_FILE"
@@ -106,8 +108,8 @@ _SHAPE_FORMATS = {"NCHW": False, "NCDHW": False, "NHWC": True, "NDHWC": True}  #
 _RULE_KEYS = ("rule_id", "operation", "engine", "knob", "cudnn_version_start", "cudnn_version_end", "shape_format",
               "input_shape", "filter_shape", EXTENSION)
 _EXTENSION_KEYS = ("sm_start", "sm_end", "runtime_version_start", "runtime_version_end", "data_types", "families",
-                   "only_families", "gapped_strides", "graph_fingerprint", "shapes", "exact_knobs", "reason",
-                   "found_by", "evidence")
+                   "only_families", "gapped_strides", "channels_first", "graph_fingerprint", "shapes", "exact_knobs",
+                   "reason", "found_by", "evidence")
 ANY_OPERATION = "*"  # a rule's operation matching every graph (this package's; cudnn-frontend matches it nowhere)
 # the package's own rules: cuDNN releases measured to compute wrong results (data/known_errata.json)
 KNOWN_ERRATA_FILE = pathlib.Path(__file__).resolve().parent.parent / "data" / "known_errata.json"
@@ -188,6 +190,7 @@ class GraphTraits:
     fingerprint: str = ""
     operations: tuple = ()
     gapped: bool = False  # a real tensor's strides leave gaps between its elements
+    channels_first: bool = False  # a real tensor of 4 or 5 dimensions whose channels (axis 1) are not the fastest
     other_families: bool = False  # an operation of no known family
 
     @property
@@ -200,7 +203,8 @@ class GraphTraits:
         return {"tag": self.tag, "families": list(self.families), "data_types": list(self.data_types),
                 "fingerprint": self.fingerprint,
                 "operations": [[name, {k: list(d) for k, d in dims.items()}] for name, dims in self.operations],
-                "gapped": self.gapped, "other_families": self.other_families}
+                "gapped": self.gapped, "other_families": self.other_families,
+                "channels_first": self.channels_first}
 
     @classmethod
     def from_dict(cls, d: dict) -> "GraphTraits":
@@ -208,7 +212,8 @@ class GraphTraits:
         return cls(d.get("tag"), tuple(d.get("families", ())), tuple(d.get("data_types", ())),
                    d.get("fingerprint", ""), tuple((name, {k: tuple(v) for k, v in dims.items()})
                                                   for name, dims in d.get("operations", ())),
-                   bool(d.get("gapped", False)), bool(d.get("other_families", False)))
+                   gapped=bool(d.get("gapped", False)), channels_first=bool(d.get("channels_first", False)),
+                   other_families=bool(d.get("other_families", False)))
 
 
 def has_gaps(dims, strides) -> bool:
@@ -225,6 +230,14 @@ def has_gaps(dims, strides) -> bool:
     return False
 
 
+def is_channels_first(dims, strides) -> bool:
+    """Whether a tensor of 4 or 5 dimensions with more than one channel keeps its channels (axis 1) off the fastest
+    place: NCHW and NCDHW, not NHWC and NDHWC."""
+    if dims is None or strides is None or len(dims) not in (4, 5) or len(strides) != len(dims) or int(dims[1]) < 2:
+        return False
+    return int(strides[1]) != 1
+
+
 _TRAITS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _TRAITS_LOCK = threading.Lock()
 
@@ -239,7 +252,7 @@ def traits_of(operation_graph) -> GraphTraits:
     if not ops:
         return GraphTraits(None)
     families, types, operations = set(), set(), []
-    gapped = other = False
+    gapped = other = channels_first = False
     for op in ops:
         short = _short_type(op)
         fam = FAMILY_OF.get(op.descriptor_type.name)
@@ -255,13 +268,15 @@ def traits_of(operation_graph) -> GraphTraits:
                 if dt is not None:
                     types.add(data_type_name(dt))
                 gapped = gapped or has_gaps(tdims, tstrides)
+                channels_first = channels_first or is_channels_first(tdims, tstrides)
         operations.append((short, dims))
     try:
         fingerprint = graph_fingerprint(operation_graph)
     except (GraphError, CudnnBackendError, AttributeError, TypeError):
         fingerprint = ""
     traits = GraphTraits("".join(operation_tag(op) + "_" for op in ops), tuple(sorted(families)),
-                         tuple(sorted(types)), fingerprint, tuple(operations), gapped, other)
+                         tuple(sorted(types)), fingerprint, tuple(operations), gapped=gapped,
+                         channels_first=channels_first, other_families=other)
     with _TRAITS_LOCK:
         with contextlib.suppress(TypeError):
             _TRAITS[operation_graph] = traits
@@ -349,6 +364,7 @@ class Rule:
     families: tuple = ()
     only_families: tuple = ()
     gapped_strides: bool = False
+    channels_first: bool = False
     fingerprint: str = ""
     shapes: tuple = ()  # ((operation short name, tensor keyword, dims), ...)
     exact_knobs: bool = False
@@ -432,6 +448,8 @@ class Rule:
             out.append(f"only operations of the families {', '.join(self.only_families)}")
         if self.gapped_strides and not traits.gapped:
             out.append("a tensor whose strides leave gaps")
+        if self.channels_first and not traits.channels_first:
+            out.append("a tensor with its channels not the fastest axis (NCHW)")
         if self.fingerprint and self.fingerprint != traits.fingerprint:
             out.append(f"graph {self.fingerprint[:12]}")
         return out
@@ -696,7 +714,7 @@ def _check_extension(ck: _Checker, ext, where, where_self) -> dict:
             out["fingerprint"] = fp
     if "shapes" in ext:
         out["shapes"] = _check_shapes(ck, ext["shapes"], where("shapes"))
-    for key in ("exact_knobs", "gapped_strides"):
+    for key in ("exact_knobs", "gapped_strides", "channels_first"):
         if key in ext:
             if not isinstance(ext[key], bool):
                 ck.error(f"{where(key)}: expected true or false, not {_type_name(ext[key])}")

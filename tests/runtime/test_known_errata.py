@@ -1,9 +1,13 @@
 """The package's known errata (cudnn_backend/data/known_errata.json): configs cuDNN releases compute wrong, denied
 wherever errata are honoured, with no file given. Offline, on the real cuDNN of each release in the matrix.
 
-The one rule so far: from cuDNN 9.20, engine 1 of a graph of pointwise operations is offered for a tensor whose
-strides leave gaps, and computes it as if it were packed (wrong on an H200 with 9.28.1 for every data type). The
-evidence is visible offline: the compiled kernel's parameters for such a tensor are those of the packed layout."""
+The rules so far, each wrong on an H200 and visible offline in the compiled kernel's parameters (the tensor's layout
+as the kernel reads it):
+
+* from cuDNN 9.20, engine 1 of a graph of pointwise operations is offered for a tensor whose strides leave gaps, and
+  reads it as if it were packed (wrong with 9.28.1 for every data type);
+* from cuDNN 9.11, engine 7 of a convolution over FP8 tensors in NCHW reads them as NHWC (wrong with 9.19.0 and
+  9.28.1; 9.10.2 offers no engine for them)."""
 from __future__ import annotations
 
 import base64
@@ -46,6 +50,54 @@ def _scale_graph(x_strides, data_type=DataType.CUDNN_DATA_HALF, op="CUDNN_POINTW
     (DIMS, [0, 1, 0, 16], True), ([4, 1, 6], [6, 99, 1], False), (None, None, False)])
 def test_gaps_are_found_whatever_the_axis_order(dims, strides, gapped):
     assert E.has_gaps(dims, strides) is gapped
+
+
+@pytest.mark.parametrize(("dims", "strides", "first"), [
+    ([2, 8, 4, 6], [192, 24, 6, 1], True), ([2, 8, 4, 6], [192, 1, 48, 8], False), ([2, 1, 4, 6], [24, 24, 6, 1], False),
+    ([2, 8, 3, 4, 6], [576, 72, 24, 6, 1], True), ([8, 6], [6, 1], False), (None, None, False)])
+def test_channels_first_is_nchw_with_more_than_one_channel(dims, strides, first):
+    assert E.is_channels_first(dims, strides) is first
+
+
+def _fp8_conv(layout, data_type=DataType.CUDNN_DATA_FP8_E4M3):
+    n, c, h, w, k = 2, 8, 4, 6, 8
+    g = Graph("fp8_conv", io_data_type=F32, compute_data_type=F32)
+    x = g.tensor([n, c, h, w], shapes.layout_strides([n, c, h, w], layout), data_type, name="x")
+    wt = g.tensor([k, c, 3, 3], shapes.layout_strides([k, c, 3, 3], layout), data_type, name="w")
+    g.conv_fwd(x, wt, padding=1, output=True, output_data_type=F32, name="y")
+    return g.build(), x.uid
+
+
+@pytest.mark.parametrize("data_type", [DataType.CUDNN_DATA_FP8_E4M3, DataType.CUDNN_DATA_FP8_E5M2])
+def test_engine_7_over_fp8_nchw_is_denied_and_nhwc_keeps_it(data_type):
+    og, _ = _fp8_conv("nchw", data_type)
+    configs = get_configs(og, "A", "h200", raise_if_empty=False)
+    if not any(c.engine_index == 7 for c in configs):
+        pytest.skip(f"cuDNN {cb.get_version()} offers no engine 7 for an FP8 convolution in NCHW")
+    name = "e4m3" if data_type == DataType.CUDNN_DATA_FP8_E4M3 else "e5m2"
+    assert all(c.denied_by is not None and c.denied_by.name == f"conv_fp8_{name}_channels_first_eng7"
+               for c in configs if c.engine_index == 7)
+    nhwc, _ = _fp8_conv("nhwc", data_type)
+    plan, _ = build_first_plan(nhwc, device_profile="h200")
+    assert plan.engine_index == 7
+
+
+@pytest.mark.skipif(LOADED < 91100, reason="cuDNN 9.10 offers no engine for FP8 convolutions in NCHW")
+def test_the_fp8_nchw_erratum_still_holds_in_the_loaded_release():
+    """The evidence, offline: engine 7's kernel for x in NCHW gets the parameters of x in NHWC. When this fails, the
+    loaded release reads the NCHW layout: measure it on a GPU and end the rules' window there."""
+    got = {}
+    for layout in ("nchw", "nhwc"):
+        og, x_uid = _fp8_conv(layout)
+        config = next((c for c in get_configs(og, "A", "h200", errata="", raise_if_empty=False)
+                       if c.engine_index == 7), None)
+        if config is None:
+            pytest.skip(f"cuDNN {cb.get_version()} offers no engine 7 for this convolution in {layout}")
+        got[layout] = _x_parameters(build_plan(config, device_profile="h200"), x_uid, count=18)
+    if None in got.values():
+        pytest.skip("this release's plan JSON has no single kernel with parameters to compare")
+    assert got["nchw"] == got["nhwc"], (f"cuDNN {cb.get_version()} now reads x in NCHW ({got}): measure engine 7 on a "
+                                        "GPU and end the window of the conv_fp8_*_channels_first_eng7 rules there")
 
 
 def test_the_known_errata_load_and_name_their_evidence():
@@ -101,9 +153,10 @@ def test_the_extension_keys_are_checked(tmp_path):
     assert "'pointwize' is no operation family; did you mean pointwise?" in str(e.value)
 
 
-def _x_parameters(plan, x_uid):
-    """The 32 bytes of kernel parameters after x's pointer in the plan's compiled kernel (None where the plan's JSON
-    has no such kernel)."""
+def _x_parameters(plan, x_uid, count=4):
+    """The ``count`` 64-bit words of kernel parameters after x's pointer in the plan's compiled kernel (x's dims and
+    strides as the kernel reads them), words that cannot be sizes (pointers, padding) left out; None where the plan's
+    JSON has no such kernel."""
     data = json.loads(plan.to_json())
     kernels = data.get("engine", {}).get("payload", {}).get("kernels") or []
     if len(kernels) != 1:
@@ -111,9 +164,9 @@ def _x_parameters(plan, x_uid):
     params = kernels[0].get("kernelParams", {})
     at = next((o["value"] for o in params.get("offsets", []) if o.get("uid") == x_uid), None)
     raw = base64.b64decode(params.get("rawData", ""))
-    if at is None or len(raw) < at + 40:
+    if at is None or len(raw) < at + 8 + 8 * count:
         return None
-    return struct.unpack("<4q", raw[at + 8:at + 40])
+    return tuple(v for v in struct.unpack(f"<{count}q", raw[at + 8:at + 8 + 8 * count]) if 0 < v < 1 << 20)
 
 
 @pytest.mark.skipif(LOADED < 92000, reason="cuDNN 9.19 and older offer no engine for gapped pointwise graphs")
