@@ -57,8 +57,9 @@ TOL = {"pointwise": 1e-6, "conv": 5e-3}  # x * 2 is exact in fp32; the conv may 
 # stays wrong, and fails the moment it comes out right (then it leaves this table). The cause is not isolated yet:
 # cuDNN's engine, or what this graph asks of it.
 KNOWN_WRONG = {
-    # (a lead, not yet measured: cuDNN 9.25 added CUDNN_DATA_BYTE_BOOLEAN, "byte-addressed", beside BOOLEAN, while
-    # every library's bool array holds a byte per element; offline 9.28.1 has no engine for x * s over BYTE_BOOLEAN)
+    # (the cause, found offline: cuDNN's kernels read BOOLEAN bit-packed, eight elements a byte, least significant bit
+    # first (the x * s kernel's SASS on 9.28.1), while every library's bool array holds a byte per element; 9.25 added
+    # BYTE_BOOLEAN for that, and offline 9.28.1 has no engine for x * s over it; docs/guide/graph.rst)
     ("bool", "nhwc"): (lambda v: True, "x * s with a BOOLEAN x (engine 1): relative error ~1.0 on 9.19.0 and 9.28.1"),
     ("int8", "nchw"): (lambda v: True, "INT8 conv, INT32 compute, FLOAT output (engine 71): relative error 0.13-0.16"),
     # (FP8 in NCHW: engine 7 reads the tensors as NHWC, and the package's known errata deny it from 9.11: the cell has
