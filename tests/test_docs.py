@@ -7,6 +7,7 @@ and its index (``objects.inv``) checked against the generated reference.
 """
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import pathlib
@@ -32,12 +33,7 @@ UNWRITTEN_LAYERS: tuple = ()
 
 @pytest.fixture(scope="module")
 def apiref():
-    sys.path.insert(0, str(DOCS / "_ext"))
-    try:
-        import apiref as module
-    finally:
-        sys.path.remove(str(DOCS / "_ext"))
-    return module
+    return _docs_extension("apiref")
 
 
 @pytest.fixture(scope="module")
@@ -194,14 +190,18 @@ def test_literalinclude_markers_exist():
                 assert option.strip() in body, f"{page.name}: marker {option!r} not in {source.name}"
 
 
-@pytest.fixture(scope="module")
-def doctests():
+def _docs_extension(name):
+    """A module of docs/_ext, imported the way Sphinx finds it."""
     sys.path.insert(0, str(DOCS / "_ext"))
     try:
-        import doctests as module
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(DOCS / "_ext"))
-    return module
+
+
+@pytest.fixture(scope="module")
+def doctests():
+    return _docs_extension("doctests")
 
 
 def test_every_page_with_examples_is_a_guide_page(doctests):
