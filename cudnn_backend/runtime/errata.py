@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 from cudnn_backend._bindings.enums import AttributeName, KnobType, PointwiseMode
 from cudnn_backend.core._descriptor import Descriptor, Handle
 from cudnn_backend.core.families import FAMILIES, FAMILY_OF
+from cudnn_backend.core.families._build import channels_last
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, read_data_type
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.errors import CudnnBackendError, ErrataError, GraphError, did_you_mean
@@ -232,10 +233,10 @@ def has_gaps(dims, strides) -> bool:
 
 def is_channels_first(dims, strides) -> bool:
     """Whether a tensor of 4 or 5 dimensions with more than one channel keeps its channels (axis 1) off the fastest
-    place: NCHW and NCDHW, not NHWC and NDHWC."""
+    place: NCHW and NCDHW, not NHWC and NDHWC (``channels_last``)."""
     if dims is None or strides is None or len(dims) not in (4, 5) or len(strides) != len(dims) or int(dims[1]) < 2:
         return False
-    return int(strides[1]) != 1
+    return not channels_last(dims, strides)
 
 
 _TRAITS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -914,9 +915,20 @@ class Errata:
 
     @property
     def digest(self) -> str:
-        """SHA-256 of the rules as written (what caches of results key on)."""
-        text = json.dumps([r.data for r in self.rules], sort_keys=True, separators=(",", ":"), default=str)
+        """SHA-256 of the rules honoured, as written: these, then the package's known errata (what caches of results
+        key on)."""
+        known = known_errata()
+        rules = self.rules + (() if self is known else known.rules)
+        text = json.dumps([r.data for r in rules], sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()
+
+    def origin(self, rule) -> str:
+        """Where a rule this errata honours comes from (a Rule or its name): this file (its source, "given" for one
+        in memory), or the package's known errata."""
+        name = rule.name if isinstance(rule, Rule) else rule
+        if any(r.name == name for r in self.rules):
+            return self.source or "given"
+        return "the package's known errata"
 
     def rule(self, name) -> Rule:
         """The rule whose ``rule_id`` (or ``#index``) is ``name``."""
@@ -1050,8 +1062,6 @@ def deny(config, errata=None, *, target=None, traits=None) -> Rule | None:
     ``Config``), or None. ``target``/``traits``: where and for which graph (default: the config's device profile or
     GPU, and its operation graph)."""
     errata = resolve(errata)
-    if not errata:
-        return None
     graph = config.operation_graph
     if traits is None:
         if graph is None:
@@ -1068,7 +1078,7 @@ def mark(configs, errata=None, *, target=None) -> list:
     """``configs`` with ``denied_by`` set on each (the denying Rule, or None); the list returned as given."""
     errata = resolve(errata)
     for c in configs:
-        c.denied_by = deny(c, errata, target=target) if errata else None
+        c.denied_by = deny(c, errata, target=target)
     return configs
 
 

@@ -123,10 +123,8 @@ def get_configs(operation_graph, mode="A", device_profile=None, sm_count_target=
     clear_error()
     heur.finalize()
     configs = heuristics_configs(heur, raise_if_empty)
-    rules = _errata.resolve(errata)
-    if rules:
-        dp = as_deviceprop(device_profile, allow_version_mismatch)  # the one target_device aimed heuristics at
-        _errata.mark(configs, rules, target=_errata.target_of(None, dp, operation_graph))
+    dp = as_deviceprop(device_profile, allow_version_mismatch)  # the one target_device aimed heuristics at
+    _errata.mark(configs, _errata.resolve(errata), target=_errata.target_of(None, dp, operation_graph))
     return configs
 
 
@@ -305,7 +303,7 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
     report = PlanSearchReport()
     seen = set()
     rules = _errata.resolve(errata)
-    target = _errata.target_of(handle, dp, operation_graph) if rules else None
+    target = _errata.target_of(handle, dp, operation_graph)
 
     def attempt(mode_label, rank, config, index=None, knobs=None):
         """Try one config; return the plan or None. ``config`` None: make it from (index, knobs)."""
@@ -327,13 +325,12 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
                 report.attempts.pop()  # the same config again (e.g. in A and FALLBACK): not tried twice
                 return None
             seen.add(key)
-            if rules:
-                a.stage = "errata"
-                denied = _errata.deny(config, rules, target=target)
-                if denied is not None:
-                    a.denied_by = denied.name
-                    a.reason = f"denied (rule {denied.name})" + (f": {denied.reason}" if denied.reason else "")
-                    return None
+            a.stage = "errata"
+            denied = _errata.deny(config, rules, target=target)
+            if denied is not None:
+                a.denied_by = denied.name
+                a.reason = f"denied (rule {denied.name})" + (f": {denied.reason}" if denied.reason else "")
+                return None
             a.stage = "filter"
             why = _engines.rejection(config, **filters)
             if why is None and config_filter is not None and not config_filter(config):

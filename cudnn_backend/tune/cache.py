@@ -306,11 +306,10 @@ class PlanCache:
         if row is None:
             return None, ""
         rules = _errata.resolve(errata)
-        if rules:
-            rule = self._denied(rules, op_graph, row[1], row[2], handle, device_profile)
-            if rule is not None:
-                return None, (f"entry {key[:12]} (engine {row[1]}) is denied by errata rule {rule.name} "
-                              f"({rules.source or 'given'}); a miss")
+        rule = self._denied(rules, op_graph, row[1], row[2], handle, device_profile)
+        if rule is not None:
+            return None, (f"entry {key[:12]} (engine {row[1]}) is denied by errata rule {rule.name} "
+                          f"({rules.origin(rule)}); a miss")
         try:
             return _plans.plan_from_json(row[0], handle=handle, device_profile=device_profile,
                                          operation_graph=op_graph), ""

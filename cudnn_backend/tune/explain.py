@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._tables import attribute_io
+from cudnn_backend.core.families._build import channels_last
 from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version, loaded_version
@@ -346,7 +347,7 @@ def _packed(dims, nhwc) -> list:
 
 def _layout_of(t) -> str:
     dims, strides = t["dimensions"], t["strides"]
-    if len(dims) >= 4 and strides[1] == 1 and dims[1] > 1:
+    if channels_last(dims, strides):
         return "nhwc"
     return "nchw" if len(dims) >= 4 else "row"
 

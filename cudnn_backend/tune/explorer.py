@@ -161,7 +161,7 @@ class _Explorer:
         honoured = _errata.resolve(self.options.errata)
         return {"traits": _errata.traits_of(self.op_graph).to_dict(),
                 "target": _errata.target_of(self.handle, self.deviceprop, self.op_graph).to_dict(),
-                "file": "" if honoured is None else honoured.source, "rules": 0 if honoured is None else len(honoured)}
+                "file": honoured.source, "rules": len(honoured)}
 
     def run(self) -> Exploration:
         o = self.options

@@ -167,7 +167,7 @@ class Search:
             strategy.run(self)
         self.choose()
         if self.denied:
-            self.notes.append(f"errata ({self.errata.source or 'given'}): "
+            self.notes.append(f"errata ({', '.join(sorted({self.errata.origin(name) for name in self.denied}))}): "
                               f"{results.plural(sum(self.denied.values()), 'config')} denied, never built or run: "
                               + ", ".join(f"rule {name} ({n})" for name, n in self.denied.items()))
         for strategy in self.strategies:

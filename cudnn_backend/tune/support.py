@@ -952,7 +952,7 @@ def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.famil
         store = None if cache is False or cache is None else (cache if isinstance(cache, SupportCache) else
                                                               SupportCache(None if cache is True else cache))
         plan_mode = ("gpu" if on_gpu else plans) + ("" if modes == _MODES else "+" + ",".join(modes)) \
-            + (f"+errata:{rules.digest[:16]}" if rules else "")
+            + f"+errata:{rules.digest[:16]}"
         results: list = [None] * len(entries)
         keys: list = [None] * len(entries)
         # the graphs are built here (cheap) for their fingerprints: cache hits need nothing else
@@ -1022,9 +1022,10 @@ def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.famil
         if len(kept) < len(results):
             notes.append(f"{len(results) - len(kept)} graph(s) whose data type or layout was known only once built "
                          "did not pass the filters and were left out")
-        if rules:
-            denied = sum(len(r.denied) for r in kept)
-            notes.append(f"{rules}: honoured, {denied} config(s) denied (each result's denied column names them)")
+        denied = sum(len(r.denied) for r in kept)
+        if len(rules) or denied:  # a file's rules, or the package's known errata at work
+            honoured = str(rules) if len(rules) else "the package's known errata"
+            notes.append(f"{honoured}: honoured, {denied} config(s) denied (each result's denied column names them)")
         return SupportMatrix(kept, device, format_version(version), plans if not on_gpu else "all", kernels, filters,
                              notes, time.perf_counter() - t0, cached, max(1, n_workers))
     finally:

@@ -23,6 +23,7 @@ from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.runtime import errata as E
 from cudnn_backend.runtime.heuristics import build_first_plan, get_configs
 from cudnn_backend.runtime.plans import build_plan
+from cudnn_backend.tune.support import support_matrix
 from tests.helpers.env import LOADED
 
 DIMS = [2, 8, 4, 6]
@@ -186,3 +187,22 @@ def test_the_erratum_still_holds_in_the_loaded_release():
         pytest.skip("this release's plan JSON has no single kernel with parameters to compare")
     assert ours == theirs, (f"cuDNN {cb.get_version()} now compiles x's gapped strides ({ours} against the packed "
                             f"{theirs}): measure engine 1 on a GPU and end the window of rule {RULE} there")
+
+
+def test_the_known_errata_are_named_and_keyed_as_honoured(tmp_path):
+    known = E.known_errata()
+    none = E.resolve(False)
+    assert none.origin(RULE) == "the package's known errata" and none.origin(known.rule(RULE)) == "the package's known errata"
+    planted = tmp_path / "planted.json"
+    planted.write_text(json.dumps({"version": 1, "rules": [{"rule_id": "planted", "operation": "ConvFwd", "engine": 0}]}))
+    own = E.Errata.load(planted)
+    assert own.origin("planted") == str(planted) and own.origin(RULE) == "the package's known errata"
+    # caches key on what is honoured: a file's rules and the known ones, so a change of either is a new key
+    assert none.digest == known.digest != own.digest
+
+
+def test_support_notes_errata_only_when_a_file_has_rules_or_something_was_denied(monkeypatch, tmp_path):
+    monkeypatch.delenv(E.ENV_VAR, raising=False)
+    m = support_matrix(None, "h200", family="matmul", data_type="fp16", name="matmul+bias", cache=False, workers=1,
+                       plans="none")
+    assert len(m) >= 1 and not any("errata" in n for n in m.notes), m.notes

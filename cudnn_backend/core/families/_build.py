@@ -18,7 +18,7 @@ from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 
 __all__ = ["as_int", "as_data_type", "as_choice", "require", "scalar_value", "OVERRIDE_SHAPES_NEEDS", "as_list",
            "as_sizes", "as_dims", "as_strides", "pair", "packed_strides", "stride_order", "strides_like",
-           "nhwc_strides", "bshd_strides", "layout_strides", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS"]
+           "nhwc_strides", "bshd_strides", "layout_strides", "channels_last", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS"]
 
 MAX_RANK = 8  # CUDNN_DIM_MAX
 MAX_SIZE = (1 << 63) - 1  # sizes and strides are int64 in cuDNN
@@ -109,6 +109,14 @@ def packed_strides(dims, order=None):
 def stride_order(strides):
     """Axes from outermost to innermost by stride (ties keep axis order)."""
     return sorted(range(len(strides)), key=lambda i: (-strides[i], i))
+
+
+def channels_last(dims, strides) -> bool:
+    """Whether a tensor of 4 or more dims with more than one channel has its channels (axis 1) as the fastest axis:
+    NHWC and NDHWC, not NCHW."""
+    if dims is None or strides is None or len(dims) < 4 or len(strides) != len(dims):
+        return False
+    return int(dims[1]) > 1 and int(strides[1]) == 1
 
 
 def strides_like(dims, ref_strides):
