@@ -4,8 +4,9 @@ The reference is the live support matrix the GPU run committed (``benchmarks/res
 the default catalogue probed on an H200 with a handle). Offline, the bundled h200 profile must finalize the same
 engines for the graphs below: matmul chains and fused convolutions, the graphs whose engine sets the stand-in's
 answers decide (cuDNN 9.28's TensorIR GEMM engine asks the driver for the current context while it finalizes). A
-release without a committed live record is skipped. Single convolutions are left out: a few of their engines refuse
-offline for a reason cuDNN does not say (benchmarks/results/2026-11-28-cpu/offline_vs_live)."""
+release without a committed live record is skipped. Single convolutions are left out: a few of their engines finalize
+through cuDNN's static CUDA runtime, which starts only on a real driver (benchmarks/results/2026-11-28-cpu/
+offline_vs_live2)."""
 from __future__ import annotations
 
 import gzip
