@@ -28,7 +28,7 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from cpython.list cimport PyList_GET_SIZE, PyList_New, PyList_SET_ITEM
 from cpython.sequence cimport PySequence_Fast_ITEMS
 from cpython.list cimport PyList_AsTuple
-from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint64_t, uintptr_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
@@ -477,7 +477,8 @@ cdef bint _pointwise_broadcast_ok(Descriptor op) except -1:
         if dims is False or len(<tuple>dims) != rank:
             return False
         for i in range(rank):
-            if (<tuple>dims)[i] != expected[i]:
+            size = (<tuple>dims)[i]  # compared as C ints: no int object made per dimension
+            if size != expected[i]:
                 return False
     return True
 
@@ -1088,6 +1089,7 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
     cdef int overflow = 0
     cdef long long x
     cdef int64_t ints[8]
+    cdef PyObject** items
     cdef int32_t e32
     cdef float f32
     cdef uint8_t b8
@@ -1106,19 +1108,21 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
             ints[0] = x
             n = 1
         elif type(values) is list or type(values) is tuple:
-            n = len(values)
+            # the items read in place (no len() or indexing through the object protocol): nothing runs Python code
+            # between here and the call, so the list cannot change meanwhile
+            n = PyList_GET_SIZE(values) if type(values) is list else PyTuple_GET_SIZE(values)
             if n < 1 or n > 8 or n < spec.count_min or (spec.count_max >= 0 and n > spec.count_max):
                 return 0
+            items = PySequence_Fast_ITEMS(values)
             for i in range(n):
-                v = (<list>values)[i] if type(values) is list else (<tuple>values)[i]
-                if not PyLong_CheckExact(v):
+                if not PyLong_CheckExact(<object>items[i]):
                     return 0
-                x = PyLong_AsLongLongAndOverflow(v, &overflow)
+                x = PyLong_AsLongLongAndOverflow(<object>items[i], &overflow)
                 if overflow or x < spec.value_min:
                     return 0
                 ints[i] = x
             if spec.count_max == 1:
-                stored = values[0]
+                stored = <object>items[0]
             elif type(values) is list:
                 stored = PyList_AsTuple(values)
         else:
