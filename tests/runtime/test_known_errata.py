@@ -7,7 +7,9 @@ as the kernel reads it):
 * from cuDNN 9.20, engine 1 of a graph of pointwise operations is offered for a tensor whose strides leave gaps, and
   reads it as if it were packed (wrong with 9.28.1 for every data type);
 * from cuDNN 9.11, engine 7 of a convolution over FP8 tensors in NCHW reads them as NHWC (wrong with 9.19.0 and
-  9.28.1; 9.10.2 offers no engine for them)."""
+  9.28.1; 9.10.2 offers no engine for them);
+* from cuDNN 9.11, engine 71 of a convolution over INT8 tensors in NCHW reads them as NHWC (wrong with 9.19.0 and
+  9.28.1; 9.10.2 offers no engine 71 for them)."""
 from __future__ import annotations
 
 import base64
@@ -60,45 +62,62 @@ def test_channels_first_is_nchw_with_more_than_one_channel(dims, strides, first)
     assert E.is_channels_first(dims, strides) is first
 
 
-def _fp8_conv(layout, data_type=DataType.CUDNN_DATA_FP8_E4M3):
+# the channels-first rules: (data type, the engine that reads NCHW as NHWC, the rule's id)
+CHANNELS_FIRST = [(DataType.CUDNN_DATA_FP8_E4M3, 7, "conv_fp8_e4m3_channels_first_eng7"),
+                  (DataType.CUDNN_DATA_FP8_E5M2, 7, "conv_fp8_e5m2_channels_first_eng7"),
+                  (DataType.CUDNN_DATA_INT8, 71, "conv_int8_channels_first_eng71")]
+
+
+def _conv(layout, data_type=DataType.CUDNN_DATA_FP8_E4M3):
     n, c, h, w, k = 2, 8, 4, 6, 8
-    g = Graph("fp8_conv", io_data_type=F32, compute_data_type=F32)
+    compute = DataType.CUDNN_DATA_INT32 if data_type == DataType.CUDNN_DATA_INT8 else F32
+    g = Graph("conv", io_data_type=F32, compute_data_type=compute)
     x = g.tensor([n, c, h, w], shapes.layout_strides([n, c, h, w], layout), data_type, name="x")
     wt = g.tensor([k, c, 3, 3], shapes.layout_strides([k, c, 3, 3], layout), data_type, name="w")
     g.conv_fwd(x, wt, padding=1, output=True, output_data_type=F32, name="y")
     return g.build(), x.uid
 
 
-@pytest.mark.parametrize("data_type", [DataType.CUDNN_DATA_FP8_E4M3, DataType.CUDNN_DATA_FP8_E5M2])
-def test_engine_7_over_fp8_nchw_is_denied_and_nhwc_keeps_it(data_type):
-    og, _ = _fp8_conv("nchw", data_type)
+@pytest.mark.parametrize(("data_type", "engine", "rule"), CHANNELS_FIRST)
+def test_the_engine_over_nchw_is_denied_and_nhwc_keeps_it(data_type, engine, rule):
+    og, _ = _conv("nchw", data_type)
     configs = get_configs(og, "A", "h200", raise_if_empty=False)
-    if not any(c.engine_index == 7 for c in configs):
-        pytest.skip(f"cuDNN {cb.get_version()} offers no engine 7 for an FP8 convolution in NCHW")
-    name = "e4m3" if data_type == DataType.CUDNN_DATA_FP8_E4M3 else "e5m2"
-    assert all(c.denied_by is not None and c.denied_by.name == f"conv_fp8_{name}_channels_first_eng7"
-               for c in configs if c.engine_index == 7)
-    nhwc, _ = _fp8_conv("nhwc", data_type)
+    if not any(c.engine_index == engine for c in configs):
+        pytest.skip(f"cuDNN {cb.get_version()} offers no engine {engine} for a {data_type.name} convolution in NCHW")
+    assert all(c.denied_by is not None and c.denied_by.name == rule for c in configs if c.engine_index == engine)
+    nhwc, _ = _conv("nhwc", data_type)
     plan, _ = build_first_plan(nhwc, device_profile="h200")
-    assert plan.engine_index == 7
+    assert plan.engine_index == engine
 
 
-@pytest.mark.skipif(LOADED < 91100, reason="cuDNN 9.10 offers no engine for FP8 convolutions in NCHW")
-def test_the_fp8_nchw_erratum_still_holds_in_the_loaded_release():
-    """The evidence, offline: engine 7's kernel for x in NCHW gets the parameters of x in NHWC. When this fails, the
-    loaded release reads the NCHW layout: measure it on a GPU and end the rules' window there."""
+@pytest.mark.skipif(LOADED < 91100, reason="cuDNN 9.10 offers no engine 7 or 71 for these convolutions in NCHW")
+@pytest.mark.parametrize(("data_type", "engine", "rule"), CHANNELS_FIRST[::2])
+def test_the_channels_first_errata_still_hold_in_the_loaded_release(data_type, engine, rule):
+    """The evidence, offline: the engine's kernel for x in NCHW gets the parameters of x in NHWC. When this fails, the
+    loaded release reads the NCHW layout: measure it on a GPU and end the rule's window there."""
     got = {}
     for layout in ("nchw", "nhwc"):
-        og, x_uid = _fp8_conv(layout)
+        og, x_uid = _conv(layout, data_type)
         config = next((c for c in get_configs(og, "A", "h200", errata="", raise_if_empty=False)
-                       if c.engine_index == 7), None)
+                       if c.engine_index == engine), None)
         if config is None:
-            pytest.skip(f"cuDNN {cb.get_version()} offers no engine 7 for this convolution in {layout}")
+            pytest.skip(f"cuDNN {cb.get_version()} offers no engine {engine} for this convolution in {layout}")
         got[layout] = _x_parameters(build_plan(config, device_profile="h200"), x_uid, count=18)
     if None in got.values():
         pytest.skip("this release's plan JSON has no single kernel with parameters to compare")
-    assert got["nchw"] == got["nhwc"], (f"cuDNN {cb.get_version()} now reads x in NCHW ({got}): measure engine 7 on a "
-                                        "GPU and end the window of the conv_fp8_*_channels_first_eng7 rules there")
+    assert got["nchw"] == got["nhwc"], (f"cuDNN {cb.get_version()} now reads x in NCHW ({got}): measure engine "
+                                        f"{engine} on a GPU and end the window of {rule} (and its kin) there")
+
+
+def test_the_int8_rule_leaves_fp16_in_nchw_alone():
+    """Engine 71 computes FP16 and BF16 convolutions in NCHW right (the array matrix on an H200): the INT8 rule is a
+    data-type rule, and FP16's configs of engine 71 stay allowed."""
+    og, _ = _conv("nchw", DataType.CUDNN_DATA_HALF)
+    configs = [c for mode in ("A", "FALLBACK") for c in get_configs(og, mode, "h200", raise_if_empty=False)
+               if c.engine_index == 71]
+    if not configs:
+        pytest.skip(f"cuDNN {cb.get_version()} offers no engine 71 for an FP16 convolution in NCHW")
+    assert all(c.denied_by is None for c in configs)
 
 
 def test_the_known_errata_load_and_name_their_evidence():
