@@ -667,6 +667,11 @@ def support_reasons(matrix, limit=12) -> Group:
     return Group(*out)
 
 
+def _kernels_ab(row) -> str:
+    """A comparison row's kernel counts, "A/B" ("-" where a side has none)."""
+    return "/".join("-" if row.get(f"{side} kernels") is None else str(row[f"{side} kernels"]) for side in "AB")
+
+
 def support_comparison(comparison, everything=False):
     counts = comparison.counts()
     rows = [r for r in comparison.rows if everything or r["change"] != "same"]
@@ -676,16 +681,19 @@ def support_comparison(comparison, everything=False):
         return Text(f"{title}: no graph gained, lost or changed its counts" + ("" if everything else
                                                                               " (--all prints every graph)"))
     t = table(title)
-    for col in ("change", "family", "graph", "dtype", "layout", "A", "B", "A counts", "B counts", "reason"):
+    kernels = any(r.get("A kernels") is not None or r.get("B kernels") is not None for r in rows)
+    for col in ("change", "family", "graph", "dtype", "layout", "A", "B", "A counts", "B counts") + \
+            (("kernels A/B",) if kernels else ()) + ("reason",):
         t.add_column(col, max_width=_cap(60) if col == "reason" else None)
     style = {"gained": "green", "lost": "red", "counts": "yellow", "unknown": "yellow"}
     for r in rows:
         t.add_row(Text(r["change"], style=style.get(r["change"], "")), r["family"], Breakable(r["graph"]),
                   r["data_type"], r["layout"], Breakable(r["A"]), Breakable(r["B"]), r["A counts"], r["B counts"],
-                  Breakable(r["reason"][:200]))
+                  *((_kernels_ab(r),) if kernels else ()), Breakable(r["reason"][:200]))
     return Group(t, prose("gained: supported in B only; lost: in A only; unknown: one side is unknown offline "
                           "(neither gained nor lost can be said); counts: supported (or not) in both, engine "
-                          "or config counts differ; counts read engines finalizing/engines, configs A+FALLBACK"
+                          "or config counts differ, or kernels launched by the first working config (on a GPU); "
+                          "counts read engines finalizing/engines, configs A+FALLBACK"
                           + ("" if everything else "; unchanged graphs left out (--all prints them)")))
 
 
@@ -719,7 +727,7 @@ def release_comparison(comparison, everything=False):
     for r in rows:
         t.add_row(Text(r["change"], style=style.get(r["change"], "")), Breakable(r["graph"]), best(r, "A"),
                   best(r, "B"), cell(r.get("best B/A")), cell(r.get("pick B/A")),
-                  f"{cell(r.get('A kernels'))}/{cell(r.get('B kernels'))}", Breakable(r.get("slowed", "")),
+                  _kernels_ab(r), Breakable(r.get("slowed", "")),
                   Breakable(r.get("vanished", "")), Breakable((r.get("reason") or "")[:300]))
     return Group(t, legend)
 

@@ -1087,8 +1087,8 @@ class SupportComparison(ChangeRows):
 
 def compare_matrices(a: SupportMatrix, b: SupportMatrix, label_a="A", label_b="B") -> SupportComparison:
     """Every entry of either matrix: gained (supported in B only), lost (in A only), unknown (one side is unknown
-    offline: neither gained nor lost can be said), "counts" (supported in both, engine or config counts differ),
-    same, only in A, only in B."""
+    offline: neither gained nor lost can be said), "counts" (supported in both, engine or config counts differ, or
+    the kernel count of the first working config where both matrices ran it on a GPU), same, only in A, only in B."""
     index_b = {r.key: r for r in b.results}
     rows = []
     for ra in a.results:
@@ -1118,13 +1118,15 @@ def _comparison_row(ra, rb) -> dict:
     elif rb.supported and not ra.supported:
         change = "gained"
     elif (ra.engines_supported, ra.engines_total, ra.configs, ra.stage) != (rb.engines_supported, rb.engines_total,
-                                                                            rb.configs, rb.stage):
+                                                                            rb.configs, rb.stage) or \
+            None not in (ra.kernel_count, rb.kernel_count) and ra.kernel_count != rb.kernel_count:
         change = "counts"
     else:
         change = "same"
     return {"family": any_r.family, "graph": any_r.name, "data_type": any_r.data_type, "layout": any_r.layout,
             "change": change, "A": "-" if ra is None else ra.status, "B": "-" if rb is None else rb.status,
             "A counts": _counts(ra), "B counts": _counts(rb),
+            "A kernels": None if ra is None else ra.kernel_count, "B kernels": None if rb is None else rb.kernel_count,
             "A engine": "" if ra is None or not ra.chosen else ra.chosen.get("engine"),
             "B engine": "" if rb is None or not rb.chosen else rb.chosen.get("engine"),
             "reason": (rb.reason if change == "lost" and rb is not None else

@@ -450,6 +450,26 @@ def test_compare_matrices_classifies_every_change():
     assert json.loads(json.dumps(c.to_dict()))["counts"]["lost"] == 1
 
 
+def test_compare_matrices_counts_kernels_where_both_ran_on_a_gpu():
+    dev = {"name": "x"}
+    gpu = [_result(n, True) for n in ("fused", "split", "offline")]
+    gpu[0].kernel_count = gpu[1].kernel_count = 1
+    b = [_result(n, True) for n in ("fused", "split", "offline")]
+    b[0].kernel_count, b[1].kernel_count = 1, 3  # the fusion lost under B: three kernels where one ran
+    c = support.compare_matrices(SupportMatrix(gpu, dev, "9.19.0"), SupportMatrix(b, dev, "9.28.1"))
+    rows = {r["graph"]: r for r in c.rows}
+    assert {g: r["change"] for g, r in rows.items()} == {"fused": "same", "split": "counts", "offline": "same"}
+    assert (rows["split"]["A kernels"], rows["split"]["B kernels"]) == (1, 3)
+    assert rows["offline"]["A kernels"] is None  # offline, or probed without running: no count, no change
+    from rich.console import Console
+
+    from cudnn_backend.cli import render
+    console = Console(record=True, width=220)
+    console.print(render.support_comparison(c))
+    text = console.export_text()
+    assert "kernels A/B" in text and "1/3" in text and "kernels launched" in text
+
+
 def test_compare_two_profiles():
     c = support.compare_support(profiles=(H100, "h200"), family="conv_fwd", data_type="fp16", layout="nhwc",
                                 name="+bias+relu", workers=1)
