@@ -35,7 +35,7 @@ from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import check_available
 from cudnn_backend.core._tables import attribute_io
 from cudnn_backend.core.families import _build
-from cudnn_backend.core.families._build import BOOLEAN_TYPES, OVERRIDE_SHAPES_NEEDS, as_choice, as_data_type, scalar_value
+from cudnn_backend.core.families._build import OVERRIDE_SHAPES_NEEDS, as_choice, as_data_type, scalar_value
 from cudnn_backend.core.families.conv import conv_mode as _conv_mode
 from cudnn_backend.core.families.conv import conv_output_dims as _conv_output_dims
 from cudnn_backend.core.families.pointwise import broadcast_dims as _broadcast_dims
@@ -70,6 +70,7 @@ cdef object _CONVOLUTION_MODE = ConvolutionMode
 cdef object _POINTWISE_MODE = PointwiseMode
 cdef object _XCORR = ConvolutionMode.CUDNN_CROSS_CORRELATION
 cdef object _BOOLEAN = DataType.CUDNN_DATA_BOOLEAN
+cdef object _BOOLEAN_TYPES = _build.BOOLEAN_TYPES
 cdef object _INT32 = DataType.CUDNN_DATA_INT32
 cdef object _RELU = PointwiseMode.CUDNN_POINTWISE_RELU_FWD
 cdef object _ADD = PointwiseMode.CUDNN_POINTWISE_ADD
@@ -596,7 +597,7 @@ cdef class GraphCore:
             if mode in _BOOL_OUT:
                 # an output tensor given in either boolean type keeps it (a bool array's is BYTE_BOOLEAN)
                 if not (isinstance(output, TensorBase)
-                        and (<TensorBase>output).signature().data_type in BOOLEAN_TYPES):
+                        and (<TensorBase>output).signature().data_type in _BOOLEAN_TYPES):
                     output_data_type = _BOOLEAN
             elif mode == _GEN_INDEX:
                 output_data_type = _INT32
