@@ -18,7 +18,8 @@ import pathlib
 MARK = {"ran": "ran", "refused": "refused", "lacks": "lacks", "no engine": "no engine", "skipped": "skipped",
         "wrong": "**WRONG**"}
 LIBRARIES = ("torch", "cupy", "jax", "numba", "cuda.core", "numpy")
-DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "int8", "uint8", "int32", "int64", "bool")
+DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "int8", "uint8", "int32", "int64", "bool",
+          "boolean")
 
 
 def load(path):

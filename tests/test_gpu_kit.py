@@ -44,7 +44,7 @@ def test_the_array_matrix_graphs_and_references_offline():
     """Every cell graph of tests/gpu/runtime/test_array_matrix_gpu.py builds, its fp64 reference evaluates, and the
     cells expected to run on an H200 get a plan for the bundled H200 profile (the others are reported there)."""
     planned = set()
-    for dtype in matrix.DTYPES:
+    for dtype in set(matrix.DTYPES) - matrix.MISSING:  # (bool before 9.25: refused arrays, no graph)
         for layout in matrix.LAYOUTS:
             c = matrix.Cell(None, dtype, layout, device_profile="h200")
             values, ref = c.inputs(0)

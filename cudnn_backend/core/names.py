@@ -31,9 +31,10 @@ DATA_TYPE_NAMES = {D[m]: _SHORT.get(m, m[len(DATA_TYPE_PREFIX):].lower())
                    for m in dict.fromkeys((*_FIRST, *D.__members__)) if m in D.__members__}
 
 # names read beside the printed ones and the lower-cased C names: the array libraries' dtype names (numpy, torch,
-# JAX, ml_dtypes), and the common abbreviations
+# JAX, ml_dtypes), and the common abbreviations. "bool" is BYTE_BOOLEAN: every library's bool holds a byte an
+# element, while cuDNN reads BOOLEAN bit-packed (eight elements a byte)
 _ALSO = {"float16": "CUDNN_DATA_HALF", "float32": "CUDNN_DATA_FLOAT", "float64": "CUDNN_DATA_DOUBLE",
-         "bool": "CUDNN_DATA_BOOLEAN", "fp8": "CUDNN_DATA_FP8_E4M3", "float8_e4m3fn": "CUDNN_DATA_FP8_E4M3",
+         "bool": "CUDNN_DATA_BYTE_BOOLEAN", "fp8": "CUDNN_DATA_FP8_E4M3", "float8_e4m3fn": "CUDNN_DATA_FP8_E4M3",
          "float8_e5m2": "CUDNN_DATA_FP8_E5M2", "float8_e8m0fnu": "CUDNN_DATA_FP8_E8M0"}
 #: every name a data type is read by (lower case) -> the DataType
 DATA_TYPE_ALIASES = {

@@ -70,6 +70,7 @@ cdef object _CONVOLUTION_MODE = ConvolutionMode
 cdef object _POINTWISE_MODE = PointwiseMode
 cdef object _XCORR = ConvolutionMode.CUDNN_CROSS_CORRELATION
 cdef object _BOOLEAN = DataType.CUDNN_DATA_BOOLEAN
+cdef object _BOOLEAN_TYPES = _build.BOOLEAN_TYPES
 cdef object _INT32 = DataType.CUDNN_DATA_INT32
 cdef object _RELU = PointwiseMode.CUDNN_POINTWISE_RELU_FWD
 cdef object _ADD = PointwiseMode.CUDNN_POINTWISE_ADD
@@ -559,7 +560,10 @@ cdef class GraphCore:
         (broadcast against ``x``), BINARY_SELECT also ``t`` (the boolean predicate: y = t ? x : b); backward
         activations take ``dy`` and produce dX. ``params`` are ``Pointwise`` keywords (relu_lower_clip,
         elu_alpha, axis for GEN_INDEX, ...). The output has the broadcast shape of the inputs; comparisons and
-        logic give BOOLEAN, GEN_INDEX INT32 unless ``output_data_type`` says otherwise."""
+        logic give BOOLEAN (bit-packed, eight elements a byte: what cuDNN's engines compute), GEN_INDEX INT32,
+        unless ``output_data_type`` says otherwise or ``output`` is a tensor of its own boolean type (BYTE_BOOLEAN,
+        one byte an element, as a bool array's: ``graph.from_array(a)`` or ``output_data_type="byte_boolean"``,
+        cuDNN 9.25 on)."""
         return self._pointwise(mode, x, b, t, dy, output, output_data_type, compute, name, alpha1, alpha2, params)
 
     def relu(self, x, **kw):
@@ -591,7 +595,10 @@ cdef class GraphCore:
             dims, like = self._broadcast(dy, "dy", dims, like, mode)
         if output_data_type is None:
             if mode in _BOOL_OUT:
-                output_data_type = _BOOLEAN
+                # an output tensor given in either boolean type keeps it (a bool array's is BYTE_BOOLEAN)
+                if not (isinstance(output, TensorBase)
+                        and (<TensorBase>output).signature().data_type in _BOOLEAN_TYPES):
+                    output_data_type = _BOOLEAN
             elif mode == _GEN_INDEX:
                 output_data_type = _INT32
         if compute is None and mode in _BOOL_COMPUTE:

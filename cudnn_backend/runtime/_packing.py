@@ -342,13 +342,18 @@ def _spec_text(uid, specs):
 def check_array(what, spec, a, check_dtype=True):
     """Refuse an array (``typed.arrays.ArrayInfo``) that does not describe the tensor ``spec``: another GPU,
     another data type (unless ``check_dtype`` is False), another shape, or strides the tensor cannot describe.
-    A flat 1-D contiguous uint8 array is plain memory and passes (its size is checked by the caller)."""
+    A flat 1-D contiguous uint8 array is plain memory and passes (its size is checked by the caller). Byte
+    booleans (bool arrays) for a bit-packed BOOLEAN tensor, or the reverse, are refused even with ``check_dtype``
+    False: no reading of those bytes is right."""
     expected = memory.current_device_ordinal()
     if expected is not None and a.device_id >= 0 and a.device_id != expected:
         raise ValueError(f"{what}: the array is on cuda:{a.device_id} but cuDNN runs on cuda:{expected}; the "
                          f"tensor is {spec.describe()}")
     if a.raw_bytes:
         return
+    conflict = arrays.boolean_layout_conflict(a, spec.data_type) if spec.data_type is not None else None
+    if conflict is not None:
+        raise ValueError(f"{what}: {conflict}; the tensor is {spec.describe()}")
     if spec.data_type is not None and a.data_type != spec.data_type:
         if check_dtype:
             if a.data_type is None:

@@ -493,6 +493,8 @@ class L2Flush(CudaResource):
 #     (ties to even; fp8 saturating, and a value rounding to zero is +0, as ``typed.arrays.encode``); fp64 holds the
 #     float32 value;
 #   * integers: r's top 3 bits, uniform in [0, 8); booleans: r's top bit; fp8 e8m0 scale factors: ones (code 127).
+#     BYTE_BOOLEAN stores element i in byte i; BOOLEAN is bit-packed as cuDNN reads it: byte j holds elements 8j to
+#     8j+7, element 8j+k in bit k (a fill of n elements writes ceil(n / 8) bytes, a last byte's missing bits 0).
 # Every step is exact integer arithmetic or one correctly rounded float32 multiply, so the device kernel and the
 # numpy twin (``host_random``) give the same bits: the values are the same with or without NVRTC, on every GPU.
 RANDOM_FILL_SOURCE = r"""
@@ -511,7 +513,7 @@ static inline unsigned int cb_float_bits(float x) { union { float f; unsigned in
 typedef unsigned long long cb_u64;
 typedef unsigned int cb_u32;
 
-enum { CB_F32, CB_F64, CB_F16, CB_BF16, CB_E4M3, CB_E5M2, CB_BOOL, CB_I8, CB_U8, CB_I32, CB_I64, CB_U32 };
+enum { CB_F32, CB_F64, CB_F16, CB_BF16, CB_E4M3, CB_E5M2, CB_BOOL, CB_I8, CB_U8, CB_I32, CB_I64, CB_U32, CB_BITS };
 
 CB_FN cb_u64 cb_bits(cb_u64 key, cb_u64 i) {  /* splitmix64 at position i of the stream keyed by key */
     cb_u64 z = key + (i + 1ULL) * 0x9E3779B97F4A7C15ULL;
@@ -582,14 +584,29 @@ CB_FN void cb_store(void* out, cb_u64 i, cb_u64 r, float step, int kind) {
     }
 }
 
+/* byte j of a bit-packed fill of n elements: elements 8j..8j+7, element 8j+k in bit k */
+CB_FN void cb_store_bits(void* out, cb_u64 j, cb_u64 n, cb_u64 key) {
+    unsigned int byte = 0, k;
+    for (k = 0; k < 8u && 8ULL * j + k < n; k++) byte |= (unsigned int)(cb_bits(key, 8ULL * j + k) >> 63) << k;
+    ((unsigned char*)out)[j] = (unsigned char)byte;
+}
+
+CB_FN void cb_store_at(void* out, cb_u64 i, cb_u64 n, cb_u64 key, float step, int kind) {
+    if (kind == CB_BITS) cb_store_bits(out, i, n, key);
+    else cb_store(out, i, cb_bits(key, i), step, kind);
+}
+
+/* n elements; a bit-packed fill's threads write its ceil(n / 8) bytes */
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
 extern "C" __global__ void cb_random_fill(void* out, cb_u64 n, cb_u64 key, float step, int kind) {
-    for (cb_u64 i = blockIdx.x * (cb_u64)blockDim.x + threadIdx.x; i < n; i += (cb_u64)gridDim.x * blockDim.x)
-        cb_store(out, i, cb_bits(key, i), step, kind);
+    cb_u64 m = kind == CB_BITS ? (n + 7ULL) / 8ULL : n;
+    for (cb_u64 i = blockIdx.x * (cb_u64)blockDim.x + threadIdx.x; i < m; i += (cb_u64)gridDim.x * blockDim.x)
+        cb_store_at(out, i, n, key, step, kind);
 }
 #else
 void cb_random_fill_host(void* out, cb_u64 n, cb_u64 key, float step, int kind) {
-    for (cb_u64 i = 0; i < n; i++) cb_store(out, i, cb_bits(key, i), step, kind);
+    cb_u64 m = kind == CB_BITS ? (n + 7ULL) / 8ULL : n;
+    for (cb_u64 i = 0; i < m; i++) cb_store_at(out, i, n, key, step, kind);
 }
 #endif
 """
@@ -597,10 +614,12 @@ void cb_random_fill_host(void* out, cb_u64 n, cb_u64 key, float step, int kind) 
 _D = DataType
 # data type -> the kernel's kind (RANDOM_FILL_SOURCE's enum)
 RANDOM_KINDS = {_D.CUDNN_DATA_FLOAT: 0, _D.CUDNN_DATA_DOUBLE: 1, _D.CUDNN_DATA_HALF: 2, _D.CUDNN_DATA_BFLOAT16: 3,
-                _D.CUDNN_DATA_FP8_E4M3: 4, _D.CUDNN_DATA_FP8_E5M2: 5, _D.CUDNN_DATA_BOOLEAN: 6, _D.CUDNN_DATA_INT8: 7,
+                _D.CUDNN_DATA_FP8_E4M3: 4, _D.CUDNN_DATA_FP8_E5M2: 5, _D.CUDNN_DATA_BOOLEAN: 12, _D.CUDNN_DATA_INT8: 7,
                 _D.CUDNN_DATA_UINT8: 8, _D.CUDNN_DATA_INT32: 9, _D.CUDNN_DATA_INT64: 10}
 if "CUDNN_DATA_UINT32" in _D.__members__:
     RANDOM_KINDS[_D.CUDNN_DATA_UINT32] = 11
+if "CUDNN_DATA_BYTE_BOOLEAN" in _D.__members__:
+    RANDOM_KINDS[_D.CUDNN_DATA_BYTE_BOOLEAN] = 6
 RANDOM_ONES = {_D[n]: 0x7F for n in ("CUDNN_DATA_FP8_E8M0",) if n in _D.__members__}  # scale factors: one byte, 1.0
 _M64 = (1 << 64) - 1
 _GAMMA, _MIX1, _MIX2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
@@ -648,7 +667,7 @@ def _random_bits(key: int, start: int, count: int) -> np.ndarray:
 
 
 def _random_chunk(dt: DataType, r: np.ndarray, step: np.float32) -> np.ndarray:
-    if dt == _D.CUDNN_DATA_BOOLEAN:
+    if dt in _arrays.BOOLEAN_TYPES:
         return (r >> np.uint64(63)).astype(np.bool_)
     if not _arrays.is_float(dt):
         return (r >> np.uint64(61)).astype(_arrays.storage_dtype(dt))
@@ -667,7 +686,8 @@ def _random_chunk(dt: DataType, r: np.ndarray, step: np.float32) -> np.ndarray:
 
 def host_random(data_type, count: int, key: int, scale: float = 0.5) -> np.ndarray:
     """``count`` elements of a random fill (``key``, standard deviation ``scale``) in ``data_type``'s host storage
-    (``typed.arrays.storage_dtype``): on the host, bit for bit what the device kernel writes (``fill_random``)."""
+    (``typed.arrays.storage_dtype``): on the host, bit for bit what the device kernel writes (``fill_random``) once
+    laid out in memory (``typed.arrays.memory_bytes``: BOOLEAN packed)."""
     dt = _random_data_type(data_type)
     count = int(count)
     if count < 0:
@@ -714,7 +734,8 @@ def fill_random(ptr, data_type, count: int, key: int, scale: float = 0.5, stream
     generator above, keyed by ``key``, standard deviation ``scale``). On the device, by a kernel: returns None (the
     values are read back where needed). Where the kernel cannot be compiled (``random_fill_kernel`` says why), the
     host twin makes them and they are copied (done when this returns): returns those host values (storage dtype,
-    ``count`` elements), the same bits the kernel would have written."""
+    ``count`` elements; ``typed.arrays.memory_bytes`` gives the bytes copied, BOOLEAN packed), the same bits the
+    kernel would have written."""
     dt = _random_data_type(data_type)
     count = int(count)
     if count <= 0:
@@ -725,7 +746,7 @@ def fill_random(ptr, data_type, count: int, key: int, scale: float = 0.5, stream
     kernel = random_fill_kernel()
     if isinstance(kernel, str):
         values = host_random(dt, count, key, scale)
-        copy_to_device(ptr, values, stream)
+        copy_to_device(ptr, _arrays.memory_bytes(values, dt), stream)
         return values
     core = cuda_core()
     config = core.LaunchConfig(grid=max(1, min((count + 255) // 256, 8 * _multiprocessors())), block=256)

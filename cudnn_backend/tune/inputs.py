@@ -68,27 +68,27 @@ def random_values(spec: TensorSpec, rng: np.random.Generator, scale=INPUT_SCALE)
     return memory.host_random(spec.data_type, math.prod(dims), key, scale).reshape(dims)
 
 
-def _itemsize(spec: TensorSpec) -> int:
-    return arrays.storage_dtype(spec.data_type).itemsize
+def _span_elements(spec: TensorSpec) -> int:
+    """Elements in the whole bytes the tensor spans (a bit-packed BOOLEAN's last byte counts eight)."""
+    return spec.nbytes * 8 // arrays.DATA_TYPE_BITS[spec.data_type]
 
 
 def stored_view(raw: np.ndarray, spec: TensorSpec) -> np.ndarray:
-    """The tensor's elements (its dims, in storage dtype) within ``raw``, the bytes it spans."""
-    dtype = arrays.storage_dtype(spec.data_type)
-    flat = np.frombuffer(raw, dtype=dtype, count=raw.nbytes // dtype.itemsize)
+    """The tensor's elements (its dims, in storage dtype) within ``raw``, the bytes it spans (BOOLEAN unpacked)."""
+    flat = arrays.memory_elements(raw, spec.data_type)
+    size = flat.dtype.itemsize
     return np.lib.stride_tricks.as_strided(flat, shape=tuple(spec.dims),
-                                           strides=tuple(s * dtype.itemsize for s in spec.strides), writeable=False)
+                                           strides=tuple(s * size for s in spec.strides), writeable=False)
 
 
 def host_layout(values: np.ndarray, spec: TensorSpec) -> np.ndarray:
     """The bytes the tensor spans with ``values`` (its dims, storage dtype) at their strided places (zeros in
-    the gaps), ready to copy to the device."""
-    raw = np.zeros(spec.nbytes, dtype=np.uint8)
-    dtype = arrays.storage_dtype(spec.data_type)
-    flat = raw.view(dtype)
+    the gaps; BOOLEAN packed), ready to copy to the device."""
+    flat = np.zeros(_span_elements(spec), dtype=arrays.storage_dtype(spec.data_type))
+    size = flat.dtype.itemsize
     np.lib.stride_tricks.as_strided(flat, shape=tuple(spec.dims),
-                                    strides=tuple(s * dtype.itemsize for s in spec.strides))[...] = values
-    return raw
+                                    strides=tuple(s * size for s in spec.strides))[...] = values
+    return arrays.memory_bytes(flat, spec.data_type)
 
 
 def _host_values(stored, data_type):
@@ -246,10 +246,10 @@ def make_buffer_sets(op_graph, count=4, *, seed=0, user=None, plan=None, stream=
 def _fill_input(bs: BufferSet, uid: int, spec: TensorSpec, buf, seed: int, stream):
     """Random values over the tensor's whole span (memory order), keyed by (seed, uid): on the device, read back
     on first use of ``bs.host``; or by the host twin, whose values are kept."""
-    count = spec.nbytes // _itemsize(spec)
+    count = _span_elements(spec)
     values = memory.fill_random(buf.ptr, spec.data_type, count, memory.random_key(seed, uid), INPUT_SCALE, stream)
     if values is None:
         bs._on_device.append(uid)
         return
     bs.random_fill = memory.random_fill_kernel()  # the reason the host made them
-    bs._host[uid] = _host_values(stored_view(values.view(np.uint8), spec), spec.data_type)
+    bs._host[uid] = _host_values(stored_view(arrays.memory_bytes(values, spec.data_type), spec), spec.data_type)

@@ -14,6 +14,7 @@ from cudnn_backend.typed._signature cimport TensorSignature, make_signature
 
 from cudnn_backend._bindings.enums import AttributeName, AttributeType, DataType, DescriptorType
 from cudnn_backend.core import schema as _schema
+from cudnn_backend.core.families._build import as_data_type as _as_data_type
 from cudnn_backend.errors import CudnnError, CudnnUnsafeCallError
 from cudnn_backend.typed import arrays as _arrays
 from cudnn_backend.core.names import default_tensor_name as _default_tensor_name
@@ -332,12 +333,17 @@ cdef class TensorBase(TypedDescriptor):
 
         Dims, strides (in elements), data type and byte alignment (from the data pointer, at most 16) are
         inferred; ``uid`` defaults to the next free one of ``typed.uids.default_uids``. An array whose dtype cuDNN
-        has no type for is refused unless ``data_type`` is given.
+        has no type for is refused unless ``data_type`` is given. A bool array is BYTE_BOOLEAN (refused before
+        cuDNN 9.25), never BOOLEAN, which cuDNN reads bit-packed.
         """
         info = _arrays.describe(array)
         if 0 in info.shape:
             raise ValueError(f"array: a zero-sized dimension {list(info.shape)}; cuDNN tensors need sizes >= 1")
-        if data_type is None and info.data_type is None:
+        if data_type is not None:
+            conflict = _arrays.boolean_layout_conflict(info, _as_data_type(data_type, "data_type"))
+            if conflict is not None:
+                raise TypeError(f"array: {conflict}")
+        elif info.data_type is None:
             why = _arrays.no_data_type_reason(info.dtype_name)
             raise TypeError(f"array: the {info.holds()} array has no cuDNN data type{f' ({why})' if why else ''}; "
                             "pass data_type= to describe its memory as another type")

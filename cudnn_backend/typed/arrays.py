@@ -17,7 +17,13 @@ reader makes it wait on torch's current stream, JAX's reader waits for the array
 only reads the metadata. Every refusal is one line naming the array, its library, its dtype and why.
 
 ``layout_mismatch`` says whether an array describes exactly a tensor's elements. The host side of the data types
-(``storage_dtype``, ``encode``, ``decode``: bfloat16 and fp8 as their bits) serves input generation and checking.
+(``storage_dtype``, ``encode``, ``decode``: bfloat16 and fp8 as their bits; ``memory_bytes``, ``memory_elements``:
+BOOLEAN packed eight elements a byte) serves input generation and checking.
+
+**bool arrays** (one byte an element in every library) are ``CUDNN_DATA_BYTE_BOOLEAN``, never ``CUDNN_DATA_BOOLEAN``,
+which cuDNN reads bit-packed; before cuDNN 9.25, which has no BYTE_BOOLEAN, they have no data type
+(``byte_boolean_refusal`` says why and what to do instead).
+
 cuda.core comes with the ``gpu`` extra (``pip install '.[gpu]'`` in a clone); host arrays are read without it.
 """
 from __future__ import annotations
@@ -30,14 +36,19 @@ from typing import Callable
 import numpy as np
 
 from cudnn_backend._bindings.enums import DataType
+from cudnn_backend.core._status import is_available
 # the stride rules live with the Graph builder's readers (core.families._build); read here by the runtime and tests
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, read_data_type
-from cudnn_backend.core.families._build import MAX_ELEMENTS, packed_strides, stride_order, strides_like  # noqa: F401
+from cudnn_backend.core.versions import loaded_version_string
+from cudnn_backend.core.families._build import (BOOLEAN_TYPES, MAX_ELEMENTS, packed_strides, stride_order,  # noqa: F401
+                                                 strides_like)
 from cudnn_backend.errors import MissingDependencyError
 
 __all__ = ["ArrayInfo", "view", "describe", "data_type_of", "dtype_name", "no_data_type_reason", "span_bytes",
            "layout_mismatch", "storage_dtype", "encode", "decode", "is_float", "Producer", "PRODUCERS",
-           "producer_of", "library_of", "DATA_TYPE_BITS", "ITEMSIZE", "HOST_DEVICE_TYPES", "CUDA_DEVICE_TYPES"]
+           "producer_of", "library_of", "DATA_TYPE_BITS", "ITEMSIZE", "HOST_DEVICE_TYPES", "CUDA_DEVICE_TYPES",
+           "BIT_PACKED", "memory_bytes", "memory_elements", "byte_boolean_refusal", "boolean_layout_conflict",
+           "BOOLEAN_TYPES"]
 
 D = DataType
 
@@ -51,12 +62,13 @@ _NOT_CUDNN = {
     "int16": "cuDNN has no 16-bit integer type", "uint16": "cuDNN has no 16-bit integer type",
 }
 
-# Bits per element of every data type with a plain per-element size (the one table of element sizes);
-# vectorized and bit-packed types are left out, which turns size checks off for them.
+# Bits per element of every data type with a plain per-element size (the one table of element sizes); vectorized
+# types are left out, which turns size checks off for them. BOOLEAN is one bit: cuDNN's kernels read it packed,
+# eight elements a byte, least significant bit first (the SASS of the x * s pointwise kernel, 9.28.1).
 DATA_TYPE_BITS = {
     D.CUDNN_DATA_HALF: 16, D.CUDNN_DATA_BFLOAT16: 16, D.CUDNN_DATA_FLOAT: 32, D.CUDNN_DATA_DOUBLE: 64,
     D.CUDNN_DATA_INT8: 8, D.CUDNN_DATA_UINT8: 8, D.CUDNN_DATA_INT32: 32, D.CUDNN_DATA_INT64: 64,
-    D.CUDNN_DATA_BOOLEAN: 8, D.CUDNN_DATA_FP8_E4M3: 8, D.CUDNN_DATA_FP8_E5M2: 8,
+    D.CUDNN_DATA_BOOLEAN: 1, D.CUDNN_DATA_FP8_E4M3: 8, D.CUDNN_DATA_FP8_E5M2: 8,
 }
 for _name, _bits in (("CUDNN_DATA_FP8_E8M0", 8), ("CUDNN_DATA_FP8_E5M3", 8), ("CUDNN_DATA_FP4_E2M1", 4),
                      ("CUDNN_DATA_INT4", 4), ("CUDNN_DATA_UINT4", 4), ("CUDNN_DATA_UINT32", 32),
@@ -66,6 +78,8 @@ for _name, _bits in (("CUDNN_DATA_FP8_E8M0", 8), ("CUDNN_DATA_FP8_E5M3", 8), ("C
         DATA_TYPE_BITS[D[_name]] = _bits
 # Bytes per element where that is a whole number.
 ITEMSIZE = {dt: bits // 8 for dt, bits in DATA_TYPE_BITS.items() if bits % 8 == 0}
+# the types whose elements the host holds one a byte (``storage_dtype``) but memory holds eight a byte
+BIT_PACKED = frozenset({D.CUDNN_DATA_BOOLEAN})
 
 # DLPack device types (dlpack.h): host memory, and memory the GPU reads
 HOST_DEVICE_TYPES = {1: "cpu", 3: "cuda pinned host"}  # kDLCPU, kDLCUDAHost
@@ -153,21 +167,57 @@ def dtype_name(dtype) -> str:
     return name.replace("torch.", "")
 
 
+def byte_boolean_refusal() -> str:
+    """Why a bool array (one byte an element) has no data type in the loaded cuDNN, and what to bind instead; ""
+    where it has CUDNN_DATA_BYTE_BOOLEAN (9.25 on)."""
+    if is_available("CUDNN_DATA_BYTE_BOOLEAN"):
+        return ""
+    return (f"cuDNN {loaded_version_string()} has no CUDNN_DATA_BYTE_BOOLEAN (9.25 on), and its BOOLEAN is "
+            "bit-packed, eight elements a byte: bind numpy.packbits(a, bitorder='little') as a uint8 buffer for a "
+            "tensor of data_type BOOLEAN, or a uint8 view of the array (a.view(uint8)) with a uint8/int8 graph")
+
+
 def data_type_of(dtype) -> DataType:
-    """cuDNN data type of a numpy/torch/cupy/JAX/ml_dtypes dtype (or its name)."""
+    """cuDNN data type of a numpy/torch/cupy/JAX/ml_dtypes dtype (or its name): bool is BYTE_BOOLEAN, refused
+    before cuDNN 9.25 (``byte_boolean_refusal``)."""
     member = read_data_type(str(dtype).replace("torch.", ""))
-    if member is not None:
-        return member
+    if member is None:
+        try:
+            member = DATA_TYPE_ALIASES[np.dtype(dtype).name]
+        except (TypeError, KeyError):
+            why = _NOT_CUDNN.get(dtype_name(dtype))
+            raise TypeError(f"no cuDNN data type for {dtype!r}{f' ({why})' if why else ''}") from None
+    if member == D.CUDNN_DATA_BYTE_BOOLEAN:
+        why = byte_boolean_refusal()
+        if why:
+            raise TypeError(f"no cuDNN data type for {dtype!r} ({why})")
+    return member
+
+
+def boolean_layout_conflict(info: ArrayInfo, data_type) -> str | None:
+    """Why the array ``info`` cannot hold a tensor of ``data_type`` where one side is bit-packed BOOLEAN and the
+    other a byte an element (a bool array: BYTE_BOOLEAN, or no data type before cuDNN 9.25), else None. Never
+    bound or described anyway: cuDNN would read each byte as eight elements."""
     try:
-        return DATA_TYPE_ALIASES[np.dtype(dtype).name]
-    except (TypeError, KeyError):
-        pass
-    why = _NOT_CUDNN.get(dtype_name(dtype))
-    raise TypeError(f"no cuDNN data type for {dtype!r}{f' ({why})' if why else ''}") from None
+        data_type = DataType(int(data_type))
+    except (TypeError, ValueError):
+        return None
+    byte_bools = info.data_type == D.CUDNN_DATA_BYTE_BOOLEAN or (info.data_type is None and info.dtype_name == "bool")
+    if data_type == D.CUDNN_DATA_BOOLEAN and byte_bools:
+        return (f"the array holds {info.holds()}, one byte an element, but the tensor is CUDNN_DATA_BOOLEAN, which "
+                "cuDNN reads bit-packed, eight elements a byte, least significant bit first: bind "
+                "numpy.packbits(a, bitorder='little') as a flat uint8 buffer, or make the tensor BYTE_BOOLEAN "
+                "(cuDNN 9.25 on)")
+    if info.data_type == D.CUDNN_DATA_BOOLEAN and data_type != D.CUDNN_DATA_BOOLEAN and data_type in BOOLEAN_TYPES:
+        return (f"the array holds {info.holds()} (CUDNN_DATA_BOOLEAN, bit-packed, eight elements a byte) but the "
+                f"tensor is {data_type.name}, one byte an element")
+    return None
 
 
 def no_data_type_reason(name: str) -> str:
     """Why a dtype (by name) has no cuDNN data type, where that is worth saying (else "")."""
+    if name == "bool":
+        return byte_boolean_refusal()
     return _NOT_CUDNN.get(name, "")
 
 
@@ -519,19 +569,41 @@ if "CUDNN_DATA_FP8_E8M0" in D.__members__:  # scale factors: 2**(code - 127), 0x
 
 _STORAGE = {D.CUDNN_DATA_HALF: np.float16, D.CUDNN_DATA_FLOAT: np.float32, D.CUDNN_DATA_DOUBLE: np.float64,
             D.CUDNN_DATA_BFLOAT16: np.uint16, D.CUDNN_DATA_INT8: np.int8, D.CUDNN_DATA_UINT8: np.uint8,
-            D.CUDNN_DATA_INT32: np.int32, D.CUDNN_DATA_INT64: np.int64, D.CUDNN_DATA_BOOLEAN: np.bool_}
+            D.CUDNN_DATA_INT32: np.int32, D.CUDNN_DATA_INT64: np.int64}
 _STORAGE.update({dt: np.uint8 for dt in _FP8})
+_STORAGE.update({dt: np.bool_ for dt in BOOLEAN_TYPES})  # BOOLEAN: one element a byte here, packed in memory
 if "CUDNN_DATA_UINT32" in D.__members__:
     _STORAGE[D.CUDNN_DATA_UINT32] = np.uint32
 
 
 def storage_dtype(data_type) -> np.dtype:
     """The numpy dtype that holds one element of ``data_type`` on the host (bfloat16: uint16 bits, fp8:
-    uint8 codes); TypeError for types without a plain per-element layout (int4, vectorized, complex)."""
+    uint8 codes, BOOLEAN: bool, packed in memory by ``memory_bytes``); TypeError for types without a plain
+    per-element layout (int4, vectorized, complex)."""
     try:
         return np.dtype(_STORAGE[DataType(int(data_type))])
     except (KeyError, TypeError, ValueError):
         raise TypeError(f"no host storage for cuDNN data type {data_type!r}") from None
+
+
+def memory_bytes(elements, data_type) -> np.ndarray:
+    """The bytes in device memory of ``elements`` (a flat array in memory order, ``storage_dtype``): BOOLEAN
+    packed eight elements a byte, least significant bit first (a last partial byte's high bits zero); every
+    other type its storage's bytes."""
+    elements = np.ascontiguousarray(elements).reshape(-1)
+    if DataType(int(data_type)) in BIT_PACKED:
+        return np.packbits(elements.astype(np.bool_, copy=False), bitorder="little")
+    return elements.view(np.uint8)
+
+
+def memory_elements(raw, data_type) -> np.ndarray:
+    """The flat elements (``storage_dtype``, memory order) that the bytes ``raw`` hold: ``memory_bytes``'
+    inverse, every element of each byte (eight a byte for BOOLEAN)."""
+    raw = np.frombuffer(raw, dtype=np.uint8) if not isinstance(raw, np.ndarray) else raw.reshape(-1).view(np.uint8)
+    dtype = storage_dtype(data_type)
+    if DataType(int(data_type)) in BIT_PACKED:
+        return np.unpackbits(raw, bitorder="little").view(np.bool_)
+    return raw[:raw.nbytes // dtype.itemsize * dtype.itemsize].view(dtype)
 
 
 def _is_float(data_type) -> bool:

@@ -24,6 +24,8 @@ from tests.helpers.env import ROOT
 from tests.helpers.dlpack import BFLOAT, FLOAT, INT, UINT, FakeDLPack, cuda_array, nhwc_strides
 
 D = cb.DataType
+# a bool array's data type: BYTE_BOOLEAN, none before cuDNN 9.25 (tests/runtime/test_booleans.py)
+BOOL = D.CUDNN_DATA_BYTE_BOOLEAN if cb.get_version() >= 92500 else None
 A = 0x10000  # fake, 16-byte aligned device addresses
 N, C, H, W, K = 2, 8, 4, 4, 8
 
@@ -34,7 +36,7 @@ N, C, H, W, K = 2, 8, 4, 4, 8
 @pytest.mark.parametrize("dtype,data_type", [
     (np.float16, D.CUDNN_DATA_HALF), (np.float32, D.CUDNN_DATA_FLOAT), (np.float64, D.CUDNN_DATA_DOUBLE),
     (np.int8, D.CUDNN_DATA_INT8), (np.uint8, D.CUDNN_DATA_UINT8), (np.int32, D.CUDNN_DATA_INT32),
-    (np.int64, D.CUDNN_DATA_INT64), (np.bool_, D.CUDNN_DATA_BOOLEAN)])
+    (np.int64, D.CUDNN_DATA_INT64), (np.bool_, BOOL)])
 def test_numpy_arrays_are_read_with_element_strides(dtype, data_type):
     base = np.zeros((2, 3, 4, 5), dtype)
     a = base.transpose(0, 2, 3, 1)[:, ::2]  # strided and permuted
@@ -149,7 +151,7 @@ def test_the_reader_is_chosen_by_the_library(obj, library, first):
 
 @pytest.mark.parametrize("dtype,data_type", [
     ("float8_e4m3fn", D.CUDNN_DATA_FP8_E4M3), ("float8_e5m2", D.CUDNN_DATA_FP8_E5M2),
-    ("bfloat16", D.CUDNN_DATA_BFLOAT16), ("float16", D.CUDNN_DATA_HALF), ("bool", D.CUDNN_DATA_BOOLEAN),
+    ("bfloat16", D.CUDNN_DATA_BFLOAT16), ("float16", D.CUDNN_DATA_HALF), ("bool", BOOL),
     ("int64", D.CUDNN_DATA_INT64)])
 def test_torch_tensors_are_read_by_their_own_attributes_fp8_included(monkeypatch, dtype, data_type):
     torch = producers.torch_module(current_stream=0x5000)
@@ -445,13 +447,13 @@ def test_fp8_codes_decode_and_encode_back(data_type, largest, smallest, specials
 
 @pytest.mark.parametrize("data_type", [D.CUDNN_DATA_HALF, D.CUDNN_DATA_FLOAT, D.CUDNN_DATA_DOUBLE, D.CUDNN_DATA_INT8,
                                        D.CUDNN_DATA_INT32, D.CUDNN_DATA_INT64, D.CUDNN_DATA_UINT8,
-                                       D.CUDNN_DATA_BOOLEAN])
+                                       D.CUDNN_DATA_BYTE_BOOLEAN])
 def test_plain_types_are_their_numpy_types(data_type):
     stored = arrays.encode(np.array([0, 1, 3, 7]), data_type)
     assert stored.dtype == arrays.storage_dtype(data_type)
     assert stored.dtype.itemsize * 8 == arrays.DATA_TYPE_BITS[data_type]
-    assert arrays.decode(stored, data_type).tolist() == ([False, True, True, True] if data_type == D.CUDNN_DATA_BOOLEAN
-                                                         else [0, 1, 3, 7])
+    assert arrays.decode(stored, data_type).tolist() == (
+        [False, True, True, True] if data_type == D.CUDNN_DATA_BYTE_BOOLEAN else [0, 1, 3, 7])
 
 
 def test_types_without_host_storage_are_refused():

@@ -23,7 +23,7 @@ from cudnn_backend.typed import arrays
 D = DataType
 FLOATS = [D.CUDNN_DATA_FLOAT, D.CUDNN_DATA_DOUBLE, D.CUDNN_DATA_HALF, D.CUDNN_DATA_BFLOAT16, D.CUDNN_DATA_FP8_E4M3,
           D.CUDNN_DATA_FP8_E5M2]
-INTEGERS = [dt for dt in memory.RANDOM_KINDS if dt not in FLOATS and dt != D.CUDNN_DATA_BOOLEAN]
+INTEGERS = [dt for dt in memory.RANDOM_KINDS if dt not in FLOATS and dt not in arrays.BOOLEAN_TYPES]
 BOUND = 2 * math.sqrt(3)  # |value| <= BOUND * scale, before rounding to the type
 
 HARNESS = r"""
@@ -61,7 +61,8 @@ def kernel_on_cpu(tmp_path_factory):
 
 
 def c_fill(lib, data_type, count, key, scale=0.5):
-    out = np.empty(count, dtype=arrays.storage_dtype(data_type))
+    """The C source's fill of ``count`` elements: the bytes it writes (BOOLEAN: ceil(count / 8), bit-packed)."""
+    out = np.full((count * arrays.DATA_TYPE_BITS[data_type] + 7) // 8, 0xAA, dtype=np.uint8)
     lib.cb_random_fill_host(out.ctypes.data, count, key, ctypes.c_float(memory.random_step(scale)),
                             memory.RANDOM_KINDS[data_type])
     return out
@@ -74,10 +75,6 @@ def c_convert(lib, data_type, x):
     return out
 
 
-def bits(a):
-    return np.ascontiguousarray(a).view(np.uint8)
-
-
 # ---------------------------------------------------------------------------------------------
 # the kernel's source against the host twin
 # ---------------------------------------------------------------------------------------------
@@ -86,11 +83,11 @@ def test_the_kernel_source_and_the_host_twin_agree_bit_for_bit(kernel_on_cpu, da
     count = 3 * memory._HOST_CHUNK + 17  # the twin's chunks and their seams
     for seed, uid, scale in ((0, 1, 0.5), (12345, 2**40 + 3, 0.5), (7, 9, 3.0)):
         key = memory.random_key(seed, uid)
-        want = memory.host_random(data_type, count, key, scale)
+        want = arrays.memory_bytes(memory.host_random(data_type, count, key, scale), data_type)
         got = c_fill(kernel_on_cpu, data_type, count, key, scale)
-        differ = np.flatnonzero(bits(got).reshape(count, -1).any(axis=1) != bits(want).reshape(count, -1).any(axis=1))
-        assert np.array_equal(bits(got), bits(want)), (
-            f"{data_type.name}, seed {seed}, uid {uid}: the C source and the twin differ (first elements {differ[:5]})")
+        differ = np.flatnonzero(got != want)
+        assert np.array_equal(got, want), (
+            f"{data_type.name}, seed {seed}, uid {uid}: the C source and the twin differ (first bytes {differ[:5]})")
 
 
 def test_the_stream_is_counter_based(kernel_on_cpu):
@@ -98,7 +95,7 @@ def test_the_stream_is_counter_based(kernel_on_cpu):
     key = memory.random_key(3, 4)
     long = memory.host_random(D.CUDNN_DATA_FLOAT, 5000, key)
     assert np.array_equal(memory.host_random(D.CUDNN_DATA_FLOAT, 1234, key), long[:1234])
-    assert np.array_equal(c_fill(kernel_on_cpu, D.CUDNN_DATA_FLOAT, 77, key), long[:77])
+    assert np.array_equal(c_fill(kernel_on_cpu, D.CUDNN_DATA_FLOAT, 77, key).view(np.float32), long[:77])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -191,6 +188,8 @@ def test_integers_are_uniform_in_0_to_7(data_type):
 def test_booleans_are_fair_and_scale_factors_ones():
     b = memory.host_random(D.CUDNN_DATA_BOOLEAN, N, memory.random_key(0, 0))
     assert b.dtype == np.bool_ and abs(b.mean() - 0.5) < 5 * 0.5 / math.sqrt(N)
+    byte_bools = memory.host_random(D.CUDNN_DATA_BYTE_BOOLEAN, N, memory.random_key(0, 0))
+    assert np.array_equal(byte_bools, b)  # the same elements; only their memory differs
     if "CUDNN_DATA_FP8_E8M0" in D.__members__:
         e8m0 = D.CUDNN_DATA_FP8_E8M0
         ones = memory.host_random(e8m0, 1000, 123)
@@ -252,3 +251,14 @@ def test_nvrtc_compiles_the_kernel_without_fused_arithmetic():
     text = ptx.decode(errors="replace")
     assert ".entry cb_random_fill(" in text
     assert "mul.rn.f32" in text and "fma." not in text and "mad." not in text
+
+
+def test_boolean_memory_is_bit_packed_least_significant_bit_first(kernel_on_cpu):
+    """BOOLEAN's fill writes element 8j + k in bit k of byte j (as cuDNN reads it), worked out here bit by bit;
+    BYTE_BOOLEAN's writes element i in byte i."""
+    count, key = 8 * 5 + 3, memory.random_key(1, 2)
+    b = memory.host_random(D.CUDNN_DATA_BOOLEAN, count, key).astype(np.uint8)
+    by_hand = [sum(int(b[8 * j + k]) << k for k in range(8) if 8 * j + k < count) for j in range((count + 7) // 8)]
+    assert c_fill(kernel_on_cpu, D.CUDNN_DATA_BOOLEAN, count, key).tolist() == by_hand
+    assert arrays.memory_bytes(b, D.CUDNN_DATA_BOOLEAN).tolist() == by_hand
+    assert c_fill(kernel_on_cpu, D.CUDNN_DATA_BYTE_BOOLEAN, count, key).tolist() == b.tolist()

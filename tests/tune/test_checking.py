@@ -141,7 +141,8 @@ def test_a_saved_plan_is_checked_by_the_majority(cbr):
 # random inputs on the host, laid out as the device holds them
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("data_type", [D.CUDNN_DATA_HALF, D.CUDNN_DATA_BFLOAT16, D.CUDNN_DATA_FLOAT,
-                                       D.CUDNN_DATA_FP8_E4M3, D.CUDNN_DATA_INT32, D.CUDNN_DATA_BOOLEAN])
+                                       D.CUDNN_DATA_FP8_E4M3, D.CUDNN_DATA_INT32, D.CUDNN_DATA_BOOLEAN,
+                                       D.CUDNN_DATA_BYTE_BOOLEAN])
 def test_random_inputs_in_the_tensors_layout(data_type):
     spec = TensorSpec(1, "x", (2, 3, 4, 5), (60, 1, 15, 3), data_type)  # NHWC
     values = inputs.random_values(spec, np.random.default_rng(0))
@@ -150,8 +151,12 @@ def test_random_inputs_in_the_tensors_layout(data_type):
     assert raw.nbytes == spec.nbytes
     back = inputs.stored_view(raw, spec)
     assert np.array_equal(back, values)
-    flat = raw.view(arrays.storage_dtype(data_type))
-    assert flat[1 * 60 + 2 * 1 + 3 * 15 + 4 * 3] == values[1, 2, 3, 4]  # element (1, 2, 3, 4) at its NHWC offset
+    offset = 1 * 60 + 2 * 1 + 3 * 15 + 4 * 3  # element (1, 2, 3, 4) at its NHWC offset
+    if data_type == D.CUDNN_DATA_BOOLEAN:  # bit-packed: bit offset % 8 of byte offset // 8
+        assert raw.nbytes == (2 * 3 * 4 * 5 + 7) // 8
+        assert [(raw[o // 8] >> (o % 8)) & 1 for o in range(raw.nbytes * 8)][offset] == values[1, 2, 3, 4]
+    else:
+        assert raw.view(arrays.storage_dtype(data_type))[offset] == values[1, 2, 3, 4]
     decoded = arrays.decode(values, data_type)
     if arrays.is_float(data_type):
         assert 0.2 < float(np.std(decoded)) < 0.8  # standard normal * 0.5, rounded to the type

@@ -18,7 +18,8 @@ from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 
 __all__ = ["as_int", "as_data_type", "as_choice", "require", "scalar_value", "OVERRIDE_SHAPES_NEEDS", "as_list",
            "as_sizes", "as_dims", "as_strides", "pair", "packed_strides", "stride_order", "strides_like",
-           "nhwc_strides", "bshd_strides", "layout_strides", "channels_last", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS"]
+           "nhwc_strides", "bshd_strides", "layout_strides", "channels_last", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS",
+           "BOOLEAN_TYPES"]
 
 MAX_RANK = 8  # CUDNN_DIM_MAX
 MAX_SIZE = (1 << 63) - 1  # sizes and strides are int64 in cuDNN
@@ -67,17 +68,23 @@ _INT_RANGES = {DataType.CUDNN_DATA_INT8: (-(1 << 7), (1 << 7) - 1), DataType.CUD
                DataType.CUDNN_DATA_INT32: (-(1 << 31), (1 << 31) - 1), DataType.CUDNN_DATA_INT64: (-(1 << 63), (1 << 63) - 1)}
 if "CUDNN_DATA_UINT32" in DataType.__members__:
     _INT_RANGES[DataType["CUDNN_DATA_UINT32"]] = (0, (1 << 32) - 1)
+# the data types holding booleans: BOOLEAN (bit-packed, eight elements a byte) and, from cuDNN 9.25, BYTE_BOOLEAN
+# (one byte an element, as every array library's bool arrays)
+BOOLEAN_TYPES = frozenset(DataType[n] for n in ("CUDNN_DATA_BOOLEAN", "CUDNN_DATA_BYTE_BOOLEAN")
+                          if n in DataType.__members__)
 
 
 def scalar_value(value, data_type, what="value"):
     """A by-value scalar's value checked against its data type when the graph is built, not when a variant pack
-    binds it: an int in range for integer types, a bool for BOOLEAN, a real number otherwise (None: bound later)."""
+    binds it: an int in range for integer types, a bool for BOOLEAN and BYTE_BOOLEAN, a real number otherwise (None:
+    bound later)."""
     if value is None:
         return None
     dt = as_data_type(data_type, "data_type")
-    if dt == DataType.CUDNN_DATA_BOOLEAN:
+    if dt in BOOLEAN_TYPES:
         if not (isinstance(value, bool) or type(value).__name__ == "bool_"):
-            raise TypeError(f"{what}: a BOOLEAN scalar takes a bool, not {type(value).__name__}")
+            raise TypeError(f"{what}: a {dt.name[len(DATA_TYPE_PREFIX):]} scalar takes a bool, not "
+                            f"{type(value).__name__}")
         return bool(value)
     if dt in _INT_RANGES:
         v = as_int(value, what)

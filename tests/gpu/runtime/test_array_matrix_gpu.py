@@ -16,6 +16,11 @@ to $OUT/gpu-findings.jsonl; ``benchmarks/array_matrix_table.py`` turns them into
 Graphs (one plan per data type and layout, shared by the libraries): NHWC and strided views: ``y = x * s``
 (pointwise, x in the data type, s a by-value fp32 scalar, y fp32 NHWC); NCHW (no pointwise engine reads NCHW on
 Hopper): ``y = conv(x, w)`` with x, w in the data type, y fp32 NCHW.
+
+Booleans: a bool array (a byte an element) is BYTE_BOOLEAN, the "bool" cells; before cuDNN 9.25, which lacks it,
+each library's bool array is refused in one line naming the workaround. The "boolean" cells are cuDNN's bit-packed
+BOOLEAN, which no library's array holds: only cuda.core buffers bind it, its bits packed eight a byte
+(``tune.inputs.host_layout``).
 """
 import os
 
@@ -29,6 +34,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import cudnn_backend as cb  # noqa: E402
+from cudnn_backend.core.versions import loaded_version_string  # noqa: E402
 from cudnn_backend.graph import Graph, shapes  # noqa: E402
 from cudnn_backend.runtime import memory  # noqa: E402
 from cudnn_backend.runtime._packing import tensor_specs  # noqa: E402
@@ -42,7 +48,9 @@ F32 = D.CUDNN_DATA_FLOAT
 DTYPES = {"float32": F32, "float16": D.CUDNN_DATA_HALF, "bfloat16": D.CUDNN_DATA_BFLOAT16,
           "float8_e4m3fn": D.CUDNN_DATA_FP8_E4M3, "float8_e5m2": D.CUDNN_DATA_FP8_E5M2, "int8": D.CUDNN_DATA_INT8,
           "uint8": D.CUDNN_DATA_UINT8, "int32": D.CUDNN_DATA_INT32, "int64": D.CUDNN_DATA_INT64,
-          "bool": D.CUDNN_DATA_BOOLEAN}
+          "bool": D.CUDNN_DATA_BYTE_BOOLEAN, "boolean": D.CUDNN_DATA_BOOLEAN}
+# data types the loaded cuDNN lacks (BYTE_BOOLEAN before 9.25): no graph; their arrays are refused
+MISSING = {name for name, dt in DTYPES.items() if not cb.is_available(dt.name)}
 LAYOUTS = ("nhwc", "nchw", "strided")
 STREAMS = ("default", "own")
 LIBRARIES = ("torch", "cupy", "jax", "numba", "cuda.core", "numpy")
@@ -57,10 +65,9 @@ TOL = {"pointwise": 1e-6, "conv": 5e-3}  # x * 2 is exact in fp32; the conv may 
 # stays wrong, and fails the moment it comes out right (then it leaves this table). The cause is not isolated yet:
 # cuDNN's engine, or what this graph asks of it.
 KNOWN_WRONG = {
-    # (the cause, found offline: cuDNN's kernels read BOOLEAN bit-packed, eight elements a byte, least significant bit
-    # first (the x * s kernel's SASS on 9.28.1), while every library's bool array holds a byte per element; 9.25 added
-    # BYTE_BOOLEAN for that, and offline 9.28.1 has no engine for x * s over it; docs/guide/graph.rst)
-    ("bool", "nhwc"): (lambda v: True, "x * s with a BOOLEAN x (engine 1): relative error ~1.0 on 9.19.0 and 9.28.1"),
+    # (bool arrays read as BOOLEAN were wrong here, relative error ~1.0 on 9.19.0 and 9.28.1 (engine 1): cuDNN reads
+    # BOOLEAN bit-packed, eight elements a byte (the x * s kernel's SASS on 9.28.1). A bool array is BYTE_BOOLEAN now
+    # (offline 9.28.1 has no engine for x * s over it: "no engine"), and the "boolean" cells bind packed bits.)
     # (INT8 in NCHW: engine 71 reads the tensors as NHWC (0.13-0.16 on 9.19.0 and 9.28.1), and the known errata deny it
     # from 9.11: the cell runs the next engine, which must be right)
     # (FP8 in NCHW: engine 7 reads the tensors as NHWC, and the package's known errata deny it from 9.11: the cell has
@@ -71,7 +78,7 @@ KNOWN_WRONG = {
 # x * s over gapped strides: 9.19.0 offers no engine; from 9.20 engine 1 is offered and computes wrong results (0.85-1.27
 # on 9.28.1 for every type), and the package's known errata deny it (data/known_errata.json): no engine either way
 # the dtypes each library has natively: their cells must run; others may be refused (one line, naming both)
-NATIVE = {"torch": set(DTYPES), "jax": set(DTYPES), "cuda.core": set(DTYPES),
+NATIVE = {"torch": set(DTYPES) - {"boolean"}, "jax": set(DTYPES) - {"boolean"}, "cuda.core": set(DTYPES),
           "cupy": {"float32", "float16", "int8", "uint8", "int32", "int64", "bool"},
           "numba": {"float32", "float16", "int8", "uint8", "int32", "int64", "bool"}}
 
@@ -379,6 +386,28 @@ def library(name):
 # ---------------------------------------------------------------------------------------------
 # one cell
 # ---------------------------------------------------------------------------------------------
+def refuse_missing(lib, lib_name, dtype, layout, finish):
+    """A cell whose data type the loaded cuDNN lacks (bool before 9.25): the array is described without a data
+    type and ``Tensor.from_array`` refuses it in one line naming the library's dtype, the release and the
+    workaround; never described as another type."""
+    if lib_name == "cuda.core":
+        why = f"plain memory has no dtype, and cuDNN {loaded_version_string()} has no {DTYPES[dtype].name}"
+        finish("skipped", why)
+        pytest.skip(why)
+    try:
+        x = lib.array(np.zeros((N, C, H, W), np.bool_), dtype, layout)
+    except Lacks as e:
+        finish("lacks", e)
+        pytest.skip(str(e))
+    info = arrays.describe(x)
+    assert info.data_type is None, f"{lib_name} {dtype}: described as {info.describe()}"
+    with pytest.raises(TypeError) as refused:
+        Tensor.from_array(x, uid=99)
+    line = str(refused.value)
+    assert "\n" not in line and dtype in line and loaded_version_string() in line and "packbits" in line, line
+    finish("refused", line, entry=["describe", "from_array"])
+
+
 @pytest.mark.parametrize("stream", STREAMS)
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", list(DTYPES))
@@ -393,6 +422,13 @@ def test_array_matrix(gpu_handle, results_file, lib_name, dtype, layout, stream)
     if missing:
         finish("skipped", missing)
         pytest.skip(missing)
+    if dtype == "boolean" and lib_name != "cuda.core":
+        why = f"{lib_name} has no bit-packed boolean arrays (cuDNN's BOOLEAN); cuda.core buffers bind its packed bits"
+        finish("lacks", why)
+        pytest.skip(why)
+    if dtype in MISSING:
+        refuse_missing(lib, lib_name, dtype, layout, finish)
+        return
     c = cell_for(gpu_handle, dtype, layout)
     seed = zlib.crc32(f"{lib_name} {dtype} {layout} {stream}".encode())
     values, ref = c.inputs(seed)

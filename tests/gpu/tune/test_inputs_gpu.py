@@ -35,17 +35,18 @@ def device_bytes(buf, nbytes) -> np.ndarray:
 
 @pytest.mark.parametrize("data_type", TYPES, ids=lambda d: d.name)
 def test_the_kernel_writes_what_the_host_twin_computes(kernel, data_type):
-    itemsize = arrays.storage_dtype(data_type).itemsize
+    nbytes = (COUNT * arrays.DATA_TYPE_BITS[data_type] + 7) // 8  # BOOLEAN: bit-packed
     for seed, uid, scale in ((0, 1, 0.5), (99, 12345, 2.0)):
         key = memory.random_key(seed, uid)
-        with memory.DeviceBuffer(COUNT * itemsize + 64) as buf:
+        with memory.DeviceBuffer(nbytes + 64) as buf:
             buf.fill(0xAB)  # the bytes past the fill must stay as they are
             assert memory.fill_random(buf, data_type, COUNT, key, scale) is None, "filled on the host, not the GPU"
-            got = device_bytes(buf, COUNT * itemsize + 64)
-        want = memory.host_random(data_type, COUNT, key, scale).view(np.uint8)
+            got = device_bytes(buf, nbytes + 64)
+        want = arrays.memory_bytes(memory.host_random(data_type, COUNT, key, scale), data_type)
+        assert want.size == nbytes
         differ = np.flatnonzero(got[:want.size] != want)
         assert differ.size == 0, (f"{data_type.name} (seed {seed}): {differ.size} bytes differ from the host twin, "
-                                  f"first at byte {differ[0]} (element {differ[0] // itemsize})")
+                                  f"first at byte {differ[0]}")
         assert (got[want.size:] == 0xAB).all(), f"{data_type.name}: the kernel wrote past the {COUNT} elements"
 
 
@@ -95,9 +96,10 @@ def test_buffer_sets_hold_what_the_host_says(kernel, gpu_handle):
             for uid in read:
                 spec = first.specs[uid]
                 raw = device_bytes(first.ptrs[uid], spec.nbytes)
-                count = spec.nbytes // arrays.storage_dtype(spec.data_type).itemsize
+                count = spec.nbytes * 8 // arrays.DATA_TYPE_BITS[spec.data_type]
                 want = memory.host_random(spec.data_type, count, memory.random_key(11, uid), inputs.INPUT_SCALE)
-                assert np.array_equal(raw, want.view(np.uint8)), f"{spec.describe()}: the span is not the generator's"
+                assert np.array_equal(raw, arrays.memory_bytes(want, spec.data_type)), (
+                    f"{spec.describe()}: the span is not the generator's")
                 on_device = arrays.decode(inputs.stored_view(raw, spec), spec.data_type)
                 assert np.array_equal(np.asarray(first.host[uid], np.float64), on_device), (
                     f"{spec.describe()}: the host values are not what the device holds")
