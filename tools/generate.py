@@ -335,16 +335,23 @@ def _except_clause(ret: str) -> str:
     raise ValueError(ret)
 
 
-def _cy_signature(f: Function) -> str:
+def _cy_signature(f: Function, name: str | None = None) -> str:
     args = ", ".join(f"{_cy_type(p.c_type)} {p.name}" for p in f.params)
-    return f"{_cy_type(f.ret)} {f.name}({args}) {_except_clause(f.ret)} nogil"
+    return f"{_cy_type(f.ret)} {name or f.name}({args}) {_except_clause(f.ret)} nogil"
+
+
+def _pointer_call(f: Function) -> str:
+    """The call through the function's resolved pointer (``__NAME``), with the function's own arguments."""
+    ptr_args = ", ".join(_cy_type(p.c_type) for p in f.params)
+    call_args = ", ".join(p.name for p in f.params)
+    return f"(<{_cy_type(f.ret)} (*)({ptr_args}) noexcept nogil>__{f.name})({call_args})"
 
 
 def write_pxd(version: str, enums: list[Enum], funcs: list[Function]) -> str:
     out = [
         f"# {STAMP.format(version=version, gen=GEN)}",
         "# Raw one-to-one declarations of cudnn_graph.h. Types come from include/cudnn_backend_graph.h;",
-        "# the functions are defined in cycudnn.pyx and resolved from libcudnn at first use.",
+        "# the functions are inline here and call through the pointers cycudnn.pyx resolves from libcudnn at first use.",
         "",
         "from libc.stdint cimport int64_t",
         "",
@@ -399,9 +406,25 @@ def write_pxd(version: str, enums: list[Enum], funcs: list[Function]) -> str:
                 "    ctypedef void (*cudnnCallback_t)(cudnnSeverity_t sev, void* udata, const cudnnDebug_t* dbg, const char* msg) noexcept",
                 "",
             ]
-    out += [""]
+    out += [
+        "",
+        "# Each function's pointer: NULL until resolved (cycudnn.pyx, at first use), and where the loaded cuDNN lacks it.",
+        "# The functions are inline: a call from any module that cimports them is a NULL test and the call through the",
+        "# pointer, with no wrapper call and no check of the other symbols; a NULL pointer takes the out-of-line path",
+        "# (_NAME_unresolved: resolve all, then call, or raise CudnnFunctionNotFoundError for a missing function).",
+    ]
     for f in funcs:
-        out.append(f"cdef {_cy_signature(f)}")
+        out.append(f"cdef void* __{f.name}")
+    out.append("")
+    for f in funcs:
+        out.append(f"cdef {_cy_signature(f, f'_{f.name}_unresolved')}")
+    for f in funcs:
+        call = f"({', '.join(p.name for p in f.params)})"
+        out += ["", "", f"cdef inline {_cy_signature(f)}:", f"    if __{f.name} != NULL:"]
+        if f.ret == "void":
+            out += [f"        {_pointer_call(f)}", "        return", f"    _{f.name}_unresolved{call}"]
+        else:
+            out += [f"        return {_pointer_call(f)}", f"    return _{f.name}_unresolved{call}"]
     out.append("")
     return "\n".join(out)
 
@@ -420,9 +443,8 @@ def write_pyx(version: str, funcs: list[Function]) -> str:
         "",
         "",
         "cdef bint _symbols_resolved = False",
+        "# (the function pointers, __NAME, are declared in cycudnn.pxd: C globals, NULL until _resolve_symbols)",
     ]
-    for f in funcs:
-        out.append(f"cdef void* __{f.name} = NULL")
     out += [
         "",
         "# (C name, version that introduced it): what a caller is told when a function is missing.",
@@ -472,18 +494,15 @@ def write_pyx(version: str, funcs: list[Function]) -> str:
         out.append(f"        {f.name!r}: <intptr_t>__{f.name},")
     out += ["    }", ""]
     for f in funcs:
-        ptr_args = ", ".join(_cy_type(p.c_type) for p in f.params)
-        call_args = ", ".join(p.name for p in f.params)
         bad = {"cudnnStatus_t": SENTINEL, "size_t": "0", "void": ""}.get(f.ret, "NULL")
         out += [
             "",
-            f"cdef {_cy_signature(f)}:",
+            f"cdef {_cy_signature(f, f'_{f.name}_unresolved')}:",
             "    _ensure_symbols()",
             f"    if __{f.name} == NULL:",
             f"        _missing({f.name!r})",
             f"        return {bad}".rstrip(),
-            ("    " if f.ret == "void" else "    return ")
-            + f"(<{_cy_type(f.ret)} (*)({ptr_args}) noexcept nogil>__{f.name})({call_args})",
+            ("    " if f.ret == "void" else "    return ") + _pointer_call(f),
         ]
     out.append("")
     return "\n".join(out)

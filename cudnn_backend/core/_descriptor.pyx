@@ -493,13 +493,10 @@ cdef class Descriptor(_Resource):
     field (one slot per attribute of its type); ``values`` shows it.
     """
 
-    def __cinit__(self, *args, **kwargs):
+    # No arguments: Cython then passes none on (and checks none), whatever the constructor is given. The other fields
+    # start as tp_new leaves them (C fields zeroed, object fields None); no descriptor type is the one non-zero default.
+    def __cinit__(self):
         self._dtype = -1
-        self._finalized = False
-        self._vals = None
-        self._read_from = None
-        self._atypes = None
-        self._mask = 0
 
     def __init__(self, descriptor_type):
         self._check_new()

@@ -40,7 +40,9 @@ cdef class Resource:
         return 0
 
     # at collection: destroy what is left (C only: safe at interpreter exit); each kind's __dealloc__ calls it first,
-    # before its own references go, so what cuDNN reads through the object outlives it
+    # before its own references go, so what cuDNN reads through the object outlives it. Every kind must have that
+    # __dealloc__: Resource has none (it would only run a second time, after the kind's), so a kind without one
+    # would leak its cuDNN object (tests/core/test_resource_dealloc.py checks each kind)
     cdef inline void _dealloc(self) noexcept:
         cdef cudnnStatus_t status
         if self._raw != NULL:

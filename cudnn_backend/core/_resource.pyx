@@ -51,8 +51,8 @@ cdef class Resource:
         """The raw cuDNN object (cudnnHandle_t, cudnnBackendDescriptor_t) as an int, for interop."""
         return <intptr_t>self._raw
 
-    def __dealloc__(self):
-        self._dealloc()
+    # (no __dealloc__: each kind's own calls _dealloc() first, before its references go; one here would run again
+    # after it, a second wrapper per collected object that finds nothing left to destroy)
 
     cdef cudnnStatus_t _destroy(self, void* raw) noexcept nogil:
         """The kind's cuDNN destroy (cudnnDestroy, cudnnBackendDestroyDescriptor)."""

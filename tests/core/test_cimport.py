@@ -336,7 +336,8 @@ def test_pxd_declares_every_graph_function_nogil():
     assert len(GRAPH_FUNCTIONS) == 24
     assert set(declared) == set(GRAPH_FUNCTIONS)
     for name, tail in declared.items():
-        assert re.search(r"\bnogil\s*$", tail), f"{name} is not declared nogil: {tail!r}"
+        # (declared, or defined inline: the call through the resolved pointer, in the cimporting module)
+        assert re.search(r"\bnogil:?\s*$", tail), f"{name} is not declared nogil: {tail!r}"
     # The same set as the generated bookkeeping and the shipped C header's prototypes.
     assert set(enums.FUNCTION_SINCE) == set(GRAPH_FUNCTIONS)
     header = (pathlib.Path(cudnn_backend.get_include()) / "cudnn_backend_graph.h").read_text()
