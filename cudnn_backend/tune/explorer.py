@@ -218,7 +218,10 @@ class _Explorer:
             src = MODES.index(r.source) if r.source in MODES else len(MODES)
             if group == 2:
                 return (2, False, False, 0, 0.0, src, r.rank if r.rank is not None else 1 << 30)
-            return (group, not r.winner, r.first_pass_us is None, -(r.race_round or 0), r.time_us, src,
+            # the final round's contenders were all timed head to head: their times alone order them, whichever
+            # racing round each left the race at (heuristics' pick, another release's winner)
+            final = r.first_pass_us is not None
+            return (group, not r.winner, not final, 0 if final else -(r.race_round or 0), r.time_us, src,
                     r.rank if r.rank is not None else 1 << 30)
 
         return sorted(res, key=order)

@@ -374,3 +374,21 @@ def test_another_releases_winner_this_release_refuses_is_said_so():
     assert ex.best is not None  # the new search still chose
     assert any("(the cuDNN 9.19.0 winner, 9.50 us there): refused by this release" in n for n in ex.notes), ex.notes
     assert json.loads(ex.to_json())["previous"]["status"] == "refused"
+
+
+def test_the_final_rounds_contenders_are_ordered_by_their_time_alone():
+    """Heuristics' pick (or another release's winner) joins the final round after leaving the race early: timed
+    head to head with the others, its time alone places it among them (not the racing round it left at)."""
+    from types import SimpleNamespace
+
+    from cudnn_backend.tune.explorer import _Explorer
+
+    def result(engine, us, race_round, final=True, winner=False):
+        return results.ConfigResult(engine, {}, "A", engine, status=results.OK, time_us=us, race_round=race_round,
+                                    first_pass_us=us + 1 if final else None, winner=winner)
+
+    res = {("won",): result(0, 5.0, 3, winner=True), ("pick",): result(1, 6.0, 1), ("third",): result(2, 7.0, 3),
+           ("raced out",): result(3, 4.0, 2, final=False), ("early",): result(4, 3.0, 1, final=False)}
+    explorer = object.__new__(_Explorer)
+    explorer.search = SimpleNamespace(results=res)
+    assert explorer.ordered_keys() == [("won",), ("pick",), ("third",), ("raced out",), ("early",)]
