@@ -138,8 +138,8 @@ def describe_gaps(keys, release=None, runtime=None) -> str:
     """One sentence per gap: what cuDNN ``release`` ("9.19.0") lacked offline and why it refused (``runtime``: the
     steps that needed the CUDA runtime, for ``cuda_runtime``)."""
     who = f"cuDNN {release}" if release else "cuDNN"
-    return "; ".join(f"{who} lacks {gap(k).fact} offline: {_runtime_words(runtime) if k == 'cuda_runtime' else gap(k).why}"
-                     for k in keys)
+    return "; ".join(f"{who} lacks {gap(k).fact} offline: "
+                     + (_runtime_words(runtime) if k == "cuda_runtime" else gap(k).why) for k in keys)
 
 
 def gap_caveat(keys, release=None, *, refused, runtime=None) -> str:
@@ -178,9 +178,9 @@ def silent_gaps(engine_infos, proposed, limit=ENUMERATED_CONFIGS) -> list:
 # the CUDA runtime: which steps start it (``cuda_runtime``)
 # ---------------------------------------------------------------------------------------------
 #: what an answer says where the CUDA runtime's start cannot be observed (it already asked in this process)
-RUNTIME_UNOBSERVED = ("not verified: whether engines or heuristics need the CUDA runtime (which starts only on a real "
-                      "driver): it already failed to start in this process, so no step can be seen to start it; a fresh "
-                      "process sees it (cudnn-backend support)")
+RUNTIME_UNOBSERVED = ("not verified: whether engines or heuristics need the CUDA runtime (which starts only on a "
+                      "real driver): it already failed to start in this process, so no step can be seen to start it; "
+                      "a fresh process sees it (cudnn-backend support)")
 
 
 def runtime_observable() -> bool:

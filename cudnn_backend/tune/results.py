@@ -155,9 +155,9 @@ class Exploration:
     and now, ``ratio_to_winner``, or its status and reason when this release refused it; None when there was none).
     Offline, ``offline_gaps``: refusals only the GPU decides that heuristics met (``tune.offline_gaps``); with no
     config chosen the graph is then ``unknown_offline``; ``cuda_runtime``: the engines and heuristics modes among them
-    that need the CUDA runtime (``{"engines": [...], "heuristics": [...]}``, empty when none). ``errata``: what errata rules are matched against for this
-    graph and device (``runtime.errata``: the plan tag, families, data types, SM, cuDNN version; what
-    ``--errata-out`` writes rules from) and the file honoured.
+    that need the CUDA runtime (``{"engines": [...], "heuristics": [...]}``, empty when none). ``errata``: what
+    errata rules are matched against for this graph and device (``runtime.errata``: the plan tag, families, data
+    types, SM, cuDNN version; what ``--errata-out`` writes rules from) and the file honoured.
     """
 
     name: str

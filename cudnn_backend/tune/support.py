@@ -150,7 +150,8 @@ class SupportResult(PlainData):
     (filled with ``detail=True``). Offline, ``offline_gaps``: the kinds of refusal met that only the GPU decides
     (``tune.offline_gaps``), ``cuda_runtime``: the engines that did not finalize and the heuristics modes that
     consulted it because they start the CUDA runtime (``{"engines": [...], "heuristics": [...]}``, empty when none;
-    ``{"observed": False}`` where this process could not see it, which the matrix's notes say), and ``caveat``: what the answer did not verify or could not decide, in words."""
+    ``{"observed": False}`` where this process could not see it, which the matrix's notes say), and ``caveat``:
+    what the answer did not verify or could not decide, in words."""
 
     name: str
     family: str = "user"

@@ -60,7 +60,8 @@ def test_gaps_are_recognised_by_cudnns_words():
     assert offline_gaps.gap_caveat([], "9.19.0", refused=True) == ""
     assert offline_gaps.gap_caveat(["cluster_layout"], refused=True).startswith("the GPU may run this graph")
     assert offline_gaps.gap_caveat(["cluster_layout"], refused=False).startswith("heuristics' lists may differ")
-    with pytest.raises(KeyError, match="no offline gap .gpc.; known: cluster_layout, live_driver, cuda_runtime, offline_layout"):
+    with pytest.raises(KeyError, match="no offline gap .gpc.; known: cluster_layout, live_driver, cuda_runtime, "
+                                       "offline_layout"):
         offline_gaps.gap("gpc")
 
 

@@ -7,7 +7,6 @@ the test process has run cuDNN long before). The engines and modes are pinned pe
 tests/release_matrix.txt); on another release the labels must still be consistent with what finalized."""
 from __future__ import annotations
 
-import ctypes
 import json
 import subprocess
 import sys
@@ -79,8 +78,9 @@ def test_the_stand_in_refuses_the_runtimes_entry_points_and_counts_each_request(
         lib = _loader._driver_lib
         fn, status, table = ctypes.c_void_p(1), ctypes.c_int(0), ctypes.c_void_p(1)
         start = device.runtime_requests()
-        print(start, lib.cuInit(0), lib.cuGetProcAddress_v2(b"cuInit", ctypes.byref(fn), 12000, 0, ctypes.byref(status)),
-              fn.value, status.value, lib.cuGetProcAddress(b"cuInit", ctypes.byref(fn), 12000, 0),
+        print(start, lib.cuInit(0),
+              lib.cuGetProcAddress_v2(b"cuInit", ctypes.byref(fn), 12000, 0, ctypes.byref(status)), fn.value,
+              status.value, lib.cuGetProcAddress(b"cuInit", ctypes.byref(fn), 12000, 0),
               lib.cuGetExportTable(ctypes.byref(table), None), table.value, device.runtime_requests())
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -104,7 +104,8 @@ def test_support_names_the_engines_that_need_the_cuda_runtime(fresh):
         if modes is not None:
             assert got == modes[key], (key, got)
         if got:
-            assert f"heuristics {', '.join(got)} consulted it: their lists may differ on the GPU" in fresh[key]["caveat"]
+            said = f"heuristics {', '.join(got)} consulted it: their lists may differ on the GPU"
+            assert said in fresh[key]["caveat"]
             assert fresh[key]["status"] in ("yes", "yes*")
     assert not fresh[PLAIN]["cuda_runtime"] and "cuda_runtime" not in fresh[PLAIN]["offline_gaps"]
 
@@ -141,7 +142,8 @@ def test_a_graph_refused_for_engines_that_need_the_runtime_is_unknown_offline():
     runtime = {"engines": [3, 58], "heuristics": []}
     caveat = offline_gaps.gap_caveat(["cuda_runtime"], "9.28.1", refused=True, runtime=runtime)
     assert caveat == ("the GPU may run this graph: cuDNN 9.28.1 lacks the CUDA runtime (it starts only on a real "
-                      "driver) offline: engines 3, 58 need a live GPU to finalize: unknown offline; probe it on the GPU")
+                      "driver) offline: engines 3, 58 need a live GPU to finalize: unknown offline; probe it on the "
+                      "GPU")
     r = SupportResult("g", "conv_fwd", "fp16", "nhwc", stage="heuristics", offline_gaps=["cuda_runtime"],
                       cuda_runtime=runtime, caveat=caveat)
     assert r.unknown and r.verdict == r.status == "unknown offline"

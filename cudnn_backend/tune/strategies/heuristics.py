@@ -102,15 +102,19 @@ class Heuristics(Strategy):
         that need the CUDA ``runtime`` (None: not observable here), heuristics' lists chosen against the
         cluster layout it has offline, and say what they mean."""
         ex, graph, dp = search.exploration, search.graph, search.evaluator.deviceprop
-        infos = [_engines.inspect_engine(graph, i, dp, probe_configs=False) for i in range(_engines.engine_count(graph))]
-        gaps = set(gaps_in(messages) or silent_gaps([i for i in infos if i.supported], proposed))
+        gaps = set(gaps_in(messages))
+        if not gaps:
+            infos = [_engines.inspect_engine(graph, i, dp, probe_configs=False)
+                     for i in range(_engines.engine_count(graph))]
+            gaps.update(silent_gaps([i for i in infos if i.supported], proposed))
         if runtime is not None:
-            engines = [i for i in runtime["engines"] if not infos[i].supported]
+            engines = [i for i in runtime["engines"]
+                       if not _engines.inspect_engine(graph, i, dp, probe_configs=False).supported]
             ex.cuda_runtime = {"engines": engines, "heuristics": list(runtime["heuristics"])} \
                 if engines or runtime["heuristics"] else {}
             gaps.update(["cuda_runtime"] if ex.cuda_runtime else [])
-        if not refused and layout_dependent(ex.cudnn_version, ex.heuristics,
-                                          [row["operation"] for row in _graphs.describe_operations(graph)]):
+        operations = [row["operation"] for row in _graphs.describe_operations(graph)]
+        if not refused and layout_dependent(ex.cudnn_version, ex.heuristics, operations):
             gaps.add("offline_layout")
         ex.offline_gaps = [g.key for g in GAPS if g.key in gaps]
         if ex.offline_gaps:
