@@ -23,7 +23,8 @@ The kinds (``GAPS``), each recognised by the words cuDNN logs when it refuses fo
 ``cuda_runtime``
     cuDNN links the CUDA runtime statically, and a few steps start it: some engines while they finalize (conv_fwd
     3, 4, 6 and 58, dgrad 4, 5, 7, 50 and 63, wgrad 17, 18 and 62, conv + bias 12, 13, 14 and 39: they finalize on
-    the GPU, never offline), and heuristics for matmul (+ ReLU, + GELU), which list fewer configs offline. The
+    the GPU, never offline), and some heuristics queries (matmul, + ReLU, + GELU; modes A and B of some single
+    convolutions), which list fewer configs offline. The
     runtime starts only on a real driver: it needs the driver's private export tables, which the stand-in cannot
     give, so it gives up and cuDNN logs no reason. Not recognised by words, then, but by the stand-in's record
     (``core.device.runtime_requests``): the runtime asks the stand-in once per process and never again, so each step
@@ -32,7 +33,8 @@ The kinds (``GAPS``), each recognised by the words cuDNN logs when it refuses fo
     (``{"engines": [...], "heuristics": [...]}``). ``support`` probes each graph in a forked copy and scouts only
     the graphs whose copy's runtime asked (``run_observed``: the process stays observable for the next graph);
     ``explore`` scouts before its first step. In a process where it already asked (code that ran cuDNN itself
-    before) this cannot be observed, and the answer says so.
+    before) this cannot be observed: a result records ``{"observed": False}``, a matrix's (an exploration's) notes
+    say so (``RUNTIME_UNOBSERVED``).
 ``offline_layout``
     Offline no release has the GPU's cluster layout: 9.28 assumes one GPC of 18 SMs, 9.19 and 9.22 have none, and
     configs are checked against that without a word. Heuristics' lists chosen so may differ on the GPU
