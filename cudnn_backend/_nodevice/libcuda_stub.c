@@ -520,7 +520,10 @@ STUB_EXPORT CUresult cuTensorMapEncodeIm2col(void *tensorMap, int dataType,
  * list the same configs (measured on the default catalogue, cuDNN 9.10.2, 9.19.0 and 9.28.1).  What they add is a
  * record: each counts the request.  The runtime asks once per process (4 requests: cuGetProcAddress_v2 for "",
  * cuInit and cuGetProcAddress twice), remembers that it could not start, and never asks again: a step can be seen to
- * start it only in a process where it has not asked yet (tune.offline_gaps forks such processes). */
+ * start it only in a process where it has not asked yet (tune.offline_gaps forks such processes).  Other users of
+ * the driver in the process see the same "no driver": cuda-bindings' driver module raises FunctionNotFoundError (a
+ * RuntimeError: "function cuInit is not found") where it raised RuntimeError("Failed to get cuGetProcAddress_v2"),
+ * and its runtime module still answers cudaErrorInsufficientDriver. */
 static long runtime_requests = 0;
 
 /* How many requests cuDNN's CUDA runtime made to the entry points below since the stand-in loaded (all threads);
