@@ -87,7 +87,7 @@ def _answers(r) -> dict:
     return {"status": r.status, "verdict": r.verdict, "stage": r.stage, "configs": dict(r.configs),
             "engines": list(r.engines_finalized), "engines_count": r.engines_supported,
             "first": dict(r.first_configs), "chosen": r.chosen, "reason": r.reason[:300], "caveat": r.caveat[:400],
-            "offline_gaps": list(r.offline_gaps)}
+            "offline_gaps": list(r.offline_gaps), "cuda_runtime": dict(r.cuda_runtime)}
 
 
 def _same_engines(live, off):
@@ -151,7 +151,7 @@ def compare(live: SupportMatrix, off: SupportMatrix) -> dict:
         c["engine and config counts agree"] += counts_same
         if not counts_same:
             differs.append("counts")
-            if r.caveat.startswith("heuristics' lists may differ") or r.unknown:
+            if r.offline_gaps:  # a label (tune.offline_gaps): the caveat says the lists or engines may differ
                 c["count differences the caveat announces"] += 1
             if not same_engines:
                 kinds["engines that finalize differ"] += 1

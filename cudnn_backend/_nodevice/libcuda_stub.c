@@ -28,8 +28,10 @@
  *     fails with CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
  *   - cuDriverGetVersion's answer does not matter (error, 12080 and 13000
  *     all behave the same; cuDNN's static CUDA runtime gives up either way
- *     because cuGetProcAddress is absent -- that is why heuristics mode B
- *     drops the configs whose check calls cudaGetDevice).
+ *     because cuGetProcAddress finds nothing -- that is why heuristics mode B
+ *     drops the configs whose check calls cudaGetDevice);
+ *   - the CUDA runtime's own start (cuInit, cuGetProcAddress[_v2],
+ *     cuGetExportTable) is refused and counted, see the end of this file.
  * Everything answers CUDA_ERROR_NO_DEVICE except the two error-string calls, cuCtxGetCurrent (no context
  * current, as a driver answers) and the other context calls while a test emulates contexts (see
  * cudnn_backend_stub_emulate_contexts).
@@ -506,4 +508,63 @@ STUB_EXPORT CUresult cuTensorMapEncodeIm2col(void *tensorMap, int dataType,
     (void)elementStrides; (void)interleave; (void)swizzle; (void)l2Promotion;
     (void)oobFill;
     return CUDA_ERROR_NO_DEVICE;
+}
+
+/* ---- the CUDA runtime's start ---------------------------------------------------------------------------- */
+
+/* cuDNN links the CUDA runtime statically, and a few steps start it: some engines while they finalize (conv_fwd 3,
+ * 4, 6, 58, ...), some heuristics queries (matmul).  The runtime starts by asking libcuda.so.1 for these four; it
+ * would then need ~100 entry points and the driver's private export tables (cuGetExportTable), which no stand-in can
+ * give, so offline it must not start.  Each answers as a driver without the entry point would (not found) or without
+ * a device (cuInit), and the runtime gives up exactly as when they were absent: the same engines refuse, heuristics
+ * list the same configs (measured on the default catalogue, cuDNN 9.10.2, 9.19.0 and 9.28.1).  What they add is a
+ * record: each counts the request.  The runtime asks once per process (4 requests: cuGetProcAddress_v2 for "",
+ * cuInit and cuGetProcAddress twice), remembers that it could not start, and never asks again: a step can be seen to
+ * start it only in a process where it has not asked yet (tune.offline_gaps forks such processes).  Other users of
+ * the driver in the process see the same "no driver": cuda-bindings' driver module raises FunctionNotFoundError (a
+ * RuntimeError: "function cuInit is not found") where it raised RuntimeError("Failed to get cuGetProcAddress_v2"),
+ * and its runtime module still answers cudaErrorInsufficientDriver. */
+static long runtime_requests = 0;
+
+/* How many requests cuDNN's CUDA runtime made to the entry points below since the stand-in loaded (all threads);
+ * read before and after a step to learn whether the step tried to start the runtime. */
+STUB_EXPORT long cudnn_backend_stub_runtime_requests(void)
+{
+    return __atomic_load_n(&runtime_requests, __ATOMIC_SEQ_CST);
+}
+
+#define CUDA_ERROR_NOT_FOUND 500
+#define RUNTIME_REQUEST() do { __atomic_add_fetch(&runtime_requests, 1, __ATOMIC_SEQ_CST); TRACE(); } while (0)
+
+STUB_EXPORT CUresult cuInit(unsigned int flags)
+{
+    RUNTIME_REQUEST();
+    (void)flags;
+    return CUDA_ERROR_NO_DEVICE;
+}
+
+STUB_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, unsigned long long flags,
+                                         int *symbolStatus)
+{
+    RUNTIME_REQUEST();
+    (void)symbol; (void)cudaVersion; (void)flags;
+    if (pfn) *pfn = NULL;
+    if (symbolStatus) *symbolStatus = 1;  /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+STUB_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, unsigned long long flags)
+{
+    RUNTIME_REQUEST();
+    (void)symbol; (void)cudaVersion; (void)flags;
+    if (pfn) *pfn = NULL;
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+STUB_EXPORT CUresult cuGetExportTable(const void **ppExportTable, const void *pExportTableId)
+{
+    RUNTIME_REQUEST();
+    (void)pExportTableId;
+    if (ppExportTable) *ppExportTable = NULL;
+    return CUDA_ERROR_NOT_FOUND;
 }

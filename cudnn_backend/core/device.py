@@ -11,7 +11,7 @@ import threading
 
 from cudnn_backend._bindings import _loader
 
-__all__ = ["driver", "gpus", "gpu_available", "gpu_count"]
+__all__ = ["driver", "gpus", "gpu_available", "gpu_count", "runtime_requests"]
 
 _lock = threading.Lock()
 
@@ -59,3 +59,17 @@ def gpu_count() -> int:
 def gpu_available() -> bool:
     """Whether the real CUDA driver is loaded and reports at least one device."""
     return bool(_gpu_names())
+
+
+@functools.lru_cache(maxsize=1)
+def _runtime_counter():
+    address = _loader.driver_symbol("cudnn_backend_stub_runtime_requests") if driver() == "stand-in" else 0
+    return ctypes.CFUNCTYPE(ctypes.c_long)(address) if address else None
+
+
+def runtime_requests() -> int | None:
+    """How many times cuDNN's statically linked CUDA runtime asked the no-device stand-in for its entry points in this
+    process (it asks when a step starts it, once per process: it remembers that it could not start); None with a real
+    driver (or a stand-in built before it counted)."""
+    counter = _runtime_counter()
+    return None if counter is None else int(counter())

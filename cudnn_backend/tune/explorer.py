@@ -39,6 +39,7 @@ from cudnn_backend.runtime.profiles import DeviceProfile, as_deviceprop
 from cudnn_backend.tune import findings, graphs, results
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.evaluation import Evaluator, GpuEvaluator
+from cudnn_backend.tune.offline_gaps import runtime_steps
 from cudnn_backend.tune.options import TuneOptions, as_options
 from cudnn_backend.tune.results import Exploration, plural
 from cudnn_backend.tune.search import Search
@@ -172,6 +173,8 @@ class _Explorer:
                          previous=self.previous if self.timed else None)
         self.search = search = Search(self.evaluator, o, graph=self.op_graph, exploration=ex, strategies=steps,
                                       progress=self.progress)
+        if self.handle is None:  # before the engine table runs cuDNN: which steps start the CUDA runtime
+            search.runtime_steps = runtime_steps(self.op_graph, self.deviceprop, tuple(o.modes), o.sm_count_target)
         if o.errata_out is not None:  # a crash left by an earlier run is recorded first; this run's are caught
             ex.notes.extend(findings.harvest(o.errata_out))
             self.evaluator.inflight = findings.InFlight(o.errata_out, ex.name, ex.errata, ex.fingerprint,

@@ -154,9 +154,10 @@ class Exploration:
     (the winner another cuDNN release stored in the plan cache, tried here: its release, engine, knobs, time then
     and now, ``ratio_to_winner``, or its status and reason when this release refused it; None when there was none).
     Offline, ``offline_gaps``: refusals only the GPU decides that heuristics met (``tune.offline_gaps``); with no
-    config chosen the graph is then ``unknown_offline``. ``errata``: what errata rules are matched against for this
-    graph and device (``runtime.errata``: the plan tag, families, data types, SM, cuDNN version; what
-    ``--errata-out`` writes rules from) and the file honoured.
+    config chosen the graph is then ``unknown_offline``; ``cuda_runtime``: the engines and heuristics modes among them
+    that need the CUDA runtime (``{"engines": [...], "heuristics": [...]}``, empty when none). ``errata``: what
+    errata rules are matched against for this graph and device (``runtime.errata``: the plan tag, families, data
+    types, SM, cuDNN version; what ``--errata-out`` writes rules from) and the file honoured.
     """
 
     name: str
@@ -178,6 +179,7 @@ class Exploration:
     previous: dict | None = None
     errata: dict = field(default_factory=dict)
     offline_gaps: list = field(default_factory=list)
+    cuda_runtime: dict = field(default_factory=dict)
 
     @property
     def unknown_offline(self) -> bool:
@@ -206,7 +208,7 @@ class Exploration:
             found = (f"heuristics proposed no engine config for {self.name}" if not self.results else
                      f"none of the {plural(len(self.results), 'config')} of {self.name} built a plan")
             return (f"{UNKNOWN_OFFLINE}: {found}, and "
-                    + gap_caveat(self.offline_gaps, self.cudnn_version, refused=True))
+                    + gap_caveat(self.offline_gaps, self.cudnn_version, refused=True, runtime=self.cuda_runtime))
         if not self.results:
             why = next((n.partition(": ")[2] for n in self.notes if n.startswith("no engine config from heuristics")),
                        "")

@@ -151,6 +151,9 @@ class Search:
         self.phases: dict = {}
         self.reference_keys: list = []  # configs the final round re-times beside the fastest (another release's winner)
         self.progress = progress
+        # offline, the steps that start the CUDA runtime (tune.offline_gaps.runtime_steps), found by whoever runs
+        # cuDNN first for this graph in this process (the explorer, before its engine table); None: not yet
+        self.runtime_steps = None
         self.errata = _errata.resolve(options.errata, "errata")
         # rules are matched against a graph (a search over recorded timings has none)
         self.traits = _errata.traits_of(graph) if graph is not None else None

@@ -87,7 +87,17 @@ from cudnn_backend.tune import graphs, plots
 from cudnn_backend.tune.cache import cache_dir
 from cudnn_backend.tune.catalogue import CatalogueEntry
 from cudnn_backend.tune.fusion import fusion_report
-from cudnn_backend.tune.offline_gaps import UNKNOWN_OFFLINE, gap_caveat, gaps_in, silent_gaps
+from cudnn_backend.tune.offline_gaps import (
+    GAPS,
+    RUNTIME_UNOBSERVED,
+    UNKNOWN_OFFLINE,
+    gap_caveat,
+    gaps_in,
+    layout_dependent,
+    run_observed,
+    runtime_steps,
+    silent_gaps,
+)
 from cudnn_backend.tune.options import PLAN_MODES, SupportOptions
 from cudnn_backend.tune.results import ChangeRows, plain_table, sm_words
 from cudnn_backend.tune.sweeps import TaskResult, _run_processes
@@ -109,7 +119,7 @@ MODES = ("A", "B", "FALLBACK")
 #: a graph's verdict: supported, not supported, or not decidable offline (``SupportResult.verdict``)
 VERDICTS = ("yes", "no", UNKNOWN_OFFLINE)
 #: bumped whenever what a probe records changes: cached results of another version are not used
-PROBE_VERSION = 2
+PROBE_VERSION = 3
 _MODES = ("A", "FALLBACK")
 _RC = BehaviorNote.CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION
 
@@ -138,7 +148,10 @@ class SupportResult(PlainData):
     heuristics proposed}; ``chosen``: the first working config (engine, kind, knobs, mode, rank); on a GPU
     ``kernel_count`` and ``kernels`` of that config (None / [] offline); ``detail``: per stage, what ``why`` shows
     (filled with ``detail=True``). Offline, ``offline_gaps``: the kinds of refusal met that only the GPU decides
-    (``tune.offline_gaps``), and ``caveat``: what the answer did not verify or could not decide, in words."""
+    (``tune.offline_gaps``), ``cuda_runtime``: the engines that did not finalize and the heuristics modes that
+    consulted it because they start the CUDA runtime (``{"engines": [...], "heuristics": [...]}``, empty when none;
+    ``{"observed": False}`` where this process could not see it, which the matrix's notes say), and ``caveat``:
+    what the answer did not verify or could not decide, in words."""
 
     name: str
     family: str = "user"
@@ -167,6 +180,7 @@ class SupportResult(PlainData):
     offline_gaps: list = field(default_factory=list)
     caveat: str = ""
     denied: list = field(default_factory=list)  # "engine E (rule X)" of each config an errata rule denied
+    cuda_runtime: dict = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -371,10 +385,29 @@ def _config_summary(c) -> dict:
     return {"engine": c.engine_index, "knobs": {_engines.short_name(k): int(v) for k, v in c.knobs.items()}}
 
 
+def _offline_gaps(r, met, silent, lists, operations, release, *, runtime):
+    """Record on ``r`` what offline could not decide (``offline_gaps``, ``cuda_runtime``) and say so (``caveat``):
+    the refusals cuDNN's messages ``met`` name (else the ``silent`` ones), the steps that started the CUDA
+    ``runtime`` (None: not observable here), and, on a supported graph, heuristics' ``lists`` chosen against the
+    cluster layout it has offline."""
+    gaps = set(gaps_in(met) or silent)
+    if runtime is None:  # the process's, not the graph's: recorded, said by the matrix's notes
+        r.cuda_runtime = {"observed": False}
+    else:
+        runtime = {"engines": [i for i in runtime["engines"] if i not in r.engines_finalized],
+                   "heuristics": list(runtime["heuristics"])}
+        r.cuda_runtime = runtime if runtime["engines"] or runtime["heuristics"] else {}
+        gaps.update(["cuda_runtime"] if r.cuda_runtime else [])
+    if r.supported and layout_dependent(release, lists, operations):
+        gaps.add("offline_layout")
+    r.offline_gaps = [g.key for g in GAPS if g.key in gaps]
+    r.caveat = _offline_caveat(r, r.offline_gaps, release)
+
+
 def _offline_caveat(r, gaps, release) -> str:
     """What an offline answer did not verify (a runtime-compiled config not compiled) or could not decide (a refusal
     only the GPU decides: ``offline_gaps``), in words; "" for a plan built with nothing of the kind met."""
-    parts = [gap_caveat(gaps, release, refused=not r.supported)] if gaps else []
+    parts = [gap_caveat(gaps, release, refused=not r.supported, runtime=r.cuda_runtime)] if gaps else []
     if r.supported and r.verified == "config" and r.chosen:
         c = r.chosen
         config = f"engine {c['engine']} {' '.join(f'{k}={v}' for k, v in c['knobs'].items())}".rstrip()
@@ -410,6 +443,28 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, modes=_MODES, r
                                                                                limit=6)) if stage == "builder" else ""}
         return
     r.fingerprint = graph_fingerprint(og)
+    if handle is not None:
+        _probe_graph(r, og, dp, handle, plans, kernels, detail, modes, rules)
+        return
+    # offline: the rest in a copy of this process, so that the CUDA runtime's start stays observable here; only when
+    # the copy's runtime asked are the steps that start it found, here (runtime_steps: the engines that did not
+    # finalize, and heuristics)
+    def rest():
+        gap_inputs = _probe_graph(r, og, dp, handle, plans, kernels, detail, modes, rules)
+        return r, gap_inputs
+
+    (done, gap_inputs), asked = run_observed(rest)
+    r.__dict__.update(done.__dict__)
+    runtime = {"engines": [], "heuristics": []} if asked is False else runtime_steps(
+        og, dp, MODES if detail else modes,
+        engines=[i for i in range(r.engines_total or 0) if i not in r.engines_finalized])
+    _offline_gaps(r, *gap_inputs, runtime=runtime)
+
+
+def _probe_graph(r, og, dp, handle, plans, kernels, detail, modes, rules):
+    """The stages after the graph's finalize, for ``_probe``; offline, what ``_offline_gaps`` reads: (cuDNN's messages
+    met, the silent gaps, heuristics' lists, the operations' labels, the release)."""
+    offline = handle is None
     # engines: how many cuDNN has for this graph, how many finalize for it
     r.engines_total = _engines.engine_count(og)
     engine_rows = []
@@ -436,13 +491,14 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, modes=_MODES, r
     # heuristics
     configs, seen = [], set()
     heur_detail = {}
-    offline = handle is None
+    lists = {}  # offline: heuristics' configs per mode, (engine, {knob: value}), read for the offline cluster layout
     met = []  # cuDNN's messages offline, read for refusals only the GPU decides (offline_gaps)
     for mode in (MODES if detail else modes):
         with cudnn_messages() as hlog:
             found = _heuristics.get_configs(og, mode, dp, raise_if_empty=False, errata=rules or False)
         if offline:
             met.extend(hlog)
+        lists[mode] = [(c.engine_index, _config_summary(c)["knobs"]) for c in found]
         if mode in modes:
             r.configs[mode] = len(found)
             if found:
@@ -466,15 +522,14 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, modes=_MODES, r
             kinds[kind] = kinds.get(kind, 0) + 1
     r.kinds = {k: kinds[k] for k in KINDS if k in kinds}
     release = format_version(loaded_version())
+    operations = [row["operation"] for row in graphs.describe_operations(og)] if offline else []
     silent = silent_gaps(finalized, {c.engine_index for c in configs}) if offline and not gaps_in(met) else []
     if not configs:
         r.stage = "heuristics"
         reasons = [line for m in _MODES for line in heur_detail[m]["reasons"]]
         r.reason = "heuristics returned no engine config" + (
             f" (cuDNN: {_stage_reason(reasons)})" if reasons else "")
-        r.offline_gaps = (gaps_in(met) or silent) if offline else []
-        r.caveat = _offline_caveat(r, r.offline_gaps, release)
-        return
+        return met, silent, lists, operations, release
     # plans
     attempts = []
     on_gpu = handle is not None
@@ -527,8 +582,7 @@ def _probe(r, graph, kwargs, dp, handle, plans, kernels, detail, modes=_MODES, r
         refused = "refused at plan build or denied by errata" if r.denied else "refused at plan build"
         r.reason = f"every config ({len(attempts)}) was {refused}: " + "; ".join(
             f"{why} (engines {', '.join(map(str, sorted(set(idx))))})" for why, idx in list(reasons.items())[:3])
-    r.offline_gaps = (gaps_in(met) or silent) if offline else []
-    r.caveat = _offline_caveat(r, r.offline_gaps, release)
+    return met, silent, lists, operations, release
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1026,6 +1080,9 @@ def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.famil
         if len(rules) or denied:  # a file's rules, or the package's known errata at work
             honoured = str(rules) if len(rules) else "the package's known errata"
             notes.append(f"{honoured}: honoured, {denied} config(s) denied (each result's denied column names them)")
+        unobserved = sum(r.cuda_runtime.get("observed") is False for r in kept)
+        if unobserved:  # a fact of the process, not of each graph: said once
+            notes.append(f"{unobserved} graph(s) probed here: {RUNTIME_UNOBSERVED}")
         return SupportMatrix(kept, device, format_version(version), plans if not on_gpu else "all", kernels, filters,
                              notes, time.perf_counter() - t0, cached, max(1, n_workers))
     finally:

@@ -182,7 +182,7 @@ def _scalar(plan):
 
 @needs_overrides
 @pytest.mark.skipif(not HAVE_GPU, reason="cuda.core reads a __cuda_array_interface__ pointer's device through the CUDA "
-                    "driver, which the offline libcuda stand-in does not provide (cuGetProcAddress_v2); the GPU "
+                    "driver, whose entry points the offline libcuda stand-in refuses (cuGetProcAddress_v2); the GPU "
                     "machines' cuDNN 9.19 has no overrides, so this runs where a GPU and cuDNN >= 9.23 meet")
 def test_buffers_are_checked_against_the_overridden_shapes(setup):
     g, plan, t = setup

@@ -1,15 +1,25 @@
 """Heuristics' lists: every config of the heuristics modes asked for (A, B, FALLBACK, INSTANT), in cuDNN's order,
 each proposed once (a config two modes list records both), up to ``max_configs``; then each is evaluated.
 
-Offline, refusals only the GPU decides (``tune.offline_gaps``) are recorded on the exploration (``offline_gaps``): no
-config then makes the graph unknown offline rather than unsupported, and a list may differ from the GPU's."""
+Offline, refusals only the GPU decides (``tune.offline_gaps``) are recorded on the exploration (``offline_gaps``, and
+``cuda_runtime``: the engines and heuristics modes that need the CUDA runtime): no config then makes the graph unknown
+offline rather than unsupported, and a list may differ from the GPU's."""
 from __future__ import annotations
 
 from cudnn_backend.core._logging import cudnn_messages
 from cudnn_backend.errors import CudnnBackendError
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime import heuristics as _heuristics
-from cudnn_backend.tune.offline_gaps import gap_caveat, gaps_in, silent_gaps
+from cudnn_backend.tune import graphs as _graphs
+from cudnn_backend.tune.offline_gaps import (
+    GAPS,
+    RUNTIME_UNOBSERVED,
+    gap_caveat,
+    gaps_in,
+    layout_dependent,
+    runtime_steps,
+    silent_gaps,
+)
 from cudnn_backend.tune.results import ConfigResult
 from cudnn_backend.tune.search import Strategy, partition
 
@@ -36,6 +46,10 @@ class Heuristics(Strategy):
         graph, dp = search.graph, search.evaluator.deviceprop
         offline = search.evaluator.handle is None
         keys, messages, proposed = [], [], set()
+        # before this strategy runs cuDNN: which steps start the CUDA runtime (seen only until one does)
+        runtime = None
+        if offline:
+            runtime = search.runtime_steps or runtime_steps(graph, dp, tuple(o.modes), o.sm_count_target)
         for mode in o.modes:
             with cudnn_messages() as log:
                 try:
@@ -66,7 +80,7 @@ class Heuristics(Strategy):
             why = "; ".join(f"{status}: {reason}" for status, reason in _heuristics.cudnn_explanations([raw], 4))
             search.notes.append(f"no engine config from heuristics {', '.join(o.modes)}: {why or raw}")
         if offline:
-            self.offline_gaps(search, messages, proposed, refused=not keys)
+            self.offline_gaps(search, messages, proposed, refused=not keys, runtime=runtime)
         if o.max_configs is not None and len(keys) > o.max_configs:
             search.notes.append(f"max_configs={o.max_configs}: {len(keys) - o.max_configs} configs of the "
                                 "heuristics lists not tried")
@@ -83,19 +97,31 @@ class Heuristics(Strategy):
         return keys
 
     @staticmethod
-    def offline_gaps(search, messages, proposed, refused):
-        """Record on the exploration the refusals only the GPU decides that heuristics met (or left silent), and say
-        what they mean."""
+    def offline_gaps(search, messages, proposed, refused, runtime):
+        """Record on the exploration the refusals only the GPU decides that heuristics met (or left silent), the steps
+        that need the CUDA ``runtime`` (None: not observable here), heuristics' lists chosen against the
+        cluster layout it has offline, and say what they mean."""
         ex, graph, dp = search.exploration, search.graph, search.evaluator.deviceprop
-        gaps = gaps_in(messages)
+        gaps = set(gaps_in(messages))
         if not gaps:
             infos = [_engines.inspect_engine(graph, i, dp, probe_configs=False)
                      for i in range(_engines.engine_count(graph))]
-            gaps = silent_gaps([i for i in infos if i.supported], proposed)
-        ex.offline_gaps = gaps
-        if gaps:
-            search.notes.append(("unknown offline: " if refused else "") + gap_caveat(gaps, ex.cudnn_version,
-                                                                                     refused=refused))
+            gaps.update(silent_gaps([i for i in infos if i.supported], proposed))
+        if runtime is not None:
+            engines = [i for i in runtime["engines"]
+                       if not _engines.inspect_engine(graph, i, dp, probe_configs=False).supported]
+            ex.cuda_runtime = {"engines": engines, "heuristics": list(runtime["heuristics"])} \
+                if engines or runtime["heuristics"] else {}
+            gaps.update(["cuda_runtime"] if ex.cuda_runtime else [])
+        operations = [row["operation"] for row in _graphs.describe_operations(graph)]
+        if not refused and layout_dependent(ex.cudnn_version, ex.heuristics, operations):
+            gaps.add("offline_layout")
+        ex.offline_gaps = [g.key for g in GAPS if g.key in gaps]
+        if ex.offline_gaps:
+            search.notes.append(("unknown offline: " if refused else "") + gap_caveat(
+                ex.offline_gaps, ex.cudnn_version, refused=refused, runtime=ex.cuda_runtime))
+        if runtime is None:
+            search.notes.append(RUNTIME_UNOBSERVED)
 
     def run(self, search):
         with search.phase("heuristics"):
