@@ -97,7 +97,8 @@ def test_support_at_80_columns(tmp_path):
     assert names <= words  # each graph name whole (room taken from columns left out, said under the table)
     assert "columns left out at this width: kinds, first" in " ".join(r.stdout.split())
     caption = next(ln for ln in r.stdout.splitlines() if ln.startswith("supported: "))
-    assert re.match(r"supported: \d+; refused by stage: heuristics \d+", caption), caption
+    # (9.19 and 9.22 leave some conv_dgrad graphs unknown offline: the cluster layout, tune.offline_gaps)
+    assert re.match(r"supported: \d+; refused by stage: (unknown offline \d+, )?heuristics \d+", caption), caption
     legend = [ln for ln in r.stdout.splitlines() if ln.startswith(("summary:", "kinds:"))]
     assert max(len(ln) for ln in legend) > 70  # the legend's prose uses the console's width
 
