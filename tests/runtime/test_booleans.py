@@ -51,7 +51,7 @@ def _bool_arrays(monkeypatch):
 def test_bool_names_byte_boolean_and_boolean_stays_bit_packed():
     assert read_data_type("bool") is BYTE and read_data_type("boolean") is BOOLEAN
     assert read_data_type("byte_boolean") is BYTE and data_type_name(BYTE) == "byte_boolean"
-    assert cb.graph.Graph("g").tensor([2], data_type="boolean").signature()[3] is BOOLEAN
+    assert cb.graph.Graph("g").tensor([1, 2], data_type="boolean").signature()[3] is BOOLEAN
 
 
 def test_boolean_is_one_bit_and_byte_boolean_eight():
