@@ -69,7 +69,7 @@ from cudnn_backend.runtime import heuristics as _heuristics
 
 __all__ = ["UNKNOWN_OFFLINE", "Gap", "GAPS", "gaps_in", "gap", "describe_gaps", "silent_gaps", "gap_caveat",
            "ENUMERATED_CONFIGS", "runtime_observable", "runtime_starts", "runtime_steps", "run_observed",
-           "layout_dependent", "ASSUMES_LAYOUT_FROM", "RUNTIME_UNOBSERVED"]
+           "layout_dependent", "ASSUMES_LAYOUT_FROM", "RUNTIME_UNOBSERVED", "offline_labels"]
 
 #: offline, the configs tried of each engine that finalizes but heuristics proposed none of (``silent_gaps``)
 ENUMERATED_CONFIGS = 4
@@ -311,3 +311,25 @@ def layout_dependent(release, lists, operations) -> bool:
     if release is None or parse_version(release) < ASSUMES_LAYOUT_FROM:
         return False
     return any("KERNEL_CFG" in knobs for configs in lists.values() for _, knobs in configs)
+
+
+# ---------------------------------------------------------------------------------------------
+# an offline answer's labels, for ``support`` and ``explore`` alike
+# ---------------------------------------------------------------------------------------------
+def offline_labels(gaps, runtime, finalizes, *, supported, release, lists, operations) -> tuple:
+    """(the gap keys of an offline answer in ``GAPS`` order, its ``cuda_runtime`` record): the ``gaps`` cuDNN's
+    messages named (or ``silent_gaps``), the steps that started the CUDA ``runtime`` (``runtime_steps``; None: not
+    observable here, and the record None too) less the engines that ``finalizes(index)`` anyway, and, on a
+    ``supported`` graph, heuristics' ``lists`` chosen against the cluster layout ``release`` has offline
+    (``layout_dependent``)."""
+    gaps = set(gaps)
+    record = None
+    if runtime is not None:
+        engines = [i for i in runtime["engines"] if not finalizes(i)]
+        record = {"engines": engines, "heuristics": list(runtime["heuristics"])} \
+            if engines or runtime["heuristics"] else {}
+        if record:
+            gaps.add("cuda_runtime")
+    if supported and layout_dependent(release, lists, operations):
+        gaps.add("offline_layout")
+    return [g.key for g in GAPS if g.key in gaps], record

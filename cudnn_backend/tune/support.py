@@ -88,12 +88,11 @@ from cudnn_backend.tune.cache import cache_dir
 from cudnn_backend.tune.catalogue import CatalogueEntry
 from cudnn_backend.tune.fusion import fusion_report
 from cudnn_backend.tune.offline_gaps import (
-    GAPS,
     RUNTIME_UNOBSERVED,
     UNKNOWN_OFFLINE,
     gap_caveat,
     gaps_in,
-    layout_dependent,
+    offline_labels,
     run_observed,
     runtime_steps,
     silent_gaps,
@@ -386,21 +385,14 @@ def _config_summary(c) -> dict:
 
 
 def _offline_gaps(r, met, silent, lists, operations, release, *, runtime):
-    """Record on ``r`` what offline could not decide (``offline_gaps``, ``cuda_runtime``) and say so (``caveat``):
-    the refusals cuDNN's messages ``met`` name (else the ``silent`` ones), the steps that started the CUDA
-    ``runtime`` (None: not observable here), and, on a supported graph, heuristics' ``lists`` chosen against the
-    cluster layout it has offline."""
-    gaps = set(gaps_in(met) or silent)
-    if runtime is None:  # the process's, not the graph's: recorded, said by the matrix's notes
-        r.cuda_runtime = {"observed": False}
-    else:
-        runtime = {"engines": [i for i in runtime["engines"] if i not in r.engines_finalized],
-                   "heuristics": list(runtime["heuristics"])}
-        r.cuda_runtime = runtime if runtime["engines"] or runtime["heuristics"] else {}
-        gaps.update(["cuda_runtime"] if r.cuda_runtime else [])
-    if r.supported and layout_dependent(release, lists, operations):
-        gaps.add("offline_layout")
-    r.offline_gaps = [g.key for g in GAPS if g.key in gaps]
+    """Record on ``r`` what offline could not decide (``offline_gaps``, ``cuda_runtime``: ``offline_labels``) and say
+    so (``caveat``): the refusals cuDNN's messages ``met`` name (else the ``silent`` ones), the steps that started the
+    CUDA ``runtime`` (None: not observable here), heuristics' ``lists``."""
+    r.offline_gaps, record = offline_labels(gaps_in(met) or silent, runtime, r.engines_finalized.__contains__,
+                                            supported=r.supported, release=release, lists=lists,
+                                            operations=operations)
+    # not observable: the process's fact, not the graph's: recorded, said by the matrix's notes
+    r.cuda_runtime = {"observed": False} if record is None else record
     r.caveat = _offline_caveat(r, r.offline_gaps, release)
 
 

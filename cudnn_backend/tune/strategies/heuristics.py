@@ -12,11 +12,10 @@ from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.tune import graphs as _graphs
 from cudnn_backend.tune.offline_gaps import (
-    GAPS,
     RUNTIME_UNOBSERVED,
     gap_caveat,
     gaps_in,
-    layout_dependent,
+    offline_labels,
     runtime_steps,
     silent_gaps,
 )
@@ -102,21 +101,16 @@ class Heuristics(Strategy):
         that need the CUDA ``runtime`` (None: not observable here), heuristics' lists chosen against the
         cluster layout it has offline, and say what they mean."""
         ex, graph, dp = search.exploration, search.graph, search.evaluator.deviceprop
-        gaps = set(gaps_in(messages))
+        gaps = gaps_in(messages)
         if not gaps:
             infos = [_engines.inspect_engine(graph, i, dp, probe_configs=False)
                      for i in range(_engines.engine_count(graph))]
-            gaps.update(silent_gaps([i for i in infos if i.supported], proposed))
-        if runtime is not None:
-            engines = [i for i in runtime["engines"]
-                       if not _engines.inspect_engine(graph, i, dp, probe_configs=False).supported]
-            ex.cuda_runtime = {"engines": engines, "heuristics": list(runtime["heuristics"])} \
-                if engines or runtime["heuristics"] else {}
-            gaps.update(["cuda_runtime"] if ex.cuda_runtime else [])
-        operations = [row["operation"] for row in _graphs.describe_operations(graph)]
-        if not refused and layout_dependent(ex.cudnn_version, ex.heuristics, operations):
-            gaps.add("offline_layout")
-        ex.offline_gaps = [g.key for g in GAPS if g.key in gaps]
+            gaps = silent_gaps([i for i in infos if i.supported], proposed)
+        ex.offline_gaps, record = offline_labels(
+            gaps, runtime, lambda i: _engines.inspect_engine(graph, i, dp, probe_configs=False).supported,
+            supported=not refused, release=ex.cudnn_version, lists=ex.heuristics,
+            operations=[row["operation"] for row in _graphs.describe_operations(graph)])
+        ex.cuda_runtime = record or {}
         if ex.offline_gaps:
             search.notes.append(("unknown offline: " if refused else "") + gap_caveat(
                 ex.offline_gaps, ex.cudnn_version, refused=refused, runtime=ex.cuda_runtime))
