@@ -9,8 +9,14 @@
  * Prints one JSON object: microseconds per call (the median of 7 timed batches, after half a second
  * of warm-up) for execute with a prebuilt variant pack, for building a variant pack + execute
  * (bind-and-execute), and for building and finalizing the conv + bias + ReLU operation graph.
+ *
+ * As a library (-DPERCALL_LIBRARY -shared -fPIC, linked to the libcudnn.so.9 the package loaded, no CUDA
+ * runtime): the same three loops as functions of the caller's handle, plan and pack, each timing one batch
+ * itself, so that benchmarks/percall_interleaved.py alternates C and Python batches in one process.
  */
+#ifndef PERCALL_LIBRARY
 #include <cuda_runtime.h>
+#endif
 #include <cudnn.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,6 +35,7 @@
             exit(1);                                                                                 \
         }                                                                                            \
     } while (0)
+#ifndef PERCALL_LIBRARY
 #define CUDA(call)                                                                                   \
     do {                                                                                             \
         cudaError_t e_ = (call);                                                                     \
@@ -37,6 +44,7 @@
             exit(1);                                                                                 \
         }                                                                                            \
     } while (0)
+#endif
 
 #define REPEATS 7
 
@@ -56,6 +64,7 @@ static double now_us(void) {
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+#ifndef PERCALL_LIBRARY
 /* fp32 -> fp16 bits, round to nearest (inputs here are normal-range values; tiny ones flush to 0) */
 static uint16_t half_bits(float f) {
     union { float f; uint32_t u; } v = {f};
@@ -79,6 +88,7 @@ static void fill_random_half(void *dev, size_t n) {
     CUDA(cudaMemcpy(dev, host, n * sizeof *host, cudaMemcpyHostToDevice));
     free(host);
 }
+#endif
 
 static cudnnBackendDescriptor_t make(cudnnBackendDescriptorType_t t) {
     cudnnBackendDescriptor_t d;
@@ -165,13 +175,53 @@ static cudnnBackendDescriptor_t build_graph(cudnnHandle_t handle, const int64_t 
     }
     cudnnBackendDescriptor_t graph = all[n++] = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     CHECK(cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, nops, ops));
-    /* the graph's handle tells the engines which device they target */
-    CHECK(cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
+    /* the graph's handle tells the engines which device they target (none offline) */
+    if (handle) CHECK(cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
     CHECK(cudnnBackendFinalize(graph));
     *nall = n;
     return graph;
 }
 
+#ifdef PERCALL_LIBRARY
+/* One batch of each loop, timed here (microseconds per call); the caller synchronizes its stream after an
+ * execute batch, outside the timed part, as main() does. Pointers come from the caller as integers. */
+double percall_execute(void *handle, void *plan, void *pack, int iters) {
+    double t0 = now_us();
+    for (int i = 0; i < iters; i++) CHECK(cudnnBackendExecute((cudnnHandle_t)handle, plan, pack));
+    return (now_us() - t0) / iters;
+}
+
+/* a fresh variant pack per call, as cudnn-frontend binds, then execute */
+double percall_bind_execute(void *handle, void *plan, int nbind, const int64_t *uids, void **ptrs, void *ws,
+                            int iters) {
+    double t0 = now_us();
+    for (int i = 0; i < iters; i++) {
+        cudnnBackendDescriptor_t vp;
+        CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp));
+        CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, nbind, uids));
+        CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, nbind, ptrs));
+        CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
+        CHECK(cudnnBackendFinalize(vp));
+        CHECK(cudnnBackendExecute((cudnnHandle_t)handle, plan, vp));
+        CHECK(cudnnBackendDestroyDescriptor(vp));
+    }
+    return (now_us() - t0) / iters;
+}
+
+/* build and finalize conv + bias + ReLU (the graph's handle set), every descriptor destroyed */
+double percall_build(void *handle, int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s,
+                     int64_t pad, int iters) {
+    int64_t xd[4] = {n, c, h, w}, wd[4] = {k, c, r, s}, yd[4] = {n, k, h + 2 * pad - r + 1, w + 2 * pad - s + 1};
+    double t0 = now_us();
+    for (int i = 0; i < iters; i++) {
+        cudnnBackendDescriptor_t tmp[32];
+        int ntmp = 0;
+        build_graph((cudnnHandle_t)handle, xd, wd, yd, pad, 1, tmp, &ntmp);
+        for (int j = 0; j < ntmp; j++) cudnnBackendDestroyDescriptor(tmp[j]);
+    }
+    return (now_us() - t0) / iters;
+}
+#else
 int main(int argc, char **argv) {
     if (argc < 10) {
         fprintf(stderr, "usage: %s N C H W K R S PAD ITERS [fused]\n", argv[0]);
@@ -343,3 +393,4 @@ int main(int argc, char **argv) {
     cudnnDestroy(handle);
     return 0;
 }
+#endif

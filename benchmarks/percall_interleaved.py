@@ -1,26 +1,34 @@
-"""Per call against C, measured so that noise cannot hide it: rounds of the C harness (benchmarks/c_harness.c) and
-the same loops through cudnn-backend, interleaved (C first in even rounds, ours first in odd ones), both on the
-same pinned CPU(s), both with the C harness's protocol (half a second of warm-up, then 7 timed batches, the
-median per call). No torch: buffers are the package's DeviceBuffers.
+"""Per call against C, measured so that noise cannot hide it: the loops of benchmarks/c_harness.c, built as a
+library (``-DPERCALL_LIBRARY``) linked to the cuDNN this process loaded, run in this process on our own handle,
+plan and pack, in batches that alternate with the same loops through cudnn-backend (C first in every other
+pair), on the same pinned CPU(s). No torch: buffers are the package's DeviceBuffers.
 
-    python benchmarks/percall_interleaved.py --c-harness /tmp/c_harness [--rounds 7] [--cpus 3] \
+    python benchmarks/percall_interleaved.py --c-library /tmp/libpercall.so [--rounds 7] [--cpus 3] \
         [--out percall_interleaved.json] [--md percall_interleaved.md] [--info info.txt]
 
-Metrics (cases: the launch-bound conv and the notebook's conv): execute with a prebuilt pack, bind new pointers +
-execute (ours: ``VariantPack.bind_and_execute``; C: a fresh pack per call), build + finalize conv + bias + ReLU
-through the generic Descriptor API and through the Graph builder (C: its build_graph()). Each row gives the median
-of our per-round medians over C's, the median of the per-round ratios (drift between rounds cancels in a pair),
-and the spread (min-max) of each side. Targets are the report's, never asserts.
+Build the library (tools/gpu_run.sh bench does):
+
+    cc -O2 -shared -fPIC -DPERCALL_LIBRARY benchmarks/c_harness.c -I$CUDNN_INC -L$CUDNN_LIB -l:libcudnn.so.9 \
+       -Wl,-rpath,$CUDNN_LIB -o libpercall.so
+
+Metrics (cases: the launch-bound conv and the notebook's conv): execute with a prebuilt pack (C: the same plan
+and pack), bind new pointers + execute (ours: ``VariantPack.bind_and_execute``; C: a fresh pack per call, as
+cudnn-frontend binds), build + finalize conv + bias + ReLU through the generic Descriptor API, through the Graph
+builder, and from the pattern function (no target: the Pattern's names and reference on top of the builder); C:
+its build_graph(). One process, one handle, one plan: what differs between the two sides is only the package.
+Each round gives each side the median of 7 batches, the batches of C and ours alternating; each row gives the
+median of our per-round medians over C's, the median of the per-round ratios (min-max), and each side's spread.
+Targets are the report's, never asserts.
 """
 from __future__ import annotations
 
 import argparse
+import ctypes
 import datetime
 import json
 import os
 import pathlib
 import statistics
-import subprocess
 import sys
 import time
 
@@ -53,42 +61,63 @@ from cudnn_backend.runtime.heuristics import build_first_plan  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from percall_support import CASES  # noqa: E402
-from test_percall import build_conv_bias_relu_generic  # noqa: E402
+from test_percall import (build_conv_bias_relu_generic, build_conv_bias_relu_graph,  # noqa: E402
+                          build_conv_bias_relu_pattern)
 
 REPEATS = 7
-ITERS = {"launch_bound": 20000, "notebook": 5000}
-TARGETS = {"execute_us": 1.03, "bind_execute_us": 1.10, "build_graph_generic_us": 1.3, "build_graph_typed_us": 1.6}
-LABELS = {"execute_us": "execute, prebuilt variant pack", "bind_execute_us": "bind new pointers + execute",
+TARGETS = {"execute_us": 1.03, "bind_execute_us": 1.10, "build_graph_generic_us": 1.3, "build_graph_typed_us": 1.6,
+           "build_graph_pattern_us": None}
+LABELS = {"execute_us": "execute, prebuilt variant pack",
+          "bind_execute_us": "bind new pointers + execute",
           "build_graph_generic_us": "build + finalize conv+bias+ReLU (generic API)",
-          "build_graph_typed_us": "build + finalize conv+bias+ReLU (Graph builder)"}
-C_METRIC = {"execute_us": "execute_us", "bind_execute_us": "bind_execute_us",
-            "build_graph_generic_us": "build_graph_us", "build_graph_typed_us": "build_graph_us"}
+          "build_graph_typed_us": "build + finalize conv+bias+ReLU (Graph builder)",
+          "build_graph_pattern_us": "build + finalize conv+bias+ReLU (patterns.conv_bias_relu)"}
+ITERS = {"launch_bound": 20000, "notebook": 5000}  # execute calls a batch; graph builds: a twentieth, at least 10
 
 
-def batches(fn, iters, sync=None):
-    """The C harness's protocol: 0.5 s of warm-up, then the median per call of REPEATS timed batches."""
-    end = time.perf_counter() + 0.5
-    while time.perf_counter() < end:
-        for _ in range(100):
-            fn()
-        if sync:
-            sync()
-    samples = []
-    for _ in range(REPEATS):
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            fn()
-        t1 = time.perf_counter()
-        if sync:
-            sync()
-        samples.append((t1 - t0) / iters * 1e6)
-    return statistics.median(samples)
+def timed(fn, iters):
+    """Microseconds per call of ``iters`` calls of ``fn`` (the C side times its own loop the same way)."""
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    return (time.perf_counter() - t0) / iters * 1e6
 
 
-class Ours:
-    def __init__(self, name, handle, stream):
+class CLoops:
+    """c_harness.c's loops, built with -DPERCALL_LIBRARY; each call runs and times one batch."""
+
+    def __init__(self, path):
+        from cudnn_backend._bindings import _loader
+
+        _loader.load_cudnn()  # first: cuDNN's sublibraries then load beside it, whoever calls it first
+        self.lib = lib = ctypes.CDLL(str(path))
+        vp, i64, ci = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
+        for name, args in (("percall_execute", [vp, vp, vp, ci]),
+                           ("percall_bind_execute", [vp, vp, ci, ctypes.POINTER(i64), ctypes.POINTER(vp), vp, ci]),
+                           ("percall_build", [vp] + [i64] * 8 + [ci])):
+            fn = getattr(lib, name)
+            fn.argtypes, fn.restype = args, ctypes.c_double
+        libraries = loaded_cudnn_libraries()
+        if len(libraries) != 1:
+            raise RuntimeError(f"the C loops and the package must share one libcudnn.so.9; mapped: {libraries}")
+
+
+def loaded_cudnn_libraries():
+    """The distinct libcudnn.so.9 files mapped into this process (Linux; empty elsewhere)."""
+    try:
+        lines = pathlib.Path("/proc/self/maps").read_text().splitlines()
+    except OSError:
+        return set()
+    paths = (line.split(None, 5)[5] for line in lines if len(line.split(None, 5)) == 6)
+    return {os.path.realpath(path) for path in paths if os.path.basename(path).startswith("libcudnn.so.9")}
+
+
+class Case:
+    """One case: our plan and pack over DeviceBuffers, and both sides' batch functions for each metric."""
+
+    def __init__(self, name, handle, stream, c_loops):
         c = CASES[name]
-        self.name, self.c, self.handle, self.stream = name, c, handle, stream
+        self.name, self.c = name, c
         p = patterns.conv_fwd(n=c["n"], c=c["c"], h=c["h"], w=c["w"], k=c["k"], r=c["r"], s=c["s"],
                               padding=c["padding"], build=False)
         self.plan, _ = build_first_plan(p.build(handle), handle=handle)
@@ -97,44 +126,58 @@ class Ours:
             b = memory.DeviceBuffer(t.signature()[2][0] * t.signature()[1][0] * 2)  # n * stride_n fp16 elements
             b.fill(0x3C)  # fp16 0x3C3C, about 1.06
             self.bufs[t] = b
-        self.pack = VariantPack(self.plan, self.bufs)
+        self.pack = pack = VariantPack(self.plan, self.bufs)
         by_uid = {t.uid: b for t, b in self.bufs.items()}
-        self.pointers = tuple(by_uid[u].ptr for u in self.pack.pointer_uids)
-
-    def measure(self):
-        iters = ITERS[self.name]
-        h, plan, pack, ptrs = self.handle, self.plan, self.pack, self.pointers
-        sync = lambda: memory.synchronize(self.stream)  # noqa: E731
-        c = self.c
-        out = {"execute_us": batches(lambda: execute(h, plan, pack), iters, sync),
-               "bind_execute_us": batches(lambda: pack.bind_and_execute(h, plan, ptrs), iters, sync)}
+        self.pointers = tuple(by_uid[u].ptr for u in pack.pointer_uids)
+        n = len(pack.pointer_uids)
+        self._uids = (ctypes.c_int64 * n)(*pack.pointer_uids)  # kept: the C side reads them every call
+        self._ptrs = (ctypes.c_void_p * n)(*self.pointers)
+        iters = ITERS[name]
         graph_iters = max(10, iters // 20)
+        h, plan, ptrs, lib = handle, self.plan, self.pointers, c_loops.lib
+        sizes = [c[k] for k in ("n", "c", "h", "w", "k", "r", "s", "padding")]
+        ws = pack.workspace or None
+        self.sync = lambda: memory.synchronize(stream)  # noqa: E731
+        self.metrics = {  # metric: (ours, C, calls a batch, synchronize after)
+            "execute_us": (lambda: execute(h, plan, pack),
+                           lambda k: lib.percall_execute(h.ptr, plan.ptr, pack.ptr, k), iters, True),
+            "bind_execute_us": (lambda: pack.bind_and_execute(h, plan, ptrs),
+                                lambda k: lib.percall_bind_execute(h.ptr, plan.ptr, n, self._uids, self._ptrs, ws, k),
+                                iters, True),
+            "build_graph_generic_us": (lambda: build_conv_bias_relu_generic(h, c),
+                                       lambda k: lib.percall_build(h.ptr, *sizes, k), graph_iters, False),
+            "build_graph_typed_us": (lambda: build_conv_bias_relu_graph(h, c),
+                                     lambda k: lib.percall_build(h.ptr, *sizes, k), graph_iters, False),
+            "build_graph_pattern_us": (lambda: build_conv_bias_relu_pattern(h, c),
+                                       lambda k: lib.percall_build(h.ptr, *sizes, k), graph_iters, False),
+        }
 
-        def typed():
-            p = patterns.conv_bias_relu(n=c["n"], c=c["c"], h=c["h"], w=c["w"], k=c["k"], r=c["r"], s=c["s"],
-                                        padding=c["padding"], build=False)
-            return p.build(h)
+    def warm_up(self, seconds=0.5):
+        """Both sides of every metric, alternating, for ``seconds`` (clocks ramp up; caches and the interpreter's
+        specializations settle)."""
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            for ours, c_batch, k, sync in self.metrics.values():
+                c_batch(max(1, k // 100))
+                timed(ours, max(1, k // 100))
+                if sync:
+                    self.sync()
 
-        out["build_graph_generic_us"] = batches(lambda: build_conv_bias_relu_generic(h, c), graph_iters)
-        out["build_graph_typed_us"] = batches(typed, graph_iters)
+    def round(self, index):
+        """{metric: (ours, C)}: each the median of REPEATS batches, C's and ours alternating."""
+        out = {}
+        for metric, (ours, c_batch, k, sync) in self.metrics.items():
+            mine, theirs = [], []
+            for b in range(REPEATS):
+                for side in ((0, 1) if (index + b) % 2 == 0 else (1, 0)):
+                    if side == 0:
+                        theirs.append(c_batch(k))
+                    else:
+                        mine.append(timed(ours, k))
+                    if sync:
+                        self.sync()
+            out[metric] = (statistics.median(mine), statistics.median(theirs))
         return out
-
-
-def run_c(exe, name, fused):
-    c = CASES[name]
-    args = [exe, *(str(c[k]) for k in ("n", "c", "h", "w", "k", "r", "s", "padding")), str(ITERS[name]), str(fused)]
-    pre = (lambda: os.sched_setaffinity(0, PINNED)) if PINNED else None
-    res = subprocess.run(args, capture_output=True, text=True, timeout=600, preexec_fn=pre)
-    if res.returncode != 0:
-        raise RuntimeError(f"C harness failed: {res.stderr[-2000:]}")
-    return json.loads(res.stdout.strip().splitlines()[-1])
-
-
-def c_round(exe, name):
-    plain, fused = run_c(exe, name, 0), run_c(exe, name, 1)
-    return {"execute_us": plain["execute_us"], "bind_execute_us": plain["bind_execute_us"],
-            "build_graph_generic_us": fused["build_graph_us"], "build_graph_typed_us": fused["build_graph_us"],
-            "engine": plain["engine"]}
 
 
 def summarize(rounds):
@@ -145,64 +188,71 @@ def summarize(rounds):
             ours = [r["ours"][metric] for r in rs]
             cs = [r["c"][metric] for r in rs]
             paired = [o / c for o, c in zip(ours, cs)]
+            target = TARGETS[metric]
             rows.append(dict(case=name, metric=metric, what=LABELS[metric], rounds=len(rs),
                              ours_median=statistics.median(ours), ours_min=min(ours), ours_max=max(ours),
                              c_median=statistics.median(cs), c_min=min(cs), c_max=max(cs),
                              ratio=statistics.median(ours) / statistics.median(cs),
                              paired_ratio=statistics.median(paired), paired_min=min(paired), paired_max=max(paired),
-                             target=TARGETS[metric], met=statistics.median(paired) <= TARGETS[metric],
-                             engine=rs[0]["engine"], c_engine=rs[0]["c"]["engine"]))
+                             target=target, met=None if target is None else statistics.median(paired) <= target,
+                             engine=rs[0]["engine"]))
     return rows
 
 
 def markdown(rows, meta, info_text=""):
-    lines = [f"# Per call against C, interleaved — {meta['date']}", ""]
+    lines = [f"# Per call against C, interleaved in one process — {meta['date']}", ""]
     if info_text:
         lines += ["```", info_text.strip(), "```", ""]
-    lines += [f"{meta['rounds']} rounds, C and ours interleaved (alternating who goes first), each round the median "
-              f"of {REPEATS} batches after 0.5 s of warm-up (launch-bound: {ITERS['launch_bound']} calls a batch, "
-              f"notebook: {ITERS['notebook']}); CPU pinned: {meta['pinned'] or 'no (not allowed here)'}. "
-              "Ratio: our median over C's; paired: the median of the per-round ratios (min-max in brackets).", "",
-              "| case | what | ours µs (min-max) | C µs (min-max) | ratio | paired ratio | target | met | engines |",
+    lines += [f"{meta['rounds']} rounds; in each, every metric runs {REPEATS} batches of C and {REPEATS} of ours, "
+              "alternating (who goes first alternates too), and each side's round value is the median of its "
+              f"batches (launch-bound: {ITERS['launch_bound']} calls a batch, notebook: {ITERS['notebook']}; "
+              "graph builds a twentieth). C: c_harness.c's loops built as a library on this process's cuDNN, on "
+              "the same handle, plan and pack. CPU pinned: "
+              f"{meta['pinned'] or 'no (not allowed here)'}. Ratio: our median over C's; paired: the median of the "
+              "per-round ratios (min-max in brackets).", "",
+              "| case | what | ours µs (min-max) | C µs (min-max) | ratio | paired ratio | target | met | engine |",
               "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
     for r in rows:
-        met = "yes" if r["met"] else "**no**"
-        eng = f"{r['engine']}" + ("" if r["engine"] == r["c_engine"] else f" (C: {r['c_engine']})")
+        met = "—" if r["met"] is None else ("yes" if r["met"] else "**no**")
+        target = "—" if r["target"] is None else f"≤ {r['target']:.2f}"
         lines.append(f"| {r['case']} | {r['what']} | {r['ours_median']:.2f} ({r['ours_min']:.2f}-{r['ours_max']:.2f}) "
                      f"| {r['c_median']:.2f} ({r['c_min']:.2f}-{r['c_max']:.2f}) | {r['ratio']:.3f} | "
-                     f"{r['paired_ratio']:.3f} ({r['paired_min']:.3f}-{r['paired_max']:.3f}) | ≤ {r['target']:.2f} | "
-                     f"{met} | {eng} |")
+                     f"{r['paired_ratio']:.3f} ({r['paired_min']:.3f}-{r['paired_max']:.3f}) | {target} | "
+                     f"{met} | {r['engine']} |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--c-harness", default=os.environ.get("C_HARNESS"))
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--c-library", default=os.environ.get("C_LIBRARY"),
+                    help="c_harness.c built with -DPERCALL_LIBRARY (or $C_LIBRARY)")
+    ap.add_argument("--rounds", type=int, default=7, help="rounds (at least 5)")
     ap.add_argument("--cpus", help="CPUs to pin both sides to, e.g. 3 or 3,4 (default: the last allowed one)")
     ap.add_argument("--out")
     ap.add_argument("--md")
     ap.add_argument("--info")
     args = ap.parse_args(argv)
-    if not args.c_harness or not os.path.exists(args.c_harness):
-        ap.error("--c-harness (or $C_HARNESS): the built benchmarks/c_harness.c")
+    if not args.c_library or not os.path.exists(args.c_library):
+        ap.error("--c-library (or $C_LIBRARY): benchmarks/c_harness.c built with -DPERCALL_LIBRARY")
     handle = cb.Handle()
     stream = memory.device().create_stream()
     handle.stream = stream
-    ours = {name: Ours(name, handle, stream) for name in CASES}
+    c_loops = CLoops(args.c_library)
+    cases = {name: Case(name, handle, stream, c_loops) for name in CASES}
+    for case in cases.values():
+        case.warm_up()
     rounds = []
-    for i in range(max(5, args.rounds)):
-        for name in CASES:
-            if i % 2 == 0:
-                c = c_round(args.c_harness, name)
-                o = ours[name].measure()
-            else:
-                o = ours[name].measure()
-                c = c_round(args.c_harness, name)
-            rounds.append(dict(round=i, case=name, ours=o, c=c, engine=ours[name].plan.engine_index))
+    n_rounds = max(5, args.rounds)
+    for i in range(n_rounds):
+        for name, case in cases.items():
+            got = case.round(i)
+            o = {m: v[0] for m, v in got.items()}
+            c = {m: v[1] for m, v in got.items()}
+            rounds.append(dict(round=i, case=name, ours=o, c=c, engine=case.plan.engine_index))
             print(f"round {i} {name}: " + ", ".join(f"{m} {o[m]:.2f}/{c[m]:.2f}" for m in LABELS), flush=True)
-    meta = dict(date=datetime.date.today().isoformat(), rounds=max(5, args.rounds),
-                pinned=",".join(map(str, sorted(PINNED))) if PINNED else "", cudnn=cb.get_version())
+    meta = dict(date=datetime.date.today().isoformat(), rounds=n_rounds, method="in-process, alternating batches",
+                pinned=",".join(map(str, sorted(PINNED))) if PINNED else "", cudnn=cb.get_version(),
+                cudnn_library=sorted(loaded_cudnn_libraries()))
     rows = summarize(rounds)
     if args.out:
         pathlib.Path(args.out).write_text(json.dumps(dict(meta=meta, rounds=rounds, rows=rows), indent=1))

@@ -24,6 +24,7 @@ LABELS = {
     "test_cudnn_frontend_execute": "cudnn-frontend graph.execute",
     "test_build_graph_generic": "build + finalize conv+bias+ReLU graph (generic API, C names)",
     "test_build_graph_typed": "build + finalize conv+bias+ReLU graph (typed Graph builder, checked)",
+    "test_build_graph_pattern": "build + finalize conv+bias+ReLU graph (patterns.conv_bias_relu, no target)",
 }
 
 

@@ -166,8 +166,28 @@ def build_conv_bias_relu_generic(handle, c):
     relu = _pointwise(CUDNN_POINTWISE_RELU_FWD, z, None, out)
     graph = cb.Descriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
     graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, [op, add, relu])
-    graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, handle)
+    if handle is not None:  # (none offline, as in the C loop)
+        graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, handle)
     return graph.finalize()
+
+
+def build_conv_bias_relu_graph(handle, c):
+    """The same graph through the Graph builder (its graph checks included), as a user writes it."""
+    g = cb.Graph("conv_bias_relu")
+    x = g.tensor([c["n"], c["c"], c["h"], c["w"]], layout="nhwc")
+    w = g.tensor([c["k"], c["c"], c["r"], c["s"]], layout="nhwc")
+    b = g.tensor([1, c["k"], 1, 1], layout="nhwc")
+    g.relu(g.bias(g.conv_fwd(x, w, padding=c["padding"]), b), output=True)
+    return g.build(handle)
+
+
+def build_conv_bias_relu_pattern(handle, c):
+    """The same graph from the pattern function (a Pattern, tensor names and a reference on top of the builder)."""
+    from cudnn_backend import patterns
+
+    p = patterns.conv_bias_relu(n=c["n"], c=c["c"], h=c["h"], w=c["w"], k=c["k"], r=c["r"], s=c["s"],
+                                padding=c["padding"], build=False)
+    return p.build(handle)
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -179,15 +199,13 @@ def test_build_graph_generic(benchmark, case, handle, c_results):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_build_graph_typed(benchmark, case, handle, c_results):
-    from cudnn_backend import patterns
-
-    c = CASES[case]
-
-    def build():
-        p = patterns.conv_bias_relu(n=c["n"], c=c["c"], h=c["h"], w=c["w"], k=c["k"], r=c["r"], s=c["s"],
-                                    padding=c["padding"], build=False)
-        return p.build(handle)
-
-    benchmark.pedantic(build, rounds=300, warmup_rounds=10)
+    benchmark.pedantic(build_conv_bias_relu_graph, args=(handle, CASES[case]), rounds=300, warmup_rounds=10)
     record(benchmark, c_results, case, "build_graph_us")
-    benchmark.extra_info["api"] = "typed Graph builder (patterns.conv_bias_relu) with graph checks"
+    benchmark.extra_info["api"] = "typed Graph builder with graph checks"
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_build_graph_pattern(benchmark, case, handle, c_results):
+    benchmark.pedantic(build_conv_bias_relu_pattern, args=(handle, CASES[case]), rounds=300, warmup_rounds=10)
+    record(benchmark, c_results, case, "build_graph_us")
+    benchmark.extra_info["api"] = "patterns.conv_bias_relu (the Graph builder, a Pattern on top)"

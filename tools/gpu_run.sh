@@ -6,7 +6,7 @@
 #     "system" is the one installed on the machine (9.19.0 on the GPU machines), MAJOR.MINOR.PATCH one carried there
 #     with tools/carry_cudnn.sh (unpacked under /tmp/cudnn/<release>). With several, each release's results go to
 #     $OUT/cudnn-<release>/.
-#   stages: tests notorch cli-notorch examples bench tune headroom racing sweep multigpu support profile timer startup
+#   stages: tests notorch cli-notorch examples bench percall tune headroom racing sweep multigpu support profile timer startup
 #     fill arrays compare-releases offline-live
 #   (default: tests notorch cli-notorch examples bench tune)
 #   tests / notorch: the GPU tests (tests/gpu), with torch and with torch not importable (only the torch-interop tests,
@@ -14,7 +14,8 @@
 #   cli-notorch: the CLI's explore --sweep, tune, bench, fusion with torch not importable
 #   arrays: the array matrix (tests/gpu/runtime/test_array_matrix_gpu.py) and the fp8 graphs, table in
 #     $OUT/arrays/array_matrix.md (benchmarks/array_matrix_table.py)
-#   bench: per-call pytest-benchmark table (percall.md) and the interleaved comparison with C (percall_interleaved.md)
+#   bench: per-call pytest-benchmark table (percall.md), then percall
+#   percall: per call against C's loops in the same process, batches alternating (percall_interleaved.md)
 #   timer: the explorer's timer against the torch-based one it replaced, ResNet-50 preset (benchmarks/timer_compare.py)
 #   racing: tuning by racing against the exhaustive pass, winners head to head, against torch (tune_racing_gpu.py)
 #   startup: sweep worker start-up before/after (no torch in workers); fill: random inputs, the device kernel against
@@ -164,8 +165,14 @@ for stage in "$@"; do
         --benchmark-json="$ROUT/benchmarks.json" --benchmark-columns=mean,median,stddev,rounds 2>&1 \
         | tee "$ROUT/benchmarks.log"
       python3 benchmarks/summarize.py "$ROUT/benchmarks.json" --info "$ROUT/info.txt" --out "$ROUT/percall.md"
-      log "per call against C, interleaved rounds on a pinned CPU (the targets' table)"
-      python3 benchmarks/percall_interleaved.py --c-harness "$SCRATCH/c_harness" --rounds "${PERCALL_ROUNDS:-7}" \
+      run_stages percall
+      ;;
+    percall)
+      log "C's loops as a library, in this process (benchmarks/c_harness.c -DPERCALL_LIBRARY)"
+      cc -O2 -shared -fPIC -DPERCALL_LIBRARY -o "$SCRATCH/libpercall.so" benchmarks/c_harness.c -I"$CUDNN_INC" \
+         -I"$CUDA_HOME/include" -L"$CUDNN_LIB" -l:libcudnn.so.9 -Wl,-rpath,"$CUDNN_LIB" || exit 1
+      log "per call against C, batches alternating in one process on a pinned CPU (the targets' table)"
+      python3 benchmarks/percall_interleaved.py --c-library "$SCRATCH/libpercall.so" --rounds "${PERCALL_ROUNDS:-7}" \
         --out "$ROUT/percall_interleaved.json" --md "$ROUT/percall_interleaved.md" --info "$ROUT/info.txt" 2>&1 \
         | tee "$ROUT/percall_interleaved.txt"
       ;;

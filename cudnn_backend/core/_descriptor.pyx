@@ -683,8 +683,10 @@ cdef class Descriptor(_Resource):
         cdef AttrSpec* spec
         if 0 <= attr < TABLES.n_attr and TABLES.ready:
             spec = &TABLES.attr[attr]
-            if spec.flags & F_FAST and atype == spec.default_type and spec.descriptor == self._dtype and \
-                    not self._finalized and self._raw != NULL and self._busy == 0:
+            # the attribute's own type, or another it takes (alpha as FLOAT where DOUBLE is the default)
+            if spec.flags & F_FAST and spec.descriptor == self._dtype and not self._finalized and \
+                    self._raw != NULL and self._busy == 0 and (atype == spec.default_type or (
+                        0 <= atype < MAX_TYPES and (spec.types >> atype) & 1 and TABLES.type_available[atype])):
                 if _set_fast(self, spec, attr, atype, values):
                     return 0
         return self._set_checked(attr, atype, values)
@@ -1090,7 +1092,9 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
     cdef int32_t e32
     cdef float f32
     cdef uint8_t b8
-    cdef cudnnBackendDescriptor_t dp
+    cdef cudnnBackendDescriptor_t descs[8]
+    cdef PyObject* one
+    cdef void* handle
     cdef const void* data
     cdef object stored = values
     cdef Descriptor d
@@ -1134,14 +1138,39 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
         n = 1
         data = &e32
     elif kind == K_DESC:
-        if not isinstance(values, Descriptor) or spec.count_min > 1 or spec.count_max == 0:
+        if isinstance(values, Descriptor):
+            if spec.count_min > 1 or spec.count_max == 0:
+                return 0
+            n = 1
+            one = <PyObject*>values
+            items = &one
+        elif type(values) is list or type(values) is tuple:  # a graph's operations: read in place, as INT64 lists
+            n = PyList_GET_SIZE(values) if type(values) is list else PyTuple_GET_SIZE(values)
+            if n < 1 or n > 8 or n < spec.count_min or (spec.count_max >= 0 and n > spec.count_max):
+                return 0
+            items = PySequence_Fast_ITEMS(values)
+            if spec.count_max == 1:
+                stored = <object>items[0]
+            elif type(values) is list:
+                stored = PyList_AsTuple(values)
+        else:
             return 0
-        d = <Descriptor>values
-        if d._raw == NULL or not d._finalized or (spec.accepts and not ((spec.accepts >> d._dtype) & 1)):
+        for i in range(n):
+            if not isinstance(<object>items[i], Descriptor):
+                return 0
+            d = <Descriptor>items[i]
+            if d._raw == NULL or not d._finalized or (spec.accepts and not ((spec.accepts >> d._dtype) & 1)):
+                return 0
+            descs[i] = d._raw
+        data = descs
+    elif kind == K_HANDLE:
+        if not isinstance(values, _Handle) or spec.count_min > 1 or spec.count_max == 0:
             return 0
-        dp = d._raw
+        handle = (<_Handle>values)._raw
+        if handle == NULL:
+            return 0
         n = 1
-        data = &dp
+        data = &handle
     elif kind == K_FLOAT:
         if type(values) is not float or spec.count_min > 1 or spec.count_max == 0:
             return 0
