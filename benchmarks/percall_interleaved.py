@@ -137,12 +137,13 @@ class Case:
         h, plan, ptrs, lib = handle, self.plan, self.pointers, c_loops.lib
         sizes = [c[k] for k in ("n", "c", "h", "w", "k", "r", "s", "padding")]
         ws = pack.workspace or None
+        plan_ptr = plan.descriptor.ptr
         self.sync = lambda: memory.synchronize(stream)  # noqa: E731
         self.metrics = {  # metric: (ours, C, calls a batch, synchronize after)
             "execute_us": (lambda: execute(h, plan, pack),
-                           lambda k: lib.percall_execute(h.ptr, plan.ptr, pack.ptr, k), iters, True),
+                           lambda k: lib.percall_execute(h.ptr, plan_ptr, pack.ptr, k), iters, True),
             "bind_execute_us": (lambda: pack.bind_and_execute(h, plan, ptrs),
-                                lambda k: lib.percall_bind_execute(h.ptr, plan.ptr, n, self._uids, self._ptrs, ws, k),
+                                lambda k: lib.percall_bind_execute(h.ptr, plan_ptr, n, self._uids, self._ptrs, ws, k),
                                 iters, True),
             "build_graph_generic_us": (lambda: build_conv_bias_relu_generic(h, c),
                                        lambda k: lib.percall_build(h.ptr, *sizes, k), graph_iters, False),
