@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import datetime
+import itertools
 import json
 import os
 import pathlib
@@ -75,11 +76,13 @@ LABELS = {"execute_us": "execute, prebuilt variant pack",
 ITERS = {"launch_bound": 20000, "notebook": 5000}  # execute calls a batch; graph builds: a twentieth, at least 10
 
 
-def timed(fn, iters):
-    """Microseconds per call of ``iters`` calls of ``fn`` (the C side times its own loop the same way)."""
+def timed(fn, args, iters):
+    """Microseconds per call of ``iters`` calls of ``fn(*args)``: the call a user's loop makes, with timeit's loop
+    (no int made per iteration, no wrapper frame); the C side times its own loop the same way."""
+    loop = itertools.repeat(None, iters)
     t0 = time.perf_counter()
-    for _ in range(iters):
-        fn()
+    for _ in loop:
+        fn(*args)
     return (time.perf_counter() - t0) / iters * 1e6
 
 
@@ -139,17 +142,17 @@ class Case:
         ws = pack.workspace or None
         plan_ptr = plan.descriptor.ptr
         self.sync = lambda: memory.synchronize(stream)  # noqa: E731
-        self.metrics = {  # metric: (ours, C, calls a batch, synchronize after)
-            "execute_us": (lambda: execute(h, plan, pack),
+        self.metrics = {  # metric: (ours, its arguments, C, calls a batch, synchronize after)
+            "execute_us": (execute, (h, plan, pack),
                            lambda k: lib.percall_execute(h.ptr, plan_ptr, pack.ptr, k), iters, True),
-            "bind_execute_us": (lambda: pack.bind_and_execute(h, plan, ptrs),
+            "bind_execute_us": (pack.bind_and_execute, (h, plan, ptrs),
                                 lambda k: lib.percall_bind_execute(h.ptr, plan_ptr, n, self._uids, self._ptrs, ws, k),
                                 iters, True),
-            "build_graph_generic_us": (lambda: build_conv_bias_relu_generic(h, c),
+            "build_graph_generic_us": (build_conv_bias_relu_generic, (h, c),
                                        lambda k: lib.percall_build(h.ptr, *sizes, k), graph_iters, False),
-            "build_graph_typed_us": (lambda: build_conv_bias_relu_graph(h, c),
+            "build_graph_typed_us": (build_conv_bias_relu_graph, (h, c),
                                      lambda k: lib.percall_build(h.ptr, *sizes, k), graph_iters, False),
-            "build_graph_pattern_us": (lambda: build_conv_bias_relu_pattern(h, c),
+            "build_graph_pattern_us": (build_conv_bias_relu_pattern, (h, c),
                                        lambda k: lib.percall_build(h.ptr, *sizes, k), graph_iters, False),
         }
 
@@ -158,23 +161,23 @@ class Case:
         specializations settle)."""
         end = time.perf_counter() + seconds
         while time.perf_counter() < end:
-            for ours, c_batch, k, sync in self.metrics.values():
+            for ours, args, c_batch, k, sync in self.metrics.values():
                 c_batch(max(1, k // 100))
-                timed(ours, max(1, k // 100))
+                timed(ours, args, max(1, k // 100))
                 if sync:
                     self.sync()
 
     def round(self, index):
         """{metric: (ours, C)}: each the median of REPEATS batches, C's and ours alternating."""
         out = {}
-        for metric, (ours, c_batch, k, sync) in self.metrics.items():
+        for metric, (ours, args, c_batch, k, sync) in self.metrics.items():
             mine, theirs = [], []
             for b in range(REPEATS):
                 for side in ((0, 1) if (index + b) % 2 == 0 else (1, 0)):
                     if side == 0:
                         theirs.append(c_batch(k))
                     else:
-                        mine.append(timed(ours, k))
+                        mine.append(timed(ours, args, k))
                     if sync:
                         self.sync()
             out[metric] = (statistics.median(mine), statistics.median(theirs))

@@ -15,6 +15,7 @@ A VariantPack is not thread-safe: use one per thread. Its lifetime is the core's
 the CUDA graph calls go through one path (``VariantPack._call``) that holds the handle, the plan and the pack
 while cuDNN runs, so closing any of them from another thread meanwhile defers its destruction to that call.
 """
+cimport cython
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.long cimport PyLong_CheckExact
 from libc.stdint cimport int64_t, intptr_t, uint64_t, uintptr_t
@@ -629,6 +630,8 @@ cdef class VariantPack:
             self._rebuild()
         return self
 
+    @cython.binding(False)  # as execute()
+    @cython.embedsignature.format("clinic")
     def execute(self, handle=None, plan=None):
         """cudnnBackendExecute on the handle's stream (GIL released). ``plan=None``: the pack's plan;
         ``handle=None``: the plan's handle."""
@@ -861,6 +864,8 @@ cdef class VariantPack:
         if self._dirty:
             self._rebuild()
 
+    @cython.binding(False)  # as execute()
+    @cython.embedsignature.format("clinic")
     def bind_and_execute(self, handle, plan, pointers):
         """Bind new device pointers (``pointer_uids`` order: a tuple/list of ints, or an int64
         array.array/numpy buffer) and execute, with no Python object created on the way."""
@@ -1013,6 +1018,8 @@ cdef class VariantPack:
 # ------------------------------------------------------------------------------------------------
 # module-level calls
 # ------------------------------------------------------------------------------------------------
+@cython.binding(False)  # a plain builtin function: the interpreter's quick call, no function object per call
+@cython.embedsignature.format("clinic")  # ... with a __text_signature__ (inspect.signature)
 def execute(Handle handle, plan, pack, workspace=None, overrides=None):
     """Run ``plan`` on the handle's stream with the buffers of ``pack`` (a VariantPack, or a
     ``{uid: buffer}`` mapping, packed here with ``workspace`` and shape ``overrides``: slower). The GIL is
