@@ -48,6 +48,7 @@
 
 #define REPEATS 7
 
+#ifndef PERCALL_LIBRARY
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -57,6 +58,7 @@ static double median(double *v, int n) {
     qsort(v, n, sizeof *v, cmp_double);
     return v[n / 2];
 }
+#endif
 
 static double now_us(void) {
     struct timespec ts;
@@ -182,6 +184,28 @@ static cudnnBackendDescriptor_t build_graph(cudnnHandle_t handle, const int64_t 
     return graph;
 }
 
+/* a fresh variant pack per call (as cudnn-frontend binds), execute, destroy */
+static void bind_and_execute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan, int nbind, const int64_t *uids,
+                             void **ptrs, void *ws) {
+    cudnnBackendDescriptor_t vp;
+    CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp));
+    CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, nbind, uids));
+    CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, nbind, ptrs));
+    CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
+    CHECK(cudnnBackendFinalize(vp));
+    CHECK(cudnnBackendExecute(handle, plan, vp));
+    CHECK(cudnnBackendDestroyDescriptor(vp));
+}
+
+/* build and finalize conv + bias + ReLU, then destroy every descriptor */
+static void build_and_destroy(cudnnHandle_t handle, const int64_t *xd, const int64_t *wd, const int64_t *yd,
+                              int64_t pad) {
+    cudnnBackendDescriptor_t tmp[32];
+    int ntmp = 0;
+    build_graph(handle, xd, wd, yd, pad, 1, tmp, &ntmp);
+    for (int j = 0; j < ntmp; j++) cudnnBackendDestroyDescriptor(tmp[j]);
+}
+
 #ifdef PERCALL_LIBRARY
 /* One batch of each loop, timed here (microseconds per call); the caller synchronizes its stream after an
  * execute batch, outside the timed part, as main() does. Pointers come from the caller as integers. */
@@ -191,34 +215,18 @@ double percall_execute(void *handle, void *plan, void *pack, int iters) {
     return (now_us() - t0) / iters;
 }
 
-/* a fresh variant pack per call, as cudnn-frontend binds, then execute */
 double percall_bind_execute(void *handle, void *plan, int nbind, const int64_t *uids, void **ptrs, void *ws,
                             int iters) {
     double t0 = now_us();
-    for (int i = 0; i < iters; i++) {
-        cudnnBackendDescriptor_t vp;
-        CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp));
-        CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, nbind, uids));
-        CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, nbind, ptrs));
-        CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
-        CHECK(cudnnBackendFinalize(vp));
-        CHECK(cudnnBackendExecute((cudnnHandle_t)handle, plan, vp));
-        CHECK(cudnnBackendDestroyDescriptor(vp));
-    }
+    for (int i = 0; i < iters; i++) bind_and_execute((cudnnHandle_t)handle, plan, nbind, uids, ptrs, ws);
     return (now_us() - t0) / iters;
 }
 
-/* build and finalize conv + bias + ReLU (the graph's handle set), every descriptor destroyed */
 double percall_build(void *handle, int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s,
                      int64_t pad, int iters) {
     int64_t xd[4] = {n, c, h, w}, wd[4] = {k, c, r, s}, yd[4] = {n, k, h + 2 * pad - r + 1, w + 2 * pad - s + 1};
     double t0 = now_us();
-    for (int i = 0; i < iters; i++) {
-        cudnnBackendDescriptor_t tmp[32];
-        int ntmp = 0;
-        build_graph((cudnnHandle_t)handle, xd, wd, yd, pad, 1, tmp, &ntmp);
-        for (int j = 0; j < ntmp; j++) cudnnBackendDestroyDescriptor(tmp[j]);
-    }
+    for (int i = 0; i < iters; i++) build_and_destroy((cudnnHandle_t)handle, xd, wd, yd, pad);
     return (now_us() - t0) / iters;
 }
 #else
@@ -345,16 +353,7 @@ int main(int argc, char **argv) {
     /* 2. bind new pointers (a fresh variant pack, as cudnn-frontend does per call) and execute */
     for (int r = 0; r < REPEATS; r++) {
         t0 = now_us();
-        for (int i = 0; i < iters; i++) {
-            cudnnBackendDescriptor_t vp;
-            CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp));
-            CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, nbind, uids));
-            CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, nbind, ptrs));
-            CHECK(cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
-            CHECK(cudnnBackendFinalize(vp));
-            CHECK(cudnnBackendExecute(handle, plan, vp));
-            CHECK(cudnnBackendDestroyDescriptor(vp));
-        }
+        for (int i = 0; i < iters; i++) bind_and_execute(handle, plan, nbind, uids, ptrs, ws);
         t1 = now_us();
         CUDA(cudaStreamSynchronize(stream));
         samples[r] = (t1 - t0) / iters;
@@ -365,12 +364,7 @@ int main(int argc, char **argv) {
     int graph_iters = iters / 20 > 10 ? iters / 20 : 10;
     for (int r = 0; r < REPEATS; r++) {
         t0 = now_us();
-        for (int i = 0; i < graph_iters; i++) {
-            cudnnBackendDescriptor_t tmp[32];
-            int ntmp = 0;
-            build_graph(handle, xd, wd, yd, PAD, 1, tmp, &ntmp);
-            for (int j = 0; j < ntmp; j++) cudnnBackendDestroyDescriptor(tmp[j]);
-        }
+        for (int i = 0; i < graph_iters; i++) build_and_destroy(handle, xd, wd, yd, PAD);
         t1 = now_us();
         samples[r] = (t1 - t0) / graph_iters;
     }

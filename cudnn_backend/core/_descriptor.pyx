@@ -1080,6 +1080,35 @@ cdef inline int _record_set(Descriptor self, AttrSpec* spec, int attr, int atype
     return 0
 
 
+cdef enum:
+    QUICK_MAX = 8  # the most elements the quick path takes (an 8-d tensor's dims, a graph's operations); more: checked
+
+
+cdef inline PyObject** _sequence_items(object values, AttrSpec* spec, Py_ssize_t* n) noexcept:
+    """The elements of a list or tuple the quick path takes (1 to QUICK_MAX, a count the attribute takes), read in
+    place (no len() or indexing through the object protocol: no Python code runs between here and cuDNN's call, so
+    the list cannot change meanwhile); NULL for anything else."""
+    if type(values) is list:
+        n[0] = PyList_GET_SIZE(values)
+    elif type(values) is tuple:
+        n[0] = PyTuple_GET_SIZE(values)
+    else:
+        return NULL
+    if n[0] < 1 or n[0] > QUICK_MAX or n[0] < spec.count_min or (spec.count_max >= 0 and n[0] > spec.count_max):
+        return NULL
+    return PySequence_Fast_ITEMS(values)
+
+
+cdef inline object _kept_sequence(object values, AttrSpec* spec, PyObject** items):
+    """What a descriptor keeps of a list or tuple set on it: the element, where the attribute holds one; else a
+    tuple (a list is copied: the caller may change it later)."""
+    if spec.count_max == 1:
+        return <object>items[0]
+    if type(values) is list:
+        return PyList_AsTuple(values)
+    return values
+
+
 cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object values) except -1:
     """Set a plain value of an attribute's own type, everything about it checked here: 1 when done, 0 (having
     touched nothing) when the value is anything else, or would be refused: ``_set_checked`` then says why."""
@@ -1087,12 +1116,12 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
     cdef Py_ssize_t i, n
     cdef int overflow = 0
     cdef long long x
-    cdef int64_t ints[8]
+    cdef int64_t ints[QUICK_MAX]
     cdef PyObject** items
     cdef int32_t e32
     cdef float f32
     cdef uint8_t b8
-    cdef cudnnBackendDescriptor_t descs[8]
+    cdef cudnnBackendDescriptor_t descs[QUICK_MAX]
     cdef PyObject* one
     cdef void* handle
     cdef const void* data
@@ -1108,13 +1137,10 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
                 return 0
             ints[0] = x
             n = 1
-        elif type(values) is list or type(values) is tuple:
-            # the items read in place (no len() or indexing through the object protocol): nothing runs Python code
-            # between here and the call, so the list cannot change meanwhile
-            n = PyList_GET_SIZE(values) if type(values) is list else PyTuple_GET_SIZE(values)
-            if n < 1 or n > 8 or n < spec.count_min or (spec.count_max >= 0 and n > spec.count_max):
+        else:
+            items = _sequence_items(values, spec, &n)
+            if items == NULL:
                 return 0
-            items = PySequence_Fast_ITEMS(values)
             for i in range(n):
                 if not PyLong_CheckExact(<object>items[i]):
                     return 0
@@ -1122,12 +1148,7 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
                 if overflow or x < spec.value_min:
                     return 0
                 ints[i] = x
-            if spec.count_max == 1:
-                stored = <object>items[0]
-            elif type(values) is list:
-                stored = PyList_AsTuple(values)
-        else:
-            return 0
+            stored = _kept_sequence(values, spec, items)
         data = ints
     elif kind == K_ENUM:
         if <PyObject*>Py_TYPE(values) != TABLES.enum_class[atype] or spec.count_min > 1 or spec.count_max == 0:
@@ -1144,17 +1165,11 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
             n = 1
             one = <PyObject*>values
             items = &one
-        elif type(values) is list or type(values) is tuple:  # a graph's operations: read in place, as INT64 lists
-            n = PyList_GET_SIZE(values) if type(values) is list else PyTuple_GET_SIZE(values)
-            if n < 1 or n > 8 or n < spec.count_min or (spec.count_max >= 0 and n > spec.count_max):
+        else:  # a graph's operations
+            items = _sequence_items(values, spec, &n)
+            if items == NULL:
                 return 0
-            items = PySequence_Fast_ITEMS(values)
-            if spec.count_max == 1:
-                stored = <object>items[0]
-            elif type(values) is list:
-                stored = PyList_AsTuple(values)
-        else:
-            return 0
+            stored = _kept_sequence(values, spec, items)
         for i in range(n):
             if not isinstance(<object>items[i], Descriptor):
                 return 0
