@@ -56,6 +56,7 @@ if PINNED:
 
 import cudnn_backend as cb  # noqa: E402
 from cudnn_backend import patterns  # noqa: E402
+from cudnn_backend._bindings import _loader  # noqa: E402
 from cudnn_backend.runtime import memory  # noqa: E402
 from cudnn_backend.runtime.execution import VariantPack, execute  # noqa: E402
 from cudnn_backend.runtime.heuristics import build_first_plan  # noqa: E402
@@ -90,8 +91,6 @@ class CLoops:
     """c_harness.c's loops, built with -DPERCALL_LIBRARY; each call runs and times one batch."""
 
     def __init__(self, path):
-        from cudnn_backend._bindings import _loader
-
         _loader.load_cudnn()  # first: cuDNN's sublibraries then load beside it, whoever calls it first
         self.lib = lib = ctypes.CDLL(str(path))
         vp, i64, ci = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
@@ -111,7 +110,7 @@ def loaded_cudnn_libraries():
         lines = pathlib.Path("/proc/self/maps").read_text().splitlines()
     except OSError:
         return set()
-    paths = (line.split(None, 5)[5] for line in lines if len(line.split(None, 5)) == 6)
+    paths = (f[5] for f in (line.split(None, 5) for line in lines) if len(f) == 6)
     return {os.path.realpath(path) for path in paths if os.path.basename(path).startswith("libcudnn.so.9")}
 
 
@@ -141,6 +140,7 @@ class Case:
         sizes = [c[k] for k in ("n", "c", "h", "w", "k", "r", "s", "padding")]
         ws = pack.workspace or None
         plan_ptr = plan.descriptor.ptr
+        c_build = lambda k: lib.percall_build(h.ptr, *sizes, k)  # noqa: E731 - one C graph for the three builds
         self.sync = lambda: memory.synchronize(stream)  # noqa: E731
         self.metrics = {  # metric: (ours, its arguments, C, calls a batch, synchronize after)
             "execute_us": (execute, (h, plan, pack),
@@ -148,12 +148,9 @@ class Case:
             "bind_execute_us": (pack.bind_and_execute, (h, plan, ptrs),
                                 lambda k: lib.percall_bind_execute(h.ptr, plan_ptr, n, self._uids, self._ptrs, ws, k),
                                 iters, True),
-            "build_graph_generic_us": (build_conv_bias_relu_generic, (h, c),
-                                       lambda k: lib.percall_build(h.ptr, *sizes, k), graph_iters, False),
-            "build_graph_typed_us": (build_conv_bias_relu_graph, (h, c),
-                                     lambda k: lib.percall_build(h.ptr, *sizes, k), graph_iters, False),
-            "build_graph_pattern_us": (build_conv_bias_relu_pattern, (h, c),
-                                       lambda k: lib.percall_build(h.ptr, *sizes, k), graph_iters, False),
+            "build_graph_generic_us": (build_conv_bias_relu_generic, (h, c), c_build, graph_iters, False),
+            "build_graph_typed_us": (build_conv_bias_relu_graph, (h, c), c_build, graph_iters, False),
+            "build_graph_pattern_us": (build_conv_bias_relu_pattern, (h, c), c_build, graph_iters, False),
         }
 
     def warm_up(self, seconds=0.5):

@@ -3,6 +3,7 @@ import pytest
 
 import cudnn_backend as cb
 from cudnn_backend import *  # noqa: F403 - the C names
+from cudnn_backend import patterns
 
 from percall_support import CASES, record
 
@@ -183,8 +184,6 @@ def build_conv_bias_relu_graph(handle, c):
 
 def build_conv_bias_relu_pattern(handle, c):
     """The same graph from the pattern function (a Pattern, tensor names and a reference on top of the builder)."""
-    from cudnn_backend import patterns
-
     p = patterns.conv_bias_relu(n=c["n"], c=c["c"], h=c["h"], w=c["w"], k=c["k"], r=c["r"], s=c["s"],
                                 padding=c["padding"], build=False)
     return p.build(handle)

@@ -118,6 +118,11 @@ cdef inline void _store(list vals, Py_ssize_t slot, object value) noexcept:
     Py_XDECREF(old)
 
 
+cdef inline bint _takes_type(AttrSpec* spec, int atype) noexcept:
+    """Whether the attribute is set and read as ``atype`` (one of the types its schema entry lists)."""
+    return 0 <= atype < MAX_TYPES and (spec.types >> atype) & 1
+
+
 cdef object _ATTRIBUTE_NAME = AttributeName  # the enum classes, for identity tests without a global lookup
 cdef object _ATTRIBUTE_TYPE = AttributeType
 cdef object _DESCRIPTOR_TYPE = DescriptorType
@@ -669,7 +674,7 @@ cdef class Descriptor(_Resource):
         if spec.descriptor != self._dtype:
             raise ValueError(f"{_attr_name(attr)} is an attribute of {DescriptorType(spec.descriptor).name}, not of "
                              f"{_name_of(DescriptorType, self._dtype).name}")
-        if atype < 0 or atype >= MAX_TYPES or not (spec.types >> atype) & 1:
+        if not _takes_type(spec, atype):
             raise TypeError(f"{_what(self._dtype, attr)} takes attribute type {_type_names(spec.types)}, not "
                             f"{getattr(_name_of(AttributeType, atype), 'name', atype)}")
         if not (spec.flags & F_AVAILABLE):
@@ -686,7 +691,7 @@ cdef class Descriptor(_Resource):
             # the attribute's own type, or another it takes (alpha as FLOAT where DOUBLE is the default)
             if spec.flags & F_FAST and spec.descriptor == self._dtype and not self._finalized and \
                     self._raw != NULL and self._busy == 0 and (atype == spec.default_type or (
-                        0 <= atype < MAX_TYPES and (spec.types >> atype) & 1 and TABLES.type_available[atype])):
+                        _takes_type(spec, atype) and TABLES.type_available[atype])):
                 if _set_fast(self, spec, attr, atype, values):
                     return 0
         return self._set_checked(attr, atype, values)
