@@ -12,9 +12,14 @@
  *
  * As a library (-DPERCALL_LIBRARY -shared -fPIC, linked to the libcudnn.so.9 the package loaded, no CUDA
  * runtime): the same three loops as functions of the caller's handle, plan and pack, each timing one batch
- * itself, so that benchmarks/percall_interleaved.py alternates C and Python batches in one process.
+ * itself, so that benchmarks/percall_interleaved.py alternates C and Python batches in one process; and two floors
+ * under a Python binding of execute: the loop releasing the GIL around each call, and a builtin function that does
+ * only that (needs Python.h: -I the interpreter's include folder).
  */
-#ifndef PERCALL_LIBRARY
+#ifdef PERCALL_LIBRARY
+#define PY_SSIZE_T_CLEAN
+#include <Python.h> /* first, as Python asks: the GIL-releasing loop and the least binding of execute */
+#else
 #include <cuda_runtime.h>
 #endif
 #include <cudnn.h>
@@ -213,6 +218,48 @@ double percall_execute(void *handle, void *plan, void *pack, int iters) {
     double t0 = now_us();
     for (int i = 0; i < iters; i++) CHECK(cudnnBackendExecute((cudnnHandle_t)handle, plan, pack));
     return (now_us() - t0) / iters;
+}
+
+/* percall_execute with the GIL released and taken back around each call, as a binding that lets other threads run
+ * during cuDNN's call must do: called through ctypes.PyDLL, so with the GIL held, as a binding's code runs. */
+double percall_execute_gil(void *handle, void *plan, void *pack, int iters) {
+    double t0 = now_us();
+    for (int i = 0; i < iters; i++) {
+        cudnnStatus_t status;
+        Py_BEGIN_ALLOW_THREADS
+        status = cudnnBackendExecute((cudnnHandle_t)handle, plan, pack);
+        Py_END_ALLOW_THREADS
+        CHECK(status);
+    }
+    return (now_us() - t0) / iters;
+}
+
+/* The least a Python binding of execute can be: a builtin function the interpreter calls with three arguments
+ * (ignored: it runs the handle, plan and pack of percall_floor_function), releasing the GIL around cuDNN's call. */
+static cudnnHandle_t floor_handle;
+static cudnnBackendDescriptor_t floor_plan, floor_pack;
+
+static PyObject *floor_execute(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    cudnnStatus_t status;
+    (void)self, (void)args, (void)nargs;
+    Py_BEGIN_ALLOW_THREADS
+    status = cudnnBackendExecute(floor_handle, floor_plan, floor_pack);
+    Py_END_ALLOW_THREADS
+    if (status != CUDNN_STATUS_SUCCESS) {
+        PyErr_SetString(PyExc_RuntimeError, cudnnGetErrorString(status));
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef floor_definition = {"floor_execute", (PyCFunction)(void (*)(void))floor_execute, METH_FASTCALL,
+                                       "cudnnBackendExecute on the bound handle, plan and pack, GIL released"};
+
+PyObject *percall_floor_function(void *handle, void *plan, void *pack) {
+    floor_handle = (cudnnHandle_t)handle;
+    floor_plan = plan;
+    floor_pack = pack;
+    return PyCFunction_New(&floor_definition, NULL);
 }
 
 double percall_bind_execute(void *handle, void *plan, int nbind, const int64_t *uids, void **ptrs, void *ws,

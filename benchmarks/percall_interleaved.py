@@ -12,7 +12,10 @@ Build the library (tools/gpu_run.sh bench does):
        -Wl,-rpath,$CUDNN_LIB -o libpercall.so
 
 Metrics (cases: the launch-bound conv and the notebook's conv): execute with a prebuilt pack (C: the same plan
-and pack), bind new pointers + execute (ours: ``VariantPack.bind_and_execute``; C: a fresh pack per call, as
+and pack); two floors under it, without targets: C's own execute loop releasing and retaking the GIL around each
+call, as a binding that lets other threads run during cuDNN's call must, and the least such binding (a builtin
+function the interpreter calls with the same three arguments, doing nothing else): what of execute's ratio no
+binding can remove, and so what is the package's; bind new pointers + execute (ours: ``VariantPack.bind_and_execute``; C: a fresh pack per call, as
 cudnn-frontend binds), build + finalize conv + bias + ReLU through the generic Descriptor API, through the Graph
 builder, and from the pattern function (no target: the Pattern's names and reference on top of the builder); C:
 its build_graph(). One process, one handle, one plan: what differs between the two sides is only the package.
@@ -67,9 +70,11 @@ from test_percall import (build_conv_bias_relu_generic, build_conv_bias_relu_gra
                           build_conv_bias_relu_pattern)
 
 REPEATS = 7
-TARGETS = {"execute_us": 1.03, "bind_execute_us": 1.10, "build_graph_generic_us": 1.3, "build_graph_typed_us": 1.6,
+TARGETS = {"execute_us": 1.03, "execute_gil_floor_us": None, "execute_call_floor_us": None, "bind_execute_us": 1.10, "build_graph_generic_us": 1.3, "build_graph_typed_us": 1.6,
            "build_graph_pattern_us": None}
 LABELS = {"execute_us": "execute, prebuilt variant pack",
+          "execute_gil_floor_us": "floor 1: C's execute loop, the GIL released around each call",
+          "execute_call_floor_us": "floor 2: the least binding (a builtin: call, GIL release, cuDNN)",
           "bind_execute_us": "bind new pointers + execute",
           "build_graph_generic_us": "build + finalize conv+bias+ReLU (generic API)",
           "build_graph_typed_us": "build + finalize conv+bias+ReLU (Graph builder)",
@@ -87,18 +92,30 @@ def timed(fn, args, iters):
     return (time.perf_counter() - t0) / iters * 1e6
 
 
+def run_ours(fn, args, iters):
+    """One batch of a metric's first side: ``fn(*args)`` timed in timeit's loop, or, for a row whose first side is a
+    C loop too (``args`` None), that loop's own timing."""
+    return fn(iters) if args is None else timed(fn, args, iters)
+
+
 class CLoops:
     """c_harness.c's loops, built with -DPERCALL_LIBRARY; each call runs and times one batch."""
 
     def __init__(self, path):
         _loader.load_cudnn()  # first: cuDNN's sublibraries then load beside it, whoever calls it first
         self.lib = lib = ctypes.CDLL(str(path))
+        # the same library again, its functions called with the GIL held (the GIL-releasing loop needs it held)
+        self.gil_lib = ctypes.PyDLL(str(path))
         vp, i64, ci = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
         for name, args in (("percall_execute", [vp, vp, vp, ci]),
                            ("percall_bind_execute", [vp, vp, ci, ctypes.POINTER(i64), ctypes.POINTER(vp), vp, ci]),
                            ("percall_build", [vp] + [i64] * 8 + [ci])):
             fn = getattr(lib, name)
             fn.argtypes, fn.restype = args, ctypes.c_double
+        fn = self.gil_lib.percall_execute_gil
+        fn.argtypes, fn.restype = [vp, vp, vp, ci], ctypes.c_double
+        fn = self.gil_lib.percall_floor_function
+        fn.argtypes, fn.restype = [vp, vp, vp], ctypes.py_object
         libraries = loaded_cudnn_libraries()
         if len(libraries) != 1:
             raise RuntimeError(f"the C loops and the package must share one libcudnn.so.9; mapped: {libraries}")
@@ -142,9 +159,15 @@ class Case:
         plan_ptr = plan.descriptor.ptr
         c_build = lambda k: lib.percall_build(h.ptr, *sizes, k)  # noqa: E731 - one C graph for the three builds
         self.sync = lambda: memory.synchronize(stream)  # noqa: E731
-        self.metrics = {  # metric: (ours, its arguments, C, calls a batch, synchronize after)
-            "execute_us": (execute, (h, plan, pack),
-                           lambda k: lib.percall_execute(h.ptr, plan_ptr, pack.ptr, k), iters, True),
+        c_execute = lambda k: lib.percall_execute(h.ptr, plan_ptr, pack.ptr, k)  # noqa: E731
+        # metric: (ours, its arguments, C, calls a batch, synchronize after); the floor rows put in place of ours C's
+        # loop releasing the GIL (arguments None: a C batch, timed by itself) and the least binding's builtin
+        self.metrics = {
+            "execute_us": (execute, (h, plan, pack), c_execute, iters, True),
+            "execute_gil_floor_us": (lambda k: c_loops.gil_lib.percall_execute_gil(h.ptr, plan_ptr, pack.ptr, k),
+                                     None, c_execute, iters, True),
+            "execute_call_floor_us": (c_loops.gil_lib.percall_floor_function(h.ptr, plan_ptr, pack.ptr),
+                                      (h, plan, pack), c_execute, iters, True),
             "bind_execute_us": (pack.bind_and_execute, (h, plan, ptrs),
                                 lambda k: lib.percall_bind_execute(h.ptr, plan_ptr, n, self._uids, self._ptrs, ws, k),
                                 iters, True),
@@ -160,7 +183,7 @@ class Case:
         while time.perf_counter() < end:
             for ours, args, c_batch, k, sync in self.metrics.values():
                 c_batch(max(1, k // 100))
-                timed(ours, args, max(1, k // 100))
+                run_ours(ours, args, max(1, k // 100))
                 if sync:
                     self.sync()
 
@@ -174,7 +197,7 @@ class Case:
                     if side == 0:
                         theirs.append(c_batch(k))
                     else:
-                        mine.append(timed(ours, args, k))
+                        mine.append(run_ours(ours, args, k))
                     if sync:
                         self.sync()
             out[metric] = (statistics.median(mine), statistics.median(theirs))

@@ -170,7 +170,8 @@ for stage in "$@"; do
     percall)
       log "C's loops as a library, in this process (benchmarks/c_harness.c -DPERCALL_LIBRARY)"
       cc -O2 -shared -fPIC -DPERCALL_LIBRARY -o "$SCRATCH/libpercall.so" benchmarks/c_harness.c -I"$CUDNN_INC" \
-         -I"$CUDA_HOME/include" -L"$CUDNN_LIB" -l:libcudnn.so.9 -Wl,-rpath,"$CUDNN_LIB" || exit 1
+         -I"$CUDA_HOME/include" -I"$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+         -L"$CUDNN_LIB" -l:libcudnn.so.9 -Wl,-rpath,"$CUDNN_LIB" || exit 1
       log "per call against C, batches alternating in one process on a pinned CPU (the targets' table)"
       python3 benchmarks/percall_interleaved.py --c-library "$SCRATCH/libpercall.so" --rounds "${PERCALL_ROUNDS:-7}" \
         --out "$ROUT/percall_interleaved.json" --md "$ROUT/percall_interleaved.md" --info "$ROUT/info.txt" 2>&1 \
