@@ -235,15 +235,20 @@ double percall_execute_gil(void *handle, void *plan, void *pack, int iters) {
 }
 
 /* The least a Python binding of execute can be: a builtin function the interpreter calls with three arguments
- * (ignored: it runs the handle, plan and pack of percall_floor_function), releasing the GIL around cuDNN's call. */
-static cudnnHandle_t floor_handle;
-static cudnnBackendDescriptor_t floor_plan, floor_pack;
+ * (ignored: it runs the handle, plan and pack it was made with, held in its self, a capsule), releasing the GIL
+ * around cuDNN's call. */
+typedef struct {
+    cudnnHandle_t handle;
+    cudnnBackendDescriptor_t plan, pack;
+} FloorCall;
 
 static PyObject *floor_execute(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    const FloorCall *call = (const FloorCall *)PyCapsule_GetPointer(self, "percall.FloorCall");
     cudnnStatus_t status;
-    (void)self, (void)args, (void)nargs;
+    (void)args, (void)nargs;
+    if (call == NULL) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    status = cudnnBackendExecute(floor_handle, floor_plan, floor_pack);
+    status = cudnnBackendExecute(call->handle, call->plan, call->pack);
     Py_END_ALLOW_THREADS
     if (status != CUDNN_STATUS_SUCCESS) {
         PyErr_SetString(PyExc_RuntimeError, cudnnGetErrorString(status));
@@ -253,13 +258,22 @@ static PyObject *floor_execute(PyObject *self, PyObject *const *args, Py_ssize_t
 }
 
 static PyMethodDef floor_definition = {"floor_execute", (PyCFunction)(void (*)(void))floor_execute, METH_FASTCALL,
-                                       "cudnnBackendExecute on the bound handle, plan and pack, GIL released"};
+                                       "cudnnBackendExecute on the function's handle, plan and pack, GIL released"};
+
+static void free_floor_call(PyObject *capsule) { free(PyCapsule_GetPointer(capsule, "percall.FloorCall")); }
 
 PyObject *percall_floor_function(void *handle, void *plan, void *pack) {
-    floor_handle = (cudnnHandle_t)handle;
-    floor_plan = plan;
-    floor_pack = pack;
-    return PyCFunction_New(&floor_definition, NULL);
+    FloorCall *call = malloc(sizeof *call);
+    if (call == NULL) return PyErr_NoMemory();
+    *call = (FloorCall){(cudnnHandle_t)handle, plan, pack};
+    PyObject *self = PyCapsule_New(call, "percall.FloorCall", free_floor_call);
+    if (self == NULL) {
+        free(call);
+        return NULL;
+    }
+    PyObject *function = PyCFunction_New(&floor_definition, self);
+    Py_DECREF(self);
+    return function;
 }
 
 double percall_bind_execute(void *handle, void *plan, int nbind, const int64_t *uids, void **ptrs, void *ws,

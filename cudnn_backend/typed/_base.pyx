@@ -339,6 +339,10 @@ cdef class TensorBase(TypedDescriptor):
         info = _arrays.describe(array)
         if 0 in info.shape:
             raise ValueError(f"array: a zero-sized dimension {list(info.shape)}; cuDNN tensors need sizes >= 1")
+        if any(s < 1 for n, s in zip(info.shape, info.strides) if n > 1):
+            raise ValueError(f"array: strides {list(info.strides)} (shape {list(info.shape)}): a reversed or "
+                             "broadcast view (a stride below 1) has no cuDNN tensor, whose strides are positive; "
+                             "describe a copy (numpy.ascontiguousarray, .contiguous())")
         if data_type is not None:
             conflict = _arrays.boolean_layout_conflict(info, _as_data_type(data_type, "data_type"))
             if conflict is not None:
@@ -348,7 +352,7 @@ cdef class TensorBase(TypedDescriptor):
             raise TypeError(f"array: the {info.holds()} array has no cuDNN data type{f' ({why})' if why else ''}; "
                             "pass data_type= to describe its memory as another type")
         t = cls(data_type=data_type if data_type is not None else info.data_type,
-                dimensions=list(info.shape) or [1], strides=[max(1, s) for s in info.strides] or [1],
+                dimensions=list(info.shape) or [1], strides=[max(1, s) for s in info.strides] or [1],  # (size-1 dims: any)
                 unique_id=default_uids.next() if uid is None else uid,
                 byte_alignment=alignment if alignment is not None else info.alignment,
                 is_virtual=bool(virtual), is_by_value=bool(by_value))

@@ -28,6 +28,7 @@ cuda.core comes with the ``gpu`` extra (``pip install '.[gpu]'`` in a clone); ho
 """
 from __future__ import annotations
 
+import operator
 import sys
 import threading
 from dataclasses import dataclass
@@ -229,9 +230,18 @@ def _data_type_or_none(name):
 
 
 def _info(shape, strides, name, itemsize, ptr, device, device_id, protocol, library) -> ArrayInfo:
-    """An ArrayInfo from what a reader found (strides in elements; None: row-major contiguous)."""
-    shape = tuple(int(n) for n in shape)
-    strides = _contiguous_strides(shape) if strides is None else tuple(int(s) for s in strides)
+    """An ArrayInfo from what a reader found (strides in elements; None: row-major contiguous). A producer's shape and
+    strides must be integers (a float is refused, never truncated), its sizes non-negative, and the elements it spans
+    at most MAX_ELEMENTS, as for a tensor the Graph makes."""
+    shape = _integers(shape, "shape")
+    strides = _contiguous_strides(shape) if strides is None else _integers(strides, "strides")
+    if any(n < 0 for n in shape):
+        raise _Refused(f"its shape {list(shape)} has a negative size")
+    if len(strides) != len(shape):
+        raise _Refused(f"its strides {list(strides)} do not match its shape {list(shape)}")
+    if all(n > 0 for n in shape) and 1 + sum((n - 1) * abs(s) for n, s in zip(shape, strides)) > MAX_ELEMENTS:
+        raise _Refused(f"its shape {list(shape)} with strides {list(strides)} spans more than {MAX_ELEMENTS} "
+                       "elements")
     data_type = _data_type_or_none(name)
     if itemsize is None and data_type in ITEMSIZE:
         itemsize = ITEMSIZE[data_type]
@@ -247,6 +257,22 @@ def _info(shape, strides, name, itemsize, ptr, device, device_id, protocol, libr
 
 class _Refused(TypeError):
     """A reader cannot read this array: its one-line reason (without the array's name, added by ``view``)."""
+
+
+def _integers(values, what) -> tuple:
+    """A producer's shape or strides as ints; anything that is no integer (a float, a string) refused."""
+    try:
+        return tuple(operator.index(v) for v in values)
+    except TypeError:
+        raise _Refused(f"its {what} {values!r} is not a sequence of integers") from None
+
+
+def _native_dtype(dt: np.dtype) -> None:
+    """Refuse a dtype of the other byte order: cuDNN reads the GPU's (little-endian) order, and the name a dtype
+    gives (float32) does not say which order it has."""
+    if not dt.isnative:
+        raise _Refused(f"its dtype {dt.str!r} is {'big' if dt.byteorder == '>' else 'little'}-endian, not this "
+                       "machine's byte order: convert it first (a.astype(a.dtype.newbyteorder('=')))")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,6 +296,7 @@ def _read_numpy(a, stream=-1, library="numpy") -> ArrayInfo:
     name = dtype_name(dt)
     if dt.fields is not None or dt.hasobject or dt.subdtype is not None:
         raise _Refused("a structured or object dtype has no cuDNN data type")
+    _native_dtype(dt)
     item = dt.itemsize
     if any(s % item for s in a.strides):
         raise _Refused(f"its strides {list(a.strides)} (bytes) are no multiple of the item size {item}")
@@ -354,10 +381,12 @@ _LIBRARIES = {"cupy": "cupy", "numba": "numba", "cuda": "cuda.core", "cupy_backe
 
 
 def producer_of(array) -> Producer | None:
-    """The producer reader of an array's library (by its type's module, or a base class's), or None."""
+    """The producer reader of an array's library (by its type's module, or a base class's), or None. numpy's is
+    for numpy's arrays and scalars only: a class taking numpy's operator mixin (NDArrayOperatorsMixin) may hold
+    anything, and is read through the protocols it offers."""
     for cls in type(array).__mro__:
         p = PRODUCERS.get((getattr(cls, "__module__", None) or "").partition(".")[0])
-        if p is not None:
+        if p is not None and (p.library != "numpy" or isinstance(array, (np.ndarray, np.generic))):
             return p
     return None
 
@@ -393,8 +422,20 @@ def _strided_memory_view():
 
 
 def _producer_dtype(array) -> str:
-    dtype = getattr(array, "dtype", None)
-    return dtype_name(dtype) if dtype is not None else ""
+    """The producer's own dtype name, for messages ("" where it has none, or reading it fails)."""
+    try:
+        dtype = getattr(array, "dtype", None)
+        return dtype_name(dtype) if dtype is not None else ""
+    except Exception:  # noqa: BLE001 - a broken attribute: the message goes on without it
+        return ""
+
+
+def _offers(array, attribute) -> bool:
+    """Whether ``array`` has ``attribute``: one whose reading raises counts as offered (its reader then says why)."""
+    try:
+        return hasattr(array, attribute)
+    except Exception:  # noqa: BLE001 - a property that raises something else than AttributeError
+        return True
 
 
 def _dlpack_device(array):
@@ -410,10 +451,13 @@ def _smv_dtype(smv, array):
     (bfloat16 without ml_dtypes, fp8)."""
     try:
         dt = np.dtype(smv.dtype)
-        return dt.name, dt.itemsize
     except Exception as e:  # noqa: BLE001 - cuda.core has no numpy dtype for it: ask the producer
         name = _producer_dtype(array)
         return name or f"a dtype cuda.core cannot read ({' '.join(str(e).split())})", None
+    if dt.hasobject or dt.fields is not None:
+        raise _Refused(f"its dtype {dt.str!r} (an object or structured dtype) has no cuDNN data type")
+    _native_dtype(dt)
+    return dt.name, dt.itemsize
 
 
 def _read_smv(array, stream, protocol, library, device):
@@ -447,16 +491,16 @@ def _read_host_dlpack(array, library):
 def _read_protocols(array, stream, library):
     """DLPack (first), the CUDA array interface, or numpy for host objects; raises _Refused (a protocol's or
     cuda.core's refusal, one line) or MissingDependencyError (a GPU array without cuda.core)."""
-    if hasattr(array, "__dlpack__") and hasattr(array, "__dlpack_device__"):
+    if _offers(array, "__dlpack__") and _offers(array, "__dlpack_device__"):
         device_type, _ = _dlpack_device(array)
         if device_type in HOST_DEVICE_TYPES:
             return _read_host_dlpack(array, library)
         if device_type not in CUDA_DEVICE_TYPES:
             raise _Refused(f"it lives on DLPack device type {device_type}, neither the host nor a CUDA GPU")
         protocol = "dlpack"
-    elif hasattr(array, "__cuda_array_interface__"):
+    elif _offers(array, "__cuda_array_interface__"):
         protocol = "cuda_array_interface"
-    elif hasattr(array, "__array_interface__") or hasattr(array, "__array__"):
+    elif _offers(array, "__array_interface__") or _offers(array, "__array__"):
         try:
             host = np.asarray(array)
         except Exception as e:  # noqa: BLE001 - the object's own failure
@@ -490,7 +534,7 @@ def view(array, *, stream: int = -1, what: str = "array") -> ArrayInfo:
     ``what`` names the array in errors: a TypeError of one line, ``what: <library> <dtype> <type>: why``, for an
     object that is no array or one no route reads (MissingDependencyError for a GPU array without cuda-core)."""
     producer = producer_of(array)
-    if producer is None and not any(hasattr(array, a) for a in (
+    if producer is None and not any(_offers(array, a) for a in (
             "__dlpack__", "__cuda_array_interface__", "__array_interface__", "__array__")):
         raise TypeError(f"{what}: a {type(array).__name__!r} object is no array: need an object with __dlpack__ or "
                         "__cuda_array_interface__ (torch, cupy, JAX, numba, numpy, cuda.core ...)")
@@ -524,18 +568,24 @@ def describe(array) -> ArrayInfo:
 def layout_mismatch(info: ArrayInfo, dims, strides) -> str | None:
     """None when ``info`` describes exactly a tensor's elements, else what differs (for a message).
 
-    Accepted: the tensor's dims and strides (dimensions of size 1 may have any stride); the same (size,
-    stride) pairs in another order (e.g. an NHWC-shaped contiguous array for an NHWC tensor: the same memory);
-    a flat 1-D contiguous buffer (its size is checked separately)."""
+    Accepted: the tensor's dims and strides, position by position (dimensions of size 1 may have any stride); a
+    row-major contiguous array with the same (size, stride) pairs in another order (an NHWC-shaped array for an
+    NHWC tensor: the same memory); a flat 1-D contiguous buffer (its size is checked separately). A strided view
+    in another order (a transpose) is refused even where its pairs match: where sizes repeat, it would bind
+    elements the tensor reads elsewhere."""
     dims, strides = tuple(int(d) for d in dims), tuple(int(s) for s in strides)
     shape, astrides = info.shape, info.strides
     if any(s < 0 for n, s in zip(shape, astrides) if n > 1):
         return f"the array has negative strides {list(astrides)}"
     if len(shape) == 1 and info.contiguous:
         return None
+    same_place = [(n, s) for n, s in zip(shape, astrides) if n != 1] == \
+        [(n, s) for n, s in zip(dims, strides) if n != 1]
+    if same_place:
+        return None
     pairs = sorted((n, s) for n, s in zip(shape, astrides) if n != 1)
     wanted = sorted((n, s) for n, s in zip(dims, strides) if n != 1)
-    if pairs == wanted:
+    if pairs == wanted and info.contiguous:
         return None
     if sorted(n for n in shape if n != 1) != sorted(n for n in dims if n != 1):
         return f"the array's shape {list(shape)} is not the tensor's dims {list(dims)}"

@@ -466,3 +466,90 @@ def test_tensor_from_array_refuses_a_dtype_cudnn_lacks_in_one_line():
         cb.typed.Tensor.from_array(np.zeros((2, 3), np.complex64))
     t = cb.typed.Tensor.from_array(np.zeros((2, 3), np.uint16), data_type=D.CUDNN_DATA_HALF)
     assert t.signature()[3] == D.CUDNN_DATA_HALF
+
+
+# ---------------------------------------------------------------------------------------------
+# views and producers that would bind the wrong elements, or name nothing, are refused in one line
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape,strides,dims,tensor_strides", [
+    ((4, 4), (1, 4), (4, 4), (4, 1)),  # a.T of a square matrix: the same (size, stride) pairs, transposed
+    ((2, 4, 4), (16, 1, 4), (2, 4, 4), (16, 4, 1)),  # a batch of them
+    ((N, H, H, C), (H * H * C, C, H * C, 1), (N, C, H, H), nhwc_strides(N, C, H, H)),  # H and W swapped (H == W)
+])
+def test_transposed_views_are_refused_even_where_their_pairs_match(shape, strides, dims, tensor_strides):
+    problem = arrays.layout_mismatch(_info(shape, strides), dims, tensor_strides)
+    assert problem is not None and "a view whose elements the tensor cannot describe" in problem, problem
+    assert arrays.layout_mismatch(_info(dims, tensor_strides), dims, tensor_strides) is None
+
+
+@pytest.mark.parametrize("array,match", [
+    (np.zeros((4, 6), np.float32)[::-1], r"strides \[-6, 1\] \(shape \[4, 6\]\): a reversed or broadcast view"),
+    (np.broadcast_to(np.zeros(6, np.float32), (4, 6)), r"strides \[0, 1\] \(shape \[4, 6\]\)"),
+    (np.zeros(5, np.float16)[::-1], r"strides \[-1\]"),
+])
+def test_tensor_from_array_refuses_reversed_and_broadcast_views(array, match):
+    with pytest.raises(ValueError, match=r"^array: " + match):
+        cb.typed.Tensor.from_array(array)
+    size_one = np.lib.stride_tricks.as_strided(np.zeros(6, np.float32), shape=(1, 6), strides=(0, 4))
+    t = cb.typed.Tensor.from_array(size_one)  # a dim of size 1 may have any stride
+    assert [list(x) for x in t.signature()[1:3]] == [[1, 6], [1, 1]]
+
+
+@pytest.mark.parametrize("dtype", [">f4", ">f2", ">i4"])
+def test_the_other_byte_order_is_refused_by_every_reader(dtype):
+    with pytest.raises(TypeError, match=rf"^array: numpy \w+ ndarray: its dtype '{dtype}' is big-endian"):
+        arrays.describe(np.zeros(4, dtype))
+    view = type("View", (), {"dtype": np.dtype(dtype)})()  # cuda.core's view of a CAI typestr of that order
+    with pytest.raises(TypeError, match=f"its dtype '{dtype}' is big-endian"):
+        arrays._smv_dtype(view, object())
+
+
+@pytest.mark.parametrize("shape,strides,match", [
+    ((2.9, 8), None, r"its shape \(2.9, 8\) is not a sequence of integers"),
+    (("2", 8), None, r"is not a sequence of integers"),
+    ((2, 8), (8.0, 1), r"its strides \(8.0, 1\) is not a sequence of integers"),
+    ((2 ** 40, 2 ** 40), None, r"spans more than 4611686018427387904 elements"),
+    ((2 ** 62, 4), None, r"spans more than"),
+    ((-2, 4), None, r"a negative size"),
+    ((2, 4), (4,), r"do not match its shape"),
+])
+def test_producer_shapes_that_are_no_tensor_are_refused(shape, strides, match):
+    with pytest.raises(TypeError, match=match):
+        arrays._info(shape, strides, "float16", 2, A, "cuda", 0, "cuda_array_interface", "x")
+
+
+class _Raising:
+    """A producer whose protocol attributes (and dtype) raise something else than AttributeError."""
+
+    def __init__(self, *attributes):
+        self.attributes = attributes
+
+    def __getattr__(self, name):
+        if name in self.attributes or name == "dtype":
+            raise RuntimeError("boom")
+        raise AttributeError(name)
+
+
+@pytest.mark.parametrize("attributes", [("__cuda_array_interface__",), ("__array_interface__",),
+                                        ("__dlpack__", "__dlpack_device__")])
+def test_a_producer_attribute_that_raises_is_named_in_one_line(attributes):
+    with pytest.raises(TypeError, match=r"^array: _Raising: .*RuntimeError: boom$"):
+        arrays.describe(_Raising(*attributes))
+
+
+def test_numpy_operator_mixins_are_read_through_their_protocols():
+    class Host(np.lib.mixins.NDArrayOperatorsMixin):
+        def __init__(self, a):
+            self.a = a
+
+        def __array__(self, dtype=None, copy=None):
+            return self.a
+
+    class Device(np.lib.mixins.NDArrayOperatorsMixin):
+        __cuda_array_interface__ = {"shape": (4,), "typestr": "<f2", "data": (A, False), "version": 3}
+
+    assert arrays.producer_of(Host(np.zeros(3))) is None and arrays.producer_of(Device()) is None
+    info = arrays.describe(Host(np.zeros(3, np.float16)))
+    assert (info.shape, info.data_type, info.device) == ((3,), D.CUDNN_DATA_HALF, "cpu")
+    assert arrays.producer_of(np.zeros(3)).library == "numpy"
+    assert arrays.producer_of(np.float32(1)).library == "numpy"
