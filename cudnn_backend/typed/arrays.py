@@ -568,11 +568,11 @@ def describe(array) -> ArrayInfo:
 def layout_mismatch(info: ArrayInfo, dims, strides) -> str | None:
     """None when ``info`` describes exactly a tensor's elements, else what differs (for a message).
 
-    Accepted: the tensor's dims and strides, position by position (dimensions of size 1 may have any stride); a
-    row-major contiguous array with the same (size, stride) pairs in another order (an NHWC-shaped array for an
-    NHWC tensor: the same memory); a flat 1-D contiguous buffer (its size is checked separately). A strided view
-    in another order (a transpose) is refused even where its pairs match: where sizes repeat, it would bind
-    elements the tensor reads elsewhere."""
+    Accepted: the tensor's dims and strides, position by position (dimensions of size 1 may have any stride); an
+    array in its own row-major order (strides not increasing: dense, or padded) with the same (size, stride) pairs
+    in another order (an NHWC-shaped array for an NHWC tensor: the same memory); a flat 1-D contiguous buffer (its
+    size is checked separately). A view out of its own row-major order (a transpose) is refused even where its
+    pairs match: where sizes repeat, it would bind elements the tensor reads elsewhere."""
     dims, strides = tuple(int(d) for d in dims), tuple(int(s) for s in strides)
     shape, astrides = info.shape, info.strides
     if any(s < 0 for n, s in zip(shape, astrides) if n > 1):
@@ -583,9 +583,10 @@ def layout_mismatch(info: ArrayInfo, dims, strides) -> str | None:
         [(n, s) for n, s in zip(dims, strides) if n != 1]
     if same_place:
         return None
+    own = [s for n, s in zip(shape, astrides) if n != 1]
     pairs = sorted((n, s) for n, s in zip(shape, astrides) if n != 1)
     wanted = sorted((n, s) for n, s in zip(dims, strides) if n != 1)
-    if pairs == wanted and info.contiguous:
+    if pairs == wanted and all(a >= b for a, b in zip(own, own[1:])):
         return None
     if sorted(n for n in shape if n != 1) != sorted(n for n in dims if n != 1):
         return f"the array's shape {list(shape)} is not the tensor's dims {list(dims)}"

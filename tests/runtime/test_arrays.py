@@ -300,6 +300,12 @@ def test_layouts_that_describe_the_tensor(shape, strides):
     assert arrays.layout_mismatch(_info(shape, strides), *NHWC) is None
 
 
+def test_a_padded_array_in_its_own_row_major_order_describes_a_padded_tensor():
+    # an NHWC-shaped slice of a wider buffer (numba, cupy): each pixel's 8 channels 16 elements apart
+    padded = _info((2, 4, 6, 8), (384, 96, 16, 1))
+    assert arrays.layout_mismatch(padded, (2, 8, 4, 6), (384, 1, 96, 16)) is None
+
+
 def test_dims_of_size_one_may_have_any_stride():
     assert arrays.layout_mismatch(_info((1, 8, 1, 1), (999, 1, 5, 7)), (1, 8, 1, 1), (8, 1, 8, 8)) is None
 
