@@ -251,8 +251,7 @@ def resolve_buffer(obj, what="buffer", stream=-1) -> Resolved:
         return Resolved(_as_address(handle if handle is not None else 0, what), int(obj.size), obj, None)
     if module.startswith("cuda.bindings") or module.startswith("cuda.cuda"):  # CUdeviceptr and friends
         return Resolved(_as_address(int(obj), what), None, obj, None)
-    if not (hasattr(obj, "__dlpack__") or hasattr(obj, "__cuda_array_interface__")
-            or hasattr(obj, "__array_interface__")):
+    if not arrays.offers_array_protocol(obj):
         raise TypeError(f"{what}: cannot use a {type(obj).__name__} as a buffer; need {_ACCEPTED}")
     info = arrays.view(obj, stream=stream, what=what)
     if info.device != "cuda":
@@ -280,8 +279,12 @@ def scalar_bytes(value, data_type, what="scalar") -> bytes:
     if not isinstance(value, numbers.Real):
         raise TypeError(f"{what}: a by-value tensor takes a real number (int, float, bool), a 1-element array or raw "
                         f"bytes, not {type(value).__name__}")
+    try:
+        as_float = float(value)
+    except OverflowError:
+        raise ValueError(f"{what}: {value!r} does not fit in {data_type.name}") from None
     if data_type == D.CUDNN_DATA_BFLOAT16:
-        value = float(value)
+        value = as_float
         if abs(value) > _FLOAT32_MAX and abs(value) != float("inf"):
             raise ValueError(f"{what}: {value!r} does not fit in {data_type.name} (beyond float32's range)")
         return arrays.encode(np.float32(value), data_type).tobytes()
@@ -293,12 +296,12 @@ def scalar_bytes(value, data_type, what="scalar") -> bytes:
     elif fmt[-1] in "bBiIq":
         if isinstance(value, numbers.Integral):
             value = int(value)
-        elif float(value).is_integer():
-            value = int(float(value))
+        elif as_float.is_integer():
+            value = int(as_float)
         else:
             raise ValueError(f"{what}: {value} is not an integer ({data_type.name})")
     else:
-        value = float(value)
+        value = as_float
     try:
         return struct.pack(fmt, value)
     except (struct.error, OverflowError) as e:
@@ -396,6 +399,10 @@ def resolve_slot(uid, spec, value, check_dtype=True, stream=-1):
             raise ValueError(f"{what}: pointer 0x{r.ptr:x} is not aligned to the tensor's byte alignment "
                              f"{spec.alignment} (it is {r.ptr & -r.ptr}-byte aligned)")
         need = spec.nbytes
+        if need is not None and r.nbytes is None and r.array is not None:
+            raise ValueError(f"{what}: the array's size is unknown (it holds {r.array.holds()}, without an item "
+                             f"size), so it cannot be checked against the {need} bytes the tensor {spec.describe()} "
+                             "spans")
         if need is not None and r.nbytes is not None and r.nbytes < need:
             raise ValueError(f"{what}: the buffer holds {r.nbytes} bytes but the tensor {spec.describe()} spans "
                              f"{need} bytes")

@@ -237,6 +237,8 @@ def _info(shape, strides, name, itemsize, ptr, device, device_id, protocol, libr
     strides = _contiguous_strides(shape) if strides is None else _integers(strides, "strides")
     if any(n < 0 for n in shape):
         raise _Refused(f"its shape {list(shape)} has a negative size")
+    if device == "cuda" and int(device_id) < 0:
+        raise _Refused(f"it names CUDA device {int(device_id)}, no device ordinal")
     if len(strides) != len(shape):
         raise _Refused(f"its strides {list(strides)} do not match its shape {list(shape)}")
     if all(n > 0 for n in shape) and 1 + sum((n - 1) * abs(s) for n, s in zip(shape, strides)) > MAX_ELEMENTS:
@@ -430,6 +432,21 @@ def _producer_dtype(array) -> str:
         return ""
 
 
+def _failure(e: BaseException) -> str:
+    """A reader's exception in one line: its type and text; a bare assertion (cuda.core checks a DLPack capsule or an
+    interface dict with asserts) said to be the producer's malformed export."""
+    text = " ".join(str(e).split())
+    if not text:
+        text = "(no message: the producer's DLPack capsule or interface dict is malformed)"
+    return f"{type(e).__name__}: {text}"
+
+
+def offers_array_protocol(obj) -> bool:
+    """Whether ``obj`` offers an array protocol (DLPack, the CUDA array interface, numpy's): what ``view`` reads."""
+    return any(_offers(obj, a) for a in ("__dlpack__", "__cuda_array_interface__", "__array_interface__",
+                                         "__array__"))
+
+
 def _offers(array, attribute) -> bool:
     """Whether ``array`` has ``attribute``: one whose reading raises counts as offered (its reader then says why)."""
     try:
@@ -484,7 +501,7 @@ def _read_host_dlpack(array, library):
         try:
             return _read_smv(array, -1, "dlpack", library, "cpu")
         except MissingDependencyError:
-            raise _Refused(f"numpy cannot read it ({type(e).__name__}: {' '.join(str(e).split())}) and cuda-core "
+            raise _Refused(f"numpy cannot read it ({_failure(e)}) and cuda-core "
                            "is not installed (pip install 'cudnn-backend[gpu]')") from None
 
 
@@ -504,7 +521,7 @@ def _read_protocols(array, stream, library):
         try:
             host = np.asarray(array)
         except Exception as e:  # noqa: BLE001 - the object's own failure
-            raise _Refused(f"numpy cannot read it: {type(e).__name__}: {' '.join(str(e).split())}") from None
+            raise _Refused(f"numpy cannot read it: {_failure(e)}") from None
         return _read_numpy(host, library=library)
     else:
         raise _Refused("it offers no array protocol (__dlpack__, __cuda_array_interface__, __array_interface__)")
@@ -513,7 +530,7 @@ def _read_protocols(array, stream, library):
     except MissingDependencyError:
         raise
     except Exception as e:  # noqa: BLE001 - the producer's or cuda.core's refusal, named here
-        raise _Refused(f"cannot read it through {protocol}: {type(e).__name__}: {' '.join(str(e).split())}") \
+        raise _Refused(f"cannot read it through {protocol}: {_failure(e)}") \
             from None
 
 
@@ -534,8 +551,7 @@ def view(array, *, stream: int = -1, what: str = "array") -> ArrayInfo:
     ``what`` names the array in errors: a TypeError of one line, ``what: <library> <dtype> <type>: why``, for an
     object that is no array or one no route reads (MissingDependencyError for a GPU array without cuda-core)."""
     producer = producer_of(array)
-    if producer is None and not any(_offers(array, a) for a in (
-            "__dlpack__", "__cuda_array_interface__", "__array_interface__", "__array__")):
+    if producer is None and not offers_array_protocol(array):
         raise TypeError(f"{what}: a {type(array).__name__!r} object is no array: need an object with __dlpack__ or "
                         "__cuda_array_interface__ (torch, cupy, JAX, numba, numpy, cuda.core ...)")
     library = producer.library if producer is not None else library_of(array)
@@ -556,8 +572,7 @@ def view(array, *, stream: int = -1, what: str = "array") -> ArrayInfo:
     except MissingDependencyError:
         raise
     except Exception as e:  # noqa: BLE001 - a producer's broken attribute, named in one line
-        raise TypeError(f"{what}: {_subject(array, library)}: cannot read it: {type(e).__name__}: "
-                        f"{' '.join(str(e).split())}") from None
+        raise TypeError(f"{what}: {_subject(array, library)}: cannot read it: {_failure(e)}") from None
 
 
 def describe(array) -> ArrayInfo:

@@ -522,6 +522,21 @@ def test_the_other_byte_order_is_refused_by_every_reader(dtype):
 def test_producer_shapes_that_are_no_tensor_are_refused(shape, strides, match):
     with pytest.raises(TypeError, match=match):
         arrays._info(shape, strides, "float16", 2, A, "cuda", 0, "cuda_array_interface", "x")
+    with pytest.raises(TypeError, match=r"it names CUDA device -1, no device ordinal"):
+        arrays._info((2, 4), None, "float16", 2, A, "cuda", -1, "dlpack", "x")
+
+
+def test_a_bare_assertion_of_cuda_core_is_said_to_be_a_malformed_export():
+    class Malformed:  # cuda.core checks the capsule with an assert
+        def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+            return object()
+
+        def __dlpack_device__(self):
+            return (2, 0)
+    with pytest.raises(TypeError, match=r"^array: Malformed: cannot read it through dlpack: \w+Error: "):
+        arrays.describe(Malformed())
+    assert "AssertionError: (no message: the producer's DLPack capsule or interface dict is malformed)" == \
+        arrays._failure(AssertionError())
 
 
 class _Raising:
@@ -559,3 +574,33 @@ def test_numpy_operator_mixins_are_read_through_their_protocols():
     assert (info.shape, info.data_type, info.device) == ((3,), D.CUDNN_DATA_HALF, "cpu")
     assert arrays.producer_of(np.zeros(3)).library == "numpy"
     assert arrays.producer_of(np.float32(1)).library == "numpy"
+
+
+def test_check_dtype_false_still_checks_the_size_and_refuses_an_unknown_one(conv):
+    og, x, w, y = conv
+    unknown = FakeDLPack(A, (N * C * H * W,), code=10, bits=8)  # an 8-bit float cuda.core cannot read, no dtype
+    with pytest.raises(ValueError, match=r"UID 1 \(x\): the array's size is unknown .* so it cannot be checked "
+                                         r"against the 512 bytes the tensor x \(uid 1\)"):
+        VariantPack(None, {x: unknown, w: 2 * A, y: 3 * A}, operation_graph=og, check_dtype=False)
+    small = cuda_array(A, (N * C * H * W // 4,), bits=32)  # 256 bytes, for a 512-byte fp16 tensor
+    with pytest.raises(ValueError, match=r"UID 1 \(x\): the buffer holds 256 bytes but the tensor .* spans 512"):
+        VariantPack(None, {x: small, w: 2 * A, y: 3 * A}, operation_graph=og, check_dtype=False)
+
+
+def test_a_scalar_no_float_holds_is_refused_naming_its_slot():
+    with pytest.raises(ValueError, match=r"^UID 9 \(s\): 1000+ does not fit in CUDNN_DATA_FLOAT$"):
+        _packing.scalar_bytes(10 ** 400, D.CUDNN_DATA_FLOAT, "UID 9 (s)")
+    with pytest.raises(ValueError, match=r"^UID 9 \(s\): 1000+ does not fit in CUDNN_DATA_INT64"):
+        _packing.scalar_bytes(10 ** 400, D.CUDNN_DATA_INT64, "UID 9 (s)")
+
+
+class _RaisingProtocol:
+    @property
+    def __cuda_array_interface__(self):
+        raise RuntimeError("boom")
+
+
+def test_a_buffer_whose_protocol_raises_is_named_in_one_line(conv):
+    og, x, w, y = conv
+    with pytest.raises(TypeError, match=r"^UID 1 \(x\): _RaisingProtocol: .*RuntimeError: boom$"):
+        VariantPack(None, {x: _RaisingProtocol(), w: 2 * A, y: 3 * A}, operation_graph=og)
