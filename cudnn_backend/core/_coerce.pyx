@@ -61,7 +61,7 @@ cdef int _enum_arg(object value, object enum_cls, str what) except? -1:
         try:
             return int(enum_cls[value])
         except KeyError:
-            raise ValueError(f"{what}: {value!r} is not a {enum_cls.__name__} name") from None
+            raise ValueError(f"{what}: {value!r} is not a name of {enum_cls.__name__}") from None
     elif isinstance(value, bool) or isinstance(value, enum.Enum):
         raise TypeError(f"{what}: expected a {enum_cls.__name__} member, its C name or an int, not "
                         f"{type(value).__name__}{'.' + value.name if isinstance(value, enum.Enum) else ''}")

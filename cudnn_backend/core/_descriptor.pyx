@@ -51,6 +51,7 @@ from cudnn_backend._bindings.enums import AttributeName, AttributeType, Descript
 from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._coerce import ADDRESS_LIMIT, _name_of, as_int
 from cudnn_backend.core._status import check_available
+from cudnn_backend.core import graph_limits as _graph_limits
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import (CudnnBadParamError, CudnnError, CudnnNotSupportedError,  # noqa: F401 - CudnnError:
                                   CudnnUnsafeCallError, CudnnVersionError)  # a name this module has always had
@@ -301,7 +302,7 @@ cdef int _enum_element(object v, int atype, object what) except? -1:
         try:
             i = int(cls[v])
         except KeyError:
-            raise ValueError(f"{_w(what)}: {v!r} is not a {cls.__name__} name") from None
+            raise ValueError(f"{_w(what)}: {v!r} is not a name of {cls.__name__}") from None
     elif isinstance(v, bool) or isinstance(v, enum.Enum):
         raise TypeError(f"{_w(what)}: expected a {cls.__name__} member, not {type(v).__name__}"
                         f"{'.' + v.name if isinstance(v, enum.Enum) else ''}")
@@ -402,6 +403,43 @@ cdef int _check_graph_mode(Descriptor graph) except -1:
             f"cuDNN detects as {_graph_mode_name(detected)}: cuDNN takes a mode as given, skips its pattern matching "
             "and fails later (9.28.1 segfaults on some); set the detected mode or leave it out (AUTO)")
     return 0
+
+
+cdef Py_ssize_t _MAX_ENTRANCE_OPERATIONS = _graph_limits.MAX_ENTRANCE_OPERATIONS
+
+
+cdef int _check_graph_finalize_cost(Descriptor graph) except -1:
+    """Nothing cuDNN's graph finalize takes exponential time or aborts on (``core.graph_limits``); a graph of at
+    most MAX_ENTRANCE_OPERATIONS operations is not looked at."""
+    ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
+    if type(ops) is not tuple or len(<tuple>ops) <= _MAX_ENTRANCE_OPERATIONS:
+        return 0
+    problem = _graph_limits.graph_problem([_tensor_io(<Descriptor>op) for op in <tuple>ops if isinstance(op, Descriptor)])
+    if problem is not None:
+        raise CudnnUnsafeCallError(f"CUDNN_ATTR_OPERATIONGRAPH_OPS: {problem}")
+    return 0
+
+
+cdef tuple _tensor_io(Descriptor op):
+    """(tensors read, tensors written) of an operation, from its tensor slots (the schema's inputs and outputs), by
+    UID (a tensor without one: the descriptor itself)."""
+    cdef Py_ssize_t i
+    cdef AttrSpec* spec
+    cdef list reads = [], writes = []
+    if op._vals is None:
+        return reads, writes
+    for i in range(len(op._vals)):
+        value = op._vals[i]
+        if value is None:
+            continue
+        spec = &TABLES.attr[TABLES.slot_attr[op._dtype][i]]
+        if spec.io == 0:
+            continue
+        for t in (value if type(value) is tuple else (value,)):
+            if isinstance(t, Descriptor) and (<Descriptor>t)._dtype == CUDNN_BACKEND_TENSOR_DESCRIPTOR:
+                uid = (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)
+                (writes if spec.io == 2 else reads).append(t if uid is None else uid)
+    return reads, writes
 
 
 cdef str _graph_mode_name(object mode):
@@ -1018,8 +1056,10 @@ cdef class Descriptor(_Resource):
                 self._check_required()
         if dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
             _check_finalize_preconditions(dtype, {a: v for a, v in self._items()})
-        elif dtype == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR and self._has(CUDNN_ATTR_OPERATIONGRAPH_MODE):
-            _check_graph_mode(self)
+        elif dtype == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
+            _check_graph_finalize_cost(self)
+            if self._has(CUDNN_ATTR_OPERATIONGRAPH_MODE):
+                _check_graph_mode(self)
         if TABLES.finalize_check[dtype] != NULL:
             if not (dtype == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR and _pointwise_broadcast_ok(self)):
                 (<object>TABLES.finalize_check[dtype])(self)

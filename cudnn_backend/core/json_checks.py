@@ -61,14 +61,17 @@ import marshal
 import math
 import re
 import warnings
+from enum import IntEnum
 from math import prod as _prod
 from operator import mul as _mul
 
 from cudnn_backend._bindings import _loader
+from cudnn_backend._bindings import enums as _enums
 from cudnn_backend.core import _json_tables as _tables_data
 from cudnn_backend.core import families as _families
+from cudnn_backend.core import graph_limits as _graph_limits
 from cudnn_backend.core.versions import parse_version
-from cudnn_backend.errors import CudnnLibraryNotFoundError, JsonCheckError, JsonTableFallbackWarning
+from cudnn_backend.errors import CudnnLibraryNotFoundError, GraphError, JsonCheckError, JsonTableFallbackWarning
 
 __all__ = ["check_plan_json", "check_kernel_cache_json", "check_deviceprop_json", "deviceprop_members",
            "table_release", "document_release", "JsonCheckError", "JsonTableFallbackWarning", "CUDNN_VERSION",
@@ -886,6 +889,9 @@ def _kernel_params_then(kp):
 # Four finalize modes make cuDNN look for a node of one operation and use it unchecked: a graph without
 # such a node crashes (SIGSEGV in 9.10 .. 9.28.1; see tools/json_observations); the others fail cleanly.
 FINALIZE_MODE_NEEDS = _families.FINALIZE_MODE_NEEDS  # declared by the families (conv, norm)
+JSON_FINALIZE_CHECKS = _families.JSON_FINALIZE_CHECKS
+FORWARD_PHASE_OF_FINALIZE_MODE = _families.norm.FORWARD_PHASE_OF_FINALIZE_MODE
+_NORM_FORWARD = "CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR"
 # The fused attention engines of cuDNN 9.19 (SDPA_FWD engine 2, SDPA_BWD engine 6 on an H200) assume that
 # the matmuls' tensors in memory are packed along a matrix dimension (one of the last two has stride 1;
 # SIGSEGV otherwise, even with the stride 1 on a batch dimension); the other engines of these graphs
@@ -904,6 +910,86 @@ def _short_op(op):
     return op.replace("CUDNN_BACKEND_OPERATION_", "").replace("_DESCRIPTOR", "").lower()
 
 
+class _JsonTensor:
+    """A plan's tensor as the families' finalize checks read a tensor descriptor (``value_of``: dims, data type)."""
+
+    __slots__ = ("tensor", "name")
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+        self.name = f"tensor {tensor.get('name')}"
+
+    def value_of(self, attribute):
+        if attribute == _enums.AttributeName.CUDNN_ATTR_TENSOR_DIMENSIONS:
+            dims = self.tensor.get("dim")
+            return tuple(dims) if type(dims) is list else None
+        if attribute == _enums.AttributeName.CUDNN_ATTR_TENSOR_DATA_TYPE:
+            return _enumerant(self.tensor.get("dataType"))
+        return None
+
+
+class _JsonNode:
+    """A plan's node as its family's finalize check reads the operation descriptor, through the family's names of
+    the members (``json_members``): tensor members as ``_JsonTensor``, enumerants as their values."""
+
+    __slots__ = ("node", "members", "roles", "tensors", "descriptor_type")
+
+    def __init__(self, node, members, roles, tensors):
+        self.node, self.members, self.roles, self.tensors = node, members, roles, tensors
+        self.descriptor_type = _enums.DescriptorType[node["operation"]]
+
+    def value_of(self, attribute):
+        member = self.members.get(attribute)
+        value = self.node.get(member) if member is not None else None
+        if value is None:
+            return None
+        if member in self.roles:
+            tensor = self.tensors.get(value) if type(value) is str else None
+            return _JsonTensor(tensor) if tensor is not None else None
+        return _enumerant(value) if type(value) is str else value
+
+
+_ENUMERANTS = {}
+
+
+def _enumerant(name):
+    """The value of a cuDNN enumerant by its C name (None for any other string)."""
+    if not _ENUMERANTS:
+        for enum in vars(_enums).values():
+            if isinstance(enum, type) and issubclass(enum, IntEnum) and enum is not IntEnum:
+                _ENUMERANTS.update((m.name, int(m)) for m in enum)
+    return _ENUMERANTS.get(name)
+
+
+def _node_check_problem(node, op, tensors):
+    """What the finalize check of the node's family refuses in it (the shape rules cuDNN does not check, run on a
+    plan's nodes as on descriptors: a plan would otherwise carry what the descriptors refuse), else None."""
+    entry = JSON_FINALIZE_CHECKS.get(node.get("operation"))
+    if entry is None or op.roles is None:
+        return None
+    check, members = entry
+    try:
+        check(_JsonNode(node, members, op.roles, tensors))
+    except GraphError as e:
+        return str(e)
+    except (TypeError, ValueError, KeyError, IndexError):  # members of the wrong kind: the other checks say so
+        return None
+    return None
+
+
+def _size_problem(count, reads, producer):
+    """``core.graph_limits.graph_problem`` of a graph's ``count`` nodes: ``reads`` (node index, tensor name) pairs,
+    ``producer`` tensor name -> the node writing it."""
+    if count <= _graph_limits.MAX_ENTRANCE_OPERATIONS:
+        return None
+    operations = [([], []) for _ in range(count)]
+    for i, name in reads:
+        operations[i][0].append(name)
+    for name, j in producer.items():
+        operations[j][1].append(name)
+    return _graph_limits.graph_problem(operations)
+
+
 def _mode_problem(g):
     """(path suffix, problem) where the finalizeMode does not fit the graph, else None."""
     mode, nodes = g["finalizeMode"], g["nodes"]
@@ -911,6 +997,12 @@ def _mode_problem(g):
     if need is not None and not any(n.get("operation") == need for n in nodes):
         return ("finalizeMode",), (f"finalizeMode {mode} needs a {_short_op(need)} node and this graph has none "
                                    "(cuDNN crashes on that)")
+    phase = FORWARD_PHASE_OF_FINALIZE_MODE.get(mode)
+    for i, n in enumerate(nodes if phase is not None else ()):
+        if n.get("operation") == _NORM_FORWARD and n.get("fmode") != phase:
+            return ("nodes", i, "fmode"), (f"fmode {n.get('fmode')} does not fit finalizeMode {mode}, which runs "
+                                           f"{phase} (cuDNN segfaults loading a NORM_FWD_TRAIN plan over an "
+                                           "inference node)")
     if mode in UNIT_STRIDE_MODES:
         tensors = {t["name"]: t for t in g["tensors"]}
         for i, n in enumerate(nodes):
@@ -1021,6 +1113,15 @@ class Graph(Check):
                                  "nodes in topological order")
                 if j is None and name in virtual:
                     ctx.fail(rp, f"virtual tensor {name} is read here but no node writes it")
+        problem = _size_problem(len(nodes), [(i, name) for i, inputs in enumerate(reads) for name, _ in inputs],
+                                producer) if ordered else None
+        if problem:
+            ctx.fail(path + ("nodes",), problem)
+        by_name = {t["name"]: t for t in tensors}
+        for i, node in enumerate(nodes):
+            problem = _node_check_problem(node, self.op_of(node["operation"]), by_name)
+            if problem:
+                ctx.fail(path + ("nodes", i), problem)
         problem = _mode_problem(g)
         if problem:
             ctx.fail(path + problem[0], problem[1])
@@ -1152,6 +1253,11 @@ def _graph_fast_of(graph):
                 j = producer.get(name)
                 if j is not None and j >= i or j is None and name in virtual:
                     return False
+            if _size_problem(len(nodes), reads, producer):
+                return False
+        by_name = {t["name"]: t for t in tensors}
+        if any(_node_check_problem(node, op_of(node["operation"]), by_name) for node in nodes):
+            return False
         return _mode_problem(g) is None
 
     def graph_fast(g, c):

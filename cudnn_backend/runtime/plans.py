@@ -41,9 +41,10 @@ from cudnn_backend.errors import (CudnnBackendError, CudnnError, CudnnLibraryNot
                                   did_you_mean)
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime._packing import graph_tensor_specs, plan_document
-from cudnn_backend.runtime.profiles import as_deviceprop, bundled_profile_of, file_path, profile_of
+from cudnn_backend.runtime.profiles import as_deviceprop, bundled_profile_of, file_path, profile_of, read_limited
 from cudnn_backend.typed import DeviceProp, Engine, EngineConfig, ExecutionPlan, KernelCache, OperationGraph
 from cudnn_backend.typed.introspection import graph_fingerprint
+from cudnn_backend.typed.tensors import TensorSpec
 
 __all__ = ["Plan", "build_plan", "plan_from_json", "load_plan", "save_plan", "plan_json_info", "check_plan_version",
            "make_kernel_cache", "kernel_cache_json", "as_plan", "forget_refusals", "refused", "device_key",
@@ -53,6 +54,7 @@ __all__ = ["Plan", "build_plan", "plan_from_json", "load_plan", "save_plan", "pl
 A = AttributeName
 AT = AttributeType
 DT = DescriptorType
+MAX_PLAN_FILE_BYTES = 1 << 28  # 256 MiB: a saved plan is a few hundred KB (kernel caches a few MB)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -527,6 +529,7 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
     text = check_plan_json(text)
     if operation_graph is not None:
         _engines.check_graph(operation_graph)
+        _check_plan_graph(operation_graph, text)
     plan = _targeted(ExecutionPlan(json_representation=text), handle, dp, kernel_cache)
     clear_error()
     try:
@@ -540,6 +543,25 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
         path, name, close = unknown
         raise JsonCheckError("plan", path, f"{name!r} is not a name of cuDNN's enums{close}; cuDNN refused the plan: {getattr(e.status, 'name', e.status)}") from e
     return Plan(plan, operation_graph=operation_graph, handle=handle, deviceprop=dp, kernel_cache=kernel_cache)
+
+
+def _check_plan_graph(operation_graph, text):
+    """``operation_graph`` must be the plan's own: the tensors its operations read and write are those the plan's
+    JSON lists (UIDs, dims, strides, data types, virtual, by value), else variant packs would be checked against
+    another graph. A graph whose operations are unknown on the Python side is taken as it is."""
+    mine = graph_tensor_specs(operation_graph)
+    if mine is None:
+        return
+    theirs = {s.uid: s for s in (TensorSpec.from_json(t) for t in json.loads(text)["operationGraph"]["tensors"])}
+    if set(mine) != set(theirs):
+        raise ValueError(f"operation_graph: not this plan's graph: its tensors have UIDs {sorted(mine)}, the plan's "
+                         f"{sorted(theirs)}")
+    for uid in sorted(mine):
+        a, b = mine[uid], theirs[uid]
+        if (a.dims, a.strides, a.data_type, a.virtual, a.by_value) != (b.dims, b.strides, b.data_type, b.virtual,
+                                                                        b.by_value):
+            raise ValueError(f"operation_graph: not this plan's graph: its tensor {a.describe()} is {b.describe()} in "
+                             "the plan")
 
 
 def _arch_mismatch(error, text, handle, deviceprop):
@@ -618,9 +640,12 @@ def load_plan(path, handle=None, device_profile=None, **kwargs) -> Plan:
     """``plan_from_json`` of a file written by ``save_plan``."""
     path = file_path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_limited(path, MAX_PLAN_FILE_BYTES)
     except OSError as e:
         raise ValueError(f"path: cannot read {str(path)!r}: {e}") from None
+    if raw is None:
+        raise ValueError(f"path: {str(path)!r} holds more than {MAX_PLAN_FILE_BYTES} bytes; a saved plan is a few "
+                         "hundred KB")
     return plan_from_json(raw, handle, device_profile, **kwargs)
 
 

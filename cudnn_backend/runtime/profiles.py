@@ -51,7 +51,7 @@ from cudnn_backend.typed import DeviceProp
 
 __all__ = ["DeviceProfile", "DeviceProfileError", "DeviceProfileVersionError", "DeviceProfileIdentityWarning",
            "as_deviceprop", "profile_of", "captured_facts", "bundled_profile_of",
-           "bundled_profiles", "version_from_filename", "file_path", "DATA_DIR", "gpu_facts", "offline_profiles",
+           "bundled_profiles", "version_from_filename", "file_path", "read_limited", "DATA_DIR", "gpu_facts", "offline_profiles",
            "release_members", "ReleaseMembers"]
 
 DATA_DIR = pathlib.Path(__file__).resolve().parent.parent / "data"
@@ -89,6 +89,14 @@ def release_members(release) -> ReleaseMembers:
     # the tables on either side: a member the newer one requires, this release may require (else it ignores it)
     sides = [t for t in TABLE_RELEASES if t < release][-1:] + [t for t in TABLE_RELEASES if t > release][:1]
     return ReleaseMembers(release, tuple(dict.fromkeys(m for t in sides for m in deviceprop_members(t))), None)
+
+
+def read_limited(path: pathlib.Path, limit: int) -> bytes | None:
+    """The bytes of ``path``, or None where it holds more than ``limit`` (read up to one past it: a device file such
+    as /dev/zero, whose size says 0, never ends). OSError as open and read raise it."""
+    with open(path, "rb") as f:
+        raw = f.read(limit + 1)
+    return None if len(raw) > limit else raw
 
 
 def file_path(path, what="path") -> pathlib.Path:
@@ -452,9 +460,10 @@ class DeviceProfile:
         """
         path = file_path(path)
         try:
-            if path.stat().st_size > MAX_PROFILE_BYTES:
-                raise DeviceProfileError(f"{str(path)!r} is {path.stat().st_size} bytes; a device profile is about 1 KB")
-            raw = path.read_bytes()
+            raw = read_limited(path, MAX_PROFILE_BYTES)
+            if raw is None:
+                raise DeviceProfileError(f"{str(path)!r} holds more than {MAX_PROFILE_BYTES} bytes; a device profile "
+                                         "is about 1 KB")
         except OSError as e:
             raise DeviceProfileError(f"cannot read device profile {str(path)!r}: {e}") from None
         return cls._from_text(raw, cudnn_version, str(path), allow_version_mismatch,

@@ -595,7 +595,8 @@ class SweepOptions(OptionSet):
                                      "ADDRESS, else that cluster", flag="--ray", group="many graphs",
                                      metavar="ADDRESS", const="local")
     workers: int | None = _field(None, Count(1, optional=True), "CPU worker processes for an offline sweep (--gpus "
-                                 "without a GPU)", group="many graphs", metavar="N")
+                                 "without a GPU); at most one per graph and per core", group="many graphs",
+                                 metavar="N")
     order: str = _field("largest", Choice(ORDERS), "the order workers take the graphs in: largest estimated work "
                         "first (the default: the last graphs, run while other workers idle, are small ones) or as "
                         "given", group="many graphs")
@@ -647,7 +648,8 @@ class SupportOptions(OptionSet):
                         "precompiled ones (runtime-compiled configs are checked up to their finalize: compiling "
                         "takes 1-4 s each), all (compiles them), none", group="probing")
     workers: int | None = _field(None, Count(1, optional=True), "CPU worker processes (default: one per core when "
-                                 "more than a few graphs need probing)", group="probing", metavar="N")
+                                 "more than a few graphs need probing; at most one per graph and per core)",
+                                 group="probing", metavar="N")
 
 
 #: every option set, for what reads them all (the command line's words for the Python names)

@@ -60,7 +60,6 @@ from dataclasses import asdict, dataclass, field
 from cudnn_backend._bindings._loader import release_library
 from cudnn_backend._bindings.enums import BehaviorNote
 from cudnn_backend.core import device as _device
-from cudnn_backend.core._coerce import as_int
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
@@ -99,7 +98,7 @@ from cudnn_backend.tune.offline_gaps import (
 )
 from cudnn_backend.tune.options import PLAN_MODES, SupportOptions
 from cudnn_backend.tune.results import ChangeRows, plain_table, sm_words
-from cudnn_backend.tune.sweeps import TaskResult, _run_processes
+from cudnn_backend.tune.sweeps import TaskResult, _run_processes, cpu_workers
 from cudnn_backend.typed.introspection import graph_fingerprint, signature_of, tensor_slots, topological_order
 from cudnn_backend.typed.tensors import data_type_name
 
@@ -815,6 +814,10 @@ class SupportMatrix:
             return cls.from_dict(json.loads(p.read_text(encoding="utf-8")))
         except (OSError, ValueError) as e:
             raise ValueError(f"matrix: {str(p)!r}: {e}") from None
+        except RecursionError:  # json.loads on nesting deeper than the interpreter's stack
+            raise ValueError(f"matrix: {str(p)!r}: nested too deeply to be a support matrix") from None
+        except (TypeError, KeyError, AttributeError) as e:  # JSON, but not a matrix's
+            raise ValueError(f"matrix: {str(p)!r}: not a support matrix ({type(e).__name__}: {e})") from None
 
     def write_json(self, path) -> pathlib.Path:
         """Write ``to_dict()`` as JSON; the path written."""
@@ -1084,7 +1087,7 @@ def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.famil
 
 def _worker_count(workers, todo) -> int:
     if workers is not None:
-        return as_int(workers, "workers", 1)
+        return cpu_workers(workers, todo)
     if todo <= 8:
         return 1
     return max(1, min(os.cpu_count() or 1, math.ceil(todo / 8)))

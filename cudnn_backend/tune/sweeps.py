@@ -54,7 +54,7 @@ from cudnn_backend.tune.search import part_options
 
 __all__ = ["Task", "TaskResult", "SweepResult", "sweep", "run_task", "dispatch_order", "tasks_from_preset",
            "tasks_from_file", "JOBS", "EXECUTORS", "ORDERS", "WorkerPool", "WorkerReport", "Unit", "shared_pool",
-           "close_pools", "split_plan", "search_costs", "plan_units"]
+           "close_pools", "split_plan", "search_costs", "plan_units", "cpu_workers"]
 
 # the thread pools of numpy's BLAS and OpenMP, sized per worker (WorkerPool._spawn) unless the user set them
 THREAD_POOL_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -408,11 +408,18 @@ def sweep(tasks, *, job="explore", executor="serial", gpus=_SWEEP.gpus, workers=
     return SweepResult(job, executor, n_workers, results, time.perf_counter() - t0, offline, reports, split_over)
 
 
+def cpu_workers(requested, tasks) -> int:
+    """CPU worker processes for ``tasks`` graphs: ``requested`` (checked), else one per core; never more than the
+    graphs or the cores, since a worker beyond either only waits (and thousands of processes take the host down)."""
+    cores = os.cpu_count() or 1
+    n = as_int(requested, "workers", 1) if requested is not None else cores
+    return max(1, min(n, tasks, cores))
+
+
 def _pins(offline, gpus, workers, n_tasks) -> list:
     """The CUDA device of each worker (None: a CPU worker, offline)."""
     if offline:
-        n = as_int(workers, "workers", 1) if workers is not None else max(1, min(n_tasks, os.cpu_count() or 1))
-        return [None] * n
+        return [None] * cpu_workers(workers, n_tasks)
     n = _gpu_count(gpus)
     if n < 1:
         raise SweepError("executor 'processes': no GPU visible")

@@ -67,7 +67,7 @@ def descriptor_class(descriptor_type):
         try:
             descriptor_type = DescriptorType[descriptor_type]
         except KeyError:
-            raise ValueError(f"descriptor_type: {descriptor_type!r} is not a DescriptorType name") from None
+            raise ValueError(f"descriptor_type: {descriptor_type!r} is not a name of DescriptorType") from None
     if isinstance(descriptor_type, bool):
         raise TypeError("descriptor_type: expected a DescriptorType, not bool")
     try:

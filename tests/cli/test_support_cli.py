@@ -128,3 +128,11 @@ def test_why_explains_and_minimizes(run, tmp_path):
     assert data["stage"] == "heuristics" and data["minimization"]["label"] == "every tensor → NHWC"
     r = run("why", "--graph", f"{f}:sized", "--param", "n=1", "--device-profile", "h100")
     assert r.returncode == 0 and "SUPPORTED" in r.stdout and "NOT SUPPORTED" not in r.stdout
+
+
+def test_a_matrix_file_nested_too_deeply_is_one_line_exit_2(tmp_path, capsys):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert main(["compare", "--matrices", str(deep), str(deep)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "--matrices" in lines[0] and "nested too deeply" in lines[0], lines

@@ -236,10 +236,10 @@ def test_char_attributes_refuse_surrogates_nul_and_non_text():
 
 
 def test_enum_arguments_refuse_lone_surrogates_and_strange_names():
-    _refused(lambda: cb.Descriptor("\ud800"), "is not a DescriptorType name")
+    _refused(lambda: cb.Descriptor("\ud800"), "is not a name of DescriptorType")
     t = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
-    _refused(lambda: t.set("\ud800", CUDNN_TYPE_INT64, 1), "is not a AttributeName name")
-    _refused(lambda: t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, "\ud800"), "is not a DataType name")
+    _refused(lambda: t.set("\ud800", CUDNN_TYPE_INT64, 1), "is not a name of AttributeName")
+    _refused(lambda: t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, "\ud800"), "is not a name of DataType")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -306,3 +306,13 @@ def test_a_plan_for_another_gpu_is_refused_naming_both_and_the_fix(plan, h200):
         from cudnn_backend.core.json_checks import plan_identity_members
 
         assert all(h100.properties.get(m) == h200.properties.get(m) for m in plan_identity_members())
+
+
+def test_files_that_never_end_are_refused_not_read_forever():
+    from cudnn_backend.runtime.plans import load_plan
+    from cudnn_backend.runtime.profiles import DeviceProfile, DeviceProfileError
+
+    with pytest.raises(ValueError, match=r"^path: '/dev/zero' holds more than 268435456 bytes"):
+        load_plan("/dev/zero", device_profile="h200")
+    with pytest.raises(DeviceProfileError, match=r"'/dev/zero' holds more than 1048576 bytes"):
+        DeviceProfile.load("/dev/zero")

@@ -1,13 +1,14 @@
 """Offline sweeps: the serial, process and Ray executors give the same results, and a failing task is reported
 without stopping the others."""
 import multiprocessing
+import os
 import pickle
 
 import pytest
 
 import cudnn_backend as cb
 from cudnn_backend.tune import Task, dispatch_order, tasks_from_file, tasks_from_preset, work_estimate
-from cudnn_backend.tune.sweeps import close_pools, shared_pool
+from cudnn_backend.tune.sweeps import close_pools, cpu_workers, shared_pool
 
 pytestmark = pytest.mark.skipif(cb.core.device.gpu_available(), reason="offline sweeps (a GPU times instead)")
 
@@ -155,3 +156,11 @@ def test_bad_sweeps_refused():
         cb.sweep(TASKS[:1], executor="threads")
     with pytest.raises(TypeError, match="tasks"):
         cb.sweep([3.5])
+
+
+def test_cpu_workers_are_at_most_one_per_graph_and_per_core(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert [cpu_workers(99999, 12), cpu_workers(99999, 2), cpu_workers(3, 12), cpu_workers(None, 12),
+            cpu_workers(None, 1), cpu_workers(2, 0)] == [4, 2, 3, 4, 1, 1]
+    with pytest.raises(ValueError, match="workers"):
+        cpu_workers(0, 12)

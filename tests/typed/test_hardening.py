@@ -53,7 +53,7 @@ def test_typed_lying_len_and_scalars():
         Tensor(unique_id=1.0)
     with pytest.raises(TypeError, match="CUDNN_ATTR_TENSOR_IS_VIRTUAL: expected a bool"):
         Tensor(is_virtual="yes")
-    with pytest.raises(ValueError, match="CUDNN_ATTR_TENSOR_DATA_TYPE: '\\\\ud800' is not a DataType name"):
+    with pytest.raises(ValueError, match="CUDNN_ATTR_TENSOR_DATA_TYPE: '\\\\ud800' is not a name of DataType"):
         Tensor(data_type="\ud800")
 
 

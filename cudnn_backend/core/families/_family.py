@@ -23,7 +23,8 @@ from cudnn_backend._bindings.enums import DescriptorType
 from cudnn_backend.core import _json_tables
 from cudnn_backend.core import schema as _schema
 
-__all__ = ["Family", "FamilyError", "register", "OPERATION_PREFIX", "operation_type_name", "reference_ops",
+__all__ = ["Family", "FamilyError", "register", "OPERATION_PREFIX", "operation_type_name", "json_finalize_checks",
+           "reference_ops",
            "graph_mixins", "shape_rules"]
 
 OPERATION_PREFIX = "CUDNN_BACKEND_OPERATION_"
@@ -46,6 +47,9 @@ class Family:
     operations: tuple
     graph_methods: tuple = ()
     finalize_checks: dict = field(default_factory=dict)  # short operation name -> check(operation descriptor)
+    # short operation name -> {AttributeName: plan JSON member}: every attribute its finalize check reads, so that the
+    # check runs on a plan's nodes too (``json_finalize_checks``)
+    json_members: dict = field(default_factory=dict)
     finalize_modes: dict = field(default_factory=dict)  # JSON finalizeMode -> short name of the node it needs
     graph_mixin: type | None = None  # the class whose methods (``graph_methods``) ``Graph`` inherits
     reference_ops: dict = field(default_factory=dict)  # short operation name -> the reference evaluator's Op class
@@ -85,7 +89,7 @@ def register(families, enum_operations=None, node_tables=None) -> tuple:
             if full in owner:
                 problems.append(f"{full} is owned by the families {owner[full].name} and {fam.name}")
             owner[full] = fam
-        for op in (*fam.finalize_checks, *fam.finalize_modes.values()):
+        for op in (*fam.finalize_checks, *fam.finalize_modes.values(), *fam.json_members):
             if op not in fam.operations:
                 problems.append(f"family {fam.name} has a check or finalize mode for {op}, which it does not own")
         for op in fam.reference_ops:
@@ -111,6 +115,13 @@ def register(families, enum_operations=None, node_tables=None) -> tuple:
         for mode, op in fam.finalize_modes.items():
             modes[mode] = operation_type_name(op)
     return checks, {k: v.name for k, v in owner.items()}, modes
+
+
+def json_finalize_checks(families) -> dict:
+    """{operation C name: (its finalize check, {AttributeName: plan JSON member})} of the operations whose family
+    names the JSON members its check reads."""
+    return {operation_type_name(op): (fam.finalize_checks[op], members) for fam in families
+            for op, members in fam.json_members.items() if op in fam.finalize_checks}
 
 
 def reference_ops(families) -> dict:

@@ -37,7 +37,8 @@ from cudnn_backend.core.families.pointwise import broadcast_keys, check_broadcas
 from cudnn_backend.core.families.reduction import reduced_axes
 from cudnn_backend.errors import GraphError
 
-__all__ = ["FAMILY", "stats_dims", "built_stats_dims", "norm_mode", "norm_stats_dims", "per_channel_dims", "NormOps",
+__all__ = ["FAMILY", "FORWARD_PHASE_OF_FINALIZE_MODE", "stats_dims", "built_stats_dims", "norm_mode", "norm_stats_dims",
+           "per_channel_dims", "NormOps",
            "normalize", "NormForward", "NormBackward", "BnFinalize", "BnBackwardWeights", "GenStatsOp"]
 
 
@@ -184,6 +185,10 @@ if "CUDNN_ADA_LAYER_NORM" in NormMode.__members__:
 
 _PHASES = {"training": NormFwdPhase.CUDNN_NORM_FWD_TRAINING, "train": NormFwdPhase.CUDNN_NORM_FWD_TRAINING,
            "inference": NormFwdPhase.CUDNN_NORM_FWD_INFERENCE, "infer": NormFwdPhase.CUDNN_NORM_FWD_INFERENCE}
+# the norm forward phase each finalize mode of a norm forward graph runs: a plan whose node says the other one is
+# refused (cuDNN 9.10.2 to 9.28.1 segfault loading a NORM_FWD_TRAIN plan whose node is an inference one)
+FORWARD_PHASE_OF_FINALIZE_MODE = {"NORM_FWD_INFER": "CUDNN_NORM_FWD_INFERENCE",
+                                  "NORM_FWD_TRAIN": "CUDNN_NORM_FWD_TRAINING"}
 _NORM_MODES = {"layer": NormMode.CUDNN_LAYER_NORM, "rms": NormMode.CUDNN_RMS_NORM,
                 "batch": NormMode.CUDNN_BATCH_NORM, "instance": NormMode.CUDNN_INSTANCE_NORM}
 
@@ -677,6 +682,23 @@ FAMILY = Family(
                      "GEN_STATS": check_gen_stats, "BN_FINALIZE_STATISTICS": check_bn_finalize,
                      "BN_BWD_WEIGHTS": check_bn_bwd_weights},
     finalize_modes={"NORM_BWD": "NORM_BACKWARD"},
+    json_members={
+        "NORM_FORWARD": {A.CUDNN_ATTR_OPERATION_NORM_FWD_MODE: "mode", A.CUDNN_ATTR_OPERATION_NORM_FWD_PHASE: "fmode",
+                         A.CUDNN_ATTR_OPERATION_NORM_FWD_XDESC: "X", A.CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC: "Mean",
+                         A.CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC: "InvVariance",
+                         A.CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC: "Scale",
+                         A.CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC: "InRunningMean",
+                         A.CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC: "InRunningVar",
+                         A.CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC: "OutRunningMean",
+                         A.CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC: "OutRunningVar",
+                         A.CUDNN_ATTR_OPERATION_NORM_FWD_YDESC: "Y"},
+        "NORM_BACKWARD": {A.CUDNN_ATTR_OPERATION_NORM_BWD_MODE: "mode", A.CUDNN_ATTR_OPERATION_NORM_BWD_XDESC: "X",
+                          A.CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC: "Mean",
+                          A.CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC: "InvVariance",
+                          A.CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC: "Scale",
+                          A.CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC: "DScale",
+                          A.CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC: "DBias",
+                          A.CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC: "DX"}},
     graph_mixin=NormOps,
     reference_ops={"NORM_FORWARD": NormForward, "NORM_BACKWARD": NormBackward, "GEN_STATS": GenStatsOp,
                    "BN_FINALIZE_STATISTICS": BnFinalize, "BN_BWD_WEIGHTS": BnBackwardWeights},

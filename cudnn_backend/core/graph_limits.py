@@ -1,0 +1,78 @@
+"""What cuDNN's operation-graph finalize cannot take, refused before it is called (descriptors and plan JSON alike).
+
+cuDNN's graph finalize takes time exponential in the operations that run side by side. Measured offline with
+ReLUs and adds (cuDNN 9.10.2, 9.19.0 and 9.28.1 alike):
+
+* *entrance operations*, those that read no tensor another operation writes, triple it each: 12 take 1.4 s, 14 take
+  12 s, 15 take 35 s, 16 minutes; 28 exhaust the memory, 31 to 63 abort the process (std::bad_alloc,
+  std::length_error);
+* operations side by side after one entrance (a fan-out, merged or not) double it each: 20 take 1.9 s, 24 take
+  30 s, 28 and more abort.
+
+Chains cost nothing (60 operations in a row finalize at once). So a graph is refused where
+``3 ** entrances * 2 ** (width - entrances)`` passes ``3 ** 14`` (about 12 s offline), ``width`` being the most
+operations at one depth (the length of the longest chain of operations before them).
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+__all__ = ["MAX_ENTRANCE_OPERATIONS", "MAX_FINALIZE_COST", "graph_shape", "finalize_cost", "graph_problem"]
+
+MAX_ENTRANCE_OPERATIONS = 14  # alone: 12 s offline, and each one more about three times as long
+MAX_FINALIZE_COST = 3 ** MAX_ENTRANCE_OPERATIONS
+
+
+def graph_shape(operations: Iterable) -> tuple[int, int] | None:
+    """(entrance operations, the most operations at one depth) of ``operations``, each (tensors read, tensors
+    written) with any hashable tensor keys; None where the operations form a cycle (cuDNN refuses those itself)."""
+    ops = [(frozenset(reads), frozenset(writes)) for reads, writes in operations]
+    writers = {}
+    for index, (_, writes) in enumerate(ops):
+        for tensor in writes:
+            writers.setdefault(tensor, set()).add(index)
+    before = [set().union(*(writers.get(t, ()) for t in reads)) - {index} for index, (reads, _) in enumerate(ops)]
+    after = [[] for _ in ops]
+    for index, earlier in enumerate(before):
+        for op in earlier:
+            after[op].append(index)
+    waiting = [len(earlier) for earlier in before]
+    ready = [index for index, n in enumerate(waiting) if n == 0]
+    depth = [0] * len(ops)
+    done = 0
+    while ready:  # Kahn's order: each operation after those it reads from, at one more than the deepest of them
+        op = ready.pop()
+        done += 1
+        for later in after[op]:
+            depth[later] = max(depth[later], depth[op] + 1)
+            waiting[later] -= 1
+            if waiting[later] == 0:
+                ready.append(later)
+    if done < len(ops):
+        return None
+    at_depth = {}
+    for d in depth:
+        at_depth[d] = at_depth.get(d, 0) + 1
+    return at_depth.get(0, 0), max(at_depth.values(), default=0)
+
+
+def finalize_cost(entrances: int, width: int) -> int:
+    """The growth of cuDNN's graph finalize time in a graph's entrances and width (in units of a lone operation)."""
+    return 3 ** entrances * 2 ** max(0, width - entrances)
+
+
+def graph_problem(operations: Iterable) -> str | None:
+    """Why cuDNN cannot finalize a graph of ``operations`` (as ``graph_shape`` takes them), else None. A graph of
+    at most ``MAX_ENTRANCE_OPERATIONS`` operations is not looked at: it cannot cost more."""
+    operations = list(operations)
+    if len(operations) <= MAX_ENTRANCE_OPERATIONS:
+        return None
+    shape = graph_shape(operations)
+    if shape is None or finalize_cost(*shape) <= MAX_FINALIZE_COST:
+        return None
+    entrances, width = shape
+    return (f"{len(operations)} operations, of which {entrances} {'reads' if entrances == 1 else 'read'} no tensor "
+            f"another one writes and {width} run "
+            f"side by side at one depth: cuDNN's graph finalize takes time exponential in those (about 3x for each "
+            f"entrance and 2x for each other operation side by side; 15 entrances take 35 s, 24 side by side 30 s, "
+            f"and 28 or more abort the process), so this graph is refused: split it into several")

@@ -1,0 +1,161 @@
+"""What cuDNN's graph finalize cannot take (core.graph_limits), refused before cuDNN sees it: through descriptors
+(the Graph builder, the generic API) and through plan JSON; and a plan's norm nodes checked as their descriptors
+are (statistics that fit, a phase that fits the finalize mode)."""
+from __future__ import annotations
+
+import copy
+import json
+import textwrap
+
+import pytest
+
+import cudnn_backend as cb
+from cudnn_backend import patterns
+from cudnn_backend.core.graph_limits import (MAX_ENTRANCE_OPERATIONS, MAX_FINALIZE_COST, finalize_cost, graph_problem,
+                                             graph_shape)
+from cudnn_backend.errors import CudnnUnsafeCallError, JsonCheckError
+from cudnn_backend.graph import Graph
+from cudnn_backend.runtime.heuristics import build_first_plan
+from cudnn_backend.runtime.plans import plan_from_json
+
+from tests.helpers.crash import run_python
+
+
+def _fan(n):  # one entrance, then n operations side by side
+    return [({"x"}, {"y"})] + [({"y"}, {f"z{i}"}) for i in range(n)]
+
+
+def _entrances(n):  # n operations, each reading a graph input
+    return [({f"x{i}"}, {f"y{i}"}) for i in range(n)]
+
+
+@pytest.mark.parametrize("operations,shape", [
+    (_fan(20), (1, 20)),
+    (_entrances(15), (15, 15)),
+    ([({f"t{i}"}, {f"t{i + 1}"}) for i in range(60)], (1, 1)),  # a chain
+    ([({"x"}, {"a"}), ({"a", "x"}, {"b"}), ({"b"}, {"c"}), ({"a"}, {"d"})], (1, 2)),  # depth: the longest chain
+    ([({"a"}, {"b"}), ({"b"}, {"a"})], None),  # a cycle: cuDNN refuses it itself
+])
+def test_graph_shape(operations, shape):
+    assert graph_shape(operations) == shape
+
+
+def test_the_limit_follows_the_measured_growth():
+    assert finalize_cost(MAX_ENTRANCE_OPERATIONS, MAX_ENTRANCE_OPERATIONS) == MAX_FINALIZE_COST
+    assert graph_problem(_entrances(MAX_ENTRANCE_OPERATIONS)) is None
+    assert "15 operations, of which 15 read no tensor another one writes" in graph_problem(_entrances(15))
+    assert graph_problem(_fan(21)) is None  # 3 * 2**20: ~4 s offline
+    assert "23 operations, of which 1 reads no tensor another one writes and 22 run side by side" in \
+        graph_problem(_fan(22))
+    assert graph_problem([({f"t{i}"}, {f"t{i + 1}"}) for i in range(200)]) is None
+
+
+def _parallel_relus(n, fan_out):
+    g = Graph("wide")
+    x = g.tensor([1, 8, 4, 4])
+    source = g.relu(x) if fan_out else x
+    for _ in range(n):
+        g.relu(source, output=True)
+    return g
+
+
+@pytest.mark.parametrize("n,fan_out,match", [
+    (15, False, r"15 operations, of which 15 read no tensor another one writes"),
+    (40, False, r"40 operations"),  # cuDNN aborts the process on 31 to 63
+    (22, True, r"23 operations, of which 1 reads no tensor another one writes and 22 run side by side"),
+    (63, True, r"64 operations"),  # std::bad_alloc in cuDNN
+])
+def test_graphs_cudnn_cannot_finalize_are_refused_before_it(n, fan_out, match):
+    with pytest.raises(CudnnUnsafeCallError, match=r"^CUDNN_ATTR_OPERATIONGRAPH_OPS: " + match):
+        _parallel_relus(n, fan_out).build()
+
+
+def test_graphs_within_the_limit_finalize():
+    _parallel_relus(8, False).build()  # 0.02 s
+    _parallel_relus(14, True).build()  # 0.03 s
+
+
+def test_the_generic_api_is_refused_alike():
+    ops = [op for op in _parallel_relus(16, False).operations]
+    graph = cb.Descriptor(cb.DescriptorType.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
+    graph.set(cb.AttributeName.CUDNN_ATTR_OPERATIONGRAPH_OPS, cb.AttributeType.CUDNN_TYPE_BACKEND_DESCRIPTOR, ops)
+    with pytest.raises(CudnnUnsafeCallError, match="16 operations, of which 16 read no tensor"):
+        graph.finalize()
+
+
+@pytest.fixture(scope="module")
+def conv_plan_json():
+    p = patterns.conv_bias_relu(n=1, c=8, h=8, w=8, k=8, build=False)
+    plan, _ = build_first_plan(p.build(), device_profile="h200")
+    return json.loads(plan.to_json())
+
+
+def test_a_plan_whose_graph_cudnn_cannot_finalize_is_refused(conv_plan_json):
+    d = copy.deepcopy(conv_plan_json)
+    graph = d["operationGraph"]
+    relu, x = graph["nodes"][-1], graph["nodes"][0]["X"]
+    y = next(t for t in graph["tensors"] if t["name"] == relu["Y"])
+    for i in range(20):  # 20 more ReLUs of the conv's input: 21 entrances
+        graph["tensors"].append(dict(copy.deepcopy(y), name=str(1000 + i)))
+        graph["nodes"].append(dict(copy.deepcopy(relu), X=x, Y=str(1000 + i)))
+    with pytest.raises(JsonCheckError, match=r"operationGraph\.nodes: 23 operations, of which 21 read no tensor"):
+        plan_from_json(json.dumps(d), device_profile="h200")
+
+
+def _norm_plan_json(**norm):
+    g = Graph("norm")
+    x = g.tensor([4, 32, 8, 8], layout="nhwc")
+    s = g.tensor([1, 32, 1, 1], data_type="float", layout="nhwc")
+    b = g.tensor([1, 32, 1, 1], data_type="float", layout="nhwc")
+    g.batch_norm(x, s, b, **norm)
+    plan, _ = build_first_plan(g.build(), device_profile="h200")
+    return json.loads(plan.to_json())
+
+
+def test_a_plan_with_too_small_statistics_is_refused_as_its_descriptors_are():
+    d = _norm_plan_json()
+    for t in d["operationGraph"]["tensors"]:
+        if t["dim"] == [1, 32, 1, 1]:  # scale, bias, mean, inverse variance: 16 channels for a 32-channel x
+            t["dim"], t["stride"] = [1, 16, 1, 1], [16, 1, 16, 16]
+    with pytest.raises(JsonCheckError, match=r"operationGraph\.nodes\[0\]: CUDNN_BACKEND_OPERATION_NORM_FORWARD_"
+                                             r"DESCRIPTOR: mean_desc \(tensor \d+\) has dims \[1, 16, 1, 1\] but must "
+                                             r"be \[1, 32, 1, 1\] .*write out of bounds"):
+        plan_from_json(json.dumps(d), device_profile="h200")
+    plan_from_json(json.dumps(_norm_plan_json()), device_profile="h200")  # untouched: loads
+
+
+def test_a_norm_node_whose_phase_the_finalize_mode_does_not_run_is_refused_without_a_crash():
+    # cuDNN segfaults loading a NORM_FWD_TRAIN plan over an inference node: in a child process
+    code = textwrap.dedent("""
+        import json
+        import cudnn_backend as cb
+        from cudnn_backend.errors import JsonCheckError
+        g = cb.Graph(); x = g.tensor([4, 128, 1, 1])
+        s = g.tensor([1, 128, 1, 1], data_type="float"); b = g.tensor([1, 128, 1, 1], data_type="float")
+        g.layer_norm(x, s, b, output=True)
+        plan, _ = cb.build_first_plan(g.build(), device_profile="h200")
+        d = json.loads(plan.to_json())
+        assert d["operationGraph"]["finalizeMode"] == "NORM_FWD_TRAIN"
+        d["operationGraph"]["nodes"][0]["fmode"] = "CUDNN_NORM_FWD_INFERENCE"
+        try:
+            cb.plan_from_json(json.dumps(d), device_profile="h200")
+        except JsonCheckError as e:
+            print(e)
+    """)
+    r = run_python(code, timeout=120)
+    assert r.returncode == 0 and "operationGraph.nodes[0].fmode: fmode CUDNN_NORM_FWD_INFERENCE does not fit " \
+        "finalizeMode NORM_FWD_TRAIN" in r.stdout, r.describe()
+
+
+def test_a_plan_is_loaded_with_its_own_graph_only(conv_plan_json):
+    p = patterns.conv_bias_relu(n=1, c=8, h=8, w=8, k=8, build=False)
+    og = p.build()
+    plan, _ = build_first_plan(og, device_profile="h200")
+    assert plan_from_json(plan.to_json(), device_profile="h200", operation_graph=og).operation_graph is og
+    other = Graph("other")
+    other.relu(other.tensor([1, 1, 1, 1]), output=True)
+    with pytest.raises(ValueError, match=r"^operation_graph: not this plan's graph: its tensors have UIDs"):
+        plan_from_json(plan.to_json(), device_profile="h200", operation_graph=other.build())
+    wider = patterns.conv_bias_relu(n=1, c=8, h=8, w=16, k=8, build=False).build()  # same UIDs, other dims
+    with pytest.raises(ValueError, match=r"^operation_graph: not this plan's graph: its tensor .* is .* in the plan"):
+        plan_from_json(plan.to_json(), device_profile="h200", operation_graph=wider)
