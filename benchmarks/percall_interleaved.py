@@ -8,7 +8,8 @@ pair), on the same pinned CPU(s). No torch: buffers are the package's DeviceBuff
 
 Build the library (tools/gpu_run.sh bench does):
 
-    cc -O2 -shared -fPIC -DPERCALL_LIBRARY benchmarks/c_harness.c -I$CUDNN_INC -L$CUDNN_LIB -l:libcudnn.so.9 \
+    cc -O2 -shared -fPIC -DPERCALL_LIBRARY benchmarks/c_harness.c -I$CUDNN_INC -I$CUDA_HOME/include \
+       -I"$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" -L$CUDNN_LIB -l:libcudnn.so.9 \
        -Wl,-rpath,$CUDNN_LIB -o libpercall.so
 
 Metrics (cases: the launch-bound conv and the notebook's conv): execute with a prebuilt pack (C: the same plan

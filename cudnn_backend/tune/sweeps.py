@@ -395,7 +395,7 @@ def sweep(tasks, *, job="explore", executor="serial", gpus=_SWEEP.gpus, workers=
         reports = [report]
     elif executor == "processes":
         if pool is None:
-            pool = shared_pool(_pins(offline, gpus, workers, len(tasks)))
+            pool = shared_pool(_pins(offline, gpus, workers, len(tasks), split))
         pool.start()  # the workers start (seconds) while the graphs are sized here
         n_workers = len(pool)
         do_split = (job in ("explore", "tune") and not offline) if split is None else split and job != "bench"
@@ -408,18 +408,19 @@ def sweep(tasks, *, job="explore", executor="serial", gpus=_SWEEP.gpus, workers=
     return SweepResult(job, executor, n_workers, results, time.perf_counter() - t0, offline, reports, split_over)
 
 
-def cpu_workers(requested, tasks) -> int:
-    """CPU worker processes for ``tasks`` graphs: ``requested`` (checked), else one per core; never more than the
-    graphs or the cores, since a worker beyond either only waits (and thousands of processes take the host down)."""
+def cpu_workers(requested, tasks=None) -> int:
+    """CPU worker processes for ``tasks`` graphs (None: their searches may be split, so any number): ``requested``
+    (checked), else one per core; never more than the cores, nor than the graphs, since a worker beyond either only
+    waits (and thousands of processes take the host down)."""
     cores = os.cpu_count() or 1
     n = as_int(requested, "workers", 1) if requested is not None else cores
-    return max(1, min(n, tasks, cores))
+    return max(1, min(n, cores, cores if tasks is None else tasks))
 
 
-def _pins(offline, gpus, workers, n_tasks) -> list:
-    """The CUDA device of each worker (None: a CPU worker, offline)."""
+def _pins(offline, gpus, workers, n_tasks, split=None) -> list:
+    """The CUDA device of each worker (None: a CPU worker, offline; a search split on request may use them all)."""
     if offline:
-        return [None] * cpu_workers(workers, n_tasks)
+        return [None] * cpu_workers(workers, None if split else n_tasks)
     n = _gpu_count(gpus)
     if n < 1:
         raise SweepError("executor 'processes': no GPU visible")

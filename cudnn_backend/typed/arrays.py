@@ -605,6 +605,10 @@ def layout_mismatch(info: ArrayInfo, dims, strides) -> str | None:
         return None
     if sorted(n for n in shape if n != 1) != sorted(n for n in dims if n != 1):
         return f"the array's shape {list(shape)} is not the tensor's dims {list(dims)}"
+    if pairs == wanted:
+        return (f"the array (shape {list(shape)}, strides {list(astrides)} in elements) is the tensor's memory in "
+                f"another axis order; bind a view in the tensor's order (dims {list(dims)}, strides {list(strides)}: "
+                "a permute/transpose of it) or a row-major array")
     return (f"the array's strides {list(astrides)} (in elements, shape {list(shape)}) are not the tensor's "
             f"{list(strides)} (dims {list(dims)}): a view whose elements the tensor cannot describe")
 

@@ -159,3 +159,14 @@ def test_a_plan_is_loaded_with_its_own_graph_only(conv_plan_json):
     wider = patterns.conv_bias_relu(n=1, c=8, h=8, w=16, k=8, build=False).build()  # same UIDs, other dims
     with pytest.raises(ValueError, match=r"^operation_graph: not this plan's graph: its tensor .* is .* in the plan"):
         plan_from_json(plan.to_json(), device_profile="h200", operation_graph=wider)
+
+
+def test_every_norm_family_check_runs_on_a_plans_nodes():
+    plan, _ = build_first_plan(patterns.bn_finalize(build=False).build(), device_profile="h200")
+    d = json.loads(plan.to_json())
+    node = next(n for n in d["operationGraph"]["nodes"] if n["operation"].endswith("BN_FINALIZE_STATISTICS_DESCRIPTOR"))
+    eq_scale = next(t for t in d["operationGraph"]["tensors"] if t["name"] == node["bnEqScale"])
+    eq_scale["dim"], eq_scale["stride"] = [1, 1, 1, 1], [1, 1, 1, 1]
+    with pytest.raises(JsonCheckError, match=r"BN_FINALIZE_STATISTICS_DESCRIPTOR: eq_scale_desc \(tensor \d+\) has "
+                                             r"dims \[1, 1, 1, 1\] but must be"):
+        plan_from_json(json.dumps(d), device_profile="h200")

@@ -484,7 +484,8 @@ def test_tensor_from_array_refuses_a_dtype_cudnn_lacks_in_one_line():
 ])
 def test_transposed_views_are_refused_even_where_their_pairs_match(shape, strides, dims, tensor_strides):
     problem = arrays.layout_mismatch(_info(shape, strides), dims, tensor_strides)
-    assert problem is not None and "a view whose elements the tensor cannot describe" in problem, problem
+    assert problem is not None and "is the tensor's memory in another axis order; bind a view in the tensor's " \
+        f"order (dims {list(dims)}" in problem, problem
     assert arrays.layout_mismatch(_info(dims, tensor_strides), dims, tensor_strides) is None
 
 

@@ -161,6 +161,6 @@ def test_bad_sweeps_refused():
 def test_cpu_workers_are_at_most_one_per_graph_and_per_core(monkeypatch):
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
     assert [cpu_workers(99999, 12), cpu_workers(99999, 2), cpu_workers(3, 12), cpu_workers(None, 12),
-            cpu_workers(None, 1), cpu_workers(2, 0)] == [4, 2, 3, 4, 1, 1]
+            cpu_workers(None, 1), cpu_workers(2, 0), cpu_workers(8, None)] == [4, 2, 3, 4, 1, 1, 4]
     with pytest.raises(ValueError, match="workers"):
         cpu_workers(0, 12)

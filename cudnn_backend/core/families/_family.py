@@ -92,6 +92,13 @@ def register(families, enum_operations=None, node_tables=None) -> tuple:
         for op in (*fam.finalize_checks, *fam.finalize_modes.values(), *fam.json_members):
             if op not in fam.operations:
                 problems.append(f"family {fam.name} has a check or finalize mode for {op}, which it does not own")
+        for op, members in fam.json_members.items():
+            if op not in fam.finalize_checks:
+                problems.append(f"family {fam.name} names JSON members for {op}, which has no finalize check")
+            table = node_tables.get(operation_type_name(op)) or {}
+            unknown = sorted(set(members.values()) - set(table))
+            if unknown:
+                problems.append(f"family {fam.name}: {op} has no JSON member {', '.join(unknown)}")
         for op in fam.reference_ops:
             if op not in fam.operations:
                 problems.append(f"family {fam.name} has a reference op for {op}, which it does not own")
