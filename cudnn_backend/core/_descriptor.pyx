@@ -414,31 +414,43 @@ cdef int _check_graph_finalize_cost(Descriptor graph) except -1:
     ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
     if type(ops) is not tuple or len(<tuple>ops) <= _MAX_ENTRANCE_OPERATIONS:
         return 0
-    problem = _graph_limits.graph_problem([_tensor_io(<Descriptor>op) for op in <tuple>ops if isinstance(op, Descriptor)])
+    problem = _graph_limits.graph_problem([_tensor_io(<Descriptor>op) for op in <tuple>ops
+                                           if isinstance(op, Descriptor)])
     if problem is not None:
         raise CudnnUnsafeCallError(f"CUDNN_ATTR_OPERATIONGRAPH_OPS: {problem}")
     return 0
 
 
-cdef tuple _tensor_io(Descriptor op):
-    """(tensors read, tensors written) of an operation, from its tensor slots (the schema's inputs and outputs), by
-    UID (a tensor without one: the descriptor itself)."""
+def tensor_slots_of(Descriptor op not None):
+    """[(attribute value, tensor descriptor, is output)] of the tensors set on an operation, in schema order: its
+    attributes the schema marks as inputs or outputs (one entry per tensor of a list attribute)."""
     cdef Py_ssize_t i
+    cdef int attr
     cdef AttrSpec* spec
-    cdef list reads = [], writes = []
+    cdef list out = []
+    _ensure_tables()
     if op._vals is None:
-        return reads, writes
+        return out
     for i in range(len(op._vals)):
         value = op._vals[i]
         if value is None:
             continue
-        spec = &TABLES.attr[TABLES.slot_attr[op._dtype][i]]
+        attr = TABLES.slot_attr[op._dtype][i]
+        spec = &TABLES.attr[attr]
         if spec.io == 0:
             continue
         for t in (value if type(value) is tuple else (value,)):
             if isinstance(t, Descriptor) and (<Descriptor>t)._dtype == CUDNN_BACKEND_TENSOR_DESCRIPTOR:
-                uid = (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)
-                (writes if spec.io == 2 else reads).append(t if uid is None else uid)
+                out.append((attr, t, spec.io == 2))
+    return out
+
+
+cdef tuple _tensor_io(Descriptor op):
+    """(tensors read, tensors written) of an operation, by UID (a tensor without one: the descriptor itself)."""
+    cdef list reads = [], writes = []
+    for _, t, is_output in tensor_slots_of(op):
+        uid = (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)
+        (writes if is_output else reads).append(t if uid is None else uid)
     return reads, writes
 
 

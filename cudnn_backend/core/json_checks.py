@@ -61,7 +61,6 @@ import marshal
 import math
 import re
 import warnings
-from enum import IntEnum
 from math import prod as _prod
 from operator import mul as _mul
 
@@ -70,6 +69,7 @@ from cudnn_backend._bindings import enums as _enums
 from cudnn_backend.core import _json_tables as _tables_data
 from cudnn_backend.core import families as _families
 from cudnn_backend.core import graph_limits as _graph_limits
+from cudnn_backend.core import names as _names
 from cudnn_backend.core.versions import parse_version
 from cudnn_backend.errors import CudnnLibraryNotFoundError, GraphError, JsonCheckError, JsonTableFallbackWarning
 
@@ -924,7 +924,7 @@ class _JsonTensor:
             dims = self.tensor.get("dim")
             return tuple(dims) if type(dims) is list else None
         if attribute == _enums.AttributeName.CUDNN_ATTR_TENSOR_DATA_TYPE:
-            return _enumerant(self.tensor.get("dataType"))
+            return _names.enumerants().get(self.tensor.get("dataType"))
         return None
 
 
@@ -946,19 +946,7 @@ class _JsonNode:
         if member in self.roles:
             tensor = self.tensors.get(value) if type(value) is str else None
             return _JsonTensor(tensor) if tensor is not None else None
-        return _enumerant(value) if type(value) is str else value
-
-
-_ENUMERANTS = {}
-
-
-def _enumerant(name):
-    """The value of a cuDNN enumerant by its C name (None for any other string)."""
-    if not _ENUMERANTS:
-        for enum in vars(_enums).values():
-            if isinstance(enum, type) and issubclass(enum, IntEnum) and enum is not IntEnum:
-                _ENUMERANTS.update((m.name, int(m)) for m in enum)
-    return _ENUMERANTS.get(name)
+        return _names.enumerants().get(value) if type(value) is str else value
 
 
 def _node_check_problem(node, op, tensors):

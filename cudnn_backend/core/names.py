@@ -8,15 +8,21 @@ builder, the catalogue, the command line, arrays' dtypes) accepts the short name
 ``float8_e4m3fn``, ...), ``bf16`` and ``fp8`` (the catalogue's label for ``fp8_e4m3``). Tables, messages,
 labels, catalogue keys and the command line all print through ``data_type_name``.
 
+**Enumerants** by their C names, as plans' JSON writes them: ``enumerants``, across every enum.
+
 **Tensors without a name** are shown as ``t<uid>`` (``v<uid>`` when virtual; ``tensor`` without a UID):
 ``default_tensor_name``, read by typed tensors, tensor specs, graph tables and the finalize checks alike.
 """
 from __future__ import annotations
 
+import functools
+from enum import IntEnum
+
+from cudnn_backend._bindings import enums as _enums
 from cudnn_backend._bindings.enums import DataType
 
 __all__ = ["DATA_TYPE_PREFIX", "DATA_TYPE_NAMES", "DATA_TYPE_ALIASES", "data_type_name", "read_data_type",
-           "default_tensor_name"]
+           "default_tensor_name", "enumerants"]
 
 DATA_TYPE_PREFIX = "CUDNN_DATA_"
 D = DataType
@@ -76,3 +82,11 @@ def default_tensor_name(uid, virtual=False) -> str:
     if uid is None:
         return "tensor"
     return f"v{uid}" if virtual else f"t{uid}"
+
+
+@functools.cache
+def enumerants() -> dict:
+    """{C name: member} of every enumerant of every cuDNN enum the package declares (aliases included), made once."""
+    return {name: member for enum in vars(_enums).values()
+            if isinstance(enum, type) and issubclass(enum, IntEnum) and enum is not IntEnum
+            for name, member in enum.__members__.items()}

@@ -30,7 +30,7 @@ from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 from cudnn_backend.runtime import memory
 from cudnn_backend.typed import arrays
-from cudnn_backend.typed.arrays import DATA_TYPE_BITS, MAX_ELEMENTS, strides_like
+from cudnn_backend.typed.arrays import DATA_TYPE_BITS, MAX_ELEMENTS, span_elements, strides_like
 from cudnn_backend.typed.introspection import operations_of, signature_of, tensor_slots
 from cudnn_backend.typed.tensors import TensorSpec
 
@@ -547,7 +547,7 @@ def prepare_overrides(specs, overrides, enabled=None) -> list:
                                                                                      rank, spec)
         except ValueError as e:
             raise ValueError(f"{what}: {e}") from None
-        if 1 + sum((d - 1) * st for d, st in zip(dims, strides)) > MAX_ELEMENTS:
+        if span_elements(dims, strides) > MAX_ELEMENTS:
             raise ValueError(f"{what}: dims {dims} with strides {strides} span more than {MAX_ELEMENTS} elements")
         out[uid] = (tuple(dims), tuple(strides))
     return [(uid, *out[uid]) for uid in sorted(out)]

@@ -23,15 +23,14 @@ import pathlib
 import threading
 import warnings
 import weakref
-from enum import IntEnum
 
-from cudnn_backend._bindings import enums as _bindings_enums
 from cudnn_backend._bindings.enums import AttributeName, AttributeType, BehaviorNote, DescriptorType
 from cudnn_backend.core._coerce import as_int
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import clear_error
 from cudnn_backend.core.json_checks import check_plan_json, document_release, plan_identity_members
+from cudnn_backend.core.names import enumerants
 from cudnn_backend.core.plain import PlainData, earlier_name
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.core import device as _device
@@ -598,10 +597,8 @@ def _arch_mismatch(error, text, handle, deviceprop):
 def _enumerant_names() -> dict:
     """{prefix before the last word: enumerant names} of every cuDNN enum this package declares."""
     by_prefix: dict = {}
-    for value in vars(_bindings_enums).values():
-        if isinstance(value, type) and issubclass(value, IntEnum) and value is not IntEnum:
-            for name in value.__members__:
-                by_prefix.setdefault(name.rsplit("_", 1)[0], set()).add(name)
+    for name in enumerants():
+        by_prefix.setdefault(name.rsplit("_", 1)[0], set()).add(name)
     return by_prefix
 
 

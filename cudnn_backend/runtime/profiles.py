@@ -51,8 +51,8 @@ from cudnn_backend.typed import DeviceProp
 
 __all__ = ["DeviceProfile", "DeviceProfileError", "DeviceProfileVersionError", "DeviceProfileIdentityWarning",
            "as_deviceprop", "profile_of", "captured_facts", "bundled_profile_of",
-           "bundled_profiles", "version_from_filename", "file_path", "read_limited", "DATA_DIR", "gpu_facts", "offline_profiles",
-           "release_members", "ReleaseMembers"]
+           "bundled_profiles", "version_from_filename", "file_path", "read_limited", "DATA_DIR", "gpu_facts",
+           "offline_profiles", "release_members", "ReleaseMembers"]
 
 DATA_DIR = pathlib.Path(__file__).resolve().parent.parent / "data"
 GPU_FACTS = DATA_DIR / "gpu_facts.json"

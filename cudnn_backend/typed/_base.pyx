@@ -352,7 +352,8 @@ cdef class TensorBase(TypedDescriptor):
             raise TypeError(f"array: the {info.holds()} array has no cuDNN data type{f' ({why})' if why else ''}; "
                             "pass data_type= to describe its memory as another type")
         t = cls(data_type=data_type if data_type is not None else info.data_type,
-                dimensions=list(info.shape) or [1], strides=[max(1, s) for s in info.strides] or [1],  # (size-1 dims: any)
+                # (a dim of size 1 may have any stride: cuDNN's must be positive)
+                dimensions=list(info.shape) or [1], strides=[max(1, s) for s in info.strides] or [1],
                 unique_id=default_uids.next() if uid is None else uid,
                 byte_alignment=alignment if alignment is not None else info.alignment,
                 is_virtual=bool(virtual), is_by_value=bool(by_value))

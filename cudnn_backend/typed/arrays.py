@@ -46,7 +46,8 @@ from cudnn_backend.core.families._build import (BOOLEAN_TYPES, MAX_ELEMENTS, pac
 from cudnn_backend.errors import MissingDependencyError
 
 __all__ = ["ArrayInfo", "view", "describe", "data_type_of", "dtype_name", "no_data_type_reason", "span_bytes",
-           "layout_mismatch", "storage_dtype", "encode", "decode", "is_float", "Producer", "PRODUCERS",
+           "span_elements", "offers_array_protocol", "layout_mismatch", "storage_dtype", "encode", "decode", "is_float",
+           "Producer", "PRODUCERS",
            "producer_of", "library_of", "DATA_TYPE_BITS", "ITEMSIZE", "HOST_DEVICE_TYPES", "CUDA_DEVICE_TYPES",
            "BIT_PACKED", "memory_bytes", "memory_elements", "byte_boolean_refusal", "boolean_layout_conflict",
            "BOOLEAN_TYPES"]
@@ -87,18 +88,22 @@ HOST_DEVICE_TYPES = {1: "cpu", 3: "cuda pinned host"}  # kDLCPU, kDLCUDAHost
 CUDA_DEVICE_TYPES = {2: "cuda", 13: "cuda managed"}  # kDLCUDA, kDLCUDAManaged
 
 
+def span_elements(dims, strides) -> int:
+    """Elements a tensor or an array spans: ``1 + sum((dim - 1) * abs(stride))``; 0 where a dim is 0."""
+    if any(d == 0 for d in dims):
+        return 0
+    return 1 + sum((d - 1) * abs(s) for d, s in zip(dims, strides))
+
+
 def span_bytes(dims, strides, data_type) -> int | None:
-    """Bytes a tensor spans: ``1 + sum((dim - 1) * abs(stride))`` elements; None where the size is unknown."""
+    """Bytes a tensor spans (``span_elements``); None where the size is unknown."""
     try:
         bits = DATA_TYPE_BITS.get(DataType(int(data_type)))
     except (TypeError, ValueError):
         return None
     if bits is None or not dims or len(dims) != len(strides):
         return None
-    if any(d == 0 for d in dims):
-        return 0
-    elements = 1 + sum((d - 1) * abs(s) for d, s in zip(dims, strides))
-    return (elements * bits + 7) // 8
+    return (span_elements(dims, strides) * bits + 7) // 8
 
 
 def _contiguous_strides(shape) -> tuple:
@@ -241,18 +246,14 @@ def _info(shape, strides, name, itemsize, ptr, device, device_id, protocol, libr
         raise _Refused(f"it names CUDA device {int(device_id)}, no device ordinal")
     if len(strides) != len(shape):
         raise _Refused(f"its strides {list(strides)} do not match its shape {list(shape)}")
-    if all(n > 0 for n in shape) and 1 + sum((n - 1) * abs(s) for n, s in zip(shape, strides)) > MAX_ELEMENTS:
+    elements = span_elements(shape, strides)
+    if elements > MAX_ELEMENTS:
         raise _Refused(f"its shape {list(shape)} with strides {list(strides)} spans more than {MAX_ELEMENTS} "
                        "elements")
     data_type = _data_type_or_none(name)
     if itemsize is None and data_type in ITEMSIZE:
         itemsize = ITEMSIZE[data_type]
-    if itemsize is None:
-        nbytes = None
-    elif any(n == 0 for n in shape):
-        nbytes = 0
-    else:
-        nbytes = (1 + sum((n - 1) * abs(s) for n, s in zip(shape, strides))) * itemsize
+    nbytes = None if itemsize is None else elements * itemsize
     return ArrayInfo(shape, strides, data_type, int(ptr or 0), device, nbytes, int(device_id), itemsize, name,
                      protocol, library)
 
@@ -269,9 +270,11 @@ def _integers(values, what) -> tuple:
         raise _Refused(f"its {what} {values!r} is not a sequence of integers") from None
 
 
-def _native_dtype(dt: np.dtype) -> None:
-    """Refuse a dtype of the other byte order: cuDNN reads the GPU's (little-endian) order, and the name a dtype
-    gives (float32) does not say which order it has."""
+def _plain_dtype(dt: np.dtype) -> None:
+    """Refuse a structured or object dtype, and one of the other byte order: cuDNN reads the GPU's (little-endian)
+    order, and the name a dtype gives (float32) does not say which order it has."""
+    if dt.fields is not None or dt.hasobject or dt.subdtype is not None:
+        raise _Refused("a structured or object dtype has no cuDNN data type")
     if not dt.isnative:
         raise _Refused(f"its dtype {dt.str!r} is {'big' if dt.byteorder == '>' else 'little'}-endian, not this "
                        "machine's byte order: convert it first (a.astype(a.dtype.newbyteorder('=')))")
@@ -296,9 +299,7 @@ def _read_numpy(a, stream=-1, library="numpy") -> ArrayInfo:
     """A numpy array (host memory), by numpy itself: any dtype numpy holds, ml_dtypes' bfloat16 and fp8 included."""
     dt = a.dtype
     name = dtype_name(dt)
-    if dt.fields is not None or dt.hasobject or dt.subdtype is not None:
-        raise _Refused("a structured or object dtype has no cuDNN data type")
-    _native_dtype(dt)
+    _plain_dtype(dt)
     item = dt.itemsize
     if any(s % item for s in a.strides):
         raise _Refused(f"its strides {list(a.strides)} (bytes) are no multiple of the item size {item}")
@@ -471,9 +472,7 @@ def _smv_dtype(smv, array):
     except Exception as e:  # noqa: BLE001 - cuda.core has no numpy dtype for it: ask the producer
         name = _producer_dtype(array)
         return name or f"a dtype cuda.core cannot read ({' '.join(str(e).split())})", None
-    if dt.hasobject or dt.fields is not None:
-        raise _Refused(f"its dtype {dt.str!r} (an object or structured dtype) has no cuDNN data type")
-    _native_dtype(dt)
+    _plain_dtype(dt)
     return dt.name, dt.itemsize
 
 
@@ -594,18 +593,16 @@ def layout_mismatch(info: ArrayInfo, dims, strides) -> str | None:
         return f"the array has negative strides {list(astrides)}"
     if len(shape) == 1 and info.contiguous:
         return None
-    same_place = [(n, s) for n, s in zip(shape, astrides) if n != 1] == \
-        [(n, s) for n, s in zip(dims, strides) if n != 1]
-    if same_place:
+    mine = [(n, s) for n, s in zip(shape, astrides) if n != 1]
+    theirs = [(n, s) for n, s in zip(dims, strides) if n != 1]
+    if mine == theirs:
         return None
-    own = [s for n, s in zip(shape, astrides) if n != 1]
-    pairs = sorted((n, s) for n, s in zip(shape, astrides) if n != 1)
-    wanted = sorted((n, s) for n, s in zip(dims, strides) if n != 1)
-    if pairs == wanted and all(a >= b for a, b in zip(own, own[1:])):
+    same_memory = sorted(mine) == sorted(theirs)
+    if same_memory and all(a[1] >= b[1] for a, b in zip(mine, mine[1:])):  # in its own row-major order
         return None
-    if sorted(n for n in shape if n != 1) != sorted(n for n in dims if n != 1):
+    if sorted(n for n, _ in mine) != sorted(n for n, _ in theirs):
         return f"the array's shape {list(shape)} is not the tensor's dims {list(dims)}"
-    if pairs == wanted:
+    if same_memory:
         return (f"the array (shape {list(shape)}, strides {list(astrides)} in elements) is the tensor's memory in "
                 f"another axis order; bind a view in the tensor's order (dims {list(dims)}, strides {list(strides)}: "
                 "a permute/transpose of it) or a row-major array")

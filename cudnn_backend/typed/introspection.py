@@ -18,8 +18,7 @@ from cudnn_backend._bindings.enums import (
     PointwiseMode,
 )
 from cudnn_backend.core import schema as _schema
-from cudnn_backend.core._descriptor import Descriptor
-from cudnn_backend.core._tables import attribute_io
+from cudnn_backend.core._descriptor import Descriptor, tensor_slots_of
 from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.errors import GraphError
 from cudnn_backend.typed.tensors import describe_tensor_line, read_signature, signature_of
@@ -34,7 +33,6 @@ A = AttributeName
 T = DescriptorType
 _TENSOR = int(T.CUDNN_BACKEND_TENSOR_DESCRIPTOR)
 _KEYWORD: dict[int, str] = {}
-_TENSOR_ATTRS: dict[int, tuple] = {}  # operation type -> ((attribute, keyword, is output), ...)
 
 
 def keyword_of(attribute) -> str:
@@ -47,30 +45,12 @@ def keyword_of(attribute) -> str:
     return kw
 
 
-def _tensor_attributes(dtype: int) -> tuple:
-    entry = _TENSOR_ATTRS.get(dtype)
-    if entry is None:
-        spec = _schema.DESCRIPTORS[DescriptorType(dtype)]
-        entry = tuple((int(a), keyword_of(a), attribute_io(a) == "output") for a in spec.attributes
-                      if attribute_io(a) is not None)
-        _TENSOR_ATTRS[dtype] = entry
-    return entry
-
-
 def tensor_slots(op) -> list:
-    """[(keyword, tensor descriptor, is_output)] of an operation's tensor attributes that were set."""
+    """[(keyword, tensor descriptor, is_output)] of an operation's tensor attributes that were set
+    (``core._descriptor.tensor_slots_of``, by keyword)."""
     if not isinstance(op, Descriptor):
         raise TypeError(f"expected an operation descriptor, not {type(op).__name__}")
-    values = op.values
-    out = []
-    for attr, kw, is_out in _tensor_attributes(int(op.descriptor_type)):
-        v = values.get(attr)
-        if v is None:
-            continue
-        for t in v if isinstance(v, tuple) else (v,):
-            if isinstance(t, Descriptor) and int(t.descriptor_type) == _TENSOR:
-                out.append((kw, t, is_out))
-    return out
+    return [(keyword_of(attr), t, is_out) for attr, t, is_out in tensor_slots_of(op)]
 
 
 def tensor_name(t) -> str:
