@@ -27,6 +27,7 @@ from cudnn_backend.cli.args import (SIZE_OPTIONS, UsageError, build_parser, buil
 from cudnn_backend.cli.errata import cmd_errata, errata_arg
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._handle import Handle
+from cudnn_backend.core.files import file_path, read_bounded_text
 from cudnn_backend.core.info import info as _info
 from cudnn_backend.core.versions import format_version, loaded_version, parse_version
 from cudnn_backend.errors import (CudnnBackendError, DeviceProfileVersionError, JsonTableFallbackWarning,
@@ -156,9 +157,9 @@ def _check_plan_file(path) -> None:
     if not pathlib.Path(path).is_file():
         raise UsageError(f"argument --plan: {path!r} is not a file")
     try:
-        text = pathlib.Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"argument --plan: cannot read {path!r}: {e}") from None
+        text = read_bounded_text(path, _plans.MAX_PLAN_FILE_BYTES, "argument --plan", "a saved plan is a few hundred KB")
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     if not text.strip():
         raise UsageError(f"argument --plan: {path!r} is empty; expected a plan's JSON (`cudnn-backend explore "
                          "--save-plan FILE.json` writes one)")
@@ -321,7 +322,8 @@ def _save_chosen_plan(args, ex, target, task, profile) -> None:
 
 
 def _write_plan(path, plan, how) -> None:
-    _plans.save_plan(plan, path)
+    with _writing("--save-plan", path):
+        _plans.save_plan(plan, path)
     render.error_console.print(f"wrote {path}: {_plan_config(plan)} ({how}); `--plan {path}` takes it")
     profile = profile_of(plan.deviceprop) if plan.handle is None else None
     if profile is not None:  # built offline: the GPU it was built for must be the one that loads it
@@ -359,7 +361,7 @@ def _write_outputs(args, explorations: list) -> bool:
     ok = True
     if args.csv:
         rows = [row for ex in explorations for row in ex.rows()]
-        with open(args.csv, "w", newline="", encoding="utf-8") as f:
+        with _writing("--csv", args.csv), open(args.csv, "w", newline="", encoding="utf-8") as f:
             cols = list(dict.fromkeys(k for r in rows for k in r)) or ["graph"]
             w = csv.DictWriter(f, fieldnames=cols)
             w.writeheader()
@@ -367,7 +369,7 @@ def _write_outputs(args, explorations: list) -> bool:
         render.error_console.print(f"wrote {args.csv} ({len(rows)} rows)")
     if args.json:
         data = explorations[0].to_dict() if len(explorations) == 1 else [ex.to_dict() for ex in explorations]
-        pathlib.Path(args.json).write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+        _write_json(args.json, data, default=str)
         render.error_console.print(f"wrote {args.json}")
     for flag, path, draw in (("--plot", args.plot, plots.plot_exploration), ("--heatmap", args.heatmap,
                                                                             plots.plot_knob_heatmap)):
@@ -382,10 +384,16 @@ def _write_outputs(args, explorations: list) -> bool:
                 render.problem(flag, f"{e}; the other outputs were written")
                 ok = False
                 break
-            except ValueError as e:
+            except (ValueError, OSError) as e:
                 render.problem(flag, f"not written: {e}")
                 ok = False
     return ok
+
+
+def _write_json(path, data, **dumps) -> None:
+    """--json FILE: ``data`` as indented JSON."""
+    with _writing("--json", path):
+        pathlib.Path(path).write_text(json.dumps(data, indent=1, **dumps) + "\n", encoding="utf-8")
 
 
 def _numbered(path, i):
@@ -393,11 +401,34 @@ def _numbered(path, i):
     return p.with_name(f"{p.stem}-{i}{p.suffix}")
 
 
+OUTPUT_OPTIONS = ("csv", "json", "plot", "heatmap", "save_plan", "out")  # the options naming a file a command writes
+
+
 def _check_outputs_writable(args):
-    for flag in ("csv", "json", "plot", "heatmap", "save_plan"):
-        path = getattr(args, flag, None)
-        if path and not pathlib.Path(path).resolve().parent.is_dir():
-            raise UsageError(f"argument --{flag.replace('_', '-')}: the folder of {path!r} does not exist")
+    """Every output file the command names, before any work: a folder that exists, and no folder itself (a device
+    file such as /dev/null is taken)."""
+    for dest in OUTPUT_OPTIONS:
+        path = getattr(args, dest, None)
+        if not isinstance(path, str):  # absent, or a --json that prints (a flag)
+            continue
+        option = f"--{dest.replace('_', '-')}"
+        try:
+            p = file_path(path, f"argument {option}")
+        except (TypeError, ValueError) as e:
+            raise UsageError(str(e)) from None
+        if p.is_dir():
+            raise UsageError(f"argument {option}: {path!r} is a folder; name a file in it")
+        if not p.resolve().parent.is_dir():
+            raise UsageError(f"argument {option}: the folder of {path!r} does not exist")
+
+
+@contextlib.contextmanager
+def _writing(option, path):
+    """One output file written: an OSError there (a full disk, a file that refuses writes) names the option."""
+    try:
+        yield
+    except OSError as e:
+        raise UsageError(f"argument {option}: cannot write {str(path)!r}: {e.strerror or e}") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -442,8 +473,7 @@ def _many(args, tasks, job, profile, options, cache=None) -> int:
 
 def _search_setup(args) -> tuple:
     """What explore and tune start from: (graphs, --save-plan path, device profile or None, TuneOptions), the
-    outputs and machine options checked first."""
-    _check_outputs_writable(args)
+    machine options checked first."""
     tasks, plan_path = _targets(args)
     profile = _device_profile(args)
     _check_machine_options(args, profile)
@@ -550,7 +580,7 @@ def cmd_bench(args) -> int:
         report.plan_source = how
         render.bench(report)
         if args.json:
-            pathlib.Path(args.json).write_text(json.dumps(report.to_dict(), indent=1) + "\n", encoding="utf-8")
+            _write_json(args.json, report.to_dict())
             render.error_console.print(f"wrote {args.json}")
         return 0
     finally:
@@ -580,8 +610,8 @@ def cmd_fusion(args) -> int:
                       "-" if r.kernel_count is None else str(r.kernel_count), ", ".join(r.kernels or []))
         render.console.print(t)
         if args.json:
-            pathlib.Path(args.json).write_text(json.dumps([{"engine_index": r.engine_index, "knobs": r.knobs,
-                                                            "kernels": r.kernels} for r in ex.results], indent=1))
+            _write_json(args.json, [{"engine_index": r.engine_index, "knobs": r.knobs, "kernels": r.kernels}
+                                    for r in ex.results])
         return 0
     handle = _new_handle()
     try:
@@ -590,7 +620,7 @@ def cmd_fusion(args) -> int:
         render.console.print(f"{name}: plan from {how}")
         render.fusion(report)
         if args.json:
-            pathlib.Path(args.json).write_text(json.dumps(report.to_dict(), indent=1) + "\n", encoding="utf-8")
+            _write_json(args.json, report.to_dict())
         plan.close()
         return 0
     finally:
@@ -603,7 +633,8 @@ def cmd_profile(args) -> int:
             raise CudnnBackendError("profile capture needs this machine's GPU; none is visible")
         p = DeviceProfile.capture(args.device)
         out = args.out or f"{_profile_file_stem(p)}_deviceprop_cudnn{p.cudnn_version}.json"
-        p.save(out)
+        with _writing("--out", out):
+            p.save(out)
         render.profile(p)
         render.console.print(f"wrote {out} (other cuDNN releases get it converted: `cudnn-backend profile convert`)")
         return 0
@@ -689,14 +720,13 @@ def _support_options(args) -> dict:
 
 
 def _write_rows_csv(path, rows):
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    with _writing("--csv", path), open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["graph"])
         w.writeheader()
         w.writerows(rows)
 
 
 def cmd_support(args) -> int:
-    _check_outputs_writable(args)
     entries = _support_entries(args)
     profile = _device_profile(args)
     if args.kernels and _offline(profile):
@@ -723,10 +753,12 @@ def cmd_support(args) -> int:
                                f"{matrix.workers} worker(s))")
     ok = True
     if args.csv:
-        matrix.write_csv(args.csv)
+        with _writing("--csv", args.csv):
+            matrix.write_csv(args.csv)
         render.error_console.print(f"wrote {args.csv} ({len(matrix)} rows)")
     if args.json:
-        matrix.write_json(args.json)
+        with _writing("--json", args.json):
+            matrix.write_json(args.json)
         render.error_console.print(f"wrote {args.json}")
     if args.heatmap:
         try:
@@ -735,11 +767,13 @@ def cmd_support(args) -> int:
         except MissingDependencyError as e:
             render.problem("--heatmap", f"{e}; the other outputs were written")
             ok = False
+        except (ValueError, OSError) as e:
+            render.problem("--heatmap", f"not written: {e}")
+            ok = False
     return 0 if ok else 1
 
 
 def cmd_compare(args) -> int:
-    _check_outputs_writable(args)
     given = [flag for flag, v in (("--profiles", args.profiles), ("--releases", args.releases),
                                   ("--matrices", args.matrices)) if v]
     if len(given) != 1:
@@ -784,7 +818,7 @@ def _print_comparison(args, comparison, rendering) -> int:
         _write_rows_csv(args.csv, comparison.rows)
         render.error_console.print(f"wrote {args.csv} ({len(comparison.rows)} rows)")
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(comparison.to_dict(), indent=1) + "\n", encoding="utf-8")
+        _write_json(args.json, comparison.to_dict())
         render.error_console.print(f"wrote {args.json}")
     return 0
 
@@ -818,7 +852,6 @@ def _compare_releases_timed(args, releases) -> int:
 
 
 def cmd_why(args) -> int:
-    _check_outputs_writable(args)
     if bool(args.pattern) == bool(args.graph):
         raise UsageError("give one graph: PATTERN or --graph FILE.py:FUNC" + (", not both" if args.pattern else ""))
     target, fn = args.pattern, CATALOGUE.get(args.pattern)
@@ -838,7 +871,7 @@ def cmd_why(args) -> int:
             handle.close()
     render.explanation(ex)
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(ex.to_dict(), indent=1, default=str) + "\n", encoding="utf-8")
+        _write_json(args.json, ex.to_dict(), default=str)
         render.error_console.print(f"wrote {args.json}")
     return 0 if ex.supported else 1  # the answer, for scripts: 1 when cuDNN refuses the graph
 
@@ -865,6 +898,7 @@ def main(argv=None) -> int:
     render.configure(width=getattr(args, "width", None))
     prog = f"cudnn-backend {args.command}"
     try:
+        _check_outputs_writable(args)
         with warnings.catch_warnings():  # the package's warnings (DeviceMemoryWarning, ...) as "warning:" lines
             warnings.showwarning = _show_warning
             return COMMANDS[args.command](args)

@@ -72,6 +72,7 @@ from cudnn_backend._bindings.enums import AttributeName, KnobType, PointwiseMode
 from cudnn_backend.core._descriptor import Descriptor, Handle
 from cudnn_backend.core.families import FAMILIES, FAMILY_OF
 from cudnn_backend.core.families._build import channels_last
+from cudnn_backend.core.files import read_limited
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, read_data_type
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.errors import CudnnBackendError, ErrataError, GraphError, did_you_mean
@@ -824,11 +825,10 @@ def _read_file(path) -> str:
         raise ErrataError(f"errata {source}: {size:,} bytes, more than {MAX_FILE_BYTES:,}: refused (an errata file "
                           "is a short list of rules)", source)
     try:
-        with open(p, "rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
+        raw = read_limited(p, MAX_FILE_BYTES)
     except OSError as e:
         raise ErrataError(f"errata {source}: cannot read it ({e})", source) from None
-    if len(raw) > MAX_FILE_BYTES:
+    if raw is None:
         raise ErrataError(f"errata {source}: more than {MAX_FILE_BYTES:,} bytes: refused", source)
     try:
         return raw.decode("utf-8-sig")

@@ -29,6 +29,7 @@ from cudnn_backend.core._coerce import as_int
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import clear_error
+from cudnn_backend.core.files import file_path, read_bounded
 from cudnn_backend.core.json_checks import check_plan_json, document_release, plan_identity_members
 from cudnn_backend.core.names import enumerants
 from cudnn_backend.core.plain import PlainData, earlier_name
@@ -40,7 +41,7 @@ from cudnn_backend.errors import (CudnnBackendError, CudnnError, CudnnLibraryNot
                                   did_you_mean)
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime._packing import graph_tensor_specs, plan_document
-from cudnn_backend.runtime.profiles import as_deviceprop, bundled_profile_of, file_path, profile_of, read_limited
+from cudnn_backend.runtime.profiles import as_deviceprop, bundled_profile_of, profile_of
 from cudnn_backend.typed import DeviceProp, Engine, EngineConfig, ExecutionPlan, KernelCache, OperationGraph
 from cudnn_backend.typed.introspection import graph_fingerprint
 from cudnn_backend.typed.tensors import TensorSpec
@@ -635,14 +636,7 @@ def save_plan(plan, path) -> pathlib.Path:
 
 def load_plan(path, handle=None, device_profile=None, **kwargs) -> Plan:
     """``plan_from_json`` of a file written by ``save_plan``."""
-    path = file_path(path)
-    try:
-        raw = read_limited(path, MAX_PLAN_FILE_BYTES)
-    except OSError as e:
-        raise ValueError(f"path: cannot read {str(path)!r}: {e}") from None
-    if raw is None:
-        raise ValueError(f"path: {str(path)!r} holds more than {MAX_PLAN_FILE_BYTES} bytes; a saved plan is a few "
-                         "hundred KB")
+    raw = read_bounded(path, MAX_PLAN_FILE_BYTES, "path", "a saved plan is a few hundred KB")
     return plan_from_json(raw, handle, device_profile, **kwargs)
 
 

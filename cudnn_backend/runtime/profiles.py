@@ -41,6 +41,7 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages
+from cudnn_backend.core.files import file_path, read_limited
 from cudnn_backend.core.json_checks import (TABLE_RELEASES, JsonCheckError, check_deviceprop_json, deviceprop_members,
                                             plan_identity_members, plan_identity_minimums, table_release)
 from cudnn_backend.core.versions import (OFFLINE_SINCE, format_version, loaded_version, parse_version,
@@ -51,7 +52,7 @@ from cudnn_backend.typed import DeviceProp
 
 __all__ = ["DeviceProfile", "DeviceProfileError", "DeviceProfileVersionError", "DeviceProfileIdentityWarning",
            "as_deviceprop", "profile_of", "captured_facts", "bundled_profile_of",
-           "bundled_profiles", "version_from_filename", "file_path", "read_limited", "DATA_DIR", "gpu_facts",
+           "bundled_profiles", "version_from_filename", "DATA_DIR", "gpu_facts",
            "offline_profiles", "release_members", "ReleaseMembers"]
 
 DATA_DIR = pathlib.Path(__file__).resolve().parent.parent / "data"
@@ -89,32 +90,6 @@ def release_members(release) -> ReleaseMembers:
     # the tables on either side: a member the newer one requires, this release may require (else it ignores it)
     sides = [t for t in TABLE_RELEASES if t < release][-1:] + [t for t in TABLE_RELEASES if t > release][:1]
     return ReleaseMembers(release, tuple(dict.fromkeys(m for t in sides for m in deviceprop_members(t))), None)
-
-
-def read_limited(path: pathlib.Path, limit: int) -> bytes | None:
-    """The bytes of ``path``, or None where it holds more than ``limit`` (read up to one past it: a device file such
-    as /dev/zero, whose size says 0, never ends). OSError as open and read raise it."""
-    with open(path, "rb") as f:
-        raw = f.read(limit + 1)
-    return None if len(raw) > limit else raw
-
-
-def file_path(path, what="path") -> pathlib.Path:
-    """A file path from a str, bytes or os.PathLike: TypeError/ValueError naming ``what`` for anything the file
-    system cannot take (a lone surrogate, a NUL character), rather than UnicodeEncodeError from deep inside open()."""
-    try:
-        raw = os.fspath(path)
-    except TypeError:
-        raise TypeError(f"{what}: expected a file path (str, bytes or os.PathLike), not {type(path).__name__}") from None
-    if isinstance(raw, bytes):
-        raw = os.fsdecode(raw)
-    try:
-        os.fsencode(raw)
-    except UnicodeEncodeError as e:
-        raise ValueError(f"{what}: {raw!r} is no file name this system can encode ({e.reason})") from None
-    if "\0" in raw:
-        raise ValueError(f"{what}: a file path cannot hold a NUL character")
-    return pathlib.Path(raw)
 
 
 def version_from_filename(path) -> int | None:

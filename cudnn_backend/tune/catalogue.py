@@ -53,7 +53,7 @@ from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import GraphError, did_you_mean
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.core.families._build import as_data_type
-from cudnn_backend.runtime.profiles import file_path
+from cudnn_backend.core.files import file_path
 from cudnn_backend.tune import graphs
 from cudnn_backend.tune.sweeps import Task, tasks_from_file
 from cudnn_backend.typed.tensors import data_type_name

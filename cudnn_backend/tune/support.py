@@ -63,6 +63,7 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
+from cudnn_backend.core.files import file_path, read_bounded_text
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.errors import (
@@ -80,7 +81,7 @@ from cudnn_backend.runtime import errata as _errata
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.runtime.heuristics import cudnn_explanations
 from cudnn_backend.runtime import plans as _plans
-from cudnn_backend.runtime.profiles import DeviceProfile, as_deviceprop, file_path
+from cudnn_backend.runtime.profiles import DeviceProfile, as_deviceprop
 from cudnn_backend.tune import catalogue as _catalogue
 from cudnn_backend.tune import graphs, plots
 from cudnn_backend.tune.cache import cache_dir
@@ -119,6 +120,7 @@ VERDICTS = ("yes", "no", UNKNOWN_OFFLINE)
 #: bumped whenever what a probe records changes: cached results of another version are not used
 PROBE_VERSION = 3
 _MODES = ("A", "FALLBACK")
+MAX_MATRIX_FILE_BYTES = 1 << 28  # 256 MiB: far above any matrix (every family and data type is a few MB)
 _RC = BehaviorNote.CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION
 
 
@@ -809,10 +811,11 @@ class SupportMatrix:
     @classmethod
     def load(cls, path) -> "SupportMatrix":
         """A matrix from the JSON file ``write_json`` (or ``cudnn-backend support --json``) wrote."""
+        text = read_bounded_text(path, MAX_MATRIX_FILE_BYTES, "matrix", "a support matrix of every family is a few MB")
         p = file_path(path, "matrix")
         try:
-            return cls.from_dict(json.loads(p.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as e:
+            return cls.from_dict(json.loads(text))
+        except ValueError as e:
             raise ValueError(f"matrix: {str(p)!r}: {e}") from None
         except RecursionError:  # json.loads on nesting deeper than the interpreter's stack
             raise ValueError(f"matrix: {str(p)!r}: nested too deeply to be a support matrix") from None

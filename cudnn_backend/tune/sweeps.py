@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._coerce import as_int
 from cudnn_backend.core._handle import Handle
+from cudnn_backend.core.files import read_bounded_text
 from cudnn_backend.errors import MissingDependencyError, SweepError
 from cudnn_backend.patterns.presets import preset
 from cudnn_backend.runtime.engines import short_name
@@ -59,6 +60,7 @@ __all__ = ["Task", "TaskResult", "SweepResult", "sweep", "run_task", "dispatch_o
 # the thread pools of numpy's BLAS and OpenMP, sized per worker (WorkerPool._spawn) unless the user set them
 THREAD_POOL_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 JOBS = ("explore", "tune", "bench")
+MAX_TASKS_FILE_BYTES = 16 << 20  # a line per graph: far below this
 EXECUTORS = ("serial", "processes", "ray")
 _SWEEP = SweepOptions()  # the defaults of sweep's own options
 
@@ -260,22 +262,22 @@ def tasks_from_file(path) -> list:
     """Tasks from a text file: one per line, ``BUILDER [key=value ...]`` (values parsed as Python literals);
     blank lines and ``#`` comments skipped."""
     tasks = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            builder, *pairs = line.split()
-            kwargs = {}
-            for pair in pairs:
-                key, sep, value = pair.partition("=")
-                if not sep or not key.isidentifier():
-                    raise ValueError(f"{path}:{lineno}: {pair!r} is not key=value")
-                try:
-                    kwargs[key] = ast.literal_eval(value)
-                except (ValueError, SyntaxError):
-                    kwargs[key] = value
-            tasks.append(Task(builder, kwargs))
+    text = read_bounded_text(path, MAX_TASKS_FILE_BYTES, "tasks", "a task file is a line per graph")
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        builder, *pairs = line.split()
+        kwargs = {}
+        for pair in pairs:
+            key, sep, value = pair.partition("=")
+            if not sep or not key.isidentifier():
+                raise ValueError(f"{path}:{lineno}: {pair!r} is not key=value")
+            try:
+                kwargs[key] = ast.literal_eval(value)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                kwargs[key] = value
+        tasks.append(Task(builder, kwargs))
     return tasks
 
 

@@ -194,3 +194,28 @@ def test_version_and_a_bare_command():
                          "each does)")
     assert "a profile file (from `profile capture` or `profile convert`), or a bundled name" in " ".join(
         run("profile", "show", "--help").stdout.split())
+
+
+def test_output_files_are_checked_before_the_work_and_a_failed_write_names_its_option(tmp_path):
+    # before anything runs: a folder, a folder that does not exist
+    line = one_error_line(run("explore", *SMALL, "--json", str(tmp_path)), 2)
+    assert line == f"cudnn-backend explore: error: argument --json: {str(tmp_path)!r} is a folder; name a file in it"
+    line = one_error_line(run("why", "conv_fwd", "--json", str(tmp_path / "no" / "why.json")), 2)
+    assert line.startswith("cudnn-backend why: error: argument --json: the folder of ") and "does not exist" in line
+    line = one_error_line(run("support", "--family", "matmul", "--csv", str(tmp_path / "no" / "m.csv")), 2)
+    assert "argument --csv: the folder of " in line
+    # after the work: a file that takes no writes (a full file system behaves alike) is named by its option
+    if pathlib.Path("/dev/full").exists():
+        r = run("explore", *SMALL, "--json", "/dev/full")
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.strip().splitlines()[-1] == ("cudnn-backend explore: error: argument --json: cannot write "
+                                                     "'/dev/full': No space left on device")
+
+
+def test_input_files_are_read_with_a_bound(tmp_path):
+    r = run("explore", "--plan", "/dev/zero")  # a device file: never read to its end
+    assert one_error_line(r, 2) == "cudnn-backend explore: error: argument --plan: '/dev/zero' is not a file"
+    latin = tmp_path / "plan.json"
+    latin.write_bytes(b'{"name": "\xe9"}')
+    line = one_error_line(run("explore", "--plan", str(latin)), 2)
+    assert line.startswith(f"cudnn-backend explore: error: argument --plan: {str(latin)!r} is not UTF-8 text")

@@ -6,6 +6,7 @@ import json
 import pytest
 
 import cudnn_backend as cb
+from cudnn_backend import patterns
 from cudnn_backend.graph import Graph
 from cudnn_backend.runtime import plans
 from cudnn_backend.runtime.engines import Config, config_from_index, make_config, make_engine
@@ -173,6 +174,18 @@ def test_json_round_trip_every_a_config(a_configs, h200):
         assert (back.engine_index, back.knobs, back.workspace_size) == (p.engine_index, p.knobs, p.workspace_size)
 
 
+@pytest.mark.parametrize("make", [patterns.layer_norm_fwd, patterns.rms_norm_fwd], ids=["layer_norm", "rms_norm"])
+def test_json_round_trip_of_norm_inference(make, h200):
+    """An inference norm node has no statistics (no Mean, no InvVariance): its plan loads back all the same."""
+    plan, _ = build_first_plan(make(training=False, build=False).graph, device_profile=h200)
+    text = plan.to_json()
+    (node,) = json.loads(text)["operationGraph"]["nodes"]
+    assert node["fmode"] == "CUDNN_NORM_FWD_INFERENCE" and not {"Mean", "InvVariance"} & set(node)
+    back = plan_from_json(text, device_profile=h200)
+    assert (back.engine_index, back.knobs, back.workspace_size) == (plan.engine_index, plan.knobs, plan.workspace_size)
+    assert back.to_json() == text
+
+
 def test_deserializing_needs_a_handle_or_a_profile(plan):
     # cuDNN 9.19 crashes the process when given neither: refused before cuDNN is called
     with pytest.raises(ValueError, match="handle=.*device_profile="):
@@ -312,7 +325,7 @@ def test_files_that_never_end_are_refused_not_read_forever():
     from cudnn_backend.runtime.plans import load_plan
     from cudnn_backend.runtime.profiles import DeviceProfile, DeviceProfileError
 
-    with pytest.raises(ValueError, match=r"^path: '/dev/zero' holds more than 268435456 bytes"):
+    with pytest.raises(ValueError, match=r"^path: '/dev/zero' holds more than 268,435,456 bytes"):
         load_plan("/dev/zero", device_profile="h200")
     with pytest.raises(DeviceProfileError, match=r"'/dev/zero' holds more than 1048576 bytes"):
         DeviceProfile.load("/dev/zero")

@@ -1,0 +1,62 @@
+"""The files a user names: their paths checked, and read with a bound.
+
+One rule for every reader of a user's file (device profiles, saved plans, errata, support matrices, the command
+line's inputs): a path the file system cannot take is refused naming the parameter, and no read goes past a bound,
+so that a device file such as /dev/zero, or a file far larger than the kind ever is, is refused rather than read
+until memory runs out.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+
+__all__ = ["file_path", "read_limited", "read_bounded", "read_bounded_text"]
+
+
+def file_path(path, what="path") -> pathlib.Path:
+    """A file path from a str, bytes or os.PathLike: TypeError/ValueError naming ``what`` for anything the file
+    system cannot take (a lone surrogate, a NUL character), rather than UnicodeEncodeError from deep inside open()."""
+    try:
+        raw = os.fspath(path)
+    except TypeError:
+        raise TypeError(f"{what}: expected a file path (str, bytes or os.PathLike), not {type(path).__name__}") from None
+    if isinstance(raw, bytes):
+        raw = os.fsdecode(raw)
+    try:
+        os.fsencode(raw)
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{what}: {raw!r} is no file name this system can encode ({e.reason})") from None
+    if "\0" in raw:
+        raise ValueError(f"{what}: a file path cannot hold a NUL character")
+    return pathlib.Path(raw)
+
+
+def read_limited(path: pathlib.Path, limit: int) -> bytes | None:
+    """The bytes of ``path``, or None where it holds more than ``limit`` (read up to one past it: a device file such
+    as /dev/zero, whose size says 0, never ends). OSError as open and read raise it."""
+    with open(path, "rb") as f:
+        raw = f.read(limit + 1)
+    return None if len(raw) > limit else raw
+
+
+def read_bounded(path, limit: int, what: str = "path", usual: str = "") -> bytes:
+    """The bytes of the file ``path``: ValueError naming ``what`` where it cannot be read, or holds more than
+    ``limit`` bytes (``usual``: what a file of its kind holds, said then)."""
+    p = file_path(path, what)
+    try:
+        raw = read_limited(p, limit)
+    except OSError as e:
+        raise ValueError(f"{what}: cannot read {str(p)!r}: {e.strerror or e}") from None
+    if raw is None:
+        raise ValueError(f"{what}: {str(p)!r} holds more than {limit:,} bytes" + (f"; {usual}" if usual else ""))
+    return raw
+
+
+def read_bounded_text(path, limit: int, what: str = "path", usual: str = "") -> str:
+    """``read_bounded``'s bytes as UTF-8 text (a byte-order mark dropped); ValueError naming ``what`` for other
+    bytes."""
+    raw = read_bounded(path, limit, what, usual)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{what}: {str(path)!r} is not UTF-8 text (byte {e.start}: {e.reason})") from None

@@ -1,0 +1,55 @@
+"""The files a user names are read with a bound: a device file that never ends, a file far larger than its kind,
+bytes that are no UTF-8 text and paths the file system cannot take are refused in one line naming the parameter."""
+import pathlib
+
+import pytest
+
+from cudnn_backend.core.files import file_path, read_bounded, read_bounded_text, read_limited
+from cudnn_backend.tune import support, sweeps
+
+
+def test_read_limited_stops_one_past_the_bound(tmp_path):
+    f = tmp_path / "f"
+    f.write_bytes(b"x" * 10)
+    assert read_limited(f, 10) == b"x" * 10
+    assert read_limited(f, 9) is None
+    if pathlib.Path("/dev/zero").exists():
+        assert read_limited(pathlib.Path("/dev/zero"), 1000) is None
+
+
+def test_refusals_name_the_parameter(tmp_path):
+    f = tmp_path / "big"
+    f.write_bytes(b"{}" * 100)
+    with pytest.raises(ValueError, match=r"^matrix: '.*big' holds more than 100 bytes; a matrix is small$"):
+        read_bounded(f, 100, "matrix", "a matrix is small")
+    with pytest.raises(ValueError, match=r"^plan: cannot read '.*missing': No such file or directory$"):
+        read_bounded(tmp_path / "missing", 100, "plan")
+    with pytest.raises(ValueError, match=r"^plan: cannot read '.*': Is a directory$"):
+        read_bounded(tmp_path, 100, "plan")
+    f.write_bytes(b"\xef\xbb\xbf{\"a\": 1}")  # a byte-order mark is dropped
+    assert read_bounded_text(f, 100, "plan") == '{"a": 1}'
+    f.write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(ValueError, match=r"^plan: '.*big' is not UTF-8 text \(byte 7: invalid start byte\)$"):
+        read_bounded_text(f, 100, "plan")
+    with pytest.raises(ValueError, match="^plan: a file path cannot hold a NUL character$"):
+        read_bounded("a\0b", 100, "plan")
+    with pytest.raises(TypeError, match="^plan: expected a file path"):
+        file_path(3, "plan")
+
+
+def test_support_matrices_and_task_files_are_read_with_their_bound(tmp_path, monkeypatch):
+    monkeypatch.setattr(support, "MAX_MATRIX_FILE_BYTES", 64)
+    monkeypatch.setattr(sweeps, "MAX_TASKS_FILE_BYTES", 64)
+    big = tmp_path / "big"
+    big.write_text("#" * 65)
+    with pytest.raises(ValueError, match=r"^matrix: '.*big' holds more than 64 bytes"):
+        support.SupportMatrix.load(big)
+    with pytest.raises(ValueError, match=r"^tasks: '.*big' holds more than 64 bytes"):
+        sweeps.tasks_from_file(big)
+    if pathlib.Path("/dev/zero").exists():
+        with pytest.raises(ValueError, match="holds more than 64 bytes"):
+            support.SupportMatrix.load("/dev/zero")
+    small = tmp_path / "tasks.txt"
+    small.write_text("conv_fwd n=1 c=8\n# a comment\n\nmatmul m=4\n")
+    assert [(t.builder, t.kwargs) for t in sweeps.tasks_from_file(small)] == [("conv_fwd", {"n": 1, "c": 8}),
+                                                                                ("matmul", {"m": 4})]
