@@ -174,8 +174,12 @@ def load_cudnn() -> LoadedCudnn:
             lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
         except OSError as e:
             raise CudnnLibraryNotFoundError(f"{path}: {e}") from e
-        lib.cudnnGetVersion.restype = ctypes.c_size_t
-        version = int(lib.cudnnGetVersion())
+        try:
+            get_version = lib.cudnnGetVersion
+        except AttributeError:  # another library: none of cuDNN's functions may be called in it
+            raise CudnnLibraryNotFoundError(f"{path} is not cuDNN: it has no function cudnnGetVersion") from None
+        get_version.restype = ctypes.c_size_t
+        version = int(get_version())
         if version < 90000:
             raise CudnnLibraryNotFoundError(f"{path} is cuDNN {format_version(version)}; cudnn-backend needs cuDNN >= 9.0")
         nvrtc = picked["nvrtc"]

@@ -71,6 +71,7 @@ class PlanCacheWarning(UserWarning):
 
 _PRIVATE_FILE = 0o600
 _PRIVATE_FOLDER = 0o700
+DEFAULT_FILE_NAME = "plans.sqlite"  # in the package's cache folder
 
 
 def _owner_name(uid: int) -> str:
@@ -111,6 +112,9 @@ def _check_private(path: pathlib.Path, what: str) -> None:
 def _make_private(path: pathlib.Path) -> None:
     """The cache's folder (0700 when the package creates it) and file (0600 when it creates it: sqlite gives the
     -wal and -shm files the file's mode), after refusing existing ones others own or may write."""
+    if path.is_dir():  # else the folder above it would be checked, and named, in its place
+        raise PlanCacheError(f"plan cache {str(path)!r} is a folder; name a file in it, such as "
+                             f"{str(path / DEFAULT_FILE_NAME)!r}")
     folder = path.parent
     if not folder.is_dir():
         try:
@@ -142,7 +146,7 @@ def default_cache_path() -> pathlib.Path:
     env = os.environ.get("CUDNN_BACKEND_PLAN_CACHE")
     if env:
         return pathlib.Path(env)
-    return cache_dir() / "plans.sqlite"
+    return cache_dir() / DEFAULT_FILE_NAME
 
 
 @dataclass

@@ -1,4 +1,5 @@
 """The lowest layers: the generated declarations (``_bindings``), loading cuDNN, versions, ``core.info``."""
+import ctypes.util
 import os
 import re
 
@@ -123,6 +124,12 @@ def test_missing_library_is_one_clear_error():
     assert out.returncode == 0, out.describe()
     assert "ERR cuDNN 9 (libcudnn.so.9) could not be loaded" in out.stdout
     assert "pip install nvidia-cudnn-cu13" in out.stdout
+    other = ctypes.util.find_library("c")  # a library, but not cuDNN: refused before any of its symbols is called
+    if other:
+        out = run_python(code, env={"CUDNN_BACKEND_LIBCUDNN": other})
+        assert out.returncode == 0, out.describe()
+        assert f"ERR cuDNN 9 (libcudnn.so.9) could not be loaded: {other} is not cuDNN: it has no function " \
+               "cudnnGetVersion" in out.stdout
 
 
 @pytest.mark.skipif(cb.get_version() >= 92300, reason="the loaded cuDNN has cudnnGetExecutionPlanWorkspaceSize")

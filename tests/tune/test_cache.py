@@ -288,3 +288,11 @@ def test_another_releases_winner_for_the_same_graph_and_device(tmp_path, monkeyp
                                                                      for k, v in plan.knobs.items()}
     assert cache.previous(three_ways.graph_builder(n=2).build(), device_profile=H200) is None
     assert PlanCache(tmp_path / "empty.sqlite").previous(og, device_profile=H200) is None
+
+
+def test_a_folder_given_as_the_cache_file_is_named(tmp_path):
+    folder = tmp_path / "caches"
+    folder.mkdir(mode=0o700)
+    with pytest.raises(PlanCacheError, match=re.escape(f"plan cache {str(folder)!r} is a folder; name a file in it, "
+                                                       f"such as {str(folder / 'plans.sqlite')!r}")):
+        PlanCache(folder).entries()
