@@ -220,7 +220,8 @@ class EngineError(CudnnBackendError, ValueError):
 
 
 class NoDeviceError(CudnnBackendError, RuntimeError):
-    """No GPU is visible and no device profile was given, so cuDNN cannot choose engines."""
+    """No GPU is visible, so what needs one cannot be done here: cuDNN choosing engines without a device profile,
+    a variant pack allocating the workspace of a plan built offline (pass ``workspace=``)."""
 
 
 class NoWorkingPlanError(CudnnBackendError, RuntimeError):

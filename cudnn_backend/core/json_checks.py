@@ -75,7 +75,7 @@ from cudnn_backend.errors import CudnnLibraryNotFoundError, GraphError, JsonChec
 
 __all__ = ["check_plan_json", "check_kernel_cache_json", "check_deviceprop_json", "deviceprop_members",
            "table_release", "document_release", "JsonCheckError", "JsonTableFallbackWarning", "CUDNN_VERSION",
-           "TABLE_RELEASES", "MAX_DEPTH", "MAX_TEXT_CHARS"]
+           "TABLE_RELEASES", "MAX_DEPTH", "MAX_TEXT_CHARS", "node_outputs"]
 
 # Nesting: real plans are 8 levels deep, kernel caches 9 (kernel_cache[].value[].kernelParams.offsets[]).
 # cuDNN's recursive parser overflows its stack at ~200,000 levels (~20,000 on a 256 KiB thread);
@@ -809,6 +809,15 @@ KINDS = _tables_data.KINDS  # kind -> {member: (checker spec, written by, requir
 NODE_TABLES = dict(sorted((_families.operation_type_name(op), schema) for fam in _families.FAMILIES
                           for op in fam.operations if (schema := fam.node_schema(op)) is not None))
 FINALIZE_MODES = frozenset(_tables_data.VALUES["finalizeMode"])  # every release's
+
+
+def node_outputs(node) -> list | None:
+    """The names of the tensors a plan JSON node writes (its members of role OUT in ``NODE_TABLES``); None for a
+    node of an operation no table knows (what it writes is unknown)."""
+    table = NODE_TABLES.get(node.get("operation")) if isinstance(node, dict) else None
+    if table is None:
+        return None
+    return [node[k] for k, (spec, _, _) in table.items() if spec[0] == "ref" and spec[1] == OUT and k in node]
 
 
 def _in(release, ranges):

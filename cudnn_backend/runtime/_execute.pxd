@@ -51,6 +51,7 @@ cdef class VariantPack(Resource):
     cdef dict _graph_specs               # uid -> TensorSpec as the graph has it (_specs has the overridden shapes)
     cdef bint _ws_pending                # overrides whose workspace is not queried yet (no handle so far)
     cdef int64_t _ws_needed              # the workspace queried for this pack and plan (-1: not queried)
+    cdef object _written                 # frozenset of the UIDs the plan's graph writes (None: unknown)
 
     cdef int _alloc(self, Py_ssize_t n) except -1
     cdef void _free_arrays(self) noexcept nogil

@@ -251,6 +251,7 @@ cdef class VariantPack:
         self._graph_specs = {}
         self._ws_pending = False
         self._ws_needed = -1
+        self._written = None
 
     def __init__(self, plan=None, buffers=None, workspace=None, *, operation_graph=None, tensors=None,
                  bint check_dtype=True, overrides=None, Handle handle=None):
@@ -269,7 +270,7 @@ cdef class VariantPack:
             self._graph_specs = _packing.tensor_specs(plan, operation_graph, tensors) or {}
             ov = _packing.prepare_overrides(self._graph_specs, overrides,
                                             _packing.plan_override_enabled(plan, operation_graph))
-        slots, specs = _packing.prepare_pack(plan, buffers, operation_graph, tensors, check_dtype, ov)
+        slots, specs, written = _packing.prepare_pack(plan, buffers, operation_graph, tensors, check_dtype, ov)
         # with overrides the workspace is cuDNN's answer for this pack (queried once a handle is known), not the plan's
         needed = _packing.plan_workspace_size(plan) if plan is not None and ov is None else 0
         ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed, "workspace",
@@ -298,6 +299,7 @@ cdef class VariantPack:
             self._keep[i] = keep
         self._ndev = j
         self._specs = dict(specs)
+        self._written = written
         if ov is None:
             self._graph_specs = dict(specs)
         self._workspace = <void*><uintptr_t>ws_ptr
@@ -469,6 +471,12 @@ cdef class VariantPack:
                 if bool(specs[uid].by_value) != bool(self._by_value[slot]):
                     how = "by value" if specs[uid].by_value else "as a device pointer"
                     raise ValueError(f"UID {uid} is passed {how} in this plan but not in this variant pack")
+        written = _packing.written_uids(plan)
+        for uid in sorted((written or frozenset()) - (self._written or frozenset())):  # kept arrays it now writes
+            slot = self._slot_of.get(uid, -1)
+            if slot >= 0 and not self._by_value[slot] and self._keep[slot] is not None:
+                what = _packing.slot_label(uid, self._specs.get(uid))
+                _packing.check_writable(what, _packing.resolve_buffer(self._keep[slot], what).array)
         if self._overrides != NULL:  # the new plan's workspace for these shapes: queried at its first call
             if _packing.plan_override_enabled(plan) is False:
                 raise ValueError("this variant pack overrides shapes, but the plan's operation graph was finalized "
@@ -483,6 +491,8 @@ cdef class VariantPack:
         self._plan_obj = plan
         self._plan_desc = desc
         self._plan_handle = _packing.plan_handle(plan)
+        if written is not None:  # (a plan whose graph is not known keeps what the pack knew: the same UIDs)
+            self._written = written
         return 0
 
     cdef int _resolve_call(self, Handle handle, object plan, cudnnHandle_t* h,
@@ -757,7 +767,8 @@ cdef class VariantPack:
                                                          f"UID {uid}"), None))
                 continue
             ptr, _, keep = _packing.resolve_slot(uid, spec, value, self._check_dtype,
-                                                 _packing.consumer_stream(self._plan_obj))
+                                                 _packing.consumer_stream(self._plan_obj),
+                                                 uid in (self._written or ()))
             if spec is None:  # no graph known: still check against what the pack knows
                 if self._align[slot] > 0 and ptr % self._align[slot]:
                     self._raise_pointer_error(slot, ptr)

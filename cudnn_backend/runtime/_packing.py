@@ -1,11 +1,12 @@
 """What a variant pack needs to know before cuDNN sees it: the plan's tensors, buffers, scalars, workspace.
 
 Every check of ``VariantPack`` (``_execute.pyx``) lives here, in Python: which UIDs the plan's graph
-reads and writes (``tensor_specs``: from the graph, else the plan's JSON), what each buffer object is
-(``resolve_buffer``: ints, cuda.core ``Buffer``, ``DeviceBuffer``, and arrays of any library through the one
-adapter ``typed.arrays.view``; ``check_array`` refuses an array that does not describe its tensor),
-by-value scalars in the tensor's data type (``scalar_bytes``) and the workspace. The compiled pack keeps
-only C arrays; the per-call paths never come back here.
+reads and writes (``tensor_specs``: from the graph, else the plan's JSON; ``written_uids``: those cuDNN writes),
+what each buffer object is (``resolve_buffer``: ints, cuda.core ``Buffer``, ``DeviceBuffer``, and arrays of any
+library through the one adapter ``typed.arrays.view``; ``check_array`` refuses an array that does not describe its
+tensor, ``check_writable`` a read-only one cuDNN would write), by-value scalars in the tensor's data type
+(``scalar_bytes``) and the workspace. The compiled pack keeps only C arrays; the per-call paths never come back
+here.
 """
 from __future__ import annotations
 
@@ -21,17 +22,19 @@ import numpy as np
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import AttributeType as AT
 from cudnn_backend._bindings.enums import DataType, DescriptorType
+from cudnn_backend.core import device as _device
 from cudnn_backend.core._coerce import as_int, user_sequence
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import check_available
-from cudnn_backend.core.json_checks import check_plan_json
+from cudnn_backend.core.json_checks import check_plan_json, node_outputs
 from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
+from cudnn_backend.errors import CudaError, NoDeviceError
 from cudnn_backend.runtime import memory
 from cudnn_backend.typed import arrays
 from cudnn_backend.typed.arrays import DATA_TYPE_BITS, MAX_ELEMENTS, span_elements, strides_like
-from cudnn_backend.typed.introspection import operations_of, signature_of, tensor_slots
+from cudnn_backend.typed.introspection import io_uids, operations_of, signature_of, tensor_slots
 from cudnn_backend.typed.tensors import TensorSpec
 
 __all__ = [
@@ -39,6 +42,7 @@ __all__ = [
     "plan_workspace_size", "plan_handle", "plan_operation_graph", "Resolved", "resolve_buffer", "scalar_bytes",
     "scalar_value", "uid_of", "resolve_slot", "check_array", "consumer_stream", "prepare_pack", "resolve_workspace",
     "SCALAR_CAPACITY", "plan_override_enabled", "prepare_overrides", "MAX_OVERRIDE_RANK", "plan_document",
+    "written_uids", "check_writable",
 ]
 
 D = DataType
@@ -197,6 +201,29 @@ def tensor_specs(plan=None, operation_graph=None, tensors=None) -> dict | None:
         if specs is not None:
             return specs
     return plan_json_tensor_specs(plan)
+
+
+def _json_written_uids(plan) -> frozenset | None:
+    """UIDs of the real tensors the nodes of the plan's JSON write (``core.json_checks.node_outputs``); None without
+    a JSON graph. The outputs of an operation no table knows are not known, so not among them."""
+    doc = plan_document(plan)
+    try:
+        graph = doc["operationGraph"]
+        virtual = {t["name"] for t in graph["tensors"] if t.get("isVirtual")}
+        return frozenset(int(name) for node in graph["nodes"] for name in (node_outputs(node) or ())
+                         if name not in virtual)
+    except Exception:  # noqa: BLE001 - no JSON, or a layout we do not know: unknown
+        return None
+
+
+def written_uids(plan=None, operation_graph=None) -> frozenset | None:
+    """UIDs of the real tensors the plan's graph writes (an operation's output slot holds them: cuDNN writes their
+    memory): from ``operation_graph`` when given, else ``plan.operation_graph``, else the nodes of the plan's JSON;
+    None when none tells."""
+    og = operation_graph if operation_graph is not None else plan_operation_graph(plan) if plan is not None else None
+    if og is not None and operations_of(og):
+        return frozenset(io_uids(og)[1])
+    return _json_written_uids(plan) if plan is not None else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -381,9 +408,18 @@ def slot_label(uid, spec) -> str:
     return f"UID {uid} ({spec.name})"
 
 
-def resolve_slot(uid, spec, value, check_dtype=True, stream=-1):
+def check_writable(what, array):
+    """Refuse a read-only array (``typed.arrays.ArrayInfo``; None: plain memory, which says nothing) for a tensor
+    cuDNN writes: it would write memory its owner declared immutable."""
+    if array is not None and array.readonly:
+        raise ValueError(f"{what}: the array ({array.describe()}) is read-only, but the plan writes this tensor: "
+                         "cuDNN would write memory its owner declared immutable; bind a writable array")
+
+
+def resolve_slot(uid, spec, value, check_dtype=True, stream=-1, written=False):
     """(pointer, scalar bytes, object to keep) for binding ``value`` to ``uid``; raises on every mismatch.
-    ``stream``: the consumer stream arrays are read for (``consumer_stream``)."""
+    ``stream``: the consumer stream arrays are read for (``consumer_stream``); ``written``: the plan writes the
+    tensor (a read-only array is refused)."""
     what = slot_label(uid, spec)
     if spec is not None and spec.virtual:
         raise ValueError(f"{what} is a virtual tensor ({spec.describe()}): cuDNN keeps it internally; do not bind it")
@@ -392,6 +428,8 @@ def resolve_slot(uid, spec, value, check_dtype=True, stream=-1):
     r = resolve_buffer(value, what, stream)
     if r.ptr == 0:
         raise ValueError(f"{what}: null device pointer")
+    if written:
+        check_writable(what, r.array)
     if spec is not None:
         if r.array is not None:
             check_array(what, spec, r.array, check_dtype)
@@ -410,8 +448,9 @@ def resolve_slot(uid, spec, value, check_dtype=True, stream=-1):
 
 
 def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=True, overrides=None):
-    """Check ``buffers`` against the plan's graph; returns (slots, specs) where slots is a list of
-    (uid, pointer, scalar bytes or None, keep, alignment, min bytes, by_value), in UID order. ``overrides``
+    """Check ``buffers`` against the plan's graph; returns (slots, specs, written) where slots is a list of
+    (uid, pointer, scalar bytes or None, keep, alignment, min bytes, by_value), in UID order, and written the UIDs
+    the graph writes (``written_uids``; None: unknown), whose arrays must be writable. ``overrides``
     (``prepare_overrides``' list) gives some tensors other shapes: their buffers are checked against those."""
     if buffers is None:
         buffers = {}
@@ -453,14 +492,15 @@ def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=
         order = list(given)
     slots = []
     stream = consumer_stream(plan)
+    written = written_uids(plan, operation_graph)
     for uid in order:
         spec = specs.get(uid) if specs else None
-        ptr, raw, keep = resolve_slot(uid, spec, given[uid], check_dtype, stream)
+        ptr, raw, keep = resolve_slot(uid, spec, given[uid], check_dtype, stream, uid in (written or ()))
         align = spec.alignment if spec is not None and spec.alignment and not spec.by_value else 0
         need = spec.nbytes if spec is not None and not spec.by_value else None
         slots.append((uid, ptr, raw, keep, align or 0, -1 if need is None else need,
                       bool(spec is not None and spec.by_value)))
-    return slots, (specs or {})
+    return slots, (specs or {}), written
 
 
 # ---------------------------------------------------------------------------------------------
@@ -554,10 +594,18 @@ def prepare_overrides(specs, overrides, enabled=None) -> list:
 
 
 def resolve_workspace(workspace, needed, what="workspace", stream=-1):
-    """(pointer, capacity or -1, keep, owned) for a workspace argument; allocates when None and needed."""
+    """(pointer, capacity or -1, keep, owned) for a workspace argument; allocates when None and needed (where no
+    GPU is visible, a plan built offline: NoDeviceError, naming the bytes to pass)."""
     if workspace is None:
         if needed and needed > 0:
-            buf = memory.allocate_workspace(needed)
+            try:
+                buf = memory.allocate_workspace(needed)
+            except CudaError:
+                if _device.gpu_available():
+                    raise
+                raise NoDeviceError(f"{what}: the plan needs a {needed}-byte workspace, and none can be allocated "
+                                    f"here: no GPU is visible (driver: {_device.driver()}); pass {what}= (device "
+                                    f"memory of at least {needed} bytes: a buffer, an array or its address)") from None
             if buf is None:
                 return 0, 0, None, False
             return int(buf.ptr), int(buf.nbytes), buf, True

@@ -27,7 +27,7 @@ from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.runtime import memory
 from cudnn_backend.runtime._packing import TensorSpec, resolve_buffer, tensor_specs
 from cudnn_backend.typed import arrays
-from cudnn_backend.typed.introspection import operations_of, signature_of, tensor_slots
+from cudnn_backend.typed.introspection import io_uids, signature_of
 
 __all__ = ["BufferSet", "make_buffer_sets", "random_values", "host_layout", "stored_view", "io_uids", "warm_up",
            "POISON_BYTE", "INPUT_SCALE"]
@@ -46,18 +46,6 @@ def warm_up():
         memory.cudart()
     except Exception:  # noqa: BLE001, S110 - best effort; the task's own use reports what is wrong
         pass
-
-
-def io_uids(op_graph) -> tuple[set, set]:
-    """(UIDs read and never written, UIDs written and kept) among the real tensors of the graph."""
-    read, written = set(), set()
-    for op in operations_of(op_graph):
-        for _, t, out in tensor_slots(op):
-            sig = signature_of(t)
-            if sig.virtual:
-                continue
-            (written if out else read).add(sig.uid)
-    return read - written, written
 
 
 def random_values(spec: TensorSpec, rng: np.random.Generator, scale=INPUT_SCALE) -> np.ndarray:

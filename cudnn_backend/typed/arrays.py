@@ -16,6 +16,11 @@ passes it to ``__dlpack__``, the CUDA array interface makes the consumer wait on
 reader makes it wait on torch's current stream, JAX's reader waits for the array on the host); ``-1`` (the default)
 only reads the metadata. Every refusal is one line naming the array, its library, its dtype and why.
 
+Each DLPack capsule's header is read in place before cuda.core or numpy consumes it (``_CheckedDLPack``): one they
+would crash on (a NULL shape) or misread is refused, and where cuda.core cannot read the dtype the producer's
+``dtype`` name is taken only if the capsule's type code, bits and lanes agree with it. ``ArrayInfo.readonly`` says
+whether the array's owner declared its memory immutable (variant packs bind no such array where cuDNN writes).
+
 ``layout_mismatch`` says whether an array describes exactly a tensor's elements. The host side of the data types
 (``storage_dtype``, ``encode``, ``decode``: bfloat16 and fp8 as their bits; ``memory_bytes``, ``memory_elements``:
 BOOLEAN packed eight elements a byte) serves input generation and checking.
@@ -28,10 +33,11 @@ cuda.core comes with the ``gpu`` extra (``pip install '.[gpu]'`` in a clone); ho
 """
 from __future__ import annotations
 
+import ctypes
 import operator
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -86,6 +92,23 @@ BIT_PACKED = frozenset({D.CUDNN_DATA_BOOLEAN})
 # DLPack device types (dlpack.h): host memory, and memory the GPU reads
 HOST_DEVICE_TYPES = {1: "cpu", 3: "cuda pinned host"}  # kDLCPU, kDLCUDAHost
 CUDA_DEVICE_TYPES = {2: "cuda", 13: "cuda managed"}  # kDLCUDA, kDLCUDAManaged
+# DLPack type codes (dlpack.h, DLPack 1.1), by name for messages
+_DLPACK_CODE_NAMES = {0: "int", 1: "uint", 2: "float", 3: "opaque handle", 4: "bfloat", 5: "complex", 6: "bool",
+                      7: "float8_e3m4", 8: "float8_e4m3", 9: "float8_e4m3b11fnuz", 10: "float8_e4m3fn",
+                      11: "float8_e4m3fnuz", 12: "float8_e5m2", 13: "float8_e5m2fnuz", 14: "float8_e8m0fnu",
+                      15: "float6_e2m3fn", 16: "float6_e3m2fn", 17: "float4_e2m1fn"}
+# The DLPack type codes an export of each cuDNN data type may carry. kDLFloat (2) is also all an fp8/fp4 export could
+# say before DLPack 1.1 gave them codes of their own.
+_DLPACK_CODES = {
+    D.CUDNN_DATA_HALF: (2,), D.CUDNN_DATA_FLOAT: (2,), D.CUDNN_DATA_DOUBLE: (2,), D.CUDNN_DATA_BFLOAT16: (4,),
+    D.CUDNN_DATA_INT8: (0,), D.CUDNN_DATA_INT32: (0,), D.CUDNN_DATA_INT64: (0,), D.CUDNN_DATA_UINT8: (1,),
+    D.CUDNN_DATA_BOOLEAN: (6,), D.CUDNN_DATA_FP8_E4M3: (10, 2), D.CUDNN_DATA_FP8_E5M2: (12, 2),
+}
+for _name, _codes in (("CUDNN_DATA_FP8_E8M0", (14, 2)), ("CUDNN_DATA_FP4_E2M1", (17, 2)), ("CUDNN_DATA_INT4", (0,)),
+                      ("CUDNN_DATA_UINT4", (1,)), ("CUDNN_DATA_UINT32", (1,)), ("CUDNN_DATA_COMPLEX_FP32", (5,)),
+                      ("CUDNN_DATA_COMPLEX_FP64", (5,)), ("CUDNN_DATA_BYTE_BOOLEAN", (6,))):
+    if _name in D.__members__:
+        _DLPACK_CODES[D[_name]] = _codes
 
 
 def span_elements(dims, strides) -> int:
@@ -121,7 +144,8 @@ class ArrayInfo:
     array's (``dtype_name`` says which it was); ``nbytes`` the bytes spanned (None when the element size is
     unknown); ``protocol`` how it was read: "dlpack", "cuda_array_interface", "numpy" or "<library> attributes"
     (the producer's own reader); ``library`` the array's library ("torch", "JAX", "cupy", "numpy", ... or the
-    type's name)."""
+    type's name); ``readonly`` whether its owner declared its memory immutable (numpy's writeable flag off, a
+    DLPack export flagged read-only, a CUDA array interface whose data is read-only, any JAX array)."""
 
     shape: tuple
     strides: tuple  # in elements
@@ -134,6 +158,7 @@ class ArrayInfo:
     dtype_name: str = ""
     protocol: str = "dlpack"
     library: str = ""
+    readonly: bool = False
 
     @property
     def alignment(self) -> int:
@@ -234,7 +259,7 @@ def _data_type_or_none(name):
         return None
 
 
-def _info(shape, strides, name, itemsize, ptr, device, device_id, protocol, library) -> ArrayInfo:
+def _info(shape, strides, name, itemsize, ptr, device, device_id, protocol, library, readonly=False) -> ArrayInfo:
     """An ArrayInfo from what a reader found (strides in elements; None: row-major contiguous). A producer's shape and
     strides must be integers (a float is refused, never truncated), its sizes non-negative, and the elements it spans
     at most MAX_ELEMENTS, as for a tensor the Graph makes."""
@@ -255,7 +280,7 @@ def _info(shape, strides, name, itemsize, ptr, device, device_id, protocol, libr
         itemsize = ITEMSIZE[data_type]
     nbytes = None if itemsize is None else elements * itemsize
     return ArrayInfo(shape, strides, data_type, int(ptr or 0), device, nbytes, int(device_id), itemsize, name,
-                     protocol, library)
+                     protocol, library, bool(readonly))
 
 
 class _Refused(TypeError):
@@ -288,11 +313,13 @@ class Producer:
     """How one library's arrays are read by their own attributes. ``first``: "always" (never through the
     protocols), "metadata" (when no stream order is asked, ``stream == -1``; the protocols otherwise) or
     "fallback" (only where the protocols refuse the array). ``read(array, stream)`` returns an ArrayInfo or
-    raises ``TypeError`` with the reason."""
+    raises ``TypeError`` with the reason. ``immutable``: the library's arrays are never written in place, whatever
+    a protocol's export says (their ArrayInfo is ``readonly``)."""
 
     library: str
     read: Callable
     first: str = "fallback"
+    immutable: bool = False
 
 
 def _read_numpy(a, stream=-1, library="numpy") -> ArrayInfo:
@@ -304,7 +331,7 @@ def _read_numpy(a, stream=-1, library="numpy") -> ArrayInfo:
     if any(s % item for s in a.strides):
         raise _Refused(f"its strides {list(a.strides)} (bytes) are no multiple of the item size {item}")
     return _info(a.shape, [s // item for s in a.strides], name, item, a.__array_interface__["data"][0], "cpu", -1,
-                 "numpy", library)
+                 "numpy", library, not a.flags.writeable)
 
 
 def _read_torch(t, stream=-1) -> ArrayInfo:
@@ -375,8 +402,9 @@ def _read_jax(a, stream=-1) -> ArrayInfo:
 # user's subclass of torch.Tensor)
 PRODUCERS = {
     "torch": Producer("torch", _read_torch, "always"),
-    "jax": Producer("JAX", _read_jax, "metadata"),
-    "jaxlib": Producer("JAX", _read_jax, "metadata"),
+    # JAX arrays are immutable (XLA may share or reuse their buffers), and not every JAX flags its DLPack export so
+    "jax": Producer("JAX", _read_jax, "metadata", immutable=True),
+    "jaxlib": Producer("JAX", _read_jax, "metadata", immutable=True),
     "numpy": Producer("numpy", _read_numpy, "always"),
 }
 # library names of the other producers, for messages
@@ -464,13 +492,112 @@ def _dlpack_device(array):
         raise _Refused(f"__dlpack_device__() failed: {type(e).__name__}: {e}") from None
 
 
-def _smv_dtype(smv, array):
+# ---------------------------------------------------------------------------------------------
+# DLPack capsules, their header checked before a consumer (cuda.core, numpy) trusts it
+# ---------------------------------------------------------------------------------------------
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):  # dlpack.h's DLTensor, the same in DLPack 0.x and 1.x
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("dtype", _DLDataType), ("shape", ctypes.c_void_p),
+                ("strides", ctypes.c_void_p), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensorVersioned(ctypes.Structure):  # DLPack 1.x's; the unversioned one starts with its DLTensor
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
+
+
+# private prototypes (the shared ctypes.pythonapi functions keep whatever argtypes others gave them)
+_capsule_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", ctypes.pythonapi))
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+_MAX_DLPACK_NDIM = 64  # the most dimensions numpy (NPY_MAXDIMS) and cuda.core (STRIDED_LAYOUT_MAX_NDIM) read
+
+
+class _MalformedExport(BufferError):
+    """A DLPack capsule whose header its consumer would crash on or misread. Raised inside ``__dlpack__``: a
+    BufferError, which no consumer takes for an old producer's TypeError (on which they call again)."""
+
+
+def _dlpack_header(capsule):
+    """The (type code, bits, lanes) of a DLPack capsule's DLTensor, read in place: the capsule stays unconsumed
+    (its name unchanged). None for an object that is no unconsumed DLPack capsule (its consumer refuses it).
+    Raises _MalformedExport for a header whose reading crashes cuda.core and numpy (ndim > 0 and a NULL shape
+    pointer) or that describes no array (ndim out of range, elements of no size). NULL strides are DLPack's
+    row-major; pointers other than NULL cannot be checked without reading through them."""
+    for name, versioned in ((b"dltensor_versioned", True), (b"dltensor", False)):
+        if _capsule_is_valid(capsule, name):
+            address = _capsule_pointer(capsule, name)
+            break
+    else:
+        return None
+    if not address:
+        raise _MalformedExport(f"its DLPack capsule {name.decode()!r} holds a NULL pointer")
+    t = _DLManagedTensorVersioned.from_address(address).dl_tensor if versioned else _DLTensor.from_address(address)
+    ndim, shape, code, bits, lanes = t.ndim, t.shape, t.dtype.code, t.dtype.bits, t.dtype.lanes
+    if not 0 <= ndim <= _MAX_DLPACK_NDIM:
+        raise _MalformedExport(f"its DLPack export has ndim {ndim}, not 0 to {_MAX_DLPACK_NDIM}")
+    if ndim and not shape:
+        raise _MalformedExport(f"its DLPack export has ndim {ndim} and a NULL shape pointer (reading it would crash "
+                               "the process)")
+    if not bits or not lanes:
+        raise _MalformedExport(f"its DLPack export's dtype (code {code}, {bits} bits, {lanes} lanes) has elements "
+                               "of no size")
+    return code, bits, lanes
+
+
+class _CheckedDLPack:
+    """A DLPack producer seen by its consumer (cuda.core, numpy) through a check of each capsule it exports
+    (``_dlpack_header``): the consumer's call, its arguments and the capsule are the producer's own. ``dtype``: the
+    last capsule's (type code, bits, lanes)."""
+
+    __slots__ = ("array", "dtype")
+
+    def __init__(self, array):
+        self.array, self.dtype = array, None
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+    def __dlpack__(self, *args, **kwargs):
+        capsule = self.array.__dlpack__(*args, **kwargs)
+        self.dtype = _dlpack_header(capsule)
+        return capsule
+
+
+def _dtype_disagreement(name, dlpack_dtype) -> str | None:
+    """Why the producer's dtype ``name`` does not describe a DLPack export's ``(type code, bits, lanes)``, else None.
+    A name without a cuDNN data type is checked by nothing: its array binds nothing (no data type, no size)."""
+    data_type = _data_type_or_none(name)
+    if data_type is None or dlpack_dtype is None:
+        return None
+    code, bits, lanes = dlpack_dtype
+    want_bits, want_codes = DATA_TYPE_BITS.get(data_type), _DLPACK_CODES.get(data_type, ())
+    if lanes == 1 and (want_bits is None or bits == want_bits) and (not want_codes or code in want_codes):
+        return None
+    want = f"{want_bits} bits, " if want_bits else ""
+    if want_codes:
+        want += f"DLPack code {want_codes[0]} ({_DLPACK_CODE_NAMES[want_codes[0]]}), "
+    return (f"its dtype attribute says {name} ({data_type.name}: {want}1 lane) but its DLPack export holds code "
+            f"{code} ({_DLPACK_CODE_NAMES.get(code, 'unknown')}), {bits} bits, {lanes} lane{'s' * (lanes != 1)}: the "
+            "two disagree, so neither says what the memory holds")
+
+
+def _smv_dtype(smv, array, dlpack_dtype=None):
     """(dtype name, item size or None) of a view; the producer's own ``dtype`` names what cuda.core cannot map
-    (bfloat16 without ml_dtypes, fp8)."""
+    (bfloat16 without ml_dtypes, fp8), where it agrees with the DLPack export's ``dlpack_dtype`` (type code, bits,
+    lanes; None: not read)."""
     try:
         dt = np.dtype(smv.dtype)
     except Exception as e:  # noqa: BLE001 - cuda.core has no numpy dtype for it: ask the producer
         name = _producer_dtype(array)
+        problem = _dtype_disagreement(name, dlpack_dtype)
+        if problem is not None:
+            raise _Refused(problem) from None
         return name or f"a dtype cuda.core cannot read ({' '.join(str(e).split())})", None
     _plain_dtype(dt)
     return dt.name, dt.itemsize
@@ -478,23 +605,27 @@ def _smv_dtype(smv, array):
 
 def _read_smv(array, stream, protocol, library, device):
     smv_cls = _strided_memory_view()
+    dlpack_dtype = None
     if protocol == "dlpack":
         # DLPack names the legacy default stream 1 (0 is ambiguous, and refused by some producers); 1 is also the
         # driver's CU_STREAM_LEGACY, for producers that take the value as a stream handle
         dl_stream = (1 if int(stream) == 0 else int(stream)) if device == "cuda" else -1
-        smv = smv_cls.from_dlpack(array, stream_ptr=dl_stream)
+        checked = _CheckedDLPack(array)
+        smv = smv_cls.from_dlpack(checked, stream_ptr=dl_stream)
+        dlpack_dtype = checked.dtype
     else:
         smv = smv_cls.from_cuda_array_interface(array, stream_ptr=int(stream))
-    name, itemsize = _smv_dtype(smv, array)
-    return _info(smv.shape, smv.strides, name, itemsize, smv.ptr, device, smv.device_id, protocol, library)
+    name, itemsize = _smv_dtype(smv, array, dlpack_dtype)
+    return _info(smv.shape, smv.strides, name, itemsize, smv.ptr, device, smv.device_id, protocol, library,
+                 getattr(smv, "readonly", False))
 
 
 def _read_host_dlpack(array, library):
     """A host DLPack producer, read by numpy (no cuda.core); where numpy refuses the dtype (bfloat16, fp8), by
     cuda.core when it is installed."""
     try:
-        return _read_numpy(np.from_dlpack(array), library=library)
-    except _Refused:
+        return _read_numpy(np.from_dlpack(_CheckedDLPack(array)), library=library)
+    except (_Refused, _MalformedExport):
         raise
     except Exception as e:  # noqa: BLE001 - numpy's refusal: cuda.core may read it, else numpy's reason
         try:
@@ -526,7 +657,7 @@ def _read_protocols(array, stream, library):
         raise _Refused("it offers no array protocol (__dlpack__, __cuda_array_interface__, __array_interface__)")
     try:
         return _read_smv(array, stream, protocol, library, "cuda")
-    except MissingDependencyError:
+    except (MissingDependencyError, _Refused, _MalformedExport):
         raise
     except Exception as e:  # noqa: BLE001 - the producer's or cuda.core's refusal, named here
         raise _Refused(f"cannot read it through {protocol}: {_failure(e)}") \
@@ -555,23 +686,33 @@ def view(array, *, stream: int = -1, what: str = "array") -> ArrayInfo:
                         "__cuda_array_interface__ (torch, cupy, JAX, numba, numpy, cuda.core ...)")
     library = producer.library if producer is not None else library_of(array)
     try:
-        if producer is not None and (producer.first == "always" or producer.first == "metadata" and stream == -1):
-            return producer.read(array, stream)
-        try:
-            return _read_protocols(array, stream, library)
-        except _Refused as refused:
-            if producer is None:
-                raise
-            try:
-                return producer.read(array, stream)
-            except _Refused as e:
-                raise _Refused(f"{e} (and {refused})") from None
+        info = _read(array, stream, producer, library)
     except _Refused as e:
         raise TypeError(f"{what}: {_subject(array, library)}: {e}") from None
     except MissingDependencyError:
         raise
     except Exception as e:  # noqa: BLE001 - a producer's broken attribute, named in one line
         raise TypeError(f"{what}: {_subject(array, library)}: cannot read it: {_failure(e)}") from None
+    if producer is not None and producer.immutable and not info.readonly:
+        return replace(info, readonly=True)
+    return info
+
+
+def _read(array, stream, producer, library) -> ArrayInfo:
+    """The array read by its producer's reader or the protocols (``view``'s routes); raises _Refused."""
+    if producer is not None and (producer.first == "always" or producer.first == "metadata" and stream == -1):
+        return producer.read(array, stream)
+    try:
+        return _read_protocols(array, stream, library)
+    except _MalformedExport as e:  # the export itself is broken: no other reader is asked
+        raise _Refused(str(e)) from None
+    except _Refused as refused:
+        if producer is None:
+            raise
+        try:
+            return producer.read(array, stream)
+        except _Refused as e:
+            raise _Refused(f"{e} (and {refused})") from None
 
 
 def describe(array) -> ArrayInfo:

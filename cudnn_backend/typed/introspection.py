@@ -26,7 +26,7 @@ from cudnn_backend.typed.tensors import describe_tensor_line, read_signature, si
 __all__ = [
     "tensor_slots", "signature_of", "read_signature", "describe_signature", "describe_tensor", "tensor_name",
     "operation_label", "topological_order", "operations_table", "operations_dot", "to_dict", "short",
-    "keyword_of", "graph_tensors", "canonical_graph", "graph_fingerprint", "operations_of",
+    "keyword_of", "graph_tensors", "canonical_graph", "graph_fingerprint", "operations_of", "io_uids",
 ]
 
 A = AttributeName
@@ -128,6 +128,19 @@ def topological_order(operations) -> list:
     if len(order) != len(operations):
         raise GraphError("the operations form a cycle (an input depends on its own output)")
     return [operations[i] for i in order]
+
+
+def io_uids(op_graph) -> tuple[set, set]:
+    """(UIDs read and never written, UIDs written) among the real (not virtual) tensors of a graph's operations:
+    written where an operation's output slot holds it (the schema's roles, ``tensor_slots``)."""
+    read, written = set(), set()
+    for op in operations_of(op_graph):
+        for _, t, out in tensor_slots(op):
+            sig = signature_of(t)
+            if sig.virtual:
+                continue
+            (written if out else read).add(sig.uid)
+    return read - written, written
 
 
 def graph_tensors(operations) -> dict:

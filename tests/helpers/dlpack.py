@@ -43,16 +43,35 @@ class DLManagedTensorVersioned(ctypes.Structure):
 _PyCapsule_New = ctypes.pythonapi.PyCapsule_New
 _PyCapsule_New.restype = ctypes.py_object
 _PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_PyCapsule_IsValid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", ctypes.pythonapi))
+_PyCapsule_GetPointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+DLPACK_FLAG_BITMASK_READ_ONLY = 1
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _release_unconsumed(capsule):
+    """The capsule destructor real producers set: a capsule no consumer took (its name unchanged) is freed by its
+    managed tensor's deleter; a consumed one is the consumer's to free. (A ctypes callback cannot run while an
+    exception is pending, as when a consumer fails in C and drops the capsule: only for capsules Python code drops.)"""
+    for name, managed in ((b"dltensor", DLManagedTensor), (b"dltensor_versioned", DLManagedTensorVersioned)):
+        if _PyCapsule_IsValid(capsule, name):
+            address = _PyCapsule_GetPointer(capsule, name)
+            managed.from_address(address).deleter(address)
 
 
 class FakeDLPack:
     """An array at ``ptr`` (never read) of ``shape``, ``strides`` (elements; None: C-contiguous), DLPack dtype
-    ``code``/``bits``, on ``device_type``/``device_id``. ``versioned``: it speaks DLPack 1.x (``max_version``)
-    and hands out a versioned capsule; otherwise only the unversioned one. ``streams`` records what each
-    consumer passed as ``stream``; ``deleted`` counts the deleter calls."""
+    ``code``/``bits``/``lanes``, on ``device_type``/``device_id``. ``versioned``: it speaks DLPack 1.x
+    (``max_version``) and hands out a versioned capsule, flagged read-only with ``readonly``; otherwise only the
+    unversioned one. ``header``: DLTensor fields written over the filled ones (a malformed export: ``{"shape":
+    None}``, ``{"ndim": -1}``). ``destructor``: its capsules free themselves when no consumer takes them, as real
+    producers' do (``_release_unconsumed``). ``streams`` records what each consumer passed as ``stream``;
+    ``deleted`` counts the deleter calls."""
 
-    def __init__(self, ptr, shape, strides=None, *, code=FLOAT, bits=16, device_type=kDLCUDA, device_id=0,
-                 versioned=False, byte_offset=0, dtype=None):
+    def __init__(self, ptr, shape, strides=None, *, code=FLOAT, bits=16, lanes=1, device_type=kDLCUDA, device_id=0,
+                 versioned=False, byte_offset=0, dtype=None, readonly=False, header=None, destructor=False):
         self.shape = tuple(shape)
         self._shape = (ctypes.c_int64 * max(len(shape), 1))(*shape)
         self._strides = None if strides is None else (ctypes.c_int64 * max(len(shape), 1))(*strides)
@@ -60,7 +79,11 @@ class FakeDLPack:
         self.streams = []
         self.deleted = 0
         self._deleter = _DELETER(self._delete)
-        self._fields = dict(ptr=ptr, code=code, bits=bits, device=(device_type, device_id), byte_offset=byte_offset)
+        self._fields = dict(ptr=ptr, code=code, bits=bits, lanes=lanes, device=(device_type, device_id),
+                            byte_offset=byte_offset)
+        self._flags = DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0
+        self._header = dict(header or {})
+        self._destructor = ctypes.cast(_release_unconsumed, ctypes.c_void_p) if destructor else None
         self._keep = []
         if dtype is not None:
             self.dtype = dtype  # what a producer's own dtype says (torch's / JAX's name)
@@ -73,10 +96,12 @@ class FakeDLPack:
         t.data = f["ptr"]
         t.device = DLDevice(*f["device"])
         t.ndim = len(self.shape)
-        t.dtype = DLDataType(f["code"], f["bits"], 1)
+        t.dtype = DLDataType(f["code"], f["bits"], f["lanes"])
         t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64))
         t.strides = None if self._strides is None else ctypes.cast(self._strides, ctypes.POINTER(ctypes.c_int64))
         t.byte_offset = f["byte_offset"]
+        for field, value in self._header.items():
+            setattr(t, field, value)
 
     def __dlpack__(self, stream=None, **kwargs):
         self.streams.append(stream)
@@ -87,6 +112,7 @@ class FakeDLPack:
             m = DLManagedTensorVersioned()
             m.version = DLPackVersion(1, 0)
             m.deleter = self._deleter
+            m.flags = self._flags
             self._fill(m.dl_tensor)
             name = b"dltensor_versioned"
         else:
@@ -95,7 +121,7 @@ class FakeDLPack:
             self._fill(m.dl_tensor)
             name = b"dltensor"
         self._keep.append(m)
-        return _PyCapsule_New(ctypes.addressof(m), name, None)
+        return _PyCapsule_New(ctypes.addressof(m), name, self._destructor)
 
     def __dlpack_device__(self):
         return self._fields["device"]

@@ -19,7 +19,7 @@ from cudnn_backend.runtime.execution import VariantPack
 from cudnn_backend.typed import arrays
 
 from tests.helpers import dlpack, producers
-from tests.helpers.crash import child_env
+from tests.helpers.crash import child_env, run_python
 from tests.helpers.env import ROOT
 from tests.helpers.dlpack import BFLOAT, FLOAT, INT, UINT, FakeDLPack, cuda_array, nhwc_strides
 
@@ -52,8 +52,45 @@ def test_numpy_arrays_are_read_with_element_strides(dtype, data_type):
 def test_read_only_and_zero_sized_numpy_arrays():
     a = np.arange(6, dtype=np.float32)
     a.flags.writeable = False
-    assert arrays.view(a).shape == (6,)
+    assert arrays.view(a).shape == (6,) and arrays.view(a).readonly
+    assert not arrays.view(np.arange(6)).readonly
     assert arrays.view(np.zeros((0, 3), np.float16)).nbytes == 0
+
+
+class _CaiView:
+    """What cuda.core's CUDA array interface reader makes of an interface dict (the driver, which it asks for the
+    pointer's device, is a GPU machine's): the read-only flag is ``data[1]``."""
+
+    def __init__(self, obj, stream_ptr):
+        cai = obj.__cuda_array_interface__
+        self.shape, self.strides, self.dtype = cai["shape"], None, np.dtype(cai["typestr"])
+        (self.ptr, self.readonly), self.device_id = cai["data"], 0
+
+    from_cuda_array_interface = classmethod(lambda cls, obj, stream_ptr: cls(obj, stream_ptr))
+
+
+_real_strided_memory_view = arrays._strided_memory_view
+
+
+@pytest.mark.parametrize("array,readonly", [
+    (cuda_array(A, (4,), versioned=True, readonly=True), True),  # DLPack 1.x's DLPACK_FLAG_BITMASK_READ_ONLY
+    (cuda_array(A, (4,), versioned=True), False),
+    (cuda_array(A, (4,)), False),  # an unversioned capsule has no flag: nothing says it is read-only
+    (type("Cai", (), {"__cuda_array_interface__": {"shape": (4,), "typestr": "<f2", "data": (A, True),
+                                                   "version": 3}})(), True),
+    (type("Cai", (), {"__cuda_array_interface__": {"shape": (4,), "typestr": "<f2", "data": (A, False),
+                                                   "version": 3}})(), False),
+])
+def test_arrays_say_whether_they_are_read_only(monkeypatch, array, readonly):
+    monkeypatch.setattr(arrays, "_strided_memory_view", lambda: _CaiView if hasattr(array, "__cuda_array_interface__")
+                        else _real_strided_memory_view())
+    assert arrays.view(array, stream=0x7000).readonly is readonly
+
+
+def test_jax_arrays_are_read_only_whatever_their_export_says():
+    a = producers.JaxArray(A, (4,), np.float16)  # its DLPack export carries no read-only flag
+    assert arrays.describe(a).readonly and arrays.view(a, stream=0x7000).readonly
+    assert arrays.view(a, stream=0x7000).protocol == "dlpack"
 
 
 @pytest.mark.parametrize("versioned", [False, True])
@@ -85,6 +122,53 @@ def test_the_capsule_is_released_once_read():
     assert f.deleted == 1  # cuda.core consumed the capsule and called its deleter when done
 
 
+@pytest.mark.parametrize("device_type", [dlpack.kDLCUDA, dlpack.kDLCPU])  # read by cuda.core, by numpy
+@pytest.mark.parametrize("versioned", [False, True])
+@pytest.mark.parametrize("header,match", [
+    ({"ndim": 1 << 30}, r"its DLPack export has ndim 1073741824, not 0 to 64$"),
+    ({"ndim": -1}, r"its DLPack export has ndim -1, not 0 to 64$"),
+    ({"dtype": dlpack.DLDataType(FLOAT, 0, 1)}, r"its DLPack export's dtype \(code 2, 0 bits, 1 lanes\) has elements "
+                                                r"of no size$"),
+    ({"dtype": dlpack.DLDataType(FLOAT, 16, 0)}, r"its DLPack export's dtype \(code 2, 16 bits, 0 lanes\)"),
+])
+def test_capsule_headers_that_describe_no_array_are_refused_before_a_consumer_reads_them(device_type, versioned,
+                                                                                         header, match):
+    host = np.zeros(8, np.float32)
+    f = FakeDLPack(host.ctypes.data, (2, 4), bits=32, device_type=device_type, versioned=versioned, header=header,
+                   destructor=True)
+    with pytest.raises(TypeError, match=r"^array: FakeDLPack: " + match):
+        arrays.describe(f)
+    assert f.deleted == 1  # never consumed: freed once, by its own destructor
+
+
+def test_a_capsule_without_its_shape_is_refused_not_read():
+    """ndim > 0 and a NULL shape pointer: cuda.core and numpy read the shape through it (SIGSEGV). A child process
+    keeps a regression from taking the test run down with it."""
+    child = run_python("""
+        import numpy as np
+        from cudnn_backend.typed import arrays
+        from tests.helpers.dlpack import FakeDLPack, kDLCPU, kDLCUDA
+        host = np.zeros(8, np.float32)
+        for device_type in (kDLCUDA, kDLCPU):
+            for versioned in (False, True):
+                f = FakeDLPack(host.ctypes.data, (2, 4), bits=32, device_type=device_type, versioned=versioned,
+                               header={"shape": None}, destructor=True)
+                try:
+                    arrays.describe(f)
+                except TypeError as e:
+                    refusal = str(e)
+                print(refusal, f.deleted)
+    """)
+    assert not child.crashed and child.returncode == 0, child.describe()
+    assert child.stdout.splitlines() == ["array: FakeDLPack: its DLPack export has ndim 2 and a NULL shape pointer "
+                                         "(reading it would crash the process) 1"] * 4, child.describe()
+
+
+def test_a_zero_dimensional_export_needs_no_shape():
+    f = FakeDLPack(A, (), bits=32, versioned=True, header={"shape": None}, destructor=True)
+    assert arrays.describe(f).shape == () and f.deleted == 1  # consumed, and freed by its consumer alone
+
+
 @pytest.mark.parametrize("code,bits,producer_dtype,data_type", [
     (BFLOAT, 16, "torch.bfloat16", D.CUDNN_DATA_BFLOAT16),
     (10, 8, "float8_e4m3fn", D.CUDNN_DATA_FP8_E4M3),  # DLPack 1.1 kDLFloat8_e4m3fn
@@ -96,6 +180,31 @@ def test_types_cuda_core_cannot_map_are_named_by_the_producer(code, bits, produc
     if code != BFLOAT:  # (bfloat16: cuda.core maps it where ml_dtypes is installed)
         bare = arrays.view(FakeDLPack(A, (2, 3), code=code, bits=bits))  # no dtype attribute: unknown, said why
         assert bare.data_type is None and bare.nbytes is None and "cuda.core cannot read" in bare.dtype_name
+
+
+@pytest.mark.parametrize("code,bits,lanes,producer_dtype,match", [
+    (12, 8, 1, "float8_e4m3fn", r"float8_e4m3fn \(CUDNN_DATA_FP8_E4M3: 8 bits, DLPack code 10 \(float8_e4m3fn\), 1 "
+                                r"lane\) but its DLPack export holds code 12 \(float8_e5m2\), 8 bits, 1 lane: the two "
+                                r"disagree, so neither says what the memory holds$"),
+    (10, 16, 1, "torch.float8_e4m3fn", r"float8_e4m3fn .* holds code 10 \(float8_e4m3fn\), 16 bits, 1 lane:"),
+    (10, 8, 2, "float8_e4m3fn", r"float8_e4m3fn .* holds code 10 \(float8_e4m3fn\), 8 bits, 2 lanes:"),
+    (2, 16, 2, "float16", r"float16 \(CUDNN_DATA_HALF: 16 bits, DLPack code 2 \(float\), 1 lane\) but its DLPack "
+                          r"export holds code 2 \(float\), 16 bits, 2 lanes:"),
+    (12, 8, 1, "int8", r"int8 \(CUDNN_DATA_INT8: 8 bits, DLPack code 0 \(int\), 1 lane\) but .* code 12 "),
+    (17, 4, 1, "bfloat16", r"bfloat16 \(CUDNN_DATA_BFLOAT16: 16 bits, DLPack code 4 \(bfloat\), 1 lane\) but .* "
+                           r"code 17 \(float4_e2m1fn\), 4 bits"),
+])
+def test_a_producer_dtype_the_capsule_contradicts_is_refused(code, bits, lanes, producer_dtype, match):
+    """Where cuda.core cannot read the capsule's dtype, the producer's own name is used only if the capsule's
+    type code, bits and lanes agree with it."""
+    with pytest.raises(TypeError, match=r"^x: FakeDLPack \w+: its dtype attribute says " + match):
+        arrays.view(FakeDLPack(A, (2, 3), code=code, bits=bits, lanes=lanes, dtype=producer_dtype), what="x")
+
+
+def test_an_fp8_export_from_before_dlpack_1_1_is_read_by_its_name():
+    """kDLFloat of 8 bits is all an fp8 export could say before DLPack 1.1 gave fp8 its codes."""
+    info = arrays.view(FakeDLPack(A, (2, 3), code=FLOAT, bits=8, dtype="float8_e5m2"))
+    assert info.data_type is D.CUDNN_DATA_FP8_E5M2 and info.nbytes == 6
 
 
 @pytest.mark.parametrize("obj,match", [

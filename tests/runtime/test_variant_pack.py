@@ -30,7 +30,7 @@ from cudnn_backend.runtime._execute import rebuild_strategy
 from cudnn_backend.runtime.execution import TensorSpec, VariantPack, execute
 from cudnn_backend.typed import DeviceProp, EngineHeuristics, ExecutionPlan
 
-from tests.helpers import dlpack
+from tests.helpers import dlpack, producers
 from tests.helpers import generic_graphs as gg
 from tests.helpers.races import close_race
 
@@ -651,6 +651,81 @@ def test_pack_outlives_its_plan_and_graph(dp):
 
 
 # ---------------------------------------------------------------------------------------------
+# read-only arrays: never bound where cuDNN writes
+# ---------------------------------------------------------------------------------------------
+def ReadOnlyArray(ptr, tensor):
+    """A versioned DLPack export flagged read-only (DLPACK_FLAG_BITMASK_READ_ONLY) of an fp16 NHWC tensor's memory
+    (an (N, H, W, C) array)."""
+    n, c, h, w = _packing.tensor_spec(tensor).dims
+    return dlpack.FakeDLPack(ptr, (n, h, w, c), versioned=True, readonly=True)
+
+
+def test_the_written_uids_come_from_the_graph_or_the_plan_json(cbr):
+    assert _packing.written_uids(operation_graph=cbr.og) == {cbr.y.uid}
+    assert not hasattr(cbr.plan, "operation_graph")  # a bare ExecutionPlan: its JSON's nodes say what they write
+    assert _packing.written_uids(cbr.plan) == {cbr.y.uid}
+    assert _packing.written_uids() is None
+
+
+@pytest.mark.parametrize("graph_from", ["operation graph", "plan JSON"])
+def test_a_read_only_array_is_refused_where_the_plan_writes(cbr, graph_from):
+    og = cbr.og if graph_from == "operation graph" else None
+    label = rf"UID {cbr.y.uid} \(y\)" if og is not None else f"UID {cbr.y.uid}"  # (plan JSON names no tensor)
+    with pytest.raises(ValueError, match=rf"^{label}: the array \(FakeDLPack float16 \[2, 8, 8, 16\] "
+                                         r"strides \[1024, 128, 16, 1\] on cuda:0\) is read-only, but the plan writes "
+                                         r"this tensor: cuDNN would write memory its owner declared immutable; bind a "
+                                         r"writable array$"):
+        VariantPack(cbr.plan, {**cbr.buffers(), cbr.y: ReadOnlyArray(ADDR[3], cbr.y)}, workspace=0,
+                    operation_graph=og)
+    pack = VariantPack(cbr.plan, {**cbr.buffers(), cbr.x: ReadOnlyArray(ADDR[0], cbr.x)}, workspace=0,
+                       operation_graph=og)  # only read: bound
+    assert pack.pointers[cbr.x.uid] == ADDR[0]
+
+
+def test_a_jax_array_is_refused_where_the_plan_writes(cbr):
+    n, c, h, w = _packing.tensor_spec(cbr.y).dims
+    jax_y = producers.JaxArray(ADDR[3], (n, h, w, c), np.float16)
+    with pytest.raises(ValueError, match=rf"^UID {cbr.y.uid} \(y\): the array \(JAX float16 .*\) is read-only"):
+        VariantPack(cbr.plan, {**cbr.buffers(), cbr.y: jax_y}, workspace=0, operation_graph=cbr.og)
+    pack = VariantPack(cbr.plan, {**cbr.buffers(), cbr.x: producers.JaxArray(ADDR[0], (n, h, w, c), np.float16)},
+                       workspace=0, operation_graph=cbr.og)
+    assert pack.pointers[cbr.x.uid] == ADDR[0]
+
+
+def test_every_rebinding_path_refuses_a_read_only_array_where_the_plan_writes(cbr):
+    pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+    before = pack.pointers
+    read_only = ReadOnlyArray(ADDR[9], cbr.y)
+    positional = tuple(read_only if u == cbr.y.uid else before[u] for u in pack.pointer_uids)
+    refusal = rf"^UID {cbr.y.uid}: the array .* is read-only, but the plan writes this tensor"
+    with pytest.raises(ValueError, match=refusal):
+        pack.rebind({cbr.y: read_only})
+    with pytest.raises(ValueError, match=refusal):
+        pack.rebind_pointers(positional)
+    with pytest.raises(ValueError, match=refusal):
+        pack.bind_and_execute(None, cbr.plan, positional)  # refused before anything runs
+    with pytest.raises(ValueError, match=refusal):
+        execute(None, cbr.plan, {**cbr.buffers(), cbr.y: read_only}, workspace=0)
+    assert pack.pointers == before
+    pack.rebind({cbr.y: ADDR[9], cbr.x: ReadOnlyArray(ADDR[8], cbr.x)})  # an address says nothing; x is only read
+    assert pack.pointers[cbr.y.uid] == ADDR[9] and pack.pointers[cbr.x.uid] == ADDR[8]
+
+
+def test_a_plan_that_writes_a_kept_read_only_array_is_refused(cbr):
+    """A pack bound without knowing the graph's roles (``tensors=``) learns them from the first plan it runs: an
+    array kept for a tensor that plan writes must be writable."""
+    tensors = [cbr.x, cbr.w, cbr.b, cbr.y]
+    pack = VariantPack(None, {**cbr.buffers(), cbr.y: ReadOnlyArray(ADDR[3], cbr.y)}, tensors=tensors)
+    with pytest.raises(ValueError, match=rf"^UID {cbr.y.uid} \(y\): the array .* is read-only, but the plan writes"):
+        pack.check_plan(cbr.plan)
+    assert pack.plan is None
+    writable = VariantPack(None, cbr.buffers(), tensors=tensors)
+    assert writable.check_plan(cbr.plan).plan is cbr.plan
+    with pytest.raises(ValueError, match="is read-only"):  # and the plan's roles check what is bound from then on
+        writable.rebind({cbr.y: ReadOnlyArray(ADDR[3], cbr.y)})
+
+
+# ---------------------------------------------------------------------------------------------
 # workspaces
 # ---------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
@@ -704,9 +779,13 @@ def test_workspace_given_is_checked(ws_case):
 
 @pytest.mark.skipif(_real_driver(), reason="allocates for real on a GPU machine")
 def test_workspace_allocation_without_a_gpu_is_a_clear_error(ws_case):
-    plan, buffers = ws_case
-    with pytest.raises((ImportError, memory.CudaError), match="cuda-bindings|no CUDA GPU is visible"):
+    plan, buffers = ws_case  # built offline (device_profile=): no handle, no GPU to allocate its workspace on
+    need = plan.workspace_size
+    with pytest.raises(cb.NoDeviceError, match=rf"^workspace: the plan needs a {need}-byte workspace, and none can "
+                                               r"be allocated here: no GPU is visible \(driver: stand-in\); pass "
+                                               rf"workspace= \(device memory of at least {need} bytes"):
         VariantPack(plan, buffers)
+    assert VariantPack(plan, buffers, workspace=ADDR[10]).workspace == ADDR[10]
 
 
 def test_no_workspace_needed_means_none(cbr):

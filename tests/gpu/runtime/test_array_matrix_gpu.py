@@ -3,7 +3,8 @@ every entry point (``describe``, ``Tensor.from_array``, ``VariantPack``, ``execu
 and with the arrays made on the library's own stream while cuDNN runs on another.
 
 Libraries: torch, cupy, JAX, numba, cuda.core buffers (plain memory) and numpy (host memory: refused as an array,
-one line; numpy scalars bind the by-value scale of every cell). Each cell writes one row (``test: array_matrix``)
+one line; numpy scalars bind the by-value scale of every cell). JAX arrays are immutable: refused as the output (one
+line, read-only), whose JAX cells write a cuda.core buffer instead. Each cell writes one row (``test: array_matrix``)
 to $OUT/gpu-findings.jsonl; ``benchmarks/array_matrix_table.py`` turns them into the table. A cell:
 
 - runs: the arrays bound and executed, the output (poisoned with NaN first) checked against the fp64 reference on
@@ -302,8 +303,7 @@ class Jax(Library):
         with self.mod.default_device(self.dev):
             y = jnp.full((n, h, w, c) if layout == "nhwc" else tuple(dims), jnp.nan, dtype=jnp.float32)
         y.block_until_ready()
-        return y, lambda: (np.asarray(y).transpose(0, 3, 1, 2) if layout == "nhwc" else np.asarray(y)).astype(
-            np.float64)
+        return y, None  # JAX arrays are immutable: a variant pack refuses one as an output (test_array_matrix)
 
 
 class Numba(Library):
@@ -456,6 +456,8 @@ def test_array_matrix(gpu_handle, results_file, lib_name, dtype, layout, stream)
                     read_y = None
                 else:
                     y_obj, read_y = lib.output(y_spec.dims, y_layout)
+                if lib_name == "jax":  # refused as the output (JAX arrays are immutable): y in plain memory
+                    jax_y, (y_obj, read_y) = y_obj, library("cuda.core")[0].output(y_spec.dims, y_layout, y_spec)
         except Lacks as e:
             finish("lacks", e)
             pytest.skip(str(e))
@@ -494,6 +496,10 @@ def test_array_matrix(gpu_handle, results_file, lib_name, dtype, layout, stream)
                 assert "\n" not in line and "numpy" in line and dtype in line and "host memory" in line, line
                 finish("refused", line, entry=entry + ["VariantPack"])
                 return
+            if lib_name == "jax":
+                with pytest.raises(ValueError, match=r"the array \(JAX float32 .*\) is read-only, but the plan "
+                                                     r"writes this tensor"):
+                    VariantPack(c.plan, {**bufs, c.y: jax_y})
             pack = VariantPack(c.plan, {**bufs, c.y: y_obj})  # entry point: VariantPack (orders the producer)
             entry.append("VariantPack")
         finally:

@@ -126,10 +126,16 @@ def test_jax_arrays(case):
     bufs = {case.x: jax.device_put(nhwc(values[case.x.uid]), dev),
             case.w: jax.device_put(nhwc(values[case.w.uid]), dev), case.b: jax.device_put(values[case.b.uid], dev)}
     with jax.default_device(dev):
-        ys = jnp.full((N, H, W, K), jnp.nan, dtype=jnp.float16)  # made on the device: no host copy to go stale
-    bufs[case.y] = ys
+        ys = jnp.full((N, H, W, K), jnp.nan, dtype=jnp.float16)
+    with pytest.raises(ValueError, match=rf"^UID {case.y.uid} \(y\): the array \(JAX float16 .*\) is read-only, but "
+                                         "the plan writes this tensor"):
+        case.run({**bufs, case.y: ys}, 0)  # JAX arrays are immutable: never an output
+    out = memory.DeviceBuffer(N * H * W * K * 2)  # the output in plain memory instead, poisoned (0xFFFF: NaN)
+    out.fill(0xFF)
+    bufs[case.y] = out
     case.run(bufs, 0)  # the legacy default stream
-    case.check(np.asarray(ys).transpose(0, 3, 1, 2), ref, "JAX")
+    ys = np.frombuffer(out.copy_to_host(), np.float16).reshape(N, H, W, K)
+    case.check(ys.transpose(0, 3, 1, 2), ref, "JAX")
 
 
 def test_numba_arrays_on_their_stream(case):
