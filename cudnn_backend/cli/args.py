@@ -32,7 +32,13 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line (``prog: error: ...``) and exit code 2."""
+    """An ArgumentParser whose errors are one line (``prog: error: ...``) and exit code 2, and whose options are
+    taken only as written: a prefix of one is no abbreviation (``why --n 0`` would otherwise be ``--no-minimize``
+    and a stray ``0``)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         wrong, _, choices = message.partition("invalid choice: ")[2].partition(" (choose from ")

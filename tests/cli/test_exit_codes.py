@@ -219,3 +219,15 @@ def test_input_files_are_read_with_a_bound(tmp_path):
     latin.write_bytes(b'{"name": "\xe9"}')
     line = one_error_line(run("explore", "--plan", str(latin)), 2)
     assert line.startswith(f"cudnn-backend explore: error: argument --plan: {str(latin)!r} is not UTF-8 text")
+
+
+def test_options_are_taken_only_as_written(capsys):
+    from cudnn_backend.cli.app import main
+    # a prefix of an option is no abbreviation: `why` has no --n, and --n is not --no-minimize
+    with pytest.raises(SystemExit) as e:
+        main(["why", "conv_fwd", "--n", "0"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip() == "cudnn-backend: error: unrecognized arguments: --n 0"
+    with pytest.raises(SystemExit):
+        main(["explore", "conv_fwd", "--dev", "h200"])
+    assert "unrecognized arguments: --dev h200" in capsys.readouterr().err
