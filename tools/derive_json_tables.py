@@ -12,7 +12,9 @@ a cu12 release needs: cublasLt, NVRTC), offline (the libcuda stand-in, a device 
 completed with what each release requires). Each child
 
 * serializes the pattern catalogue (``cudnn_backend.patterns.CATALOGUE``, iterated: patterns added later are
-  picked up), the test graphs and one graph per operation the catalogue lacks (tests/helpers/json_corpus.py):
+  picked up; each also with each boolean option flipped, so that the members one setting omits, such as an inference
+  norm's statistics, are seen omitted: a member every object has counts as required), the test graphs and one graph
+  per operation the catalogue lacks (tests/helpers/json_corpus.py):
   every graph alone (through an empty kernel cache), plans of several engines, kernel caches of dynamic-shape
   graphs;
 * records every member of every object kind (plan, deviceprop, engine, knobs, payload, kernel, kernelParams,

@@ -1,6 +1,8 @@
 """The graphs whose JSON the JSON checks' tables are derived from (tools/derive_json_tables.py) and checked
 against (tests/core/test_json_checks.py): the pattern catalogue (iterated: patterns added later are picked up), the
-tests' own graphs, and one graph per operation or member the catalogue does not reach (``EXTRA_GRAPHS``).
+tests' own graphs, and one graph per operation or member the catalogue does not reach (``EXTRA_GRAPHS``). Each
+pattern also comes with each boolean option flipped: the tables take a member every observed node has as required (a
+norm's statistics, which inference omits), so the graphs without it must be observed too.
 
 ``graphs()`` -> {source: graph-maker}; a graph-maker returns the operations of a fresh graph, or raises (an operation
 the loaded release lacks, a graph it refuses).
@@ -9,14 +11,26 @@ from __future__ import annotations
 
 
 def graphs():
-    """{source: graph-maker}: "pattern <name>", "test <name>", "extra <name>"."""
+    """{source: graph-maker}: "pattern <name>", "pattern <name> <option>=<value>", "test <name>", "extra <name>"."""
     from cudnn_backend import patterns
 
-    out = {f"pattern {name}": (lambda make=make: make(build=False).operations)
-           for name, make in patterns.CATALOGUE.items()}
+    out = {}
+    for name, make in patterns.CATALOGUE.items():
+        out[f"pattern {name}"] = lambda make=make: make(build=False).operations
+        for option, value in _flipped_options(make):
+            out[f"pattern {name} {option}={value}"] = \
+                lambda make=make, option=option, value=value: make(build=False, **{option: value}).operations
     out.update((f"test {name}", make) for name, make in own_graphs().items())
     out.update((f"extra {name}", make) for name, make in extra_graphs().items())
     return out
+
+
+def _flipped_options(make):
+    """(option, the other value) of each boolean option of a pattern function (``build`` apart)."""
+    import inspect
+
+    return [(p.name, not p.default) for p in inspect.signature(make).parameters.values()
+            if isinstance(p.default, bool) and p.name != "build"]
 
 
 def own_graphs():
@@ -168,6 +182,10 @@ EXTRA_GRAPHS = {
                                                     _f32(g, [1, 16, 1, 1]))),
     "ada_layer_norm": _ops(lambda g: g.ada_layer_norm(g.tensor([1, 64, 128, 1]), _f32(g, [1, 1, 128, 1]),
                                                       _f32(g, [1, 1, 128, 1]))),
+    "instance_norm inference": _ops(lambda g: g.instance_norm(
+        g.tensor([2, 16, 8, 8], layout="nhwc"), _f32(g, [1, 16, 1, 1]), _f32(g, [1, 16, 1, 1]), training=False)),
+    "ada_layer_norm inference": _ops(lambda g: g.ada_layer_norm(
+        g.tensor([1, 64, 128, 1]), _f32(g, [1, 1, 128, 1]), _f32(g, [1, 1, 128, 1]), training=False)),
     "moe_grouped_matmul": _ops(lambda g: g.moe_grouped_matmul(g.tensor([1, 256, 64]), g.tensor([4, 64, 32]),
                                                               _i32(g, [4, 1, 1]))),
     "moe_grouped_matmul gather": _ops(lambda g: g.moe_grouped_matmul(

@@ -182,7 +182,8 @@ def test_json_round_trip_of_norm_inference(make, h200):
     (node,) = json.loads(text)["operationGraph"]["nodes"]
     assert node["fmode"] == "CUDNN_NORM_FWD_INFERENCE" and not {"Mean", "InvVariance"} & set(node)
     back = plan_from_json(text, device_profile=h200)
-    assert (back.engine_index, back.knobs, back.workspace_size) == (plan.engine_index, plan.knobs, plan.workspace_size)
+    assert (back.engine_index, back.workspace_size) == (plan.engine_index, plan.workspace_size)
+    assert plan.knobs.items() <= back.knobs.items()  # the JSON also lists the knobs cuDNN defaulted
     assert back.to_json() == text
 
 
