@@ -27,3 +27,6 @@ cdef class Descriptor(_Resource):
     cdef int64_t _count(self, int attr, int atype) except -1
     cdef object _finalize(self, bint check_required)  # finalize() without the Python call
     cdef int _check_required(self) except -1
+
+
+cpdef list tensor_slots_of(Descriptor op)  # (also a C call, for the Graph builder's operations)

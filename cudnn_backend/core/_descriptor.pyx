@@ -421,13 +421,15 @@ cdef int _check_graph_finalize_cost(Descriptor graph) except -1:
     return 0
 
 
-def tensor_slots_of(Descriptor op not None):
+cpdef list tensor_slots_of(Descriptor op):
     """[(attribute value, tensor descriptor, is output)] of the tensors set on an operation, in schema order: its
     attributes the schema marks as inputs or outputs (one entry per tensor of a list attribute)."""
     cdef Py_ssize_t i
     cdef int attr
     cdef AttrSpec* spec
     cdef list out = []
+    if op is None:
+        raise TypeError("op: expected a Descriptor, not None")
     _ensure_tables()
     if op._vals is None:
         return out

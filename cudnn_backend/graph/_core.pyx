@@ -3,8 +3,10 @@
 
 Building a small graph is mostly bookkeeping around ~60 cuDNN calls; done in Python that bookkeeping costs
 ten times the calls. Here tensors are created and set through the core's C-level ``_set`` (no keyword
-parsing), an operation's tensor slots are read from its values with a per-operation-type table made
-once from the schema, and the checks of ``checks.check_operations`` run over those slots in C.
+parsing), an operation's tensor slots are core's (``tensor_slots_of``, called in C: the schema's roles), and the
+checks of ``checks.check_operations`` run over those slots in C. What cuDNN refuses or mishandles about one
+operation's tensors (a tensor of another Graph, an output it also reads, a second producer, a cycle) is refused as
+the operation is added, naming the parameter.
 
 The hottest operation families live here too, as the same C-level code (``conv_fwd`` and its
 ``convolution_descriptor``, ``pointwise``): their descriptors are made and set directly, shapes are computed
@@ -14,10 +16,11 @@ fit) is handed to the Python helpers of ``shapes`` / ``_util``, which give the e
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_CheckExact
 from cpython.object cimport PyTypeObject
 from cpython.ref cimport PyObject
+from cpython.weakref cimport PyWeakref_GetObject, PyWeakref_NewRef
 from libc.stdint cimport int64_t
 
 from cudnn_backend._bindings.cycudnn cimport *
-from cudnn_backend.core._descriptor cimport Descriptor
+from cudnn_backend.core._descriptor cimport Descriptor, tensor_slots_of
 from cudnn_backend.typed._base cimport TensorBase, TypedDescriptor
 from cudnn_backend.typed._signature cimport TensorSignature
 
@@ -29,11 +32,9 @@ from cudnn_backend._bindings.enums import (
     OperationGraphMode,
     PointwiseMode,
 )
-from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._coerce import as_int
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import check_available
-from cudnn_backend.core._tables import attribute_io
 from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import OVERRIDE_SHAPES_NEEDS, as_choice, as_data_type, scalar_value
 from cudnn_backend.core.families.conv import conv_mode as _conv_mode
@@ -59,7 +60,6 @@ __all__ = ["GraphCore"]
 
 cdef enum:
     MAX_RANK = 8
-    MAX_TYPES = 64
 
 cdef int64_t MAX_ELEMENTS = (<int64_t>1) << 62  # as core.families._build.MAX_ELEMENTS
 
@@ -160,18 +160,6 @@ cdef list _conv_out(tuple xd, tuple wd, list pre, list post, list st, list dl):
             return _conv_output_dims(xd, wd, pre, st, dl, post)
         out.append(o)
     return out
-cdef list _SLOT_TABLE = [None] * MAX_TYPES  # operation type -> ((attribute, keyword, is output), ...)
-
-
-cdef tuple _slot_table(int dtype):
-    """The tensor attributes of an operation type (from the schema's io roles), made once per type."""
-    entry = _SLOT_TABLE[dtype]
-    if entry is None:
-        spec = _schema.DESCRIPTORS[DescriptorType(dtype)]
-        entry = tuple((int(a), keyword_of(a), attribute_io(a) == "output") for a in spec.attributes
-                      if attribute_io(a) is not None)
-        _SLOT_TABLE[dtype] = entry
-    return <tuple>entry
 
 
 cdef list _dims(object values, str what):
@@ -244,6 +232,41 @@ cdef list _nhwc(list dims):
     return _packed(dims, order)
 
 
+# Weak references to the graphs made, so that a refusal can name the Graph a stray tensor came from: read only when a
+# tensor is not this graph's own; the dead ones are dropped as the list doubles (no callback per graph).
+cdef list _GRAPHS = []
+cdef Py_ssize_t _GRAPHS_PRUNE_AT = 64
+
+
+cdef int _remember_graph(object graph) except -1:
+    global _GRAPHS, _GRAPHS_PRUNE_AT
+    if len(_GRAPHS) >= _GRAPHS_PRUNE_AT:
+        _GRAPHS = [r for r in _GRAPHS if PyWeakref_GetObject(r) != <PyObject*>None]
+        _GRAPHS_PRUNE_AT = max(64, 2 * len(_GRAPHS))
+    _GRAPHS.append(PyWeakref_NewRef(graph, None))
+    return 0
+
+
+cdef object _graph_holding(object t, object uid, object skip):
+    """The live Graph other than ``skip`` whose tensors hold ``t`` (None: none)."""
+    for ref in tuple(_GRAPHS):
+        g = ref()
+        if g is not None and g is not skip and (<GraphCore>g).tensors.get(uid) is t:
+            return g
+    return None
+
+
+cdef int _tensor_slots(Descriptor op, list slots) except -1:
+    """Append ``(attribute, tensor, signature, is output)`` for each tensor set on ``op`` (core's ``tensor_slots_of``,
+    called in C)."""
+    cdef tuple slot
+    for slot in tensor_slots_of(op):
+        t = slot[1]
+        slots.append((slot[0], t, (<TensorBase>t).signature() if isinstance(t, TensorBase) else _signature_of(t),
+                      slot[2]))
+    return 0
+
+
 cdef dict _OPERATION_CLASSES = {}  # short name -> typed class, filled on first use
 cdef dict _DESCRIPTOR_CLASSES = {}
 
@@ -268,7 +291,9 @@ cdef class GraphCore:
     cdef public list operations
     cdef public object op_graph
     cdef public str name
-    cdef list _slots                   # per operation: [(keyword, tensor, signature, is output), ...]
+    cdef list _slots                   # per operation: [(attribute, tensor, signature, is output), ...]
+    cdef dict _producer                # uid -> index of the operation writing it
+    cdef set _read                     # the UIDs some operation reads
     cdef tuple _build_options          # (mode, override_shapes) the graph was built with
     cdef object _build_handle          # the Handle op_graph was finalized with (None: without one)
     cdef object __weakref__
@@ -287,7 +312,10 @@ cdef class GraphCore:
         self.operations = []
         self.op_graph = None
         self._slots = []
+        self._producer = {}
+        self._read = set()
         self._build_options = (None, False)
+        _remember_graph(self)
 
     # -- UIDs --------------------------------------------------------------------------------------
     cdef object _reserve(self, object uid):
@@ -403,7 +431,18 @@ cdef class GraphCore:
             raise ValueError(f"{what}: the tensor is closed")
         if not (<Descriptor>t)._finalized:
             raise ValueError(f"{what}: the tensor is not finalized; finalize it first")
+        self._check_own(t, (<TensorBase>t).signature().uid, what)
         return t
+
+    cdef int _check_own(self, object t, object uid, str what) except -1:
+        """GraphError (naming ``what`` and both graphs) when ``t`` is a tensor of another live Graph: its UID means
+        another tensor here, or nothing. A tensor of no graph (made by hand) passes: this graph takes it."""
+        if self.tensors.get(uid) is t:
+            return 0
+        owner = _graph_holding(t, uid, self)
+        if owner is not None:
+            raise GraphError(_checks.foreign_tensor(what, t, uid, (<GraphCore>owner).name, self.name))
+        return 0
 
     cpdef object _compute(self, object compute):
         return self.compute_data_type if compute is None else as_data_type(compute, "compute")
@@ -463,41 +502,78 @@ cdef class GraphCore:
     cdef object _add_c(self, object op):
         cdef Descriptor d
         cdef list slots = []
-        cdef tuple entry
+        cdef tuple slot, other
+        cdef dict tensors, producer
+        cdef set read
+        cdef bint adopt
         if not isinstance(op, TypedDescriptor):
             raise TypeError(f"op: expected a typed operation descriptor (OperationConvolutionForward, ...), not "
                             f"{type(op).__name__}")
         d = <Descriptor>op
         if self.op_graph is not None:
             raise GraphError(f"graph {self.name!r} is already built; make a new Graph to add operations")
-        table = _slot_table(d._dtype) if 0 <= d._dtype < MAX_TYPES else ()
-        if not table and not op.descriptor_type.name.startswith("CUDNN_BACKEND_OPERATION_"):
+        _tensor_slots(d, slots)
+        if not slots and not op.descriptor_type.name.startswith("CUDNN_BACKEND_OPERATION_"):
             raise TypeError(f"op: expected an operation descriptor, not a {op.descriptor_type.name}")
+        tensors = self.tensors
+        producer = self._producer
+        read = self._read
+        adopt = False
+        for slot in slots:
+            uid = (<TensorSignature>slot[2]).uid
+            mine = tensors.get(uid)
+            if mine is not slot[1]:
+                self._check_own(slot[1], uid, keyword_of(slot[0]))
+                adopt = adopt or mine is None
+            if not slot[3]:
+                continue
+            # refused here, naming the slot: cuDNN refuses these only as the whole graph is finalized (and 9.19
+            # finalizes a lone operation writing its own input)
+            for other in slots:
+                if not other[3] and (<TensorSignature>other[2]).uid == uid:
+                    raise GraphError(_checks.reads_its_output(op, keyword_of(slot[0]), keyword_of(other[0]),
+                                                              slot[1], uid))
+            if uid in producer:
+                raise GraphError(_checks.second_producer(op, keyword_of(slot[0]), slot[1], uid,
+                                                         self.operations[<Py_ssize_t>producer[uid]]))
+            if uid in read:
+                self._refuse_cycle(op, slot, slots)
         if not d._finalized:
             d._finalize(True)
-        for entry in table:
-            v = d._value(<int>entry[0])
-            if v is None:
-                continue
-            kw = entry[1]
-            out = entry[2]
-            if type(v) is tuple:
-                for t in <tuple>v:
-                    if isinstance(t, TensorBase):
-                        slots.append((kw, t, (<TensorBase>t).signature(), out))
-            elif isinstance(v, TensorBase):
-                slots.append((kw, v, (<TensorBase>v).signature(), out))
-            elif isinstance(v, Descriptor):  # a generic tensor descriptor
-                sig = _signature_of(v)
-                slots.append((kw, v, sig, out))
+        position = len(self.operations)
         self.operations.append(op)
         self._slots.append(slots)
-        tensors = self.tensors
         for slot in slots:
-            uid = (<TensorSignature>(<tuple>slot)[2]).uid
-            if uid not in tensors:
-                tensors[uid] = (<tuple>slot)[1]
+            uid = (<TensorSignature>slot[2]).uid
+            if slot[3]:
+                producer[uid] = position
+            else:
+                read.add(uid)
+            if adopt and uid not in tensors:  # a tensor of no graph, made by hand: this graph's from now on
+                tensors[uid] = slot[1]
         return op
+
+    cdef int _refuse_cycle(self, object op, tuple written, list slots) except -1:
+        """GraphError when the UID ``written`` (an output slot of ``op``, already read by an operation of the graph)
+        is one that an input of ``op`` is computed from: the operations would form a cycle."""
+        cdef tuple slot
+        target = (<TensorSignature>written[2]).uid
+        for slot in slots:
+            if slot[3]:
+                continue
+            seen = set()
+            todo = [(<TensorSignature>slot[2]).uid]
+            while todo:
+                uid = todo.pop()
+                if uid == target:
+                    raise GraphError(_checks.closes_a_cycle(op, keyword_of(written[0]), written[1], target,
+                                                            keyword_of(slot[0]), slot[1]))
+                p = self._producer.get(uid)
+                if p is None or p in seen:
+                    continue
+                seen.add(p)
+                todo.extend([(<TensorSignature>s[2]).uid for s in <list>self._slots[<Py_ssize_t>p] if not s[3]])
+        return 0
 
     # -- the hottest families, compiled (see the module docstring) ------------------------------------
     def convolution_descriptor(self, spatial_dims, padding=0, stride=1, dilation=1, post_padding=None, compute=None,
@@ -703,11 +779,16 @@ cdef class GraphCore:
     @property
     def slots(self):
         """Per operation, its tensors: [(keyword, tensor, signature, is output), ...]."""
-        return [list(s) for s in self._slots]
+        return _keyword_slots(self._slots)
 
 
 cdef enum:
     CHECK_ARRAYS = 256  # up to this many tensor slots the checks run on C arrays, past it on dicts
+
+
+cdef list _keyword_slots(list slots):
+    """The slots as the Python checks read them (``checks.operation_slots``): each attribute as its keyword."""
+    return [[(keyword_of(s[0]), s[1], s[2], s[3]) for s in <list>op_slots] for op_slots in slots]
 
 
 cdef int _check(list operations, list slots) except -1:
@@ -754,10 +835,9 @@ cdef int _check(list operations, list slots) except -1:
             for k in range(j):
                 if is_out[k] and uid[k] == uid[j] and operations[op_of[k]] is not operations[op_of[j]]:
                     return _refuse(operations, slots)
-            if n > 1:
-                for k in range(m):
-                    if op_of[k] == op_of[j] and not is_out[k] and uid[k] == uid[j]:
-                        return _refuse(operations, slots)
+            for k in range(m):
+                if op_of[k] == op_of[j] and not is_out[k] and uid[k] == uid[j]:
+                    return _refuse(operations, slots)
     for j in range(m):
         k = producer[j]
         if k >= 0:
@@ -785,7 +865,7 @@ cdef int _check(list operations, list slots) except -1:
     # a cycle: an operation reading what a later-or-same-position operation produces, followed to the start
     for j in range(m):
         if not is_out[j] and producer[j] >= 0 and op_of[producer[j]] >= op_of[j]:
-            _checks.check_operations(operations, slots)  # orders them: raises on a cycle only
+            _checks.check_operations(operations, _keyword_slots(slots))  # orders them: raises on a cycle only
             return 0
     return 0
 
@@ -812,7 +892,7 @@ cdef int _check_dicts(list operations, list slots) except -1:
                 if ins is None:
                     ins = set()
                 ins.add(uid)
-        if n > 1 and ins is not None:
+        if ins is not None:
             for slot in <list>slots[i]:
                 if slot[3] and (<TensorSignature>slot[2]).uid in ins:
                     return _refuse(operations, slots)
@@ -843,7 +923,7 @@ cdef int _check_dicts(list operations, list slots) except -1:
             if not slot[3]:
                 p = producer.get((<TensorSignature>slot[2]).uid)
                 if p is not None and (<tuple>p)[3] >= i:
-                    _checks.check_operations(operations, slots)  # orders them: raises on a cycle only
+                    _checks.check_operations(operations, _keyword_slots(slots))  # orders them: raises on a cycle only
                     return 0
     return 0
 
@@ -853,5 +933,5 @@ cdef int _check_dicts(list operations, list slots) except -1:
 
 cdef int _refuse(list operations, list slots) except -1:
     """A check failed: the Python checks say which and raise with the tensors named."""
-    _checks.check_operations(operations, slots)
+    _checks.check_operations(operations, _keyword_slots(slots))
     raise GraphError("the operation graph fails the graph checks")

@@ -3,7 +3,8 @@
 Per-operation shape rules (statistics, pointwise outputs, ...) run in every API at the operation's
 finalize (``core.op_checks``); these are the checks that need the whole graph:
 
-* in-place operations (an operation reading and writing one UID) only in single-node graphs;
+* no operation writes a UID it reads (cuDNN 9.28 refuses it even alone; 9.19 finalizes it alone and plans a
+  matmul writing its own input);
 * one producer per UID, and one tensor per UID (a second tensor with the same UID must agree);
 * a consumer reads a UID with the shape, strides and data type its producer writes;
 * virtual tensors are produced, and consumed (or marked ``allow_unconsumed``);
@@ -21,12 +22,42 @@ from cudnn_backend.typed.introspection import (
     topological_order,
 )
 
-__all__ = ["check_operations", "operation_slots"]
+__all__ = ["check_operations", "operation_slots", "reads_its_output", "second_producer", "closes_a_cycle",
+           "foreign_tensor"]
+
+# where a refusal says what to do instead: the builder's methods take the output as ``output=``
+_OWN_OUTPUT = "give the output (output=) a tensor of its own"
 
 
 def operation_slots(op) -> list:
     """[(keyword, tensor, signature, is_output)] of an operation's tensors."""
     return [(kw, t, signature_of(t), out) for kw, t, out in tensor_slots(op)]
+
+
+def reads_its_output(op, out_keyword, in_keyword, t, uid) -> str:
+    """The refusal of an operation whose output ``out_keyword`` is the tensor it reads as ``in_keyword``."""
+    return (f"{operation_label(op)}: {tensor_name(t)} (uid {uid}) is both its output {out_keyword} and its input "
+            f"{in_keyword}: an operation cannot write a tensor it reads (cuDNN 9.28 refuses the graph; 9.19 plans a "
+            f"lone matmul so, racing its own input); {_OWN_OUTPUT}")
+
+
+def second_producer(op, out_keyword, t, uid, first) -> str:
+    """The refusal of an operation writing (as ``out_keyword``) a UID that operation ``first`` writes already."""
+    return (f"{operation_label(op)}: its output {out_keyword}, {tensor_name(t)} (uid {uid}), is written by "
+            f"{operation_label(first)} already: a tensor has one producer; {_OWN_OUTPUT}")
+
+
+def closes_a_cycle(op, out_keyword, t, uid, in_keyword, source) -> str:
+    """The refusal of an operation whose output is a tensor its input ``in_keyword`` (``source``) is computed from."""
+    return (f"{operation_label(op)}: its output {out_keyword}, {tensor_name(t)} (uid {uid}), is what its input "
+            f"{in_keyword} ({tensor_name(source)}) is computed from: the operations would form a cycle; {_OWN_OUTPUT}")
+
+
+def foreign_tensor(what, t, uid, owner_name, graph_name) -> str:
+    """The refusal of a tensor (parameter ``what``) that another Graph, ``owner_name``, made or took."""
+    return (f"{what}: {tensor_name(t)} (uid {uid}) is a tensor of another Graph, {owner_name!r}, not of this one, "
+            f"{graph_name!r}: UIDs are numbered per graph, so an operation takes only its own graph's tensors; make "
+            "the tensor with this graph")
 
 
 def check_operations(operations, slots=None):
@@ -39,25 +70,21 @@ def check_operations(operations, slots=None):
         raise GraphError("an operation graph needs at least one operation")
     if slots is None:
         slots = [operation_slots(op) for op in operations]
-    many = len(operations) > 1
     producer = {}  # uid -> (operation, tensor, signature)
     for op, op_slots in zip(operations, slots):
-        ins = set()
-        for _, t, sig, out in op_slots:
+        ins = {}
+        for kw, t, sig, out in op_slots:
+            if not out:
+                ins.setdefault(sig.uid, kw)
+        for kw, t, sig, out in op_slots:
             uid = sig.uid
-            if out:
-                if uid in producer and producer[uid][0] is not op:
-                    raise GraphError(f"UID {uid} ({tensor_name(t)}) is produced by both "
-                                     f"{operation_label(producer[uid][0])} and {operation_label(op)}")
-                producer[uid] = (op, t, sig)
-            else:
-                ins.add(uid)
-        if many:
-            for _, t, sig, out in op_slots:
-                if out and sig.uid in ins:
-                    raise GraphError(f"{operation_label(op)} reads and writes UID {sig.uid} ({tensor_name(t)}): in-place "
-                                     "operations are allowed only in single-node graphs (cuDNN treats this as a "
-                                     "cycle); give the output its own tensor")
+            if not out:
+                continue
+            if uid in ins:
+                raise GraphError(reads_its_output(op, kw, ins[uid], t, uid))
+            if uid in producer and producer[uid][0] is not op:
+                raise GraphError(second_producer(op, kw, t, uid, producer[uid][0]))
+            producer[uid] = (op, t, sig)
     seen = {}  # uid -> (tensor, signature) of the first non-produced occurrence
     consumed = set()
     for op, op_slots in zip(operations, slots):

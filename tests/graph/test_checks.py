@@ -1,10 +1,12 @@
 """The graph checks (``graph.checks`` / ``Graph.build``): in-place operations, duplicate UIDs, virtual tensors
-nobody produces or consumes, consumers that read another shape than their producer writes."""
+nobody produces or consumes, consumers that read another shape than their producer writes; and what the builder
+refuses as an operation is added (an output it also reads, a second producer, a cycle, a tensor of another Graph)."""
 import pytest
 
 import cudnn_backend as cb
 from cudnn_backend.graph import Graph, GraphError, check_operations
-from cudnn_backend.typed import OperationPointwise, Pointwise
+from cudnn_backend.typed import OperationConcat, OperationPointwise, Pointwise
+from cudnn_backend.typed.introspection import tensor_slots
 
 from tests.helpers import generic_graphs as gg
 from tests.helpers.offline import conv_bias_relu_graph as _cbr_graph
@@ -13,27 +15,46 @@ from tests.helpers.offline import conv_bias_relu_graph as _cbr_graph
 # ---------------------------------------------------------------------------------------------
 # graph checks before finalize
 # ---------------------------------------------------------------------------------------------
-def _relu(g, x, y):
+def _relu_op(x, y):
     pw = Pointwise(mode="CUDNN_POINTWISE_RELU_FWD", math_prec="CUDNN_DATA_FLOAT").finalize()
-    return g.add(OperationPointwise(pw_descriptor=pw, xdesc=x, ydesc=y))
+    return OperationPointwise(pw_descriptor=pw, xdesc=x, ydesc=y)
 
 
-def test_in_place_allowed_in_a_single_node_graph():
+def _relu(g, x, y):
+    return g.add(_relu_op(x, y))
+
+
+IN_PLACE = r"Pointwise RELU_FWD: t1 \(uid 1\) is both its output ydesc and its input xdesc: an operation cannot " \
+           r"write a tensor it reads"
+
+
+def test_in_place_refused_by_the_checks_even_alone():
+    # cuDNN 9.28 refuses the graph (BAD_PARAM, buildDAG), 9.19 finalizes it: refused on every release
+    x = gg.tensor(1, [1, 8, 4, 4], [128, 16, 4, 1])
+    y = gg.tensor(2, [1, 8, 4, 4], [128, 16, 4, 1])
+    with pytest.raises(GraphError, match=IN_PLACE):
+        check_operations([_relu_op(x, x).finalize()])
+    with pytest.raises(GraphError, match=IN_PLACE):
+        check_operations([_relu_op(x, x).finalize(), _relu_op(x, y).finalize()])
+
+
+def test_in_place_refused_as_the_operation_is_added():
     g = Graph()
     x = g.tensor([1, 8, 4, 4])
-    _relu(g, x, x)
-    check_operations(g.operations)  # no error
-
-
-def test_in_place_refused_in_a_multi_node_graph():
-    g = Graph()
-    x = g.tensor([1, 8, 4, 4])
-    y = g.tensor([1, 8, 4, 4])
-    _relu(g, x, x)  # in place on x
-    _relu(g, x, y)
-    with pytest.raises(GraphError, match=r"reads and writes UID 1 \(t1\): in-place operations are allowed only in "
-                                         r"single-node graphs"):
-        g.build()
+    with pytest.raises(GraphError, match=IN_PLACE):
+        _relu(g, x, x)
+    x = g.tensor([1, 8, 4, 4], name="x")
+    with pytest.raises(GraphError, match=r"x \(uid 2\) is both its output ydesc and its input xdesc.*give the "
+                                         r"output \(output=\) a tensor of its own"):
+        g.relu(x, output=x)
+    b = g.tensor([1, 8, 4, 4], name="b")
+    with pytest.raises(GraphError, match=r"Pointwise ADD: b \(uid 3\) is both its output ydesc and its input "
+                                         r"bdesc"):
+        g.bias(x, b, output=b)
+    a, m = g.tensor([1, 64, 64], name="a"), g.tensor([1, 64, 64], name="m")
+    with pytest.raises(GraphError, match=r"Matmul: a \(uid 4\) is both its output cdesc and its input adesc"):
+        g.matmul(a, m, output=a)  # cuDNN 9.19 finalizes and plans it (an engine racing its own input)
+    assert g.operations == []  # nothing refused was added
 
 
 def test_duplicate_uids():
@@ -77,6 +98,18 @@ def test_consumer_shape_differs_from_producer():
         g.build()
 
 
+def test_the_builder_reads_an_operations_tensors_as_core_does():
+    # off core's tables, as core's tensor_slots_of: generic tensor descriptors in a list attribute included
+    g = Graph()
+    x = gg.tensor(1, [1, 8, 4, 4], [128, 16, 4, 1])
+    v = gg.tensor(2, [1, 8, 4, 4], [128, 16, 4, 1], virtual=True)
+    op = g.add(OperationConcat(axis=1, input_descs=[x, v], output_desc=g.tensor([1, 16, 4, 4], uid=3)))
+    assert [(kw, t) for kw, t, _, _ in g.slots[0]] == [(kw, t) for kw, t, _ in tensor_slots(op)]
+    assert [kw for kw, _, _, _ in g.slots[0]] == ["input_descs", "input_descs", "output_desc"]
+    with pytest.raises(GraphError, match=r"virtual tensor v2 \(uid 2\).*is consumed but no operation produces it"):
+        g.build()
+
+
 def test_renaming_a_finalized_tensor_shows_in_tables():
     g = _cbr_graph()
     g.build()
@@ -101,7 +134,7 @@ def test_graph_checks_read_generic_operations_too():
     x = gg.tensor(1, [1, 8, 4, 4], [128, 16, 4, 1])
     y = gg.tensor(2, [1, 8, 4, 4], [128, 16, 4, 1])
     check_operations([relu(x, y)])  # no error
-    with pytest.raises(GraphError, match="reads and writes UID 1 \\(t1\\): in-place"):
+    with pytest.raises(GraphError, match=IN_PLACE):
         check_operations([relu(x, x), relu(x, y)])
     with pytest.raises(GraphError, match="an operation graph needs at least one operation"):
         check_operations([])
@@ -112,8 +145,78 @@ def test_consumer_listed_before_its_producer_is_described_right():
     x = g.tensor([1, 8, 4, 4])
     v = g.pointwise("CUDNN_POINTWISE_RELU_FWD", x)
     wrong = gg.tensor(v.uid, [1, 8, 2, 8], [128, 16, 8, 1], data_type=cb.CUDNN_DATA_FLOAT, virtual=True)
-    y = g.tensor([1, 8, 2, 8])
-    consumer = _relu(Graph(), wrong, y)
+    y = gg.tensor(9, [1, 8, 2, 8], [128, 16, 8, 1])
+    consumer = _relu_op(wrong, y).finalize()
     with pytest.raises(GraphError, match=r"reads UID 2 as .*\[1, 8, 2, 8\].* but Pointwise RELU_FWD produces .*"
                                          r"\[1, 8, 4, 4\].*consumer and producer differ"):
         check_operations([consumer, *g.operations])
+
+
+# ---------------------------------------------------------------------------------------------
+# refused as the operation is added (cuDNN refuses each only when the whole graph is finalized)
+# ---------------------------------------------------------------------------------------------
+def test_a_second_producer_is_refused_as_it_is_added():
+    g = Graph(io_data_type="float")
+    x = g.tensor([1, 4, 8, 8], name="x")
+    y = g.relu(x, output=True, name="y")
+    with pytest.raises(GraphError, match=r"Pointwise ADD: its output ydesc, y \(uid 2\), is written by Pointwise "
+                                         r"RELU_FWD already: a tensor has one producer"):
+        g.bias(x, x, output=y)
+    assert len(g.operations) == 1
+
+
+@pytest.mark.parametrize("length", [2, 3])
+def test_a_cycle_is_refused_as_it_is_closed(length):
+    g = Graph(io_data_type="float")
+    a = g.tensor([1, 4, 8, 8], name="a", virtual=True)
+    t = a
+    for _ in range(length - 1):
+        t = g.relu(t)
+    with pytest.raises(GraphError, match=rf"its output ydesc, a \(uid 1\), is what its input xdesc \({t.name}\) is "
+                                         r"computed from: the operations would form a cycle"):
+        g.relu(t, output=a)
+    assert len(g.operations) == length - 1
+
+
+def test_writing_a_tensor_read_before_is_no_cycle():
+    # a consumer added before its producer: a DAG, not a cycle
+    g = Graph(io_data_type="float")
+    x = g.tensor([1, 4, 8, 8], name="x")
+    a = g.tensor([1, 4, 8, 8], name="a", virtual=True)
+    g.relu(a, output=True, name="y")
+    g.relu(x, output=a)
+    g.build()
+
+
+def test_tensors_of_another_graph_are_refused_naming_the_parameter_and_both_graphs():
+    g1, g2 = Graph("first", io_data_type="float"), Graph("second", io_data_type="float")
+    x = g1.tensor([1, 4, 8, 8], name="x")
+    own = g2.tensor([1, 4, 8, 8], name="own")
+    foreign = r"{}: x \(uid 1\) is a tensor of another Graph, 'first', not of this one, 'second'"
+    with pytest.raises(GraphError, match=foreign.format("x")):
+        g2.relu(x)  # its UID 1 is nothing in g2
+    with pytest.raises(GraphError, match=foreign.format("b")):
+        g2.bias(own, x)  # its UID 1 is another tensor of g2
+    with pytest.raises(GraphError, match=foreign.format("output")):
+        g2.relu(own, output=x)
+    with pytest.raises(GraphError, match=foreign.format("tensor")):
+        g2.allow_unconsumed(x)
+    with pytest.raises(GraphError, match=foreign.format(r"inputs\[1\]")):
+        g2.concat([own, x], 1)
+    with pytest.raises(GraphError, match=foreign.format("w")):
+        g2.conv_fwd(own, x)
+    with pytest.raises(GraphError, match=foreign.format("xdesc")):
+        g2.add(_relu_op(x, g2.tensor([1, 4, 8, 8])))  # an operation built by hand
+    assert g2.operations == []
+    g2.relu(own, output=True)  # its own tensors still pass
+    assert not any(t is x for t in g2.tensors.values())
+
+
+def test_hand_made_tensors_belong_to_the_graph_that_takes_them():
+    x = gg.tensor(1, [1, 8, 4, 4], [128, 16, 4, 1])
+    y = gg.tensor(2, [1, 8, 4, 4], [128, 16, 4, 1])
+    g1 = Graph("first")
+    _relu(g1, x, y)  # a tensor of no graph: taken
+    g1.build()
+    with pytest.raises(GraphError, match=r"xdesc: t1 \(uid 1\) is a tensor of another Graph, 'first'"):
+        _relu(Graph("second"), x, gg.tensor(3, [1, 8, 4, 4], [128, 16, 4, 1]))

@@ -2,6 +2,10 @@
 
 ``Graph`` methods (the mixin): Block-scale quantize and dequantize (MXFP8 and friends, cuDNN 9.7+).
 
+Scales in the F8_128x4 layout (Blackwell's swizzle: tiles of 128 x 4 scales) come in whole tiles: ``f8_128x4_scale``
+is the shape cuDNN reads and writes, for the quantize method's scale tensor and the dequantize finalize check alike
+(cuDNN 9.19 takes an unpadded one for dequantize, smaller than what it reads).
+
 Reference ops: BLOCK_SCALE_DEQUANTIZE: Y = X * scale of its block (block_size: the last axis, or the last two).
 BLOCK_SCALE_QUANTIZE is not computed (the kernel's rounding and scale choice are undocumented).
 """
@@ -9,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from cudnn_backend._bindings.enums import DataType, TensorReordering
+from cudnn_backend._bindings.enums import AttributeName, DataType, TensorReordering
 from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import as_choice, as_data_type, as_int, require
+from cudnn_backend.core.families._checks import dims, name, op_name
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import (
     Gather,
@@ -25,7 +30,54 @@ from cudnn_backend.core.families._reference import (
 )
 from cudnn_backend.errors import GraphError
 
-__all__ = ["FAMILY", "QuantizeOps", "BlockScaleDequantize", "QUANTIZE_NOT_COMPUTED"]
+__all__ = ["FAMILY", "QuantizeOps", "BlockScaleDequantize", "QUANTIZE_NOT_COMPUTED", "f8_128x4_scale",
+           "check_block_scale_dequantize"]
+
+A = AttributeName
+_F8_128X4 = TensorReordering.CUDNN_TENSOR_REORDERING_F8_128x4
+_TILE_ROWS, _TILE_BLOCKS = 128, 4  # an F8_128x4 tile: 128 rows (or columns) of 4 scales each
+
+
+def _round_up(value, multiple):
+    return -(-value // multiple) * multiple
+
+
+def f8_128x4_scale(x_dims, block_axis, block_size):
+    """(dims, strides) of the scale tensor of a 3-d x [batch, rows, columns] scaled in blocks of ``block_size`` along
+    ``block_axis`` (1 or 2), in the F8_128x4 layout: that axis's block count padded to a multiple of 4 and the other
+    matrix axis to a multiple of 128 (whole tiles), packed with the blocked axis innermost. cuDNN requires exactly
+    these (9.19 and 9.28 refuse any other for quantize; 9.28 for dequantize)."""
+    other = 3 - block_axis
+    sdims = [x_dims[0], 0, 0]
+    sdims[block_axis] = _round_up(-(-x_dims[block_axis] // block_size), _TILE_BLOCKS)
+    sdims[other] = _round_up(x_dims[other], _TILE_ROWS)
+    return sdims, _build.packed_strides(sdims, [0, other, block_axis])
+
+
+def check_block_scale_dequantize(op):
+    """An F8_128x4 scale of a 3-d x must be ``f8_128x4_scale``'s shape (its batch may be 1: broadcast)."""
+    v = op.value_of
+    x = v(A.CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_XDESC)
+    scale = v(A.CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_SCALE_DESC)
+    if scale is None or scale.value_of(A.CUDNN_ATTR_TENSOR_REORDERING_MODE) != _F8_128X4:
+        return
+    xd, sd = dims(x), dims(scale)
+    sizes = tuple(int(b) for b in as_tuple(v(A.CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_BLOCK_SIZE)))
+    if xd is None or sd is None or len(xd) != 3 or len(sd) != 3 or not 1 <= len(sizes) <= 2:
+        return
+    block = (1,) * (3 - len(sizes)) + sizes
+    axes = [a for a in (1, 2) if block[a] > 1]
+    if len(axes) != 1:
+        return  # no single blocked matrix axis: cuDNN's own checks decide
+    expected, strides = f8_128x4_scale(xd, axes[0], block[axes[0]])
+    st = tuple(as_tuple(scale.value_of(A.CUDNN_ATTR_TENSOR_STRIDES)))
+    if sd[0] in (1, xd[0]) and list(sd[1:]) == expected[1:] and (not st or list(st) == strides):
+        return
+    batch = f"{xd[0]} or 1" if xd[0] != 1 else "1"
+    raise GraphError(f"{op_name(op)}: {name(scale, 'scale_desc')} has dims {list(sd)} and strides {list(st)}, but the "
+                     f"F8_128x4 scale of x {list(xd)} in blocks {list(block)} has dims [{batch}, {expected[1]}, "
+                     f"{expected[2]}] and strides {strides} (whole 128 x 4 tiles, the blocked axis innermost): cuDNN "
+                     "9.28 refuses any other, 9.19 accepts a smaller one, which cannot hold the tiles it reads")
 
 
 class QuantizeOps:
@@ -35,7 +87,10 @@ class QuantizeOps:
                              scale_data_type=DataType.CUDNN_DATA_FP8_E8M0, axis=-1, reordering=None, compute=None,
                              name="quantize"):
         """BLOCK_SCALE_QUANTIZE: ``{"y", "scale"}``; one scale per ``block_size`` elements along ``axis`` (MXFP8
-        by default: E4M3 values, E8M0 scales in the F8_128x4 layout cuDNN requires for 3-d tensors)."""
+        by default: E4M3 values, E8M0 scales). ``reordering`` defaults to what cuDNN requires: F8_128x4 for a 3-d x
+        (``axis`` then x's innermost axis; the scale tensor in whole 128 x 4 tiles, ``f8_128x4_scale``: larger than
+        x's block count where rows are no multiple of 128 or block counts no multiple of 4), none for other ranks
+        (one scale per block, in x's axis order)."""
         require("CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR", "block-scale quantize")
         x = self._need_tensor(x, "x")
         block_size = as_int(block_size, "block_size", 1)
@@ -43,13 +98,25 @@ class QuantizeOps:
         axis = as_int(axis, "axis", -rank, rank - 1) % rank
         if x.shape[axis] % block_size:
             raise GraphError(f"block_size: axis {axis} of x {list(x.shape)} is no multiple of {block_size}")
+        if reordering is None:  # cuDNN 9.19 and 9.28 refuse a 3-d x without F8_128x4 scales, and any other with them
+            reordering = _F8_128X4 if rank == 3 else TensorReordering.CUDNN_TENSOR_REORDERING_NONE
+        else:
+            reordering = as_choice(TensorReordering, reordering, "reordering", "CUDNN_TENSOR_REORDERING_")
+        if reordering == _F8_128X4 and rank == 3:
+            rows, columns = x.strides[1], x.strides[2]
+            innermost = 1 if rows < columns else 2 if columns < rows else axis
+            if axis != innermost:  # cuDNN takes the blocked axis to be x's innermost one
+                raise GraphError(f"axis: F8_128x4 scales block x's innermost axis, {innermost} for {x.describe()}, "
+                                 f"not axis {axis}: quantize along axis {innermost}, or give x strides with axis "
+                                 f"{axis} innermost")
+            sdims, sstrides = f8_128x4_scale(x.shape, axis, block_size)
+        else:
+            sdims = list(x.shape)
+            sdims[axis] //= block_size
+            sstrides = _build.strides_like(sdims, x.strides)
         y = self.tensor(x.shape, x.strides, as_data_type(y_data_type, "y_data_type"), name=f"{name}_y")
-        sdims = list(x.shape)
-        sdims[axis] //= block_size
-        reordering = TensorReordering.CUDNN_TENSOR_REORDERING_F8_128x4 if reordering is None else \
-            as_choice(TensorReordering, reordering, "reordering", "CUDNN_TENSOR_REORDERING_")
-        sc = self.tensor(sdims, _build.strides_like(sdims, x.strides), as_data_type(scale_data_type, "scale_data_type"),
-                         name=f"{name}_scale", reordering_mode=reordering)
+        sc = self.tensor(sdims, sstrides, as_data_type(scale_data_type, "scale_data_type"), name=f"{name}_scale",
+                         reordering_mode=reordering)
         self.add(self._operation("BLOCK_SCALE_QUANTIZE", xdesc=x, ydesc=y, scale_desc=sc,
                                  math_prec=self._compute(compute), block_size=block_size))
         return {"y": y, "scale": sc}
@@ -108,6 +175,7 @@ FAMILY = Family(
     "quantize", ("BLOCK_SCALE_QUANTIZE", "BLOCK_SCALE_DEQUANTIZE"),
     graph_methods=("block_scale_quantize", "block_scale_dequantize"),
     graph_mixin=QuantizeOps,
+    finalize_checks={"BLOCK_SCALE_DEQUANTIZE": check_block_scale_dequantize},
     reference_ops={"BLOCK_SCALE_DEQUANTIZE": BlockScaleDequantize,
                    "BLOCK_SCALE_QUANTIZE": not_computed(QUANTIZE_NOT_COMPUTED)},
     doc=__doc__)
