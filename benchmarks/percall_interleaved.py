@@ -20,8 +20,9 @@ binding can remove, and so what is the package's; bind new pointers + execute (o
 cudnn-frontend binds), build + finalize conv + bias + ReLU through the generic Descriptor API, through the Graph
 builder, and from the pattern function (no target: the Pattern's names and reference on top of the builder); C:
 its build_graph(). One process, one handle, one plan: what differs between the two sides is only the package.
-Each round gives each side the median of 7 batches, the batches of C and ours alternating; each row gives the
-median of our per-round medians over C's, the median of the per-round ratios (min-max), and each side's spread.
+Each round gives each side the median of 7 batches, the batches of C and ours alternating, the metrics in an order
+that rotates from round to round (no metric always follows the graph builds); each row gives the median of our
+per-round medians over C's, the median of the per-round ratios (min-max), and each side's spread.
 Targets are the report's, never asserts.
 """
 from __future__ import annotations
@@ -191,7 +192,10 @@ class Case:
     def round(self, index):
         """{metric: (ours, C)}: each the median of REPEATS batches, C's and ours alternating."""
         out = {}
-        for metric, (ours, args, c_batch, k, sync) in self.metrics.items():
+        names = list(self.metrics)
+        start = index % len(names)  # the order rotates each round: no metric always runs first, after the builds
+        for metric in names[start:] + names[:start]:
+            ours, args, c_batch, k, sync = self.metrics[metric]
             mine, theirs = [], []
             for b in range(REPEATS):
                 for side in ((0, 1) if (index + b) % 2 == 0 else (1, 0)):
@@ -229,7 +233,8 @@ def markdown(rows, meta, info_text=""):
     if info_text:
         lines += ["```", info_text.strip(), "```", ""]
     lines += [f"{meta['rounds']} rounds; in each, every metric runs {REPEATS} batches of C and {REPEATS} of ours, "
-              "alternating (who goes first alternates too), and each side's round value is the median of its "
+              "alternating (who goes first alternates too; the metrics' order rotates from round to round), and each "
+              "side's round value is the median of its "
               f"batches (launch-bound: {ITERS['launch_bound']} calls a batch, notebook: {ITERS['notebook']}; "
               "graph builds a twentieth). C: c_harness.c's loops built as a library on this process's cuDNN, on "
               "the same handle, plan and pack. CPU pinned: "
