@@ -10,6 +10,7 @@
 #   bash tools/carry_cudnn.sh pack /path/to/nvidia/cudnn # or any cuDNN folder holding lib/ (and include/)
 #     -> .cudnnc/<release>/00 ... NN: one chunk per device call, sized to 64 MiB minus this tree and a margin
 #        (CARRY_MARGIN_KIB, 4096: room for results committed before the calls; CARRY_XZ_LEVEL, 6: xz's level)
+#   bash tools/carry_cudnn.sh resplit 9.28.1            # the tree grew (calls refused as too large): smaller chunks
 #   bash tools/carry_cudnn.sh calls 9.28.1              # the device calls to make, one line each
 # On the device, one call per chunk, each carrying only that chunk (carry: [".cudnnc/9.28.1/03"]):
 #   bash tools/carry_cudnn.sh put .cudnnc/9.28.1/03
@@ -29,7 +30,7 @@ XZ_LEVEL=${CARRY_XZ_LEVEL:-6}  # 3 packs ~3x faster on a busy machine, for ~10% 
 LIBS="libcudnn.so.9 libcudnn_graph.so.9 libcudnn_engines_precompiled.so.9 libcudnn_engines_runtime_compiled.so.9
       libcudnn_engines_tensor_ir.so.9 libcudnn_heuristic.so.9 libcudnn_ops.so.9 libcudnn_cnn.so.9 libcudnn_adv.so.9"
 
-usage() { sed -n '2,20p' "$0" >&2; exit 2; }
+usage() { sed -n '2,21p' "$0" >&2; exit 2; }
 die() { echo "carry_cudnn.sh: $*" >&2; exit 1; }
 
 tree_bytes() {  # what travels with every call: tracked files and untracked ones git does not ignore
@@ -67,14 +68,34 @@ pack() {
   for lib in $LIBS; do [ -e "$src/lib/$lib" ] && files+=("lib/$lib"); done
   [ -d "$src/include" ] && files+=(include)
   rm -rf "$out" && mkdir -p "$out"
+  echo "packing cuDNN $release from $src (${#files[@]} entries)" >&2
+  (cd "$src" && tar -cf - "${files[@]}") | xz -"$XZ_LEVEL" -T0 > "$out/all.tar.xz"
+  split_chunks "$out" "$release"
+  calls "$release"
+}
+
+split_chunks() {  # FOLDER RELEASE: FOLDER/all.tar.xz -> its sha256 and chunks 00 ... NN, sized for this tree now
+  local out=$1 release=$2
   local tree; tree=$(tree_bytes)
   local chunk_kib=$(( (LIMIT_MIB * 1024) - tree / 1024 - MARGIN_KIB ))
   [ $chunk_kib -gt 4096 ] || die "this tree is $((tree >> 20)) MiB: too little room is left for a chunk"
-  echo "packing cuDNN $release from $src (${#files[@]} entries), chunks of $((chunk_kib / 1024)) MiB" >&2
-  (cd "$src" && tar -cf - "${files[@]}") | xz -"$XZ_LEVEL" -T0 > "$out/all.tar.xz"
+  echo "cuDNN $release: chunks of $((chunk_kib / 1024)) MiB (this tree: $((tree >> 20)) MiB)" >&2
   (cd "$out" && sha256sum all.tar.xz | cut -d' ' -f1 > sha256 && split -b "${chunk_kib}k" -d -a 2 all.tar.xz part. \
      && rm all.tar.xz && for p in part.*; do n=${p#part.}; mkdir "$n"; mv "$p" "$n/"; done \
      && cp sha256 00/ && echo "$release" > 00/release)
+}
+
+resplit() {  # RELEASE: the packed chunks joined and split again for the tree as it is now (nothing compressed again)
+  local release=${1:?release}
+  local out=$CHUNKS/$release
+  [ -e "$out/sha256" ] || die "nothing packed for $release: run pack first"
+  cat "$out"/[0-9][0-9]/part.* > "$out/all.tar.xz"
+  if [ "$(sha256sum "$out/all.tar.xz" | cut -d' ' -f1)" != "$(cat "$out/sha256")" ]; then
+    rm -f "$out/all.tar.xz"
+    die "the chunks of $release do not add up: pack it again"
+  fi
+  rm -rf "$out"/[0-9][0-9]
+  split_chunks "$out" "$release"
   calls "$release"
 }
 
@@ -127,6 +148,7 @@ installed() { ls -d "$DEST"/[0-9]*/lib 2>/dev/null || true; }
 cmd=${1:-}; shift || true
 case $cmd in
   pack) pack "$@" ;;
+  resplit) resplit "$@" ;;
   calls) calls "$@" ;;
   put) put "$@" ;;
   unpack) unpack "$@" ;;
