@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cudnn_backend._bindings.enums import TensorReordering
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core.families import REFERENCE_OPS
 from cudnn_backend.core.families._reference import Op, Request, Unsupported, full, merge, outer_coords, select, take
@@ -24,6 +25,7 @@ __all__ = ["ReferenceResult", "evaluate", "unsupported", "estimated_work", "DEFA
            "DEFAULT_MAX_WORK", "DEFAULT_SAMPLES"]
 
 DEFAULT_MAX_ELEMENTS = 1 << 20
+_IN_ORDER = TensorReordering.CUDNN_TENSOR_REORDERING_NONE  # the elements where the strides say
 DEFAULT_MAX_WORK = 1 << 28
 DEFAULT_SAMPLES = 1024
 WHOLE = "fp64 reference"
@@ -67,6 +69,19 @@ class ReferenceResult:
         return a[tuple(coords.T)].astype(np.float64)
 
 
+def _check_inputs_in_order(node, graph):
+    """Unsupported when the operation reads a graph input stored reordered (cuDNN's tiled layouts: INT8x32, F16x16,
+    F8_128x4): its strides do not say where each element lies, so its values cannot be laid out in memory as cuDNN
+    reads them. (A reordered tensor the graph computes is computed here like any other.)"""
+    for uid in node.inputs:
+        spec = graph.tensors[uid]
+        if uid in graph.producer or spec.virtual or spec.reordering in (None, _IN_ORDER):
+            continue
+        layout = spec.reordering.name.removeprefix("CUDNN_TENSOR_REORDERING_")
+        raise Unsupported(f"{spec.name} is stored in cuDNN's {layout} tiled layout, which its strides do not "
+                          "describe: its values cannot be laid out for it")
+
+
 def _ops(graph):
     """(the evaluable operations producers first, one line per operation that is not: its name and why)."""
     ops, lines = [], []
@@ -75,6 +90,7 @@ def _ops(graph):
             cls = REFERENCE_OPS.get(int(node.kind))
             if cls is None:
                 raise Unsupported("no reference for this operation type")
+            _check_inputs_in_order(node, graph)
             ops.append(cls(node, graph))
         except Unsupported as e:
             lines.append(_line(node, graph, e))

@@ -22,6 +22,16 @@ def test_block_scale_dequantize_into_a_matmul(rng):
     assert_close(r.outputs[names["c"]], da @ db)
 
 
+def test_a_graph_input_stored_in_a_tiled_layout_is_named_not_computed():
+    # F8_128x4 scales lie in cuDNN's swizzled tiles, which the strides do not describe
+    with newer_cudnn_skips():
+        p = block_scale_dequantize_matmul(m=128, n=128, k=128, block_size=32,
+                                          reordering=cb.CUDNN_TENSOR_REORDERING_F8_128x4)
+    lines = unsupported(p.op_graph)
+    assert len(lines) == 2 and all("F8_128x4 tiled layout, which its strides do not describe" in ln for ln in lines)
+    assert lines[0].startswith("BlockScaleDequantize (operation 0") and "a_scale is stored" in lines[0]
+
+
 def experts(offsets, tokens):
     return [(offsets[e], offsets[e + 1] if e + 1 < len(offsets) else tokens) for e in range(len(offsets))]
 
