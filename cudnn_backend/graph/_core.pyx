@@ -505,7 +505,7 @@ cdef class GraphCore:
         cdef tuple slot, other
         cdef dict tensors, producer
         cdef set read
-        cdef bint adopt
+        cdef dict adopted
         if not isinstance(op, TypedDescriptor):
             raise TypeError(f"op: expected a typed operation descriptor (OperationConvolutionForward, ...), not "
                             f"{type(op).__name__}")
@@ -518,13 +518,18 @@ cdef class GraphCore:
         tensors = self.tensors
         producer = self._producer
         read = self._read
-        adopt = False
+        adopted = None  # uid -> a tensor of no graph, made by hand, that this graph takes
         for slot in slots:
             uid = (<TensorSignature>slot[2]).uid
             mine = tensors.get(uid)
             if mine is not slot[1]:
                 self._check_own(slot[1], uid, keyword_of(slot[0]))
-                adopt = adopt or mine is None
+                if adopted is None:
+                    adopted = {}
+                holder = mine if mine is not None else adopted.setdefault(uid, slot[1])
+                if holder is not slot[1] or uid in self.uids_used:  # (a UID it reserved holds no tensor yet)
+                    raise GraphError(_checks.uid_taken(keyword_of(slot[0]), slot[1], uid,
+                                                       None if holder is slot[1] else holder))
             if not slot[3]:
                 continue
             # refused here, naming the slot: cuDNN refuses these only as the whole graph is finalized (and 9.19
@@ -549,8 +554,9 @@ cdef class GraphCore:
                 producer[uid] = position
             else:
                 read.add(uid)
-            if adopt and uid not in tensors:  # a tensor of no graph, made by hand: this graph's from now on
+            if adopted is not None and uid in adopted and uid not in tensors:  # this graph's from now on
                 tensors[uid] = slot[1]
+                self.uids_used.add(uid)
         return op
 
     cdef int _refuse_cycle(self, object op, tuple written, list slots) except -1:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from cudnn_backend.errors import GraphError
 from cudnn_backend.typed.introspection import (
     describe_signature,
+    describe_tensor,
     operation_label,
     signature_of,
     tensor_name,
@@ -23,7 +24,7 @@ from cudnn_backend.typed.introspection import (
 )
 
 __all__ = ["check_operations", "operation_slots", "reads_its_output", "second_producer", "closes_a_cycle",
-           "foreign_tensor"]
+           "foreign_tensor", "uid_taken"]
 
 # where a refusal says what to do instead: the builder's methods take the output as ``output=``
 _OWN_OUTPUT = "give the output (output=) a tensor of its own"
@@ -51,6 +52,14 @@ def closes_a_cycle(op, out_keyword, t, uid, in_keyword, source) -> str:
     """The refusal of an operation whose output is a tensor its input ``in_keyword`` (``source``) is computed from."""
     return (f"{operation_label(op)}: its output {out_keyword}, {tensor_name(t)} (uid {uid}), is what its input "
             f"{in_keyword} ({tensor_name(source)}) is computed from: the operations would form a cycle; {_OWN_OUTPUT}")
+
+
+def uid_taken(what, t, uid, other) -> str:
+    """The refusal of a tensor made by hand (parameter ``what``) whose UID this graph gives another tensor (``other``;
+    None: one it reserved)."""
+    holder = f"to another tensor, {describe_tensor(other)}" if other is not None else "to another tensor"
+    return (f"{what}: {describe_tensor(t)} has a UID this graph gives {holder}: UIDs are unique in a graph; give "
+            "the tensor another uid, or make it with this graph (Graph.tensor), or pass the graph's own tensor")
 
 
 def foreign_tensor(what, t, uid, owner_name, graph_name) -> str:

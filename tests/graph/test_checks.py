@@ -63,9 +63,12 @@ def test_duplicate_uids():
     b = gg.tensor(7, [1, 1, 4, 4], [16, 16, 4, 1])  # broadcasts against a, but another tensor with the same UID
     out = g.tensor([1, 8, 4, 4])
     pw = Pointwise(mode="CUDNN_POINTWISE_ADD", math_prec="CUDNN_DATA_FLOAT").finalize()
-    g.add(OperationPointwise(pw_descriptor=pw, xdesc=a, bdesc=b, ydesc=out))
+    op = OperationPointwise(pw_descriptor=pw, xdesc=a, bdesc=b, ydesc=out)
+    with pytest.raises(GraphError, match=r"^bdesc: t7 \(uid 7\) \[1, 1, 4, 4\] .* has a UID this graph gives to "
+                                         r"another tensor, t7 \(uid 7\) \[1, 8, 4, 4\]"):
+        g.add(op)  # refused as the operation is added
     with pytest.raises(GraphError, match=r"duplicate UID 7"):
-        g.build()
+        check_operations([op])  # and by the checks of a list of operations
 
 
 def test_virtual_tensor_nobody_produces():
@@ -93,9 +96,12 @@ def test_consumer_shape_differs_from_producer():
     v = g.pointwise("CUDNN_POINTWISE_RELU_FWD", x)
     wrong = gg.tensor(v.uid, [1, 8, 2, 8], [128, 16, 8, 1], data_type=cb.CUDNN_DATA_FLOAT, virtual=True)
     y = g.tensor([1, 8, 2, 8])
-    _relu(g, wrong, y)
+    with pytest.raises(GraphError, match=r"^xdesc: v2 \(uid 2\) \[1, 8, 2, 8\] .* has a UID this graph gives to another "
+                                         r"tensor, .*\(uid 2\) \[1, 8, 4, 4\]"):
+        _relu(g, wrong, y)  # refused as the operation is added
+    op = _relu_op(wrong, y).finalize()
     with pytest.raises(GraphError, match=r"reads UID 2 as .*\[1, 8, 2, 8\].* but Pointwise RELU_FWD produces .*\[1, 8, 4, 4\]"):
-        g.build()
+        check_operations(g.operations + [op])  # and by the checks of a list of operations
 
 
 def test_the_builder_reads_an_operations_tensors_as_core_does():
@@ -220,3 +226,19 @@ def test_hand_made_tensors_belong_to_the_graph_that_takes_them():
     g1.build()
     with pytest.raises(GraphError, match=r"xdesc: t1 \(uid 1\) is a tensor of another Graph, 'first'"):
         _relu(Graph("second"), x, gg.tensor(3, [1, 8, 4, 4], [128, 16, 4, 1]))
+
+
+def test_a_hand_made_tensor_may_not_take_a_uid_the_graph_gives_another():
+    g = Graph("g")
+    x = g.tensor([1, 8, 4, 4], [128, 16, 4, 1], name="x")  # UID 1
+    with pytest.raises(GraphError, match=r"^xdesc: t1 \(uid 1\) .* has a UID this graph gives to another tensor, x "
+                                         r"\(uid 1\) .*: UIDs are unique in a graph"):
+        _relu(g, gg.tensor(1, [1, 8, 4, 4], [128, 16, 4, 1]), g.tensor([1, 8, 4, 4], [128, 16, 4, 1]))
+    taken = gg.tensor(99, [1, 8, 4, 4], [128, 16, 4, 1])
+    _relu(g, x, taken)
+    assert 99 in g.uids_used and g.tensors[99] is taken  # taken: later tensors get other UIDs
+    with pytest.raises(GraphError, match=r"^xdesc: t99 \(uid 99\) .* has a UID this graph gives to another tensor, "
+                                         r"t99"):
+        _relu(g, gg.tensor(99, [1, 8, 4, 4], [128, 16, 4, 1]), g.tensor([1, 8, 4, 4], [128, 16, 4, 1]))
+    _relu(g, taken, g.tensor([1, 8, 4, 4], [128, 16, 4, 1], name="y"))  # the taken one itself is this graph's
+    g.build()
