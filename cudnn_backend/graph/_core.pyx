@@ -248,10 +248,12 @@ cdef int _remember_graph(object graph) except -1:
 
 
 cdef object _graph_holding(object t, object uid, object skip):
-    """The live Graph other than ``skip`` whose tensors hold ``t`` (None: none)."""
+    """The live Graph other than ``skip`` that made ``t`` (None: none; a tensor made by hand belongs to no graph,
+    whichever took it: its UID is the user's, and cuDNN takes one descriptor in several graphs)."""
     for ref in tuple(_GRAPHS):
         g = ref()
-        if g is not None and g is not skip and (<GraphCore>g).tensors.get(uid) is t:
+        if g is not None and g is not skip and (<GraphCore>g).tensors.get(uid) is t and \
+                uid not in (<GraphCore>g)._adopted:
             return g
     return None
 
@@ -294,6 +296,7 @@ cdef class GraphCore:
     cdef list _slots                   # per operation: [(attribute, tensor, signature, is output), ...]
     cdef dict _producer                # uid -> index of the operation writing it
     cdef set _read                     # the UIDs some operation reads
+    cdef set _adopted                  # the UIDs of tensors made by hand that it took (other graphs may take them too)
     cdef tuple _build_options          # (mode, override_shapes) the graph was built with
     cdef object _build_handle          # the Handle op_graph was finalized with (None: without one)
     cdef object __weakref__
@@ -314,6 +317,7 @@ cdef class GraphCore:
         self._slots = []
         self._producer = {}
         self._read = set()
+        self._adopted = set()
         self._build_options = (None, False)
         _remember_graph(self)
 
@@ -435,8 +439,8 @@ cdef class GraphCore:
         return t
 
     cdef int _check_own(self, object t, object uid, str what) except -1:
-        """GraphError (naming ``what`` and both graphs) when ``t`` is a tensor of another live Graph: its UID means
-        another tensor here, or nothing. A tensor of no graph (made by hand) passes: this graph takes it."""
+        """GraphError (naming ``what`` and both graphs) when ``t`` is a tensor another live Graph made: its UID means
+        another tensor here, or nothing. A tensor made by hand passes: this graph takes it (others may too)."""
         if self.tensors.get(uid) is t:
             return 0
         owner = _graph_holding(t, uid, self)
@@ -535,9 +539,12 @@ cdef class GraphCore:
             # refused here, naming the slot: cuDNN refuses these only as the whole graph is finalized (and 9.19
             # finalizes a lone operation writing its own input)
             for other in slots:
-                if not other[3] and (<TensorSignature>other[2]).uid == uid:
+                if other is slot or (<TensorSignature>other[2]).uid != uid:
+                    continue
+                if not other[3]:
                     raise GraphError(_checks.reads_its_output(op, keyword_of(slot[0]), keyword_of(other[0]),
                                                               slot[1], uid))
+                raise GraphError(_checks.written_twice(op, keyword_of(slot[0]), keyword_of(other[0]), slot[1], uid))
             if uid in producer:
                 raise GraphError(_checks.second_producer(op, keyword_of(slot[0]), slot[1], uid,
                                                          self.operations[<Py_ssize_t>producer[uid]]))
@@ -557,6 +564,7 @@ cdef class GraphCore:
             if adopted is not None and uid in adopted and uid not in tensors:  # this graph's from now on
                 tensors[uid] = slot[1]
                 self.uids_used.add(uid)
+                self._adopted.add(uid)
         return op
 
     cdef int _refuse_cycle(self, object op, tuple written, list slots) except -1:
@@ -831,15 +839,15 @@ cdef int _check(list operations, list slots) except -1:
             sig_of[m] = <PyObject*>sig
             tensor_of[m] = <PyObject*>slot[1]
             m += 1
-    # one producer per UID; an operation reading and writing one UID only in a single-node graph
+    # one producer per UID, and one output slot; no operation reads what it writes
     for j in range(m):
         producer[j] = -1
         for k in range(m):
             if is_out[k] and uid[k] == uid[j]:
                 producer[j] = <int>k  # the last one, as the dict of the Python checks keeps
         if is_out[j]:
-            for k in range(j):
-                if is_out[k] and uid[k] == uid[j] and operations[op_of[k]] is not operations[op_of[j]]:
+            for k in range(j):  # another producer, or another output of the same operation
+                if is_out[k] and uid[k] == uid[j]:
                     return _refuse(operations, slots)
             for k in range(m):
                 if op_of[k] == op_of[j] and not is_out[k] and uid[k] == uid[j]:
@@ -890,8 +898,7 @@ cdef int _check_dicts(list operations, list slots) except -1:
             sig = <TensorSignature>slot[2]
             uid = sig.uid
             if slot[3]:
-                p = producer.get(uid)
-                if p is not None and (<tuple>p)[0] is not op:
+                if uid in producer:
                     return _refuse(operations, slots)  # with the tensors named
                 producer[uid] = (op, slot[1], sig, i)
             else:

@@ -23,8 +23,8 @@ from cudnn_backend.typed.introspection import (
     topological_order,
 )
 
-__all__ = ["check_operations", "operation_slots", "reads_its_output", "second_producer", "closes_a_cycle",
-           "foreign_tensor", "uid_taken"]
+__all__ = ["check_operations", "operation_slots", "reads_its_output", "written_twice", "second_producer",
+           "closes_a_cycle", "foreign_tensor", "uid_taken"]
 
 # where a refusal says what to do instead: the builder's methods take the output as ``output=``
 _OWN_OUTPUT = "give the output (output=) a tensor of its own"
@@ -40,6 +40,13 @@ def reads_its_output(op, out_keyword, in_keyword, t, uid) -> str:
     return (f"{operation_label(op)}: {tensor_name(t)} (uid {uid}) is both its output {out_keyword} and its input "
             f"{in_keyword}: an operation cannot write a tensor it reads (cuDNN 9.28 refuses the graph; 9.19 plans a "
             f"lone matmul so, racing its own input); {_OWN_OUTPUT}")
+
+
+def written_twice(op, first_keyword, out_keyword, t, uid) -> str:
+    """The refusal of an operation writing one tensor as two of its outputs (``first_keyword``, ``out_keyword``)."""
+    return (f"{operation_label(op)}: {tensor_name(t)} (uid {uid}) is both its output {first_keyword} and its output "
+            f"{out_keyword}: each output needs memory of its own (cuDNN plans it, and both would be written to one "
+            f"buffer); {_OWN_OUTPUT}")
 
 
 def second_producer(op, out_keyword, t, uid, first) -> str:
@@ -79,7 +86,7 @@ def check_operations(operations, slots=None):
         raise GraphError("an operation graph needs at least one operation")
     if slots is None:
         slots = [operation_slots(op) for op in operations]
-    producer = {}  # uid -> (operation, tensor, signature)
+    producer = {}  # uid -> (operation, tensor, signature, output keyword)
     for op, op_slots in zip(operations, slots):
         ins = {}
         for kw, t, sig, out in op_slots:
@@ -91,9 +98,11 @@ def check_operations(operations, slots=None):
                 continue
             if uid in ins:
                 raise GraphError(reads_its_output(op, kw, ins[uid], t, uid))
-            if uid in producer and producer[uid][0] is not op:
-                raise GraphError(second_producer(op, kw, t, uid, producer[uid][0]))
-            producer[uid] = (op, t, sig)
+            if uid in producer:
+                first_op, _, _, first_kw = producer[uid]
+                raise GraphError(written_twice(op, first_kw, kw, t, uid) if first_op is op else
+                                 second_producer(op, kw, t, uid, first_op))
+            producer[uid] = (op, t, sig, kw)
     seen = {}  # uid -> (tensor, signature) of the first non-produced occurrence
     consumed = set()
     for op, op_slots in zip(operations, slots):
@@ -117,7 +126,7 @@ def check_operations(operations, slots=None):
             if sig.virtual:  # never produced
                 raise GraphError(f"virtual tensor {describe_signature(tensor_name(t), sig)} is consumed but no "
                                  "operation produces it")
-    for uid, (op, t, sig) in producer.items():
+    for uid, (op, t, sig, _) in producer.items():
         if sig.virtual and uid not in consumed and not getattr(t, "allow_unconsumed", False):
             raise GraphError(f"virtual tensor {describe_signature(tensor_name(t), sig)} is produced by "
                              f"{operation_label(op)} but nothing consumes it; make it a real (non-virtual) output, "

@@ -218,14 +218,20 @@ def test_tensors_of_another_graph_are_refused_naming_the_parameter_and_both_grap
     assert not any(t is x for t in g2.tensors.values())
 
 
-def test_hand_made_tensors_belong_to_the_graph_that_takes_them():
+def test_hand_made_tensors_may_serve_several_graphs():
+    # their UIDs are the user's, and cuDNN takes one tensor descriptor in several operation graphs
     x = gg.tensor(1, [1, 8, 4, 4], [128, 16, 4, 1])
     y = gg.tensor(2, [1, 8, 4, 4], [128, 16, 4, 1])
-    g1 = Graph("first")
+    g1, g2 = Graph("first"), Graph("second")
     _relu(g1, x, y)  # a tensor of no graph: taken
+    _relu(g2, x, gg.tensor(3, [1, 8, 4, 4], [128, 16, 4, 1]))  # and again, while the first graph lives
+    made = g1.tensor([1, 8, 4, 4], [128, 16, 4, 1], name="made")  # one a Graph made stays that graph's
+    with pytest.raises(GraphError, match=r"xdesc: made \(uid 3\) is a tensor of another Graph, 'first'"):
+        _relu(g2, made, gg.tensor(4, [1, 8, 4, 4], [128, 16, 4, 1]))
+    g1.allow_unconsumed(made)
     g1.build()
-    with pytest.raises(GraphError, match=r"xdesc: t1 \(uid 1\) is a tensor of another Graph, 'first'"):
-        _relu(Graph("second"), x, gg.tensor(3, [1, 8, 4, 4], [128, 16, 4, 1]))
+    g2.build()
+    assert g1.tensors[1] is x and g2.tensors[1] is x
 
 
 def test_a_hand_made_tensor_may_not_take_a_uid_the_graph_gives_another():
@@ -242,3 +248,18 @@ def test_a_hand_made_tensor_may_not_take_a_uid_the_graph_gives_another():
         _relu(g, gg.tensor(99, [1, 8, 4, 4], [128, 16, 4, 1]), g.tensor([1, 8, 4, 4], [128, 16, 4, 1]))
     _relu(g, taken, g.tensor([1, 8, 4, 4], [128, 16, 4, 1], name="y"))  # the taken one itself is this graph's
     g.build()
+
+
+def test_an_operation_may_not_write_one_tensor_as_two_outputs():
+    # cuDNN plans it (9.19 and 9.28): mean and inverse variance would be written to one buffer
+    g = Graph("stats", io_data_type="float")
+    x = g.tensor([2, 16, 4, 4], name="x")
+    s = g.tensor([1, 16, 1, 1], name="s")
+    op = g._operation("GEN_STATS", mode="CUDNN_GENSTATS_SUM_SQSUM", math_prec="CUDNN_DATA_FLOAT", xdesc=x, sumdesc=s,
+                      sqsumdesc=s)
+    twice = r"GenStats: s \(uid 2\) is both its output sumdesc and its output sqsumdesc"
+    with pytest.raises(GraphError, match=twice):
+        g.add(op)
+    assert g.operations == []
+    with pytest.raises(GraphError, match=twice):
+        check_operations([op])
