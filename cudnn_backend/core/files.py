@@ -33,8 +33,16 @@ def file_path(path, what="path") -> pathlib.Path:
 
 def read_limited(path: pathlib.Path, limit: int) -> bytes | None:
     """The bytes of ``path``, or None where it holds more than ``limit`` (read up to one past it: a device file such
-    as /dev/zero, whose size says 0, never ends). OSError as open and read raise it."""
-    with open(path, "rb") as f:
+    as /dev/zero, whose size says 0, never ends). A named pipe is opened without waiting for a writer (one with
+    none reads as empty; a plain open would block until one came). OSError as open and read raise it."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        os.set_blocking(fd, True)  # reads wait for a writer's data, not for a writer to open the pipe
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
         raw = f.read(limit + 1)
     return None if len(raw) > limit else raw
 

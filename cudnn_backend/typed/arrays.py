@@ -17,9 +17,11 @@ reader makes it wait on torch's current stream, JAX's reader waits for the array
 only reads the metadata. Every refusal is one line naming the array, its library, its dtype and why.
 
 Each DLPack capsule's header is read in place before cuda.core or numpy consumes it (``_CheckedDLPack``): one they
-would crash on (a NULL shape) or misread is refused, and where cuda.core cannot read the dtype the producer's
-``dtype`` name is taken only if the capsule's type code, bits and lanes agree with it. ``ArrayInfo.readonly`` says
-whether the array's owner declared its memory immutable (variant packs bind no such array where cuDNN writes).
+would crash on (a NULL shape) or misread (another device than ``__dlpack_device__()`` said, a pointer past the
+address space) is refused, as is anything ``__dlpack__()`` returns that is no unconsumed DLPack capsule, and where
+cuda.core cannot read the dtype the producer's ``dtype`` name is taken only if the capsule's type code, bits and
+lanes agree with it. ``ArrayInfo.readonly`` says whether the array's owner declared its memory immutable (variant
+packs bind no such array where cuDNN writes).
 
 ``layout_mismatch`` says whether an array describes exactly a tensor's elements. The host side of the data types
 (``storage_dtype``, ``encode``, ``decode``: bfloat16 and fp8 as their bits; ``memory_bytes``, ``memory_elements``:
@@ -34,6 +36,7 @@ cuda.core comes with the ``gpu`` extra (``pip install '.[gpu]'`` in a clone); ho
 from __future__ import annotations
 
 import ctypes
+import math
 import operator
 import sys
 import threading
@@ -515,6 +518,8 @@ _capsule_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_c
     ("PyCapsule_IsValid", ctypes.pythonapi))
 _capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
     ("PyCapsule_GetPointer", ctypes.pythonapi))
+_capsule_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
+_USED_CAPSULE_NAMES = (b"used_dltensor_versioned", b"used_dltensor")  # what a consumer renames a capsule it took
 _MAX_DLPACK_NDIM = 64  # the most dimensions numpy (NPY_MAXDIMS) and cuda.core (STRIDED_LAYOUT_MAX_NDIM) read
 
 
@@ -523,18 +528,49 @@ class _MalformedExport(BufferError):
     BufferError, which no consumer takes for an old producer's TypeError (on which they call again)."""
 
 
-def _dlpack_header(capsule):
+def _dlpack_device_name(device) -> str:
+    """``(2, 0) (cuda)``: a DLPack (device type, device id), for messages."""
+    kind = HOST_DEVICE_TYPES.get(device[0]) or CUDA_DEVICE_TYPES.get(device[0]) or "unknown device type"
+    return f"({device[0]}, {device[1]}) ({kind})"
+
+
+def _not_a_dlpack_capsule(obj) -> str:
+    """Why ``obj``, which a ``__dlpack__()`` returned, is no unconsumed DLPack capsule: what it is."""
+    try:
+        name = _capsule_name(obj)
+    except ValueError:  # PyCapsule_GetName refuses anything but a capsule
+        got = "None" if obj is None else f"an object of type {type(obj).__name__!r}"
+        return f"its __dlpack__() returned {got}, not a DLPack capsule"
+    if name in _USED_CAPSULE_NAMES:
+        return f"its __dlpack__() returned a capsule named {name.decode()!r}: already consumed"
+    got = "a capsule without a name" if name is None else f"a capsule named {name.decode(errors='replace')!r}"
+    return f"its __dlpack__() returned {got}, not a DLPack capsule ('dltensor' or 'dltensor_versioned')"
+
+
+def _devices_agree(said, held) -> bool:
+    """Whether a capsule's DLTensor device ``held`` is the (device type, device id) ``__dlpack_device__()`` said.
+    Exact, but for kDLCPU against kDLCUDAHost with the same id: torch's ``__dlpack_device__()`` says kDLCUDAHost for
+    pinned memory and its capsule kDLCPU (pytorch#136250); both are host memory, read alike."""
+    if said == held:
+        return True
+    return said[1] == held[1] and said[0] in HOST_DEVICE_TYPES and held[0] in HOST_DEVICE_TYPES
+
+
+def _dlpack_header(capsule, device):
     """The (type code, bits, lanes) of a DLPack capsule's DLTensor, read in place: the capsule stays unconsumed
-    (its name unchanged). None for an object that is no unconsumed DLPack capsule (its consumer refuses it).
-    Raises _MalformedExport for a header whose reading crashes cuda.core and numpy (ndim > 0 and a NULL shape
-    pointer) or that describes no array (ndim out of range, elements of no size). NULL strides are DLPack's
-    row-major; pointers other than NULL cannot be checked without reading through them."""
+    (its name unchanged). ``device``: the (device type, device id) the producer's ``__dlpack_device__()`` said.
+    Raises _MalformedExport for anything that is no unconsumed DLPack capsule (its consumer would fail on a bare
+    assert), and for a header whose reading crashes cuda.core and numpy (ndim > 0 and a NULL shape pointer), that
+    describes no array (ndim out of range, elements of no size, NULL data for elements), that puts the memory
+    elsewhere than ``device`` (the consumers bind the pointer as ``__dlpack_device__()`` says) or past the 64-bit
+    address space (the consumers add byte_offset, wrapping). NULL strides are DLPack's row-major; pointers other
+    than NULL cannot be checked without reading through them."""
     for name, versioned in ((b"dltensor_versioned", True), (b"dltensor", False)):
         if _capsule_is_valid(capsule, name):
             address = _capsule_pointer(capsule, name)
             break
     else:
-        return None
+        raise _MalformedExport(_not_a_dlpack_capsule(capsule))
     if not address:
         raise _MalformedExport(f"its DLPack capsule {name.decode()!r} holds a NULL pointer")
     t = _DLManagedTensorVersioned.from_address(address).dl_tensor if versioned else _DLTensor.from_address(address)
@@ -547,25 +583,41 @@ def _dlpack_header(capsule):
     if not bits or not lanes:
         raise _MalformedExport(f"its DLPack export's dtype (code {code}, {bits} bits, {lanes} lanes) has elements "
                                "of no size")
+    held = (t.device_type, t.device_id)
+    if not _devices_agree(device, held):
+        raise _MalformedExport(f"its __dlpack_device__() says device {_dlpack_device_name(device)} but its DLPack "
+                               f"capsule says {_dlpack_device_name(held)}: a malformed export (the two disagree, so "
+                               "neither says where the memory is)")
+    data, byte_offset = t.data or 0, t.byte_offset
+    if not data:
+        dims = list((ctypes.c_int64 * ndim).from_address(shape)) if ndim else []
+        if all(n > 0 for n in dims):  # (a negative size is refused by _info)
+            elements = math.prod(dims)
+            raise _MalformedExport(f"its DLPack export's data pointer is NULL, for {elements} "
+                                   f"element{'s' * (elements != 1)} (shape {dims})")
+    if data + byte_offset >= 1 << 64:
+        raise _MalformedExport(f"its DLPack export's data pointer 0x{data:x} plus its byte_offset {byte_offset} "
+                               "passes the end of the 64-bit address space")
     return code, bits, lanes
 
 
 class _CheckedDLPack:
     """A DLPack producer seen by its consumer (cuda.core, numpy) through a check of each capsule it exports
-    (``_dlpack_header``): the consumer's call, its arguments and the capsule are the producer's own. ``dtype``: the
-    last capsule's (type code, bits, lanes)."""
+    (``_dlpack_header``): the consumer's call, its arguments and the capsule are the producer's own. ``device``: what
+    the producer's ``__dlpack_device__()`` said, asked once by the reader; the consumer is told the same, so the
+    capsule is checked against the device it is bound as. ``dtype``: the last capsule's (type code, bits, lanes)."""
 
-    __slots__ = ("array", "dtype")
+    __slots__ = ("array", "device", "dtype")
 
-    def __init__(self, array):
-        self.array, self.dtype = array, None
+    def __init__(self, array, device):
+        self.array, self.device, self.dtype = array, device, None
 
     def __dlpack_device__(self):
-        return self.array.__dlpack_device__()
+        return self.device
 
     def __dlpack__(self, *args, **kwargs):
         capsule = self.array.__dlpack__(*args, **kwargs)
-        self.dtype = _dlpack_header(capsule)
+        self.dtype = _dlpack_header(capsule, self.device)
         return capsule
 
 
@@ -603,14 +655,15 @@ def _smv_dtype(smv, array, dlpack_dtype=None):
     return dt.name, dt.itemsize
 
 
-def _read_smv(array, stream, protocol, library, device):
+def _read_smv(array, stream, protocol, library, device, dl_device=None):
+    """Read by cuda.core; ``dl_device``: for DLPack, what ``__dlpack_device__()`` said (``_dlpack_device``)."""
     smv_cls = _strided_memory_view()
     dlpack_dtype = None
     if protocol == "dlpack":
         # DLPack names the legacy default stream 1 (0 is ambiguous, and refused by some producers); 1 is also the
         # driver's CU_STREAM_LEGACY, for producers that take the value as a stream handle
         dl_stream = (1 if int(stream) == 0 else int(stream)) if device == "cuda" else -1
-        checked = _CheckedDLPack(array)
+        checked = _CheckedDLPack(array, dl_device)
         smv = smv_cls.from_dlpack(checked, stream_ptr=dl_stream)
         dlpack_dtype = checked.dtype
     else:
@@ -620,16 +673,16 @@ def _read_smv(array, stream, protocol, library, device):
                  getattr(smv, "readonly", False))
 
 
-def _read_host_dlpack(array, library):
-    """A host DLPack producer, read by numpy (no cuda.core); where numpy refuses the dtype (bfloat16, fp8), by
-    cuda.core when it is installed."""
+def _read_host_dlpack(array, library, dl_device):
+    """A host DLPack producer (``dl_device``: what its ``__dlpack_device__()`` said), read by numpy (no cuda.core);
+    where numpy refuses the dtype (bfloat16, fp8), by cuda.core when it is installed."""
     try:
-        return _read_numpy(np.from_dlpack(_CheckedDLPack(array)), library=library)
+        return _read_numpy(np.from_dlpack(_CheckedDLPack(array, dl_device)), library=library)
     except (_Refused, _MalformedExport):
         raise
     except Exception as e:  # noqa: BLE001 - numpy's refusal: cuda.core may read it, else numpy's reason
         try:
-            return _read_smv(array, -1, "dlpack", library, "cpu")
+            return _read_smv(array, -1, "dlpack", library, "cpu", dl_device)
         except MissingDependencyError:
             raise _Refused(f"numpy cannot read it ({_failure(e)}) and cuda-core "
                            "is not installed (pip install 'cudnn-backend[gpu]')") from None
@@ -639,14 +692,15 @@ def _read_protocols(array, stream, library):
     """DLPack (first), the CUDA array interface, or numpy for host objects; raises _Refused (a protocol's or
     cuda.core's refusal, one line) or MissingDependencyError (a GPU array without cuda.core)."""
     if _offers(array, "__dlpack__") and _offers(array, "__dlpack_device__"):
-        device_type, _ = _dlpack_device(array)
+        dl_device = _dlpack_device(array)
+        device_type = dl_device[0]
         if device_type in HOST_DEVICE_TYPES:
-            return _read_host_dlpack(array, library)
+            return _read_host_dlpack(array, library, dl_device)
         if device_type not in CUDA_DEVICE_TYPES:
             raise _Refused(f"it lives on DLPack device type {device_type}, neither the host nor a CUDA GPU")
         protocol = "dlpack"
     elif _offers(array, "__cuda_array_interface__"):
-        protocol = "cuda_array_interface"
+        protocol, dl_device = "cuda_array_interface", None
     elif _offers(array, "__array_interface__") or _offers(array, "__array__"):
         try:
             host = np.asarray(array)
@@ -656,7 +710,7 @@ def _read_protocols(array, stream, library):
     else:
         raise _Refused("it offers no array protocol (__dlpack__, __cuda_array_interface__, __array_interface__)")
     try:
-        return _read_smv(array, stream, protocol, library, "cuda")
+        return _read_smv(array, stream, protocol, library, "cuda", dl_device)
     except (MissingDependencyError, _Refused, _MalformedExport):
         raise
     except Exception as e:  # noqa: BLE001 - the producer's or cuda.core's refusal, named here

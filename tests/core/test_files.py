@@ -1,5 +1,6 @@
 """The files a user names are read with a bound: a device file that never ends, a file far larger than its kind,
 bytes that are no UTF-8 text and paths the file system cannot take are refused in one line naming the parameter."""
+import os
 import pathlib
 
 import pytest
@@ -53,3 +54,12 @@ def test_support_matrices_and_task_files_are_read_with_their_bound(tmp_path, mon
     small.write_text("conv_fwd n=1 c=8\n# a comment\n\nmatmul m=4\n")
     assert [(t.builder, t.kwargs) for t in sweeps.tasks_from_file(small)] == [("conv_fwd", {"n": 1, "c": 8}),
                                                                                 ("matmul", {"m": 4})]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_named_pipe_without_a_writer_reads_as_empty_at_once(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert read_limited(fifo, 100) == b""  # a plain open() would wait for a writer, for ever
+    with pytest.raises(ValueError, match=r"^matrix: '.*pipe': Expecting value"):
+        support.SupportMatrix.load(fifo)

@@ -127,6 +127,34 @@ class FakeDLPack:
         return self._fields["device"]
 
 
+class OddDLPack(FakeDLPack):
+    """A producer (FakeDLPack's arguments) whose ``__dlpack__()`` returns ``returns`` instead of a fresh capsule; with
+    ``returns="again"``, its first capsule every time (a later consumer gets the capsule an earlier one consumed)."""
+
+    def __init__(self, returns, *args, **kw):
+        super().__init__(*args, **kw)
+        self.returns, self._first = returns, None
+
+    def __dlpack__(self, stream=None, **kwargs):
+        if self.returns != "again":
+            self.streams.append(stream)
+            return self.returns
+        if self._first is None:
+            self._first = super().__dlpack__(stream, **kwargs)
+        else:
+            self.streams.append(stream)
+        return self._first
+
+
+_NAMED = {}  # the capsules' names and pointees: a capsule keeps only pointers to them
+
+
+def named_capsule(name: bytes | None):
+    """A capsule named ``name`` (None: no name) around a zeroed DLTensor: no DLPack consumer's to take."""
+    name, tensor = _NAMED.setdefault(name, (name, DLTensor()))
+    return _PyCapsule_New(ctypes.addressof(tensor), name, None)
+
+
 def cuda_array(ptr, shape, strides=None, bits=16, code=FLOAT, **kw) -> FakeDLPack:
     """A CUDA array (device 0) of ``shape`` at ``ptr``: fp16 by default."""
     return FakeDLPack(ptr, shape, strides, code=code, bits=bits, **kw)

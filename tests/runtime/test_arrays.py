@@ -169,6 +169,111 @@ def test_a_zero_dimensional_export_needs_no_shape():
     assert arrays.describe(f).shape == () and f.deleted == 1  # consumed, and freed by its consumer alone
 
 
+@pytest.mark.parametrize("versioned", [False, True])
+@pytest.mark.parametrize("said,held,match", [
+    # a host pointer bound as device memory
+    ((dlpack.kDLCUDA, 0), (dlpack.kDLCPU, 0), r"\(2, 0\) \(cuda\) but its DLPack capsule says \(1, 0\) \(cpu\): a "
+                                              r"malformed export \(the two disagree, so neither says where the memory "
+                                              r"is\)$"),
+    # memory on another GPU reported as cuda:0 (the pack's "array on another GPU" refusal bypassed)
+    ((dlpack.kDLCUDA, 0), (dlpack.kDLCUDA, 3), r"\(2, 0\) \(cuda\) but .* says \(2, 3\) \(cuda\):"),
+    ((dlpack.kDLCUDA, 0), (dlpack.kDLCUDAManaged, 0), r"\(2, 0\) \(cuda\) but .* says \(13, 0\) \(cuda managed\):"),
+    ((dlpack.kDLCUDAManaged, 1), (dlpack.kDLCUDAManaged, 0), r"\(13, 1\) \(cuda managed\) but .* says \(13, 0\)"),
+    # device memory read by numpy as host memory
+    ((dlpack.kDLCPU, 0), (dlpack.kDLCUDA, 0), r"\(1, 0\) \(cpu\) but its DLPack capsule says \(2, 0\) "),
+    ((dlpack.kDLCUDAHost, 0), (dlpack.kDLCUDA, 0), r"\(3, 0\) \(cuda pinned host\) but .* says \(2, 0\) \(cuda\)"),
+    ((dlpack.kDLCPU, 0), (10, 0), r"\(1, 0\) \(cpu\) but .* says \(10, 0\) \(unknown device type\):"),
+])
+def test_a_capsule_on_another_device_than_its_producer_says_is_refused(said, held, versioned, match):
+    host = np.zeros(8, np.float32)
+    f = FakeDLPack(host.ctypes.data, (2, 4), bits=32, device_type=said[0], device_id=said[1], versioned=versioned,
+                   header={"device": dlpack.DLDevice(*held)}, destructor=True)
+    with pytest.raises(TypeError, match=r"^x: FakeDLPack: its __dlpack_device__\(\) says device " + match):
+        arrays.view(f, what="x")
+    assert f.deleted == 1  # never consumed: freed once, by its own destructor
+
+
+@pytest.mark.parametrize("said,held,device,device_id", [
+    ((dlpack.kDLCUDA, 1), (dlpack.kDLCUDA, 1), "cuda", 1),
+    ((dlpack.kDLCUDAManaged, 0), (dlpack.kDLCUDAManaged, 0), "cuda", 0),
+    ((dlpack.kDLCUDAHost, 0), (dlpack.kDLCUDAHost, 0), "cpu", -1),
+    ((dlpack.kDLCUDAHost, 0), (dlpack.kDLCPU, 0), "cpu", -1),  # torch's pinned memory (pytorch#136250)
+])
+def test_a_capsule_on_the_device_its_producer_says_is_read(said, held, device, device_id):
+    host = np.zeros(8, np.float32)
+    f = FakeDLPack(host.ctypes.data, (2, 4), bits=32, device_type=said[0], device_id=said[1], versioned=True,
+                   header={"device": dlpack.DLDevice(*held)})
+    info = arrays.view(f)
+    assert (info.device, info.device_id, info.ptr, info.shape) == (device, device_id, host.ctypes.data, (2, 4))
+
+
+def test_the_producer_is_asked_its_device_once_a_read():
+    class Counting(FakeDLPack):
+        asked = 0
+
+        def __dlpack_device__(self):
+            self.asked += 1
+            return super().__dlpack_device__()
+    for device_type in (dlpack.kDLCUDA, dlpack.kDLCPU):  # read by cuda.core, by numpy
+        f = Counting(np.zeros(4, np.float16).ctypes.data, (4,), device_type=device_type, versioned=True)
+        arrays.view(f)
+        assert f.asked == 1
+
+
+@pytest.mark.parametrize("device_type", [dlpack.kDLCUDA, dlpack.kDLCPU])
+@pytest.mark.parametrize("ptr,shape,byte_offset,match", [
+    (A, (2, 4), 2 ** 64 - 2, r"its DLPack export's data pointer 0x10000 plus its byte_offset 18446744073709551614 "
+                             r"passes the end of the 64-bit address space$"),
+    (2 ** 64 - 16, (2, 4), 16, r"its DLPack export's data pointer 0xfffffffffffffff0 plus its byte_offset 16 passes"),
+    (0, (2, 4), 0, r"its DLPack export's data pointer is NULL, for 8 elements \(shape \[2, 4\]\)$"),
+    (0, (2, 4), 64, r"its DLPack export's data pointer is NULL, for 8 elements"),
+    (0, (), 0, r"its DLPack export's data pointer is NULL, for 1 element \(shape \[\]\)$"),
+])
+def test_a_capsule_pointing_at_no_memory_is_refused(device_type, ptr, shape, byte_offset, match):
+    f = FakeDLPack(ptr, shape, bits=32, device_type=device_type, versioned=True, byte_offset=byte_offset,
+                   destructor=True)
+    with pytest.raises(TypeError, match=r"^array: FakeDLPack: " + match):
+        arrays.describe(f)
+    assert f.deleted == 1
+
+
+def test_pointers_up_to_the_end_of_the_address_space_and_empty_arrays_without_memory_are_read():
+    # its last byte: 2**64 - 1 (read by numpy: cuda.core's view holds the pointer as intptr_t, negative up there)
+    f = FakeDLPack(2 ** 64 - 16, (2,), bits=32, device_type=dlpack.kDLCPU, versioned=True, byte_offset=8)
+    assert arrays.describe(f).ptr == 2 ** 64 - 8
+    empty = arrays.describe(FakeDLPack(0, (0, 3), bits=32, versioned=True))  # (torch's empty tensors: NULL)
+    assert (empty.ptr, empty.shape, empty.nbytes) == (0, (0, 3), 0)
+
+
+@pytest.mark.parametrize("device_type", [dlpack.kDLCUDA, dlpack.kDLCPU])  # read by cuda.core, by numpy
+@pytest.mark.parametrize("versioned", [False, True])
+@pytest.mark.parametrize("returns,match", [
+    (None, r"returned None, not a DLPack capsule$"),
+    (3, r"returned an object of type 'int', not a DLPack capsule$"),
+    (object(), r"returned an object of type 'object', not a DLPack capsule$"),
+    (dlpack.named_capsule(b"not_dltensor"), r"returned a capsule named 'not_dltensor', not a DLPack capsule "
+                                            r"\('dltensor' or 'dltensor_versioned'\)$"),
+    (dlpack.named_capsule(None), r"returned a capsule without a name, not a DLPack capsule"),
+    (dlpack.named_capsule(b"used_dltensor"), r"returned a capsule named 'used_dltensor': already consumed$"),
+])
+def test_what_dlpack_returns_that_is_no_capsule_is_named(device_type, versioned, returns, match):
+    f = dlpack.OddDLPack(returns, A, (4,), device_type=device_type, versioned=versioned)
+    with pytest.raises(TypeError, match=r"^x: OddDLPack: its __dlpack__\(\) " + match):
+        arrays.view(f, what="x")
+    assert len(f.streams) == 1  # a BufferError: no consumer asks again (they do after a TypeError)
+
+
+@pytest.mark.parametrize("device_type", [dlpack.kDLCUDA, dlpack.kDLCPU])
+@pytest.mark.parametrize("versioned", [False, True])
+def test_a_capsule_handed_out_again_after_its_consumer_took_it_is_refused(device_type, versioned):
+    host = np.zeros(4, np.float16)
+    f = dlpack.OddDLPack("again", host.ctypes.data, (4,), device_type=device_type, versioned=versioned)
+    assert arrays.describe(f).shape == (4,)
+    used = "used_dltensor_versioned" if versioned else "used_dltensor"
+    with pytest.raises(TypeError, match=rf"its __dlpack__\(\) returned a capsule named '{used}': already consumed$"):
+        arrays.describe(f)
+
+
 @pytest.mark.parametrize("code,bits,producer_dtype,data_type", [
     (BFLOAT, 16, "torch.bfloat16", D.CUDNN_DATA_BFLOAT16),
     (10, 8, "float8_e4m3fn", D.CUDNN_DATA_FP8_E4M3),  # DLPack 1.1 kDLFloat8_e4m3fn
@@ -637,14 +742,6 @@ def test_producer_shapes_that_are_no_tensor_are_refused(shape, strides, match):
 
 
 def test_a_bare_assertion_of_cuda_core_is_said_to_be_a_malformed_export():
-    class Malformed:  # cuda.core checks the capsule with an assert
-        def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-            return object()
-
-        def __dlpack_device__(self):
-            return (2, 0)
-    with pytest.raises(TypeError, match=r"^array: Malformed: cannot read it through dlpack: \w+Error: "):
-        arrays.describe(Malformed())
     assert "AssertionError: (no message: the producer's DLPack capsule or interface dict is malformed)" == \
         arrays._failure(AssertionError())
 

@@ -197,7 +197,8 @@ def test_genstats_check_happens_in_every_api():
     g = cb.Graph("direct")
     x = g.tensor([4, 64, 8, 8], layout="nhwc", name="x")
     s = g.tensor([1, 32, 1, 1], layout="nhwc", data_type="float", name="sum")
+    sq = g.tensor([1, 32, 1, 1], layout="nhwc", data_type="float", name="sqsum")
     with pytest.raises(cb.GraphError, match="must be \\[1, 64, 1, 1\\]"):
         g.add(OperationGenStats(mode=cb.CUDNN_GENSTATS_SUM_SQSUM, math_prec=cb.CUDNN_DATA_FLOAT, xdesc=x,
-                                sumdesc=s, sqsumdesc=s))
+                                sumdesc=s, sqsumdesc=sq))
     assert shapes.per_channel_dims([4, 64, 8, 8]) == [1, 64, 1, 1]
