@@ -407,6 +407,7 @@ OUTPUT_OPTIONS = ("csv", "json", "plot", "heatmap", "save_plan", "out")  # the o
 def _check_outputs_writable(args):
     """Every output file the command names, before any work: a folder that exists, and no folder itself (a device
     file such as /dev/null is taken)."""
+    taken = {}  # resolved path -> the option naming it
     for dest in OUTPUT_OPTIONS:
         path = getattr(args, dest, None)
         if not isinstance(path, str):  # absent, or a --json that prints (a flag)
@@ -418,8 +419,13 @@ def _check_outputs_writable(args):
             raise UsageError(str(e)) from None
         if p.is_dir():
             raise UsageError(f"argument {option}: {path!r} is a folder; name a file in it")
-        if not p.resolve().parent.is_dir():
+        resolved = p.resolve()
+        if not resolved.parent.is_dir():
             raise UsageError(f"argument {option}: the folder of {path!r} does not exist")
+        if resolved in taken and not (p.exists() and p.is_char_device()):  # /dev/null and /dev/stdout take both
+            raise UsageError(f"argument {option}: {path!r} is the file {taken[resolved]} writes too: the second "
+                             "would overwrite the first; give each output a file of its own")
+        taken[resolved] = option
 
 
 @contextlib.contextmanager

@@ -204,6 +204,12 @@ def test_output_files_are_checked_before_the_work_and_a_failed_write_names_its_o
     assert line.startswith("cudnn-backend why: error: argument --json: the folder of ") and "does not exist" in line
     line = one_error_line(run("support", "--family", "matmul", "--csv", str(tmp_path / "no" / "m.csv")), 2)
     assert "argument --csv: the folder of " in line
+    same = tmp_path / "out"  # two outputs, one file: the second would overwrite the first
+    line = one_error_line(run("explore", *SMALL, "--json", str(same), "--save-plan", str(tmp_path / "." / "out")), 2)
+    assert line.startswith("cudnn-backend explore: error: argument --save-plan: ") and \
+        line.endswith("is the file --json writes too: the second would overwrite the first; give each output a file "
+                      "of its own")
+    assert not same.exists()
     # after the work: a file that takes no writes (a full file system behaves alike) is named by its option
     if pathlib.Path("/dev/full").exists():
         r = run("explore", *SMALL, "--json", "/dev/full")
