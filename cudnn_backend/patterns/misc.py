@@ -3,6 +3,8 @@ softmax, block-scale quantize and dequantize + matmul, RoPE forward and backward
 from __future__ import annotations
 
 from cudnn_backend._bindings.enums import DataType, TensorReordering
+from cudnn_backend.core.families._build import as_choice
+from cudnn_backend.core.families.quantize import f8_128x4_scale
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.patterns._pattern import finish, size
 
@@ -146,18 +148,25 @@ def block_scale_dequantize_matmul(m=256, n=256, k=256, *, block_size=32, reorder
                                   build=True):
     """MXFP8 matmul: A [1,m,k] and B [1,k,n] fp8 E4M3 with E8M0 block scales along k, each dequantized (virtual
     fp32) into a matmul -> C [1,m,n]. ``reordering`` of the scales: none (row-major; what sm80/sm90 engines take)
-    or F8_128x4 (the Blackwell swizzle)."""
+    or F8_128x4 (the Blackwell swizzle, in whole 128 x 4 tiles: m and n padded to 128, the k blocks to 4)."""
     m, n, k, block_size = size(m, "m"), size(n, "n"), size(k, "k"), size(block_size, "block_size")
     if k % block_size:
         raise ValueError(f"block_size: {block_size} must divide k={k}")
     g = Graph("block_scale_dequantize_matmul", io_data_type=data_type)
     e4m3, e8m0 = DataType.CUDNN_DATA_FP8_E4M3, DataType.CUDNN_DATA_FP8_E8M0
-    reordering = TensorReordering.CUDNN_TENSOR_REORDERING_NONE if reordering is None else reordering
+    reordering = TensorReordering.CUDNN_TENSOR_REORDERING_NONE if reordering is None else \
+        as_choice(TensorReordering, reordering, "reordering", "CUDNN_TENSOR_REORDERING_")
     kb = k // block_size
+    if reordering == TensorReordering.CUDNN_TENSOR_REORDERING_F8_128x4:  # whole 128 x 4 tiles, the k blocks innermost
+        sa_dims, sa_strides = f8_128x4_scale([1, m, k], 2, block_size)
+        sb_dims, sb_strides = f8_128x4_scale([1, k, n], 1, block_size)
+    else:
+        sa_dims, sa_strides = [1, m, kb], None
+        sb_dims, sb_strides = [1, kb, n], [kb * n, 1, kb]
     a = g.tensor([1, m, k], data_type=e4m3, name="a")
-    sa = g.tensor([1, m, kb], data_type=e8m0, reordering_mode=reordering, name="a_scale")
+    sa = g.tensor(sa_dims, sa_strides, e8m0, reordering_mode=reordering, name="a_scale")
     b = g.tensor([1, k, n], [k * n, 1, k], e4m3, name="b")  # column-major: k innermost, the block axis
-    sb = g.tensor([1, kb, n], [kb * n, 1, kb], e8m0, reordering_mode=reordering, name="b_scale")
+    sb = g.tensor(sb_dims, sb_strides, e8m0, reordering_mode=reordering, name="b_scale")
     da = g.block_scale_dequantize(a, sa, block_size=[1, block_size], name="a_dq")
     db = g.block_scale_dequantize(b, sb, block_size=[block_size, 1], name="b_dq")
     c = g.matmul(da, db, output=True, name="c")

@@ -73,3 +73,23 @@ def test_dequantize_takes_an_f8_128x4_scale_in_whole_tiles_only():
         dequantize([1, 100, 2], [200, 2, 1])  # 9.19 would finalize it
     with pytest.raises(GraphError, match=r"has dims \[1, 128, 4\] and strides \[512, 1, 128\]"):
         dequantize([1, 128, 4], [512, 1, 128])
+
+
+@pytest.mark.parametrize("name", ["f8_128x4", "F8_128X4", "CUDNN_TENSOR_REORDERING_F8_128x4", F8_128X4])
+def test_reordering_is_read_in_any_case_and_a_layout_of_the_wrong_rank_is_named(name):
+    g, scale = quantize([1, 256, 256], reordering=name)
+    assert layout(scale)[2] == F8_128X4
+    with pytest.raises(GraphError, match=r"^reordering: cuDNN quantizes a 3-d x with F8_128x4 scales only, and another "
+                                         r"rank without them; x \[256, 256\] is 2-d"):
+        quantize([256, 256], reordering=name)
+    with pytest.raises(GraphError, match=r"x \[1, 256, 256\] is 3-d, so not CUDNN_TENSOR_REORDERING_NONE"):
+        quantize([1, 256, 256], reordering="none")
+
+
+@pytest.mark.parametrize("sizes", [dict(m=100), dict(k=96), dict(n=64), dict()])
+def test_the_dequantize_matmul_pattern_pads_its_f8_128x4_scales(sizes):
+    from cudnn_backend.patterns import block_scale_dequantize_matmul
+    p = block_scale_dequantize_matmul(reordering="f8_128x4", **sizes)  # builds: the finalize check passes
+    m, n, k = (sizes.get(key, 256) for key in ("m", "n", "k"))
+    assert [layout(p.a_scale)[0], layout(p.b_scale)[0]] == [f8_128x4_scale([1, m, k], 2, 32)[0],
+                                                            f8_128x4_scale([1, k, n], 1, 32)[0]]

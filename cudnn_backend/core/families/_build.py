@@ -8,6 +8,7 @@ family.
 from __future__ import annotations
 
 import enum
+import functools
 import numbers
 
 from cudnn_backend._bindings.enums import DataType
@@ -33,6 +34,11 @@ def as_data_type(value, what="data_type") -> DataType:
     return as_choice(DataType, value, what, DATA_TYPE_PREFIX, DATA_TYPE_ALIASES)
 
 
+@functools.cache
+def _members_any_case(enum_cls) -> dict:
+    return {name.upper(): member for name, member in enum_cls.__members__.items()}
+
+
 def as_choice(enum_cls, value, what, prefix="", aliases=None):
     """A member of ``enum_cls`` from a member, its C name, its name without ``prefix`` (any case), an alias or an
     int; a member of another enum, a bool, a float is refused (TypeError), an unknown name too (ValueError)."""
@@ -45,9 +51,10 @@ def as_choice(enum_cls, value, what, prefix="", aliases=None):
         key = value.strip()
         if aliases and key.lower() in aliases:
             return aliases[key.lower()]
-        for candidate in (key, key.upper(), prefix + key.upper()):
-            if candidate in enum_cls.__members__:
-                return enum_cls[candidate]
+        by_name = _members_any_case(enum_cls)  # (mixed-case members: CUDNN_TENSOR_REORDERING_F8_128x4)
+        for candidate in (key.upper(), (prefix + key).upper()):
+            if candidate in by_name:
+                return by_name[candidate]
         names = ", ".join(m[len(prefix):].lower() if m.startswith(prefix) else m for m in list(enum_cls.__members__)[:8])
         raise ValueError(f"{what}: {value!r} is not a {enum_cls.__name__} (e.g. {names}, ...)")
     v = as_int(value, what)

@@ -102,6 +102,10 @@ class QuantizeOps:
             reordering = _F8_128X4 if rank == 3 else TensorReordering.CUDNN_TENSOR_REORDERING_NONE
         else:
             reordering = as_choice(TensorReordering, reordering, "reordering", "CUDNN_TENSOR_REORDERING_")
+            if (reordering == _F8_128X4) != (rank == 3):
+                raise GraphError(f"reordering: cuDNN quantizes a 3-d x with F8_128x4 scales only, and another rank "
+                                 f"without them; x {list(x.shape)} is {rank}-d, so not {reordering.name} (leave "
+                                 "reordering out)")
         if reordering == _F8_128X4 and rank == 3:
             rows, columns = x.strides[1], x.strides[2]
             innermost = 1 if rows < columns else 2 if columns < rows else axis
