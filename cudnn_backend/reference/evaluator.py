@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cudnn_backend._bindings.enums import TensorReordering
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core.families import REFERENCE_OPS
 from cudnn_backend.core.families._reference import Op, Request, Unsupported, full, merge, outer_coords, select, take
@@ -25,7 +24,6 @@ __all__ = ["ReferenceResult", "evaluate", "unsupported", "estimated_work", "DEFA
            "DEFAULT_MAX_WORK", "DEFAULT_SAMPLES"]
 
 DEFAULT_MAX_ELEMENTS = 1 << 20
-_IN_ORDER = TensorReordering.CUDNN_TENSOR_REORDERING_NONE  # the elements where the strides say
 DEFAULT_MAX_WORK = 1 << 28
 DEFAULT_SAMPLES = 1024
 WHOLE = "fp64 reference"
@@ -75,7 +73,7 @@ def _check_inputs_in_order(node, graph):
     reads them. (A reordered tensor the graph computes is computed here like any other.)"""
     for uid in node.inputs:
         spec = graph.tensors[uid]
-        if uid in graph.producer or spec.virtual or spec.reordering in (None, _IN_ORDER):
+        if uid in graph.producer or spec.virtual or not spec.tiled:
             continue
         layout = spec.reordering.name.removeprefix("CUDNN_TENSOR_REORDERING_")
         raise Unsupported(f"{spec.name} is stored in cuDNN's {layout} tiled layout, which its strides do not "

@@ -106,6 +106,12 @@ class TensorSpec:
     reordering: TensorReordering | None = _NO_REORDERING  # CUDNN_ATTR_TENSOR_REORDERING_MODE (None: unknown)
     value: object = None  # a by-value tensor's value when the graph gave it one (Graph.scalar, patterns)
 
+    @property
+    def tiled(self) -> bool:
+        """Stored in one of cuDNN's tiled layouts (INT8x32, F16x16, F8_128x4): its strides do not say where each
+        element lies, so its memory cannot be filled or read element by element."""
+        return self.reordering is not None and self.reordering != _NO_REORDERING
+
     # --- readers ------------------------------------------------------------------------------------------
     @classmethod
     def from_descriptor(cls, tensor) -> TensorSpec:
