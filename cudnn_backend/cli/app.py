@@ -652,8 +652,9 @@ def cmd_profile(args) -> int:
         p = _profile(args.profile, "FILE|NAME", release=release, facts=dict(args.set))
         out = args.out or f"{_profile_file_stem(p)}_deviceprop_cudnn{p.cudnn_version}.json"
         try:
-            p.save(out)
-        except (OSError, ValueError) as e:
+            with _writing("--out", out):
+                p.save(out)
+        except ValueError as e:  # a path the file system cannot take
             raise UsageError(f"argument --out: {e}") from None
         render.profile(p)
         render.console.print(f"wrote {out}")

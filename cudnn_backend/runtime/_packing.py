@@ -204,15 +204,17 @@ def tensor_specs(plan=None, operation_graph=None, tensors=None) -> dict | None:
 
 
 def _json_written_uids(plan) -> frozenset | None:
-    """UIDs of the real tensors the nodes of the plan's JSON write (``core.json_checks.node_outputs``); None without
-    a JSON graph. The outputs of an operation no table knows are not known, so not among them."""
-    doc = plan_document(plan)
+    """UIDs of the real tensors the nodes of the plan's JSON write (``core.json_checks.node_outputs``; virtual ones
+    by ``plan_json_tensor_specs``); None without a JSON graph. The outputs of an operation no table knows are not
+    known, so not among them."""
+    specs = plan_json_tensor_specs(plan)
+    if specs is None:
+        return None
     try:
-        graph = doc["operationGraph"]
-        virtual = {t["name"] for t in graph["tensors"] if t.get("isVirtual")}
-        return frozenset(int(name) for node in graph["nodes"] for name in (node_outputs(node) or ())
-                         if name not in virtual)
-    except Exception:  # noqa: BLE001 - no JSON, or a layout we do not know: unknown
+        written = (int(name) for node in plan_document(plan)["operationGraph"]["nodes"]
+                   for name in (node_outputs(node) or ()))
+        return frozenset(uid for uid in written if not (uid in specs and specs[uid].virtual))
+    except Exception:  # noqa: BLE001 - a layout we do not know: unknown
         return None
 
 

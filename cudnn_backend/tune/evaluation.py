@@ -304,15 +304,7 @@ class GpuEvaluator(Evaluator):
                                                     stream=self.stream)
             first = self.sets[0]
             self.discover = not first.outputs_known
-            # an output in a tiled layout (a dQ accumulator) cannot be read element by element: the outputs
-            # computed from it are checked instead
-            self.output_uids = tuple(sorted(u for u in first.outputs if not first.specs[u].tiled))
-            tiled = [first.specs[u] for u in sorted(first.outputs) if first.specs[u].tiled]
-            if tiled:
-                search.notes.append("not checked: " + ", ".join(
-                    f"{t.name} (UID {t.uid}), stored in cuDNN's "
-                    f"{t.reordering.name.removeprefix('CUDNN_TENSOR_REORDERING_')} tiled layout" for t in tiled)
-                    + " (the outputs computed from it are)")
+            self.output_uids = self._checkable(search, first.outputs)
             if self.discover:
                 search.notes.append("outputs found by running the first config (the tensors it changed); the graph "
                                     "came from a saved plan, whose JSON does not say which tensors are written")
@@ -321,6 +313,18 @@ class GpuEvaluator(Evaluator):
                                     "unchecked")
             else:
                 self._choose_check(search)
+
+    def _checkable(self, search, outputs) -> tuple:
+        """The outputs the check compares, in UID order. One in a tiled layout (a dQ accumulator) cannot be read
+        element by element: it is left out, and said so (the outputs computed from it are checked)."""
+        specs = self.sets[0].specs or {}
+        tiled = [specs[u] for u in sorted(outputs) if u in specs and specs[u].tiled]
+        if tiled:
+            search.notes.append("not checked: " + ", ".join(
+                f"{t.name} (UID {t.uid}), stored in cuDNN's "
+                f"{t.reordering.name.removeprefix('CUDNN_TENSOR_REORDERING_')} tiled layout" for t in tiled)
+                + " (the outputs computed from it are)")
+        return tuple(u for u in sorted(outputs) if not (u in specs and specs[u].tiled))
 
     def _choose_check(self, search):
         """The fp64 reference of the outputs on the first buffer set's inputs, or the majority (said why)."""
@@ -351,7 +355,7 @@ class GpuEvaluator(Evaluator):
         if not changed:
             return
         self.discover = False
-        self.output_uids = tuple(sorted(changed))
+        self.output_uids = self._checkable(search, changed)
         for i, s in enumerate(self.sets):
             s.outputs = set(changed)
             for u in changed:
