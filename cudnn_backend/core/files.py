@@ -7,8 +7,11 @@ until memory runs out.
 """
 from __future__ import annotations
 
+import errno
 import os
 import pathlib
+import select
+import stat
 
 __all__ = ["file_path", "read_limited", "read_bounded", "read_bounded_text"]
 
@@ -31,13 +34,29 @@ def file_path(path, what="path") -> pathlib.Path:
     return pathlib.Path(raw)
 
 
+PIPE_WAIT_SECONDS = 30.0  # how long a named pipe may stay without data (no writer yet) before it is refused
+
+
+def _wait_for_pipe(fd: int, path) -> None:
+    """For a named pipe opened without waiting: wait (bounded) until a writer has written or come and gone; a pipe
+    still silent after PIPE_WAIT_SECONDS raises TimeoutError (an OSError) rather than hang or read as empty."""
+    if not hasattr(select, "poll") or not stat.S_ISFIFO(os.fstat(fd).st_mode):
+        return
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    if not poller.poll(int(PIPE_WAIT_SECONDS * 1000)):  # (Linux: no POLLHUP before a first writer has come)
+        raise TimeoutError(errno.ETIMEDOUT, f"no writer wrote to the named pipe within {PIPE_WAIT_SECONDS:g} s")
+
+
 def read_limited(path: pathlib.Path, limit: int) -> bytes | None:
     """The bytes of ``path``, or None where it holds more than ``limit`` (read up to one past it: a device file such
-    as /dev/zero, whose size says 0, never ends). A named pipe is opened without waiting for a writer (one with
-    none reads as empty; a plain open would block until one came). OSError as open and read raise it."""
+    as /dev/zero, whose size says 0, never ends). A named pipe is opened without blocking (a plain open waits for a
+    writer, for ever if none comes), then read once a writer has written, refused after ``PIPE_WAIT_SECONDS`` without
+    one. OSError as open and read raise it."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
-        os.set_blocking(fd, True)  # reads wait for a writer's data, not for a writer to open the pipe
+        _wait_for_pipe(fd, path)
+        os.set_blocking(fd, True)  # reads wait for a writer's data to its end
         f = os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

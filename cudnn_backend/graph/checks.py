@@ -64,8 +64,14 @@ def closes_a_cycle(op, out_keyword, t, uid, in_keyword, source) -> str:
 def uid_taken(what, t, uid, other) -> str:
     """The refusal of a tensor made by hand (parameter ``what``) whose UID this graph gives another tensor (``other``;
     None: one it reserved)."""
-    holder = f"to another tensor, {describe_tensor(other)}" if other is not None else "to another tensor"
-    return (f"{what}: {describe_tensor(t)} has a UID this graph gives {holder}: UIDs are unique in a graph; give "
+    given = describe_tensor(t)
+    if other is None:
+        holder = "to another tensor"
+    elif describe_tensor(other) == given:  # e.g. a tensor of a Graph gone, made like one of this graph's
+        holder = "to another tensor object, the graph's own, which reads the same"
+    else:
+        holder = f"to another tensor, {describe_tensor(other)}"
+    return (f"{what}: {given} has a UID this graph gives {holder}: UIDs are unique in a graph; give "
             "the tensor another uid, or make it with this graph (Graph.tensor), or pass the graph's own tensor")
 
 

@@ -282,8 +282,11 @@ def _info(shape, strides, name, itemsize, ptr, device, device_id, protocol, libr
     if itemsize is None and data_type in ITEMSIZE:
         itemsize = ITEMSIZE[data_type]
     nbytes = None if itemsize is None else elements * itemsize
-    return ArrayInfo(shape, strides, data_type, int(ptr or 0), device, nbytes, int(device_id), itemsize, name,
-                     protocol, library, bool(readonly))
+    ptr = int(ptr or 0)
+    if ptr < 0:  # cuda.core keeps an address as intptr_t: one of 2**63 or more comes back negative
+        ptr += 1 << 64
+    return ArrayInfo(shape, strides, data_type, ptr, device, nbytes, int(device_id), itemsize, name, protocol, library,
+                     bool(readonly))
 
 
 class _Refused(TypeError):

@@ -2,9 +2,12 @@
 bytes that are no UTF-8 text and paths the file system cannot take are refused in one line naming the parameter."""
 import os
 import pathlib
+import threading
+import time
 
 import pytest
 
+from cudnn_backend.core import files
 from cudnn_backend.core.files import file_path, read_bounded, read_bounded_text, read_limited
 from cudnn_backend.tune import support, sweeps
 
@@ -57,9 +60,34 @@ def test_support_matrices_and_task_files_are_read_with_their_bound(tmp_path, mon
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
-def test_a_named_pipe_without_a_writer_reads_as_empty_at_once(tmp_path):
+def test_a_named_pipe_without_a_writer_is_refused_after_a_bounded_wait(tmp_path, monkeypatch):
+    monkeypatch.setattr(files, "PIPE_WAIT_SECONDS", 0.2)
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    assert read_limited(fifo, 100) == b""  # a plain open() would wait for a writer, for ever
-    with pytest.raises(ValueError, match=r"^matrix: '.*pipe': Expecting value"):
-        support.SupportMatrix.load(fifo)
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=r"^matrix: cannot read '.*pipe': no writer wrote to the named pipe within "
+                                         r"0.2 s$"):
+        support.SupportMatrix.load(fifo)  # a plain open() would wait for a writer, for ever
+    assert time.monotonic() - start < 5
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_named_pipe_whose_writer_comes_late_is_read_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(files, "PIPE_WAIT_SECONDS", 20.0)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def write(data, delay):
+        time.sleep(delay)
+        with open(fifo, "wb") as w:  # (blocks until the reader has opened the pipe)
+            for i in range(0, len(data), 7):
+                w.write(data[i:i + 7])
+                w.flush()
+
+    for data in (b'{"a": [1, 2, 3]}' * 20, b""):  # some bytes; a writer that comes and goes: empty
+        writer = threading.Thread(target=write, args=(data, 0.3))
+        writer.start()
+        try:
+            assert read_limited(fifo, 10_000) == data
+        finally:
+            writer.join()

@@ -46,6 +46,9 @@ def test_quantize_along_an_axis_cuDNN_does_not_block_is_refused_naming_it():
     with pytest.raises(GraphError, match=r"^axis: F8_128x4 scales block x's innermost axis, 2 for x \(uid 1\) "
                                          r"\[1, 64, 100\] strides \[6400, 100, 1\].*not axis 1"):
         quantize([1, 64, 100], axis=1)
+    # ... before its size: the batch axis of [2, 64, 128] is no multiple of 32 either, but no size would do there
+    with pytest.raises(GraphError, match=r"^axis: F8_128x4 scales block x's innermost axis, 2 .*not axis 0"):
+        quantize([2, 64, 128], axis=0)
 
 
 @pytest.mark.parametrize("dims, axis, expected", [([100, 64], -1, [100, 2]), ([2, 100, 64, 1], 2, [2, 100, 2, 1])])

@@ -243,8 +243,9 @@ def test_a_hand_made_tensor_may_not_take_a_uid_the_graph_gives_another():
     taken = gg.tensor(99, [1, 8, 4, 4], [128, 16, 4, 1])
     _relu(g, x, taken)
     assert 99 in g.uids_used and g.tensors[99] is taken  # taken: later tensors get other UIDs
-    with pytest.raises(GraphError, match=r"^xdesc: t99 \(uid 99\) .* has a UID this graph gives to another tensor, "
-                                         r"t99"):
+    # (two objects described alike: the message says which is the graph's, not the same text twice)
+    with pytest.raises(GraphError, match=r"^xdesc: t99 \(uid 99\) .* has a UID this graph gives to another tensor "
+                                         r"object, the graph's own, which reads the same: UIDs"):
         _relu(g, gg.tensor(99, [1, 8, 4, 4], [128, 16, 4, 1]), g.tensor([1, 8, 4, 4], [128, 16, 4, 1]))
     _relu(g, taken, g.tensor([1, 8, 4, 4], [128, 16, 4, 1], name="y"))  # the taken one itself is this graph's
     g.build()

@@ -245,6 +245,19 @@ def test_pointers_up_to_the_end_of_the_address_space_and_empty_arrays_without_me
     assert (empty.ptr, empty.shape, empty.nbytes) == (0, (0, 3), 0)
 
 
+def test_an_address_cuda_core_reads_back_negative_is_the_unsigned_one(monkeypatch):
+    class SignedView(_CaiView):  # cuda.core's view keeps the pointer as intptr_t
+        def __init__(self, obj, stream_ptr):
+            super().__init__(obj, stream_ptr)
+            self.ptr -= 2 ** 64
+
+    high = 2 ** 63 + 256
+    cai = type("Cai", (), {"__cuda_array_interface__": {"shape": (4,), "typestr": "<f2", "data": (high, False),
+                                                        "version": 3}})()
+    monkeypatch.setattr(arrays, "_strided_memory_view", lambda: SignedView)
+    assert arrays.view(cai, stream=0x7000).ptr == high
+
+
 @pytest.mark.parametrize("device_type", [dlpack.kDLCUDA, dlpack.kDLCPU])  # read by cuda.core, by numpy
 @pytest.mark.parametrize("versioned", [False, True])
 @pytest.mark.parametrize("returns,match", [

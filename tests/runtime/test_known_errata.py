@@ -9,7 +9,11 @@ as the kernel reads it):
 * from cuDNN 9.11, engine 7 of a convolution over FP8 tensors in NCHW reads them as NHWC (wrong with 9.19.0 and
   9.28.1; 9.10.2 offers no engine for them);
 * from cuDNN 9.11, engine 71 of a convolution over INT8 tensors in NCHW reads them as NHWC (wrong with 9.19.0 and
-  9.28.1; 9.10.2 offers no engine 71 for them)."""
+  9.28.1; 9.10.2 offers no engine 71 for them).
+
+One more, wrong on an H200 with nothing to see offline: engine 7 of the composite attention backward computes dK and
+dQ wrong with 9.19.0 (KERNEL_CFG 26 and 28, offered up to 9.22.0 at least), right with 9.28.1, whose engine 7 has
+other knobs (tests/gpu/tune/test_known_errata_gpu.py runs it)."""
 from __future__ import annotations
 
 import base64
@@ -22,6 +26,7 @@ import cudnn_backend as cb
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.errors import ErrataError, NoWorkingPlanError
 from cudnn_backend.graph import Graph, shapes
+from cudnn_backend.patterns import matmul_bias_relu, sdpa_composite_bwd
 from cudnn_backend.runtime import errata as E
 from cudnn_backend.runtime.heuristics import build_first_plan, get_configs
 from cudnn_backend.runtime.plans import build_plan
@@ -225,3 +230,37 @@ def test_support_notes_errata_only_when_a_file_has_rules_or_something_was_denied
     m = support_matrix(None, "h200", family="matmul", data_type="fp16", name="matmul+bias", cache=False, workers=1,
                        plans="none")
     assert len(m) >= 1 and not any("errata" in n for n in m.notes), m.notes
+
+
+SDPA_BWD_RULE = "sdpa_composite_bwd_eng7"
+SDPA_BWD_WINDOW = (91900, 92800)  # measured wrong with 9.19.0, right with 9.28.1 (another knob space from 9.28.0)
+
+
+def _engines(og, errata):
+    configs = get_configs(og, "A", "h200", raise_if_empty=False, errata=errata)
+    return [(c.engine_index, c.denied_by.name if c.denied_by is not None else None) for c in configs]
+
+
+@pytest.mark.parametrize("dq_accumulator", [True, False])
+def test_engine_7_of_the_composite_attention_backward_is_denied_where_it_was_measured_wrong(dq_accumulator,
+                                                                                            monkeypatch):
+    monkeypatch.delenv(E.ENV_VAR, raising=False)
+    og = sdpa_composite_bwd(b=1, h=2, s_q=128, s_kv=128, d=64, dq_accumulator=dq_accumulator, build=False).build()
+    offered = _engines(og, "")
+    if SDPA_BWD_WINDOW[0] <= LOADED < SDPA_BWD_WINDOW[1]:
+        assert 7 in [e for e, _ in offered], offered
+        assert all((rule == SDPA_BWD_RULE) == (engine == 7) for engine, rule in offered), offered
+        plan, _ = build_first_plan(og, device_profile="h200", modes=("B",))
+        assert plan.engine_index != 7
+    else:
+        assert all(rule is None for _, rule in offered), offered
+
+
+def test_the_attention_backward_rule_leaves_engine_7_of_other_matmul_graphs_alone():
+    og = matmul_bias_relu(build=False).build()
+    offered = _engines(og, "")
+    assert offered and all(rule is None for _, rule in offered), offered
+    known = E.known_errata()
+    rule = known.rule(SDPA_BWD_RULE)
+    assert (rule.version_start, rule.version_end) == SDPA_BWD_WINDOW and rule.engine == 7
+    assert rule.families == ("matmul", "reduction", "layout") and "dK and dQ" in rule.reason

@@ -96,8 +96,6 @@ class QuantizeOps:
         block_size = as_int(block_size, "block_size", 1)
         rank = len(x.shape)
         axis = as_int(axis, "axis", -rank, rank - 1) % rank
-        if x.shape[axis] % block_size:
-            raise GraphError(f"block_size: axis {axis} of x {list(x.shape)} is no multiple of {block_size}")
         if reordering is None:  # cuDNN 9.19 and 9.28 refuse a 3-d x without F8_128x4 scales, and any other with them
             reordering = _F8_128X4 if rank == 3 else TensorReordering.CUDNN_TENSOR_REORDERING_NONE
         else:
@@ -106,13 +104,17 @@ class QuantizeOps:
                 raise GraphError(f"reordering: cuDNN quantizes a 3-d x with F8_128x4 scales only, and another rank "
                                  f"without them; x {list(x.shape)} is {rank}-d, so not {reordering.name} (leave "
                                  "reordering out)")
-        if reordering == _F8_128X4 and rank == 3:
+        tiled = reordering == _F8_128X4  # (then x is 3-d: checked above)
+        if tiled:
             rows, columns = x.strides[1], x.strides[2]
             innermost = 1 if rows < columns else 2 if columns < rows else axis
             if axis != innermost:  # cuDNN takes the blocked axis to be x's innermost one
                 raise GraphError(f"axis: F8_128x4 scales block x's innermost axis, {innermost} for {x.describe()}, "
                                  f"not axis {axis}: quantize along axis {innermost}, or give x strides with axis "
                                  f"{axis} innermost")
+        if x.shape[axis] % block_size:
+            raise GraphError(f"block_size: axis {axis} of x {list(x.shape)} is no multiple of {block_size}")
+        if tiled:
             sdims, sstrides = f8_128x4_scale(x.shape, axis, block_size)
         else:
             sdims = list(x.shape)
