@@ -40,7 +40,7 @@ from cudnn_backend.tune import findings, graphs, results
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.evaluation import Evaluator, GpuEvaluator
 from cudnn_backend.tune.offline_gaps import runtime_steps
-from cudnn_backend.tune.options import TuneOptions, as_options
+from cudnn_backend.tune.options import TuneOptions, as_options, progress_callback
 from cudnn_backend.tune.results import Exploration, plural
 from cudnn_backend.tune.search import Search
 from cudnn_backend.tune.strategies import pipeline
@@ -77,7 +77,7 @@ class _Explorer:
         self.job = job
         self.part, self.parts = part, parts  # a search split over GPUs: this part (i, n), or the parts to merge
         self.options = o = options
-        self.progress = progress
+        self.progress = progress_callback(progress)
         self.notes: list[str] = []
         self.owned_handle = None
         if handle is not None and not isinstance(handle, Handle):

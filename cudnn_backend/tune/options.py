@@ -31,7 +31,7 @@ from cudnn_backend.tune.strategies import STRATEGIES
 
 __all__ = ["OptionSet", "TuneOptions", "SweepOptions", "BenchOptions", "WhyOptions", "SupportOptions", "OPTION_SETS",
            "Option", "Kind", "JOB_DEFAULTS", "as_options", "option_fields", "cli_flag", "check_option",
-           "default_build_threads", "ORDERS", "PLAN_MODES"]
+           "default_build_threads", "ORDERS", "PLAN_MODES", "progress_callback"]
 
 
 class Kind:
@@ -566,6 +566,17 @@ def cli_flag(name: str) -> str | None:
 def check_option(name: str, value):
     """``value`` checked for ``TuneOptions``' option ``name`` (``OptionSet.check``)."""
     return TuneOptions.check(name, value)
+
+
+def progress_callback(progress, what="progress"):
+    """A job's ``progress`` argument: a callable (called as work finishes), or None/False for none; anything else
+    refused here, naming ``what``, rather than failing at the first call deep in the job."""
+    if progress is None or progress is False:
+        return None
+    if not callable(progress):
+        raise TypeError(f"{what}: expected a callable, called as work finishes, or None/False for none; not "
+                        f"{type(progress).__name__}")
+    return progress
 
 
 def as_options(options=None, what="options", **kwargs) -> TuneOptions:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from cudnn_backend._bindings._loader import ENV_LIBCUDNN, release_library
 from cudnn_backend.core.info import info as package_info
 from cudnn_backend.errors import CudnnBackendError
-from cudnn_backend.tune.options import TuneOptions, as_options
+from cudnn_backend.tune.options import TuneOptions, as_options, progress_callback
 from cudnn_backend.tune.results import OK, ChangeRows, Exploration, config_words, plain_table
 from cudnn_backend.tune.sweeps import Task, sweep
 
@@ -184,6 +184,7 @@ def compare_releases(releases, tasks, *, options=None, device_profile=None, slow
     """Explore ``tasks`` (``sweeps.Task``s, or pattern names) under each of two ``releases``, one child process
     each, and compare them graph by graph (``ReleaseComparison``). ``options``: a ``TuneOptions`` for both (default:
     explore's, without the engine table); ``device_profile``: work offline for that GPU (nothing timed)."""
+    progress = progress_callback(progress)
     pair = list(releases) if not isinstance(releases, (str, os.PathLike)) else [releases]
     if len(pair) != 2:
         raise ValueError(f"releases: two to compare, not {len(pair)}")

@@ -97,7 +97,7 @@ from cudnn_backend.tune.offline_gaps import (
     runtime_steps,
     silent_gaps,
 )
-from cudnn_backend.tune.options import PLAN_MODES, SupportOptions
+from cudnn_backend.tune.options import PLAN_MODES, SupportOptions, progress_callback
 from cudnn_backend.tune.results import ChangeRows, plain_table, sm_words
 from cudnn_backend.tune.sweeps import TaskResult, _run_processes, cpu_workers
 from cudnn_backend.typed.introspection import graph_fingerprint, signature_of, tensor_slots, topological_order
@@ -958,6 +958,7 @@ def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.famil
     None is ``$CUDNN_ERRATA_JSON_FILE``): configs its rules deny are not tried, each result lists them (``denied``);
     results are cached per errata file content."""
     t0 = time.perf_counter()
+    progress = progress_callback(progress)
     rules = _errata.resolve(errata)
     checked = SupportOptions(family=family, data_type=data_type, layout=layout, name=name, plans=plans,
                              workers=workers)
@@ -1245,6 +1246,7 @@ def compare_support(*, profiles=None, releases=None, device_profile=None, catalo
     the default; each probed in its own process with
     ``CUDNN_BACKEND_LIBCUDNN``, against ``device_profile``). The catalogue, filters and options are
     ``support_matrix``'s."""
+    progress = progress_callback(progress)
     if (profiles is None) == (releases is None):
         raise ValueError("compare_support: give profiles=(A, B) or releases=(A, B)")
     pair = profiles if profiles is not None else releases

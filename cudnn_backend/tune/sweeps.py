@@ -49,7 +49,7 @@ from cudnn_backend.tune import findings, graphs, inputs
 from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import run_search
-from cudnn_backend.tune.options import ORDERS, SweepOptions, as_options
+from cudnn_backend.tune.options import ORDERS, SweepOptions, as_options, progress_callback
 from cudnn_backend.tune.results import Exploration, config_words, knob_words, plain_table
 from cudnn_backend.tune.search import part_options
 
@@ -353,6 +353,7 @@ def sweep(tasks, *, job="explore", executor="serial", gpus=_SWEEP.gpus, workers=
     explore and tune, not offline (where it saves nothing). Each worker's start, busy and idle time and its longest
     unit come back in ``SweepResult.worker_reports``."""
     tasks = _as_tasks(tasks)
+    progress = progress_callback(progress)
     if job not in JOBS:
         raise ValueError(f"job: {job!r} is not one of {', '.join(JOBS)}")
     if executor not in EXECUTORS:

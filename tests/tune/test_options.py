@@ -11,6 +11,8 @@ import pytest
 import cudnn_backend as cb
 from cudnn_backend.cli.args import UsageError, build_parser, options_from, tune_options
 from cudnn_backend.tune import TuneOptions
+from cudnn_backend.tune.releases import compare_releases
+from cudnn_backend.tune.support import compare_support
 from cudnn_backend.tune.options import (
     JOB_DEFAULTS,
     BenchOptions,
@@ -125,6 +127,22 @@ def test_explore_records_the_options_it_searched_with():
     assert len(ex.results) == 2 and set(ex.heuristics) == {"A"}
     again = cb.Exploration.from_json(ex.to_json())
     assert again.options == ex.options and again.phases == ex.phases and "heuristics" in ex.phases
+
+
+@pytest.mark.skipif(not OFFLINE, reason="offline exploration")
+def test_progress_is_a_callable_or_none_in_every_job():
+    seen = []
+    ex = cb.explore("conv_fwd", kwargs=SMALL, max_configs=2, engines=False, progress=lambda *a: seen.append(a))
+    assert seen and all(len(a) == 3 for a in seen) and ex.results
+    assert cb.explore("conv_fwd", kwargs=SMALL, max_configs=2, engines=False, progress=False).results
+    for job in (lambda p: cb.explore("conv_fwd", kwargs=SMALL, progress=p),
+                lambda p: cb.autotune("conv_fwd", kwargs=SMALL, progress=p),
+                lambda p: cb.sweep([cb.Task("conv_fwd", SMALL)], progress=p),
+                lambda p: cb.support_matrix(progress=p, family="matmul"),
+                lambda p: compare_releases(["9.19.0", "9.28.1"], ["conv_fwd"], progress=p),
+                lambda p: compare_support(profiles=("h100", "h200"), progress=p)):
+        with pytest.raises(TypeError, match=r"^progress: expected a callable, .* not int$"):
+            job(3)  # refused before any work: not at its first report, deep inside
 
 
 def test_the_command_line_derives_its_options_from_the_fields():
