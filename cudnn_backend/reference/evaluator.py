@@ -18,6 +18,8 @@ from cudnn_backend.core.families import REFERENCE_OPS
 from cudnn_backend.core.families._reference import Op, Request, Unsupported, full, merge, outer_coords, select, take
 from cudnn_backend.errors import GraphError, ReferenceUnsupportedError
 from cudnn_backend.reference._graph import read_graph
+from cudnn_backend._bindings.enums import DataType
+from cudnn_backend.typed.arrays import as_stored, storage_dtype
 from cudnn_backend.typed.introspection import signature_of
 
 __all__ = ["ReferenceResult", "evaluate", "unsupported", "estimated_work", "DEFAULT_MAX_ELEMENTS",
@@ -36,7 +38,10 @@ class ReferenceResult:
     ``outputs``: {uid: array of the tensor's dims} of every non-virtual output evaluated whole;
     ``samples``: {uid: (coords int64 (N, rank), values float64 (N,))} of the outputs evaluated at N random
     coordinates; ``method``: "fp64 reference" or "sampled fp64 reference (N points)"; ``names``: {uid: name}
-    of every output. Comparison semantics (tolerances, the output's data type) are the caller's.
+    of every output. Each output, and each real tensor an operation reads back, holds what its data type stores:
+    computed in float64, then, for fp8, integers and booleans, rounded and saturated as the GPU converts
+    (``arrays.as_stored``); fp16, bfloat16 and fp32 keep float64's precision (their rounding is below any check's
+    tolerance) but overflow to infinity. Tolerances are the caller's.
     """
 
     outputs: dict = field(default_factory=dict)
@@ -239,6 +244,28 @@ def evaluate(op_graph, inputs, *, max_elements=DEFAULT_MAX_ELEMENTS, samples=DEF
     return result
 
 
+def _has_storage(data_type) -> bool:
+    try:
+        storage_dtype(data_type)
+    except TypeError:
+        return False
+    return True
+
+
+_HELD = frozenset(dt for dt in DataType if _has_storage(dt))  # types whose stored values are known here
+# rounding to these moves a value less than any check's tolerance: only their range is applied (past it, infinity)
+_FINE = frozenset({DataType.CUDNN_DATA_HALF, DataType.CUDNN_DATA_BFLOAT16, DataType.CUDNN_DATA_FLOAT,
+                   DataType.CUDNN_DATA_DOUBLE})
+
+
+def _held(values, data_type) -> np.ndarray:
+    """float64 ``values`` as a tensor of ``data_type`` in memory holds them: fp8, integers and booleans rounded and
+    saturated (``arrays.as_stored``); the wider floats as computed, but infinite where the type overflows."""
+    stored = as_stored(values, data_type)
+    if data_type in _FINE:
+        return np.where(np.isinf(stored) & ~np.isinf(values), stored, values)
+    return stored
+
 CONVERT_WHOLE_ELEMENTS = 1 << 22  # an input up to this many elements is converted to float64 whole when asked for
 
 
@@ -294,5 +321,10 @@ def _run(ops, graph, arrays, asked, dims) -> dict:
                 v = alpha * v
             if beta != 0.0:
                 v = v + beta * input_values(u, r)
+            spec = graph.tensors[u]
+            if not spec.virtual and spec.data_type in _HELD:
+                # a tensor in memory holds what its data type stores (an int8 conv saturates, fp8 rounds): so do
+                # the outputs, and an operation reading it reads that (cuDNN's fused tails read the stored y)
+                v = _held(v, spec.data_type)
             store[u] = (r, v)
     return store

@@ -886,7 +886,8 @@ def is_float(data_type) -> bool:
 
 def encode(values, data_type) -> np.ndarray:
     """``values`` (any real array) rounded to ``data_type`` (to nearest, ties to even) in its host storage
-    (``storage_dtype``); integers are cast, booleans are ``values != 0``."""
+    (``storage_dtype``), as the GPU converts: fp8 saturated to its largest finite value, fp16 and bfloat16 past
+    theirs infinite, integers saturated to their range (NaN: 0); booleans are ``values != 0``."""
     data_type = DataType(int(data_type))
     values = np.asarray(values)
     if data_type == D.CUDNN_DATA_BFLOAT16:
@@ -910,7 +911,23 @@ def encode(values, data_type) -> np.ndarray:
     dtype = storage_dtype(data_type)
     if dtype == np.bool_:
         return values != 0
-    return values.astype(dtype)
+    if dtype.kind in "iu" and values.dtype.kind not in "biu":  # (integers in range stay as they are, exactly)
+        info = np.iinfo(dtype)
+        v = np.rint(np.asarray(values, dtype=np.float64))
+        return np.clip(np.nan_to_num(v, nan=0.0), info.min, info.max).astype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.clip(values, info.min, info.max).astype(dtype)
+    with np.errstate(over="ignore"):  # beyond fp16's range: infinity, as the hardware rounds
+        return values.astype(dtype)
+
+
+def as_stored(values, data_type) -> np.ndarray:
+    """float64 ``values`` as a tensor of ``data_type`` holds them (``encode`` then ``decode``: rounded, saturated),
+    in float64: what cuDNN writes, and what an operation reading a tensor the graph stores reads."""
+    if DataType(int(data_type)) == D.CUDNN_DATA_DOUBLE:
+        return np.asarray(values, dtype=np.float64)
+    return np.asarray(decode(encode(values, data_type), data_type), dtype=np.float64)
 
 
 def _encode_fp8(x, table):

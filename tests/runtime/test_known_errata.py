@@ -11,9 +11,10 @@ as the kernel reads it):
 * from cuDNN 9.11, engine 71 of a convolution over INT8 tensors in NCHW reads them as NHWC (wrong with 9.19.0 and
   9.28.1; 9.10.2 offers no engine 71 for them).
 
-One more, wrong on an H200 with nothing to see offline: engine 7 of the composite attention backward computes dK and
-dQ wrong with 9.19.0 (KERNEL_CFG 26 and 28, offered up to 9.22.0 at least), right with 9.28.1, whose engine 7 has
-other knobs (tests/gpu/tune/test_known_errata_gpu.py runs it)."""
+Three more, wrong on an H200 with nothing to see offline (tests/gpu/tune/test_known_errata_gpu.py runs them):
+engine 7 of the composite attention backward computes dK and dQ wrong with 9.19.0 (KERNEL_CFG 26 and 28, offered up
+to 9.22.0 at least), right with 9.28.1, whose engine 7 has other knobs; engine 4 of a weight gradient followed by
+pointwise operations, and engine 2 of one followed by GEN_STATS, compute wrong with 9.19.0 and 9.28.1."""
 from __future__ import annotations
 
 import base64
@@ -27,6 +28,7 @@ from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.errors import ErrataError, NoWorkingPlanError
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.patterns import matmul_bias_relu, sdpa_composite_bwd
+from cudnn_backend.tune.catalogue import chain_graph
 from cudnn_backend.runtime import errata as E
 from cudnn_backend.runtime.heuristics import build_first_plan, get_configs
 from cudnn_backend.runtime.plans import build_plan
@@ -264,3 +266,31 @@ def test_the_attention_backward_rule_leaves_engine_7_of_other_matmul_graphs_alon
     rule = known.rule(SDPA_BWD_RULE)
     assert (rule.version_start, rule.version_end) == SDPA_BWD_WINDOW and rule.engine == 7
     assert rule.families == ("matmul", "reduction", "layout") and "dK and dQ" in rule.reason
+
+
+@pytest.mark.parametrize(("head", "chain", "tail", "engine", "rule"), [
+    ("conv_wgrad", ["bias", "relu"], None, 4, "conv_wgrad_pointwise_eng4"),
+    ("conv_wgrad", ["scale", "bias", "relu"], None, 4, "conv_wgrad_pointwise_eng4"),
+    ("conv_wgrad", [], "genstats", 2, "conv_wgrad_genstats_eng2"),
+])
+@pytest.mark.parametrize("data_type", ["fp16", "bf16"])
+def test_the_fused_weight_gradient_engines_are_denied(head, chain, tail, engine, rule, data_type, monkeypatch):
+    monkeypatch.delenv(E.ENV_VAR, raising=False)
+    og = chain_graph(head=head, chain=chain, tail=tail, data_type=data_type, layout="nhwc").build()
+    configs = get_configs(og, "A", "h200", raise_if_empty=False) + get_configs(og, "FALLBACK", "h200",
+                                                                                raise_if_empty=False)
+    if not any(c.engine_index == engine for c in configs):
+        pytest.skip(f"cuDNN {cb.get_version()} offers no engine {engine} for this graph")
+    for c in configs:
+        denied = c.denied_by.name if c.denied_by is not None else None
+        assert denied == (rule if c.engine_index == engine and LOADED >= 91900 else None), (c.engine_index, denied)
+
+
+@pytest.mark.parametrize(("head", "chain", "tail"), [
+    ("conv_wgrad", [], None), ("conv_fwd", ["bias", "relu"], None), ("conv_dgrad", ["bias", "relu"], None),
+    ("conv_fwd", [], "genstats"), ("matmul", ["bias", "relu"], None)])
+def test_the_weight_gradient_rules_leave_other_convolutions_alone(head, chain, tail):
+    og = chain_graph(head=head, chain=chain, tail=tail, data_type="fp16",
+                     layout="row" if head == "matmul" else "nhwc").build()
+    configs = get_configs(og, "A", "h200", raise_if_empty=False)
+    assert configs and all(c.denied_by is None for c in configs), [(c.engine_index, c.denied_by) for c in configs]
