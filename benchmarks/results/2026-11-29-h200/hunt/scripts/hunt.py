@@ -6,6 +6,7 @@ MAX_CONFIGS) run and checked against the fp64 reference (``strategy="exhaustive"
 
 Prints one line per graph (the statuses) and one per config not ok (wrong result, execute failed, ...)."""
 import collections
+import os
 import sys
 import time
 
@@ -18,6 +19,14 @@ MAX_CONFIGS = 6
 
 
 def priority(e):
+    """The order graphs are explored in (None: left out); ``HUNT_ORDER=again`` puts first those every config of
+    which the first hunt called wrong."""
+    again = os.environ.get("HUNT_ORDER") == "again"
+    if again and e.data_type in ("fp8_e4m3", "int8") and e.layout in ("nhwc", "row"):
+        return -2
+    if again and e.name.startswith("conv_wgrad") and ("+" in e.name or ">" in e.name) and \
+            e.data_type in ("fp16", "bf16") and e.layout == "nhwc":
+        return -1
     if e.family in ("sdpa", "sdpa_composite"):
         return 0
     if e.family in ("batch_norm", "layer_norm", "rms_norm"):
