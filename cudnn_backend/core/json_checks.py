@@ -1525,6 +1525,13 @@ def plan_identity_members(release=None) -> tuple | None:
     return _probed_members(_tables_data.PLAN_IDENTITY, release)
 
 
+def plan_identity_probed(release=None) -> bool:
+    """Whether ``plan_identity_members(release)`` was probed on that release itself (else it is what the probed
+    releases on either side compare: what it may compare)."""
+    release = _loader.load_cudnn().version if release is None else parse_version(release, "release")
+    return release in _tables_data.PLAN_IDENTITY
+
+
 def plan_identity_minimums(release=None) -> tuple:
     """Of ``plan_identity_members``, those cuDNN ``release`` compares as a minimum: a plan built for a value loads
     where the GPU reports that value or a greater one (a newer driver's ``driverVer``, since cuDNN 9.28); for a

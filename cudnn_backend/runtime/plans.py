@@ -17,6 +17,7 @@ cuDNN anyway; ``forget_refusals()`` clears the record).
 """
 from __future__ import annotations
 
+import collections
 import copy
 import json
 import pathlib
@@ -30,7 +31,8 @@ from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import clear_error
 from cudnn_backend.core.files import file_path, read_bounded
-from cudnn_backend.core.json_checks import check_plan_json, document_release, plan_identity_members
+from cudnn_backend.core.json_checks import (check_plan_json, document_release, plan_identity_members,
+                                             plan_identity_probed)
 from cudnn_backend.core.names import enumerants
 from cudnn_backend.core.plain import PlainData, earlier_name
 from cudnn_backend.core.versions import format_version, loaded_version
@@ -43,7 +45,7 @@ from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime._packing import graph_tensor_specs, plan_document
 from cudnn_backend.runtime.profiles import as_deviceprop, bundled_profile_of, profile_of
 from cudnn_backend.typed import DeviceProp, Engine, EngineConfig, ExecutionPlan, KernelCache, OperationGraph
-from cudnn_backend.typed.introspection import graph_fingerprint
+from cudnn_backend.typed.introspection import graph_fingerprint, operations_of, signature_of, tensor_slots
 from cudnn_backend.typed.tensors import TensorSpec
 
 __all__ = ["Plan", "build_plan", "plan_from_json", "load_plan", "save_plan", "plan_json_info", "check_plan_version",
@@ -562,6 +564,36 @@ def _check_plan_graph(operation_graph, text):
                                                                         b.by_value):
             raise ValueError(f"operation_graph: not this plan's graph: its tensor {a.describe()} is {b.describe()} in "
                              "the plan")
+    # the same tensors wired otherwise (other operations, or the same ones between other tensors); operations'
+    # own settings (a pointwise mode, a convolution's padding) are not compared
+    ours = collections.Counter(_wiring(op) for op in operations_of(operation_graph))
+    plan_nodes = collections.Counter(_json_wiring(n) for n in json.loads(text)["operationGraph"].get("nodes", ()))
+    if ours != plan_nodes:
+        extra, lacking = sorted(ours - plan_nodes), sorted(plan_nodes - ours)
+        raise ValueError("operation_graph: not this plan's graph: its operations differ; the graph has "
+                         f"{_wiring_text(extra) or 'no other'}, the plan {_wiring_text(lacking) or 'no other'}")
+
+
+def _wiring(op) -> tuple:
+    """(operation type name, the UIDs of its tensors, sorted) of an operation of a graph."""
+    return (DescriptorType(int(op.descriptor_type)).name,
+            tuple(sorted({signature_of(t).uid for _, t, _ in tensor_slots(op)})))
+
+
+def _json_wiring(node) -> tuple:
+    """``_wiring`` of a plan JSON node: its operation and every member naming a tensor (a UID in a string, alone
+    or in a list)."""
+    uids = set()
+    for key, value in node.items():
+        for v in (value if isinstance(value, list) else [value]):
+            if key != "operation" and isinstance(v, str) and v.isdigit():
+                uids.add(int(v))
+    return str(node.get("operation", "?")), tuple(sorted(uids))
+
+
+def _wiring_text(wirings) -> str:
+    return "; ".join(f"{op.removeprefix('CUDNN_BACKEND_OPERATION_').removesuffix('_DESCRIPTOR')} over UIDs "
+                     f"{', '.join(map(str, uids))}" for op, uids in wirings)
 
 
 def _arch_mismatch(error, text, handle, deviceprop):
@@ -582,8 +614,9 @@ def _arch_mismatch(error, text, handle, deviceprop):
     what = f"the plan was built for {plan_gpu}" + (f", and {where} is {here_gpu}" if here_gpu != plan_gpu else
                                                    f", as {where} is")
     if differ or missing:
+        compares = "compares" if plan_identity_probed() else "may compare (the releases probed around it do)"
         what += ("; they differ in " + ", ".join(differ + [f"{m} (set on one side only)" for m in missing])
-                 + f", which cuDNN {format_version(loaded_version())} compares when it loads a plan")
+                 + f", which cuDNN {format_version(loaded_version())} {compares} when it loads a plan")
 
     def profile_words(gpu):
         name = bundled_profile_of(gpu)

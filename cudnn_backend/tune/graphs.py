@@ -250,8 +250,9 @@ def _plan_subject(plan, name) -> Subject:
     return Subject(og, name, plan=plan, json_graph=data.get("operationGraph") or {})
 
 
-def device_profile(value):
-    """A DeviceProfile from a bundled name ("h100", "h200"), a file path, or a DeviceProfile (None stays None)."""
+def device_profile(value, cudnn_version=None):
+    """A DeviceProfile from a bundled name ("h100", "h200"), a file path, or a DeviceProfile (None stays None). A
+    bundled one is for ``cudnn_version`` (default: the loaded cuDNN)."""
     if value is None or isinstance(value, DeviceProfile):
         return value
     if isinstance(value, Descriptor) and value.descriptor_type == DescriptorType.CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR:
@@ -259,7 +260,7 @@ def device_profile(value):
     if isinstance(value, (str, os.PathLike)):
         text = os.fspath(value)
         if text.lower() in bundled_profiles():
-            return DeviceProfile.bundled(text.lower())
+            return DeviceProfile.bundled(text.lower(), cudnn_version)
         if not os.path.exists(text) and not text.lower().endswith(".json") and os.sep not in text and "/" not in text:
             raise ValueError(f"device_profile: {text!r} is neither a bundled profile ({', '.join(bundled_profiles())}) "
                              f"nor a file{did_you_mean(text.lower(), bundled_profiles(), listing=False)}")

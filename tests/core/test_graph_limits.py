@@ -161,6 +161,27 @@ def test_a_plan_is_loaded_with_its_own_graph_only(conv_plan_json):
         plan_from_json(plan.to_json(), device_profile="h200", operation_graph=wider)
 
 
+def _bias_then_relu(relu_first):
+    g = Graph("conv_bias_relu")
+    x, w = g.tensor([1, 8, 8, 8], layout="nhwc", name="x"), g.tensor([8, 8, 3, 3], layout="nhwc", name="w")
+    b = g.tensor([1, 8, 1, 1], layout="nhwc", name="b")  # UIDs 1, 2, 3
+    c = g.conv_fwd(x, w, padding=1)  # UID 4
+    if relu_first:  # the same six tensors (t: UID 5, y: UID 6) wired the other way
+        g.bias(g.relu(c, name="t"), b, output=True, name="y")
+    else:
+        g.relu(g.bias(c, b, name="t"), output=True, name="y")
+    return g.build()
+
+
+def test_a_plan_is_not_loaded_with_the_same_tensors_wired_otherwise():
+    plan, _ = build_first_plan(_bias_then_relu(False), device_profile="h200")
+    assert plan_from_json(plan.to_json(), device_profile="h200", operation_graph=_bias_then_relu(False))
+    with pytest.raises(ValueError, match=r"^operation_graph: not this plan's graph: its operations differ; the graph "
+                                         r"has POINTWISE over UIDs 3, 5, 6; POINTWISE over UIDs 4, 5, the plan "
+                                         r"POINTWISE over UIDs 3, 4, 5; POINTWISE over UIDs 5, 6$"):
+        plan_from_json(plan.to_json(), device_profile="h200", operation_graph=_bias_then_relu(True))
+
+
 def test_every_norm_family_check_runs_on_a_plans_nodes():
     plan, _ = build_first_plan(patterns.bn_finalize(build=False).build(), device_profile="h200")
     d = json.loads(plan.to_json())

@@ -345,6 +345,11 @@ def test_sdpa_matmul_tensors_packed_along_a_matrix_dimension(real_plans):
     J.check_plan_json(_mutated(text, _set("operationGraph", "tensors", 2, "stride", [65536, 64, 256, 1])))
 
 
+OWN_TABLE = pytest.mark.skipif(LOADED not in J.TABLE_RELEASES, reason="the loaded release has no table of its own: "
+                               "its documents' unknown members pass (test_release_without_a_table_...)")
+
+
+@OWN_TABLE
 def test_unknown_members_are_refused(real_plans, profile_json):
     refused(J.check_plan_json, _mutated(real_plans["conv_generic"][0], _set("engine", "zz", 1)), "engine.zz: unknown member")
     refused(J.check_plan_json, _mutated(real_plans["conv_generic"][0], _set("operationGraph", "nodes", 0, "zz", 1)),
@@ -575,11 +580,14 @@ def test_release_without_a_table_warns_once_in_a_process():
 
 @pytest.mark.filterwarnings("ignore::cudnn_backend.errors.JsonTableFallbackWarning")
 def test_release_without_a_table_passes_unknown_members_and_keeps_the_guards(real_plans, real_cache):
-    strict, future = _for(LOADED), _for("9.99.0")  # the loaded release has a table
+    future = _for("9.99.0")
+    # what the loaded release writes, checked strictly where it has a table of its own (else as leniently as 9.99)
+    strict = _for(LOADED) if LOADED in J.TABLE_RELEASES else None
     profile = _with(CAPTURE_9190, memoryBusWidth=6144, someFutureMember={"a": [1, {"b": 2}]})
     assert future["device profile"](profile) == profile
     written = json.dumps(json.loads(real_plans["conv_generic"][0])["GPUProfile"])  # by the loaded release
-    refused(strict["device profile"], _with(written, someFutureMember=1), "someFutureMember: unknown member")
+    if strict:
+        refused(strict["device profile"], _with(written, someFutureMember=1), "someFutureMember: unknown member")
     # unknown members anywhere, an unknown operation, knob and finalize mode: through
     doc = json.loads(_softmax_graph_cache(real_cache, 99900))
     doc["operationGraph"]["nodes"].append({"operation": "CUDNN_BACKEND_OPERATION_FUTURE_DESCRIPTOR", "Q": "1"})
@@ -588,13 +596,15 @@ def test_release_without_a_table_passes_unknown_members_and_keeps_the_guards(rea
     doc["futureTop"] = {"a": {"b": [1, 2]}}
     text = json.dumps(doc)
     assert future["kernel cache"](text) == text
-    refused(strict["kernel cache"], text.replace("99900", str(LOADED)), "finalizeMode: expected one of")
+    if strict:
+        refused(strict["kernel cache"], text.replace("99900", str(LOADED)), "finalizeMode: expected one of")
     plan = json.loads(real_plans["conv_generic"][0])
     plan["engine"]["knobChoices"]["CUDNN_KNOB_TYPE_FUTURE"] = 1
     plan["cudnnVersion"] = 99900
     assert future["plan"](json.dumps(plan))
     plan["cudnnVersion"] = LOADED
-    refused(strict["plan"], json.dumps(plan), "unknown knob")
+    if strict:
+        refused(strict["plan"], json.dumps(plan), "unknown knob")
     # the known members keep their checks, the crash guards hold, duplicate keys inside unknown members are found
     refused(future["device profile"], _with(profile, warpSize=0), "warpSize: expected")
     refused(future["device profile"], _with(profile, deviceName="x" * 256), "deviceName: expected at most 255")

@@ -108,17 +108,20 @@ def test_sm_count_target(conv, h200):
     assert plan_json_info(plan.to_json())["target_sm_count"] == h200.sm_count
 
 
-# cuDNN 9.10 .. 9.22 refuse a target above the device's SM count (BAD_PARAM naming target_sm_count); 9.28 takes it
-# and targets the device's count (measured on 9.10.2, 9.14.0, 9.19.0, 9.22.0, 9.28.0, 9.28.1)
-SM_COUNT_TARGET_CLAMPED_SINCE = 92800
+# cuDNN 9.10 .. 9.22 refuse a target above the device's SM count (BAD_PARAM naming target_sm_count); from 9.24 it is
+# taken and the device's count targeted (measured on 9.10.2, 9.12.0, 9.14.0, 9.17.1, 9.19.0, 9.20.0, 9.22.0 / 9.24.1,
+# 9.26.1, 9.28.0, 9.28.1; 9.23 not measured: either is right there)
+SM_COUNT_TARGET_REFUSED_BEFORE = 92300
+SM_COUNT_TARGET_CLAMPED_SINCE = 92400
 
 
 def test_sm_count_target_errors(conv, h200):
-    if LOADED < SM_COUNT_TARGET_CLAMPED_SINCE:
-        with pytest.raises(cb.CudnnBadParamError, match="target_sm_count"):
-            get_configs(conv, "A", h200, sm_count_target=h200.sm_count + 1)
-    else:
+    try:
         configs = get_configs(conv, "A", h200, sm_count_target=h200.sm_count + 1)
+    except cb.CudnnBadParamError as e:
+        assert LOADED < SM_COUNT_TARGET_CLAMPED_SINCE and "target_sm_count" in str(e), e
+    else:
+        assert LOADED >= SM_COUNT_TARGET_REFUSED_BEFORE, "this release took a target above the SM count"
         assert configs and plan_json_info(build_plan(configs[0]).to_json())["target_sm_count"] == h200.sm_count
     with pytest.raises(ValueError, match="sm_count_target: 0 is below the minimum 1"):
         get_configs(conv, "A", h200, sm_count_target=0)

@@ -351,6 +351,9 @@ def test_allow_version_mismatch_hands_the_json_over_as_it_is(cudnn_version):
     other = CAPTURED if versions.versions_compatible(cudnn_version, 92801) else 92801
     p = DeviceProfile.bundled("h100", other)
     loaded = profiles.release_members(cudnn_version)
+    if loaded.known is None:
+        pytest.skip(f"cuDNN {versions.format_version(cudnn_version)} has no table: which members it reads is its own "
+                    "to say")
     differ = "|".join(sorted(set(p.properties) ^ set(loaded.known)))  # memoryBusWidth, maxThreadsPerBlock...
     assert differ
     assert p.descriptor().finalized
