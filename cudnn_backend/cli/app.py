@@ -193,7 +193,7 @@ def _profile(spec, option, *, allow=False, release=None, facts=None):
     given to cuDNN then), or as it is with ``allow``; mistakes are UsageErrors naming ``option``."""
     profile = None
     try:
-        profile = graphs.device_profile(spec)
+        profile = graphs.device_profile(spec, release)  # (a bundled one made for the release asked for)
         if allow:
             profile.allow_version_mismatch = True
         else:
@@ -668,9 +668,9 @@ def cmd_profile(args) -> int:
 
 
 def cmd_cache(args) -> int:
-    cache = PlanCache(args.cache) if args.cache else PlanCache()
+    cache = PlanCache.of(args.cache or True, "--cache")
     if args.cache_command == "list":
-        entries = cache.entries()
+        entries = cache.entries()  # an entry whose fields do not read is left out with a warning line naming it
         if args.json:
             print(json.dumps([e.to_dict() for e in entries], indent=1))
         else:
@@ -684,7 +684,10 @@ def cmd_cache(args) -> int:
         if e is None:
             raise UsageError(f"argument key: no entry {args.key!r} in {cache.path}")
         if args.json_plan:
-            print(cache.plan_json(e.key))
+            text = cache.plan_json(e.key)
+            if text is None:  # gone meanwhile, or failing its checksum (warned)
+                raise ValueError(f"plan cache {str(cache.path)!r}: entry {e.key[:12]}: no plan to show")
+            print(text)
         else:
             render.cache_entry(e)
         return 0

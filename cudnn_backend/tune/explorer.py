@@ -259,16 +259,6 @@ def explore(graph, *, handle=None, device_profile=None, options=None, buffers=No
         ex_.close()
 
 
-def _as_cache(cache):
-    if cache is True:
-        return PlanCache()
-    if cache is None or cache is False:
-        return None
-    if isinstance(cache, PlanCache):  # as it is: an empty cache has len 0, so ``cache or None`` would drop it
-        return cache
-    return PlanCache(cache)
-
-
 @dataclass
 class SearchOutcome:
     """What ``run_search`` gave: the winner's ``plan`` (or the cache's, on a hit; None when not asked for), the
@@ -289,7 +279,7 @@ def run_search(graph, handle=None, *, job="autotune", options=None, device_profi
     that must give a plan and found no working config raises NoWorkingPlanError. ``part`` / ``parts``: one part of
     a search split over GPUs, or the merge of the parts' Explorations (``strategies.pipeline``)."""
     opts = as_options(options).for_job("autotune" if job == "tune" else job)
-    cache = _as_cache(cache)
+    cache = PlanCache.of(cache)
     if handle is None and device_profile is None and _device.gpu_available():
         handle = Handle()  # the plan returned keeps it alive
     subject = None
