@@ -754,8 +754,8 @@ def cmd_support(args) -> int:
     rows = args.rows or ("all" if len(matrix) <= 80 else "none")
     if rows != "none":
         render.console.print(render.support_rows(matrix, rows))
-    if (rows != "none" or args.rows is None) and not all(r.supported for r in matrix.results):
-        render.console.print(render.support_reasons(matrix))
+    if (rows != "none" or args.rows is None) and any(not r.supported or r.caveat for r in matrix.results):
+        render.console.print(render.support_reasons(matrix))  # (a supported graph's caveat too)
     render.console.print(render.support_legend(matrix))
     if rows == "none" and args.rows is None:
         render.note(f"{len(matrix)} graphs: the rows are in --csv / --json (or --rows all / unsupported)")

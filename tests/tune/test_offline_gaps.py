@@ -89,6 +89,10 @@ def test_status_and_verdict_of_every_kind_of_result():
 @pytest.mark.parametrize("key", [WGRAD, DGRAD_REDUCTION])
 def test_a_graph_the_gpu_runs_is_never_not_supported_offline(key):
     r = _probe(key)
+    if key == WGRAD and "denied (rule conv_wgrad_pointwise_eng4)" in r.reason:
+        # its one engine computes wrong on the GPU (a known erratum from 9.19): not supported, offline as on the GPU
+        assert r.status == "no: plan" and loaded_version() >= 91900, (r.status, r.reason)
+        return
     expected = EXPECTED.get(loaded_version())
     if expected is not None:  # a release measured against the GPU (the H100 and H200 run both graphs)
         assert r.status == expected, (r.status, r.reason, r.caveat)
@@ -175,21 +179,23 @@ def test_why_proposes_no_change_for_a_graph_offline_cannot_decide():
         assert ex.text().splitlines()[0].endswith("UNKNOWN OFFLINE (refused at heuristics for a fact only the GPU "
                                                   "gives)")
         assert ("heuristics", "UNKNOWN") in [(s, v) for s, v, _ in ex.stages()]
-    else:
-        assert ex.supported and ex.as_dict()["verdict"] == "yes"
+    elif ex.supported:
+        assert ex.as_dict()["verdict"] == "yes"
+    else:  # offline decides: its one engine is a known erratum (from 9.19), and the fix is to split the graph
+        assert "denied (rule conv_wgrad_pointwise_eng4)" in ex.text() and ex.minimization is not None
 
 
 def test_explore_and_tune_offline_say_unknown_offline():
-    e = _entry(WGRAD)
+    e = _entry(DGRAD_REDUCTION)  # (WGRAD's one engine is a known erratum where offline can decide)
     ex = cb.explore(e.builder, device_profile="h200", kwargs=e.kwargs, engines=False)
     expected = EXPECTED.get(loaded_version())
     assert ex.unknown_offline == (expected == "unknown offline") or expected is None
     if ex.unknown_offline:
         assert ex.offline_gaps == ["cluster_layout"] and ex.chosen is None
-        assert ex.failure().startswith("unknown offline: heuristics proposed no engine config for conv_wgrad+bias, "
-                                       "and the GPU may run this graph")
+        assert ex.failure().startswith("unknown offline: heuristics proposed no engine config for "
+                                       "conv_dgrad>reduction, and the GPU may run this graph")
         row, = ex.rows()
-        assert row["status"] == "unknown offline" and row["graph"] == "conv_wgrad+bias"
+        assert row["status"] == "unknown offline" and row["graph"] == "conv_dgrad>reduction"
         assert cb.Exploration.from_dict(ex.to_dict()).unknown_offline
         with pytest.raises(cb.NoWorkingPlanError, match="offline: unknown offline: heuristics proposed no engine"):
             cb.autotune(e.builder, device_profile="h200", kwargs=e.kwargs)
@@ -208,12 +214,12 @@ def _cli(*args):
 
 
 def test_support_command_prints_the_verdict_and_writes_the_caveat(tmp_path):
-    done = _cli("support", "--device-profile", "h200", "--name", "conv_wgrad+bias", "--dtype", "fp16", "--layout",
-                "nhwc", "--workers", "1", "--no-cache", "--quiet", "--rows", "all", "--csv", str(tmp_path / "s.csv"),
-                "--json", str(tmp_path / "s.json"))
+    done = _cli("support", "--device-profile", "h200", "--name", "conv_dgrad>reduction", "--dtype", "fp16",
+                "--layout", "nchw", "--workers", "1", "--no-cache", "--quiet", "--rows", "all", "--csv",
+                str(tmp_path / "s.csv"), "--json", str(tmp_path / "s.json"))
     assert done.returncode == 0, done.stderr
     matrix = SupportMatrix.load(tmp_path / "s.json")
-    wgrad = matrix[WGRAD]
+    wgrad = matrix[DGRAD_REDUCTION]
     assert EXPECTED.get(loaded_version(), wgrad.status) == wgrad.status
     header, *rows = (tmp_path / "s.csv").read_text().splitlines()
     assert "caveat" in header.split(",")
