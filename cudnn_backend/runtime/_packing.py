@@ -34,7 +34,7 @@ from cudnn_backend.errors import CudaError, NoDeviceError
 from cudnn_backend.runtime import memory
 from cudnn_backend.typed import arrays
 from cudnn_backend.typed.arrays import DATA_TYPE_BITS, MAX_ELEMENTS, span_elements, strides_like
-from cudnn_backend.typed.introspection import io_uids, operations_of, signature_of, tensor_slots
+from cudnn_backend.typed.introspection import io_tensor_slots, io_uids, operations_of, signature_of
 from cudnn_backend.typed.tensors import TensorSpec
 
 __all__ = [
@@ -73,7 +73,7 @@ def graph_tensor_specs(operation_graph) -> dict | None:
     operations) read or write; None when the graph's operations are not known on the Python side."""
     specs = {}
     for op in operations_of(operation_graph):
-        for _, t, _ in tensor_slots(op):
+        for _, t, _ in io_tensor_slots(op):  # (an SDPA's softmax statistics and sink included)
             if not t.closed:
                 spec = tensor_spec(t)
                 specs.setdefault(spec.uid, spec)

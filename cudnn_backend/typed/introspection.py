@@ -27,6 +27,7 @@ __all__ = [
     "tensor_slots", "signature_of", "read_signature", "describe_signature", "describe_tensor", "tensor_name",
     "operation_label", "topological_order", "operations_table", "operations_dot", "to_dict", "short",
     "keyword_of", "graph_tensors", "canonical_graph", "graph_fingerprint", "operations_of", "io_uids",
+    "part_operations", "io_tensor_slots",
 ]
 
 A = AttributeName
@@ -130,12 +131,35 @@ def topological_order(operations) -> list:
     return [operations[i] for i in order]
 
 
+def part_operations(op) -> list:
+    """The operations set on ``op`` as parts of it (an SDPA's softmax operation, the operations of a sub-graph),
+    depth first: their real tensors are the graph's too (bound in variant packs, listed in plan JSON)."""
+    out = []
+    for value in op.values.values():
+        for d in (value if isinstance(value, tuple) else (value,)):
+            if not isinstance(d, Descriptor) or d.closed or d is op:
+                continue
+            name = DescriptorType(int(d.descriptor_type)).name
+            if name == "CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR":
+                for part in operations_of(d):
+                    out += [part, *part_operations(part)]
+            elif name.startswith("CUDNN_BACKEND_OPERATION_"):
+                out += [d, *part_operations(d)]
+    return out
+
+
+def io_tensor_slots(op) -> list:
+    """``tensor_slots`` of ``op`` and of its ``part_operations``: every tensor a graph holding ``op`` reads or
+    writes."""
+    return [slot for o in (op, *part_operations(op)) for slot in tensor_slots(o)]
+
+
 def io_uids(op_graph) -> tuple[set, set]:
-    """(UIDs read and never written, UIDs written) among the real (not virtual) tensors of a graph's operations:
-    written where an operation's output slot holds it (the schema's roles, ``tensor_slots``)."""
+    """(UIDs read and never written, UIDs written) among the real (not virtual) tensors of a graph's operations and
+    their parts: written where an operation's output slot holds it (the schema's roles, ``tensor_slots``)."""
     read, written = set(), set()
     for op in operations_of(op_graph):
-        for _, t, out in tensor_slots(op):
+        for _, t, out in io_tensor_slots(op):
             sig = signature_of(t)
             if sig.virtual:
                 continue

@@ -191,3 +191,30 @@ def test_every_norm_family_check_runs_on_a_plans_nodes():
     with pytest.raises(JsonCheckError, match=r"BN_FINALIZE_STATISTICS_DESCRIPTOR: eq_scale_desc \(tensor \d+\) has "
                                              r"dims \[1, 1, 1, 1\] but must be"):
         plan_from_json(json.dumps(d), device_profile="h200")
+
+
+def test_a_plan_is_loaded_with_its_own_graph_whose_operations_have_sub_graphs():
+    # the plan lists the tensors of an SDPA's softmax-sink sub-graph too, which no node names at its top level
+    from tests.helpers import json_corpus
+
+    from cudnn_backend.typed import OperationGraph
+
+    try:
+        og = OperationGraph(ops=list(json_corpus.extra_graphs()["sdpa_fwd softmax sink"]())).finalize()
+        plan, _ = build_first_plan(og, device_profile="h200")
+    except (cb.CudnnBackendError, ValueError, TypeError) as e:  # (softmax came in 9.20)
+        pytest.skip(f"cuDNN {cb.get_version()} builds no plan of an SDPA with a softmax sink offline: {e}")
+    assert plan_from_json(plan.to_json(), device_profile="h200", operation_graph=og).operation_graph is og
+    # the sub-operation's real tensors are the graph's: its statistics written, its sink read, both bound in a pack
+    from cudnn_backend.typed.introspection import io_uids
+
+    read, written = io_uids(og)
+    assert {108, 109} <= read | written and 108 in written and 109 in read
+    real = [t for t in json.loads(plan.to_json())["operationGraph"]["tensors"] if not t.get("isVirtual")]
+    buffers = {int(t["name"]): 0x10000 * (i + 1) for i, t in enumerate(real) if not t.get("isByValue")}
+    buffers.update({int(t["name"]): 0.125 for t in real if t.get("isByValue")})  # (a tensor's name is its UID)
+    assert 108 in buffers and 109 in buffers
+    pack = cb.VariantPack(plan, buffers, workspace=0x7000000 if plan.workspace_size else None)
+    pack.close()
+    with pytest.raises(ValueError, match=r"missing buffers for UID\(s\) 109"):
+        cb.VariantPack(plan, {u: b for u, b in buffers.items() if u != 109}, workspace=0x7000000)
