@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core.families import REFERENCE_OPS
 from cudnn_backend.core.families._reference import Op, Request, Unsupported, full, merge, outer_coords, select, take
 from cudnn_backend.errors import GraphError, ReferenceUnsupportedError
 from cudnn_backend.reference._graph import read_graph
-from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.typed.arrays import as_stored, storage_dtype
 from cudnn_backend.typed.introspection import signature_of
 
@@ -265,6 +265,7 @@ def _held(values, data_type) -> np.ndarray:
     if data_type in _FINE:
         return np.where(np.isinf(stored) & ~np.isinf(values), stored, values)
     return stored
+
 
 CONVERT_WHOLE_ELEMENTS = 1 << 22  # an input up to this many elements is converted to float64 whole when asked for
 

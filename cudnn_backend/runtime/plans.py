@@ -556,13 +556,15 @@ def _check_plan_graph(operation_graph, text):
         return
     doc = json.loads(text)["operationGraph"]
     theirs = {s.uid: s for s in (TensorSpec.from_json(t) for t in doc["tensors"])}
-    # the plan also lists the tensors of its operations' sub-graphs (an SDPA's softmax sink), which no node names
-    # at its top level and the graph's operations do not set on themselves
-    named = {uid for n in doc.get("nodes", ()) for uid in _json_wiring(n)[1]}
-    if set(mine) - set(theirs) or {u for u in set(theirs) - set(mine) if u in named}:
+    ours = collections.Counter(_wiring(op) for op in operations_of(operation_graph))
+    plan_nodes = collections.Counter(_json_wiring(n) for n in doc.get("nodes", ()))
+    # the tensors the operations and the plan's nodes name at their top level must be the same; those of the
+    # operations' parts (an SDPA's softmax or score modifier) the plan may list beside them, or keep in its node
+    top, named = ({uid for _, uids in wirings for uid in uids} for wirings in (ours, plan_nodes))
+    if top - set(theirs) or {u for u in set(theirs) - set(mine) if u in named}:
         raise ValueError(f"operation_graph: not this plan's graph: its tensors have UIDs {sorted(mine)}, the plan's "
                          f"{sorted(theirs)}")
-    for uid in sorted(mine):
+    for uid in sorted(set(mine) & set(theirs)):
         a, b = mine[uid], theirs[uid]
         if (a.dims, a.strides, a.data_type, a.virtual, a.by_value) != (b.dims, b.strides, b.data_type, b.virtual,
                                                                         b.by_value):
@@ -570,8 +572,6 @@ def _check_plan_graph(operation_graph, text):
                              "the plan")
     # the same tensors wired otherwise (other operations, or the same ones between other tensors); operations'
     # own settings (a pointwise mode, a convolution's padding) are not compared
-    ours = collections.Counter(_wiring(op) for op in operations_of(operation_graph))
-    plan_nodes = collections.Counter(_json_wiring(n) for n in doc.get("nodes", ()))
     if ours != plan_nodes:
         extra, lacking = sorted(ours - plan_nodes), sorted(plan_nodes - ours)
         raise ValueError("operation_graph: not this plan's graph: its operations differ; the graph has "

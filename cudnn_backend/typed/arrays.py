@@ -911,11 +911,9 @@ def encode(values, data_type) -> np.ndarray:
     dtype = storage_dtype(data_type)
     if dtype == np.bool_:
         return values != 0
-    if dtype.kind in "iu" and values.dtype.kind not in "biu":  # (integers in range stay as they are, exactly)
-        info = np.iinfo(dtype)
-        v = np.rint(np.asarray(values, dtype=np.float64))
-        return np.clip(np.nan_to_num(v, nan=0.0), info.min, info.max).astype(dtype)
     if dtype.kind in "iu":
+        if values.dtype.kind not in "biu":  # (integers are not taken through float64: they stay exact)
+            values = np.nan_to_num(np.rint(values.astype(np.float64)), nan=0.0)
         info = np.iinfo(dtype)
         return np.clip(values, info.min, info.max).astype(dtype)
     with np.errstate(over="ignore"):  # beyond fp16's range: infinity, as the hardware rounds

@@ -17,7 +17,10 @@ from cudnn_backend.errors import CudnnUnsafeCallError, JsonCheckError
 from cudnn_backend.graph import Graph
 from cudnn_backend.runtime.heuristics import build_first_plan
 from cudnn_backend.runtime.plans import plan_from_json
+from cudnn_backend.typed import OperationGraph
+from cudnn_backend.typed.introspection import io_uids
 
+from tests.helpers import json_corpus
 from tests.helpers.crash import run_python
 
 
@@ -195,10 +198,6 @@ def test_every_norm_family_check_runs_on_a_plans_nodes():
 
 def test_a_plan_is_loaded_with_its_own_graph_whose_operations_have_sub_graphs():
     # the plan lists the tensors of an SDPA's softmax-sink sub-graph too, which no node names at its top level
-    from tests.helpers import json_corpus
-
-    from cudnn_backend.typed import OperationGraph
-
     try:
         og = OperationGraph(ops=list(json_corpus.extra_graphs()["sdpa_fwd softmax sink"]())).finalize()
         plan, _ = build_first_plan(og, device_profile="h200")
@@ -206,8 +205,6 @@ def test_a_plan_is_loaded_with_its_own_graph_whose_operations_have_sub_graphs():
         pytest.skip(f"cuDNN {cb.get_version()} builds no plan of an SDPA with a softmax sink offline: {e}")
     assert plan_from_json(plan.to_json(), device_profile="h200", operation_graph=og).operation_graph is og
     # the sub-operation's real tensors are the graph's: its statistics written, its sink read, both bound in a pack
-    from cudnn_backend.typed.introspection import io_uids
-
     read, written = io_uids(og)
     assert {108, 109} <= read | written and 108 in written and 109 in read
     real = [t for t in json.loads(plan.to_json())["operationGraph"]["tensors"] if not t.get("isVirtual")]
@@ -218,3 +215,15 @@ def test_a_plan_is_loaded_with_its_own_graph_whose_operations_have_sub_graphs():
     pack.close()
     with pytest.raises(ValueError, match=r"missing buffers for UID\(s\) 109"):
         cb.VariantPack(plan, {u: b for u, b in buffers.items() if u != 109}, workspace=0x7000000)
+
+
+def test_a_plan_whose_node_keeps_its_sub_graphs_tensors_is_loaded_with_its_own_graph():
+    # a score modifier's tensors (a real bias among them) are the graph's, and the plan keeps them in its SDPA node
+    try:
+        og = OperationGraph(ops=list(json_corpus.extra_graphs()["sdpa_fwd score modifier"]())).finalize()
+        plan, _ = build_first_plan(og, device_profile="h200")
+    except (cb.CudnnBackendError, ValueError, TypeError) as e:
+        pytest.skip(f"cuDNN {cb.get_version()} builds no plan of an SDPA with a score modifier offline: {e}")
+    listed = {int(t["name"]) for t in json.loads(plan.to_json())["operationGraph"]["tensors"]}
+    assert 108 not in listed and 108 in set().union(*io_uids(og))  # (the modifier's bias)
+    assert plan_from_json(plan.to_json(), device_profile="h200", operation_graph=og).operation_graph is og

@@ -9,6 +9,7 @@ from cudnn_backend.core import is_available
 from cudnn_backend.core.families.quantize import f8_128x4_scale
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import Graph
+from cudnn_backend.patterns import block_scale_dequantize_matmul
 
 pytestmark = pytest.mark.skipif(not is_available("CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR"),
                                 reason="block-scale operations need cuDNN 9.7")
@@ -91,7 +92,6 @@ def test_reordering_is_read_in_any_case_and_a_layout_of_the_wrong_rank_is_named(
 
 @pytest.mark.parametrize("sizes", [dict(m=100), dict(k=96), dict(n=64), dict()])
 def test_the_dequantize_matmul_pattern_pads_its_f8_128x4_scales(sizes):
-    from cudnn_backend.patterns import block_scale_dequantize_matmul
     p = block_scale_dequantize_matmul(reordering="f8_128x4", **sizes)  # builds: the finalize check passes
     m, n, k = (sizes.get(key, 256) for key in ("m", "n", "k"))
     assert [layout(p.a_scale)[0], layout(p.b_scale)[0]] == [f8_128x4_scale([1, m, k], 2, 32)[0],

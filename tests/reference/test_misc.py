@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 import cudnn_backend as cb
-from cudnn_backend.patterns import block_scale_dequantize_matmul, block_scale_quantize
+from cudnn_backend.patterns import block_scale_dequantize_matmul, block_scale_quantize, sdpa_composite_bwd
 from cudnn_backend.reference import evaluate, unsupported
+from cudnn_backend.runtime._packing import tensor_specs
 
 from tests.reference.helpers import assert_close, by_name, newer_cudnn_skips
 
@@ -96,8 +97,6 @@ def test_paged_cache_load_is_named_with_its_reason():
 
 def test_tensors_in_tiled_layouts_are_known_as_such():
     # the explorer leaves them out of the outputs it checks (a dQ accumulator in F16x16): their memory is tiles
-    from cudnn_backend.patterns import sdpa_composite_bwd
-    from cudnn_backend.runtime._packing import tensor_specs
     with newer_cudnn_skips():
         p = sdpa_composite_bwd(b=1, h=1, s_q=64, s_kv=64, d=64)
     specs = tensor_specs(None, p.op_graph)

@@ -23,9 +23,7 @@ SHAPE = dict(b=1, h=2, s_q=128, s_kv=128, d=64)
 
 
 def _in_window(rule_id):
-    rule = E.known_errata().rule(rule_id)
-    end = rule.version_end if rule.version_end is not None and rule.version_end >= 0 else 1 << 30
-    return rule.version_start <= cb.get_version() < end
+    return E.known_errata().rule(rule_id).version_holds(cb.get_version())
 
 
 def _errors(handle, og, configs):
