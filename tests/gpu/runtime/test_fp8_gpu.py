@@ -1,8 +1,8 @@
 """The fp8 graphs end to end over torch fp8 tensors (float8_e4m3fn, float8_e5m2), bound through the torch reader
 (cuda.core's torch path and torch's CUDA array interface read no fp8): a conv with descale, scale and amax, and a
 transpose + convert + amax (the transpose in the binding: a permuted view). Fresh random inputs, outputs poisoned
-with NaN first, each output checked against the fp64 reference evaluator (fp8 outputs against the reference
-rounded to fp8, and against the unrounded one within fp8's rounding error); each result is a row of
+with NaN first, each output checked against the fp64 reference evaluator (which holds an fp8 output as fp8 stores
+it: rounded and saturated); each result is a row of
 $OUT/gpu-findings.jsonl. The transpose in the graph itself is tried and reported (cuDNN 9.19/9.28: no Hopper engine).
 """
 import numpy as np
@@ -19,8 +19,9 @@ from tests.gpu.runtime.fp8_graphs import E4M3, E5M2, scaled_conv, transpose_conv
 
 torch = pytest.importorskip("torch")
 FP8 = {E4M3: "float8_e4m3fn", E5M2: "float8_e5m2"}
-# relative L2 error of an fp8 output against the unrounded fp64 reference: its rounding (3 or 2 mantissa bits)
-ROUNDING = {E4M3: 0.07, E5M2: 0.13}
+# relative L2 error of an fp8 output against the reference's stored fp8 values: an accumulation order apart, a few
+# values land on the neighbouring fp8 code
+TOLERANCE = 0.02
 NAN_CODE = 0x7F  # a NaN in both E4M3 (S.1111.111) and E5M2 (S.11111.11)
 
 
@@ -46,12 +47,12 @@ def _fp8_values(t, data_type):
 
 def _check_fp8(out, ref, data_type, what):
     assert np.isfinite(out).all(), f"{what}: NaN left: the output was not written"
-    rounded = arrays.decode(arrays.encode(ref, data_type), data_type)
-    err_rounded = checking.relative_error(out, rounded)
+    # the reference's values of a real fp8 tensor are its stored ones: encoding them again changes nothing
+    assert np.array_equal(arrays.decode(arrays.encode(ref, data_type), data_type), ref, equal_nan=True), \
+        f"{what}: the reference did not hold its {data_type.name} output as stored"
     err = checking.relative_error(out, ref)
-    assert err_rounded <= 0.02, f"{what}: {err_rounded:.3e} from the fp64 reference rounded to {data_type.name}"
-    assert err <= ROUNDING[data_type], f"{what}: {err:.3e} from the fp64 reference"
-    return err, err_rounded
+    assert err <= TOLERANCE, f"{what}: {err:.3e} from the fp64 reference's {data_type.name} values"
+    return err
 
 
 def _run(handle, og, bufs):
@@ -81,11 +82,11 @@ def test_scaled_conv_with_descale_and_amax(gpu_handle, results_file, data_type):
     plan = _run(gpu_handle, og, {t["x"]: x, t["w"]: w, t["y"]: y, t["amax"]: amax})
     ref = cb.reference.evaluate(og, {t[k].uid: arrays.decode(codes[k], data_type) for k in ("x", "w")})
     assert ref.method == "fp64 reference", ref.method
-    err, err_rounded = _check_fp8(_fp8_values(y, data_type), np.asarray(ref.outputs[t["y"].uid]), data_type, "y")
+    err = _check_fp8(_fp8_values(y, data_type), np.asarray(ref.outputs[t["y"].uid]), data_type, "y")
     got, want = float(amax.item()), float(np.asarray(ref.outputs[t["amax"].uid]).ravel()[0])
     assert abs(got - want) <= 1e-3 * abs(want), f"amax {got} against the fp64 reference's {want}"
     results_file(test="fp8_scaled_conv", dtype=FP8[data_type], engine=plan.engine_index, y_err=err,
-                 y_err_rounded=err_rounded, amax=got, amax_ref=want)
+                 amax=got, amax_ref=want)
 
 
 @pytest.mark.parametrize("data_type", [E4M3, E5M2], ids=["e4m3", "e5m2"])
@@ -101,11 +102,11 @@ def test_transpose_convert_amax(gpu_handle, results_file, data_type):
     plan = _run(gpu_handle, og, {t["x"]: x, t["y"]: y, t["amax"]: amax})
     xv = arrays.decode(bits, cb.DataType.CUDNN_DATA_BFLOAT16)
     ref = cb.reference.evaluate(og, {t["x"].uid: xv})
-    err, err_rounded = _check_fp8(_fp8_values(y, data_type), np.asarray(ref.outputs[t["y"].uid]), data_type, "y")
+    err = _check_fp8(_fp8_values(y, data_type), np.asarray(ref.outputs[t["y"].uid]), data_type, "y")
     got, want = float(amax.item()), float(np.abs(xv).max())
     assert got == want, f"amax {got}, max |x| {want}"  # exact: a max of bfloat16 values
     results_file(test="fp8_transpose_convert_amax", dtype=FP8[data_type], engine=plan.engine_index, y_err=err,
-                 y_err_rounded=err_rounded, amax=got)
+                 amax=got)
 
 
 def test_the_transpose_in_the_graph_is_reported(gpu_handle, results_file):
