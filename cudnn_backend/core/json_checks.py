@@ -811,6 +811,21 @@ NODE_TABLES = dict(sorted((_families.operation_type_name(op), schema) for fam in
 FINALIZE_MODES = frozenset(_tables_data.VALUES["finalizeMode"])  # every release's
 
 
+def graph_parts(graph) -> list:
+    """A plan JSON operation graph and those its nodes hold (an SDPA's score modifier, a reduction's sub-graph:
+    each an object with lists of tensors and nodes), depth first: the parts' tensors are the graph's too."""
+    parts, stack = [], [graph]
+    while stack:
+        g = stack.pop()
+        parts.append(g)
+        nodes = g.get("nodes") if isinstance(g, dict) else None
+        for node in nodes if isinstance(nodes, list) else ():
+            if isinstance(node, dict):
+                stack.extend(v for v in reversed(node.values()) if isinstance(v, dict)
+                             and isinstance(v.get("tensors"), list) and isinstance(v.get("nodes"), list))
+    return parts
+
+
 def node_outputs(node) -> list | None:
     """The names of the tensors a plan JSON node writes (its members of role OUT in ``NODE_TABLES``); None for a
     node of an operation no table knows (what it writes is unknown)."""

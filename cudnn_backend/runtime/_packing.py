@@ -27,7 +27,7 @@ from cudnn_backend.core._coerce import as_int, user_sequence
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import check_available
-from cudnn_backend.core.json_checks import check_plan_json, node_outputs
+from cudnn_backend.core.json_checks import check_plan_json, graph_parts, node_outputs
 from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 from cudnn_backend.errors import CudaError, NoDeviceError
@@ -171,10 +171,12 @@ def plan_document(plan) -> dict | None:
 
 
 def plan_json_tensor_specs(plan) -> dict | None:
-    """{uid: TensorSpec} from the tensors listed in the plan's JSON representation, or None."""
+    """{uid: TensorSpec} from the tensors listed in the plan's JSON representation (those its nodes keep for their
+    parts too: a score modifier's bias is bound like any input), or None."""
     doc = plan_document(plan)
     try:
-        specs = {s.uid: s for s in (TensorSpec.from_json(t) for t in doc["operationGraph"]["tensors"])}
+        specs = {s.uid: s for s in (TensorSpec.from_json(t) for part in graph_parts(doc["operationGraph"])
+                                    for t in part["tensors"])}
     except Exception:  # noqa: BLE001 - no JSON, or a layout we do not know: graph unknown
         return None
     return specs or None
@@ -211,7 +213,7 @@ def _json_written_uids(plan) -> frozenset | None:
     if specs is None:
         return None
     try:
-        written = (int(name) for node in plan_document(plan)["operationGraph"]["nodes"]
+        written = (int(name) for part in graph_parts(plan_document(plan)["operationGraph"]) for node in part["nodes"]
                    for name in (node_outputs(node) or ()))
         return frozenset(uid for uid in written if not (uid in specs and specs[uid].virtual))
     except Exception:  # noqa: BLE001 - a layout we do not know: unknown

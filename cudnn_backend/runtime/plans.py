@@ -31,7 +31,7 @@ from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import clear_error
 from cudnn_backend.core.files import file_path, read_bounded
-from cudnn_backend.core.json_checks import (check_plan_json, document_release, plan_identity_members,
+from cudnn_backend.core.json_checks import (check_plan_json, document_release, graph_parts, plan_identity_members,
                                              plan_identity_probed)
 from cudnn_backend.core.names import enumerants
 from cudnn_backend.core.plain import PlainData, earlier_name
@@ -555,7 +555,7 @@ def _check_plan_graph(operation_graph, text):
     if mine is None:
         return
     doc = json.loads(text)["operationGraph"]
-    theirs = {s.uid: s for s in (TensorSpec.from_json(t) for t in doc["tensors"])}
+    theirs = {s.uid: s for s in (TensorSpec.from_json(t) for part in graph_parts(doc) for t in part["tensors"])}
     ours = collections.Counter(_wiring(op) for op in operations_of(operation_graph))
     plan_nodes = collections.Counter(_json_wiring(n) for n in doc.get("nodes", ()))
     # the tensors the operations and the plan's nodes name at their top level must be the same; those of the

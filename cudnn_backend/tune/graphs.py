@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import AttributeName, DescriptorType
 from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.core.json_checks import graph_parts
 from cudnn_backend.errors import did_you_mean
 from cudnn_backend.graph import Graph
 from cudnn_backend.patterns import CATALOGUE, Pattern
@@ -279,9 +280,11 @@ def graph_summary(op_graph) -> dict:
 
 def _json_summary(data: dict) -> dict:
     tensors, written = [], set()
-    nodes = data.get("nodes", []) if isinstance(data.get("nodes"), list) else []
+    parts = graph_parts(data)  # the nodes' own sub-graphs too (a score modifier's bias is an input)
+    nodes = [n for g in parts if isinstance(g.get("nodes"), list) for n in g["nodes"]]
+    listed = [t for g in parts if isinstance(g.get("tensors"), list) for t in g["tensors"]]
     ops = []
-    names = {str(t.get("name")) for t in data.get("tensors", []) if isinstance(t, dict)}
+    names = {str(t.get("name")) for t in listed if isinstance(t, dict)}
     for node in nodes:
         if not isinstance(node, dict):
             continue
@@ -293,7 +296,7 @@ def _json_summary(data: dict) -> dict:
         ops.append({"operation": label, "inputs": ", ".join(f"{k}={v}" for k, v in refs.items()), "outputs": "",
                     "compute": data_type_name(node.get("mathPrec", "-"))})
         written.update(refs.values())
-    for t in data.get("tensors", []):
+    for t in listed:
         if isinstance(t, dict):
             tensors.append(TensorSpec.from_json(t).row())
     return {"tensors": tensors, "operations": ops}

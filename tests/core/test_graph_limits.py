@@ -13,6 +13,7 @@ import cudnn_backend as cb
 from cudnn_backend import patterns
 from cudnn_backend.core.graph_limits import (MAX_ENTRANCE_OPERATIONS, MAX_FINALIZE_COST, finalize_cost, graph_problem,
                                              graph_shape)
+from cudnn_backend.core.json_checks import graph_parts
 from cudnn_backend.errors import CudnnUnsafeCallError, JsonCheckError
 from cudnn_backend.graph import Graph
 from cudnn_backend.runtime.heuristics import build_first_plan
@@ -227,3 +228,28 @@ def test_a_plan_whose_node_keeps_its_sub_graphs_tensors_is_loaded_with_its_own_g
     listed = {int(t["name"]) for t in json.loads(plan.to_json())["operationGraph"]["tensors"]}
     assert 108 not in listed and 108 in set().union(*io_uids(og))  # (the modifier's bias)
     assert plan_from_json(plan.to_json(), device_profile="h200", operation_graph=og).operation_graph is og
+
+
+def test_a_plan_loaded_from_its_json_alone_binds_the_tensors_its_nodes_keep():
+    # the score modifier's bias (108) is listed only in the SDPA node's sub-graph: a pack must bind it all the same
+    try:
+        og = OperationGraph(ops=list(json_corpus.extra_graphs()["sdpa_fwd score modifier"]())).finalize()
+        plan, _ = build_first_plan(og, device_profile="h200")
+    except (cb.CudnnBackendError, ValueError, TypeError) as e:
+        pytest.skip(f"cuDNN {cb.get_version()} builds no plan of an SDPA with a score modifier offline: {e}")
+    loaded = plan_from_json(plan.to_json(), device_profile="h200")
+    assert loaded.operation_graph is None
+    read, written = io_uids(og)
+    buffers = {u: 0x7000000 + 0x100000 * i for i, u in enumerate(sorted(read | written))}
+    with cb.VariantPack(loaded, buffers, workspace=0x9000000):
+        pass
+    with pytest.raises(ValueError, match=r"missing buffers for UID\(s\) 108"):
+        cb.VariantPack(loaded, {u: b for u, b in buffers.items() if u != 108}, workspace=0x9000000)
+
+
+def test_graph_parts_walks_the_sub_graphs_nodes_keep():
+    inner = {"tensors": [{"name": "3"}], "nodes": []}
+    middle = {"tensors": [{"name": "2"}], "nodes": [{"operation": "B", "subgraph": inner}]}
+    outer = {"tensors": [{"name": "1"}], "nodes": [{"operation": "A", "subgraph": middle, "other": {"x": 1}}, "junk"]}
+    assert graph_parts(outer) == [outer, middle, inner]
+    assert graph_parts({"nodes": "not a list"}) == [{"nodes": "not a list"}]
