@@ -55,6 +55,7 @@ from cudnn_backend.runtime import errata as _errata
 from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.runtime.engines import check_graph, knob_type, short_name
 from cudnn_backend.runtime.profiles import as_deviceprop
+from cudnn_backend.tune.results import sm_words
 from cudnn_backend.typed.introspection import graph_fingerprint
 
 __all__ = ["PlanCache", "CacheEntry", "PlanCacheWarning", "default_cache_path", "cache_dir", "FORMAT"]
@@ -242,6 +243,11 @@ def _check_time_us(time_us) -> float | None:
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"time_us: {time_us!r} is not a time in microseconds (a finite number, 0 or more)")
     return value
+
+
+def _device_text(device) -> str:
+    name, sm_version, sm_count = device
+    return f"{name} (SM {sm_words(sm_version)}, {sm_count} SMs)"
 
 
 def _checksum(values) -> str | None:
@@ -701,6 +707,7 @@ class PlanCache:
         time_us = _check_time_us(time_us)
         device = self._device(handle if handle is not None else plan.handle,
                               device_profile if device_profile is not None else plan.deviceprop, plan)
+        self._check_plan_device(plan, device, "handle" if handle is not None else "device_profile")
         version = get_version()
         key = self._key(fp, device, version)
         knobs = json.dumps({short_name(k): int(v) for k, v in plan.knobs.items()})
@@ -716,6 +723,17 @@ class PlanCache:
             f"INSERT OR REPLACE INTO plans ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
             tuple(values.values())), strict=False)
         return key if stored is not None else ""
+
+    @classmethod
+    def _check_plan_device(cls, plan, device, what) -> None:
+        """Refuse a plan built for another device than the one it would be stored for (where the plan knows its
+        own): it would come back for a GPU it was not made for, and cuDNN would refuse it there, or worse."""
+        if plan.handle is None and plan.deviceprop is None:
+            return
+        own = cls._device(plan.handle, plan.deviceprop, plan)
+        if own != device:
+            raise ValueError(f"{what}: the plan was built for {_device_text(own)}, not for {_device_text(device)} "
+                             "it would be stored for; store each plan for the device it was built for")
 
     @staticmethod
     def _check_plan_graph(op_graph, plan) -> None:

@@ -320,7 +320,7 @@ def test_another_releases_winner_for_the_same_graph_and_device(tmp_path, monkeyp
         cache.put(og, plan, device_profile=H200, time_us=time_us)
     monkeypatch.setattr(cache_module, "get_version", lambda: loaded)
     cache.put(og, plan, device_profile=H200, time_us=1.0)  # this release's own: a hit, never "previous"
-    cache.put(og, plan, device_profile=_other_device(), time_us=2.0)
+    cache.put(og, _plan(og, _other_device()), device_profile=_other_device(), time_us=2.0)
     prev = cache.previous(og, device_profile=H200)
     assert prev.cudnn_version == loaded - 300 and prev.time_us == 11.0
     assert prev.engine_index == plan.engine_index and prev.knobs == {cb.runtime.engines.short_name(k): v
@@ -355,6 +355,19 @@ def test_put_refuses_a_plan_built_for_another_graph(tmp_path):
         cache.put(g1, _plan(g2), device_profile=H200)
     assert len(cache) == 0
     assert cache.put(g2, _plan(g2), device_profile=H200)  # its own graph: stored
+
+
+def test_put_refuses_a_plan_built_for_another_device(tmp_path):
+    cache = PlanCache(tmp_path / "c.sqlite")
+    og = three_ways.graph_builder().build()
+    other = _other_device()
+    with pytest.raises(ValueError, match=r"^device_profile: the plan was built for .* \(SM 9\.0, 132 SMs\), not for "
+                                         r".* \(SM 9\.0, 100 SMs\) it would be stored for"):
+        cache.put(og, _plan(og), device_profile=other)
+    assert len(cache) == 0
+    assert cache.put(og, _plan(og, other), device_profile=other)  # built for it: stored
+    assert cache.put(og, _plan(og))  # the plan's own device when none is named
+    assert len(cache) == 2
 
 
 @pytest.mark.parametrize("edit", ["swap plans", "engine_index", "knobs", "plan engine", "cudnn_version"])
