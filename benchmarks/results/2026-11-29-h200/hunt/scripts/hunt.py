@@ -3,6 +3,7 @@ tail, three-operation chains, fp8 and int8 heads), every config heuristics A and
 MAX_CONFIGS) run and checked against the fp64 reference (``strategy="exhaustive"``), within a time budget.
 
     python3 hunt.py [BUDGET_S]
+    HUNT_ORDER=rest python3 hunt.py BUDGET_S EARLIER_OUTPUT...   # the graphs no earlier hunt explored
 
 Prints one line per graph (the statuses) and one per config not ok (wrong result, execute failed, ...)."""
 import collections
@@ -40,7 +41,30 @@ def priority(e):
     return None
 
 
-entries = sorted((e for e in default_catalogue() if priority(e) is not None), key=priority)
+def the_rest(done_files):
+    """``HUNT_ORDER=rest``: every catalogue graph no earlier hunt explored (``done_files``: their outputs, one
+    ``key: ...`` line per graph), interleaved family by family, data type by data type, so that a budget spent
+    early still saw each kind."""
+    done = set()
+    for f in done_files:
+        for line in open(f):
+            key, sep, rest = line.partition(": ")
+            if sep and ("check=" in rest or "explore raised" in rest):
+                done.add(key)
+    groups = collections.defaultdict(list)
+    for e in default_catalogue():
+        if e.key not in done:
+            groups[(e.family, e.data_type, e.layout)].append(e)
+    order, queues = [], [groups[k] for k in sorted(groups)]
+    while any(queues):
+        order += [q.pop(0) for q in queues if q]
+    return order
+
+
+if os.environ.get("HUNT_ORDER") == "rest":
+    entries = the_rest(sys.argv[2:])
+else:
+    entries = sorted((e for e in default_catalogue() if priority(e) is not None), key=priority)
 print(f"cuDNN {cb.get_version()}: {len(entries)} graphs, budget {BUDGET_S:g} s", flush=True)
 start, done, odd = time.monotonic(), 0, 0
 for e in entries:
