@@ -512,7 +512,7 @@ class DeviceProfile:
             raise DeviceProfileError("cuDNN returned an empty CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION")
         profile = cls(deviceprop_json=text, cudnn_version=loaded_version(), source=source,
                       device_facts=_device_facts.capture(0 if device is None else device))
-        profile._descriptor_cache, profile._descriptor_text = dp, profile.deviceprop_json
+        profile._descriptor_cache, profile._descriptor_text = weakref.ref(dp), profile.deviceprop_json
         return profile
 
     # -- files ----------------------------------------------------------------------------------------
@@ -637,7 +637,9 @@ class DeviceProfile:
         converted = self if allow else self.for_release()
         text = converted.deviceprop_json
         with self._lock:
-            dp = self._descriptor_cache
+            # held weakly: _PROFILE_OF maps the descriptor to this profile, and a strong reference back would keep
+            # both alive for ever (a descriptor nobody holds is made again, in ~0.2 ms)
+            dp = self._descriptor_cache() if self._descriptor_cache is not None else None
             if dp is not None and not fresh and not dp.closed and self._descriptor_text == text:
                 return dp
             with cudnn_messages(warnings=False) as messages:
@@ -651,7 +653,7 @@ class DeviceProfile:
                     raise refusal from None
             _PROFILE_OF[dp] = converted  # the profile cuDNN was given (profile_of)
             if not fresh:
-                self._descriptor_cache, self._descriptor_text = dp, text
+                self._descriptor_cache, self._descriptor_text = weakref.ref(dp), text
         return dp
 
     def _refusal(self, error, messages) -> DeviceProfileError | None:

@@ -6,6 +6,7 @@ Runs on every release of the matrix (the loaded one, ``CUDNN_BACKEND_LIBCUDNN``)
 are pure Python and are checked for all of them on any.
 """
 import copy
+import gc
 import json
 import pickle
 import warnings
@@ -512,3 +513,18 @@ def test_capture_without_gpu_says_what_to_do():
 def test_capture_rejects_bad_arguments():
     with pytest.raises((TypeError, DeviceProfileError)):
         DeviceProfile.capture("gpu0")
+
+
+def test_a_profile_named_or_loaded_per_call_leaves_nothing_behind():
+    # each call makes a profile and its descriptor; the map from descriptors to profiles must not keep them alive
+    gc.collect()
+    before = len(profiles._PROFILE_OF)
+    for _ in range(20):
+        profiles.as_deviceprop("h200")
+        profiles.as_deviceprop(H200_PROFILE_JSON)
+    gc.collect()
+    assert len(profiles._PROFILE_OF) == before
+    # a profile still caches the descriptor someone holds, and knows it as its own
+    profile = DeviceProfile.bundled("h200")
+    held = profile.descriptor()
+    assert profile.descriptor() is held and profiles.profile_of(held) is profile
