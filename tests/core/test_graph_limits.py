@@ -116,14 +116,21 @@ def _norm_plan_json(**norm):
     return json.loads(plan.to_json())
 
 
-def test_a_plan_with_too_small_statistics_is_refused_as_its_descriptors_are():
+@pytest.mark.parametrize("members, refused, harm", [
+    (("Mean", "InvVariance"), "mean_desc", "write out of bounds"),
+    (("Scale", "Bias"), "scale_desc", "read out of bounds"),
+    (("Scale", "Bias", "Mean", "InvVariance"), "scale_desc", "read out of bounds")])
+def test_a_plan_with_too_small_statistics_is_refused_as_its_descriptors_are(members, refused, harm):
     d = _norm_plan_json()
+    node = d["operationGraph"]["nodes"][0]
+    shrunk = {node[m] for m in members}
     for t in d["operationGraph"]["tensors"]:
-        if t["dim"] == [1, 32, 1, 1]:  # scale, bias, mean, inverse variance: 16 channels for a 32-channel x
+        if t["name"] in shrunk:  # 16 channels for a 32-channel x
+            assert t["dim"] == [1, 32, 1, 1]
             t["dim"], t["stride"] = [1, 16, 1, 1], [16, 1, 16, 16]
     with pytest.raises(JsonCheckError, match=r"operationGraph\.nodes\[0\]: CUDNN_BACKEND_OPERATION_NORM_FORWARD_"
-                                             r"DESCRIPTOR: mean_desc \(tensor \d+\) has dims \[1, 16, 1, 1\] but must "
-                                             r"be \[1, 32, 1, 1\] .*write out of bounds"):
+                                             rf"DESCRIPTOR: {refused} \(tensor \d+\) has dims \[1, 16, 1, 1\] but must "
+                                             rf"be \[1, 32, 1, 1\] .*{harm}"):
         plan_from_json(json.dumps(d), device_profile="h200")
     plan_from_json(json.dumps(_norm_plan_json()), device_profile="h200")  # untouched: loads
 

@@ -225,3 +225,35 @@ def test_max_pooling_backward_needs_the_index():
     g = Graph()
     dy = g.tensor([2, 8, 4, 4], layout="nhwc")
     refused(lambda: g.resample_bwd(dy, [2, 8, 8, 8], mode="maxpool"), GraphError, "index: max pooling backward needs")
+
+
+@pytest.mark.parametrize("norm, x_dims, scale_dims, bias_dims, message", [
+    # cuDNN 9.10-9.28 build a plan of these and read the scale past its end
+    ("batch_norm", [2, 8, 4, 4], [1, 7, 1, 1], [1, 7, 1, 1],
+     r"scale_desc \(.*\) has dims \[1, 7, 1, 1\] but must be \[1, 8, 1, 1\] \(one value per channel for "
+     r"CUDNN_BATCH_NORM of xdesc \[2, 8, 4, 4\]\); cuDNN would accept it and read out of bounds"),
+    ("instance_norm", [2, 8, 4, 4], [1, 7, 1, 1], [1, 7, 1, 1],
+     r"scale_desc \(.*\) has dims \[1, 7, 1, 1\] but must be \[1, 8, 1, 1\]"),
+    # these cuDNN refuses only as the graph is finalized, naming nothing
+    ("layer_norm", [2, 8, 4, 4], [1, 3, 4, 4], [1, 3, 4, 4],
+     r"scale_desc \(.*\) has dims \[1, 3, 4, 4\], which do not broadcast to xdesc \[2, 8, 4, 4\] \(each must be 1 "
+     r"or xdesc's\) for CUDNN_LAYER_NORM"),
+    ("rms_norm", [4, 64, 1, 1], [1, 32, 1, 1], None, r"scale_desc \(.*\) has dims \[1, 32, 1, 1\], which do not"),
+    ("layer_norm", [2, 8, 4, 4], [1, 8, 4, 4], [1, 8, 1, 1],
+     r"bias_desc \(.*\) has dims \[1, 8, 1, 1\] but must be \[1, 8, 4, 4\] \(the bias has the scale's shape\)"),
+])
+def test_a_norms_scale_and_bias_must_fit_its_input(norm, x_dims, scale_dims, bias_dims, message):
+    g = Graph("n")
+    x = g.tensor(x_dims, data_type="half", layout="nhwc")
+    affine = [g.tensor(d, data_type="float") for d in (scale_dims, bias_dims) if d is not None]
+    with pytest.raises(GraphError, match=message):
+        getattr(g, norm)(x, *affine)
+        g.build()
+
+
+def test_a_norms_scale_that_broadcasts_is_taken():
+    g = Graph("n")
+    x = g.tensor([2, 8, 4, 4], data_type="half", layout="nhwc")
+    g.layer_norm(x, g.tensor([1, 8, 4, 4], data_type="float"), g.tensor([1, 8, 4, 4], data_type="float"),
+                 output=True)
+    g.build()

@@ -31,14 +31,14 @@ def op_name(op):
     return op.descriptor_type.name
 
 
-def need(op, slot_t, slot, expected, reason):
+def need(op, slot_t, slot, expected, reason, harm="write out of bounds"):
     """Refuse ``slot_t`` unless its dims are ``expected`` (nothing checked where either is unknown)."""
     d = dims(slot_t)
     if d is None or expected is None:
         return
     if tuple(d) != tuple(expected):
         raise GraphError(f"{op_name(op)}: {name(slot_t, slot)} has dims {list(d)} but must be {list(expected)} "
-                         f"({reason}); cuDNN would accept it and write out of bounds")
+                         f"({reason}); cuDNN would accept it and {harm}")
 
 
 def need_float(op, slot_t, slot, reason):

@@ -30,7 +30,8 @@ from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import BnFinalizeStatsMode, DataType, GenStatsMode, NormFwdPhase, NormMode
 from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import as_choice, as_data_type, as_int
-from cudnn_backend.core.families._checks import dims, fail, need, need_float, per_channel
+from cudnn_backend.core.families._checks import dims, fail, need, need_float, op_name, per_channel
+from cudnn_backend.core.families._checks import name as slot_name
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Op, Request, Unsupported, element_coords, ravel, scalar
 from cudnn_backend.core.families.pointwise import broadcast_keys, check_broadcast, pick
@@ -65,6 +66,30 @@ def stats_dims(mode, x_dims, scale_dims):
     if mode in (NormMode.CUDNN_LAYER_NORM, NormMode.CUDNN_RMS_NORM) or mode.name == "CUDNN_ADA_LAYER_NORM":
         return tuple(d if i == 0 or s == 1 else 1 for i, (d, s) in enumerate(zip(x_dims, scale_dims)))
     return None  # GROUP_NORM and newer modes: cuDNN's own checks
+
+
+# the modes whose scale and bias hold one value per channel (cuDNN reads C of them whatever their dims say)
+_PER_CHANNEL_AFFINE = frozenset((NormMode.CUDNN_BATCH_NORM, NormMode.CUDNN_INSTANCE_NORM))
+
+
+def check_scale_and_bias(op, mode, xd, scale, bias, slots):
+    """A normalization's scale and bias, read by cuDNN as the mode says: batch and instance norm one value per
+    channel (a smaller scale, cuDNN 9.10-9.28 accept and read past); layer, RMS and adaptive layer norm over the
+    axes the scale spans, so each of its dims is 1 or X's (cuDNN refuses others only as the graph is finalized,
+    naming nothing); the bias has the scale's shape."""
+    scale_slot, bias_slot = slots
+    sd = dims(scale)
+    try:
+        mode = NormMode(int(mode))
+    except (TypeError, ValueError):
+        return
+    what = f"{mode.name} of xdesc {list(xd)}"
+    if mode in _PER_CHANNEL_AFFINE:
+        need(op, scale, scale_slot, per_channel(xd), f"one value per channel for {what}", "read out of bounds")
+    elif sd is not None and stats_dims(mode, xd, sd) is not None and any(s not in (1, x) for s, x in zip(sd, xd)):
+        fail(f"{op_name(op)}: {slot_name(scale, scale_slot)} has dims {list(sd)}, which do not broadcast to xdesc "
+             f"{list(xd)} (each must be 1 or xdesc's) for {mode.name}")
+    need(op, bias, bias_slot, sd, "the bias has the scale's shape", "refuse it only at finalize")
 
 
 def check_gen_stats(op):
@@ -107,7 +132,9 @@ def check_norm_forward(op):
     mode = v(A.CUDNN_ATTR_OPERATION_NORM_FWD_MODE)
     if xd is None or mode is None or len(xd) < 2:
         return
-    expected = stats_dims(mode, xd, dims(v(A.CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC)))
+    scale = v(A.CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC)
+    check_scale_and_bias(op, mode, xd, scale, v(A.CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC), ("scale_desc", "bias_desc"))
+    expected = stats_dims(mode, xd, dims(scale))
     for attr, slot in ((A.CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, "mean_desc"),
                        (A.CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, "inv_variance_desc")):
         need(op, v(attr), slot, expected, f"the statistics of xdesc {list(xd)} for {NormMode(mode).name}")
@@ -129,7 +156,9 @@ def check_norm_backward(op):
     mode = v(A.CUDNN_ATTR_OPERATION_NORM_BWD_MODE)
     if xd is None or mode is None or len(xd) < 2:
         return
-    sd = dims(v(A.CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC))
+    scale = v(A.CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC)
+    check_scale_and_bias(op, mode, xd, scale, None, ("scale_desc", None))
+    sd = dims(scale)
     expected = stats_dims(mode, xd, sd)
     for attr, slot in ((A.CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, "mean_desc"),
                        (A.CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC, "inv_variance_desc")):
