@@ -421,6 +421,43 @@ cdef int _check_graph_finalize_cost(Descriptor graph) except -1:
     return 0
 
 
+cdef inline bint _tensor_below(object t, int64_t floor) except -1:
+    """Whether ``t``, a tensor descriptor, has fewer than ``floor`` elements (True for anything else, and a tensor
+    without dims: nothing to check)."""
+    cdef Py_ssize_t j
+    cdef int64_t count = 1, d
+    if not isinstance(t, Descriptor) or (<Descriptor>t)._dtype != CUDNN_BACKEND_TENSOR_DESCRIPTOR:
+        return True
+    dims = (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_DIMENSIONS)
+    if type(dims) is not tuple:
+        return True
+    for j in range(len(<tuple>dims)):
+        d = <int64_t>(<tuple>dims)[j]
+        if d >= floor or (d > 0 and count >= floor // d):  # (no overflow: the product stops short of floor)
+            return False
+        count *= d
+    return True
+
+
+cdef bint _tensors_below(Descriptor op, int64_t floor) except -1:
+    """Whether every tensor set on ``op`` has fewer than ``floor`` elements: its family's check refuses nothing
+    then (``Family.finalize_check_floors``). No Python object is made: this runs on every such finalize."""
+    cdef Py_ssize_t i, k
+    if op._vals is None:
+        return True
+    for i in range(len(op._vals)):
+        value = op._vals[i]
+        if value is None or TABLES.attr[TABLES.slot_attr[op._dtype][i]].io == 0:
+            continue
+        if type(value) is tuple:
+            for k in range(len(<tuple>value)):
+                if not _tensor_below((<tuple>value)[k], floor):
+                    return False
+        elif not _tensor_below(value, floor):
+            return False
+    return True
+
+
 cpdef list tensor_slots_of(Descriptor op):
     """[(attribute value, tensor descriptor, is output)] of the tensors set on an operation, in schema order: its
     attributes the schema marks as inputs or outputs (one entry per tensor of a list attribute)."""
@@ -1075,7 +1112,9 @@ cdef class Descriptor(_Resource):
             if self._has(CUDNN_ATTR_OPERATIONGRAPH_MODE):
                 _check_graph_mode(self)
         if TABLES.finalize_check[dtype] != NULL:
-            if not (dtype == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR and _pointwise_broadcast_ok(self)):
+            if not ((dtype == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR and _pointwise_broadcast_ok(self)) or
+                    (TABLES.finalize_check_floor[dtype] > 0 and
+                     _tensors_below(self, TABLES.finalize_check_floor[dtype]))):
                 (<object>TABLES.finalize_check[dtype])(self)
         self._check_open()  # the checks run Python code: another thread may have closed it meanwhile
         p = self._raw

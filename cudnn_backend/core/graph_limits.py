@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-__all__ = ["MAX_ENTRANCE_OPERATIONS", "MAX_FINALIZE_COST", "graph_shape", "finalize_cost", "graph_problem"]
+__all__ = ["MAX_ENTRANCE_OPERATIONS", "MAX_FINALIZE_COST", "graph_shape", "finalize_cost", "graph_problem",
+           "TILE_COUNT_WRAP", "WIDEST_TILE", "TILE_COUNT_LOW", "tile_count_problem"]
 
 MAX_ENTRANCE_OPERATIONS = 14  # alone: 12 s offline, and each one more about three times as long
 MAX_FINALIZE_COST = 3 ** MAX_ENTRANCE_OPERATIONS
@@ -76,3 +77,24 @@ def graph_problem(operations: Iterable) -> str | None:
             f"side by side at one depth: cuDNN's graph finalize takes time exponential in those (about 3x for each "
             f"entrance and 2x for each other operation side by side; 15 entrances take 35 s, 24 side by side 30 s, "
             f"and 28 or more abort the process), so this graph is refused: split it into several")
+
+
+# cuDNN's engine configs count the tiles of a GEMM extent (a conv's output positions N*P*Q, a matmul's M) as
+# (extent + tile - 1) / tile in 32 bits: an extent within a tile of a multiple of 2^32 wraps to no tile, and the
+# finalize divides by it (SIGFPE, offline too). Measured: conv forward engine 72, backward data 78 and matmul 4 of
+# cuDNN 9.10.2, 9.26.1 and 9.28.1 (not 9.19.0, 9.22.0), with tiles up to 512.
+TILE_COUNT_WRAP = 1 << 32
+WIDEST_TILE = 1024  # twice the widest tile seen wrapping
+TILE_COUNT_LOW = TILE_COUNT_WRAP - WIDEST_TILE  # the first extent that can wrap
+
+
+def tile_count_problem(extents) -> str | None:
+    """What is wrong with a GEMM's ``extents`` ((what, value) pairs) for cuDNN's tile counts, else None."""
+    for what, value in extents:
+        if value is None or value < TILE_COUNT_LOW:
+            continue
+        rest = value % TILE_COUNT_WRAP
+        if rest == 0 or rest > TILE_COUNT_LOW:
+            return (f"{what} is {value}, within {WIDEST_TILE} of a multiple of 2^32: cuDNN's engine configs count its "
+                    "tiles in 32 bits and then divide by zero (SIGFPE in cuDNN 9.10 to 9.28)")
+    return None

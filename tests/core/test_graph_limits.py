@@ -11,8 +11,8 @@ import pytest
 
 import cudnn_backend as cb
 from cudnn_backend import patterns
-from cudnn_backend.core.graph_limits import (MAX_ENTRANCE_OPERATIONS, MAX_FINALIZE_COST, finalize_cost, graph_problem,
-                                             graph_shape)
+from cudnn_backend.core.graph_limits import (MAX_ENTRANCE_OPERATIONS, MAX_FINALIZE_COST, TILE_COUNT_WRAP, WIDEST_TILE,
+                                             finalize_cost, graph_problem, graph_shape, tile_count_problem)
 from cudnn_backend.core.json_checks import graph_parts
 from cudnn_backend.errors import CudnnUnsafeCallError, JsonCheckError
 from cudnn_backend.graph import Graph
@@ -260,3 +260,57 @@ def test_graph_parts_walks_the_sub_graphs_nodes_keep():
     outer = {"tensors": [{"name": "1"}], "nodes": [{"operation": "A", "subgraph": middle, "other": {"x": 1}}, "junk"]}
     assert graph_parts(outer) == [outer, middle, inner]
     assert graph_parts({"nodes": "not a list"}) == [{"nodes": "not a list"}]
+
+
+# ---------------------------------------------------------------------------------------------
+# GEMM extents that wrap cuDNN's 32-bit tile counts (SIGFPE in engine config finalize, offline too)
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("value, refused", [
+    (TILE_COUNT_WRAP, True), (TILE_COUNT_WRAP - 64, True), (TILE_COUNT_WRAP - WIDEST_TILE + 1, True),
+    (TILE_COUNT_WRAP - WIDEST_TILE, False), (TILE_COUNT_WRAP + 64, False), (16 * TILE_COUNT_WRAP, True),
+    (16 * TILE_COUNT_WRAP - 320, True), (16 * TILE_COUNT_WRAP + 1, False), (3_200_000_000, False), (2 ** 31, False)])
+def test_tile_count_problem_is_the_band_below_each_multiple_of_two_to_the_32(value, refused):
+    problem = tile_count_problem([("M", value)])
+    assert (problem is not None) == refused
+    if refused:
+        assert problem.startswith(f"M is {value}, within {WIDEST_TILE} of a multiple of 2^32")
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: cb.patterns.conv_fwd(n=2 ** 26, c=8, h=8, w=8, k=8, build=False),
+     r"CONVOLUTION_FORWARD_DESCRIPTOR: the positions of xdesc \[67108864, 8, 8, 8\] \(N times its spatial dims\) "
+     r"is 4294967296"),
+    (lambda: cb.patterns.conv_fwd(n=2 ** 30 - 1, c=8, h=8, w=8, k=8, build=False), r"is 68719476672, within 1024"),
+    (lambda: cb.patterns.conv_bwd_data(n=2 ** 26, c=8, h=8, w=8, k=8, build=False),
+     r"CONVOLUTION_BACKWARD_DATA_DESCRIPTOR: the positions of dxdesc"),
+    (lambda: cb.patterns.conv_bwd_filter(n=2 ** 26, c=8, h=8, w=8, k=8, build=False),
+     r"CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR: the positions of xdesc"),
+])
+def test_a_convolution_whose_gemm_wraps_the_tile_counts_is_refused_before_cudnn_divides_by_zero(build, message):
+    with pytest.raises(cb.GraphError, match=message):
+        build().graph.build()
+
+
+def test_a_matmul_whose_gemm_wraps_the_tile_counts_is_refused_and_a_batch_that_splits_it_is_not():
+    for dims, message in (([1, 2 ** 32, 8], r"M of adesc \[1, 4294967296, 8\] is 4294967296"),
+                          ([1, 2 ** 32 - 64, 8], r"M of adesc .* is 4294967232")):
+        g = Graph("mm")
+        with pytest.raises(cb.GraphError, match=message):
+            g.matmul(g.tensor(dims), g.tensor([1, 8, 8]), output=True)
+            g.build()
+    g = Graph("mm")  # 2^32 rows in all, 2^26 a batch: each GEMM's extents are far from 2^32
+    g.matmul(g.tensor([64, 2 ** 26, 8]), g.tensor([64, 8, 8]), output=True)
+    g.build()
+    # just past the band: cuDNN builds every config (the SIGFPE needs the count to wrap to no tile)
+    cb.patterns.conv_fwd(n=2 ** 26 + 1, c=8, h=8, w=8, k=8).op_graph
+
+
+def test_a_plan_whose_convolution_was_edited_to_wrap_the_tile_counts_is_refused():
+    plan, _ = build_first_plan(cb.patterns.conv_fwd(n=2, c=8, h=8, w=8, k=8).op_graph, device_profile="h200")
+    d = json.loads(plan.to_json())
+    for t in d["operationGraph"]["tensors"]:
+        if t["dim"][0] == 2:  # x and y: a batch of 2^26
+            t["dim"][0] = 2 ** 26
+    with pytest.raises(JsonCheckError, match=r"operationGraph\.nodes\[0\]: CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_"
+                                             r"DESCRIPTOR: the positions of xdesc .* is 4294967296"):
+        plan_from_json(json.dumps(d), device_profile="h200")

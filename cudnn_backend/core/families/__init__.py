@@ -22,13 +22,14 @@ from cudnn_backend.core.families._family import (
     FamilyError,
     graph_mixins,
     operation_type_name,
+    finalize_check_floors,
     json_finalize_checks,
     reference_ops,
     register,
     shape_rules,
 )
 
-__all__ = ["FAMILIES", "FINALIZE_CHECKS", "FAMILY_OF", "FINALIZE_MODE_NEEDS", "GRAPH_MIXINS", "JSON_FINALIZE_CHECKS",
+__all__ = ["FAMILIES", "FINALIZE_CHECKS", "FINALIZE_CHECK_FLOORS", "FAMILY_OF", "FINALIZE_MODE_NEEDS", "GRAPH_MIXINS", "JSON_FINALIZE_CHECKS",
            "REFERENCE_OPS",
            "SHAPE_RULES", "Family", "FamilyError", "register", "operation_type_name", "family_of", "family_modules"]
 
@@ -50,6 +51,8 @@ FAMILIES = tuple(m.FAMILY for m in family_modules())
 #: descriptor type -> the shape check ``Descriptor.finalize`` runs first; operation C name -> family name;
 #: JSON finalizeMode -> the operation C name a graph in that mode needs a node of
 FINALIZE_CHECKS, FAMILY_OF, FINALIZE_MODE_NEEDS = register(FAMILIES)
+#: descriptor type -> the element count below which its finalize check refuses nothing (skipped there)
+FINALIZE_CHECK_FLOORS = finalize_check_floors(FAMILIES)
 #: operation C name -> (finalize check, {AttributeName: plan JSON member}): the checks a plan's nodes get too
 JSON_FINALIZE_CHECKS = json_finalize_checks(FAMILIES)
 #: operation descriptor type value -> the reference evaluator's Op class

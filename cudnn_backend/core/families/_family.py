@@ -24,6 +24,7 @@ from cudnn_backend.core import _json_tables
 from cudnn_backend.core import schema as _schema
 
 __all__ = ["Family", "FamilyError", "register", "OPERATION_PREFIX", "operation_type_name", "json_finalize_checks",
+           "finalize_check_floors",
            "reference_ops",
            "graph_mixins", "shape_rules"]
 
@@ -47,6 +48,9 @@ class Family:
     operations: tuple
     graph_methods: tuple = ()
     finalize_checks: dict = field(default_factory=dict)  # short operation name -> check(operation descriptor)
+    # short operation name -> an element count: its finalize check refuses only operations with a tensor of at least
+    # that many elements, so a descriptor's finalize skips it for smaller ones (plan JSON nodes always run it)
+    finalize_check_floors: dict = field(default_factory=dict)
     # short operation name -> {AttributeName: plan JSON member}: every attribute its finalize check reads, so that the
     # check runs on a plan's nodes too (``json_finalize_checks``)
     json_members: dict = field(default_factory=dict)
@@ -89,7 +93,7 @@ def register(families, enum_operations=None, node_tables=None) -> tuple:
             if full in owner:
                 problems.append(f"{full} is owned by the families {owner[full].name} and {fam.name}")
             owner[full] = fam
-        for op in (*fam.finalize_checks, *fam.finalize_modes.values(), *fam.json_members):
+        for op in (*fam.finalize_checks, *fam.finalize_modes.values(), *fam.json_members, *fam.finalize_check_floors):
             if op not in fam.operations:
                 problems.append(f"family {fam.name} has a check or finalize mode for {op}, which it does not own")
         for op, members in fam.json_members.items():
@@ -122,6 +126,14 @@ def register(families, enum_operations=None, node_tables=None) -> tuple:
         for mode, op in fam.finalize_modes.items():
             modes[mode] = operation_type_name(op)
     return checks, {k: v.name for k, v in owner.items()}, modes
+
+
+def finalize_check_floors(families) -> dict:
+    """{operation descriptor type: element count} of the finalize checks that refuse only operations with a tensor
+    of at least that many elements (``Family.finalize_check_floors``), for the operations the loaded enums know."""
+    names = DescriptorType.__members__
+    return {names[operation_type_name(op)]: int(floor) for fam in families
+            for op, floor in fam.finalize_check_floors.items() if operation_type_name(op) in names}
 
 
 def json_finalize_checks(families) -> dict:

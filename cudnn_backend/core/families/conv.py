@@ -18,10 +18,12 @@ import math
 
 import numpy as np
 
+from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import ConvolutionMode
+from cudnn_backend.core import graph_limits
 from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import as_choice
-from cudnn_backend.core.families._checks import fail
+from cudnn_backend.core.families._checks import dims, fail, op_name
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import (
     Gather,
@@ -360,8 +362,45 @@ class ConvBackwardFilter(_Convolution):
         return needs_of(gx, gdy), finish
 
 
+# (activation read or written, filter, other activation) of each convolution, with their plan JSON members
+_TENSORS = {
+    "CONVOLUTION_FORWARD": ((A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, "X", "xdesc"),
+                            (A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, "W", "wdesc"),
+                            (A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, "Y", "ydesc")),
+    "CONVOLUTION_BACKWARD_DATA": ((A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, "dX", "dxdesc"),
+                                  (A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, "W", "wdesc"),
+                                  (A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, "dY", "dydesc")),
+    "CONVOLUTION_BACKWARD_FILTER": ((A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, "X", "xdesc"),
+                                    (A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, "dW", "dwdesc"),
+                                    (A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, "dY", "dydesc")),
+}
+_TENSORS_OF_TYPE = {f"CUDNN_BACKEND_OPERATION_{short}_DESCRIPTOR": tensors for short, tensors in _TENSORS.items()}
+
+
+def check_tile_counts(op):
+    """The extents of the GEMM a convolution is computed as (the positions of either activation, N * P * Q; the
+    filter's K, C * R * S and K * R * S) must not wrap cuDNN's 32-bit tile counts (``graph_limits``). Each is at
+    most its tensor's element count: tensors of fewer elements than the band are passed at once (this runs on every
+    convolution's finalize)."""
+    (x_attr, _, x_slot), (w_attr, _, w_slot), (y_attr, _, y_slot) = _TENSORS_OF_TYPE[op.descriptor_type.name]
+    x, w, y = dims(op.value_of(x_attr)), dims(op.value_of(w_attr)), dims(op.value_of(y_attr))
+    if all(d is None or math.prod(d) < graph_limits.TILE_COUNT_LOW for d in (x, w, y)):
+        return
+    extents = [(f"the positions of {slot} {list(d)} (N times its spatial dims)", d[0] * math.prod(d[2:]))
+               for slot, d in ((x_slot, x), (y_slot, y)) if d is not None and len(d) > 2]
+    if w is not None and len(w) > 2:
+        extents += [(f"{w_slot} {list(w)}'s K", w[0]), (f"{w_slot} {list(w)}'s C * R * S", math.prod(w[1:])),
+                    (f"{w_slot} {list(w)}'s K * R * S", w[0] * math.prod(w[2:]))]
+    problem = graph_limits.tile_count_problem(extents)
+    if problem is not None:
+        fail(f"{op_name(op)}: {problem}")
+
+
 FAMILY = Family(
     "conv", ("CONVOLUTION_FORWARD", "CONVOLUTION_BACKWARD_DATA", "CONVOLUTION_BACKWARD_FILTER"),
+    finalize_checks={short: check_tile_counts for short in _TENSORS},
+    finalize_check_floors={short: graph_limits.TILE_COUNT_LOW for short in _TENSORS},
+    json_members={short: {attr: member for attr, member, _ in tensors} for short, tensors in _TENSORS.items()},
     shape_rules=(conv_output_dims,),
     graph_methods=("conv_fwd", "conv_bwd_data", "conv_bwd_filter", "convolution_descriptor"),
     finalize_modes={"CONV_FORWARD": "CONVOLUTION_FORWARD", "CONV_BWD_DATA": "CONVOLUTION_BACKWARD_DATA",

@@ -11,7 +11,9 @@ import math
 
 import numpy as np
 
-from cudnn_backend.core.families._checks import fail
+from cudnn_backend._bindings.enums import AttributeName as A
+from cudnn_backend.core import graph_limits
+from cudnn_backend.core.families._checks import dims, fail, op_name
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Op, Request, Unsupported, full, outer_coords, ravel, real
 from cudnn_backend.core.families.pointwise import broadcast_dims
@@ -153,8 +155,26 @@ class MatmulOp(Op):
         return needs, finish
 
 
+def check_tile_counts(op):
+    """A matmul's M, N and K must not wrap cuDNN's 32-bit tile counts (``graph_limits``)."""
+    a, b = dims(op.value_of(A.CUDNN_ATTR_OPERATION_MATMUL_ADESC)), dims(op.value_of(A.CUDNN_ATTR_OPERATION_MATMUL_BDESC))
+    if all(d is None or math.prod(d) < graph_limits.TILE_COUNT_LOW for d in (a, b)):
+        return  # (each extent is at most its tensor's element count)
+    extents = []
+    if a is not None and len(a) >= 2:
+        extents += [(f"M of adesc {list(a)}", a[-2]), (f"K of adesc {list(a)}", a[-1])]
+    if b is not None and len(b) >= 2:
+        extents.append((f"N of bdesc {list(b)}", b[-1]))
+    problem = graph_limits.tile_count_problem(extents)
+    if problem is not None:
+        fail(f"{op_name(op)}: {problem}")
+
+
 FAMILY = Family(
     "matmul", ("MATMUL",),
+    finalize_checks={"MATMUL": check_tile_counts},
+    finalize_check_floors={"MATMUL": graph_limits.TILE_COUNT_LOW},
+    json_members={"MATMUL": {A.CUDNN_ATTR_OPERATION_MATMUL_ADESC: "matA", A.CUDNN_ATTR_OPERATION_MATMUL_BDESC: "matB"}},
     shape_rules=(matmul_output_dims,),
     graph_methods=("matmul",),
     graph_mixin=MatmulOps,
