@@ -314,3 +314,17 @@ def test_a_plan_whose_convolution_was_edited_to_wrap_the_tile_counts_is_refused(
     with pytest.raises(JsonCheckError, match=r"operationGraph\.nodes\[0\]: CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_"
                                              r"DESCRIPTOR: the positions of xdesc .* is 4294967296"):
         plan_from_json(json.dumps(d), device_profile="h200")
+
+
+@pytest.mark.parametrize("batch", [2 ** 31 + 2, 16, 1])
+@pytest.mark.parametrize("which", [0, 1])
+def test_a_plan_whose_virtual_tensor_was_edited_is_refused_by_its_nodes_shape_rules(which, batch):
+    # the pointwise and reduction checks run on a plan's nodes as on descriptors: a virtual tensor's dims too
+    plan, _ = build_first_plan(cb.patterns.conv_bias_relu(n=2, c=32, h=8, w=8, k=32).op_graph, device_profile="h200")
+    d = json.loads(plan.to_json())
+    virtual = [t for t in d["operationGraph"]["tensors"] if t.get("isVirtual")]
+    assert len(virtual) == 2
+    virtual[which]["dim"][0] = batch
+    with pytest.raises(JsonCheckError, match=r"operationGraph\.nodes\[\d\]: CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: "
+                                             r"ydesc \(tensor \d+\) has dims .* but must be .*the broadcast shape"):
+        plan_from_json(json.dumps(d), device_profile="h200")

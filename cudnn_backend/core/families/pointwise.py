@@ -394,6 +394,8 @@ FAMILY = Family(
     graph_methods=("pointwise", "add", "mul", "sub", "div", "relu", "bias", "sigmoid", "tanh", "gelu", "exp", "log",
                    "gen_index"),
     finalize_checks={"POINTWISE": check_pointwise},
+    json_members={"POINTWISE": dict(zip([attr for attr, _ in INPUT_SLOTS + OUTPUT_SLOTS],
+                                        ("X", "B", "T", "dY", "Y", "dX")))},
     graph_mixin=PointwiseOps,
     reference_ops={"POINTWISE": PointwiseOp},
     doc=__doc__)

@@ -174,6 +174,7 @@ FAMILY = Family(
     shape_rules=(reduction_output_dims,),
     graph_methods=("reduction",),
     finalize_checks={"REDUCTION": check_reduction},
+    json_members={"REDUCTION": {A.CUDNN_ATTR_OPERATION_REDUCTION_XDESC: "X", A.CUDNN_ATTR_OPERATION_REDUCTION_YDESC: "Y"}},
     graph_mixin=ReductionOps,
     reference_ops={"REDUCTION": ReductionOp},
     doc=__doc__)
