@@ -257,3 +257,21 @@ def test_a_norms_scale_that_broadcasts_is_taken():
     g.layer_norm(x, g.tensor([1, 8, 4, 4], data_type="float"), g.tensor([1, 8, 4, 4], data_type="float"),
                  output=True)
     g.build()
+
+
+@pytest.mark.parametrize("wrong, dims, message", [
+    ("stats", [1, 2, 1, 1], r"statsdesc \(.*\) has dims \[1, 2, 1, 1\] but must be \[1, 2, 16, 1\] \(the forward's "
+                            r"statistics of qdesc \[1, 2, 16, 64\]\); cuDNN would accept it and misread it"),
+    ("stats", [1, 2, 16, 64], r"statsdesc \(.*\) has dims \[1, 2, 16, 64\] but must be \[1, 2, 16, 1\]"),
+    ("do", [1, 2, 8, 64], r"doddesc \(.*\) has dims \[1, 2, 8, 64\] but must be \[1, 2, 16, 64\]"),
+])
+def test_sdpa_backward_reads_statistics_and_do_of_the_forwards_shapes(wrong, dims, message):
+    # cuDNN 9.28.1 builds a plan of each of these (and refuses none of them itself)
+    g = Graph("s")
+    shapes = dict(q=[1, 2, 16, 64], k=[1, 2, 16, 64], v=[1, 2, 16, 64], o=[1, 2, 16, 64], do=[1, 2, 16, 64])
+    shapes[wrong] = dims
+    t = {name: g.tensor(d, data_type="half") for name, d in shapes.items() if name != "stats"}
+    stats = g.tensor(dims if wrong == "stats" else [1, 2, 16, 1], data_type="float")
+    with pytest.raises(GraphError, match=message):
+        g.sdpa_bwd(t["q"], t["k"], t["v"], t["o"], t["do"], stats)
+        g.build()

@@ -20,10 +20,11 @@ import math
 
 import numpy as np
 
+from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import require
-from cudnn_backend.core.families._checks import fail
+from cudnn_backend.core.families._checks import dims, fail, need
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import (
     Op,
@@ -394,8 +395,32 @@ class SdpaBackward(_Sdpa):
 PAGED_CACHE_LOAD_NOT_COMPUTED = ("reads pages through a page table up to per-sequence lengths; what lies past a "
                                  "sequence and the layout of K^T are not documented in the header")
 
+_MISREAD = "misread it (past its end where it is smaller)"
+# SDPA_BWD's tensors: (attribute, plan JSON member, slot name)
+_BWD = {name: (getattr(A, f"CUDNN_ATTR_OPERATION_SDPA_BWD_{attr}"), member, slot) for name, attr, member, slot in (
+    ("q", "QDESC", "qDesc", "qdesc"), ("k", "KDESC", "kDesc", "kdesc"), ("v", "VDESC", "vDesc", "vdesc"),
+    ("o", "ODESC", "oDesc", "odesc"), ("do", "DODDESC", "dODesc", "doddesc"), ("stats", "STATSDESC", "statsDesc",
+    "statsdesc"), ("dq", "DQDESC", "dQDesc", "dqdesc"), ("dk", "DKDESC", "dKDesc", "dkdesc"),
+    ("dv", "DVDESC", "dVDesc", "dvdesc"))}
+
+
+def check_sdpa_backward(op):
+    """SDPA_BWD reads the forward's statistics [b, h_q, s_q, 1] and dO of O's shape, and writes dQ, dK, dV of Q's,
+    K's and V's: cuDNN 9.28.1 builds plans of other shapes (a [b, h, 1, 1] or [b, h, s_q, d] stats tensor) and
+    reads or writes past them."""
+    t = {name: op.value_of(attr) for name, (attr, _, _) in _BWD.items()}
+    q = dims(t["q"])
+    if q is not None and len(q) == 4:
+        need(op, t["stats"], "statsdesc", (*q[:3], 1), f"the forward's statistics of qdesc {list(q)}", _MISREAD)
+    need(op, t["do"], "doddesc", dims(t["o"]), "the gradient of O has O's shape", _MISREAD)
+    for grad, of in (("dq", "q"), ("dk", "k"), ("dv", "v")):
+        need(op, t[grad], _BWD[grad][2], dims(t[of]), f"the gradient of {of.upper()} has its shape")
+
+
 FAMILY = Family(
     "attention", ("SDPA_FWD", "SDPA_BWD", "SOFTMAX", "PAGED_CACHE_LOAD"),
+    finalize_checks={"SDPA_BWD": check_sdpa_backward},
+    json_members={"SDPA_BWD": {attr: member for attr, member, _ in _BWD.values()}},
     shape_rules=(softmax_stats_dims,),
     graph_methods=("sdpa_fwd", "sdpa_bwd", "softmax", "softmax_composite", "paged_cache_load"),
     graph_mixin=AttentionOps,
