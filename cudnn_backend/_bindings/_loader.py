@@ -170,18 +170,22 @@ def load_cudnn() -> LoadedCudnn:
             except Exception as e:
                 raise CudnnLibraryNotFoundError(f"cuda-pathfinder: {e}") from e
             path, found_via = found.abs_path, f"cuda-pathfinder ({found.found_via})"
+        named = f"{path!r} (${ENV_LIBCUDNN})" if forced else repr(path)  # the variable at fault, where it is
+        if forced and not forced.strip():
+            raise CudnnLibraryNotFoundError(f"${ENV_LIBCUDNN} is set but empty; unset it, or name a libcudnn.so.9.")
         try:
             lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
         except OSError as e:
-            raise CudnnLibraryNotFoundError(f"{path}: {e}") from e
+            raise CudnnLibraryNotFoundError(f"{named}: {str(e).removeprefix(f'{path}: ')}.") from e
         try:
             get_version = lib.cudnnGetVersion
         except AttributeError:  # another library: none of cuDNN's functions may be called in it
-            raise CudnnLibraryNotFoundError(f"{path} is not cuDNN: it has no function cudnnGetVersion") from None
+            raise CudnnLibraryNotFoundError(f"{named} is not cuDNN: it has no function cudnnGetVersion.") from None
         get_version.restype = ctypes.c_size_t
         version = int(get_version())
         if version < 90000:
-            raise CudnnLibraryNotFoundError(f"{path} is cuDNN {format_version(version)}; cudnn-backend needs cuDNN >= 9.0")
+            raise CudnnLibraryNotFoundError(f"{named} is cuDNN {format_version(version)}; cudnn-backend needs cuDNN "
+                                            ">= 9.0.")
         nvrtc = picked["nvrtc"]
         major = _cuda_major(lib)
         if major is not None:

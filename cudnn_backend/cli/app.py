@@ -60,6 +60,7 @@ from cudnn_backend.tune.explain import why
 __all__ = ["main"]
 
 DEFAULT_PATTERN = "conv_bias_relu"
+BROKEN_PIPE_STATUS = 128 + 13  # a shell's status of a command SIGPIPE ended
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,15 +85,7 @@ def _targets(args, many=True) -> tuple[list, str | None]:
             raise UsageError("size options do not apply to --preset / --tasks (each entry fixes its sizes)")
         if args.preset:
             return tasks_from_preset(args.preset), None
-        if not pathlib.Path(args.tasks).is_file():
-            raise UsageError(f"argument --tasks: {args.tasks!r} is not a file")
-        try:
-            tasks = tasks_from_file(args.tasks)
-        except (OSError, ValueError) as e:
-            raise UsageError(f"argument --tasks: {e}") from None
-        for i, task in enumerate(tasks, 1):  # each checked before anything runs
-            _builder(task.builder, f"argument --tasks: {args.tasks}, task {i} ({task.name})", task.kwargs)
-        return tasks, None
+        return _task_file(args.tasks), None
     if args.graph:
         if not many and len(args.graph) > 1:
             raise UsageError("argument --graph: this command takes one graph")
@@ -133,6 +126,20 @@ def _check_values(pattern, kwargs, args) -> None:
             raise UsageError(f"argument --param: {key}={value}: {text}") from None
         given = "argument --param" if set(kwargs) <= set(params) else "the sizes and parameters given"
         raise UsageError(f"{given}: pattern {pattern} refuses them: {text}") from None
+
+
+def _task_file(path) -> list:
+    """--tasks FILE: its tasks, each builder and its keywords checked before anything runs (UsageErrors naming the
+    option, the file and the task)."""
+    if not pathlib.Path(path).is_file():
+        raise UsageError(f"argument --tasks: {path!r} is not a file")
+    try:
+        tasks = tasks_from_file(path)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"argument --tasks: {str(e).removeprefix('tasks: ')}") from None
+    for i, task in enumerate(tasks, 1):
+        _builder(task.builder, f"argument --tasks: {path}, task {i} ({task.name})", task.kwargs)
+    return tasks
 
 
 def _builder(ref, where, kwargs=None):
@@ -709,6 +716,9 @@ def _support_entries(args) -> list:
         entries = load_catalogue(args.catalogue) if args.catalogue else default_catalogue()
     except (ValueError, TypeError) as e:
         raise UsageError(f"argument --catalogue: {e}") from None
+    for i, entry in enumerate(entries, 1):  # a line naming no builder, or keywords it lacks: the user's mistake
+        if entry.family == "user" and isinstance(entry.builder, str):
+            _builder(entry.builder, f"argument --catalogue: {args.catalogue}, graph {i} ({entry.name})", entry.kwargs)
     for flag, kw, value in (("--family", "family", args.family), ("--dtype", "data_type", args.data_type),
                             ("--layout", "layout", args.layout)):
         try:
@@ -843,14 +853,11 @@ def _compare_releases_timed(args, releases) -> int:
     if args.preset:
         tasks = tasks_from_preset(args.preset)
     elif args.tasks:
-        try:
-            tasks = tasks_from_file(args.tasks)
-        except (OSError, ValueError) as e:
-            raise UsageError(f"argument --tasks: {e}") from None
+        tasks = _task_file(args.tasks)
     else:
         tasks = [Task(ref, {}) for ref in args.graph]
-    for task in tasks:
-        _builder(task.builder, f"the graph {task.name}", task.kwargs)
+        for task in tasks:
+            _builder(task.builder, f"the graph {task.name}", task.kwargs)
     profile = _device_profile(args)
     if _offline(profile):
         render.note("no GPU (or --device-profile): nothing is timed; the configs each release lists and the first that "
@@ -916,10 +923,11 @@ def main(argv=None) -> int:
         sys.stderr.write(f"{prog}: error: {render.cli_words(str(e))}\n")
         return 2
     except BrokenPipeError:
-        # the reader went away (e.g. `| head`): stop quietly, and keep Python from complaining at exit
+        # the reader went away (e.g. `| head`): stop quietly, and keep Python from complaining at exit. The answer
+        # was not all written, so no status of its own: 141 (128 + SIGPIPE), as a C program killed by the pipe
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 0
+        return BROKEN_PIPE_STATUS
     except KeyboardInterrupt:
         sys.stderr.write(f"{prog}: interrupted\n")
         return 130

@@ -286,7 +286,9 @@ EXIT_CODES = """exit codes (every command):
      config; a graph, plan or output that failed (one line says why; CUDNN_BACKEND_DEBUG=1 shows the
      traceback)
   2  a usage mistake, found before any work: one line naming the option (an option that needs a GPU,
-     given offline, is one)"""
+     given offline, is one)
+  130  interrupted (Ctrl-C)
+  141  the reader of the output went away (`| head`): the answer was not all written"""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,6 +10,7 @@ Nothing printed is read as rich markup: messages and hints carry brackets (``pip
 from __future__ import annotations
 
 import datetime
+import errno
 import math
 import os
 import re
@@ -41,13 +42,12 @@ LOG_WIDTH = 10_000
 
 
 class _Console(Console):
-    """A rich Console that ends quietly (exit code 0) when the reader closes the pipe (``| head``)."""
+    """A rich Console that leaves a closed pipe (``| head``) to the command line's one handler (``cli.main``),
+    where any other write's BrokenPipeError goes: rich's own would exit there and then."""
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        raise SystemExit(0)
+        raise BrokenPipeError(errno.EPIPE, "the reader of the output went away")
 
 
 def console_width(stream, width=None, environ=None) -> int | None:

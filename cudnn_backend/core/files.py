@@ -31,6 +31,8 @@ def file_path(path, what="path") -> pathlib.Path:
         raise ValueError(f"{what}: {raw!r} is no file name this system can encode ({e.reason})") from None
     if "\0" in raw:
         raise ValueError(f"{what}: a file path cannot hold a NUL character")
+    if not raw:  # pathlib would read it as the current folder
+        raise ValueError(f"{what}: an empty path; name a file")
     return pathlib.Path(raw)
 
 

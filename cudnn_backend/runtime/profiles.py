@@ -433,14 +433,14 @@ class DeviceProfile:
         For a raw JSON the cuDNN version comes from ``cudnn_version=`` or else from a file name
         ending in ``_cudnnMMmmpp.json`` (``h200_deviceprop_cudnn91900.json`` -> 9.19.0).
         """
-        path = file_path(path)
+        path = file_path(path, "device profile")
         try:
             raw = read_limited(path, MAX_PROFILE_BYTES)
             if raw is None:
                 raise DeviceProfileError(f"{str(path)!r} holds more than {MAX_PROFILE_BYTES} bytes; a device profile "
                                          "is about 1 KB")
         except OSError as e:
-            raise DeviceProfileError(f"cannot read device profile {str(path)!r}: {e}") from None
+            raise DeviceProfileError(f"cannot read device profile {str(path)!r}: {e.strerror or e}") from None
         return cls._from_text(raw, cudnn_version, str(path), allow_version_mismatch,
                               raw_version=version_from_filename(path))
 
@@ -701,8 +701,8 @@ def as_deviceprop(device_profile, allow_version_mismatch=None):
             raise ValueError("device_profile: the CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR is not finalized; finalize it first")
         return device_profile
     if isinstance(device_profile, (str, os.PathLike)):
-        text = os.fspath(device_profile)
-        p = pathlib.Path(text)
+        p = file_path(device_profile, "device_profile")  # ("" is no name: refused, not the current folder)
+        text = str(p)
         try:
             is_file = p.suffix.lower() == ".json" or p.exists()
         except OSError:  # a name too long for the file system (ENAMETOOLONG), ...: no file, so a bundled name

@@ -143,7 +143,8 @@ def _check_private(path: pathlib.Path, what: str) -> None:
     if os.name != "posix":
         return
     me = os.geteuid()
-    where = "CUDNN_BACKEND_PLAN_CACHE" if os.environ.get("CUDNN_BACKEND_PLAN_CACHE") else "PlanCache(path=...)"
+    where = ("CUDNN_BACKEND_PLAN_CACHE" if os.environ.get("CUDNN_BACKEND_PLAN_CACHE") else
+             "CUDNN_BACKEND_PLAN_CACHE, the command line's --cache or PlanCache(path=...)")
     if st.st_uid != me:
         problem = f"is owned by {_owner_name(st.st_uid)}, not by you ({_owner_name(me)})"
         why = "only a cache you own is used"
@@ -159,22 +160,30 @@ def _check_private(path: pathlib.Path, what: str) -> None:
     else:
         return
     if what == "folder" and _is_shared_folder(path, st):
-        fix = (f"keep the cache in a folder only you can write, such as the default location {str(cache_dir())!r} "
-               f"(leave {where} unset) or one made with `mkdir -m 700 DIR`, and point {where} at a file there")
+        default = cache_dir()
+        refused = os.path.realpath(path)
+        # the default location is no advice where it is this folder, or lies in it (XDG_CACHE_HOME in /tmp)
+        usable_default = refused != os.path.realpath(default) and \
+            refused not in {os.path.realpath(p) for p in default.parents}
+        such_as = (f"the default location {str(default)!r} (leave {where} unset) or " if usable_default else "")
+        fix = (f"keep the cache in a folder only you can write, such as {such_as}one made with `mkdir -m 700 DIR`, "
+               f"and point {where} at a file there")
     raise PlanCacheError(f"plan cache {what} {str(path)!r} {problem}: cached plans carry compiled GPU kernels (code), "
                          f"so {why}. Fix: {fix}")
 
 
-def _make_private(path: pathlib.Path) -> pathlib.Path:
+def _make_private(path: pathlib.Path, create=True) -> pathlib.Path:
     """The file sqlite will open (``path`` with symbolic links resolved), after refusing a folder or file others own
     or may write (the folder named and, for a link, its target's folder) and creating a missing folder 0700 and a
     missing file 0600 (sqlite gives the -wal and -shm files the file's mode). The file is not created where its
-    folder cannot be written; the caller says so."""
+    folder cannot be written; the caller says so. ``create=False`` (a read): the checks only, nothing created."""
     if path.is_dir():  # else the folder above it would be checked, and named, in its place
         raise PlanCacheError(f"plan cache {str(path)!r} is a folder; name a file in it, such as "
                              f"{str(path / DEFAULT_FILE_NAME)!r}")
     folder = path.parent
     if not folder.is_dir():
+        if not create:
+            return path
         try:
             folder.mkdir(mode=_PRIVATE_FOLDER, parents=True, exist_ok=True)
         except OSError as e:
@@ -192,6 +201,8 @@ def _make_private(path: pathlib.Path) -> pathlib.Path:
         _check_private(real.parent, "folder")
     for p in files[1:]:
         _check_private(p, "file")
+    if not create:
+        return real
     try:  # an empty file is an empty sqlite database: created here with the mode, sqlite fills it in
         os.close(os.open(real, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), _PRIVATE_FILE))
     except OSError:
@@ -523,7 +534,10 @@ class PlanCache:
     # -- reading and writing -------------------------------------------------------------------------------------
     def _read(self, doing: str, query, default):
         """``query(conn)`` on a read-only connection, or ``default`` for a cache not usable now or a failed read
-        (warned: a miss)."""
+        (warned: a miss), and for one that does not exist (reading creates neither the file nor its folder)."""
+        if not os.path.lexists(self.path):
+            _make_private(self.path, create=False)  # a place the cache must not be is said all the same
+            return default
         mode = self._state()
         if mode not in (_READ_WRITE, _READ_ONLY):
             return default

@@ -484,7 +484,7 @@ def _text_catalogue(p: pathlib.Path) -> list:
         raise ValueError(f"catalogue: {str(p)!r} is {size} bytes; a text catalogue is one short line per graph "
                          "(at most 16 MiB)")
     try:
-        tasks = tasks_from_file(p)
+        tasks = tasks_from_file(p, "catalogue")
     except UnicodeDecodeError as e:
         raise ValueError(f"catalogue: {str(p)!r} is not UTF-8 text ({e.reason})") from None
     except OSError as e:

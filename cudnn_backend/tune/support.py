@@ -104,7 +104,7 @@ from cudnn_backend.typed.introspection import graph_fingerprint, signature_of, t
 from cudnn_backend.typed.tensors import data_type_name
 
 __all__ = ["STAGES", "KINDS", "PLAN_MODES", "MODES", "VERDICTS", "SupportResult", "SupportMatrix", "SupportComparison",
-           "SupportCache", "probe_graph", "check_modes", "support_matrix", "compare_support", "compare_matrices",
+           "SupportCache", "SupportCacheWarning", "probe_graph", "check_modes", "support_matrix", "compare_support", "compare_matrices",
            "default_support_cache_path", "engine_kind", "graph_labels", "plot_support_heatmap", "cudnn_explanations",
            "materialize", "PROBE_VERSION"]
 
@@ -587,6 +587,11 @@ def default_support_cache_path() -> pathlib.Path:
     return pathlib.Path(env) if env else cache_dir() / "support.sqlite"
 
 
+class SupportCacheWarning(UserWarning):
+    """The support cache cannot be used now (a folder, a file of another kind, a path the system refuses): the
+    graphs are probed without it."""
+
+
 class SupportCache:
     """Probe results on disk (sqlite, WAL), keyed by graph fingerprint, cuDNN release, device (a profile's JSON,
     or a GPU's name, SM version and count), plan mode and ``PROBE_VERSION``. A corrupt or foreign file is used as
@@ -622,7 +627,7 @@ class SupportCache:
                     self._usable = True
                 except (sqlite3.Error, OSError) as e:
                     warnings.warn(f"support cache {str(self.path)!r} is not usable ({e}); probing without it",
-                                  RuntimeWarning, stacklevel=4)
+                                  SupportCacheWarning, stacklevel=4)
                     self._usable = False
             return self._usable
 

@@ -258,11 +258,12 @@ def tasks_from_preset(name: str) -> list:
     return [Task(builder, dict(kwargs), label) for label, builder, kwargs in preset(name)]
 
 
-def tasks_from_file(path) -> list:
+def tasks_from_file(path, what="tasks") -> list:
     """Tasks from a text file: one per line, ``BUILDER [key=value ...]`` (values parsed as Python literals);
-    blank lines and ``#`` comments skipped."""
+    blank lines and ``#`` comments skipped. ValueError naming the file and line for a pair that is not key=value or
+    a key given twice, and for a file that lists no graph."""
     tasks = []
-    text = read_bounded_text(path, MAX_TASKS_FILE_BYTES, "tasks", "a task file is a line per graph")
+    text = read_bounded_text(path, MAX_TASKS_FILE_BYTES, what, "a task file is a line per graph")
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
@@ -273,11 +274,15 @@ def tasks_from_file(path) -> list:
             key, sep, value = pair.partition("=")
             if not sep or not key.isidentifier():
                 raise ValueError(f"{path}:{lineno}: {pair!r} is not key=value")
+            if key in kwargs:
+                raise ValueError(f"{path}:{lineno}: {key} is given twice")
             try:
                 kwargs[key] = ast.literal_eval(value)
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 kwargs[key] = value
         tasks.append(Task(builder, kwargs))
+    if not tasks:
+        raise ValueError(f"{what}: {str(path)!r} lists no graphs (only blank lines and # comments)")
     return tasks
 
 

@@ -237,3 +237,20 @@ def test_options_are_taken_only_as_written(capsys):
     with pytest.raises(SystemExit):
         main(["explore", "conv_fwd", "--dev", "h200"])
     assert "unrecognized arguments: --dev h200" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("# only a comment\n\n", "{path!r} lists no graphs (only blank lines and # comments)"),
+    ("nosuch\n", "{path}, {which} 1 (nosuch): 'nosuch' is neither a pattern nor FILE.py:FUNC or module:FUNC"),
+    ("conv_fwd foo=1\n", "{path}, {which} 1 (conv_fwd foo=1): pattern conv_fwd has no parameter 'foo'"),
+    ("conv_fwd n=1 n=2\n", "{path}:1: n is given twice"),
+])
+@pytest.mark.parametrize("command, option, which", [("explore", "--tasks", "task"), ("tune", "--tasks", "task"),
+                                                     ("support", "--catalogue", "graph")])
+def test_a_graph_list_naming_no_graph_is_a_usage_error_naming_the_file(tmp_path, text, expected, command, option,
+                                                                         which):
+    path = tmp_path / "graphs.txt"
+    path.write_text(text)
+    line = one_error_line(run(command, option, str(path), *(("--no-cache",) if command != "explore" else ())), 2)
+    assert line.startswith(f"cudnn-backend {command}: error: argument {option}: "
+                           + expected.format(path=str(path), which=which)), line

@@ -122,14 +122,17 @@ def test_missing_library_is_one_clear_error():
             "except cb.CudnnLibraryNotFoundError as e:\n    print('ERR', e)\n")
     out = run_python(code, env={"CUDNN_BACKEND_LIBCUDNN": "/nonexistent/libcudnn.so.9"})
     assert out.returncode == 0, out.describe()
-    assert "ERR cuDNN 9 (libcudnn.so.9) could not be loaded" in out.stdout
+    assert "ERR cuDNN 9 (libcudnn.so.9) could not be loaded: '/nonexistent/libcudnn.so.9' ($CUDNN_BACKEND_LIBCUDNN): " \
+           "cannot open shared object file" in out.stdout  # the variable at fault named
     assert "pip install nvidia-cudnn-cu13" in out.stdout
     other = ctypes.util.find_library("c")  # a library, but not cuDNN: refused before any of its symbols is called
     if other:
         out = run_python(code, env={"CUDNN_BACKEND_LIBCUDNN": other})
         assert out.returncode == 0, out.describe()
-        assert f"ERR cuDNN 9 (libcudnn.so.9) could not be loaded: {other} is not cuDNN: it has no function " \
-               "cudnnGetVersion" in out.stdout
+        assert f"ERR cuDNN 9 (libcudnn.so.9) could not be loaded: {other!r} ($CUDNN_BACKEND_LIBCUDNN) is not cuDNN: " \
+               "it has no function cudnnGetVersion" in out.stdout
+    out = run_python(code, env={"CUDNN_BACKEND_LIBCUDNN": " "})
+    assert "$CUDNN_BACKEND_LIBCUDNN is set but empty" in out.stdout, out.describe()
 
 
 @pytest.mark.skipif(cb.get_version() >= 92300, reason="the loaded cuDNN has cudnnGetExecutionPlanWorkspaceSize")

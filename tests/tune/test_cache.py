@@ -218,7 +218,7 @@ def test_cache_file_its_siblings_and_a_created_folder_are_private(tmp_path, umas
 @pytest.mark.parametrize("mode", [0o664, 0o646, 0o666], ids=oct)
 def test_a_cache_file_others_may_write_is_refused(tmp_path, mode):
     path = tmp_path / "plans.sqlite"
-    assert len(PlanCache(path)) == 0
+    assert PlanCache(path).clear() == 0 and path.exists()  # made by the first write
     os.chmod(path, mode)
     with pytest.raises(PlanCacheError) as e:
         len(PlanCache(path))
@@ -262,7 +262,7 @@ def test_a_cache_another_user_owns_is_refused(tmp_path, owned):
     folder = tmp_path / "theirs"
     folder.mkdir(mode=0o700)
     path = folder / "plans.sqlite"
-    assert len(PlanCache(path)) == 0
+    assert PlanCache(path).clear() == 0 and path.exists()
     try:
         os.chown(path if owned == "file" else folder, OTHER_UID, -1)
     except PermissionError:
@@ -288,7 +288,8 @@ def test_the_environment_and_the_default_location_are_checked_alike(tmp_path, mo
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     cache = PlanCache()
     assert home in cache.path.parents
-    assert len(cache) == 0
+    assert len(cache) == 0 and not cache.path.parent.exists()  # reading creates nothing
+    assert cache.clear() == 0
     assert _mode(cache.path.parent) == 0o700 and _mode(cache.path) == 0o600
     os.chmod(cache.path.parent, 0o775)
     with pytest.raises(PlanCacheError, match="writable by group"):
@@ -725,3 +726,12 @@ def test_the_cache_argument_of_a_search_names_itself(tmp_path):
 def test_autotune_names_a_bad_cache_argument(cache, error):
     with pytest.raises(error, match=r"^cache: "):
         cb.autotune("conv_fwd", kwargs=dict(n=1, c=8, h=8, w=8, k=8), device_profile="h200", cache=cache)
+
+
+def test_reading_a_cache_that_does_not_exist_creates_nothing(tmp_path):
+    path = tmp_path / "a" / "b" / "plans.sqlite"
+    cache = PlanCache(path)
+    og = three_ways.graph_builder().build()
+    assert len(cache) == 0 and cache.entries() == [] and cache.get(og, device_profile=H200) is None
+    assert not (tmp_path / "a").exists()
+    assert cache.put(og, _plan(og)) and path.exists()  # the first write makes it

@@ -16,7 +16,7 @@ from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime.heuristics import build_first_plan, get_configs
 from cudnn_backend.tune import catalogue as cat
 from cudnn_backend.tune import support
-from cudnn_backend.tune.support import SupportCache, SupportMatrix, SupportResult, probe_graph, support_matrix
+from cudnn_backend.tune.support import SupportCache, SupportCacheWarning, SupportMatrix, SupportResult, probe_graph, support_matrix
 
 H100 = "h100"
 USER_FILE = '''
@@ -310,7 +310,7 @@ def test_a_corrupt_cache_is_no_cache(tmp_path):
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"this is no sqlite database" * 100)
     entries = _entries("conv_fwd [fp16 nhwc]")
-    with pytest.warns(RuntimeWarning, match="not usable"):
+    with pytest.warns(SupportCacheWarning, match="not usable"):
         m = support_matrix(entries, H100, workers=1, cache=bad)
     assert m.cached == 0 and m[0].supported
     assert bad.read_bytes().startswith(b"this is no sqlite")
