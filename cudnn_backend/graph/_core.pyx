@@ -40,6 +40,7 @@ from cudnn_backend.core.families._build import OVERRIDE_SHAPES_NEEDS, as_choice,
 from cudnn_backend.core.families.conv import conv_mode as _conv_mode
 from cudnn_backend.core.families.conv import conv_output_dims as _conv_output_dims
 from cudnn_backend.core.families.pointwise import broadcast_dims as _broadcast_dims
+from cudnn_backend.core.families.pointwise import operands_problem as _pointwise_operands_problem
 from cudnn_backend.core.families.pointwise import pointwise_mode as _pointwise_mode
 from cudnn_backend.core.families.pointwise import _BOOL_COMPUTE, _BOOL_OUT, _GEN_INDEX
 from cudnn_backend.errors import GraphError
@@ -654,6 +655,11 @@ cdef class GraphCore:
         unless ``output_data_type`` says otherwise or ``output`` is a tensor of its own boolean type (BYTE_BOOLEAN,
         one byte an element, as a bool array's: ``graph.from_array(a)`` or ``output_data_type="byte_boolean"``,
         cuDNN 9.25 on)."""
+        if type(mode) is not _POINTWISE_MODE:
+            mode = _pointwise_mode(mode)
+        problem = _pointwise_operands_problem(mode, [k for k, v in (("b", b), ("t", t), ("dy", dy)) if v is not None])
+        if problem is not None:
+            raise ValueError(f"pointwise: {problem}")
         return self._pointwise(mode, x, b, t, dy, output, output_data_type, compute, name, alpha1, alpha2, params)
 
     def relu(self, x, **kw):

@@ -275,3 +275,18 @@ def test_sdpa_backward_reads_statistics_and_do_of_the_forwards_shapes(wrong, dim
     with pytest.raises(GraphError, match=message):
         g.sdpa_bwd(t["q"], t["k"], t["v"], t["o"], t["do"], stats)
         g.build()
+
+
+@pytest.mark.parametrize("mode, operands, message", [
+    ("ADD", (), "pointwise: ADD needs b"),  # cuDNN: "xPort.tensor.getNbDims() != bPort.tensor.getNbDims()"
+    ("binary_select", ("b",), "pointwise: BINARY_SELECT needs t"),
+    ("RELU_FWD", ("b",), r"pointwise: RELU_FWD takes no b \(its operands: x\)"),  # an input nothing would read
+    ("ADD", ("b", "t"), r"pointwise: ADD takes no t \(its operands: x, b\)"),
+    ("RELU_BWD", (), "pointwise: RELU_BWD needs dy"),
+])
+def test_a_pointwise_mode_takes_the_operands_it_reads(mode, operands, message):
+    g = Graph("p")
+    x = g.tensor([1, 4, 4, 4])
+    given = {name: g.tensor([1, 4, 4, 4]) for name in operands}
+    with pytest.raises(ValueError, match=message):
+        g.pointwise(mode, x, **given, output=True)

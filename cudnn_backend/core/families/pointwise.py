@@ -26,7 +26,8 @@ from cudnn_backend.core.families._reference import Op, Request, Unsupported, ful
 from cudnn_backend.errors import GraphError
 
 __all__ = ["FAMILY", "broadcast_dims", "broadcasts_to", "INPUT_SLOTS", "OUTPUT_SLOTS", "check_pointwise",
-           "pointwise_mode", "check_broadcast", "broadcast_keys", "pick", "PointwiseOps", "FUNCTIONS", "PointwiseOp"]
+           "pointwise_mode", "check_broadcast", "broadcast_keys", "pick", "PointwiseOps", "FUNCTIONS", "PointwiseOp",
+           "operands_problem"]
 
 
 def broadcast_dims(*dims_list, what="pointwise"):
@@ -301,6 +302,28 @@ BACKWARD = {
 _GEN_INDEX_MODE = _M.CUDNN_POINTWISE_GEN_INDEX
 _DEFAULTS = {"relu_lower_clip": 0.0, "relu_upper_clip": math.inf, "relu_lower_clip_slope": 0.0, "elu_alpha": 1.0,
              "softplus_beta": 1.0, "swish_beta": 1.0}
+
+
+def operands_problem(mode, given) -> str | None:
+    """What is wrong with the operands ``given`` ({"b", "t", "dy"}: those besides x) for pointwise ``mode``, else
+    None: a binary mode needs b, BINARY_SELECT b and t, a backward activation dy, and none takes what it does not
+    read (cuDNN's own words for a missing one name its ports, and an extra one became an input nothing reads).
+    Modes neither table knows (newer releases') are left to cuDNN."""
+    if mode in BACKWARD:
+        wanted = {"dy"}
+    elif mode == _GEN_INDEX:
+        wanted = set()
+    elif mode in FUNCTIONS:
+        wanted = {"b", "t"} if FUNCTIONS[mode][0] == 3 else {"b"} if FUNCTIONS[mode][0] == 2 else set()
+    else:
+        return None
+    name = mode.name.removeprefix("CUDNN_POINTWISE_")
+    lacking, extra = sorted(wanted - set(given)), sorted(set(given) - wanted)
+    if lacking:
+        return f"{name} needs {' and '.join(lacking)}"
+    if extra:
+        return f"{name} takes no {' or '.join(extra)} (its operands: x{''.join(', ' + w for w in sorted(wanted))})"
+    return None
 
 
 class PointwiseOp(Op):
