@@ -88,6 +88,7 @@ from cudnn_backend.errors import (  # noqa: F401
     CudnnBackendError,
     CudnnShutdownError,
     NoDeviceError,
+    error_class,
     make_error,
 )
 from cudnn_backend._bindings.enums import Status  # noqa: F401
@@ -993,7 +994,7 @@ cdef class Descriptor(_Resource):
             status = cycudnn.cudnnBackendGetAttribute(p, <cudnnBackendAttributeName_t>attr,
                                                       <cudnnBackendAttributeType_t>transport, 0, &count, NULL)
         leave_call(self, None, None)
-        raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
+        _check_get_status(self, status, attr)
         if count < 0:
             # cuDNN 9.19 answers -1 for e.g. a RESAMPLE descriptor finalized without SPATIAL_DIMS; -1 is also this
             # function's error value, and taken as one it crashed the interpreter (an exception that was never set)
@@ -1064,7 +1065,7 @@ cdef class Descriptor(_Resource):
                                                           <cudnnBackendAttributeType_t>transport, requested, &got,
                                                           <void*>data if requested > 0 else NULL)
             leave_call(self, None, None)
-            raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
+            _check_get_status(self, status, attr)
             n = min(got, requested)
             if elem != TABLES.kind_size[kind] and n > 1:
                 raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)}: multi-element get through "
@@ -1156,6 +1157,19 @@ cdef class Descriptor(_Resource):
         name = _name_of(DescriptorType, self._dtype).name if self._dtype >= 0 else "?"
         state = "closed" if self._raw == NULL else ("finalized" if self._finalized else "not finalized")
         return f"<cudnn_backend.Descriptor {name} {state} at 0x{<intptr_t>self._raw:x}>"
+
+
+cdef int _check_get_status(Descriptor self, cudnnStatus_t status, int attr) except -1:
+    """cudnnBackendGetAttribute's refusal as a CudnnError; NOT_INITIALIZED of a descriptor not finalized says why
+    (cuDNN reads the attributes of finalized descriptors only, and its own message is one word)."""
+    if status == CUDNN_STATUS_SUCCESS:
+        return 0
+    if status == CUDNN_STATUS_NOT_INITIALIZED and not self._finalized:
+        raise error_class(<int>status)(
+            Status(<int>status), "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr),
+            last_error_string(), "the descriptor is not finalized: cuDNN gives the attributes of finalized "
+            "descriptors only (finalize() it first; value_of() reads what was set)")
+    return raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
 
 
 cdef inline int _record_set(Descriptor self, AttrSpec* spec, int attr, int atype, cudnnStatus_t status,

@@ -31,3 +31,12 @@ def test_blocks_ending_out_of_order():
     second_block.__exit__(None, None, None)
     _refused_tensor()
     assert first == [] and len(second) == 1
+
+
+def test_a_get_before_finalize_says_the_descriptor_is_not_finalized():
+    d = cb.Descriptor(cb.CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+    d.set(cb.CUDNN_ATTR_TENSOR_UNIQUE_ID, cb.CUDNN_TYPE_INT64, 7)
+    with pytest.raises(cb.CudnnError, match=r"CUDNN_ATTR_TENSOR_UNIQUE_ID.*\n  hint: the descriptor is not finalized: "
+                                            r"cuDNN gives the attributes of finalized descriptors only"):
+        d.get(cb.CUDNN_ATTR_TENSOR_UNIQUE_ID, cb.CUDNN_TYPE_INT64)
+    assert d.value_of(cb.CUDNN_ATTR_TENSOR_UNIQUE_ID) == 7  # what was set, as the hint says
