@@ -225,13 +225,20 @@ def test_a_plan_is_loaded_with_its_own_graph_whose_operations_have_sub_graphs():
         cb.VariantPack(plan, {u: b for u, b in buffers.items() if u != 109}, workspace=0x7000000)
 
 
-def test_a_plan_whose_node_keeps_its_sub_graphs_tensors_is_loaded_with_its_own_graph():
-    # a score modifier's tensors (a real bias among them) are the graph's, and the plan keeps them in its SDPA node
+def _score_modifier_plan():
+    """(graph, plan) of an SDPA with a score modifier whose bias (108) is a real tensor; skipped where the loaded
+    cuDNN builds none offline."""
     try:
         og = OperationGraph(ops=list(json_corpus.extra_graphs()["sdpa_fwd score modifier"]())).finalize()
         plan, _ = build_first_plan(og, device_profile="h200")
     except (cb.CudnnBackendError, ValueError, TypeError) as e:
         pytest.skip(f"cuDNN {cb.get_version()} builds no plan of an SDPA with a score modifier offline: {e}")
+    return og, plan
+
+
+def test_a_plan_whose_node_keeps_its_sub_graphs_tensors_is_loaded_with_its_own_graph():
+    # a score modifier's tensors (a real bias among them) are the graph's, and the plan keeps them in its SDPA node
+    og, plan = _score_modifier_plan()
     listed = {int(t["name"]) for t in json.loads(plan.to_json())["operationGraph"]["tensors"]}
     assert 108 not in listed and 108 in set().union(*io_uids(og))  # (the modifier's bias)
     assert plan_from_json(plan.to_json(), device_profile="h200", operation_graph=og).operation_graph is og
@@ -239,11 +246,7 @@ def test_a_plan_whose_node_keeps_its_sub_graphs_tensors_is_loaded_with_its_own_g
 
 def test_a_plan_loaded_from_its_json_alone_binds_the_tensors_its_nodes_keep():
     # the score modifier's bias (108) is listed only in the SDPA node's sub-graph: a pack must bind it all the same
-    try:
-        og = OperationGraph(ops=list(json_corpus.extra_graphs()["sdpa_fwd score modifier"]())).finalize()
-        plan, _ = build_first_plan(og, device_profile="h200")
-    except (cb.CudnnBackendError, ValueError, TypeError) as e:
-        pytest.skip(f"cuDNN {cb.get_version()} builds no plan of an SDPA with a score modifier offline: {e}")
+    og, plan = _score_modifier_plan()
     loaded = plan_from_json(plan.to_json(), device_profile="h200")
     assert loaded.operation_graph is None
     read, written = io_uids(og)
