@@ -29,12 +29,13 @@ from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import check_available
 from cudnn_backend.core.json_checks import check_plan_json, graph_parts, node_outputs
 from cudnn_backend.core.names import default_tensor_name
+from cudnn_backend.core.op_checks import FINALIZE_CHECKS
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
-from cudnn_backend.errors import CudaError, NoDeviceError
+from cudnn_backend.errors import CudaError, GraphError, NoDeviceError
 from cudnn_backend.runtime import memory
 from cudnn_backend.typed import arrays
 from cudnn_backend.typed.arrays import DATA_TYPE_BITS, MAX_ELEMENTS, span_elements, strides_like
-from cudnn_backend.typed.introspection import io_tensor_slots, io_uids, operations_of, signature_of
+from cudnn_backend.typed.introspection import io_tensor_slots, io_uids, operations_of, part_operations, signature_of
 from cudnn_backend.typed.tensors import TensorSpec
 
 __all__ = [
@@ -595,6 +596,55 @@ def prepare_overrides(specs, overrides, enabled=None) -> list:
             raise ValueError(f"{what}: dims {dims} with strides {strides} span more than {MAX_ELEMENTS} elements")
         out[uid] = (tuple(dims), tuple(strides))
     return [(uid, *out[uid]) for uid in sorted(out)]
+
+
+class _Overridden:
+    """A tensor descriptor as an operation's finalize check reads it, with the dims a variant pack gives it."""
+
+    __slots__ = ("tensor", "dims")
+
+    def __init__(self, tensor, dims):
+        self.tensor, self.dims = tensor, dims
+
+    def value_of(self, attribute):
+        return self.dims if attribute == A.CUDNN_ATTR_TENSOR_DIMENSIONS else self.tensor.value_of(attribute)
+
+
+class _WithOverrides:
+    """An operation as its finalize check reads it, its tensors with the dims a variant pack overrides."""
+
+    __slots__ = ("op", "dims", "descriptor_type")
+
+    def __init__(self, op, dims):
+        self.op, self.dims, self.descriptor_type = op, dims, op.descriptor_type
+
+    def value_of(self, attribute):
+        value = self.op.value_of(attribute)
+        if isinstance(value, Descriptor) and value.descriptor_type == DescriptorType.CUDNN_BACKEND_TENSOR_DESCRIPTOR:
+            uid = value.value_of(A.CUDNN_ATTR_TENSOR_UNIQUE_ID)
+            if uid in self.dims:
+                return _Overridden(value, self.dims[uid])
+        return value
+
+
+def check_overrides_agree(operation_graph, overrides) -> None:
+    """ValueError unless the shapes a variant pack overrides (``prepare_overrides``' list) and the others agree for
+    each operation that reads or writes one, by its family's finalize check (a matmul's C of A @ B's shape, a
+    pointwise output of the broadcast shape, a normalization's statistics of its input's): cuDNN checks none of
+    them, and would read or write past the smaller tensors. Nothing is checked where the graph is not known."""
+    if operation_graph is None or not overrides:
+        return
+    dims = {uid: tuple(d) for uid, d, _ in overrides}
+    ops = [part for op in operations_of(operation_graph) for part in (op, *part_operations(op))]
+    for op in ops:
+        check = FINALIZE_CHECKS.get(op.descriptor_type)
+        if check is None or not any(signature_of(t).uid in dims for _, t, _ in io_tensor_slots(op)):
+            continue
+        try:
+            check(_WithOverrides(op, dims))
+        except GraphError as e:
+            given = ", ".join(f"{uid}: {list(d)}" for uid, d in sorted(dims.items()))
+            raise ValueError(f"overrides ({given}): the shapes disagree: {e}") from None
 
 
 def resolve_workspace(workspace, needed, what="workspace", stream=-1):

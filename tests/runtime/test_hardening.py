@@ -270,9 +270,9 @@ def test_malformed_profiles_raise_only_our_errors(tmp_path):
     huge = tmp_path / "huge_cudnn91900.json"
     huge.write_bytes(b" " * (2 << 20))
     refused_with(lambda: DeviceProfile.load(huge), DeviceProfileError, "a device profile is about 1 KB")
-    refused_with(lambda: DeviceProfile.load(tmp_path / "\ud800.json"), ValueError, "path: .* no file name")
-    refused_with(lambda: DeviceProfile.load(str(tmp_path / "nul\x00.json")), ValueError, "path: a file path cannot")
-    refused_with(lambda: DeviceProfile.load(5), TypeError, "path: expected a file path")
+    refused_with(lambda: DeviceProfile.load(tmp_path / "\ud800.json"), ValueError, "device profile: .* no file name")
+    refused_with(lambda: DeviceProfile.load(str(tmp_path / "nul\x00.json")), ValueError, "device profile: a file path cannot")
+    refused_with(lambda: DeviceProfile.load(5), TypeError, "device profile: expected a file path")
     refused_with(lambda: h200().save(tmp_path / "\ud800.json"), ValueError, "path: ")
     refused_with(lambda: DeviceProfile(h200().deviceprop_json, cudnn_version=math.inf), DeviceProfileError,
                  "cudnn_version")

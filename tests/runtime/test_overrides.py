@@ -109,8 +109,8 @@ def test_one_plan_packs_of_other_shapes(setup):
     # another pack, other shapes, the same plan; and back to the graph's shapes
     small = VariantPack(plan, _buffers(t, 2), overrides={a: [1, 64, K], c: [1, 64, N], s: [1, 64, N]})
     assert small.overrides[a.uid] == ((1, 64, K), (64 * K, K, 1)) and b.uid not in small.overrides
-    pack.rebind(overrides={c: ([2, M, N], [M * N, N, 1])})
-    assert pack.overrides == {c.uid: ((2, M, N), (M * N, N, 1))} and pack.tensors[a.uid].dims == (1, M, K)
+    pack.rebind(overrides={a: [2, M, K], c: ([2, M, N], [M * N, N, 1]), s: [2, M, N]})  # (b broadcasts)
+    assert pack.overrides[c.uid] == ((2, M, N), (M * N, N, 1)) and pack.tensors[b.uid].dims == (1, K, N)
     pack.rebind(overrides=None)
     assert pack.overrides == {} and pack.workspace_size == plan.workspace_size
     assert pack.tensors[c.uid].dims == (1, M, N)
@@ -190,27 +190,52 @@ def test_buffers_are_checked_against_the_overridden_shapes(setup):
     bufs = {a: DeviceArray(0x100000, [1, M, K]), b: DeviceArray(0x200000, [1, K, N]),
             c: DeviceArray(0x300000, [1, M, N]), s: DeviceArray(0x400000, [1, M, N]), t["alpha"]: 1.0}
     VariantPack(plan, bufs)  # the graph's shapes fit
+    twice = {a: [2, M, K], c: [2, M, N], s: [2, M, N]}  # a batch of 2 (b broadcasts over it)
     with pytest.raises(ValueError, match=r"UID 1 \(a\): the buffer holds 65536 bytes but the tensor a \(uid 1\) "
                                          r"\[2, 256, 128\] .* spans 131072 bytes"):
-        VariantPack(plan, bufs, overrides={a: [2, M, K]})
+        VariantPack(plan, bufs, overrides=twice)
     pack = VariantPack(plan, bufs, overrides={a: [1, M // 2, K], c: [1, M // 2, N], s: [1, M // 2, N]})
     before = pack.overrides
-    with pytest.raises(ValueError, match=r"UID 3: the bound buffer holds 32768 bytes but the tensor c .* spans "
-                                         r"65536 bytes: rebind it with the overrides"):
-        pack.rebind(overrides={c: [2, M, N]})
+    with pytest.raises(ValueError, match=r"UID \d: the bound buffer holds (65536|32768) bytes but the tensor "
+                                         r"(a|c|scaled) .* spans (131072|65536) bytes: rebind it with the overrides"):
+        pack.rebind(overrides=twice)
     assert pack.overrides == before  # nothing changed
-    pack.rebind({c: DeviceArray(0x500000, [2, M, N])}, overrides={c: [2, M, N]})  # a big enough buffer with them
-    assert pack.overrides == {c.uid: ((2, M, N), (M * N, N, 1))}
+    bigger = {a: DeviceArray(0x500000, [2, M, K]), c: DeviceArray(0x600000, [2, M, N]),
+              s: DeviceArray(0x700000, [2, M, N])}
+    pack.rebind(bigger, overrides=twice)  # big enough buffers with them
+    assert pack.overrides[c.uid] == ((2, M, N), (M * N, N, 1))
+    after = pack.overrides
     with pytest.raises(ValueError, match=r"UID 1 \(a\): the buffer holds 65536 bytes"):  # a too small new buffer
-        pack.rebind({a: DeviceArray(0x600000, [1, M, K])}, overrides={a: [2, M, K]})
-    assert pack.overrides == {c.uid: ((2, M, N), (M * N, N, 1))}  # the shapes before the call again
+        pack.rebind({a: DeviceArray(0x800000, [1, M, K])}, overrides=twice)
+    assert pack.overrides == after  # the shapes before the call again
 
 
 @needs_overrides
 def test_the_workspace_query_needs_a_handle(setup):
     g, plan, t = setup
-    pack = VariantPack(plan, _buffers(t), overrides={t["a"]: [2, M, K]})
+    pack = VariantPack(plan, _buffers(t), overrides={t["a"]: [2, M, K], t["c"]: [2, M, N], t["scaled"]: [2, M, N]})
     raw = cb.Descriptor(cb.CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
     with pytest.raises(ValueError, match="handle: cudnnGetExecutionPlanWorkspaceSize needs a cuDNN Handle"):
         get_execution_plan_workspace_size(None, plan.descriptor, raw)
     assert pack.workspace_size is None
+
+
+@needs_overrides
+@pytest.mark.parametrize("given, message", [
+    # cuDNN checks none of these: it would write C past its end, or read A past its
+    (lambda t: {t["a"]: [2, M, K]}, r"overrides \(1: \[2, 256, 128\]\): the shapes disagree: "
+                                    r"CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: cdesc \(c\) has dims \[1, 256, 64\] but "
+                                    r"must be \[2, 256, 64\] \(adesc \[2, 256, 128\] x bdesc \[1, 128, 64\]\)"),
+    (lambda t: {t["a"]: [1, M // 2, K]}, r"cdesc \(c\) has dims \[1, 256, 64\] but must be \[1, 128, 64\]"),
+    (lambda t: {t["a"]: [2, M, K], t["c"]: [2, M, N]},  # the pointwise after the matmul
+     r"CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: ydesc \(scaled\) has dims \[1, 256, 64\] but must be "
+     r"\[2, 256, 64\]"),
+])
+def test_overridden_shapes_must_agree_with_the_others(setup, given, message):
+    g, plan, t = setup
+    with pytest.raises(ValueError, match=message):
+        VariantPack(plan, _buffers(t), overrides=given(t))
+    pack = VariantPack(plan, _buffers(t))
+    with pytest.raises(ValueError, match=message):
+        pack.rebind(overrides=given(t))
+    assert pack.overrides == {}

@@ -48,8 +48,9 @@ class Family:
     operations: tuple
     graph_methods: tuple = ()
     finalize_checks: dict = field(default_factory=dict)  # short operation name -> check(operation descriptor)
-    # short operation name -> an element count: its finalize check refuses only operations with a tensor of at least
-    # that many elements, so a descriptor's finalize skips it for smaller ones (plan JSON nodes always run it)
+    # short operation name -> an element count: below it (every tensor of fewer elements) its finalize check refuses
+    # nothing cuDNN's own finalize would not, so a descriptor's finalize skips it there (plan JSON nodes and the
+    # shapes a variant pack overrides, which cuDNN does not check, always run it)
     finalize_check_floors: dict = field(default_factory=dict)
     # short operation name -> {AttributeName: plan JSON member}: every attribute its finalize check reads, so that the
     # check runs on a plan's nodes too (``json_finalize_checks``)

@@ -13,7 +13,7 @@ import numpy as np
 
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend.core import graph_limits
-from cudnn_backend.core.families._checks import dims, fail, op_name
+from cudnn_backend.core.families._checks import dims, fail, need, op_name
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Op, Request, Unsupported, full, outer_coords, ravel, real
 from cudnn_backend.core.families.pointwise import broadcast_dims
@@ -155,9 +155,14 @@ class MatmulOp(Op):
         return needs, finish
 
 
-def check_tile_counts(op):
-    """A matmul's M, N and K must not wrap cuDNN's 32-bit tile counts (``graph_limits``)."""
+def check_matmul(op):
+    """C must be A @ B's shape (``matmul_output_dims``: cuDNN checks that itself as the descriptor is finalized, not
+    for the shapes a variant pack overrides), and M, N, K must not wrap cuDNN's 32-bit tile counts
+    (``graph_limits``)."""
     a, b = dims(op.value_of(A.CUDNN_ATTR_OPERATION_MATMUL_ADESC)), dims(op.value_of(A.CUDNN_ATTR_OPERATION_MATMUL_BDESC))
+    c_tensor = op.value_of(A.CUDNN_ATTR_OPERATION_MATMUL_CDESC)
+    if a is not None and b is not None:
+        need(op, c_tensor, "cdesc", matmul_output_dims(a, b), f"adesc {list(a)} x bdesc {list(b)}")
     if all(d is None or math.prod(d) < graph_limits.TILE_COUNT_LOW for d in (a, b)):
         return  # (each extent is at most its tensor's element count)
     extents = []
@@ -172,9 +177,10 @@ def check_tile_counts(op):
 
 FAMILY = Family(
     "matmul", ("MATMUL",),
-    finalize_checks={"MATMUL": check_tile_counts},
+    finalize_checks={"MATMUL": check_matmul},
     finalize_check_floors={"MATMUL": graph_limits.TILE_COUNT_LOW},
-    json_members={"MATMUL": {A.CUDNN_ATTR_OPERATION_MATMUL_ADESC: "matA", A.CUDNN_ATTR_OPERATION_MATMUL_BDESC: "matB"}},
+    json_members={"MATMUL": {A.CUDNN_ATTR_OPERATION_MATMUL_ADESC: "matA", A.CUDNN_ATTR_OPERATION_MATMUL_BDESC: "matB",
+                             A.CUDNN_ATTR_OPERATION_MATMUL_CDESC: "matC"}},
     shape_rules=(matmul_output_dims,),
     graph_methods=("matmul",),
     graph_mixin=MatmulOps,
