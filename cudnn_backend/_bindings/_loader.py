@@ -235,6 +235,8 @@ def release_library(spec) -> str | None:
             [cache / "cudnn-backend" / "releases" / f"{cuda}-{text}" for cuda in ("cu13", "cu12")]
     candidates = [f / sub / "libcudnn.so.9" for f in folders for sub in ("", "lib", "nvidia/cudnn/lib")]
     found = next((c for c in candidates if c.is_file()), None)
+    if found is None and _loaded is not None and _loaded.version_string == text:
+        return _loaded.path  # the release this process loaded (pip's, or $CUDNN_BACKEND_LIBCUDNN's) is that one
     if found is None:
         raise ValueError(f"release: no libcudnn.so.9 for {text!r} in {', '.join(str(f) for f in folders)} (carry or "
                          "install one: `bash tools/carry_cudnn.sh pack 9.28.1`, or `pip install --target DIR "

@@ -33,6 +33,10 @@ def test_a_release_names_a_library(tmp_path, monkeypatch):
         release_library("nine")
     with pytest.raises(TypeError, match="expected a libcudnn.so.9 path"):
         release_library(3)
+    # the release this process loaded is found by its number too (the README's `compare --releases 9.19.0 9.28.1`)
+    from cudnn_backend._bindings import _loader
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "no-cache"))  # (no carried copy of it found first)
+    assert release_library(version_text(LOADED)) == _loader.load_cudnn().path
 
 
 def _result(engine, time_us, status="ok", kernels=1, **knobs):
