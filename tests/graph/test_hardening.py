@@ -290,3 +290,16 @@ def test_a_pointwise_mode_takes_the_operands_it_reads(mode, operands, message):
     given = {name: g.tensor([1, 4, 4, 4]) for name in operands}
     with pytest.raises(ValueError, match=message):
         g.pointwise(mode, x, **given, output=True)
+
+
+@pytest.mark.parametrize("value, data_type, fits", [
+    (1e10, "half", False), (65504.0, "half", True), (float("inf"), "half", True), (-1e39, "float", False),
+    (3e38, "float", True), (10 ** 400, "float", False), (500.0, "fp8_e4m3", False), (448.0, "fp8_e4m3", True)])
+def test_a_floating_scalar_must_fit_its_data_type(value, data_type, fits):
+    # (a finite value past the type's range would be stored as infinity, as an int8 300 would wrap)
+    g = Graph("s")
+    if fits:
+        g.scalar(value, data_type=data_type)
+    else:
+        with pytest.raises(ValueError, match=r"value: .* does not fit in CUDNN_DATA_\w+ \(its largest finite value is"):
+            g.scalar(value, data_type=data_type)

@@ -75,6 +75,10 @@ _INT_RANGES = {DataType.CUDNN_DATA_INT8: (-(1 << 7), (1 << 7) - 1), DataType.CUD
                DataType.CUDNN_DATA_INT32: (-(1 << 31), (1 << 31) - 1), DataType.CUDNN_DATA_INT64: (-(1 << 63), (1 << 63) - 1)}
 if "CUDNN_DATA_UINT32" in DataType.__members__:
     _INT_RANGES[DataType["CUDNN_DATA_UINT32"]] = (0, (1 << 32) - 1)
+# the largest finite value of the floating types a scalar can hold (a finite value beyond it would be infinity)
+_FLOAT_MAX = {DataType.CUDNN_DATA_HALF: 65504.0, DataType.CUDNN_DATA_BFLOAT16: 3.3895313892515355e38,
+              DataType.CUDNN_DATA_FLOAT: 3.4028234663852886e38, DataType.CUDNN_DATA_FP8_E4M3: 448.0,
+              DataType.CUDNN_DATA_FP8_E5M2: 57344.0}
 # the data types holding booleans: BOOLEAN (bit-packed, eight elements a byte) and, from cuDNN 9.25, BYTE_BOOLEAN
 # (one byte an element, as every array library's bool arrays)
 BOOLEAN_TYPES = frozenset(DataType[n] for n in ("CUDNN_DATA_BOOLEAN", "CUDNN_DATA_BYTE_BOOLEAN")
@@ -101,6 +105,14 @@ def scalar_value(value, data_type, what="value"):
         return v
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{what}: a {dt.name} scalar takes a real number, not {type(value).__name__}")
+    largest = _FLOAT_MAX.get(dt)
+    if largest is not None:
+        try:
+            magnitude = abs(float(value))
+        except OverflowError:  # an int beyond any float
+            magnitude = float("inf")
+        if largest < magnitude < float("inf") or (magnitude == float("inf") and not isinstance(value, float)):
+            raise ValueError(f"{what}: {value!r} does not fit in {dt.name} (its largest finite value is {largest:g})")
     return value
 
 
