@@ -239,3 +239,16 @@ def test_overridden_shapes_must_agree_with_the_others(setup, given, message):
     with pytest.raises(ValueError, match=message):
         pack.rebind(overrides=given(t))
     assert pack.overrides == {}
+
+
+@needs_overrides
+def test_a_convolutions_overridden_output_must_be_its_inputs_convolution():
+    g = Graph("conv", io_data_type="half")
+    x, w = g.tensor([2, 8, 8, 8], layout="nhwc", name="x"), g.tensor([8, 8, 3, 3], layout="nhwc", name="w")
+    y = g.conv_fwd(x, w, padding=1, output=True, name="y")
+    og = g.build(override_shapes=True)
+    bufs = {x: 0x1000000, w: 0x2000000, y: 0x3000000}
+    with pytest.raises(ValueError, match=r"CONVOLUTION_FORWARD_DESCRIPTOR: ydesc \(y\) has dims \[2, 8, 8, 8\] but must "
+                                         r"be \[2, 8, 16, 16\] \(the convolution of xdesc \[2, 8, 16, 16\] by wdesc"):
+        VariantPack(None, bufs, operation_graph=og, overrides={x: [2, 8, 16, 16]})
+    VariantPack(None, bufs, operation_graph=og, overrides={x: [2, 8, 16, 16], y: [2, 8, 16, 16]}).close()

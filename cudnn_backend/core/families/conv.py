@@ -23,7 +23,7 @@ from cudnn_backend._bindings.enums import ConvolutionMode
 from cudnn_backend.core import graph_limits
 from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import as_choice
-from cudnn_backend.core.families._checks import dims, fail, op_name
+from cudnn_backend.core.families._checks import dims, fail, need, op_name
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import (
     Gather,
@@ -375,15 +375,28 @@ _TENSORS = {
                                     (A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, "dY", "dydesc")),
 }
 _TENSORS_OF_TYPE = {f"CUDNN_BACKEND_OPERATION_{short}_DESCRIPTOR": tensors for short, tensors in _TENSORS.items()}
+_CONV_DESC_OF_TYPE = {
+    "CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR": A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+    "CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR": A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+    "CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR":
+        A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC}
+_GEOMETRY = (A.CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, A.CUDNN_ATTR_CONVOLUTION_POST_PADDINGS,
+             A.CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, A.CUDNN_ATTR_CONVOLUTION_DILATIONS)
 
 
-def check_tile_counts(op):
-    """The extents of the GEMM a convolution is computed as (the positions of either activation, N * P * Q; the
-    filter's K, C * R * S and K * R * S) must not wrap cuDNN's 32-bit tile counts (``graph_limits``). Each is at
-    most its tensor's element count: tensors of fewer elements than the band are passed at once (this runs on every
-    convolution's finalize)."""
+def check_convolution(op):
+    """The output activation (Y; dY of the backward ones) must be ``output_dims`` of the input one and the filter
+    (cuDNN checks that itself as the descriptor is finalized, not for the shapes a variant pack overrides), and the
+    extents of the GEMM a convolution is computed as (the positions of either activation, N * P * Q; the filter's K,
+    C * R * S and K * R * S) must not wrap cuDNN's 32-bit tile counts (``graph_limits``)."""
     (x_attr, _, x_slot), (w_attr, _, w_slot), (y_attr, _, y_slot) = _TENSORS_OF_TYPE[op.descriptor_type.name]
     x, w, y = dims(op.value_of(x_attr)), dims(op.value_of(w_attr)), dims(op.value_of(y_attr))
+    conv = op.value_of(_CONV_DESC_OF_TYPE[op.descriptor_type.name])  # (a plan JSON node has none: its members)
+    if conv is not None and x is not None and w is not None and y is not None:
+        geometry = [conv.value_of(attr) for attr in _GEOMETRY]
+        if all(isinstance(g, tuple) and len(g) == len(x) - 2 for g in geometry):
+            need(op, op.value_of(y_attr), y_slot, output_dims(x, w, *geometry),
+                 f"the convolution of {x_slot} {list(x)} by {w_slot} {list(w)}")
     if all(d is None or math.prod(d) < graph_limits.TILE_COUNT_LOW for d in (x, w, y)):
         return
     extents = [(f"the positions of {slot} {list(d)} (N times its spatial dims)", d[0] * math.prod(d[2:]))
@@ -398,7 +411,7 @@ def check_tile_counts(op):
 
 FAMILY = Family(
     "conv", ("CONVOLUTION_FORWARD", "CONVOLUTION_BACKWARD_DATA", "CONVOLUTION_BACKWARD_FILTER"),
-    finalize_checks={short: check_tile_counts for short in _TENSORS},
+    finalize_checks={short: check_convolution for short in _TENSORS},
     finalize_check_floors={short: graph_limits.TILE_COUNT_LOW for short in _TENSORS},
     json_members={short: {attr: member for attr, member, _ in tensors} for short, tensors in _TENSORS.items()},
     shape_rules=(conv_output_dims,),
