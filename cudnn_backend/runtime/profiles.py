@@ -252,6 +252,9 @@ class DeviceProfile:
         if not isinstance(parsed, dict) or not any(k in parsed for k in ("deviceName", "deviceVer", "multiProcessorCount")):
             raise DeviceProfileError("deviceprop_json: not a cuDNN deviceprop JSON "
                                      "(no deviceName/deviceVer/multiProcessorCount keys)")
+        problem = _identity_problem(parsed)
+        if problem is not None:
+            raise DeviceProfileError(f"deviceprop_json: {problem}")
         if not isinstance(self.allow_version_mismatch, bool):
             raise TypeError("allow_version_mismatch: expected a bool")
         if not isinstance(self.filled, dict) or not all(isinstance(k, str) and isinstance(v, str)
@@ -681,6 +684,23 @@ def _current_device():
     except Exception:  # pragma: no cover
         return None
     return int(dev) if int(err) == 0 else None
+
+
+# every CUDA GPU's: a profile saying otherwise describes no GPU (cuDNN answers ARCH_MISMATCH, or takes it)
+WARP_SIZE = 32
+SM_VERSIONS = range(100, 2000, 10)  # deviceVer: major * 100 + minor * 10, compute capability 1.0 on
+
+
+def _identity_problem(props) -> str | None:
+    """What in a deviceprop's identity no GPU has (a ``deviceVer`` that is no SM version, a ``warpSize`` not 32),
+    else None: cuDNN refuses the one as ARCH_MISMATCH naming no member, and takes the other."""
+    version, warp = props.get("deviceVer"), props.get("warpSize")
+    if version is not None and version not in SM_VERSIONS:
+        return (f"deviceVer {version!r} is no SM version (major * 100 + minor * 10, such as 900 for an H100 or "
+                "H200)")
+    if warp is not None and warp != WARP_SIZE:
+        return f"warpSize {warp!r}: every CUDA GPU's is {WARP_SIZE}"
+    return None
 
 
 def as_deviceprop(device_profile, allow_version_mismatch=None):

@@ -528,3 +528,14 @@ def test_a_profile_named_or_loaded_per_call_leaves_nothing_behind():
     profile = DeviceProfile.bundled("h200")
     held = profile.descriptor()
     assert profile.descriptor() is held and profiles.profile_of(held) is profile
+
+
+@pytest.mark.parametrize("member, value, message", [
+    ("deviceVer", 0, r"deviceVer 0 is no SM version"), ("deviceVer", 12345, r"deviceVer 12345 is no SM version"),
+    ("deviceVer", 905, r"deviceVer 905 is no SM version"), ("warpSize", 33, r"warpSize 33: every CUDA GPU's is 32")])
+def test_a_profile_whose_identity_no_gpu_has_is_refused_naming_the_member(member, value, message):
+    # cuDNN answers deviceVer 0 with ARCH_MISMATCH naming nothing, and takes 12345 or a warp of 33
+    h200 = DeviceProfile.bundled("h200")
+    props = dict(json.loads(h200.deviceprop_json), **{member: value})
+    with pytest.raises(DeviceProfileError, match=rf"^deviceprop_json: {message}"):
+        DeviceProfile(json.dumps(props), cudnn_version=h200.cudnn_version)
