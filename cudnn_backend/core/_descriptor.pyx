@@ -422,6 +422,33 @@ cdef int _check_graph_finalize_cost(Descriptor graph) except -1:
     return 0
 
 
+cdef int64_t MAX_TENSOR_SPAN = (<int64_t>1) << 62  # elements, as core.families._build.MAX_ELEMENTS
+
+
+cdef int _check_tensor_span(Descriptor t) except -1:
+    """A tensor's span (1 + the sum of (dim - 1) * stride: the elements from its first to its last) must stay within
+    2**62 elements, as the Graph's tensors do: cuDNN computes offsets from it in 64 bits and overflows past it. In C,
+    no Python object made: this runs on every tensor's finalize."""
+    cdef Py_ssize_t i, n
+    cdef int64_t span = 1, d, st
+    dims = t._value(CUDNN_ATTR_TENSOR_DIMENSIONS)
+    strides = t._value(CUDNN_ATTR_TENSOR_STRIDES)
+    if type(dims) is not tuple or type(strides) is not tuple or len(<tuple>dims) != len(<tuple>strides):
+        return 0  # cuDNN's own checks say what is wrong with these
+    n = len(<tuple>dims)
+    for i in range(n):
+        d = <int64_t>(<tuple>dims)[i]
+        st = <int64_t>(<tuple>strides)[i]
+        if d <= 1:
+            continue
+        if st > (MAX_TENSOR_SPAN - span) // (d - 1):
+            raise ValueError(f"CUDNN_BACKEND_TENSOR_DESCRIPTOR (uid {t._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)}): dims "
+                             f"{list(dims)} with strides {list(strides)} span more than 2**62 elements; cuDNN's offsets "
+                             "would overflow")
+        span += (d - 1) * st
+    return 0
+
+
 cdef inline bint _tensor_below(object t, int64_t floor) except -1:
     """Whether ``t``, a tensor descriptor, has fewer than ``floor`` elements (True for anything else, and a tensor
     without dims: nothing to check)."""
@@ -1106,7 +1133,9 @@ cdef class Descriptor(_Resource):
             required = TABLES.required_mask[dtype]
             if (self._mask & required) != required or TABLES.required_by_slot[dtype]:
                 self._check_required()
-        if dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
+        if dtype == CUDNN_BACKEND_TENSOR_DESCRIPTOR:
+            _check_tensor_span(self)
+        elif dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
             _check_finalize_preconditions(dtype, {a: v for a, v in self._items()})
         elif dtype == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
             _check_graph_finalize_cost(self)

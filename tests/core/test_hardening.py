@@ -462,3 +462,23 @@ def test_max_pooling_backward_without_its_index_is_refused():
              "CUDNN_RESAMPLE_MAXPOOL backward needs idxdesc", GraphError)
     assert resample_bwd(CUDNN_RESAMPLE_MAXPOOL, index=True).finalize().finalized
     assert resample_bwd(CUDNN_RESAMPLE_AVGPOOL_INCLUDE_PADDING, index=False).finalize().finalized
+
+
+@pytest.mark.parametrize("dims, strides, refused", [
+    ([2, 2], [2 ** 63 - 1, 1], True), ([2, 2], [2 ** 62, 1], True), ([3, 2], [2 ** 61, 1], True),
+    ([2, 2], [2 ** 61, 1], False), ([1, 2], [2 ** 63 - 1, 1], False), ([4, 4], [4, 1], False)])
+def test_a_tensor_whose_strides_span_past_two_to_the_62_is_refused_by_every_api(dims, strides, refused):
+    # cuDNN takes them and computes offsets that overflow; a dim of 1 never steps by its stride
+    def finalized():
+        return cb.typed.Tensor(unique_id=5, data_type=cb.CUDNN_DATA_HALF, dimensions=dims, strides=strides,
+                               byte_alignment=16).finalize()
+
+    if not refused:
+        finalized()
+        cb.Graph("t").tensor(dims, strides)
+        return
+    with pytest.raises(ValueError, match=r"CUDNN_BACKEND_TENSOR_DESCRIPTOR \(uid 5\): dims .* span more than 2\*\*62 "
+                                         r"elements"):
+        finalized()
+    with pytest.raises(ValueError, match=r"span more than 2\*\*62 elements"):
+        cb.Graph("t").tensor(dims, strides)

@@ -297,8 +297,9 @@ def test_the_plan_identity_table_is_what_the_loaded_release_compares(plan, h200)
     props = h200.properties
     for member in compared:
         value = props[member]
-        other = [*value[:-1], value[-1] - 1] if isinstance(value, list) else value + 1 if member != "driverVer" \
-            else value - 1  # a plan for a newer driver than the GPU's is refused by every release
+        other = [*value[:-1], value[-1] - 1] if isinstance(value, list) else value - 1 if member == "driverVer" \
+            else value + 10 if member == "deviceVer" else value + 1  # (a plan for a newer driver than the GPU's is
+        # refused by every release; a deviceVer is an SM version, major * 100 + minor * 10)
         with pytest.raises(cb.CudnnNotSupportedError, match=f"ARCH_MISMATCH.*they differ in {member} "):
             plan_from_json(text, device_profile=_with(h200, **{member: other}))
     for member, value in (("pciDeviceId", props["pciDeviceId"] + 1), ("deviceName", "NVIDIA H200 renamed")):
