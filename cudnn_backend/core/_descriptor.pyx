@@ -52,6 +52,7 @@ from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._coerce import ADDRESS_LIMIT, _name_of, as_int
 from cudnn_backend.core._status import check_available
 from cudnn_backend.core import graph_limits as _graph_limits
+from cudnn_backend.core.families._build import MAX_ELEMENTS as _MAX_ELEMENTS
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import (CudnnBadParamError, CudnnError, CudnnNotSupportedError,  # noqa: F401 - CudnnError:
                                   CudnnUnsafeCallError, CudnnVersionError)  # a name this module has always had
@@ -422,7 +423,7 @@ cdef int _check_graph_finalize_cost(Descriptor graph) except -1:
     return 0
 
 
-cdef int64_t MAX_TENSOR_SPAN = (<int64_t>1) << 62  # elements, as core.families._build.MAX_ELEMENTS
+cdef int64_t MAX_TENSOR_SPAN = _MAX_ELEMENTS  # the Graph's bound too (core.families._build)
 
 
 cdef int _check_tensor_span(Descriptor t) except -1:

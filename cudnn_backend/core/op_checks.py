@@ -6,7 +6,8 @@ shape; reduction outputs that do not divide the input; RESAMPLE_BWD max pooling 
 SIGSEGV in heuristics). Each check lives with its operation family in ``core.families`` (beside the shape rule the
 ``Graph`` builder uses); this module is the table ``Descriptor.finalize`` reads:
 ``FINALIZE_CHECKS[descriptor type](descriptor)``, skipped for an operation whose tensors all have fewer elements
-than ``FINALIZE_CHECK_FLOORS[descriptor type]`` (where the family declares one).
+than ``FINALIZE_CHECK_FLOORS[descriptor type]`` (where the family declares one: below it, cuDNN's own finalize
+refuses all the check would).
 """
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ __all__ = ["GraphCore"]
 cdef enum:
     MAX_RANK = 8
 
-cdef int64_t MAX_ELEMENTS = (<int64_t>1) << 62  # as core.families._build.MAX_ELEMENTS
+cdef int64_t MAX_ELEMENTS = _build.MAX_ELEMENTS
 
 cdef int _FLOAT = CUDNN_DATA_FLOAT
 cdef object _F32 = DataType.CUDNN_DATA_FLOAT

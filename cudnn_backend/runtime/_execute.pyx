@@ -269,9 +269,9 @@ cdef class VariantPack:
         if overrides is not None:  # checked against the graph's shapes; the buffers against the overridden ones
             self._graph_specs = _packing.tensor_specs(plan, operation_graph, tensors) or {}
             ov = _packing.prepare_overrides(self._graph_specs, overrides,
-                                            _packing.plan_override_enabled(plan, operation_graph))
-            _packing.check_overrides_agree(operation_graph if operation_graph is not None else
-                                           _packing.plan_operation_graph(plan) if plan is not None else None, ov)
+                                            _packing.plan_override_enabled(plan, operation_graph),
+                                            operation_graph if operation_graph is not None else
+                                            _packing.plan_operation_graph(plan))
         slots, specs, written = _packing.prepare_pack(plan, buffers, operation_graph, tensors, check_dtype, ov)
         # with overrides the workspace is cuDNN's answer for this pack (queried once a handle is known), not the plan's
         needed = _packing.plan_workspace_size(plan) if plan is not None and ov is None else 0
@@ -831,12 +831,10 @@ cdef class VariantPack:
     def _checked_overrides(self, overrides):
         if overrides is None or (hasattr(overrides, "items") and len(overrides) == 0):
             return []
-        ov = _packing.prepare_overrides(self._graph_specs, overrides,
-                                        _packing.plan_override_enabled(self._plan_obj)
-                                        if self._plan_obj is not None else None)
-        if self._plan_obj is not None:
-            _packing.check_overrides_agree(_packing.plan_operation_graph(self._plan_obj), ov)
-        return ov
+        return _packing.prepare_overrides(self._graph_specs, overrides,
+                                          _packing.plan_override_enabled(self._plan_obj)
+                                          if self._plan_obj is not None else None,
+                                          _packing.plan_operation_graph(self._plan_obj))
 
     cdef int _set_overrides(self, list overrides, object rebinding) except -1:
         """Make ``overrides`` (checked) this pack's shapes: the bound buffers of known size must hold them (but those

@@ -35,7 +35,8 @@ from cudnn_backend.errors import CudaError, GraphError, NoDeviceError
 from cudnn_backend.runtime import memory
 from cudnn_backend.typed import arrays
 from cudnn_backend.typed.arrays import DATA_TYPE_BITS, MAX_ELEMENTS, span_elements, strides_like
-from cudnn_backend.typed.introspection import io_tensor_slots, io_uids, operations_of, part_operations, signature_of
+from cudnn_backend.typed.introspection import (io_tensor_slots, io_uids, operations_of, part_operations, signature_of,
+                                                tensor_slots)
 from cudnn_backend.typed.tensors import TensorSpec
 
 __all__ = [
@@ -549,13 +550,14 @@ def _sizes(values, what, rank, spec):
     return out
 
 
-def prepare_overrides(specs, overrides, enabled=None) -> list:
+def prepare_overrides(specs, overrides, enabled=None, operation_graph=None) -> list:
     """The checked shape overrides of a variant pack: ``[(uid, dims, strides)]`` in UID order.
 
     ``overrides`` maps a UID or tensor to its dims (then packed strides in the tensor's own axis order, NHWC stays
     NHWC) or to ``(dims, strides)``. Each must be a real (not virtual, not by-value) tensor of the plan's graph
-    (``specs``), keep its rank, and every dim and stride be >= 1. cuDNN checks none of it (9.28.1 finalizes packs
-    and answers workspace queries with any ranks, UIDs and sizes), only that the three arrays agree in length.
+    (``specs``), keep its rank, and every dim and stride be >= 1; with the ``operation_graph``, the shapes must
+    agree with the others (``_check_overrides_agree``). cuDNN checks none of it (9.28.1 finalizes packs and answers
+    workspace queries with any ranks, UIDs and sizes), only that the three arrays agree in length.
     ``enabled``: whether the plan's graph has override shapes enabled (False refuses; None: unknown)."""
     check_available(OVERRIDE_SHAPES_NEEDS, "VariantPack(overrides=...)")
     if not hasattr(overrides, "items"):
@@ -595,7 +597,9 @@ def prepare_overrides(specs, overrides, enabled=None) -> list:
         if span_elements(dims, strides) > MAX_ELEMENTS:
             raise ValueError(f"{what}: dims {dims} with strides {strides} span more than {MAX_ELEMENTS} elements")
         out[uid] = (tuple(dims), tuple(strides))
-    return [(uid, *out[uid]) for uid in sorted(out)]
+    checked = [(uid, *out[uid]) for uid in sorted(out)]
+    _check_overrides_agree(operation_graph, checked)
+    return checked
 
 
 class _Overridden:
@@ -627,7 +631,7 @@ class _WithOverrides:
         return value
 
 
-def check_overrides_agree(operation_graph, overrides) -> None:
+def _check_overrides_agree(operation_graph, overrides) -> None:
     """ValueError unless the shapes a variant pack overrides (``prepare_overrides``' list) and the others agree for
     each operation that reads or writes one, by its family's finalize check (a matmul's C of A @ B's shape, a
     pointwise output of the broadcast shape, a normalization's statistics of its input's): cuDNN checks none of
@@ -636,9 +640,9 @@ def check_overrides_agree(operation_graph, overrides) -> None:
         return
     dims = {uid: tuple(d) for uid, d, _ in overrides}
     ops = [part for op in operations_of(operation_graph) for part in (op, *part_operations(op))]
-    for op in ops:
+    for op in ops:  # (each part is an operation of its own here: its own tensors only)
         check = FINALIZE_CHECKS.get(op.descriptor_type)
-        if check is None or not any(signature_of(t).uid in dims for _, t, _ in io_tensor_slots(op)):
+        if check is None or not any(signature_of(t).uid in dims for _, t, _ in tensor_slots(op)):
             continue
         try:
             check(_WithOverrides(op, dims))

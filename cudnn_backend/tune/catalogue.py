@@ -465,10 +465,9 @@ def load_catalogue(path) -> list:
     if not p.is_file():
         raise ValueError(f"catalogue: {str(p)!r} is not a file")
     entries = _python_catalogue(p) if p.suffix == ".py" else _text_catalogue(p)
-    if not entries:
-        raise ValueError(f"catalogue: {str(p)!r} lists no graphs" + (
-            " (no public function callable without arguments, and no CATALOGUE list)" if p.suffix == ".py" else
-            " (only blank lines and # comments)"))
+    if not entries:  # (a text file listing none is refused as it is read: tasks_from_file)
+        raise ValueError(f"catalogue: {str(p)!r} lists no graphs (no public function callable without arguments, and "
+                         "no CATALOGUE list)")
     if len(entries) > MAX_ENTRIES:
         raise ValueError(f"catalogue: {str(p)!r} lists {len(entries)} graphs, more than {MAX_ENTRIES}; split it "
                          "into several files")

@@ -51,7 +51,7 @@ FAMILIES = tuple(m.FAMILY for m in family_modules())
 #: descriptor type -> the shape check ``Descriptor.finalize`` runs first; operation C name -> family name;
 #: JSON finalizeMode -> the operation C name a graph in that mode needs a node of
 FINALIZE_CHECKS, FAMILY_OF, FINALIZE_MODE_NEEDS = register(FAMILIES)
-#: descriptor type -> the element count below which its finalize check refuses nothing (skipped there)
+#: descriptor type -> the element count below which its finalize check adds nothing to cuDNN's (skipped there)
 FINALIZE_CHECK_FLOORS = finalize_check_floors(FAMILIES)
 #: operation C name -> (finalize check, {AttributeName: plan JSON member}): the checks a plan's nodes get too
 JSON_FINALIZE_CHECKS = json_finalize_checks(FAMILIES)

@@ -130,8 +130,9 @@ def register(families, enum_operations=None, node_tables=None) -> tuple:
 
 
 def finalize_check_floors(families) -> dict:
-    """{operation descriptor type: element count} of the finalize checks that refuse only operations with a tensor
-    of at least that many elements (``Family.finalize_check_floors``), for the operations the loaded enums know."""
+    """{operation descriptor type: element count} of the finalize checks that, for operations whose tensors all have
+    fewer elements, refuse nothing cuDNN's own finalize would not (``Family.finalize_check_floors``), for the
+    operations the loaded enums know."""
     names = DescriptorType.__members__
     return {names[operation_type_name(op)]: int(floor) for fam in families
             for op, floor in fam.finalize_check_floors.items() if operation_type_name(op) in names}

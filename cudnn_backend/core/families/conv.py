@@ -374,12 +374,11 @@ _TENSORS = {
                                     (A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, "dW", "dwdesc"),
                                     (A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, "dY", "dydesc")),
 }
-_TENSORS_OF_TYPE = {f"CUDNN_BACKEND_OPERATION_{short}_DESCRIPTOR": tensors for short, tensors in _TENSORS.items()}
-_CONV_DESC_OF_TYPE = {
-    "CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR": A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
-    "CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR": A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
-    "CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR":
-        A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC}
+# each convolution's descriptor type name -> (its tensors as above, the attribute holding its geometry)
+_OF_TYPE = {f"CUDNN_BACKEND_OPERATION_{short}_DESCRIPTOR": (_TENSORS[short], conv_desc) for short, conv_desc in (
+    ("CONVOLUTION_FORWARD", A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC),
+    ("CONVOLUTION_BACKWARD_DATA", A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC),
+    ("CONVOLUTION_BACKWARD_FILTER", A.CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC))}
 _GEOMETRY = (A.CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, A.CUDNN_ATTR_CONVOLUTION_POST_PADDINGS,
              A.CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, A.CUDNN_ATTR_CONVOLUTION_DILATIONS)
 
@@ -389,13 +388,14 @@ def check_convolution(op):
     (cuDNN checks that itself as the descriptor is finalized, not for the shapes a variant pack overrides), and the
     extents of the GEMM a convolution is computed as (the positions of either activation, N * P * Q; the filter's K,
     C * R * S and K * R * S) must not wrap cuDNN's 32-bit tile counts (``graph_limits``)."""
-    (x_attr, _, x_slot), (w_attr, _, w_slot), (y_attr, _, y_slot) = _TENSORS_OF_TYPE[op.descriptor_type.name]
-    x, w, y = dims(op.value_of(x_attr)), dims(op.value_of(w_attr)), dims(op.value_of(y_attr))
-    conv = op.value_of(_CONV_DESC_OF_TYPE[op.descriptor_type.name])  # (a plan JSON node has none: its members)
+    ((x_attr, _, x_slot), (w_attr, _, w_slot), (y_attr, _, y_slot)), conv_attr = _OF_TYPE[op.descriptor_type.name]
+    y_tensor = op.value_of(y_attr)
+    x, w, y = dims(op.value_of(x_attr)), dims(op.value_of(w_attr)), dims(y_tensor)
+    conv = op.value_of(conv_attr)  # (a plan JSON node has none: its members)
     if conv is not None and x is not None and w is not None and y is not None:
         geometry = [conv.value_of(attr) for attr in _GEOMETRY]
         if all(isinstance(g, tuple) and len(g) == len(x) - 2 for g in geometry):
-            need(op, op.value_of(y_attr), y_slot, output_dims(x, w, *geometry),
+            need(op, y_tensor, y_slot, output_dims(x, w, *geometry),
                  f"the convolution of {x_slot} {list(x)} by {w_slot} {list(w)}")
     if all(d is None or math.prod(d) < graph_limits.TILE_COUNT_LOW for d in (x, w, y)):
         return
