@@ -1165,7 +1165,7 @@ cdef class Descriptor(_Resource):
             if _pending_interrupt is not None:
                 _raise_pending_interrupt()
         if status != CUDNN_STATUS_SUCCESS:
-            raise_status(status, "cudnnBackendFinalize", DescriptorType(dtype))
+            _raise_finalize_status(self, status)
         if dtype != CUDNN_BACKEND_TENSOR_DESCRIPTOR and dtype != CUDNN_BACKEND_POINTWISE_DESCRIPTOR:
             # cuDNN keeps warnings of a successful finalize as its "last error": read them away now, so a
             # later failure is never explained by this call's text (tensors and pointwise descriptors give none)
@@ -1187,6 +1187,30 @@ cdef class Descriptor(_Resource):
         name = _name_of(DescriptorType, self._dtype).name if self._dtype >= 0 else "?"
         state = "closed" if self._raw == NULL else ("finalized" if self._finalized else "not finalized")
         return f"<cudnn_backend.Descriptor {name} {state} at 0x{<intptr_t>self._raw:x}>"
+
+
+cdef int _raise_finalize_status(Descriptor self, cudnnStatus_t status) except -1:
+    """cudnnBackendFinalize's refusal as a CudnnError. Where cuDNN gives no message, the hint lists the plain values
+    set on the descriptor (enums by name), since one of them is what was refused."""
+    message = last_error_string()
+    if message:  # (read once: cuDNN forgets it as it is read)
+        raise make_error(_name_of(Status, <int>status), "cudnnBackendFinalize", DescriptorType(self._dtype), None,
+                         message)
+    settings = []
+    for attr, value in self._items():
+        values = value if type(value) is tuple else (value,)
+        if any(isinstance(v, (Descriptor, _Handle)) for v in values):
+            continue
+        atype = self._atypes.get(attr, TABLES.attr[attr].default_type) if self._atypes else TABLES.attr[attr].default_type
+        enum_class = <object>TABLES.enum_class[atype] if 0 <= atype < MAX_TYPES and TABLES.enum_class[atype] != NULL \
+            else None
+        if enum_class is not None:
+            values = tuple(getattr(_name_of(enum_class, v), "name", v) for v in values)
+        text = ", ".join(str(v) for v in values[:8]) + (f", ... ({len(values)} values)" if len(values) > 8 else "")
+        settings.append(f"{_attr_name(attr)}={text if len(values) == 1 else '[' + text + ']'}")
+    raise error_class(<int>status)(
+        _name_of(Status, <int>status), "cudnnBackendFinalize", DescriptorType(self._dtype), None, "",
+        f"cuDNN gives no reason; the values set: {', '.join(settings) or 'none'}; {DEBUG_HINT}")
 
 
 cdef int _check_get_status(Descriptor self, cudnnStatus_t status, int attr) except -1:

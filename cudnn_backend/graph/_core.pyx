@@ -38,6 +38,7 @@ from cudnn_backend.core._status import check_available
 from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import OVERRIDE_SHAPES_NEEDS, as_choice, as_data_type, scalar_value
 from cudnn_backend.core.families.conv import conv_mode as _conv_mode
+from cudnn_backend.core.families.conv import MAX_SPATIAL_DIMS as _MAX_SPATIAL_DIMS
 from cudnn_backend.core.families.conv import conv_output_dims as _conv_output_dims
 from cudnn_backend.core.families.pointwise import broadcast_dims as _broadcast_dims
 from cudnn_backend.core.families.pointwise import operands_problem as _pointwise_operands_problem
@@ -138,7 +139,7 @@ cdef list _conv_out(tuple xd, tuple wd, list pre, list post, list st, list dl):
     """``shapes.conv_output_dims`` on C ints; anything irregular through it (it raises the GraphError)."""
     cdef Py_ssize_t nsp = len(xd) - 2, i
     cdef int64_t c, cg, k, groups, eff, o
-    if nsp < 1 or len(wd) != len(xd) or nsp > MAX_RANK or len(pre) != nsp or len(post) != nsp or len(st) != nsp \
+    if nsp < 1 or len(wd) != len(xd) or nsp > _MAX_SPATIAL_DIMS or len(pre) != nsp or len(post) != nsp or len(st) != nsp \
             or len(dl) != nsp:
         return _conv_output_dims(xd, wd, pre, st, dl, post)
     c = xd[1]

@@ -40,3 +40,26 @@ def test_a_get_before_finalize_says_the_descriptor_is_not_finalized():
                                             r"cuDNN gives the attributes of finalized descriptors only"):
         d.get(cb.CUDNN_ATTR_TENSOR_UNIQUE_ID, cb.CUDNN_TYPE_INT64)
     assert d.value_of(cb.CUDNN_ATTR_TENSOR_UNIQUE_ID) == 7  # what was set, as the hint says
+
+
+def test_a_finalize_cuDNN_gives_no_reason_for_lists_the_values_set():
+    """cuDNN's reduction descriptor refuses AVG (9.10-9.28) with no message: the hint names what was set, enums by
+    name, child descriptors left out."""
+    d = cb.Descriptor(cb.CUDNN_BACKEND_REDUCTION_DESCRIPTOR)
+    d.set(cb.CUDNN_ATTR_REDUCTION_OPERATOR, cb.CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, cb.CUDNN_REDUCE_TENSOR_AVG)
+    d.set(cb.CUDNN_ATTR_REDUCTION_COMP_TYPE, cb.CUDNN_TYPE_DATA_TYPE, cb.CUDNN_DATA_FLOAT)
+    with pytest.raises(cb.CudnnNotSupportedError) as err:
+        d.finalize()
+    assert err.value.cudnn_message == ""
+    assert "hint: cuDNN gives no reason; the values set: CUDNN_ATTR_REDUCTION_OPERATOR=CUDNN_REDUCE_TENSOR_AVG, " \
+           "CUDNN_ATTR_REDUCTION_COMP_TYPE=CUDNN_DATA_FLOAT; for cuDNN's own log" in str(err.value)
+    g = cb.Graph("avg")
+    with pytest.raises(cb.CudnnNotSupportedError, match="CUDNN_REDUCE_TENSOR_AVG"):
+        g.reduction(g.tensor([1, 8, 4, 4]), "avg", output=True)
+
+
+def test_a_finalize_with_cuDNNs_message_keeps_it():
+    with pytest.raises(cb.CudnnBadParamError) as err:
+        Tensor(unique_id=1, data_type=cb.CUDNN_DATA_HALF, dimensions=[1, 2], strides=[2, 1],
+               byte_alignment=3).finalize()
+    assert err.value.cudnn_message and "values set" not in str(err.value)

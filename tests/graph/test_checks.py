@@ -264,3 +264,24 @@ def test_an_operation_may_not_write_one_tensor_as_two_outputs():
     assert g.operations == []
     with pytest.raises(GraphError, match=twice):
         check_operations([op])
+
+
+@pytest.mark.parametrize("rank", [6, 8])
+def test_a_convolution_of_more_than_three_spatial_dims_is_refused_naming_them(rank):
+    # cuDNN 9.10-9.28 refuse it at the operation's finalize as NOT_INITIALIZED, naming nothing
+    g = Graph("conv")
+    x, w = g.tensor([1, 8] + [4] * (rank - 2)), g.tensor([8, 8] + [1] * (rank - 2))
+    with pytest.raises(GraphError, match=rf"X \[1, 8, 4, .*\] has {rank - 2} spatial dims; cuDNN convolves over 1 "
+                                         r"to 3"):
+        g.conv_fwd(x, w)
+    with pytest.raises(GraphError, match="spatial dims"):
+        g.conv_bwd_data(x, w, [1, 8] + [4] * (rank - 2))
+
+
+def test_a_padding_past_int64_is_named():
+    g = Graph("conv")
+    x, w = g.tensor([1, 8, 8, 8]), g.tensor([8, 8, 3, 3])
+    with pytest.raises(GraphError, match=r"spatial dim 0: X's 8 with padding 4611686018427387904\+4611686018427387904 "
+                                         r"\(stride 1\) gives 9223372036854775814 output positions; a cuDNN size is "
+                                         r"at most 9223372036854775807"):
+        g.conv_fwd(x, w, padding=2**62)

@@ -37,8 +37,11 @@ from cudnn_backend.core.families._reference import (
 )
 from cudnn_backend.errors import GraphError
 
-__all__ = ["FAMILY", "spatial_dims", "output_dims", "conv_mode", "conv_output_dims", "ConvolutionOps", "Geometry",
+__all__ = ["FAMILY", "MAX_SPATIAL_DIMS", "spatial_dims", "output_dims", "conv_mode", "conv_output_dims", "ConvolutionOps", "Geometry",
            "forward", "backward_data", "backward_filter", "ConvForward", "ConvBackwardData", "ConvBackwardFilter"]
+
+
+MAX_SPATIAL_DIMS = 3  # cuDNN 9.10-9.28 refuse more at the operation's finalize, as NOT_INITIALIZED
 
 
 def spatial_dims(x_dims, w_dims) -> int:
@@ -47,8 +50,9 @@ def spatial_dims(x_dims, w_dims) -> int:
     n, c, *spatial = x_dims
     k, cg, *filt = w_dims
     nsp = len(spatial)
-    if nsp < 1:
-        fail(f"convolution: X {list(x_dims)} needs at least one spatial dim")
+    if not 1 <= nsp <= MAX_SPATIAL_DIMS:
+        fail(f"convolution: X {list(x_dims)} has {nsp} spatial dims; cuDNN convolves over 1 to {MAX_SPATIAL_DIMS} "
+             "(tensors of 3 to 5 dims)")
     if len(filt) != nsp:
         fail(f"convolution: X {list(x_dims)} has {nsp} spatial dims, W {list(w_dims)} has {len(filt)}")
     if c % cg:
@@ -71,6 +75,9 @@ def output_dims(x_dims, w_dims, pre, post, stride, dilation) -> list:
         if o <= 0:
             fail(f"convolution: spatial dim {i} of X ({spatial[i]}) is too small for a filter of {filt[i]} "
                  f"(dilation {dilation[i]}, padding {pre[i]}+{post[i]})")
+        if o > _build.MAX_SIZE:
+            fail(f"convolution: spatial dim {i}: X's {spatial[i]} with padding {pre[i]}+{post[i]} (stride "
+                 f"{stride[i]}) gives {o} output positions; a cuDNN size is at most {_build.MAX_SIZE} (int64)")
         out.append(o)
     return [n, k, *out]
 
