@@ -29,6 +29,7 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core.files import file_path, read_bounded_text
 from cudnn_backend.core.info import info as _info
+from cudnn_backend.core.json_checks import TABLE_RELEASES
 from cudnn_backend.core.versions import format_version, loaded_version, parse_version
 from cudnn_backend.errors import (CudnnBackendError, DeviceProfileVersionError, JsonTableFallbackWarning,
                                   MissingDependencyError, did_you_mean)
@@ -36,7 +37,8 @@ from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.runtime.engines import config_from_index, short_name
-from cudnn_backend.runtime.profiles import DeviceProfile, as_deviceprop, offline_profiles, profile_of
+from cudnn_backend.runtime.profiles import (DeviceProfile, as_deviceprop, offline_profiles, profile_of,
+                                            release_members)
 from cudnn_backend.tune import graphs, plots
 from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
@@ -665,6 +667,10 @@ def cmd_profile(args) -> int:
             raise UsageError(f"argument --out: {e}") from None
         render.profile(p)
         render.console.print(f"wrote {out}")
+        if release_members(release).known is None:  # nothing here says what that release reads: it will say
+            render.note(f"no table of this package lists the members cuDNN {format_version(release)} reads (tables: "
+                        f"{', '.join(format_version(t) for t in TABLE_RELEASES)}): those the nearest tables require "
+                        "were filled and every other member kept; that release has the last word as it reads the file")
         return 0
     p = _profile(args.profile, "FILE|NAME")
     if args.json:
@@ -793,12 +799,38 @@ def cmd_support(args) -> int:
     return 0 if ok else 1
 
 
+# the options each way of comparing reads; any other given is refused, not silently ignored
+_COMPARE_OUTPUT = {"--csv", "--json", "--all", "--width", "--quiet"}
+_COMPARE_SELECTION = {"--catalogue", "--family", "--dtype", "--layout", "--name"}
+_COMPARE_PROBING = {"--device-profile", "--allow-version-mismatch", "--plans", "--workers", "--no-cache", "--cache"}
+_COMPARE_READS = {
+    "--matrices": {"--matrices"} | _COMPARE_OUTPUT,
+    "--profiles": {"--profiles"} | _COMPARE_OUTPUT | _COMPARE_SELECTION | (_COMPARE_PROBING - {"--device-profile"}),
+    "--releases": {"--releases"} | _COMPARE_OUTPUT | _COMPARE_SELECTION | _COMPARE_PROBING,
+    "--releases with --preset/--graph/--tasks": {"--releases", "--preset", "--graph", "--tasks", "--slower",
+                                                 "--device-profile"} | _COMPARE_OUTPUT,
+}
+
+
+def _refuse_unread_options(args, way: str):
+    """A usage error naming the first option given that ``way`` of comparing does not read."""
+    unread = sorted(set(getattr(args, "given_options", ())) - _COMPARE_READS[way])
+    if unread:
+        others = sorted(_COMPARE_READS[way] - _COMPARE_OUTPUT - {way.split()[0]})
+        raise UsageError(f"argument {unread[0]}: compare {way} does not read it; it reads "
+                         f"{', '.join(others) + ' and ' if others else 'only '}the output options "
+                         f"({', '.join(sorted(_COMPARE_OUTPUT))})")
+
+
 def cmd_compare(args) -> int:
     given = [flag for flag, v in (("--profiles", args.profiles), ("--releases", args.releases),
                                   ("--matrices", args.matrices)) if v]
     if len(given) != 1:
         raise UsageError("give one of --profiles A B, --releases LIB_A LIB_B, --matrices A.json B.json" +
                          (f", not {' and '.join(given)}" if given else ""))
+    timed = args.releases and (args.preset or args.graph or args.tasks)
+    if not (timed and args.catalogue):  # (that pair has a message of its own)
+        _refuse_unread_options(args, "--releases with --preset/--graph/--tasks" if timed else given[0])
     if args.matrices:
         try:
             a, b = (SupportMatrix.load(m) for m in args.matrices)
@@ -909,6 +941,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)  # bad arguments: one line, exit code 2 (Parser.error)
+    # the options as typed (abbreviations are off), for the commands that refuse one their way of working ignores
+    args.given_options = frozenset(token.split("=", 1)[0] for token in (sys.argv[1:] if argv is None else argv)
+                                   if token.startswith("--"))
     if args.command is None:  # a bare `cudnn-backend`: what it does and its commands
         parser.print_help()
         return 0
@@ -931,6 +966,11 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"{prog}: interrupted\n")
         return 130
+    except SystemExit as e:  # a graph function of the user's exiting: an error of its graph, said where
+        if graphs.user_frame(e) is None:
+            raise
+        sys.stderr.write(f"{prog}: error: {graphs.user_error_line(e)}\n")
+        return 1
     except Exception as e:  # noqa: BLE001 - the user's code may raise anything; the package's own bugs re-raise
         if os.environ.get("CUDNN_BACKEND_DEBUG"):
             raise

@@ -83,6 +83,7 @@ def arg_type(kind):
 
 
 positive = arg_type(Count(1))
+MIN_WIDTH = 40  # narrower, a table's columns are a letter wide and every cell a column of letters
 non_negative = arg_type(Count(0))
 
 
@@ -421,7 +422,7 @@ def _width_option(parser):
     """--width on every command (each parser that takes no subcommand)."""
     subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     if not subcommands:
-        parser.add_argument("--width", type=positive, metavar="COLUMNS",
+        parser.add_argument("--width", type=arg_type(Count(MIN_WIDTH)), metavar="COLUMNS",
                             help="the width tables are drawn for (default: $COLUMNS, else the terminal's; written "
                                  "to a file or pipe, wide enough that each row stays one line)")
     for action in subcommands:

@@ -85,7 +85,7 @@ def load_builder(ref: str):
         except ImportError as e:
             raise ValueError(f"graph: cannot import {target!r} (from {os.getcwd()!r} or an installed package): "
                              f"{e}") from e
-        except Exception as e:
+        except (Exception, SystemExit) as e:  # (a module that exits would end the caller's process)
             raise ValueError(f"graph: importing {target!r} failed: {user_error_line(e)}") from e
         if getattr(module, "__file__", None) and not module.__name__.startswith("cudnn_backend."):  # the user's,
             _user_folders.add(str(pathlib.Path(module.__file__).resolve().parent))  # not the package's own builders
@@ -120,7 +120,7 @@ def load_file_module(path, what="graph"):
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as e:
+    except (Exception, SystemExit) as e:  # (a file that exits would end the caller's process)
         sys.modules.pop(name, None)
         raise ValueError(f"{what}: importing {str(path)!r} failed: {user_error_line(e)}") from e
     return module

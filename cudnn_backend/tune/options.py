@@ -73,12 +73,12 @@ class Flag(Kind):
 
 
 class Count(Kind):
-    """An int >= ``minimum`` (bools, floats and strings refused)."""
+    """An int >= ``minimum`` and <= ``maximum`` where one is given (bools, floats and strings refused)."""
 
-    def __init__(self, minimum=0, *, optional=False):
+    def __init__(self, minimum=0, *, maximum=None, optional=False):
         super().__init__(optional=optional)
-        self.minimum = minimum
-        self.expected = f"an integer >= {minimum}"
+        self.minimum, self.maximum = minimum, maximum
+        self.expected = f"an integer >= {minimum}" if maximum is None else f"an integer from {minimum} to {maximum}"
 
     def _check(self, value):
         if isinstance(value, bool):
@@ -87,7 +87,7 @@ class Count(Kind):
             v = operator.index(value)
         except TypeError:
             raise TypeError(f"expected {self.expected}, not {type(value).__name__}") from None
-        if v < self.minimum:
+        if v < self.minimum or (self.maximum is not None and v > self.maximum):
             raise ValueError(f"expected {self.expected}")
         return int(v)
 
@@ -139,9 +139,11 @@ _BYTES = re.compile(r"^\s*(\d+)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
 class Bytes(Count):
     """Bytes: an int >= 0; on the command line ``1048576``, ``64MiB``, ``2GB``, ``512k`` (binary multiples)."""
 
+    MAXIMUM = (1 << 63) - 1  # cuDNN's workspace sizes are int64
+
     def __init__(self, *, optional=False):
-        super().__init__(0, optional=optional)
-        self.expected = "a size in bytes >= 0 (e.g. 0, 65536, 64MiB, 2GiB)"
+        super().__init__(0, maximum=self.MAXIMUM, optional=optional)
+        self.expected = f"a size in bytes from 0 to {self.MAXIMUM} (e.g. 0, 65536, 64MiB, 2GiB)"
 
     def _parse(self, text):
         m = _BYTES.match(text)

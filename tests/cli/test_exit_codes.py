@@ -254,3 +254,26 @@ def test_a_graph_list_naming_no_graph_is_a_usage_error_naming_the_file(tmp_path,
     line = one_error_line(run(command, option, str(path), *(("--no-cache",) if command != "explore" else ())), 2)
     assert line.startswith(f"cudnn-backend {command}: error: argument {option}: "
                            + expected.format(path=str(path), which=which)), line
+
+
+def test_options_compare_does_not_read_are_refused():
+    """Each way of comparing reads its own options; one it would ignore is a usage error naming it."""
+    line = one_error_line(run("compare", "--profiles", "h100", "h200", "--slower", "0.2"), 2)
+    assert line.startswith("cudnn-backend compare: error: argument --slower: compare --profiles does not read it; "
+                           "it reads --allow-version-mismatch, --cache, ")
+    line = one_error_line(run("compare", "--matrices", "a.json", "b.json", "--family", "matmul"), 2)
+    assert line == ("cudnn-backend compare: error: argument --family: compare --matrices does not read it; it reads "
+                    "only the output options (--all, --csv, --json, --quiet, --width)")
+    line = one_error_line(run("compare", "--profiles", "h100", "h200", "--device-profile", "h200"), 2)
+    assert "argument --device-profile: compare --profiles does not read it" in line
+    line = one_error_line(run("compare", "--releases", "default", "default", "--preset", "resnet50", "--workers",
+                              "2"), 2)
+    assert "argument --workers: compare --releases with --preset/--graph/--tasks does not read it; it reads " \
+           "--device-profile, --graph, --preset, --slower, --tasks and the output options" in line
+
+
+def test_sizes_and_widths_past_what_they_can_be_are_usage_errors():
+    line = one_error_line(run("explore", "conv_fwd", "--max-workspace", str(2**63)), 2)
+    assert "argument --max-workspace: expected a size in bytes from 0 to 9223372036854775807" in line
+    line = one_error_line(run("explore", "conv_fwd", "--width", "39"), 2)
+    assert line.startswith("cudnn-backend explore: error: argument --width: expected an integer >= 40, not '39'")

@@ -192,3 +192,18 @@ def test_the_packages_own_builders_are_not_the_users_code():
         assert graphs.user_error_line(e).startswith("ValueError: groups: 4 must divide c=6")
     else:
         raise AssertionError("conv_fwd with groups=4 and c=6 was accepted")
+
+
+def test_a_graph_file_or_function_that_exits_is_an_error_of_that_file(folder):
+    """sys.exit in a graph file (at import, or in its function) is reported where it happened; it does not end the
+    command with the file's own status."""
+    (folder / "exits.py").write_text("import sys\n\n\ndef f():\n    sys.exit(4)\n\n\nif True:\n    sys.exit(3)\n")
+    (folder / "exits_later.py").write_text("import sys\n\n\ndef f():\n    sys.exit(4)\n")
+    results = run_all(folder, [["explore", "--graph", "exits.py:f"], ["explore", "--graph", "exits_later.py:f"]])
+    code, err = results["explore --graph exits.py:f"]
+    assert code == 2 and "argument --graph: importing 'exits.py' failed: exits.py:9: SystemExit: 3" in err, err
+    code, err = results["explore --graph exits_later.py:f"]
+    assert code == 1 and err.strip() == "cudnn-backend explore: error: exits_later.py:5: SystemExit: 4", err
+    from cudnn_backend.tune.graphs import load_builder
+    with pytest.raises(ValueError, match="importing .*exits.py' failed: .*SystemExit: 3"):
+        load_builder(f"{folder / 'exits.py'}:f")

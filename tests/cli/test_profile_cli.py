@@ -116,6 +116,16 @@ def test_profile_convert_for_another_release_and_back(tmp_path):
     assert r.returncode == 0 and "NVIDIA H100" in r.stdout
 
 
+@pytest.mark.parametrize("release", ["9.99.0", "9.21.0"])
+def test_profile_convert_for_a_release_no_table_describes_says_so(tmp_path, release):
+    out = tmp_path / "h200.json"
+    r = run("profile", "convert", "h200", "--to", release, "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["cudnn_version"] == int(release.replace(".", "")) * 10
+    assert f"note: no table of this package lists the members cuDNN {release} reads (tables: 9.10.2, " in r.stderr
+    assert "that release has the last word as it reads the file" in r.stderr
+
+
 @pytest.mark.parametrize("args, option, part", [
     (["profile", "convert", "h100", "--to", "nine"], "--to", "cannot read a cuDNN version"),
     (["profile", "convert", "h100", "--to", "9.19.0", "--set", "memoryBusWidth=1"], "--set",
