@@ -194,6 +194,13 @@ cdef int _set_and_finalize(cudnnBackendDescriptor_t d, int64_t n, int64_t* uids,
     return 0
 
 
+cdef inline bint _unsigned_format(const char* fmt):
+    """An ``_int64_format`` of an unsigned integer."""
+    if fmt[0] == b'@' or fmt[0] == b'=' or fmt[0] == b'<':
+        fmt += 1
+    return fmt[0] == b'Q' or fmt[0] == b'L' or fmt[0] == b'N'
+
+
 cdef inline bint _int64_format(const char* fmt):
     """True for a buffer format of one 8-byte integer in native/little byte order ('q', '<q', 'l', 'Q', ...)."""
     if fmt == NULL:
@@ -682,11 +689,18 @@ cdef class VariantPack:
                     fmt = (<bytes>view.format).decode() if view.format != NULL else "B"
                     raise TypeError(f"a pointer buffer must hold 64-bit integers (array.array('q'), numpy int64), "
                                     f"not format {fmt!r}")
+                if view.ndim > 1:
+                    raise TypeError(f"a pointer buffer is one row of {nd} pointers, not a {view.ndim}-d array")
                 if view.len // 8 != nd:
                     raise ValueError(f"{view.len // 8} pointers given; this pack binds {nd} device pointers "
                                      f"(UIDs {', '.join(map(str, self.pointer_uids))}, in that order)")
                 if nd:
                     memcpy(self._scratch, view.buf, nd * sizeof(void*))
+                if not _unsigned_format(view.format):  # a negative int64 is no address (as in a list)
+                    for j in range(nd):
+                        if <int64_t><intptr_t>self._scratch[j] < 0:
+                            raise ValueError(f"UID {self._uids[self._dev_slot[j]]}: "
+                                             f"{<int64_t><intptr_t>self._scratch[j]} is not a valid address")
             finally:
                 PyBuffer_Release(&view)
         elif hasattr(pointers, "items"):

@@ -10,6 +10,7 @@ here.
 """
 from __future__ import annotations
 
+import collections
 import json
 import numbers
 import operator
@@ -44,7 +45,7 @@ __all__ = [
     "plan_workspace_size", "plan_handle", "plan_operation_graph", "Resolved", "resolve_buffer", "scalar_bytes",
     "scalar_value", "uid_of", "resolve_slot", "check_array", "consumer_stream", "prepare_pack", "resolve_workspace",
     "SCALAR_CAPACITY", "plan_override_enabled", "prepare_overrides", "MAX_OVERRIDE_RANK", "plan_document",
-    "written_uids", "check_writable",
+    "written_uids", "check_writable", "check_graph_is_plans",
 ]
 
 D = DataType
@@ -85,9 +86,17 @@ def graph_tensor_specs(operation_graph) -> dict | None:
 def _specs_from_tensors(tensors) -> dict:
     if isinstance(tensors, dict):
         tensors = tensors.values()
+    if isinstance(tensors, (str, bytes)) or not hasattr(tensors, "__iter__"):
+        raise TypeError("tensors: expected the graph's tensor descriptors or TensorSpecs (a sequence, or a dict of "
+                        f"them), not {type(tensors).__name__}")
     specs = {}
-    for t in tensors:
-        spec = t if isinstance(t, TensorSpec) else tensor_spec(t)
+    for i, t in enumerate(tensors):
+        if isinstance(t, TensorSpec):
+            spec = t
+        elif isinstance(t, Descriptor) and t.descriptor_type == T.CUDNN_BACKEND_TENSOR_DESCRIPTOR:
+            spec = tensor_spec(t)
+        else:
+            raise TypeError(f"tensors[{i}]: expected a tensor descriptor or a TensorSpec, not {type(t).__name__}")
         specs[spec.uid] = spec
     return specs
 
@@ -191,11 +200,20 @@ def tensor_specs(plan=None, operation_graph=None, tensors=None) -> dict | None:
     ``plan.operation_graph``, else the plan's JSON; None when none of them tells.
     """
     if tensors is not None:
-        return _specs_from_tensors(tensors)
+        specs = _specs_from_tensors(tensors)
+        if plan is not None:
+            _check_given_tensors(plan, specs)
+        return specs
     if operation_graph is not None:
+        if not (isinstance(operation_graph, Descriptor) and
+                operation_graph.descriptor_type == T.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR):
+            raise TypeError("operation_graph: expected a finalized CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR "
+                            f"(Graph.build() gives one), not {type(operation_graph).__name__}")
         specs = graph_tensor_specs(operation_graph)
         if specs is None:
             raise ValueError("the operation graph given has no operations known on the Python side; pass tensors=")
+        if plan is not None and operation_graph is not plan_operation_graph(plan):
+            _check_given_graph(plan, operation_graph)
         return specs
     if plan is None:
         return None
@@ -205,6 +223,99 @@ def tensor_specs(plan=None, operation_graph=None, tensors=None) -> dict | None:
         if specs is not None:
             return specs
     return plan_json_tensor_specs(plan)
+
+
+def _wiring(op) -> tuple:
+    """(operation type name, the UIDs of its tensors, sorted) of an operation of a graph."""
+    return (DescriptorType(int(op.descriptor_type)).name,
+            tuple(sorted({signature_of(t).uid for _, t, _ in tensor_slots(op)})))
+
+
+def _json_wiring(node) -> tuple:
+    """``_wiring`` of a plan JSON node: its operation and every member naming a tensor (a UID in a string, alone
+    or in a list)."""
+    uids = set()
+    for key, value in node.items():
+        for v in (value if isinstance(value, list) else [value]):
+            if key != "operation" and isinstance(v, str) and v.isdigit():
+                uids.add(int(v))
+    return str(node.get("operation", "?")), tuple(sorted(uids))
+
+
+def _wiring_text(wirings) -> str:
+    return "; ".join(f"{op.removeprefix('CUDNN_BACKEND_OPERATION_').removesuffix('_DESCRIPTOR')} over UIDs "
+                     f"{', '.join(map(str, uids))}" for op, uids in wirings)
+
+
+def check_graph_is_plans(operation_graph, doc, what="operation_graph") -> None:
+    """``operation_graph`` must be the plan's own (``doc``: the plan JSON's ``operationGraph``): the tensors its
+    operations read and write are those the plan's JSON lists (UIDs, dims, strides, data types, virtual, by value),
+    wired alike, else variant packs would be checked against another graph. A graph whose operations are unknown on
+    the Python side is taken as it is."""
+    mine = graph_tensor_specs(operation_graph)
+    if mine is None:
+        return
+    theirs = {s.uid: s for s in (TensorSpec.from_json(t) for part in graph_parts(doc) for t in part["tensors"])}
+    ours = collections.Counter(_wiring(op) for op in operations_of(operation_graph))
+    plan_nodes = collections.Counter(_json_wiring(n) for n in doc.get("nodes", ()))
+    # the tensors the operations and the plan's nodes name at their top level must be the same; those of the
+    # operations' parts (an SDPA's softmax or score modifier) the plan may list beside them, or keep in its node
+    top, named = ({uid for _, uids in wirings for uid in uids} for wirings in (ours, plan_nodes))
+    if top - set(theirs) or {u for u in set(theirs) - set(mine) if u in named}:
+        raise ValueError(f"{what}: not this plan's graph: its tensors have UIDs {sorted(mine)}, the plan's "
+                         f"{sorted(theirs)}")
+    _check_specs_are_plans(mine, theirs, what)
+    # the same tensors wired otherwise (other operations, or the same ones between other tensors); operations'
+    # own settings (a pointwise mode, a convolution's padding) are not compared
+    if ours != plan_nodes:
+        extra, lacking = sorted(ours - plan_nodes), sorted(plan_nodes - ours)
+        raise ValueError(f"{what}: not this plan's graph: its operations differ; the graph has "
+                         f"{_wiring_text(extra) or 'no other'}, the plan {_wiring_text(lacking) or 'no other'}")
+
+
+def _same_tensor(a, b) -> bool:
+    return (a.dims, a.strides, a.data_type, a.virtual, a.by_value) == (b.dims, b.strides, b.data_type, b.virtual,
+                                                                        b.by_value)
+
+
+def _check_specs_are_plans(mine, theirs, what) -> None:
+    """Each tensor of ``mine`` ({uid: TensorSpec}) the plan (``theirs``) lists too is described alike."""
+    for uid in sorted(set(mine) & set(theirs)):
+        if not _same_tensor(mine[uid], theirs[uid]):
+            raise ValueError(f"{what}: not this plan's graph: its tensor {mine[uid].describe()} is "
+                             f"{theirs[uid].describe()} in the plan")
+
+
+_checked_graphs = weakref.WeakKeyDictionary()  # plan descriptor -> {id of a graph found to be its own: the graph}
+
+
+def _check_given_graph(plan, operation_graph) -> None:
+    """``check_graph_is_plans`` of a graph given with a plan whose JSON is at hand, once per (plan, graph)."""
+    desc = plan_descriptor(plan)
+    seen = _checked_graphs.get(desc) if desc is not None else None
+    if seen is not None and seen.get(id(operation_graph)) is operation_graph:
+        return
+    doc = plan_document(plan)
+    if doc is None or not isinstance(doc.get("operationGraph"), dict):
+        return
+    check_graph_is_plans(operation_graph, doc["operationGraph"])
+    try:
+        _checked_graphs.setdefault(desc, {})[id(operation_graph)] = operation_graph
+    except TypeError:
+        pass
+
+
+def _check_given_tensors(plan, specs) -> None:
+    """The tensors given for a plan whose JSON lists its own: the same UIDs (virtual ones aside), alike."""
+    theirs = plan_json_tensor_specs(plan)
+    if theirs is None:
+        return
+    missing = sorted(u for u, s in theirs.items() if not s.virtual and u not in specs)
+    extra = sorted(set(specs) - set(theirs))
+    if missing or extra:
+        raise ValueError(f"tensors: not this plan's graph: they have UIDs {sorted(specs)}, the plan's "
+                         f"{sorted(theirs)}")
+    _check_specs_are_plans(specs, theirs, "tensors")
 
 
 def _json_written_uids(plan) -> frozenset | None:
@@ -370,6 +481,15 @@ def uid_of(key) -> int:
     raise TypeError(f"a variant pack key is a UID (int) or a tensor descriptor, not {type(key).__name__}")
 
 
+def _check_key_is_plans(key, spec) -> None:
+    """A key given as a tensor (not a bare UID) must be the graph's tensor of that UID, described alike: a tensor of
+    another graph that shares its UID would bind its buffer to a tensor of other dims or data type."""
+    mine = key if isinstance(key, TensorSpec) else TensorSpec.from_descriptor(key)
+    if not _same_tensor(mine, spec):
+        raise ValueError(f"buffers: the key {mine.describe()} is not the plan's tensor of UID {spec.uid}, "
+                         f"{spec.describe()}; key buffers by the graph's own tensors, or by UID")
+
+
 def _spec_text(uid, specs):
     spec = specs.get(uid) if specs else None
     return spec.describe() if spec is not None else f"uid {uid}"
@@ -463,16 +583,18 @@ def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=
     if not hasattr(buffers, "items"):
         raise TypeError(f"buffers must be a mapping {{uid or Tensor: buffer}}, not {type(buffers).__name__}")
     specs = tensor_specs(plan, operation_graph, tensors)
-    if overrides:
-        specs = dict(specs)
-        for uid, dims, strides in overrides:
-            specs[uid] = specs[uid].with_shape(dims, strides)
     given = {}
     for key, value in buffers.items():
         uid = uid_of(key)
         if uid in given:
             raise ValueError(f"UID {uid} is bound twice")
         given[uid] = value
+        if specs is not None and uid in specs and not isinstance(key, numbers.Integral):
+            _check_key_is_plans(key, specs[uid])
+    if overrides:
+        specs = dict(specs)
+        for uid, dims, strides in overrides:
+            specs[uid] = specs[uid].with_shape(dims, strides)
     if specs is not None:
         for uid, spec in specs.items():  # by-value tensors whose value the graph holds bind themselves
             if spec.by_value and not spec.virtual and uid not in given and spec.value is not None:

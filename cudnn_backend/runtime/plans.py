@@ -17,7 +17,6 @@ cuDNN anyway; ``forget_refusals()`` clears the record).
 """
 from __future__ import annotations
 
-import collections
 import copy
 import json
 import pathlib
@@ -31,7 +30,7 @@ from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import clear_error
 from cudnn_backend.core.files import file_path, read_bounded
-from cudnn_backend.core.json_checks import (check_plan_json, document_release, graph_parts, plan_identity_members,
+from cudnn_backend.core.json_checks import (check_plan_json, document_release, plan_identity_members,
                                              plan_identity_probed)
 from cudnn_backend.core.names import enumerants
 from cudnn_backend.core.plain import PlainData, earlier_name
@@ -42,11 +41,10 @@ from cudnn_backend.errors import (CudnnBackendError, CudnnError, CudnnLibraryNot
                                   JsonCheckError, JsonTableFallbackWarning, NoDeviceError, PlanVersionError,
                                   did_you_mean)
 from cudnn_backend.runtime import engines as _engines
-from cudnn_backend.runtime._packing import graph_tensor_specs, plan_document
+from cudnn_backend.runtime._packing import check_graph_is_plans, graph_tensor_specs, plan_document
 from cudnn_backend.runtime.profiles import as_deviceprop, bundled_profile_of, profile_of
 from cudnn_backend.typed import DeviceProp, Engine, EngineConfig, ExecutionPlan, KernelCache, OperationGraph
-from cudnn_backend.typed.introspection import graph_fingerprint, operations_of, signature_of, tensor_slots
-from cudnn_backend.typed.tensors import TensorSpec
+from cudnn_backend.typed.introspection import graph_fingerprint
 
 __all__ = ["Plan", "build_plan", "plan_from_json", "load_plan", "save_plan", "plan_json_info", "check_plan_version",
            "make_kernel_cache", "kernel_cache_json", "as_plan", "forget_refusals", "refused", "device_key",
@@ -194,14 +192,14 @@ class Plan(PlainData):
     and ``save()`` read it; variant packs and ``execute`` take it.
     """
 
-    __slots__ = ("descriptor", "operation_graph", "config", "handle", "deviceprop", "kernel_cache", "_workspace",
+    __slots__ = ("descriptor", "_operation_graph", "config", "handle", "deviceprop", "kernel_cache", "_workspace",
                  "_index", "_knobs", "_json_info", "__weakref__")
 
     def __init__(self, descriptor, *, operation_graph=None, config=None, handle=None, deviceprop=None,
                  kernel_cache=None):
         _engines._need_finalized(descriptor, DT.CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, "descriptor")
         self.descriptor = descriptor
-        self.operation_graph = operation_graph
+        self._operation_graph = operation_graph  # (the graph it was built or loaded with, checked there)
         self.config = config
         self.handle = handle
         self.deviceprop = deviceprop
@@ -212,6 +210,21 @@ class Plan(PlainData):
         self._json_info = None
 
     # -- what the plan is --------------------------------------------------------------------------
+    @property
+    def operation_graph(self):
+        """The finalized operation graph the plan was built for (None where unknown); one set here must be the
+        plan's own, as its JSON says (``plan_from_json``'s check)."""
+        return self._operation_graph
+
+    @operation_graph.setter
+    def operation_graph(self, graph):
+        if graph is not None:
+            _engines.check_graph(graph)
+            doc = plan_document(self)
+            if doc is not None and isinstance(doc.get("operationGraph"), dict):
+                check_graph_is_plans(graph, doc["operationGraph"])
+        self._operation_graph = graph
+
     @property
     def closed(self) -> bool:
         """Whether the plan's descriptor has been destroyed."""
@@ -531,7 +544,7 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
     text = check_plan_json(text)
     if operation_graph is not None:
         _engines.check_graph(operation_graph)
-        _check_plan_graph(operation_graph, text)
+        check_graph_is_plans(operation_graph, json.loads(text)["operationGraph"])
     plan = _targeted(ExecutionPlan(json_representation=text), handle, dp, kernel_cache)
     clear_error()
     try:
@@ -545,59 +558,6 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
         path, name, close = unknown
         raise JsonCheckError("plan", path, f"{name!r} is not a name of cuDNN's enums{close}; cuDNN refused the plan: {getattr(e.status, 'name', e.status)}") from e
     return Plan(plan, operation_graph=operation_graph, handle=handle, deviceprop=dp, kernel_cache=kernel_cache)
-
-
-def _check_plan_graph(operation_graph, text):
-    """``operation_graph`` must be the plan's own: the tensors its operations read and write are those the plan's
-    JSON lists (UIDs, dims, strides, data types, virtual, by value), else variant packs would be checked against
-    another graph. A graph whose operations are unknown on the Python side is taken as it is."""
-    mine = graph_tensor_specs(operation_graph)
-    if mine is None:
-        return
-    doc = json.loads(text)["operationGraph"]
-    theirs = {s.uid: s for s in (TensorSpec.from_json(t) for part in graph_parts(doc) for t in part["tensors"])}
-    ours = collections.Counter(_wiring(op) for op in operations_of(operation_graph))
-    plan_nodes = collections.Counter(_json_wiring(n) for n in doc.get("nodes", ()))
-    # the tensors the operations and the plan's nodes name at their top level must be the same; those of the
-    # operations' parts (an SDPA's softmax or score modifier) the plan may list beside them, or keep in its node
-    top, named = ({uid for _, uids in wirings for uid in uids} for wirings in (ours, plan_nodes))
-    if top - set(theirs) or {u for u in set(theirs) - set(mine) if u in named}:
-        raise ValueError(f"operation_graph: not this plan's graph: its tensors have UIDs {sorted(mine)}, the plan's "
-                         f"{sorted(theirs)}")
-    for uid in sorted(set(mine) & set(theirs)):
-        a, b = mine[uid], theirs[uid]
-        if (a.dims, a.strides, a.data_type, a.virtual, a.by_value) != (b.dims, b.strides, b.data_type, b.virtual,
-                                                                        b.by_value):
-            raise ValueError(f"operation_graph: not this plan's graph: its tensor {a.describe()} is {b.describe()} in "
-                             "the plan")
-    # the same tensors wired otherwise (other operations, or the same ones between other tensors); operations'
-    # own settings (a pointwise mode, a convolution's padding) are not compared
-    if ours != plan_nodes:
-        extra, lacking = sorted(ours - plan_nodes), sorted(plan_nodes - ours)
-        raise ValueError("operation_graph: not this plan's graph: its operations differ; the graph has "
-                         f"{_wiring_text(extra) or 'no other'}, the plan {_wiring_text(lacking) or 'no other'}")
-
-
-def _wiring(op) -> tuple:
-    """(operation type name, the UIDs of its tensors, sorted) of an operation of a graph."""
-    return (DescriptorType(int(op.descriptor_type)).name,
-            tuple(sorted({signature_of(t).uid for _, t, _ in tensor_slots(op)})))
-
-
-def _json_wiring(node) -> tuple:
-    """``_wiring`` of a plan JSON node: its operation and every member naming a tensor (a UID in a string, alone
-    or in a list)."""
-    uids = set()
-    for key, value in node.items():
-        for v in (value if isinstance(value, list) else [value]):
-            if key != "operation" and isinstance(v, str) and v.isdigit():
-                uids.add(int(v))
-    return str(node.get("operation", "?")), tuple(sorted(uids))
-
-
-def _wiring_text(wirings) -> str:
-    return "; ".join(f"{op.removeprefix('CUDNN_BACKEND_OPERATION_').removesuffix('_DESCRIPTOR')} over UIDs "
-                     f"{', '.join(map(str, uids))}" for op, uids in wirings)
 
 
 def _arch_mismatch(error, text, handle, deviceprop):

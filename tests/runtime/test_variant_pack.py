@@ -524,6 +524,8 @@ def test_rebuild_strategy_names():
     (array.array("q", ADDR[:3]), ValueError, "3 pointers given"),
     (b"\x00" * 32, TypeError, "64-bit integers"),
     (12345, TypeError, "pointers must be"),
+    (np.array([-16] + ADDR[1:4], np.int64), ValueError, "-16 is not a valid address"),
+    (np.array(ADDR[:4], np.int64).reshape(2, 2), TypeError, "one row of 4 pointers, not a 2-d array"),
 ])
 def test_positional_rebind_errors_leave_the_pack_unchanged(cbr, pointers, exc, match):
     pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
@@ -1241,3 +1243,58 @@ def test_threads_racing_to_close_a_cuda_graph_destroy_it_once(fake_rt):
         before = len(fake_rt.destroyed)
         assert close_race(g.close, closers=4) == []
         assert len(fake_rt.destroyed) - before == 3 and g.closed
+
+
+# ---------------------------------------------------------------------------------------------
+# the graph a pack is checked against must be the plan's
+# ---------------------------------------------------------------------------------------------
+def _other_graph():
+    g = Graph("other")
+    a = g.tensor([2, 3], name="a")
+    g.relu(a, output=True)
+    return g, a
+
+
+def test_a_graph_given_with_the_plan_must_be_its_own(cbr):
+    g, a = _other_graph()
+    og = g.build()
+    with pytest.raises(ValueError, match=r"^operation_graph: not this plan's graph: its tensors have UIDs \[1, 2\], "
+                                         r"the plan's \[1, 2, 3, 4, 5, 6\]"):
+        VariantPack(cbr.plan, {a: ADDR[0], 2: ADDR[1]}, operation_graph=og, workspace=0)
+    assert VariantPack(cbr.plan, cbr.buffers(), operation_graph=cbr.og, workspace=0).uids == tuple(cbr.uids)
+    built, _ = cb.build_first_plan(cbr.og, device_profile="h200")
+    plan = cb.plan_from_json(built.to_json(), device_profile="h200")
+    with pytest.raises(ValueError, match="operation_graph: not this plan's graph"):
+        plan.operation_graph = og
+    assert plan.operation_graph is None
+    plan.operation_graph = cbr.og  # its own: taken
+    assert plan.operation_graph is cbr.og
+    with pytest.raises(TypeError, match=r"operation_graph: expected a finalized "
+                                        r"CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR \(Graph.build\(\) gives one\), "
+                                        r"not int"):
+        VariantPack(cbr.plan, cbr.buffers(), operation_graph=5, workspace=0)
+
+
+def test_tensors_given_with_the_plan_must_be_its_own(cbr):
+    assert VariantPack(cbr.plan, cbr.buffers(), tensors=[cbr.x, cbr.w, cbr.b, cbr.y], workspace=0).uids == \
+        tuple(cbr.uids)
+    with pytest.raises(ValueError, match=r"^tensors: not this plan's graph: they have UIDs \[1, 2\], the plan's "):
+        VariantPack(cbr.plan, cbr.buffers(), tensors=[cbr.x, cbr.w], workspace=0)
+    with pytest.raises(TypeError, match=r"^tensors\[0\]: expected a tensor descriptor or a TensorSpec, not int"):
+        VariantPack(cbr.plan, cbr.buffers(), tensors=[1, 2, 3], workspace=0)
+    with pytest.raises(TypeError, match=r"^tensors: expected the graph's tensor descriptors or TensorSpecs"):
+        VariantPack(cbr.plan, cbr.buffers(), tensors="xwby", workspace=0)
+
+
+def test_a_tensor_key_of_another_graph_is_refused(cbr):
+    """A tensor of another graph sharing a UID with the plan's: bound by UID alone, its buffer would be checked
+    against the plan's tensor of other dims and data type."""
+    stranger = Graph("other").tensor([1, 2, 3, 4], data_type="float")  # UID 1, as x
+    buffers = cbr.buffers()
+    buffers.pop(cbr.x)
+    buffers[stranger] = ADDR[0]
+    with pytest.raises(ValueError, match=r"^buffers: the key .*\[1, 2, 3, 4\] .* fp32 is not the plan's tensor of UID "
+                                         r"1, t1 \(uid 1\) \[2, 16, 8, 8\]"):
+        VariantPack(cbr.plan, buffers, workspace=0)
+    buffers[stranger.uid] = buffers.pop(stranger)  # by UID: the caller's word
+    assert VariantPack(cbr.plan, buffers, workspace=0).pointers[cbr.x.uid] == ADDR[0]
