@@ -333,6 +333,9 @@ cdef class GraphCore:
             self._next_uid += 1
         else:
             u = as_int(uid, "uid")
+            if u == -1:
+                raise GraphError("uid: -1 is cuDNN's 'no UID' (a plan's JSON leaves that tensor out, so the plan "
+                                 "cannot be saved and loaded); give another")
             if u in self.uids_used:
                 raise GraphError(f"uid: {u} is already used in this graph")
         self.uids_used.add(u)
@@ -538,6 +541,10 @@ cdef class GraphCore:
                                                        None if holder is slot[1] else holder))
             if not slot[3]:
                 continue
+            if not (<TensorSignature>slot[2]).virtual:
+                aliased = _checks.aliased_output(op, keyword_of(slot[0]), slot[1], slot[2])
+                if aliased is not None:
+                    raise GraphError(aliased)
             # refused here, naming the slot: cuDNN refuses these only as the whole graph is finalized (and 9.19
             # finalizes a lone operation writing its own input)
             for other in slots:

@@ -8,10 +8,13 @@ finalize (``core.op_checks``); these are the checks that need the whole graph:
 * one producer per UID, and one tensor per UID (a second tensor with the same UID must agree);
 * a consumer reads a UID with the shape, strides and data type its producer writes;
 * virtual tensors are produced, and consumed (or marked ``allow_unconsumed``);
+* no real output's strides give two of its elements one address (cuDNN refuses that for convolutions only, and
+  plans a matmul or an attention writing such a tensor);
 * no cycle.
 """
 from __future__ import annotations
 
+from cudnn_backend.core.families._build import elements_alias
 from cudnn_backend.errors import GraphError
 from cudnn_backend.typed.introspection import (
     describe_signature,
@@ -24,7 +27,7 @@ from cudnn_backend.typed.introspection import (
 )
 
 __all__ = ["check_operations", "operation_slots", "reads_its_output", "written_twice", "second_producer",
-           "closes_a_cycle", "foreign_tensor", "uid_taken"]
+           "closes_a_cycle", "foreign_tensor", "uid_taken", "aliased_output"]
 
 # where a refusal says what to do instead: the builder's methods take the output as ``output=``
 _OWN_OUTPUT = "give the output (output=) a tensor of its own"
@@ -47,6 +50,16 @@ def written_twice(op, first_keyword, out_keyword, t, uid) -> str:
     return (f"{operation_label(op)}: {tensor_name(t)} (uid {uid}) is both its output {first_keyword} and its output "
             f"{out_keyword}: each output needs memory of its own (cuDNN plans it, and both would be written to one "
             f"buffer); {_OWN_OUTPUT}")
+
+
+def aliased_output(op, out_keyword, t, sig):
+    """None, or the refusal of a real output (``out_keyword``) whose strides give two elements one address: the
+    operation would write them over each other."""
+    if sig.virtual or not elements_alias(sig.dims, sig.strides):
+        return None
+    return (f"{operation_label(op)}: its output {out_keyword}, {describe_signature(tensor_name(t), sig)}, has strides "
+            "that give two elements one address (a stride 0, or axes stepping inside each other): each element it "
+            "writes needs memory of its own; give the output packed strides")
 
 
 def second_producer(op, out_keyword, t, uid, first) -> str:
@@ -104,6 +117,9 @@ def check_operations(operations, slots=None):
                 continue
             if uid in ins:
                 raise GraphError(reads_its_output(op, kw, ins[uid], t, uid))
+            aliased = aliased_output(op, kw, t, sig)
+            if aliased is not None:
+                raise GraphError(aliased)
             if uid in producer:
                 first_op, _, _, first_kw = producer[uid]
                 raise GraphError(written_twice(op, first_kw, kw, t, uid) if first_op is op else

@@ -285,3 +285,58 @@ def test_a_padding_past_int64_is_named():
                                          r"\(stride 1\) gives 9223372036854775814 output positions; a cuDNN size is "
                                          r"at most 9223372036854775807"):
         g.conv_fwd(x, w, padding=2**62)
+
+
+def test_uid_minus_one_is_refused_everywhere():
+    """cuDNN finalizes a tensor of UID -1 but writes a plan's JSON without it ('no UID'): the plan would not load."""
+    with pytest.raises(GraphError, match=r"^uid: -1 is cuDNN's 'no UID'"):
+        Graph("u").tensor([1, 2], uid=-1)
+    assert Graph("u").tensor([1, 2], uid=-2).uid == -2  # other negative UIDs serialize
+    d = cb.Descriptor(cb.CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+    for attr, atype, value in ((cb.CUDNN_ATTR_TENSOR_UNIQUE_ID, cb.CUDNN_TYPE_INT64, -1),
+                               (cb.CUDNN_ATTR_TENSOR_DATA_TYPE, cb.CUDNN_TYPE_DATA_TYPE, cb.CUDNN_DATA_HALF),
+                               (cb.CUDNN_ATTR_TENSOR_DIMENSIONS, cb.CUDNN_TYPE_INT64, [1, 2]),
+                               (cb.CUDNN_ATTR_TENSOR_STRIDES, cb.CUDNN_TYPE_INT64, [2, 1]),
+                               (cb.CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, cb.CUDNN_TYPE_INT64, 2)):
+        d.set(attr, atype, value)
+    with pytest.raises(ValueError, match=r"^CUDNN_ATTR_TENSOR_UNIQUE_ID: -1 is cuDNN's 'no UID'"):
+        d.finalize()
+
+
+@pytest.mark.parametrize("strides", [[1, 1, 1], [8, 1, 1], [1, 8, 2]])
+def test_an_output_whose_elements_share_memory_is_refused(strides):
+    # cuDNN refuses it for convolutions only; a matmul (and an SDPA) writing it got a plan on 9.28.1
+    g = Graph("alias")
+    a, b = g.tensor([1, 16, 32]), g.tensor([1, 32, 8])
+    with pytest.raises(GraphError, match=r"^Matmul: its output cdesc, .* has strides that give two elements one "
+                                         r"address .* give the output packed strides"):
+        g.matmul(a, b, output=g.tensor([1, 16, 8], strides))
+    assert g.operations == []
+    g.matmul(a, b, output=g.tensor([1, 16, 8], [256, 16, 1]))  # padded rows: no element shares memory
+    generic = [op for op in g.operations]
+    check_operations(generic)
+
+
+def test_elements_alias_is_exact_on_small_tensors():
+    import itertools
+
+    from cudnn_backend.core.families._build import elements_alias
+    for dims in itertools.product([1, 2, 3], [1, 2, 3], [1, 2]):
+        for strides in itertools.product(range(7), range(7), range(4)):
+            offsets = [i * strides[0] + j * strides[1] + k * strides[2]
+                       for i in range(dims[0]) for j in range(dims[1]) for k in range(dims[2])]
+            assert elements_alias(dims, strides) == (len(set(offsets)) != len(offsets)), (dims, strides)
+    assert elements_alias([1 << 12, 1 << 12], [3, 4])  # interleaved past the exact check's size: taken to alias
+    assert not elements_alias([1 << 12, 1 << 12], [1 << 12, 1])
+
+
+def test_builder_mistakes_name_the_parameter():
+    g = Graph("m")
+    x = g.tensor([1, 2, 8, 8])
+    with pytest.raises(GraphError, match=r"^comparison: ADD is no comparison \(CMP_GE, "):
+        g.diagonal_band_mask(x, comparison="ADD")
+    with pytest.raises(TypeError, match=r"^inputs: concat takes a sequence of tensors, not Tensor"):
+        g.concat(x, 0)
+    assert list(g.gen_index(x, -1, output=True).shape) == [1, 2, 8, 8]
+    pw = g.operations[-1].values[cb.CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR]
+    assert pw.values[cb.CUDNN_ATTR_POINTWISE_AXIS] == 3  # the last axis, as other ops read -1

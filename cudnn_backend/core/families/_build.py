@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import enum
 import functools
+import math
 import numbers
+
+import numpy as np
 
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core._coerce import as_int, user_sequence
@@ -19,7 +22,8 @@ from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 
 __all__ = ["as_int", "as_data_type", "as_choice", "require", "scalar_value", "OVERRIDE_SHAPES_NEEDS", "as_list",
            "as_sizes", "as_dims", "as_strides", "pair", "packed_strides", "stride_order", "strides_like",
-           "nhwc_strides", "bshd_strides", "layout_strides", "channels_last", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS",
+           "nhwc_strides", "bshd_strides", "elements_alias", "layout_strides", "channels_last", "MAX_RANK", "MAX_SIZE",
+           "MAX_ELEMENTS",
            "BOOLEAN_TYPES"]
 
 MAX_RANK = 8  # CUDNN_DIM_MAX
@@ -130,6 +134,30 @@ def packed_strides(dims, order=None):
     if acc > MAX_ELEMENTS:
         raise ValueError(f"dims: {list(dims)} spans {acc} elements; a cuDNN tensor spans at most {MAX_ELEMENTS}")
     return strides
+
+
+_ALIAS_EXACT_ELEMENTS = 1 << 22  # up to this many elements, interleaved strides are checked element by element
+
+
+def elements_alias(dims, strides) -> bool:
+    """Whether strides give two elements of a tensor one address (a broadcast stride 0, or axes stepping inside each
+    other). Taken axis by axis from the smallest stride, a stride that steps past everything the smaller ones span
+    cannot alias (dims of 1 take no step); axes interleaved otherwise are checked element by element, and above
+    ``_ALIAS_EXACT_ELEMENTS`` elements taken to alias."""
+    span = 1  # elements from the first to the last of the axes taken so far, plus one
+    axes = sorted(((d, s) for d, s in zip(dims, strides) if d > 1), key=lambda ds: ds[1])
+    for d, s in axes:
+        if s < span:
+            break
+        span += (d - 1) * s
+    else:
+        return False
+    if any(s == 0 for _, s in axes) or math.prod(d for d, _ in axes) > _ALIAS_EXACT_ELEMENTS:
+        return True
+    offsets = np.zeros(1, dtype=np.int64)
+    for d, s in axes:
+        offsets = (offsets[:, None] + np.arange(d, dtype=np.int64) * s).ravel()
+    return len(np.unique(offsets)) != len(offsets)
 
 
 def stride_order(strides):

@@ -94,6 +94,9 @@ class BandOps:
         if (seq_len_q is None) != (seq_len_kv is None):
             raise GraphError("seq_len_q and seq_len_kv: both or neither (cuDNN 9.28.1's rule)")
         mode = pointwise_mode(comparison)
+        if not mode.name.startswith("CUDNN_POINTWISE_CMP_"):
+            raise GraphError(f"comparison: {mode.name.removeprefix('CUDNN_POINTWISE_')} is no comparison (CMP_GE, "
+                             "CMP_GT, CMP_LE, CMP_LT, CMP_EQ, CMP_NEQ)")
         band_mask_dims(x.shape)
         given = {}
         for arg, keyword, value in (("left_bound", "left_bound_desc", left_bound),

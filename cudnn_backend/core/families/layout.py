@@ -68,6 +68,8 @@ class LayoutOps:
     def concat(self, inputs, axis, *, inplace_index=None, output=True, output_data_type=None, name="concat"):
         """CONCAT of ``inputs`` along ``axis`` (all other dims equal); ``inplace_index`` names the input already in
         place inside the output buffer."""
+        if self._is_tensor(inputs) or isinstance(inputs, (str, bytes)) or not hasattr(inputs, "__iter__"):
+            raise TypeError(f"inputs: concat takes a sequence of tensors, not {type(inputs).__name__}")
         inputs = [self._need_tensor(t, f"inputs[{i}]") for i, t in enumerate(inputs)]
         if not inputs:
             raise GraphError("inputs: concat needs at least one tensor")

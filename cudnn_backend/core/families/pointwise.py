@@ -20,7 +20,7 @@ import numpy as np
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import PointwiseMode
 from cudnn_backend.core.families import _checks
-from cudnn_backend.core.families._build import as_choice
+from cudnn_backend.core.families._build import as_choice, as_int
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Op, Request, Unsupported, full, grid, outer_coords, ravel, real
 from cudnn_backend.errors import GraphError
@@ -183,8 +183,9 @@ class PointwiseOps:
         return self.pointwise(_MODE_DIV, x, b, **kw)
 
     def gen_index(self, x, axis, **kw):
-        """The index along ``axis`` of every element of x's shape (INT32)."""
-        return self.pointwise(_MODE_GEN_INDEX, x, axis=axis, **kw)
+        """The index along ``axis`` (negative: from the last) of every element of x's shape (INT32)."""
+        rank = len(self._need_tensor(x, "x").shape)
+        return self.pointwise(_MODE_GEN_INDEX, x, axis=as_int(axis, "axis", -rank, rank - 1) % rank, **kw)
 
 
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)

@@ -11,6 +11,8 @@ BLOCK_SCALE_QUANTIZE is not computed (the kernel's rounding and scale choice are
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from cudnn_backend._bindings.enums import AttributeName, DataType, TensorReordering
@@ -133,7 +135,8 @@ class QuantizeOps:
         axis) or one per matrix axis (A [1, 32], B [32, 1])."""
         require("CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR", "block-scale dequantize")
         x, scale = self._need_tensor(x, "x"), self._need_tensor(scale, "scale")
-        sizes = _build.as_sizes([block_size] if isinstance(block_size, int) else block_size, "block_size")
+        sizes = _build.as_sizes([block_size] if isinstance(block_size, numbers.Integral) else block_size,
+                                "block_size")
         if not 1 <= len(sizes) <= 2:
             raise ValueError("block_size: one int, or one per matrix axis")
         y = self._output(output, x.shape, x, output_data_type, f"{name}_y", strides=x.strides)
