@@ -30,6 +30,7 @@ from cpython.sequence cimport PySequence_Fast_ITEMS
 from cpython.list cimport PyList_AsTuple
 from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint64_t, uintptr_t
+from libc.math cimport isinf
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
@@ -226,7 +227,11 @@ cdef object _items(object values, int kind, object what):
     if t is int or t is float or t is bool or isinstance(values, (numbers.Number, Descriptor, _Handle, str, bytes,
                                                                   bytearray, enum.Enum)):
         return (values,)
+    if isinstance(values, (set, frozenset, dict)):  # (no order: which element went where would be chance)
+        raise TypeError(f"{_w(what)}: a {type(values).__name__} has no order; give a list or tuple")
     if isinstance(values, np.ndarray):
+        if values.ndim > 1:
+            raise TypeError(f"{_w(what)}: a {values.ndim}-d array; an attribute takes one value or a flat sequence")
         if values.size > MAX_SET_ELEMENTS:
             raise ValueError(f"{_w(what)}: {values.size} elements; no attribute takes more than {MAX_SET_ELEMENTS}")
         return values.reshape(-1).tolist()
@@ -925,6 +930,8 @@ cdef class Descriptor(_Resource):
                         (<cudnnBackendDescriptor_t*>data)[i] = d._raw
                     elif kind == K_FLOAT:
                         dv = PyFloat_AS_DOUBLE(v) if type(v) is float else _real(v, (self._dtype, attr))
+                        if isinf(<float>dv) and not isinf(dv):
+                            raise ValueError(f"{_what(self._dtype, attr)}: {v} does not fit in a float")
                         (<float*>data)[i] = <float>dv
                         v = <double>(<float>dv)
                     elif kind == K_DOUBLE:
@@ -1136,6 +1143,10 @@ cdef class Descriptor(_Resource):
                 self._check_required()
         if dtype == CUDNN_BACKEND_TENSOR_DESCRIPTOR:
             _check_tensor_span(self)
+            if self._value(CUDNN_ATTR_TENSOR_UNIQUE_ID) == -1:  # (an int, or None: cuDNN names it missing)
+                raise ValueError("CUDNN_ATTR_TENSOR_UNIQUE_ID: -1 is cuDNN's 'no UID': it finalizes the tensor but "
+                                 "leaves it out of a plan's JSON, so the plan cannot be saved and loaded; give "
+                                 "another UID")
         elif dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
             _check_finalize_preconditions(dtype, {a: v for a, v in self._items()})
         elif dtype == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
@@ -1190,27 +1201,40 @@ cdef class Descriptor(_Resource):
 
 
 cdef int _raise_finalize_status(Descriptor self, cudnnStatus_t status) except -1:
-    """cudnnBackendFinalize's refusal as a CudnnError. Where cuDNN gives no message, the hint lists the plain values
-    set on the descriptor (enums by name), since one of them is what was refused."""
+    """cudnnBackendFinalize's refusal as a CudnnError. Where cuDNN gives no message, the hint lists the values set
+    on the descriptor (enumerants by name; a child descriptor by its type and its own plain values), since one of
+    them is what was refused."""
     message = last_error_string()
     if message:  # (read once: cuDNN forgets it as it is read)
         raise make_error(_name_of(Status, <int>status), "cudnnBackendFinalize", DescriptorType(self._dtype), None,
                          message)
-    settings = []
-    for attr, value in self._items():
-        values = value if type(value) is tuple else (value,)
-        if any(isinstance(v, (Descriptor, _Handle)) for v in values):
-            continue
-        atype = self._atypes.get(attr, TABLES.attr[attr].default_type) if self._atypes else TABLES.attr[attr].default_type
-        enum_class = <object>TABLES.enum_class[atype] if 0 <= atype < MAX_TYPES and TABLES.enum_class[atype] != NULL \
-            else None
-        if enum_class is not None:
-            values = tuple(getattr(_name_of(enum_class, v), "name", v) for v in values)
-        text = ", ".join(str(v) for v in values[:8]) + (f", ... ({len(values)} values)" if len(values) > 8 else "")
-        settings.append(f"{_attr_name(attr)}={text if len(values) == 1 else '[' + text + ']'}")
     raise error_class(<int>status)(
         _name_of(Status, <int>status), "cudnnBackendFinalize", DescriptorType(self._dtype), None, "",
-        f"cuDNN gives no reason; the values set: {', '.join(settings) or 'none'}; {DEBUG_HINT}")
+        f"cuDNN gives no reason; the values set: {_settings_text(self, True) or 'none'}; {DEBUG_HINT}")
+
+
+cdef str _settings_text(Descriptor d, bint with_children):
+    """``ATTR=value, ...`` of what is set on ``d`` (at most 8 elements a value); children as ``TYPE(...)`` with
+    their own plain values when ``with_children``, else by type only."""
+    settings = []
+    for attr, value in d._items():
+        values = value if type(value) is tuple else (value,)
+        atype = d._atypes.get(attr, TABLES.attr[attr].default_type) if d._atypes else TABLES.attr[attr].default_type
+        enum_class = <object>TABLES.enum_class[atype] if 0 <= atype < MAX_TYPES and TABLES.enum_class[atype] != NULL \
+            else None
+        shown = []
+        for v in values[:8]:
+            if isinstance(v, Descriptor):
+                name = _dtype_name((<Descriptor>v)._dtype).removeprefix("CUDNN_BACKEND_").removesuffix("_DESCRIPTOR")
+                inner = _settings_text(<Descriptor>v, False) if with_children else ""
+                shown.append(f"{name}({inner})" if inner else name)
+            elif isinstance(v, _Handle):
+                shown.append("a Handle")
+            else:
+                shown.append(str(getattr(_name_of(enum_class, v), "name", v)) if enum_class is not None else str(v))
+        text = ", ".join(shown) + (f", ... ({len(values)} values)" if len(values) > 8 else "")
+        settings.append(f"{_attr_name(attr)}={text if len(values) == 1 else '[' + text + ']'}")
+    return ", ".join(settings)
 
 
 cdef int _check_get_status(Descriptor self, cudnnStatus_t status, int attr) except -1:
@@ -1356,6 +1380,8 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
         if type(values) is not float or spec.count_min > 1 or spec.count_max == 0:
             return 0
         f32 = <float>PyFloat_AS_DOUBLE(values)
+        if isinf(f32) and not isinf(PyFloat_AS_DOUBLE(values)):
+            return 0  # past float's range: refused on the checked path
         stored = <double>f32
         n = 1
         data = &f32

@@ -63,3 +63,16 @@ def test_a_finalize_with_cuDNNs_message_keeps_it():
         Tensor(unique_id=1, data_type=cb.CUDNN_DATA_HALF, dimensions=[1, 2], strides=[2, 1],
                byte_alignment=3).finalize()
     assert err.value.cudnn_message and "values set" not in str(err.value)
+
+
+def test_a_refused_engine_config_names_its_knob_choices():
+    import cudnn_backend.runtime.engines as engines
+    from tests.helpers.offline import conv_bias_relu_graph
+    og = conv_bias_relu_graph()
+    config = cb.get_configs(og, device_profile="h200")[0]
+    with pytest.raises(cb.CudnnError) as err:
+        engines.make_config(config.engine, {cb.CUDNN_KNOB_TYPE_KERNEL_CFG: 99999}, check=False)
+    if err.value.cudnn_message:
+        pytest.skip(f"cuDNN {cb.get_version()} says why itself: {err.value.cudnn_message}")
+    assert "CUDNN_ATTR_ENGINECFG_KNOB_CHOICES=KNOB_CHOICE(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE=" \
+           "CUDNN_KNOB_TYPE_KERNEL_CFG, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE=99999)" in str(err.value)

@@ -111,3 +111,23 @@ def test_handle_attribute_refusals_are_the_checked_paths():
         graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, None)
     with pytest.raises(TypeError, match=r"takes a cudnn_backend.Handle, not Descriptor"):
         graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, graph)
+
+
+def test_values_that_would_be_changed_on_the_way_are_refused():
+    import numpy as np
+    conv = cb.Descriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR)
+    with pytest.raises(ValueError, match=r"CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA: 1e\+39 does not fit in a "
+                                         r"float"):
+        conv.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1e39)
+    with pytest.raises(ValueError, match="does not fit in a float"):
+        conv.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, np.float64(-1e39))
+    conv.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, float("inf"))  # inf stays inf
+    t = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+    with pytest.raises(TypeError, match=r"CUDNN_ATTR_TENSOR_DIMENSIONS: a 2-d array; an attribute takes one value or "
+                                        r"a flat sequence"):
+        t.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, np.ones((2, 2), dtype=np.int64))
+    for unordered in ({7, 8}, frozenset({7, 8}), {7: 1, 8: 2}):
+        with pytest.raises(TypeError, match=rf"a {type(unordered).__name__} has no order; give a list or tuple"):
+            t.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, unordered)
+    t.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, np.array([2, 3]))  # a flat array: taken
+    assert t.value_of(CUDNN_ATTR_TENSOR_DIMENSIONS) == (2, 3)
