@@ -940,7 +940,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)  # bad arguments: one line, exit code 2 (Parser.error)
+    with warnings.catch_warnings():  # (options read files as they are parsed: an errata file's warnings)
+        warnings.showwarning = _show_warning
+        args = parser.parse_args(argv)  # bad arguments: one line, exit code 2 (Parser.error)
     # the options as typed (abbreviations are off), for the commands that refuse one their way of working ignores
     args.given_options = frozenset(token.split("=", 1)[0] for token in (sys.argv[1:] if argv is None else argv)
                                    if token.startswith("--"))

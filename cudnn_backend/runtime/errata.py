@@ -65,6 +65,7 @@ import json
 import os
 import pathlib
 import threading
+import warnings
 import weakref
 from dataclasses import dataclass, field
 
@@ -476,10 +477,11 @@ class Rule:
             parts.append("data types " + ",".join(self.data_types))
         if self.families:
             parts.append("families " + ",".join(self.families))
+        ignored = "" if self.operation in _CONV_SHAPES else " (ignored: shape filters apply to a lone convolution)"
         if self.input_shape is not None:
-            parts.append(f"input {list(self.input_shape)} {self.shape_format}")
+            parts.append(f"input {list(self.input_shape)} {self.shape_format}{ignored}")
         if self.filter_shape is not None:
-            parts.append(f"filter {list(self.filter_shape)}")
+            parts.append(f"filter {list(self.filter_shape)}{ignored}")
         for op_name, keyword, wanted in self.shapes:
             parts.append(f"{op_name}.{keyword} {list(wanted)}")
         if self.fingerprint:
@@ -1018,6 +1020,8 @@ def _load_cached(path, what) -> Errata:
         errata = Errata.load(p)
     except ErrataError as e:
         raise ErrataError(f"{what}: {e}", e.source, e.problems) from None
+    for text in errata.warnings:  # rules that act otherwise than they read (`errata check` lists them), once a file
+        warnings.warn(f"{what} {str(p)!r}: {text}", UserWarning, stacklevel=3)
     with _LOADED_LOCK:
         _LOADED[key] = (stamp, errata)
     return errata

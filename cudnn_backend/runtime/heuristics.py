@@ -287,6 +287,9 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
         mode_list.append(HeurMode.CUDNN_HEUR_MODE_FALLBACK)
     if max_workspace is not None:
         max_workspace = as_int(max_workspace, "max_workspace", 0)
+    if config_filter is not None and not callable(config_filter):
+        raise TypeError(f"config_filter: expected a function of a Config returning a bool, not "
+                        f"{type(config_filter).__name__}")
     if max_attempts is not None:
         max_attempts = as_int(max_attempts, "max_attempts", 1)
     if sm_count_target is not None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import enum
 import hashlib
 import json
 import math
@@ -44,6 +45,8 @@ import threading
 import time
 import warnings
 from dataclasses import asdict, dataclass
+
+import numpy as np
 
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._library import get_version
@@ -259,6 +262,16 @@ def _check_time_us(time_us) -> float | None:
 def _device_text(device) -> str:
     name, sm_version, sm_count = device
     return f"{name} (SM {sm_words(sm_version)}, {sm_count} SMs)"
+
+
+def _info_value(value):
+    """What JSON does not write itself among a stored plan's ``info``: enumerants by name, numpy scalars as
+    numbers; anything else is refused (its repr would not read back)."""
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"a {type(value).__name__} is not JSON (give numbers, strings, lists, dicts)")
 
 
 def _checksum(values) -> str | None:
@@ -481,9 +494,15 @@ class PlanCache:
                 if self._setup("upgrade it to schema 2", self._upgrade):
                     continue
                 return None
-            if version != str(SCHEMA_VERSION) or not _COLUMNS <= columns:
+            if version != str(SCHEMA_VERSION):
                 return self._refuse(f"a plan cache of another cudnn-backend release (schema {version!r}; this one "
                                     f"reads schema {SCHEMA_VERSION}); every lookup misses, and nothing is written to "
+                                    "it")
+            if not _COLUMNS <= columns:  # its own schema, altered: by hand, or by a tool
+                missing = sorted(_COLUMNS - columns)
+                return self._refuse(f"a plan cache of schema {version} whose plans table "
+                                    f"{'is missing' if not columns else 'lacks the column(s) ' + ', '.join(missing)} "
+                                    "(altered since it was written); every lookup misses, and nothing is written to "
                                     "it")
             return _READ_WRITE if writable else _READ_ONLY
         return None  # (not reached: the second look returns)
@@ -726,9 +745,9 @@ class PlanCache:
         key = self._key(fp, device, version)
         knobs = json.dumps({short_name(k): int(v) for k, v in plan.knobs.items()})
         try:
-            info_text = json.dumps(info, default=str, allow_nan=False)
-        except ValueError as e:
-            raise ValueError(f"info: not storable as JSON ({e})") from None
+            info_text = json.dumps(info, default=_info_value, allow_nan=False)
+        except (ValueError, TypeError, RecursionError) as e:
+            raise ValueError(f"info: not storable as JSON ({type(e).__name__}: {e})") from None
         checked = (key, fp, device[0], int(device[1]), int(device[2]), int(version), plan.engine_index, knobs,
                    plan.to_json())
         values = dict(zip(_CHECKED, checked), time_us=time_us, info=info_text, stored_at=time.time(),

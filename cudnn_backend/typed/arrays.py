@@ -46,6 +46,7 @@ from typing import Callable
 import numpy as np
 
 from cudnn_backend._bindings.enums import DataType
+from cudnn_backend.core import device as _device
 from cudnn_backend.core._status import is_available
 # the stride rules live with the Graph builder's readers (core.families._build); read here by the runtime and tests
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, read_data_type
@@ -717,8 +718,15 @@ def _read_protocols(array, stream, library):
     except (MissingDependencyError, _Refused, _MalformedExport):
         raise
     except Exception as e:  # noqa: BLE001 - the producer's or cuda.core's refusal, named here
-        raise _Refused(f"cannot read it through {protocol}: {_failure(e)}") \
-            from None
+        driver = _device.driver()
+        # (cuda.bindings' words for a driver entry point or library it could not find: not the producer's failure)
+        driver_missing = type(e).__name__ in ("FunctionNotFoundError", "DynamicLibNotFoundError") or \
+            "CUDA_ERROR" in str(e)
+        why = "" if driver == "cuda" or not driver_missing else (
+            " (cuda.core asks the CUDA driver where a device array lives, and this machine has "
+            f"{'only the no-device stand-in' if driver == 'stand-in' else 'no CUDA driver'}: bind device arrays on "
+            "a GPU, or give their pointers as ints offline)")
+        raise _Refused(f"cannot read it through {protocol}: {_failure(e)}{why}") from None
 
 
 def _subject(array, library) -> str:

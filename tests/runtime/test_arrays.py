@@ -344,6 +344,17 @@ def test_objects_that_are_no_readable_arrays(obj, match):
     assert "\n" not in str(e.value)
 
 
+@pytest.mark.skipif(cb.core.device.driver() == "cuda", reason="offline: without a CUDA driver")
+def test_a_device_array_offline_says_the_driver_is_missing():
+    cai = type("Cai", (), {"__cuda_array_interface__": {"shape": (2, 3), "typestr": "<f2", "data": (A, False),
+                                                        "version": 3, "strides": None}})()
+    with pytest.raises(TypeError, match=r"^x: Cai: cannot read it through cuda_array_interface: .* \(cuda.core asks "
+                                        r"the CUDA driver where a device array lives, and this machine has (only the "
+                                        r"no-device stand-in|no CUDA driver): bind device arrays on a GPU, or give "
+                                        r"their pointers as ints offline\)$"):
+        arrays.view(cai, what="x")
+
+
 def test_a_gpu_array_without_cuda_core_names_the_extra(monkeypatch):
     monkeypatch.setattr(arrays, "_smv", None)
 

@@ -3,6 +3,7 @@ matches them (a transliteration of its ``check_rule`` below is the reference, on
 plan tags, the extensions, refused files, and rules written and read back. Real cuDNN, offline (bundled H200)."""
 import json
 import os
+import warnings
 
 import pytest
 
@@ -378,3 +379,19 @@ def test_errata_pickle_and_compare():
     err = pickle.loads(pickle.dumps(ErrataError("m", "s", ("a",))))
     assert err.source == "s" and err.problems == ("a",)
     assert os.fspath(PLAIN) in repr(errata)
+
+
+def test_shape_filters_of_a_rule_for_a_chain_warn_as_the_file_is_loaded(tmp_path):
+    """cudnn-frontend reads input_shape and filter_shape for a lone convolution's tag only: a rule for a chain
+    denies every shape, which the loader says once and the rule's text shows."""
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps({"version": 1, "rules": [{"rule_id": "r1", "operation": "ConvFwd_ADD_RELU_FWD",
+                                                         "engine": 32, "shape_format": "NCHW",
+                                                         "input_shape": [1, 2, 3, 4]}]}))
+    with pytest.warns(UserWarning, match=r"rule 0 \('r1'\): shape filters apply to the operations ConvFwd, "
+                                         r"ConvBwdData, ConvBwdFilter only; .* so the rule denies every shape"):
+        errata = E.resolve(str(path))
+    assert "input [1, 2, 3, 4] NCHW (ignored: shape filters apply to a lone convolution)" in errata.rules[0].describe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert E.resolve(str(path)) is errata  # said once a file

@@ -217,6 +217,8 @@ def test_nothing_builds(conv, h200):
     assert {a.mode for a in report} == {"A", "FALLBACK"}
     assert all(a.reason == "rejected by config_filter" for a in report)
     assert "rejected by config_filter" in str(info.value)
+    with pytest.raises(TypeError, match=r"^config_filter: expected a function of a Config returning a bool, not int"):
+        build_first_plan(conv, device_profile=h200, config_filter=5)
 
 
 def test_duplicates_are_tried_once(conv, h200):

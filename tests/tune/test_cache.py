@@ -449,6 +449,37 @@ def test_a_schema_1_file_is_upgraded_in_place_and_another_schema_is_refused_unto
     assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize("alter, words", [("ALTER TABLE plans DROP COLUMN knobs", "lacks the column(s) knobs"),
+                                          ("DROP TABLE plans", "is missing")])
+def test_a_plan_cache_altered_since_it_was_written_says_so(tmp_path, alter, words):
+    path = tmp_path / "c.sqlite"
+    og = three_ways.graph_builder().build()
+    PlanCache(path).put(og, _plan(og), device_profile=H200)
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute(alter)
+        conn.commit()
+    with pytest.warns(PlanCacheWarning, match=rf"a plan cache of schema 2 whose plans table {re.escape(words)} "
+                                              r"\(altered since it was written\); every lookup misses"):
+        assert PlanCache(path).get(og, device_profile=H200) is None
+
+
+def test_put_stores_json_info_only(tmp_path):
+    cache = PlanCache(tmp_path / "c.sqlite")
+    og = three_ways.graph_builder().build()
+    deep = {}
+    for _ in range(5000):
+        deep = {"d": deep}
+    for info, words in (({"foo": object()}, "a object is not JSON"), ({"foo": {1, 2}}, "a set is not JSON"),
+                        ({"foo": deep}, "RecursionError")):
+        with pytest.raises(ValueError, match=rf"^info: not storable as JSON \(.*{words}"):
+            cache.put(og, _plan(og), device_profile=H200, **info)
+    assert len(cache) == 0
+    import numpy as np
+    key = cache.put(og, _plan(og), device_profile=H200, mode=cb.CUDNN_HEUR_MODE_A, ratio=np.float32(0.5))
+    assert json.loads(sqlite3.connect(cache.path).execute("SELECT info FROM plans WHERE key = ?", (key,))
+                      .fetchone()[0]) == {"mode": int(cb.CUDNN_HEUR_MODE_A), "ratio": 0.5}  # (an IntEnum is an int)
+
+
 # ---------------------------------------------------------------------------------------------
 # busy and read-only files
 # ---------------------------------------------------------------------------------------------
