@@ -784,7 +784,7 @@ def test_handle_attribute_refuses_raw_ints():
 def test_numpy_inputs():
     t = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
     t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, np.int32(int(CUDNN_DATA_HALF)))
-    t.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, np.array([[2, 3], [4, 5]], dtype=np.int64))  # flattened
+    t.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, np.array([2, 3, 4, 5], dtype=np.int64))  # (2-d: refused)
     t.set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, np.array([60, 20, 5, 1], dtype=np.int32))
     t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, np.uint16(9))
     t.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, np.int64(16))

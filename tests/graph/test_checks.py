@@ -340,3 +340,31 @@ def test_builder_mistakes_name_the_parameter():
     assert list(g.gen_index(x, -1, output=True).shape) == [1, 2, 8, 8]
     pw = g.operations[-1].values[cb.CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR]
     assert pw.values[cb.CUDNN_ATTR_POINTWISE_AXIS] == 3  # the last axis, as other ops read -1
+    with pytest.raises(TypeError, match=r"^deterministic: expected True or False, not str"):
+        g.reduction(x, deterministic="no", output=True)
+    with pytest.raises(GraphError, match=r"^mean: the bernoulli distribution does not read it \(it reads probability\)"):
+        g.rng([2, 2], distribution="bernoulli", mean=0.0, std=1.0)
+    with pytest.raises(GraphError, match=r"^probability: the normal distribution does not read it \(it reads mean and "
+                                         r"std\)"):
+        g.rng([2, 2], distribution="normal", probability=0.3)
+    assert list(g.rng([2, 2])["y"].shape) == [2, 2]  # bernoulli, 0.5
+
+
+def test_moe_mistakes_cuDNN_names_nothing_for_are_named():
+    # cuDNN 9.28.1 refuses each at finalize as "finalize_internal()"
+    from tests.helpers.env import LOADED
+    if LOADED < 92300:
+        pytest.skip("MoE grouped matmul came with cuDNN 9.23")
+    g = Graph("moe", io_data_type="float")
+    weights = g.tensor([4, 64, 32], [64 * 32, 1, 64])
+    offsets = g.tensor([4, 1, 1], data_type="int32")
+    with pytest.raises(GraphError, match=r"^tokens: \[2, 256, 64\] is not \[1, T, K\]"):
+        g.moe_grouped_matmul(g.tensor([2, 256, 64]), weights, offsets)
+    tokens = g.tensor([1, 256, 64])
+    with pytest.raises(GraphError, match=r"^first_token_offset: .* is not INT32 \[4, 1, 1\]"):
+        g.moe_grouped_matmul(tokens, weights, g.tensor([4, 1, 1], data_type="int64"))
+    with pytest.raises(GraphError, match=r"^token_index: mode gather routes tokens by it; give it"):
+        g.moe_grouped_matmul(tokens, weights, offsets, mode="gather")
+    with pytest.raises(GraphError, match=r"^top_k: mode none does not read it"):
+        g.moe_grouped_matmul(tokens, weights, offsets, top_k=2)
+    assert list(g.moe_grouped_matmul(tokens, weights, offsets).shape) == [1, 256, 32]

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from cudnn_backend._bindings.enums import MoeGroupedMatmulMode
+from cudnn_backend._bindings.enums import DataType, MoeGroupedMatmulMode
 from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import as_choice, as_int, require
 from cudnn_backend.core.families._family import Family
@@ -38,6 +38,20 @@ class MoeOps:
         if len(tokens.shape) != 3 or len(weights.shape) != 3 or tokens.shape[2] != weights.shape[1]:
             raise GraphError(f"tokens {list(tokens.shape)} [1, T, K] and weights {list(weights.shape)} [E, K, N] "
                              "do not match")
+        # what cuDNN (9.28.1) refuses at finalize naming nothing ("finalize_internal()")
+        if tokens.shape[0] != 1:
+            raise GraphError(f"tokens: {list(tokens.shape)} is not [1, T, K]: the tokens of every expert are one batch")
+        experts = weights.shape[0]
+        if list(offsets.shape) != [experts, 1, 1] or offsets.data_type != DataType.CUDNN_DATA_INT32:
+            raise GraphError(f"first_token_offset: {offsets.describe()} is not INT32 [{experts}, 1, 1] (one offset "
+                             f"per expert of weights {list(weights.shape)})")
+        routed = mode != MoeGroupedMatmulMode.CUDNN_MOE_GROUPED_MATMUL_MODE_NONE
+        if routed and token_index is None:
+            raise GraphError(f"token_index: mode {mode.name.removeprefix('CUDNN_MOE_GROUPED_MATMUL_MODE_').lower()} "
+                             "routes tokens by it; give it")
+        for keyword, value in (("token_index", token_index), ("token_ks", token_ks), ("top_k", top_k)):
+            if not routed and value is not None:
+                raise GraphError(f"{keyword}: mode none does not read it (gather and scatter route tokens by it)")
         t = token_index.shape[1] if token_index is not None else tokens.shape[1]
         dims = [1, t, weights.shape[2]]
         y = self._output(output, dims, None, output_data_type or tokens.data_type, f"{name}_out")

@@ -84,6 +84,8 @@ class ReductionOps:
             dims = reduction_output_dims(x.shape, axes)
         desc = self._descriptor("REDUCTION", operator=op, comp_type=self._compute(compute))
         if deterministic is not None:
+            if not isinstance(deterministic, (bool, np.bool_)):  # ("no" would read as True)
+                raise TypeError(f"deterministic: expected True or False, not {type(deterministic).__name__}")
             desc.is_deterministic = bool(deterministic)
         desc.finalize()
         y = self._output(output, dims, x, output_data_type, name)

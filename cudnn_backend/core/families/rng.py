@@ -12,11 +12,16 @@ from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import as_choice
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import not_computed
+from cudnn_backend.errors import GraphError
 
 __all__ = ["FAMILY", "RngOps", "NOT_COMPUTED"]
 
 
 _I64 = DataType.CUDNN_DATA_INT64
+# what each distribution reads (a value given for another would be set on the descriptor, and ignored)
+_PARAMETERS = {RngDistribution.CUDNN_RNG_DISTRIBUTION_BERNOULLI: ("probability",),
+               RngDistribution.CUDNN_RNG_DISTRIBUTION_UNIFORM: ("minimum", "maximum"),
+               RngDistribution.CUDNN_RNG_DISTRIBUTION_NORMAL: ("mean", "std")}
 _DIST = {"bernoulli": RngDistribution.CUDNN_RNG_DISTRIBUTION_BERNOULLI,
          "uniform": RngDistribution.CUDNN_RNG_DISTRIBUTION_UNIFORM,
          "normal": RngDistribution.CUDNN_RNG_DISTRIBUTION_NORMAL}
@@ -25,15 +30,24 @@ _DIST = {"bernoulli": RngDistribution.CUDNN_RNG_DISTRIBUTION_BERNOULLI,
 class RngOps:
     """``rng(dims, ...)``."""
 
-    def rng(self, dims, *, distribution="bernoulli", probability=0.5, minimum=None, maximum=None, mean=None, std=None,
+    def rng(self, dims, *, distribution="bernoulli", probability=None, minimum=None, maximum=None, mean=None, std=None,
             seed=None, offset=None, strides=None, output=True, output_data_type=DataType.CUDNN_DATA_FLOAT, name="rng"):
-        """RNG: ``{"y", "seed", "offset"}``. ``seed`` is an int (set on the operation) or an INT64 [1,...] tensor
-        (made here when None); ``offset`` an INT64 [1,...] tensor (made here when None)."""
+        """RNG: ``{"y", "seed", "offset"}``. Each distribution reads its own parameters: bernoulli ``probability``
+        (default 0.5), uniform ``minimum`` and ``maximum``, normal ``mean`` and ``std``; another's is refused.
+        ``seed`` is an int (set on the operation) or an INT64 [1,...] tensor (made here when None); ``offset`` an
+        INT64 [1,...] tensor (made here when None)."""
         dims = _build.as_dims(dims, "dims")
         ones = [1] * len(dims)
         dist = as_choice(RngDistribution, distribution, "distribution", "CUDNN_RNG_DISTRIBUTION_", _DIST)
+        reads = _PARAMETERS[dist]
+        for keyword, value in (("probability", probability), ("minimum", minimum), ("maximum", maximum),
+                               ("mean", mean), ("std", std)):
+            if value is not None and keyword not in reads:
+                raise GraphError(f"{keyword}: the {dist.name.removeprefix('CUDNN_RNG_DISTRIBUTION_').lower()} "
+                                 f"distribution does not read it (it reads {' and '.join(reads)})")
         desc = self._descriptor("RNG", distribution=dist)
         if dist == RngDistribution.CUDNN_RNG_DISTRIBUTION_BERNOULLI:
+            probability = 0.5 if probability is None else probability
             desc.bernoulli_dist_probability = probability  # the typed layer checks it is a real number
             if not 0.0 <= desc.bernoulli_dist_probability <= 1.0:
                 raise ValueError(f"probability: {probability!r} is not a probability in [0, 1]")
