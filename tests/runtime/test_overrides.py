@@ -6,6 +6,7 @@ checked here first: cuDNN 9.28.1 finalizes packs and answers workspace queries f
 the three arrays' lengths are compared). The per-pack workspace query itself needs a cuDNN handle (cuDNN answers
 BAD_PARAM without one): it runs in tests/gpu/runtime/test_overrides_gpu.py. On an older release the gate refuses.
 """
+import math
 import re
 
 import pytest
@@ -17,7 +18,7 @@ from cudnn_backend.graph import Graph
 from cudnn_backend.runtime.execution import VariantPack, execute
 from cudnn_backend.runtime.heuristics import get_configs, why_no_engine
 from cudnn_backend.runtime.plans import build_plan
-from tests.helpers.env import HAVE_GPU, LOADED, loaded_has
+from tests.helpers.env import LOADED, loaded_has
 from tests.helpers.releases import profile
 
 HAS_OVERRIDES = loaded_has("9.23.0")
@@ -25,12 +26,15 @@ M, K, N = 256, 128, 64
 
 
 class DeviceArray:
-    """A device buffer description (``__cuda_array_interface__``) at a fake aligned address: what a torch or cupy
-    array tells the pack, without a GPU."""
+    """Device memory at a fake aligned address, sized for an fp16 ``shape``: it looks like a cuda.core Buffer
+    (``.handle``, ``.size``), which the pack reads without asking the CUDA driver (an array's
+    ``__cuda_array_interface__`` is read through cuda.core, which asks the driver where the pointer lives: a fake
+    address is refused on a GPU)."""
 
-    def __init__(self, ptr, shape, typestr="<f2"):
-        self.__cuda_array_interface__ = {"data": (ptr, False), "shape": tuple(shape), "typestr": typestr,
-                                         "strides": None, "version": 3}
+    __module__ = "cuda.core._memory._buffer"
+
+    def __init__(self, ptr, shape):
+        self.handle, self.size, self.is_device_accessible = ptr, 2 * math.prod(shape), True
 
 
 def _graph(override_shapes=True):
@@ -181,9 +185,6 @@ def _scalar(plan):
 
 
 @needs_overrides
-@pytest.mark.skipif(not HAVE_GPU, reason="cuda.core reads a __cuda_array_interface__ pointer's device through the CUDA "
-                    "driver, whose entry points the offline libcuda stand-in refuses (cuGetProcAddress_v2); the GPU "
-                    "machines' cuDNN 9.19 has no overrides, so this runs where a GPU and cuDNN >= 9.23 meet")
 def test_buffers_are_checked_against_the_overridden_shapes(setup):
     g, plan, t = setup
     a, b, c, s = t["a"], t["b"], t["c"], t["scaled"]
