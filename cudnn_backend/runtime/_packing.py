@@ -484,8 +484,9 @@ def uid_of(key) -> int:
 def _check_key_is_plans(key, spec) -> None:
     """A key given as a tensor (not a bare UID) must be the graph's tensor of that UID, described alike: a tensor of
     another graph that shares its UID would bind its buffer to a tensor of other dims or data type."""
-    mine = key if isinstance(key, TensorSpec) else TensorSpec.from_descriptor(key)
+    mine = key if isinstance(key, TensorSpec) else signature_of(key)  # (kept on finalized typed tensors)
     if not _same_tensor(mine, spec):
+        mine = mine if isinstance(mine, TensorSpec) else TensorSpec.from_descriptor(key)
         raise ValueError(f"buffers: the key {mine.describe()} is not the plan's tensor of UID {spec.uid}, "
                          f"{spec.describe()}; key buffers by the graph's own tensors, or by UID")
 
