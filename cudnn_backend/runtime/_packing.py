@@ -38,14 +38,14 @@ from cudnn_backend.typed import arrays
 from cudnn_backend.typed.arrays import DATA_TYPE_BITS, MAX_ELEMENTS, span_elements, strides_like
 from cudnn_backend.typed.introspection import (io_tensor_slots, io_uids, operations_of, part_operations, signature_of,
                                                 tensor_slots)
-from cudnn_backend.typed.tensors import TensorSpec
+from cudnn_backend.typed.tensors import TensorSignature, TensorSpec
 
 __all__ = [
     "TensorSpec", "tensor_spec", "tensor_specs", "graph_tensor_specs", "plan_json_tensor_specs", "plan_descriptor",
     "plan_workspace_size", "plan_handle", "plan_operation_graph", "Resolved", "resolve_buffer", "scalar_bytes",
     "scalar_value", "uid_of", "resolve_slot", "check_array", "consumer_stream", "prepare_pack", "resolve_workspace",
     "SCALAR_CAPACITY", "plan_override_enabled", "prepare_overrides", "MAX_OVERRIDE_RANK", "plan_document",
-    "written_uids", "check_writable", "check_graph_is_plans",
+    "written_uids", "check_writable", "check_graph_is_plans", "check_plans_graph",
 ]
 
 D = DataType
@@ -213,7 +213,7 @@ def tensor_specs(plan=None, operation_graph=None, tensors=None) -> dict | None:
         if specs is None:
             raise ValueError("the operation graph given has no operations known on the Python side; pass tensors=")
         if plan is not None and operation_graph is not plan_operation_graph(plan):
-            _check_given_graph(plan, operation_graph)
+            check_plans_graph(plan, operation_graph)
         return specs
     if plan is None:
         return None
@@ -274,8 +274,11 @@ def check_graph_is_plans(operation_graph, doc, what="operation_graph") -> None:
 
 
 def _same_tensor(a, b) -> bool:
-    return (a.dims, a.strides, a.data_type, a.virtual, a.by_value) == (b.dims, b.strides, b.data_type, b.virtual,
-                                                                        b.by_value)
+    """Two descriptions (TensorSpecs or TensorSignatures) of one tensor agree: ``TensorSignature.same_tensor``, and
+    the by-value flag too, since a pack binds a by-value tensor by its value, not a pointer."""
+    sig_a = a if isinstance(a, TensorSignature) else a.signature
+    sig_b = b if isinstance(b, TensorSignature) else b.signature
+    return sig_a.same_tensor(sig_b) and a.by_value == b.by_value
 
 
 def _check_specs_are_plans(mine, theirs, what) -> None:
@@ -289,7 +292,7 @@ def _check_specs_are_plans(mine, theirs, what) -> None:
 _checked_graphs = weakref.WeakKeyDictionary()  # plan descriptor -> {id of a graph found to be its own: the graph}
 
 
-def _check_given_graph(plan, operation_graph) -> None:
+def check_plans_graph(plan, operation_graph) -> None:
     """``check_graph_is_plans`` of a graph given with a plan whose JSON is at hand, once per (plan, graph)."""
     desc = plan_descriptor(plan)
     seen = _checked_graphs.get(desc) if desc is not None else None

@@ -41,7 +41,8 @@ from cudnn_backend.errors import (CudnnBackendError, CudnnError, CudnnLibraryNot
                                   JsonCheckError, JsonTableFallbackWarning, NoDeviceError, PlanVersionError,
                                   did_you_mean)
 from cudnn_backend.runtime import engines as _engines
-from cudnn_backend.runtime._packing import check_graph_is_plans, graph_tensor_specs, plan_document
+from cudnn_backend.runtime._packing import (check_graph_is_plans, check_plans_graph, graph_tensor_specs,
+                                            plan_document)
 from cudnn_backend.runtime.profiles import as_deviceprop, bundled_profile_of, profile_of
 from cudnn_backend.typed import DeviceProp, Engine, EngineConfig, ExecutionPlan, KernelCache, OperationGraph
 from cudnn_backend.typed.introspection import graph_fingerprint
@@ -219,10 +220,7 @@ class Plan(PlainData):
     @operation_graph.setter
     def operation_graph(self, graph):
         if graph is not None:
-            _engines.check_graph(graph)
-            doc = plan_document(self)
-            if doc is not None and isinstance(doc.get("operationGraph"), dict):
-                check_graph_is_plans(graph, doc["operationGraph"])
+            check_plans_graph(self, _engines.check_graph(graph))
         self._operation_graph = graph
 
     @property

@@ -37,8 +37,9 @@ from cudnn_backend.core.families._reference import (
 )
 from cudnn_backend.errors import GraphError
 
-__all__ = ["FAMILY", "MAX_SPATIAL_DIMS", "spatial_dims", "output_dims", "conv_mode", "conv_output_dims", "ConvolutionOps", "Geometry",
-           "forward", "backward_data", "backward_filter", "ConvForward", "ConvBackwardData", "ConvBackwardFilter"]
+__all__ = ["FAMILY", "MAX_SPATIAL_DIMS", "spatial_dims", "output_dims", "conv_mode", "conv_output_dims",
+           "ConvolutionOps", "Geometry", "forward", "backward_data", "backward_filter", "ConvForward",
+           "ConvBackwardData", "ConvBackwardFilter"]
 
 
 MAX_SPATIAL_DIMS = 3  # cuDNN 9.10-9.28 refuse more at the operation's finalize, as NOT_INITIALIZED
