@@ -57,6 +57,7 @@ cdef class VariantPack(Resource):
     cdef void _free_arrays(self) noexcept nogil
     cdef int _rebuild(self) except -1
     cdef int _adopt_plan(self, object plan) except -1
+    cdef int _check_tensors_fit(self, dict specs) except -1
     cdef cudnnBackendDescriptor_t _new_descriptor(self) except NULL
     cdef int _resolve_call(self, Handle handle, object plan, cudnnHandle_t* h, cudnnBackendDescriptor_t* p) except -1
     cdef int _call(self, int what, Handle handle, object plan, cudaGraph_t graph) except -1

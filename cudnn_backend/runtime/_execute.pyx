@@ -480,6 +480,7 @@ cdef class VariantPack:
                 if bool(specs[uid].by_value) != bool(self._by_value[slot]):
                     how = "by value" if specs[uid].by_value else "as a device pointer"
                     raise ValueError(f"UID {uid} is passed {how} in this plan but not in this variant pack")
+            self._check_tensors_fit(specs)
         written = _packing.written_uids(plan)
         for uid in sorted((written or frozenset()) - (self._written or frozenset())):  # kept arrays it now writes
             slot = self._slot_of.get(uid, -1)
@@ -502,6 +503,41 @@ cdef class VariantPack:
         self._plan_handle = _packing.plan_handle(plan)
         if written is not None:  # (a plan whose graph is not known keeps what the pack knew: the same UIDs)
             self._written = written
+        return 0
+
+    cdef int _check_tensors_fit(self, dict specs) except -1:
+        """Another plan's tensors (``specs``) against this pack's: the same UIDs may name tensors of other shapes or
+        data types, whose buffers the pack has not checked. Where the pack knows its tensors, they must be the
+        plan's; where it does not, the buffers it keeps must hold the plan's tensors, and it checks later rebinds
+        against them."""
+        cdef Py_ssize_t slot
+        known = bool(self._graph_specs)
+        for uid, slot in self._slot_of.items():
+            theirs = specs[uid]
+            if known:
+                mine = self._graph_specs.get(uid)
+                if mine is not None and not _packing.same_tensor(mine, theirs):
+                    raise ValueError(f"this variant pack does not fit the plan: its tensor {mine.describe()} is "
+                                     f"{theirs.describe()} in the plan")
+                continue
+            if self._by_value[slot]:
+                continue
+            what = _packing.slot_label(uid, theirs)
+            if self._keep[slot] is not None:
+                have = _packing.resolve_buffer(self._keep[slot], what).nbytes
+                if have is not None and theirs.nbytes is not None and have < theirs.nbytes:
+                    raise ValueError(f"this variant pack does not fit the plan: {what}: the bound buffer holds {have} "
+                                     f"bytes, the plan's tensor {theirs.describe()} spans {theirs.nbytes}")
+            if theirs.alignment and <uintptr_t>self._ptrs[slot] % <uintptr_t>theirs.alignment:
+                self._align[slot] = theirs.alignment
+                self._raise_pointer_error(slot, <uintptr_t>self._ptrs[slot])
+        if not known and self._overrides == NULL:  # the plan's tensors, for the checks of later rebinds
+            self._specs = dict(specs)
+            self._graph_specs = dict(specs)
+            for uid, slot in self._slot_of.items():
+                if not self._by_value[slot]:
+                    self._align[slot] = specs[uid].alignment or 0
+                    self._min_bytes[slot] = -1 if specs[uid].nbytes is None else specs[uid].nbytes
         return 0
 
     cdef int _resolve_call(self, Handle handle, object plan, cudnnHandle_t* h,
@@ -778,6 +814,8 @@ cdef class VariantPack:
             spec = self._specs.get(uid)
             if spec is not None and spec.virtual:
                 raise ValueError(f"UID {uid} is a virtual tensor; do not bind it")
+            if uid in self._graph_specs:  # a tensor key, as the constructor checks it
+                _packing.check_key_is_plans(key, self._graph_specs[uid])
             if self._by_value[slot]:
                 updates.append((slot, 0, _packing.scalar_bytes(value, spec.data_type if spec is not None else None,
                                                          f"UID {uid}"), None))

@@ -273,7 +273,7 @@ def check_graph_is_plans(operation_graph, doc, what="operation_graph") -> None:
                          f"{_wiring_text(extra) or 'no other'}, the plan {_wiring_text(lacking) or 'no other'}")
 
 
-def _same_tensor(a, b) -> bool:
+def same_tensor(a, b) -> bool:
     """Two descriptions (TensorSpecs or TensorSignatures) of one tensor agree: ``TensorSignature.same_tensor``, and
     the by-value flag too, since a pack binds a by-value tensor by its value, not a pointer."""
     sig_a = a if isinstance(a, TensorSignature) else a.signature
@@ -284,7 +284,7 @@ def _same_tensor(a, b) -> bool:
 def _check_specs_are_plans(mine, theirs, what) -> None:
     """Each tensor of ``mine`` ({uid: TensorSpec}) the plan (``theirs``) lists too is described alike."""
     for uid in sorted(set(mine) & set(theirs)):
-        if not _same_tensor(mine[uid], theirs[uid]):
+        if not same_tensor(mine[uid], theirs[uid]):
             raise ValueError(f"{what}: not this plan's graph: its tensor {mine[uid].describe()} is "
                              f"{theirs[uid].describe()} in the plan")
 
@@ -292,7 +292,7 @@ def _check_specs_are_plans(mine, theirs, what) -> None:
 _checked_graphs = weakref.WeakKeyDictionary()  # plan descriptor -> {id of a graph found to be its own: the graph}
 
 
-def check_plans_graph(plan, operation_graph) -> None:
+def check_plans_graph(plan, operation_graph, what="operation_graph") -> None:
     """``check_graph_is_plans`` of a graph given with a plan whose JSON is at hand, once per (plan, graph)."""
     desc = plan_descriptor(plan)
     seen = _checked_graphs.get(desc) if desc is not None else None
@@ -301,7 +301,7 @@ def check_plans_graph(plan, operation_graph) -> None:
     doc = plan_document(plan)
     if doc is None or not isinstance(doc.get("operationGraph"), dict):
         return
-    check_graph_is_plans(operation_graph, doc["operationGraph"])
+    check_graph_is_plans(operation_graph, doc["operationGraph"], what)
     try:
         _checked_graphs.setdefault(desc, {})[id(operation_graph)] = operation_graph
     except TypeError:
@@ -484,11 +484,13 @@ def uid_of(key) -> int:
     raise TypeError(f"a variant pack key is a UID (int) or a tensor descriptor, not {type(key).__name__}")
 
 
-def _check_key_is_plans(key, spec) -> None:
+def check_key_is_plans(key, spec) -> None:
     """A key given as a tensor (not a bare UID) must be the graph's tensor of that UID, described alike: a tensor of
     another graph that shares its UID would bind its buffer to a tensor of other dims or data type."""
+    if isinstance(key, numbers.Integral):
+        return
     mine = key if isinstance(key, TensorSpec) else signature_of(key)  # (kept on finalized typed tensors)
-    if not _same_tensor(mine, spec):
+    if not same_tensor(mine, spec):
         mine = mine if isinstance(mine, TensorSpec) else TensorSpec.from_descriptor(key)
         raise ValueError(f"buffers: the key {mine.describe()} is not the plan's tensor of UID {spec.uid}, "
                          f"{spec.describe()}; key buffers by the graph's own tensors, or by UID")
@@ -593,8 +595,8 @@ def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=
         if uid in given:
             raise ValueError(f"UID {uid} is bound twice")
         given[uid] = value
-        if specs is not None and uid in specs and not isinstance(key, numbers.Integral):
-            _check_key_is_plans(key, specs[uid])
+        if specs is not None and uid in specs:
+            check_key_is_plans(key, specs[uid])
     if overrides:
         specs = dict(specs)
         for uid, dims, strides in overrides:

@@ -303,6 +303,9 @@ class Plan(PlainData):
         text = self.descriptor.get(A.CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, AT.CUDNN_TYPE_CHAR)
         if not text:
             raise CudnnBackendError("cuDNN returned an empty CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION")
+        if self.descriptor.value_of(A.CUDNN_ATTR_EXECUTION_PLAN_RUN_ONLY_INTERMEDIATE_UIDS) is not None:
+            warnings.warn("this plan's run_only_intermediate_uids is not in cuDNN's JSON of it: a plan loaded from "
+                          "the JSON computes every intermediate", UserWarning, stacklevel=2)
         return text
 
     @property
@@ -403,6 +406,22 @@ def _targeted(plan, handle, deviceprop, kernel_cache):
     return plan
 
 
+def _check_intermediates(uids, operation_graph) -> None:
+    """``run_only_intermediate_uids`` must name the graph's intermediates (virtual tensors), each once: cuDNN takes
+    any UID, an input's or one no tensor has, and computes what it computes."""
+    specs = graph_tensor_specs(operation_graph) if operation_graph is not None else None
+    if specs is None:
+        return
+    virtual = sorted(u for u, s in specs.items() if s.virtual)
+    wrong = [u for u in uids if u not in virtual]
+    if wrong:
+        raise ValueError(f"run_only_intermediate_uids: {', '.join(map(str, wrong))} "
+                         f"{'is not an intermediate' if len(wrong) == 1 else 'are not intermediates'} (virtual tensors) "
+                         f"of the graph; its intermediates: {', '.join(map(str, virtual)) or 'none'}")
+    if len(set(uids)) != len(uids):
+        raise ValueError("run_only_intermediate_uids: a UID is given twice")
+
+
 def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, run_only_intermediate_uids=None,
                allow_version_mismatch=None, retry_refused=False) -> Plan:
     """A Plan for a Config (or EngineConfig descriptor), with a ``Handle`` and/or a device profile.
@@ -424,8 +443,10 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
                                 "plan offline")
     plan = _targeted(ExecutionPlan(engine_config=config.descriptor), handle, dp, kernel_cache)
     if run_only_intermediate_uids is not None:
-        plan.run_only_intermediate_uids = [as_int(u, "run_only_intermediate_uids") for u in
-                                           _engines.user_sequence(run_only_intermediate_uids, "run_only_intermediate_uids")]
+        uids = [as_int(u, "run_only_intermediate_uids") for u in
+                _engines.user_sequence(run_only_intermediate_uids, "run_only_intermediate_uids")]
+        _check_intermediates(uids, config.operation_graph)
+        plan.run_only_intermediate_uids = uids
     key = _refusal_key(config, handle, dp)
     if key is not None and not retry_refused:
         earlier = _refused.get(key)

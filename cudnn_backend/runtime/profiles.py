@@ -418,6 +418,18 @@ class DeviceProfile:
                                      f"(an object), not {type(raw).__name__}")
         text = raw if isinstance(raw, str) else json.dumps(raw, separators=(",", ":"))
         version = data.get("cudnn_version") if cudnn_version is None else cudnn_version
+        if cudnn_version is not None and data.get("cudnn_version") is not None:
+            # the file records the release that wrote it: a different one given would be taken silently
+            try:
+                given, recorded = (parse_version(cudnn_version, "cudnn_version"),
+                                   parse_version(data["cudnn_version"], "cudnn_version"))
+            except (TypeError, ValueError) as e:
+                raise DeviceProfileError(f"{source or 'the device profile'}: {e}") from None
+            if given != recorded:
+                raise DeviceProfileError(
+                    f"cudnn_version={format_version(given)} contradicts {source or 'the device profile'}, which "
+                    f"records cuDNN {format_version(recorded)}; leave cudnn_version= out (or convert the profile "
+                    "with for_release())")
         if version is None:
             raise _no_version(DeviceProfileError(f"{source or 'the device profile'} records no cudnn_version; pass "
                                                  "cudnn_version="))

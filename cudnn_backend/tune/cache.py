@@ -56,6 +56,7 @@ from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import CudnnBackendError, PlanCacheError
 from cudnn_backend.runtime import errata as _errata
 from cudnn_backend.runtime import plans as _plans
+from cudnn_backend.runtime._packing import check_plans_graph
 from cudnn_backend.runtime.engines import check_graph, knob_type, short_name
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.tune.results import sm_words
@@ -773,7 +774,10 @@ class PlanCache:
         """Refuse a plan built for another graph than ``op_graph`` (where the plan knows its graph): stored under
         this graph's key, it would come back for this graph."""
         own = plan.operation_graph
-        if own is None or own is op_graph:
+        if own is None:  # a plan read from JSON: its JSON lists its graph's tensors and how they are wired
+            check_plans_graph(plan, op_graph, "graph")
+            return
+        if own is op_graph:
             return
         try:
             theirs, ours = graph_fingerprint(own), graph_fingerprint(op_graph)

@@ -175,10 +175,12 @@ cdef class TypedDescriptor(Descriptor):
     """Base of the generated classes: keyword construction, checked properties, ``to_dict``."""
 
     cdef object _present(self, int attr, int atype, int kind, object enum_cls, bint single):
+        if self._raw == NULL:
+            self._check_open()  # closed: what was set is gone, so None would say "not set" (get() raises too)
         v = self._value(attr)
         if v is not None:
             return _show(v, kind, enum_cls, single)
-        if not self._finalized or self._raw == NULL:
+        if not self._finalized:
             return None
         spec = _schema.ATTRIBUTES[AttributeName(attr)]
         if spec.get_unsupported or atype == CUDNN_TYPE_HANDLE:

@@ -115,6 +115,17 @@ def test_run_only_intermediate_uids(h200):
     p = build_plan(cfg, device_profile=h200, run_only_intermediate_uids=[y.uid])
     assert p.descriptor.run_only_intermediate_uids == [y.uid]
     assert p.operation_graph is graph
+    # cuDNN takes any UID (an input's, one no tensor has) and computes what it computes: refused, named
+    intermediates = f"its intermediates: {y.uid}, {z.uid}"
+    for wrong, what in (([x.uid], f"{x.uid} is not an intermediate"), ([999, x.uid], f"999, {x.uid} are not")):
+        with pytest.raises(ValueError, match=rf"^run_only_intermediate_uids: {what}.*; {intermediates}$"):
+            build_plan(cfg, device_profile=h200, run_only_intermediate_uids=wrong)
+    with pytest.raises(ValueError, match="^run_only_intermediate_uids: a UID is given twice"):
+        build_plan(cfg, device_profile=h200, run_only_intermediate_uids=[y.uid, y.uid])
+    # cuDNN's JSON leaves the setting out: saying so, since a plan loaded from it computes every intermediate
+    with pytest.warns(UserWarning, match="run_only_intermediate_uids is not in cuDNN's JSON"):
+        text = p.to_json()
+    assert "run_only" not in text.lower() and "runOnly" not in text
 
 
 # -- ownership ------------------------------------------------------------------------------------------------

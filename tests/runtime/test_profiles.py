@@ -415,6 +415,13 @@ def test_save_load_round_trip(h200, tmp_path):
     assert back.cudnn_version == h200.cudnn_version
     assert back.device_name == h200.device_name
     assert back.descriptor().finalized
+    # our file records the release that wrote it: the same one given is fine, another is refused, not taken
+    assert DeviceProfile.load(path, cudnn_version=h200.cudnn_version_string).cudnn_version == h200.cudnn_version
+    other = 91000 if h200.cudnn_version != 91000 else 91900
+    with pytest.raises(DeviceProfileError, match=r"cudnn_version=.* contradicts .*h200\.json, which records cuDNN"):
+        DeviceProfile.load(path, cudnn_version=other)
+    with pytest.raises(DeviceProfileError, match="contradicts"):
+        DeviceProfile.from_json(path.read_text(), other)
 
 
 def test_load_raw_json_version_from_file_name(tmp_path):

@@ -884,6 +884,29 @@ def test_check_plan_against_another_plan(cbr, dp):
     assert pack.plan is same_graph
 
 
+def test_another_plan_on_the_same_uids_must_have_the_same_tensors(cbr, dp):
+    # the same UIDs, 4x larger tensors: the pack's buffers were checked against the smaller ones
+    larger = CBR(dp, n=8)
+    assert larger.uids == cbr.uids
+    pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+    for adopt in (lambda: pack.check_plan(larger.plan), lambda: pack.execute(None, larger.plan)):  # (no GPU needed:
+        # the plan is checked before the handle)
+        with pytest.raises(ValueError, match=r"^this variant pack does not fit the plan: its tensor t1 \(uid 1\) "
+                                             r"\[2, 16, 8, 8\].* is t1 \(uid 1\) \[8, 16, 8, 8\].* in the plan"):
+            adopt()
+        assert pack.plan is cbr.plan
+    # a pack that knows no graph: the buffers it keeps must hold the plan's tensors, and later rebinds are checked
+    sizes = {uid: spec.nbytes for uid, spec in ex.tensor_specs(cbr.plan).items() if not spec.virtual}
+    blind = VariantPack(None, {uid: FakeCudaCoreBuffer(ADDR[i], sizes[uid]) for i, uid in enumerate(cbr.uids)},
+                        workspace=0)
+    with pytest.raises(ValueError, match=r"^this variant pack does not fit the plan: UID 1: the bound buffer "
+                                         r"holds 4096 bytes, the plan's tensor .*\[8, 16, 8, 8\].* spans 16384"):
+        blind.check_plan(larger.plan)
+    assert blind.check_plan(cbr.plan).plan is cbr.plan
+    with pytest.raises(ValueError, match="holds 16 bytes"):
+        blind.rebind({cbr.x.uid: FakeCudaCoreBuffer(ADDR[0], 16)})
+
+
 def test_plan_objects_are_found_inside_wrappers(cbr):
     class PlanLike:
         def __init__(self, plan, og):
@@ -1297,4 +1320,8 @@ def test_a_tensor_key_of_another_graph_is_refused(cbr):
                                          r"1, t1 \(uid 1\) \[2, 16, 8, 8\]"):
         VariantPack(cbr.plan, buffers, workspace=0)
     buffers[stranger.uid] = buffers.pop(stranger)  # by UID: the caller's word
-    assert VariantPack(cbr.plan, buffers, workspace=0).pointers[cbr.x.uid] == ADDR[0]
+    pack = VariantPack(cbr.plan, buffers, workspace=0)
+    assert pack.pointers[cbr.x.uid] == ADDR[0]
+    with pytest.raises(ValueError, match=r"^buffers: the key .*\[1, 2, 3, 4\] .* is not the plan's tensor of UID 1"):
+        pack.rebind({stranger: ADDR[0]})  # rebinding checks its keys as the constructor does
+    assert pack.rebind({cbr.x: ADDR[0]}).pointers[cbr.x.uid] == ADDR[0]

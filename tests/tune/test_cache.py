@@ -358,6 +358,21 @@ def test_put_refuses_a_plan_built_for_another_graph(tmp_path):
     assert cache.put(g2, _plan(g2), device_profile=H200)  # its own graph: stored
 
 
+def test_put_checks_a_plan_read_from_json_against_the_graph(tmp_path):
+    # a loaded plan knows no graph of its own: its JSON's tensors and wiring are what it is checked by
+    cache = PlanCache(tmp_path / "c.sqlite")
+    small = cb.patterns.conv_fwd(n=1, c=16, h=8, w=8, k=16).op_graph
+    large = cb.patterns.conv_fwd(n=4, c=16, h=8, w=8, k=16).op_graph
+    loaded = cb.plan_from_json(_plan(large).to_json(), device_profile=H200)
+    assert loaded.operation_graph is None
+    with pytest.raises(ValueError, match=r"^graph: not this plan's graph: its tensor .*\[1, 16, 8, 8\].* is .*"
+                                         r"\[4, 16, 8, 8\].* in the plan"):
+        cache.put(small, loaded, device_profile=H200)
+    assert len(cache) == 0
+    assert cache.put(large, loaded, device_profile=H200)  # its own graph: stored
+    assert cache.get(large, device_profile=H200) is not None
+
+
 def test_put_refuses_a_plan_built_for_another_device(tmp_path):
     cache = PlanCache(tmp_path / "c.sqlite")
     og = three_ways.graph_builder().build()

@@ -117,3 +117,17 @@ def test_gen_stats_through_typed_operations_names_the_tensors():
                                          r"\(one value per channel of xdesc \[4, 256, 16, 16\]\)"):
         op.finalize()
     assert not op.finalized
+
+
+def test_a_closed_descriptors_properties_raise_as_get_does():
+    # None would say "not set": what was set is gone with the descriptor, and get() refuses it too
+    t = Tensor(unique_id=1, dimensions=[1, 2, 3, 4], strides=[24, 12, 4, 1], data_type=cb.CUDNN_DATA_FLOAT,
+               byte_alignment=16).finalize()
+    assert t.dimensions == [1, 2, 3, 4] and t.vector_count == 1  # set, and cuDNN's own default
+    t.close()
+    for keyword in ("dimensions", "vector_count", "is_virtual"):
+        with pytest.raises(cb.CudnnUnsafeCallError, match="closed"):
+            getattr(t, keyword)
+    with pytest.raises(cb.CudnnUnsafeCallError, match="closed"):
+        t.get(cb.CUDNN_ATTR_TENSOR_DIMENSIONS, cb.CUDNN_TYPE_INT64)
+    assert "closed" in repr(t) and t.attributes() == {}
