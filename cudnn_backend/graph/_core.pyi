@@ -8,6 +8,7 @@ from cudnn_backend._bindings.enums import PointwiseMode as PointwiseMode
 from cudnn_backend.core._coerce import as_int as as_int
 from cudnn_backend.core._handle import Handle as Handle
 from cudnn_backend.core._status import check_available as check_available
+from cudnn_backend.core.families._build import as_bool as as_bool
 from cudnn_backend.core.families._build import as_choice as as_choice
 from cudnn_backend.core.families._build import as_data_type as as_data_type
 from cudnn_backend.core.families._build import scalar_value as scalar_value

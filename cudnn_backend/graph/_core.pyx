@@ -19,6 +19,8 @@ from cpython.ref cimport PyObject
 from cpython.weakref cimport PyWeakref_GetObject, PyWeakref_NewRef
 from libc.stdint cimport int64_t
 
+import numpy as _np
+
 from cudnn_backend._bindings.cycudnn cimport *
 from cudnn_backend.core._descriptor cimport Descriptor, tensor_slots_of
 from cudnn_backend.typed._base cimport TensorBase, TypedDescriptor
@@ -36,12 +38,13 @@ from cudnn_backend.core._coerce import as_int
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import check_available
 from cudnn_backend.core.families import _build
-from cudnn_backend.core.families._build import OVERRIDE_SHAPES_NEEDS, as_choice, as_data_type, scalar_value
+from cudnn_backend.core.families._build import OVERRIDE_SHAPES_NEEDS, as_bool, as_choice, as_data_type, scalar_value
 from cudnn_backend.core.families.conv import conv_mode as _conv_mode
 from cudnn_backend.core.families.conv import MAX_SPATIAL_DIMS as _MAX_SPATIAL_DIMS
 from cudnn_backend.core.families.conv import conv_output_dims as _conv_output_dims
 from cudnn_backend.core.families.pointwise import broadcast_dims as _broadcast_dims
 from cudnn_backend.core.families.pointwise import operands_problem as _pointwise_operands_problem
+from cudnn_backend.core.families.pointwise import parameters_problem as _pointwise_parameters_problem
 from cudnn_backend.core.families.pointwise import pointwise_mode as _pointwise_mode
 from cudnn_backend.core.families.pointwise import _BOOL_COMPUTE, _BOOL_OUT, _GEN_INDEX
 from cudnn_backend.errors import GraphError
@@ -77,6 +80,7 @@ cdef object _INT32 = DataType.CUDNN_DATA_INT32
 cdef object _RELU = PointwiseMode.CUDNN_POINTWISE_RELU_FWD
 cdef object _ADD = PointwiseMode.CUDNN_POINTWISE_ADD
 cdef tuple _NO_ARGS = ()
+cdef object _NP_BOOL = _np.bool_
 
 
 cdef inline Descriptor _new(object cls, int dtype):
@@ -352,6 +356,10 @@ cdef class GraphCore:
         """
         cdef list d = _dims(dims, "dims")
         cdef list s
+        if virtual is not False and virtual is not True:
+            virtual = as_bool(virtual, "virtual")
+        if by_value is not False and by_value is not True:
+            by_value = as_bool(by_value, "by_value")
         if strides is None:
             if layout is None:
                 s = _packed(d, NULL)
@@ -363,6 +371,11 @@ cdef class GraphCore:
             s = _dims(strides, "strides")
             if len(s) != len(d):
                 raise ValueError(f"strides: {len(s)} strides for {len(d)} dims")
+            if layout is not None:  # one of them would be dropped: both are taken only where they agree
+                named = _nhwc(d) if layout == "nhwc" else _build.layout_strides(d, layout)
+                if named != s:
+                    raise ValueError(f"layout and strides: layout {layout!r} gives strides {named}, not the strides "
+                                     f"given {s}; give one of them")
         return self._make_tensor(d, s, data_type, uid, name, virtual, by_value, alignment, extra)
 
     cdef TensorBase _make_tensor(self, list d, list s, object data_type, object uid, object name, object virtual,
@@ -446,11 +459,14 @@ cdef class GraphCore:
     cdef int _check_own(self, object t, object uid, str what) except -1:
         """GraphError (naming ``what`` and both graphs) when ``t`` is a tensor another live Graph made: its UID means
         another tensor here, or nothing. A tensor made by hand passes: this graph takes it (others may too)."""
-        if self.tensors.get(uid) is t:
+        mine = self.tensors.get(uid)
+        if mine is t:
             return 0
         owner = _graph_holding(t, uid, self)
         if owner is not None:
             raise GraphError(_checks.foreign_tensor(what, t, uid, (<GraphCore>owner).name, self.name))
+        if uid in self.uids_used:  # refused here, naming the parameter, not later by the operation's slot name
+            raise GraphError(_checks.uid_taken(what, t, uid, mine))
         return 0
 
     cpdef object _compute(self, object compute):
@@ -495,12 +511,18 @@ cdef class GraphCore:
                 raise GraphError(f"{what}: {t.describe()} should be "
                                  f"{as_data_type(data_type, 'output_data_type').name}")
             return t
+        if type(output) is _NP_BOOL:
+            return self._output_c(bool(output), dims, like, data_type, name, strides, what)
         raise TypeError(f"{what}: expected True, False or a Tensor, not {type(output).__name__}")
 
-    def _scalar_or_tensor(self, value, rank, name, data_type=_F32):
-        """A by-value scalar for a number, the tensor itself for a Tensor, None for None."""
-        if value is None or isinstance(value, TensorBase):
-            return value
+    def _scalar_or_tensor(self, value, rank, name, data_type=_F32, what=None):
+        """A by-value scalar for a number, the tensor itself for a Tensor, None for None; ``what``: the parameter a
+        refused value is reported as (default ``name``)."""
+        if value is None:
+            return None
+        if isinstance(value, TensorBase):
+            return self._need_tensor(value, what or name)
+        scalar_value(value, data_type, what or name)
         return self.scalar(value, data_type, name=name, rank=rank)
 
     # -- operations --------------------------------------------------------------------------------
@@ -668,6 +690,10 @@ cdef class GraphCore:
         problem = _pointwise_operands_problem(mode, [k for k, v in (("b", b), ("t", t), ("dy", dy)) if v is not None])
         if problem is not None:
             raise ValueError(f"pointwise: {problem}")
+        if params or alpha2 is not None:
+            problem = _pointwise_parameters_problem(mode, params, alpha2 is not None)
+            if problem is not None:
+                raise GraphError(problem)
         return self._pointwise(mode, x, b, t, dy, output, output_data_type, compute, name, alpha1, alpha2, params)
 
     def relu(self, x, **kw):

@@ -89,10 +89,10 @@ def _norm_bwd(name, tokens, hidden, data_type, build):
                   params=dict(tokens=tokens, hidden=hidden))
 
 
-def batch_norm_fwd(n=8, c=64, h=16, w=16, *, epsilon=1e-5, momentum=0.1, running_stats=True, data_type=F16,
+def batch_norm_fwd(n=8, c=64, h=16, w=16, *, epsilon=1e-5, momentum=None, running_stats=True, data_type=F16,
                    build=True):
     """Batch norm training forward on NHWC X: Y, per-channel saved mean / inv_variance [1,c,1,1] fp32, and the
-    updated running statistics."""
+    updated running statistics (weighed by ``momentum``: None means 0.1; refused without them)."""
     n, c, h, w = size(n, "n"), size(c, "c"), size(h, "h"), size(w, "w")
     g = Graph("batch_norm_fwd", io_data_type=data_type)
     x = g.tensor([n, c, h, w], layout="nhwc", name="x")

@@ -196,7 +196,8 @@ def test_normalization_statistics_shapes_by_mode():
     for stats in (bn, inorm, ln):
         assert stats["mean"].data_type == cb.CUDNN_DATA_FLOAT
     refused(lambda: g3.layer_norm(x3, g3.tensor([1, 128, 1, 1], [128, 1, 128, 128], "float"),
-                                  stats_data_type="half"), GraphError, "must be CUDNN_DATA_FLOAT")
+                                  stats_data_type="half"),
+            GraphError, "stats_data_type: CUDNN_DATA_HALF, but .* must be CUDNN_DATA_FLOAT")
 
 
 def test_gen_stats_added_by_hand_with_wrong_sums_is_refused():
@@ -261,10 +262,10 @@ def test_a_norms_scale_that_broadcasts_is_taken():
 
 
 @pytest.mark.parametrize("wrong, dims, message", [
-    ("stats", [1, 2, 1, 1], r"statsdesc \(.*\) has dims \[1, 2, 1, 1\] but must be \[1, 2, 16, 1\] \(the forward's "
-                            r"statistics of qdesc \[1, 2, 16, 64\]\); cuDNN would accept it and misread it"),
-    ("stats", [1, 2, 16, 64], r"statsdesc \(.*\) has dims \[1, 2, 16, 64\] but must be \[1, 2, 16, 1\]"),
-    ("do", [1, 2, 8, 64], r"doddesc \(.*\) has dims \[1, 2, 8, 64\] but must be \[1, 2, 16, 64\]"),
+    ("stats", [1, 2, 1, 1],
+     r"stats: .* \[1, 2, 1, 1\] .* is not CUDNN_DATA_FLOAT \[b, h_q, s_q, 1\] = \[1, 2, 16, 1\]"),
+    ("stats", [1, 2, 16, 64], r"stats: .* \[1, 2, 16, 64\] .* is not CUDNN_DATA_FLOAT \[b, h_q, s_q, 1\]"),
+    ("do", [1, 2, 8, 64], r"do: .* \[1, 2, 8, 64\] .* is not \[b, h_q, s_q, d_v\] = \[1, 2, 16, 64\]"),
 ])
 @pytest.mark.skipif(not loaded_has(cb.core.since_of("CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR")),
                     reason="the loaded cuDNN has no unified SDPA backward")
@@ -277,7 +278,34 @@ def test_sdpa_backward_reads_statistics_and_do_of_the_forwards_shapes(wrong, dim
     stats = g.tensor(dims if wrong == "stats" else [1, 2, 16, 1], data_type="float")
     with pytest.raises(GraphError, match=message):
         g.sdpa_bwd(t["q"], t["k"], t["v"], t["o"], t["do"], stats)
-        g.build()
+
+
+@pytest.mark.parametrize("wrong, dims, message", [
+    ("stats", [1, 2, 1, 1], r"statsdesc \(.*\) has dims \[1, 2, 1, 1\] but must be \[1, 2, 16, 1\] \(the forward's "
+                            r"statistics of qdesc \[1, 2, 16, 64\]\); cuDNN would accept it and misread it"),
+    ("stats", [1, 2, 16, 64], r"statsdesc \(.*\) has dims \[1, 2, 16, 64\] but must be \[1, 2, 16, 1\]"),
+    ("do", [1, 2, 8, 64], r"doddesc \(.*\) has dims \[1, 2, 8, 64\] but must be \[1, 2, 16, 64\]"),
+    ("o", [1, 2, 16, 32], r"odesc \(.*\) has dims \[1, 2, 16, 32\] but must be \[1, 2, 16, 64\] \(the forward's "
+                          r"output of qdesc"),
+    ("k", [1, 2, 16, 32], r"q \[1, 2, 16, 64\], k \[1, 2, 16, 32\], v \[1, 2, 16, 64\]: batch, head counts"),
+    ("stats_half", None, r"statsdesc \(.*\) is CUDNN_DATA_HALF but must be CUDNN_DATA_FLOAT"),
+])
+@pytest.mark.skipif(not loaded_has(cb.core.since_of("CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR")),
+                    reason="the loaded cuDNN has no unified SDPA backward")
+def test_sdpa_backward_made_by_hand_is_checked_at_finalize(wrong, dims, message):
+    # the finalize check: what the builder refuses by parameter, an operation made by hand is refused by slot
+    g = Graph("s")
+    shapes = dict(q=[1, 2, 16, 64], k=[1, 2, 16, 64], v=[1, 2, 16, 64], o=[1, 2, 16, 64], do=[1, 2, 16, 64])
+    if dims is not None:
+        shapes[wrong] = dims
+    t = {name: g.tensor(d, data_type="half") for name, d in shapes.items() if name != "stats"}
+    stats = g.tensor(dims if wrong == "stats" else [1, 2, 16, 1],
+                     data_type="half" if wrong == "stats_half" else "float")
+    grads = {f"d{n}desc": g.tensor(t[n].shape, data_type="half") for n in "qkv"}
+    op = g._operation("SDPA_BWD", qdesc=t["q"], kdesc=t["k"], vdesc=t["v"], odesc=t["o"], doddesc=t["do"],
+                      statsdesc=stats, scaledesc=g.scalar(0.125), **grads)
+    with pytest.raises(GraphError, match=message):
+        op.finalize()
 
 
 @pytest.mark.parametrize("mode, operands, message", [

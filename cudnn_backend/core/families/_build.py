@@ -20,16 +20,25 @@ from cudnn_backend.core._status import check_available
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, DATA_TYPE_PREFIX
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 
-__all__ = ["as_int", "as_data_type", "as_choice", "require", "scalar_value", "OVERRIDE_SHAPES_NEEDS", "as_list",
-           "as_sizes", "as_dims", "as_strides", "pair", "packed_strides", "stride_order", "strides_like",
-           "nhwc_strides", "bshd_strides", "elements_alias", "layout_strides", "channels_last", "MAX_RANK", "MAX_SIZE",
-           "MAX_ELEMENTS",
-           "BOOLEAN_TYPES"]
+__all__ = ["as_int", "as_bool", "int_range", "as_data_type", "as_choice", "require", "scalar_value",
+           "OVERRIDE_SHAPES_NEEDS", "as_list", "as_sizes", "as_dims", "as_strides", "pair", "packed_strides",
+           "stride_order", "strides_like", "nhwc_strides", "bshd_strides", "elements_alias", "layout_strides",
+           "channels_last", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS", "BOOLEAN_TYPES"]
 
 MAX_RANK = 8  # CUDNN_DIM_MAX
 MAX_SIZE = (1 << 63) - 1  # sizes and strides are int64 in cuDNN
 
 
+
+
+def as_bool(value, what) -> bool:
+    """A bool from True, False or a numpy bool; anything else is a TypeError naming ``what`` (a truthy string such as
+    "no", or a 0 meant as False, would otherwise read as whatever its truth value is)."""
+    if value is True or value is False:
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise TypeError(f"{what}: expected True or False, not {type(value).__name__}")
 
 
 def as_data_type(value, what="data_type") -> DataType:
@@ -79,6 +88,13 @@ _INT_RANGES = {DataType.CUDNN_DATA_INT8: (-(1 << 7), (1 << 7) - 1), DataType.CUD
                DataType.CUDNN_DATA_INT32: (-(1 << 31), (1 << 31) - 1), DataType.CUDNN_DATA_INT64: (-(1 << 63), (1 << 63) - 1)}
 if "CUDNN_DATA_UINT32" in DataType.__members__:
     _INT_RANGES[DataType["CUDNN_DATA_UINT32"]] = (0, (1 << 32) - 1)
+
+
+def int_range(data_type):
+    """(lowest, highest) value of an integer data type; None for the other types."""
+    return _INT_RANGES.get(data_type)
+
+
 # the largest finite value of the floating types a scalar can hold (a finite value beyond it would be infinity)
 _FLOAT_MAX = {DataType.CUDNN_DATA_HALF: 65504.0, DataType.CUDNN_DATA_BFLOAT16: 3.3895313892515355e38,
               DataType.CUDNN_DATA_FLOAT: 3.4028234663852886e38, DataType.CUDNN_DATA_FP8_E4M3: 448.0,

@@ -23,8 +23,8 @@ import numpy as np
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core.families import _build
-from cudnn_backend.core.families._build import require
-from cudnn_backend.core.families._checks import dims, fail, need
+from cudnn_backend.core.families._build import as_bool, require
+from cudnn_backend.core.families._checks import dims, fail, need, need_float, op_name
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import (
     Op,
@@ -53,6 +53,29 @@ def softmax_stats_dims(x_dims):
 _F32 = DataType.CUDNN_DATA_FLOAT
 
 
+def attention_problem(q_dims, k_dims, v_dims) -> str | None:
+    """What keeps Q, K, V from being one attention's (SDPA_FWD's and SDPA_BWD's rule), else None: each
+    [b, h, s, d]; K and V of Q's batch, K of Q's head dim, V of K's sequence length, h_q a multiple of h_k and
+    h_v."""
+    for d, nm in ((q_dims, "q"), (k_dims, "k"), (v_dims, "v")):
+        if len(d) != 4:
+            return f"{nm}: attention tensors are [b, h, s, d], not {list(d)}"
+    b, h, _, d = q_dims
+    if k_dims[3] != d or k_dims[0] != b or v_dims[0] != b or v_dims[2] != k_dims[2] or h % k_dims[1] or \
+            h % v_dims[1]:
+        return (f"q {list(q_dims)}, k {list(k_dims)}, v {list(v_dims)}: batch, head counts (h_q a multiple of h_k "
+                "and h_v), sequence and head dims must agree")
+    return None
+
+
+def _attention_dims(q, k, v):
+    """(b, h_q, s_q, d, d_v) of Q, K, V; GraphError where ``attention_problem`` finds one."""
+    problem = attention_problem(q.shape, k.shape, v.shape)
+    if problem is not None:
+        raise GraphError(problem)
+    return (*q.shape, v.shape[3])
+
+
 class AttentionOps:
     """``softmax``, ``softmax_composite``, ``sdpa_fwd``, ``sdpa_bwd``, ``paged_cache_load``."""
 
@@ -68,9 +91,9 @@ class AttentionOps:
         y = self._output(output, x.shape, x, output_data_type, f"{name}_y", strides=x.strides)
         op = self._operation("SOFTMAX", xdesc=x, ydesc=y)
         out = {"y": y, "stats": None, "max": None, "sum_exp": None}
-        if stats:
+        if as_bool(stats, "stats"):
             out["stats"] = op.stats_desc = self.tensor(sdims, _build.packed_strides(sdims), _F32, name=f"{name}_stats")
-        if max_sum:
+        if as_bool(max_sum, "max_sum"):
             out["max"] = op.max_desc = self.tensor(sdims, _build.packed_strides(sdims), _F32, name=f"{name}_max")
             out["sum_exp"] = op.sum_exp_desc = self.tensor(sdims, _build.packed_strides(sdims), _F32,
                                                            name=f"{name}_sum_exp")
@@ -103,17 +126,11 @@ class AttentionOps:
         ``{"o", "stats", "attn_scale"}``; O [b,h_q,s_q,d_v] in Q's layout, stats [b,h_q,s_q,1] fp32 (training)."""
         require("CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR", "unified SDPA forward")
         q, k, v = self._need_tensor(q, "q"), self._need_tensor(k, "k"), self._need_tensor(v, "v")
-        for t, nm in ((q, "q"), (k, "k"), (v, "v")):
-            if len(t.shape) != 4:
-                raise GraphError(f"{nm}: attention tensors are [b, h, s, d], not {list(t.shape)}")
-        b, h, s_q, d = q.shape
-        if k.shape[3] != d or k.shape[0] != b or v.shape[2] != k.shape[2] or h % k.shape[1] or h % v.shape[1]:
-            raise GraphError(f"q {list(q.shape)}, k {list(k.shape)}, v {list(v.shape)}: batch, head counts "
-                             "(h_q a multiple of h_k and h_v), sequence and head dims must agree")
-        odims = [b, h, s_q, v.shape[3]]
-        o = self._output(output, odims, q, output_data_type or q.data_type, f"{name}_o")
+        b, h, s_q, d, d_v = _attention_dims(q, k, v)
+        stats = as_bool(stats, "stats")
+        o = self._output(output, [b, h, s_q, d_v], q, output_data_type or q.data_type, f"{name}_o")
         scale = self._scalar_or_tensor(1.0 / math.sqrt(d) if attn_scale is None else attn_scale, 4,
-                                       f"{name}_attn_scale")
+                                       f"{name}_attn_scale", what="attn_scale")
         op = self._operation("SDPA_FWD", qdesc=q, kdesc=k, vdesc=v, odesc=o, scaledesc=scale)
         st = None
         if stats:
@@ -133,13 +150,21 @@ class AttentionOps:
         require("CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR", "unified SDPA backward")
         q, k, v = self._need_tensor(q, "q"), self._need_tensor(k, "k"), self._need_tensor(v, "v")
         o, do, stats = self._need_tensor(o, "o"), self._need_tensor(do, "do"), self._need_tensor(stats, "stats")
+        b, h, s_q, d, d_v = _attention_dims(q, k, v)
+        for t, nm in ((o, "o"), (do, "do")):
+            if list(t.shape) != [b, h, s_q, d_v]:
+                raise GraphError(f"{nm}: {t.describe()} is not [b, h_q, s_q, d_v] = {[b, h, s_q, d_v]}, the "
+                                 f"forward's output of q {list(q.shape)} and v {list(v.shape)}")
+        if list(stats.shape) != [b, h, s_q, 1] or stats.data_type != _F32:
+            raise GraphError(f"stats: {stats.describe()} is not CUDNN_DATA_FLOAT [b, h_q, s_q, 1] = "
+                             f"{[b, h, s_q, 1]}, the statistics the forward writes for q {list(q.shape)}")
 
         def grad(t, nm):
             return self.tensor(t.shape, t.strides, output_data_type or t.data_type, name=f"{name}_{nm}")
 
         dq, dk, dv = grad(q, "dq"), grad(k, "dk"), grad(v, "dv")
-        scale = self._scalar_or_tensor(1.0 / math.sqrt(q.shape[3]) if attn_scale is None else attn_scale, 4,
-                                       f"{name}_attn_scale")
+        scale = self._scalar_or_tensor(1.0 / math.sqrt(d) if attn_scale is None else attn_scale, 4,
+                                       f"{name}_attn_scale", what="attn_scale")
         op = self._operation("SDPA_BWD", qdesc=q, kdesc=k, vdesc=v, odesc=o, doddesc=do, statsdesc=stats,
                              scaledesc=scale, dqdesc=dq, dkdesc=dk, dvdesc=dv)
         if seq_len_q is not None:
@@ -405,13 +430,21 @@ _BWD = {name: (getattr(A, f"CUDNN_ATTR_OPERATION_SDPA_BWD_{attr}"), member, slot
 
 
 def check_sdpa_backward(op):
-    """SDPA_BWD reads the forward's statistics [b, h_q, s_q, 1] and dO of O's shape, and writes dQ, dK, dV of Q's,
-    K's and V's: cuDNN 9.28.1 builds plans of other shapes (a [b, h, 1, 1] or [b, h, s_q, d] stats tensor) and
-    reads or writes past them."""
+    """SDPA_BWD reads Q, K, V of one attention (``attention_problem``), the forward's O [b, h_q, s_q, d_v] and fp32
+    statistics [b, h_q, s_q, 1] and dO of O's shape, and writes dQ, dK, dV of Q's, K's and V's: cuDNN 9.28.1 builds
+    plans of other shapes (a [b, h, 1, 1] or [b, h, s_q, d] stats tensor, an O of another s_q or d_v, a K of
+    another head dim, half statistics) and reads or writes past them or misreads them."""
     t = {name: op.value_of(attr) for name, (attr, _, _) in _BWD.items()}
-    q = dims(t["q"])
+    q, k, v = dims(t["q"]), dims(t["k"]), dims(t["v"])
+    if q is not None and k is not None and v is not None:
+        problem = attention_problem(q, k, v)
+        if problem is not None:
+            fail(f"{op_name(op)}: {problem}")
+        need(op, t["o"], "odesc", (*q[:3], v[3]), f"the forward's output of qdesc {list(q)} and vdesc {list(v)}",
+             _MISREAD)
     if q is not None and len(q) == 4:
         need(op, t["stats"], "statsdesc", (*q[:3], 1), f"the forward's statistics of qdesc {list(q)}", _MISREAD)
+    need_float(op, t["stats"], "statsdesc", "the forward writes fp32 statistics")
     need(op, t["do"], "doddesc", dims(t["o"]), "the gradient of O has O's shape", _MISREAD)
     for grad, of in (("dq", "q"), ("dk", "k"), ("dv", "v")):
         need(op, t[grad], _BWD[grad][2], dims(t[of]), f"the gradient of {of.upper()} has its shape")

@@ -67,6 +67,10 @@ class BandOps:
         lower, upper = as_int(lower, "lower", 0), as_int(upper, "upper", 0)
         axis = as_int(axis, "axis", 0, len(x.shape) - 1)
         dims = list(x.shape)
+        for what, width in (("lower", lower), ("upper", upper)):
+            if width >= dims[axis]:  # diagonals past the matrix: a band wider than the matrix it is taken from
+                raise GraphError(f"{what}: {width} diagonals, but x {dims} has {dims[axis]} along axis {axis}; a "
+                                 f"bandwidth is at most {dims[axis] - 1}")
         dims[axis] = lower + upper + 1
         y = self._output(output, dims, x, output_data_type, name)
         op = self._operation("CONTRACT_BAND_MATRIX", matrix_xdesc=x, matrix_ydesc=y, matrix_lower_bandwidth=lower,

@@ -12,11 +12,13 @@ import math
 import numpy as np
 
 from cudnn_backend._bindings.enums import AttributeName as A
+from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core import graph_limits
 from cudnn_backend.core.families._checks import dims, fail, need, op_name
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Op, Request, Unsupported, full, outer_coords, ravel, real
 from cudnn_backend.core.families.pointwise import broadcast_dims
+from cudnn_backend.errors import GraphError
 
 __all__ = ["FAMILY", "matmul_output_dims", "MatmulOps", "MatmulOp"]
 
@@ -31,13 +33,18 @@ def matmul_output_dims(a_dims, b_dims):
     return [*batch, a_dims[-2], b_dims[-1]]
 
 
+# the data types of per-batch M/N/K overrides: cuDNN reads them as integers whatever their type, and plans others
+_OVERRIDE_TYPES = (DataType.CUDNN_DATA_INT32, DataType.CUDNN_DATA_INT64)
+
+
 class MatmulOps:
     """``matmul(a, b)``."""
 
     def matmul(self, a, b, *, output=False, output_data_type=None, compute=None, name=None, padding_value=None,
                m_override=None, n_override=None, k_override=None):
         """C = A @ B: A [..., M, K], B [..., K, N] (equal ranks; batch dims equal or 1), C [..., M, N] row-major.
-        ``m/n/k_override`` are INT32 [B,1,1,1] tensors of per-batch sizes (attention with padding);
+        ``m/n/k_override`` are INT32 or INT64 tensors of per-batch sizes (attention with padding): C's rank, C's
+        first dim, every other dim 1 (C [B, M, N]: [B, 1, 1]; C [B, H, M, N]: [B, 1, 1, 1], one size per B);
         ``padding_value`` fills what lies beyond them."""
         a, b = self._need_tensor(a, "a"), self._need_tensor(b, "b")
         dims = matmul_output_dims(a.shape, b.shape)
@@ -47,10 +54,24 @@ class MatmulOps:
         desc.finalize()
         c = self._output(output, dims, None, output_data_type, name)
         op = self._operation("MATMUL", adesc=a, bdesc=b, cdesc=c, desc=desc)
-        for keyword, t in (("gemm_m_override_desc", m_override), ("gemm_n_override_desc", n_override),
-                           ("gemm_k_override_desc", k_override)):
+        for what, keyword, t in (("m_override", "gemm_m_override_desc", m_override),
+                                 ("n_override", "gemm_n_override_desc", n_override),
+                                 ("k_override", "gemm_k_override_desc", k_override)):
             if t is not None:
-                setattr(op, keyword, self._need_tensor(t, keyword))
+                t = self._need_tensor(t, what)
+                if t.data_type not in _OVERRIDE_TYPES:
+                    raise GraphError(f"{what}: {t.describe()} is {t.data_type.name}; per-batch sizes are INT32 or "
+                                     "INT64 (cuDNN reads them as integers)")
+                if len(dims) < 3:
+                    raise GraphError(f"{what}: C {dims} has no batch dim to give sizes per (cuDNN refuses "
+                                     "overrides of a 2-d matmul)")
+                # cuDNN 9.19 and 9.28 refuse (NOT_SUPPORTED) any other shape: a rank other than C's, or a second
+                # batch dim other than 1
+                expected = [dims[0], *([1] * (len(dims) - 1))]
+                if list(t.shape) != expected:
+                    raise GraphError(f"{what}: {t.describe()} is not {expected}: C's rank, one size per index of "
+                                     f"C's first dim, every other dim 1 (C is {dims})")
+                setattr(op, keyword, t)
         self.add(op)
         return c
 

@@ -24,6 +24,17 @@ from cudnn_backend.errors import GraphError
 __all__ = ["FAMILY", "MoeOps", "MoeGroupedMatmul", "MoeGroupedMatmulBackward"]
 
 
+def _grouped_operands(tokens, offsets, experts, experts_from):
+    """Refuse what cuDNN (9.28.1) refuses at finalize naming nothing ("finalize_internal()", BAD_PARAM), for the
+    forward and the backward alike: tokens not [1, T, K] (every expert's tokens one batch), offsets not one INT32
+    per expert ([E, 1, 1]; ``experts_from`` says where E comes from)."""
+    if len(tokens.shape) != 3 or tokens.shape[0] != 1:
+        raise GraphError(f"tokens: {list(tokens.shape)} is not [1, T, K]: the tokens of every expert are one batch")
+    if list(offsets.shape) != [experts, 1, 1] or offsets.data_type != DataType.CUDNN_DATA_INT32:
+        raise GraphError(f"first_token_offset: {offsets.describe()} is not INT32 [{experts}, 1, 1] (one offset "
+                         f"per expert of {experts_from})")
+
+
 class MoeOps:
     """``moe_grouped_matmul``, ``moe_grouped_matmul_bwd``."""
 
@@ -38,13 +49,7 @@ class MoeOps:
         if len(tokens.shape) != 3 or len(weights.shape) != 3 or tokens.shape[2] != weights.shape[1]:
             raise GraphError(f"tokens {list(tokens.shape)} [1, T, K] and weights {list(weights.shape)} [E, K, N] "
                              "do not match")
-        # what cuDNN (9.28.1) refuses at finalize naming nothing ("finalize_internal()")
-        if tokens.shape[0] != 1:
-            raise GraphError(f"tokens: {list(tokens.shape)} is not [1, T, K]: the tokens of every expert are one batch")
-        experts = weights.shape[0]
-        if list(offsets.shape) != [experts, 1, 1] or offsets.data_type != DataType.CUDNN_DATA_INT32:
-            raise GraphError(f"first_token_offset: {offsets.describe()} is not INT32 [{experts}, 1, 1] (one offset "
-                             f"per expert of weights {list(weights.shape)})")
+        _grouped_operands(tokens, offsets, weights.shape[0], f"weights {list(weights.shape)}")
         routed = mode != MoeGroupedMatmulMode.CUDNN_MOE_GROUPED_MATMUL_MODE_NONE
         if routed and token_index is None:
             raise GraphError(f"token_index: mode {mode.name.removeprefix('CUDNN_MOE_GROUPED_MATMUL_MODE_').lower()} "
@@ -73,6 +78,10 @@ class MoeOps:
         tokens, dout = self._need_tensor(tokens, "tokens"), self._need_tensor(doutput, "doutput")
         offsets = self._need_tensor(first_token_offset, "first_token_offset")
         e = _build.as_sizes([num_experts], "num_experts")[0]
+        _grouped_operands(tokens, offsets, e, f"num_experts={e}")
+        if len(dout.shape) != 3 or dout.shape[:2] != tokens.shape[:2]:
+            raise GraphError(f"doutput: {list(dout.shape)} is not [1, T, N] with the T = {tokens.shape[1]} tokens of "
+                             f"tokens {list(tokens.shape)}")
         k, n = tokens.shape[2], dout.shape[2]
         dw = self._output(output, [e, k, n], None, output_data_type or tokens.data_type, f"{name}_dweight",
                           strides=[k * n, 1, k])

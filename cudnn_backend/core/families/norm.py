@@ -29,7 +29,7 @@ import numpy as np
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import BnFinalizeStatsMode, DataType, GenStatsMode, NormFwdPhase, NormMode
 from cudnn_backend.core.families import _build
-from cudnn_backend.core.families._build import as_choice, as_data_type, as_int
+from cudnn_backend.core.families._build import as_bool, as_choice, as_data_type, as_int
 from cudnn_backend.core.families._checks import dims, fail, need, need_float, op_name, per_channel
 from cudnn_backend.core.families._checks import name as slot_name
 from cudnn_backend.core.families._family import Family
@@ -227,6 +227,20 @@ def norm_mode(mode) -> NormMode:
     return as_choice(NormMode, mode, "mode", "CUDNN_", _MODES)
 
 
+def _built_mode(mode) -> NormMode:
+    """``norm_mode`` for the builder, which has no groups parameter: group norm's statistics would come out one per
+    position (what cuDNN then refuses naming nothing), so it is refused here."""
+    mode = norm_mode(mode)
+    if mode == NormMode.CUDNN_GROUP_NORM:
+        raise GraphError("mode: group norm needs a number of groups, and the builder has no groups parameter yet; "
+                         "build it from reductions and pointwise operations, or as an operation made by hand")
+    return mode
+
+
+def _phase(training) -> str:
+    return "training" if as_bool(training, "training") else "inference"
+
+
 def built_stats_dims(mode: NormMode, x_dims, scale_dims):
     """Mean / inverse-variance dims (a list) the builder makes: the norm family's one rule (``stats_dims``, which the
     finalize check reads too): batch norm one value per channel, instance norm one per (sample, channel), layer /
@@ -267,19 +281,31 @@ class NormOps:
 
         Training writes the statistics (fp32; RMS norm has no mean) shaped as ``stats_dims`` says, in x's
         axis order; batch norm training with ``running_mean``/``running_var`` (and ``momentum``) also
-        updates running statistics. ``epsilon``/``momentum`` are numbers (by-value fp32 scalars) or tensors.
+        updates running statistics. ``epsilon``/``momentum`` are numbers (by-value fp32 scalars) or tensors;
+        ``momentum`` (default 0.1) weighs the running statistics, and is refused without them.
         """
-        mode = norm_mode(mode)
+        mode = _built_mode(mode)
         phase = as_choice(NormFwdPhase, phase, "phase", "CUDNN_NORM_FWD_", _PHASES)
         x, scale = self._need_tensor(x, "x"), self._need_tensor(scale, "scale")
         rank = len(x.shape)
         if mode == NormMode.CUDNN_BATCH_NORM and phase == NormFwdPhase.CUDNN_NORM_FWD_INFERENCE:
             raise GraphError("batch norm forward inference is no NORM_FORWARD in cuDNN 9 (heuristics find no "
                              "engine): fold the statistics into a scale and bias (pointwise ops)")
+        running = running_mean is not None or running_var is not None
+        if running and (mode != NormMode.CUDNN_BATCH_NORM or running_mean is None or running_var is None):
+            raise GraphError("running_mean and running_var: both, and for batch norm only")
+        if momentum is not None and not running:  # it would be dropped: nothing reads it
+            raise GraphError(f"momentum: {mode.name} {phase.name.removeprefix('CUDNN_NORM_FWD_').lower()} reads it "
+                             "only to update running statistics; give running_mean and running_var (batch norm "
+                             "training), or no momentum")
+        stats_type = as_data_type(stats_data_type, "stats_data_type")
+        if stats_type != _F32:
+            raise GraphError(f"stats_data_type: {stats_type.name}, but normalization statistics must be "
+                             "CUDNN_DATA_FLOAT")
         y = self._output(output, x.shape, x, output_data_type or x.data_type, f"{name}_y", strides=x.strides,
                          what="output")
         op = self._operation("NORM_FORWARD", mode=mode, phase=phase, xdesc=x, scale_desc=scale, ydesc=y,
-                             epsilon_desc=self._scalar_or_tensor(epsilon, rank, f"{name}_epsilon"))
+                             epsilon_desc=self._scalar_or_tensor(epsilon, rank, f"{name}_epsilon", what="epsilon"))
         out = {"y": y, "mean": None, "inv_variance": None, "epsilon": op.epsilon_desc, "running_mean": None,
                "running_var": None}
         if bias is not None:
@@ -287,18 +313,15 @@ class NormOps:
         if phase == NormFwdPhase.CUDNN_NORM_FWD_TRAINING:
             sdims = built_stats_dims(mode, x.shape, scale.shape)
             sstrides = _build.strides_like(sdims, x.strides)
-            stats_type = as_data_type(stats_data_type, "stats_data_type")
             out["inv_variance"] = op.inv_variance_desc = self.tensor(sdims, sstrides, stats_type,
                                                                      name=f"{name}_inv_variance")
             if mode != NormMode.CUDNN_RMS_NORM:
                 out["mean"] = op.mean_desc = self.tensor(sdims, sstrides, stats_type, name=f"{name}_mean")
-            if running_mean is not None or running_var is not None:
-                if mode != NormMode.CUDNN_BATCH_NORM or running_mean is None or running_var is None:
-                    raise GraphError("running_mean and running_var: both, and for batch norm only")
+            if running:
                 op.input_running_mean_desc = self._need_tensor(running_mean, "running_mean")
                 op.input_running_var_desc = self._need_tensor(running_var, "running_var")
                 op.exp_avg_factor_desc = self._scalar_or_tensor(0.1 if momentum is None else momentum, rank,
-                                                                f"{name}_momentum")
+                                                                f"{name}_momentum", what="momentum")
                 pc = per_channel_dims(x.shape)
                 out["running_mean"] = op.output_running_mean_desc = self.tensor(
                     pc, running_mean.strides, running_mean.data_type, name=f"{name}_running_mean_out")
@@ -311,34 +334,36 @@ class NormOps:
 
     def layer_norm(self, x, scale, bias=None, *, epsilon=1e-5, training=True, **kw):
         """Layer norm over the axes the scale spans (cudnn-frontend: X [T, H, 1, 1], scale [1, H, 1, 1])."""
-        return self.norm_forward(x, scale, bias, mode="layer", phase="training" if training else "inference",
+        return self.norm_forward(x, scale, bias, mode="layer", phase=_phase(training),
                                  epsilon=epsilon, **kw)
 
     def rms_norm(self, x, scale, bias=None, *, epsilon=1e-5, training=True, **kw):
         """RMS norm (no mean; the bias is optional)."""
-        return self.norm_forward(x, scale, bias, mode="rms", phase="training" if training else "inference",
+        return self.norm_forward(x, scale, bias, mode="rms", phase=_phase(training),
                                  epsilon=epsilon, **kw)
 
-    def batch_norm(self, x, scale, bias, *, epsilon=1e-5, momentum=0.1, running_mean=None, running_var=None, **kw):
-        """Batch norm training: per-channel statistics [1, C, 1, 1] (and updated running statistics)."""
+    def batch_norm(self, x, scale, bias, *, epsilon=1e-5, momentum=None, running_mean=None, running_var=None, **kw):
+        """Batch norm training: per-channel statistics [1, C, 1, 1] (and, with ``running_mean``/``running_var``,
+        updated running statistics, weighed by ``momentum``: None means 0.1)."""
         return self.norm_forward(x, scale, bias, mode="batch", phase="training", epsilon=epsilon, momentum=momentum,
                                  running_mean=running_mean, running_var=running_var, **kw)
 
     def instance_norm(self, x, scale, bias, *, epsilon=1e-5, training=True, **kw):
         """Instance norm: statistics per (sample, channel) [N, C, 1, 1]."""
-        return self.norm_forward(x, scale, bias, mode="instance", phase="training" if training else "inference",
+        return self.norm_forward(x, scale, bias, mode="instance", phase=_phase(training),
                                  epsilon=epsilon, **kw)
 
     def ada_layer_norm(self, x, scale, bias=None, *, epsilon=1e-5, training=True, **kw):
         """Adaptive layer norm (cuDNN 9.7+): X [B, S, D], per-batch scale/bias [B, 1, D], statistics [B, S, 1]."""
         return self.norm_forward(x, scale, bias, mode="ada_layer_norm",
-                                 phase="training" if training else "inference", epsilon=epsilon, **kw)
+                                 phase=_phase(training), epsilon=epsilon, **kw)
 
     # -- backward --------------------------------------------------------------------------------
     def norm_backward(self, dy, x, scale, mean=None, inv_variance=None, *, mode="layer", dbias=True, epsilon=None,
                       output_data_type=None, grad_data_type=_F32, name="norm_bwd"):
         """NORM_BACKWARD: ``{"dx", "dscale", "dbias"}`` (dscale/dbias shaped like the scale, fp32)."""
-        mode = norm_mode(mode)
+        mode = _built_mode(mode)
+        dbias = as_bool(dbias, "dbias")
         dy, x, scale = self._need_tensor(dy, "dy"), self._need_tensor(x, "x"), self._need_tensor(scale, "scale")
         if mode != NormMode.CUDNN_RMS_NORM and mean is None:
             raise GraphError(f"mean: {mode.name} backward needs the saved mean")
@@ -355,7 +380,7 @@ class NormOps:
         db = None
         if dbias:
             db = op.dbias_desc = self.tensor(scale.shape, scale.strides, grad_type, name=f"{name}_dbias")
-        eps = self._scalar_or_tensor(epsilon, len(x.shape), f"{name}_epsilon")
+        eps = self._scalar_or_tensor(epsilon, len(x.shape), f"{name}_epsilon", what="epsilon")
         if eps is not None:
             op.epsilon_desc = eps
         op.finalize(check_required=db is not None)  # RMS norm backward has no dbias
@@ -411,9 +436,10 @@ class NormOps:
         out = {n: like(n) for n in ("eq_scale", "eq_bias", "saved_mean", "saved_inv_std")}
         if not self._is_tensor(accum_count):
             accum_count = as_int(accum_count, "accum_count", 1)  # N*H*W: cuDNN divides by it
-        out["accum_count"] = self._scalar_or_tensor(accum_count, rank, f"{name}_accum_count", _I64)
-        out["epsilon"] = self._scalar_or_tensor(epsilon, rank, f"{name}_epsilon")
-        out["momentum"] = self._scalar_or_tensor(momentum, rank, f"{name}_momentum")
+        out["accum_count"] = self._scalar_or_tensor(accum_count, rank, f"{name}_accum_count", _I64,
+                                                    what="accum_count")
+        out["epsilon"] = self._scalar_or_tensor(epsilon, rank, f"{name}_epsilon", what="epsilon")
+        out["momentum"] = self._scalar_or_tensor(momentum, rank, f"{name}_momentum", what="momentum")
         mode = BnFinalizeStatsMode.CUDNN_BN_FINALIZE_STATISTICS_INFERENCE if inference else \
             BnFinalizeStatsMode.CUDNN_BN_FINALIZE_STATISTICS_TRAINING
         op = self._operation("BN_FINALIZE_STATISTICS", stats_mode=mode, math_prec=self._compute(compute),

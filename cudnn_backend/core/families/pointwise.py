@@ -27,7 +27,7 @@ from cudnn_backend.errors import GraphError
 
 __all__ = ["FAMILY", "broadcast_dims", "broadcasts_to", "INPUT_SLOTS", "OUTPUT_SLOTS", "check_pointwise",
            "pointwise_mode", "check_broadcast", "broadcast_keys", "pick", "PointwiseOps", "FUNCTIONS", "PointwiseOp",
-           "operands_problem"]
+           "operands_problem", "PARAMETERS", "parameters_problem"]
 
 
 def broadcast_dims(*dims_list, what="pointwise"):
@@ -110,6 +110,7 @@ _MODE_MUL = PointwiseMode.CUDNN_POINTWISE_MUL
 _MODE_SIGMOID_FWD = PointwiseMode.CUDNN_POINTWISE_SIGMOID_FWD
 _MODE_SUB = PointwiseMode.CUDNN_POINTWISE_SUB
 _MODE_TANH_FWD = PointwiseMode.CUDNN_POINTWISE_TANH_FWD
+_GELU_MODES = {"none": _MODE_GELU_FWD, "tanh": _MODE_GELU_APPROX_TANH_FWD}
 
 
 
@@ -150,8 +151,13 @@ class PointwiseOps:
     ``graph._core`` (``GraphCore``), the builder's hot path, with this module's ``pointwise_mode`` and mode tables."""
 
     def gelu(self, x, *, approximate="none", **kw):
-        """GELU: exact (erf), or ``approximate="tanh"``."""
-        mode = _MODE_GELU_APPROX_TANH_FWD if approximate == "tanh" else _MODE_GELU_FWD
+        """GELU: exact (erf) with ``approximate="none"``, the tanh approximation with ``"tanh"`` (PyTorch's names,
+        any case)."""
+        if not isinstance(approximate, str):  # (True would otherwise pick one of them silently)
+            raise TypeError(f"approximate: expected 'none' or 'tanh', not {type(approximate).__name__}")
+        mode = _GELU_MODES.get(approximate.strip().lower())
+        if mode is None:
+            raise ValueError(f"approximate: {approximate!r} is not 'none' (exact, erf) or 'tanh'")
         return self.pointwise(mode, x, **kw)
 
     def sigmoid(self, x, **kw):
@@ -324,6 +330,36 @@ def operands_problem(mode, given) -> str | None:
         return f"{name} needs {' and '.join(lacking)}"
     if extra:
         return f"{name} takes no {' or '.join(extra)} (its operands: x{''.join(', ' + w for w in sorted(wanted))})"
+    return None
+
+
+_RELU_PARAMETERS = ("relu_lower_clip", "relu_upper_clip", "relu_lower_clip_slope")
+#: the Pointwise descriptor's parameters each mode reads (cuDNN's docs of the attributes); every other mode of
+#: ``FUNCTIONS``/``BACKWARD`` reads none of them (nan_propagation, which concerns every mode, is not listed)
+PARAMETERS = {
+    _M.CUDNN_POINTWISE_RELU_FWD: _RELU_PARAMETERS, _M.CUDNN_POINTWISE_RELU_BWD: _RELU_PARAMETERS,
+    _M.CUDNN_POINTWISE_ELU_FWD: ("elu_alpha",), _M.CUDNN_POINTWISE_ELU_BWD: ("elu_alpha",),
+    _M.CUDNN_POINTWISE_SOFTPLUS_FWD: ("softplus_beta",), _M.CUDNN_POINTWISE_SOFTPLUS_BWD: ("softplus_beta",),
+    _M.CUDNN_POINTWISE_SWISH_FWD: ("swish_beta",), _M.CUDNN_POINTWISE_SWISH_BWD: ("swish_beta",),
+    _M.CUDNN_POINTWISE_GEN_INDEX: ("axis",),
+}
+_MODE_PARAMETERS = frozenset(p for names in PARAMETERS.values() for p in names)
+
+
+def parameters_problem(mode, params, alpha2_given) -> str | None:
+    """What is wrong with the Pointwise ``params`` (keyword -> value) and ``alpha2`` for ``mode``, else None: a
+    parameter the mode does not read (``PARAMETERS``; cuDNN would keep it on the descriptor and ignore it), alpha2
+    without a second input (b, or dy). Modes neither table knows (newer releases') are left to cuDNN."""
+    if mode not in FUNCTIONS and mode not in BACKWARD and mode != _GEN_INDEX:
+        return None
+    name = mode.name.removeprefix("CUDNN_POINTWISE_")
+    reads = PARAMETERS.get(mode, ())
+    for keyword in params:
+        if keyword in _MODE_PARAMETERS and keyword not in reads:
+            also = f"it reads {', '.join(reads)}" if reads else "it reads none of the mode parameters"
+            return f"{keyword}: pointwise {name} does not read it ({also})"
+    if alpha2_given and mode not in BACKWARD and (mode == _GEN_INDEX or FUNCTIONS[mode][0] < 2):
+        return f"alpha2: pointwise {name} has no second input for it to scale (alpha2 scales b)"
     return None
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import ReduceTensorOp
 from cudnn_backend.core.families import _build
-from cudnn_backend.core.families._build import as_choice, as_int
+from cudnn_backend.core.families._build import as_bool, as_choice, as_int
 from cudnn_backend.core.families._checks import dims, fail, name, op_name
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Gather, Op, Request, Unsupported, element_coords, ravel
@@ -84,9 +84,7 @@ class ReductionOps:
             dims = reduction_output_dims(x.shape, axes)
         desc = self._descriptor("REDUCTION", operator=op, comp_type=self._compute(compute))
         if deterministic is not None:
-            if not isinstance(deterministic, (bool, np.bool_)):  # ("no" would read as True)
-                raise TypeError(f"deterministic: expected True or False, not {type(deterministic).__name__}")
-            desc.is_deterministic = bool(deterministic)
+            desc.is_deterministic = as_bool(deterministic, "deterministic")
         desc.finalize()
         y = self._output(output, dims, x, output_data_type, name)
         self.add(self._operation("REDUCTION", xdesc=x, ydesc=y, desc=desc))

@@ -22,7 +22,7 @@ import numpy as np
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import DataType, NanPropagation, PaddingMode, ResampleMode
 from cudnn_backend.core.families import _build
-from cudnn_backend.core.families._build import as_choice, as_data_type, as_int
+from cudnn_backend.core.families._build import as_bool, as_choice, as_data_type, as_int, int_range
 from cudnn_backend.core.families._checks import dims, fail, need, op_name
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import (
@@ -117,6 +117,16 @@ def _sizes(v, n, what, minimum):
     return out
 
 
+def check_index_type(index_type, window, what="index_data_type"):
+    """Refuse an integer index type too narrow for the window: max pooling's index is a tap of the window (0 to
+    prod(window) - 1), and cuDNN plans an INT8 index for a 16x16 window, whose taps past 127 it cannot hold."""
+    span = int_range(index_type)
+    taps = math.prod(-(-w[0] // w[1]) if isinstance(w, tuple) else w for w in window)
+    if span is not None and taps - 1 > span[1]:
+        raise GraphError(f"{what}: {index_type.name} holds taps up to {span[1]}, but window {list(window)} has "
+                         f"{taps}; give a wider index_data_type (or a smaller window)")
+
+
 class ResampleOps:
     """``resample`` (pooling, alias ``pool``) and ``resample_bwd``."""
 
@@ -143,6 +153,7 @@ class ResampleOps:
         """RESAMPLE_FWD (pooling): ``{"y", "index"}``; ``index=True`` (max pooling, training) also writes the
         index tensor (INT8 by default)."""
         x = self._need_tensor(x, "x")
+        index = as_bool(index, "index")
         nsp = len(x.shape) - 2
         if nsp < 1:
             raise GraphError(f"x: resampling needs [N, C, spatial...], not {list(x.shape)}")
@@ -156,8 +167,10 @@ class ResampleOps:
         if index:
             if resample_mode(mode) != ResampleMode.CUDNN_RESAMPLE_MAXPOOL:
                 raise GraphError("index: an index tensor is written by max pooling only")
-            idx = op.idxdesc = self.tensor(dims, _build.strides_like(dims, x.strides),
-                                           as_data_type(index_data_type, "index_data_type"), name=f"{name}_index")
+            index_type = as_data_type(index_data_type, "index_data_type")
+            check_index_type(index_type, w)
+            idx = op.idxdesc = self.tensor(dims, _build.strides_like(dims, x.strides), index_type,
+                                           name=f"{name}_index")
         self.add(op)
         return {"y": y, "index": idx}
 
@@ -183,6 +196,7 @@ class ResampleOps:
         op = self._operation("RESAMPLE_BWD", dydesc=dy, dxdesc=dx, desc=desc, alpha=1.0, beta=0.0)
         if index is not None:
             op.idxdesc = self._need_tensor(index, "index")
+            check_index_type(op.idxdesc.data_type, w, "index")
         if x is not None:
             op.xdesc = self._need_tensor(x, "x")
         if y is not None:
