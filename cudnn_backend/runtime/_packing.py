@@ -247,11 +247,12 @@ def _wiring_text(wirings) -> str:
                      f"{', '.join(map(str, uids))}" for op, uids in wirings)
 
 
-def check_graph_is_plans(operation_graph, doc, what="operation_graph") -> None:
+def check_graph_is_plans(operation_graph, doc, what="operation_graph", *, settings=True) -> None:
     """``operation_graph`` must be the plan's own (``doc``: the plan JSON's ``operationGraph``): the tensors its
     operations read and write are those the plan's JSON lists (UIDs, dims, strides, data types, virtual, by value),
-    wired alike, else variant packs would be checked against another graph. A graph whose operations are unknown on
-    the Python side is taken as it is."""
+    wired alike, else variant packs would be checked against another graph; and with ``settings``, the operations'
+    settings, as cuDNN writes the graph (``doc`` must then be the loaded cuDNN's). A graph whose operations are
+    unknown on the Python side is taken as it is."""
     mine = graph_tensor_specs(operation_graph)
     if mine is None:
         return
@@ -265,12 +266,91 @@ def check_graph_is_plans(operation_graph, doc, what="operation_graph") -> None:
         raise ValueError(f"{what}: not this plan's graph: its tensors have UIDs {sorted(mine)}, the plan's "
                          f"{sorted(theirs)}")
     _check_specs_are_plans(mine, theirs, what)
-    # the same tensors wired otherwise (other operations, or the same ones between other tensors); operations'
-    # own settings (a pointwise mode, a convolution's padding) are not compared
+    # the same tensors wired otherwise (other operations, or the same ones between other tensors)
     if ours != plan_nodes:
         extra, lacking = sorted(ours - plan_nodes), sorted(plan_nodes - ours)
         raise ValueError(f"{what}: not this plan's graph: its operations differ; the graph has "
                          f"{_wiring_text(extra) or 'no other'}, the plan {_wiring_text(lacking) or 'no other'}")
+    # the operations' own settings (a pointwise mode, an alpha, a padding), as cuDNN writes them for both: only
+    # against a document the loaded cuDNN wrote (another release may write other members)
+    own = graph_document(operation_graph) if settings else None
+    if own is not None:
+        difference = _settings_difference(own, doc)
+        if difference:
+            raise ValueError(f"{what}: not this plan's graph: {difference}")
+
+
+_graph_documents = weakref.WeakKeyDictionary()  # finalized operation graph -> its graph_document
+
+
+def graph_document(operation_graph) -> dict | None:
+    """The ``operationGraph`` member cuDNN writes for ``operation_graph`` in a plan's JSON, written without an
+    engine or a plan: through an empty kernel cache of the graph (~0.1 ms). None where the loaded cuDNN cannot
+    (kernel caches' JSON came with 9.10) or will not."""
+    try:
+        return _graph_documents[operation_graph]
+    except (KeyError, TypeError):
+        pass
+    from cudnn_backend.typed import KernelCache  # (typed's descriptor classes, loaded when first needed)
+
+    try:
+        cache = KernelCache(operation_graph=operation_graph)
+        cache.finalize()
+        text = cache.get(A.CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION, AT.CUDNN_TYPE_CHAR)
+        cache.close()
+        document = json.loads(text).get("operationGraph")
+    except Exception:  # noqa: BLE001 - a release or a graph without one: the settings go unchecked
+        document = None
+    if not isinstance(document, dict):
+        document = None
+    try:
+        _graph_documents[operation_graph] = document
+    except TypeError:
+        pass
+    return document
+
+
+def _canonical(value):
+    """``value`` with its lists of objects (nodes, tensors) in a fixed order: graphs built in another order are the
+    same graph."""
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list):
+        items = [_canonical(v) for v in value]
+        if items and all(isinstance(v, dict) for v in items):
+            items.sort(key=lambda v: json.dumps(v, sort_keys=True))
+        return items
+    return value
+
+
+def _settings_difference(own, theirs) -> str:
+    """What differs between two ``operationGraph`` documents whose tensors and wiring are the same: the first member
+    of a node, a tensor or the graph, named; "" when none."""
+    own, theirs = _canonical(own), _canonical(theirs)
+    if own == theirs:
+        return ""
+    for key in sorted(set(own) | set(theirs)):
+        if key not in ("nodes", "tensors") and own.get(key) != theirs.get(key):
+            return f"its {key} is {own.get(key)!r}, the plan's {theirs.get(key)!r}"
+    by_uid = {t.get("uid", t.get("name")): t for t in theirs.get("tensors", ())}
+    for tensor in own.get("tensors", ()):
+        other = by_uid.get(tensor.get("uid", tensor.get("name")), {})
+        for key in sorted(set(tensor) | set(other)):
+            if tensor.get(key) != other.get(key):
+                return (f"its tensor {tensor.get('uid', tensor.get('name'))}'s {key} is {tensor.get(key)!r}, the "
+                        f"plan's {other.get(key)!r}")
+    unmatched = list(theirs.get("nodes", ()))
+    for node in own.get("nodes", ()):
+        if node in unmatched:
+            unmatched.remove(node)
+            continue
+        wiring = _json_wiring(node)
+        other = next((n for n in unmatched if _json_wiring(n) == wiring), {})
+        for key in sorted(set(node) | set(other)):
+            if node.get(key) != other.get(key):
+                return (f"its {_wiring_text([wiring])}: {key} is {node.get(key)!r}, the plan's "
+                        f"{other.get(key)!r}")
+    return "its operations' settings differ"
 
 
 def same_tensor(a, b) -> bool:

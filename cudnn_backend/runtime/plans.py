@@ -561,9 +561,9 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
                          "it offline); cuDNN cannot deserialize a plan with neither (it crashes)")
     check_plan_version(text, bool(allow_version_mismatch))
     text = check_plan_json(text)
-    if operation_graph is not None:
+    if operation_graph is not None:  # its tensors and wiring before cuDNN reads the text; its settings below
         _engines.check_graph(operation_graph)
-        check_graph_is_plans(operation_graph, json.loads(text)["operationGraph"])
+        check_graph_is_plans(operation_graph, json.loads(text)["operationGraph"], settings=False)
     plan = _targeted(ExecutionPlan(json_representation=text), handle, dp, kernel_cache)
     clear_error()
     try:
@@ -576,7 +576,14 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
             raise
         path, name, close = unknown
         raise JsonCheckError("plan", path, f"{name!r} is not a name of cuDNN's enums{close}; cuDNN refused the plan: {getattr(e.status, 'name', e.status)}") from e
-    return Plan(plan, operation_graph=operation_graph, handle=handle, deviceprop=dp, kernel_cache=kernel_cache)
+    loaded = Plan(plan, handle=handle, deviceprop=dp, kernel_cache=kernel_cache)
+    if operation_graph is not None:
+        try:  # the settings as the loaded cuDNN writes the plan: both documents from one release
+            loaded.operation_graph = operation_graph
+        except ValueError:
+            plan.close()
+            raise
+    return loaded
 
 
 def _arch_mismatch(error, text, handle, deviceprop):

@@ -139,15 +139,18 @@ def _check_private(path: pathlib.Path, what: str) -> None:
         return
     except OSError as e:
         raise PlanCacheError(f"plan cache {what} {str(path)!r}: cannot check it ({e})") from e
+    from_env = os.environ.get("CUDNN_BACKEND_PLAN_CACHE")
     if what == "file" and not stat.S_ISREG(st.st_mode):
-        raise PlanCacheError(f"plan cache file {str(path)!r} is {_kind_of(st.st_mode)}, not a regular file: name a "
-                             f"cache file (such as {str(default_cache_path())!r})")
+        # (the package's own default as the example: the variable may name this very path)
+        raise PlanCacheError(f"plan cache file {str(path)!r}" + (" (CUDNN_BACKEND_PLAN_CACHE)" if from_env else "")
+                             + f" is {_kind_of(st.st_mode)}, not a regular file: name a cache file (such as "
+                             f"{str(cache_dir() / DEFAULT_FILE_NAME)!r})")
     if what == "folder" and not stat.S_ISDIR(st.st_mode):
         raise PlanCacheError(f"plan cache folder {str(path)!r} is {_kind_of(st.st_mode)}, not a folder")
     if os.name != "posix":
         return
     me = os.geteuid()
-    where = ("CUDNN_BACKEND_PLAN_CACHE" if os.environ.get("CUDNN_BACKEND_PLAN_CACHE") else
+    where = ("CUDNN_BACKEND_PLAN_CACHE" if from_env else
              "CUDNN_BACKEND_PLAN_CACHE, the command line's --cache or PlanCache(path=...)")
     if st.st_uid != me:
         problem = f"is owned by {_owner_name(st.st_uid)}, not by you ({_owner_name(me)})"
@@ -307,7 +310,7 @@ class _BadField(ValueError):
 def _json_object(key, field, text, values=None) -> dict:
     try:
         value = json.loads(text) if isinstance(text, str) else None
-    except ValueError:
+    except (ValueError, RecursionError):  # (edited in the file: nested past what json reads)
         value = None
     if not isinstance(value, dict) or (values is not None and not all(isinstance(v, values) for v in value.values())):
         raise _BadField(key, field, text, "a JSON object" + (" of numbers" if values is not None else ""))

@@ -193,6 +193,46 @@ def test_a_plan_is_not_loaded_with_the_same_tensors_wired_otherwise():
         plan_from_json(plan.to_json(), device_profile="h200", operation_graph=_bias_then_relu(True))
 
 
+def _edited(plan, node_index, **members):
+    d = json.loads(plan.to_json())
+    d["operationGraph"]["nodes"][node_index].update(members)
+    return json.dumps(d)
+
+
+def _conv_graph(mode="cross_correlation", padding=1):
+    g = Graph("conv")
+    x, w = g.tensor([1, 16, 8, 8], layout="nhwc"), g.tensor([16, 16, 3, 3], layout="nhwc")
+    g.conv_fwd(x, w, padding=padding, mode=mode, output=True)
+    return g.build()
+
+
+def test_a_plan_is_not_loaded_with_the_same_operations_set_otherwise():
+    # the same tensors wired alike, another setting: a ReLU scaled by 0.5, a dilation of 2, a convolution for a
+    # cross-correlation; cuDNN's own JSON of the graph (through an empty kernel cache) is what the plan's is compared
+    # with, whatever the operation
+    graph = _bias_then_relu(False)
+    plan, _ = build_first_plan(graph, device_profile="h200")
+    relu = next(i for i, n in enumerate(json.loads(plan.to_json())["operationGraph"]["nodes"])
+                if n.get("pointwiseMode") == "CUDNN_POINTWISE_RELU_FWD")
+    with pytest.raises(ValueError, match=r"^operation_graph: not this plan's graph: its POINTWISE over UIDs 5, 6: "
+                                         r"alpha1 is 1\.0, the plan's 0\.5$"):
+        plan_from_json(_edited(plan, relu, alpha1=0.5), device_profile="h200", operation_graph=graph)
+    conv = _conv_graph()
+    conv_plan, _ = build_first_plan(conv, device_profile="h200")
+    with pytest.raises(ValueError, match=r"^operation_graph: not this plan's graph: its CONVOLUTION_FORWARD over "
+                                         r"UIDs 1, 2, 3: dilation is \[1, 1\], the plan's \[2, 2\]"):
+        plan_from_json(_edited(conv_plan, 0, pad=[2, 2], dilation=[2, 2]), device_profile="h200", operation_graph=conv)
+    other_mode, _ = build_first_plan(_conv_graph("convolution"), device_profile="h200")
+    loaded = plan_from_json(other_mode.to_json(), device_profile="h200")
+    with pytest.raises(ValueError, match=r"^operation_graph: not this plan's graph: its CONVOLUTION_FORWARD over UIDs "
+                                         r"1, 2, 3: mode is 'CUDNN_CROSS_CORRELATION', the plan's 'CUDNN_CONVOLUTION'"):
+        loaded.operation_graph = conv
+    with pytest.raises(ValueError, match=r"^operation_graph: not this plan's graph: .*mode is"):
+        cb.VariantPack(loaded, {1: 0x10000, 2: 0x20000, 3: 0x30000}, operation_graph=conv, workspace=0x40000)
+    # its own graph, built again (another object, the operations added in the same order): loaded
+    assert plan_from_json(conv_plan.to_json(), device_profile="h200", operation_graph=_conv_graph()).operation_graph
+
+
 def test_every_norm_family_check_runs_on_a_plans_nodes():
     plan, _ = build_first_plan(patterns.bn_finalize(build=False).build(), device_profile="h200")
     d = json.loads(plan.to_json())

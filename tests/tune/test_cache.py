@@ -371,6 +371,11 @@ def test_put_checks_a_plan_read_from_json_against_the_graph(tmp_path):
     assert len(cache) == 0
     assert cache.put(large, loaded, device_profile=H200)  # its own graph: stored
     assert cache.get(large, device_profile=H200) is not None
+    # the same tensors, another computation: the settings as cuDNN writes them tell
+    g1, g2 = _two_graphs()
+    with pytest.raises(ValueError, match=r"^graph: not this plan's graph: its CONVOLUTION_FORWARD over UIDs .*: mode "
+                                         r"is 'CUDNN_CROSS_CORRELATION', the plan's 'CUDNN_CONVOLUTION'"):
+        cache.put(g1, cb.plan_from_json(_plan(g2).to_json(), device_profile=H200), device_profile=H200)
 
 
 def test_put_refuses_a_plan_built_for_another_device(tmp_path):
@@ -441,6 +446,24 @@ def _schema_1(path):
         conn.execute("ALTER TABLE plans DROP COLUMN checksum")
         conn.execute("UPDATE meta SET value = '1' WHERE name = 'schema_version'")
         conn.commit()
+
+
+def test_a_plan_swapped_in_a_schema_1_file_is_a_miss_after_the_upgrade(tmp_path):
+    # the upgrade computes the checksums of the rows as they stand: the plan's own graph is what still tells
+    path = tmp_path / "c.sqlite"
+    g1, g2 = _two_graphs()
+    cache = PlanCache(path)
+    k1, k2 = cache.put(g1, _plan(g1), device_profile=H200), cache.put(g2, _plan(g2), device_profile=H200)
+    _schema_1(path)
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        other = conn.execute("SELECT plan_json FROM plans WHERE key = ?", (k2,)).fetchone()[0]
+        conn.execute("UPDATE plans SET plan_json = ? WHERE key = ?", (other, k1))
+        conn.commit()
+    with pytest.warns(PlanCacheWarning, match=rf"entry {k1[:12]} could not be loaded \(ValueError: operation_graph: "
+                                              r"not this plan's graph: .*mode is 'CUDNN_CROSS_CORRELATION', the "
+                                              r"plan's 'CUDNN_CONVOLUTION'\); a miss"):
+        assert PlanCache(path).get(g1, device_profile=H200) is None
+    assert PlanCache(path).get(g2, device_profile=H200) is not None
 
 
 def test_a_schema_1_file_is_upgraded_in_place_and_another_schema_is_refused_untouched(tmp_path):
@@ -626,7 +649,9 @@ def test_a_cache_file_removed_under_an_open_object_is_made_again_privately(tmp_p
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("column, value", [("engine_index", "abc"), ("cudnn_version", "abc"), ("sm_count", "many"),
                                            ("knobs", "{not json"), ("stored_at", 1e300), ("stored_at", "yesterday"),
-                                           ("time_us", "fast"), ("info", "[1, 2]")])
+                                           ("time_us", "fast"), ("info", "[1, 2]"),
+                                           ("knobs", "[" * 100000 + "]" * 100000),
+                                           ("info", "[" * 100000 + "]" * 100000)])
 def test_an_entry_with_a_field_that_does_not_read_never_raises(tmp_path, monkeypatch, column, value):
     path = tmp_path / "c.sqlite"
     og = three_ways.graph_builder().build()
@@ -704,6 +729,14 @@ def test_a_device_file_is_named_as_not_a_regular_file(tmp_path):
     with pytest.raises(PlanCacheError, match=re.escape("plan cache file '/dev/zero' is a character device, not a "
                                                        "regular file")):
         PlanCache(tmp_path / "plans.sqlite").get(three_ways.graph_builder().build(), device_profile=H200)
+    # named by the variable, the example another path (the variable may name this very one)
+    monkeypatch = pytest.MonkeyPatch()
+    with monkeypatch.context() as m:
+        m.setenv("CUDNN_BACKEND_PLAN_CACHE", "/dev/zero")
+        with pytest.raises(PlanCacheError, match=r"^plan cache file '/dev/zero' \(CUDNN_BACKEND_PLAN_CACHE\) is a "
+                                                 r"character device, not a regular file: name a cache file \(such as "
+                                                 r"'(?!/dev/zero).*plans\.sqlite'\)"):
+            PlanCache().get(three_ways.graph_builder().build(), device_profile=H200)
 
 
 # ---------------------------------------------------------------------------------------------
