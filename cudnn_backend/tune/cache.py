@@ -179,6 +179,24 @@ def _check_private(path: pathlib.Path, what: str) -> None:
                          f"so {why}. Fix: {fix}")
 
 
+def _check_ancestors(folder: pathlib.Path) -> None:
+    """Refuse a cache folder inside one that every user may write and that is not sticky: anyone could rename the
+    folders below it and put a folder of their own in its place, between the checks and sqlite's open. (A sticky
+    one, like /tmp, lets only their owner move them.)"""
+    if os.name != "posix":
+        return
+    for above in folder.parents:
+        try:
+            st = os.stat(above)
+        except OSError:
+            continue
+        if st.st_mode & stat.S_IWOTH and not st.st_mode & stat.S_ISVTX:
+            raise PlanCacheError(f"plan cache folder {str(folder)!r} lies in {str(above)!r}, which every user may "
+                                 f"write (mode {stat.S_IMODE(st.st_mode):04o}, not sticky): anyone could move the "
+                                 "folders below it aside and put their own in their place. Fix: keep the cache "
+                                 "under folders only you can write (or make that folder sticky: chmod +t)")
+
+
 def _make_private(path: pathlib.Path, create=True) -> pathlib.Path:
     """The file sqlite will open (``path`` with symbolic links resolved), after refusing a folder or file others own
     or may write (the folder named and, for a link, its target's folder) and creating a missing folder 0700 and a
@@ -206,6 +224,7 @@ def _make_private(path: pathlib.Path, create=True) -> pathlib.Path:
         if not real.parent.is_dir():
             raise PlanCacheError(f"plan cache {str(path)!r} links to {str(real)!r}, whose folder does not exist")
         _check_private(real.parent, "folder")
+    _check_ancestors(real.parent)
     for p in files[1:]:
         _check_private(p, "file")
     if not create:

@@ -257,6 +257,21 @@ def test_a_folder_others_may_write_is_refused(tmp_path, mode, who):
 
 
 @posix_only
+def test_a_private_folder_inside_one_every_user_may_write_is_refused(tmp_path):
+    # not sticky: anyone may rename the private folder and put their own in its place after the checks
+    shared = tmp_path / "shared"
+    (shared / "mine").mkdir(parents=True, mode=0o700)
+    os.chmod(shared, 0o777)
+    with pytest.raises(PlanCacheError, match=rf"^plan cache folder {re.escape(repr(str(shared / 'mine')))} lies in "
+                                             rf"{re.escape(repr(str(shared)))}, which every user may write \(mode 0777, "
+                                             r"not sticky\)"):
+        len(PlanCache(shared / "mine" / "plans.sqlite"))
+    assert not (shared / "mine" / "plans.sqlite").exists()
+    os.chmod(shared, 0o1777)  # sticky, like /tmp: only their owner may move what is in it
+    assert PlanCache(shared / "mine" / "plans.sqlite").clear() == 0
+
+
+@posix_only
 @pytest.mark.parametrize("owned", ["file", "folder"])
 def test_a_cache_another_user_owns_is_refused(tmp_path, owned):
     folder = tmp_path / "theirs"
