@@ -30,9 +30,9 @@ from cudnn_backend.core._handle import Handle
 from cudnn_backend.core.files import file_path, read_bounded_text
 from cudnn_backend.core.info import info as _info
 from cudnn_backend.core.json_checks import TABLE_RELEASES
-from cudnn_backend.core.versions import format_version, loaded_version, parse_version
+from cudnn_backend.core.versions import OFFLINE_SINCE, format_version, loaded_version, parse_version
 from cudnn_backend.errors import (CudnnBackendError, DeviceProfileVersionError, JsonTableFallbackWarning,
-                                  MissingDependencyError, did_you_mean)
+                                  MissingDependencyError, SweepError, did_you_mean)
 from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.runtime import plans as _plans
@@ -44,7 +44,7 @@ from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import autotune, explore
 from cudnn_backend.tune.fusion import fusion_report
-from cudnn_backend.tune.options import BenchOptions, SupportOptions, SweepOptions, WhyOptions
+from cudnn_backend.tune.options import BenchOptions, SupportOptions, SweepOptions, TuneOptions, WhyOptions
 from cudnn_backend.tune.results import config_words, headroom_rows, knob_words, plural
 from cudnn_backend.tune.catalogue import default_catalogue, filter_entries, load_catalogue
 from cudnn_backend.tune.support import (
@@ -56,7 +56,7 @@ from cudnn_backend.tune.support import (
     support_matrix,
 )
 from cudnn_backend.tune.releases import compare_releases
-from cudnn_backend.tune.sweeps import Task, sweep, tasks_from_file, tasks_from_preset
+from cudnn_backend.tune.sweeps import Task, check_ray_address, sweep, tasks_from_file, tasks_from_preset
 from cudnn_backend.tune.explain import why
 
 __all__ = ["main"]
@@ -242,10 +242,24 @@ def _offline(profile) -> bool:
     return profile is not None or not _device.gpu_available()
 
 
-# the options whose whole work is on a GPU: given offline, each is a usage error (exit code 2) naming it
+# the options whose whole work is on a GPU: given offline, each is a usage error (exit code 2) naming it, whatever
+# its value (the timing options' defaults alike: offline nothing is timed, so none of them would change anything).
+# --deterministic is not one: offline it still lifts the compile budget (plans built by count, not by time)
+_TIMED = "it changes how configs are timed"
+_CHOSEN = "it decides how timed candidates are kept and chosen"
 GPU_ONLY = (("sweep", "the knob search compares timings"), ("plot", "it draws timings"),
-            ("heatmap", "it draws timings"), ("cold", "it changes how configs are timed"),
-            ("cuda_graph", "it changes how configs are timed"))
+            ("heatmap", "it draws timings"), ("cold", _TIMED), ("cuda_graph", _TIMED), ("warmup", _TIMED),
+            ("repeats", _TIMED), ("buffer_sets", _TIMED), ("strategy", _CHOSEN), ("race_keep", _CHOSEN),
+            ("race_margin", _CHOSEN), ("race_samples", _CHOSEN), ("finalists", _CHOSEN), ("final_rounds", _CHOSEN),
+            ("tie", "it says which timings tie"))
+
+
+def _given(args, name) -> bool:
+    """Whether the option ``name`` (an ``args`` attribute) was typed on the command line (a flag of
+    ``TuneOptions``, or --plot/--heatmap)."""
+    flag = TuneOptions.cli_flag(name) if name in TuneOptions.field_names() else f"--{name.replace('_', '-')}"
+    given = getattr(args, "given_options", None)
+    return flag in given if given is not None else getattr(args, name, None) is True
 
 
 def _check_machine_options(args, profile) -> None:
@@ -254,7 +268,7 @@ def _check_machine_options(args, profile) -> None:
     bundled h200's without a GPU, else this GPU's)."""
     if _offline(profile):
         for name, reason in GPU_ONLY:
-            if getattr(args, name, None):
+            if hasattr(args, name) and _given(args, name):
                 offline = "--device-profile is given" if profile is not None else "this machine has no GPU"
                 raise UsageError(f"argument --{name.replace('_', '-')}: {reason}, and offline ({offline}) nothing "
                                  "runs; leave it out (--json and --csv write what offline exploring finds)")
@@ -367,8 +381,7 @@ def _progress(args, label):
 # ---------------------------------------------------------------------------------------------
 def _write_outputs(args, explorations: list) -> bool:
     """--csv, --json, --plot, --heatmap; each attempted whatever happens to the others. False if one failed."""
-    ok = True
-    if args.csv:
+    def write_csv():
         rows = [row for ex in explorations for row in ex.rows()]
         with _writing("--csv", args.csv), open(args.csv, "w", newline="", encoding="utf-8") as f:
             cols = list(dict.fromkeys(k for r in rows for k in r)) or ["graph"]
@@ -376,10 +389,13 @@ def _write_outputs(args, explorations: list) -> bool:
             w.writeheader()
             w.writerows(rows)
         render.error_console.print(f"wrote {args.csv} ({len(rows)} rows)")
-    if args.json:
+
+    def write_json():
         data = explorations[0].to_dict() if len(explorations) == 1 else [ex.to_dict() for ex in explorations]
         _write_json(args.json, data, default=str)
         render.error_console.print(f"wrote {args.json}")
+
+    ok = _each_output(args, [write for given, write in ((args.csv, write_csv), (args.json, write_json)) if given])
     for flag, path, draw in (("--plot", args.plot, plots.plot_exploration), ("--heatmap", args.heatmap,
                                                                             plots.plot_knob_heatmap)):
         if not path:
@@ -396,6 +412,19 @@ def _write_outputs(args, explorations: list) -> bool:
             except (ValueError, OSError) as e:
                 render.problem(flag, f"not written: {e}")
                 ok = False
+    return ok
+
+
+def _each_output(args, writes) -> bool:
+    """Call each of ``writes`` (an output file written), whatever happens to the others: one that cannot write
+    (``OutputError``) is a line naming its option; False if one failed."""
+    ok = True
+    for write in writes:
+        try:
+            write()
+        except OutputError as e:
+            render.problem(f"cudnn-backend {args.command}: error", str(e))
+            ok = False
     return ok
 
 
@@ -437,13 +466,18 @@ def _check_outputs_writable(args):
         taken[resolved] = option
 
 
+class OutputError(Exception):
+    """An output file that could not be written, after the work: exit code 1 (the work was done; its answer was
+    not all written), one line naming the option."""
+
+
 @contextlib.contextmanager
 def _writing(option, path):
     """One output file written: an OSError there (a full disk, a file that refuses writes) names the option."""
     try:
         yield
     except OSError as e:
-        raise UsageError(f"argument {option}: cannot write {str(path)!r}: {e.strerror or e}") from None
+        raise OutputError(f"argument {option}: cannot write {str(path)!r}: {e.strerror or e}") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -463,6 +497,11 @@ def _many(args, tasks, job, profile, options, cache=None) -> int:
     many = options_from(args, SweepOptions)
     executor = "ray" if many.ray_address else ("processes" if many.gpus is not None or many.workers is not None
                                                else "serial")
+    if many.ray_address:  # a cluster that is not there, said before any work (Ray would wait for it for ever)
+        try:
+            check_ray_address(many.ray_address)
+        except SweepError as e:
+            raise UsageError(f"argument --ray: {str(e).removeprefix('ray_address: ')}") from None
     with _progress(args, f"{job} {plural(len(tasks), 'graph')}") as progress:
         result = sweep(tasks, job=job, executor=executor, device_profile=profile, cache=cache, progress=progress,
                        options=options, **many.as_kwargs())
@@ -492,6 +531,9 @@ def _search_setup(args) -> tuple:
     tasks, plan_path = _targets(args)
     profile = _device_profile(args)
     _check_machine_options(args, profile)
+    if _given(args, "errata_scope") and not args.errata_out:
+        raise UsageError("argument --errata-scope: says what the rules --errata-out records cover; give --errata-out "
+                         "FILE with it, or leave it out")
     return tasks, plan_path, profile, tune_options(args, engines=not args.no_engines)
 
 
@@ -585,6 +627,7 @@ def _plan_for(args, handle, cache):
 
 def cmd_bench(args) -> int:
     _targets(args, many=False)  # argument mistakes first (exit code 2), then what the machine lacks
+    errata_arg(args)
     if _offline(_device_profile(args)):
         raise CudnnBackendError("bench runs the plan, so it needs a GPU (none here, or --device-profile given); "
                                 "`cudnn-backend explore --device-profile ...` builds plans offline")
@@ -607,7 +650,8 @@ def _new_handle():
 
 
 def cmd_fusion(args) -> int:
-    _targets(args, many=False)
+    _targets(args, many=False)  # argument mistakes first (exit code 2), then what the machine lacks
+    errata_arg(args)
     profile = _device_profile(args)
     if _offline(profile):
         raise CudnnBackendError("fusion runs the plan and reads the kernels it launched, so it needs a GPU")
@@ -658,7 +702,16 @@ def cmd_profile(args) -> int:
             release = parse_version(args.to, "--to") if args.to else loaded_version()
         except (ValueError, TypeError) as e:
             raise UsageError(f"argument {e}") from None
-        p = _profile(args.profile, "FILE|NAME", release=release, facts=dict(args.set))
+        if release < OFFLINE_SINCE:  # the release's own limit, said of the option that names it
+            raise UsageError(f"argument --to: cuDNN {format_version(release)} takes no device profile (they came with "
+                             f"cuDNN {format_version(OFFLINE_SINCE)}); give {format_version(OFFLINE_SINCE)} or later")
+        facts = {}
+        for key, value in args.set:  # a member set twice: which one was meant is not for this to guess
+            if key in facts:
+                raise UsageError(f"argument --set: {key} is given twice ({key}={facts[key]!r} and {key}={value!r}); "
+                                 "give each member once")
+            facts[key] = value
+        p = _profile(args.profile, "FILE|NAME", release=release, facts=facts)
         out = args.out or f"{_profile_file_stem(p)}_deviceprop_cudnn{p.cudnn_version}.json"
         try:
             with _writing("--out", out):
@@ -741,7 +794,14 @@ def _support_entries(args) -> list:
 
 
 def _support_options(args) -> dict:
-    return dict(options_from(args, SupportOptions).as_kwargs(), cache=False if args.no_cache else (args.cache or True),
+    """support_matrix's keywords from the command line (--cache checked: a usage error naming it)."""
+    cache = True
+    if args.cache:
+        try:
+            cache = SupportCache(args.cache)
+        except (ValueError, TypeError) as e:
+            raise UsageError(f"argument --cache: {str(e).removeprefix('cache: ')}") from None
+    return dict(options_from(args, SupportOptions).as_kwargs(), cache=False if args.no_cache else cache,
                 allow_version_mismatch=True if args.allow_version_mismatch else None)
 
 
@@ -758,13 +818,14 @@ def cmd_support(args) -> int:
     if args.kernels and _offline(profile):
         raise UsageError("argument --kernels: kernel counts come from running the plans on this machine's GPU; "
                          "offline (no GPU, or --device-profile) nothing runs")
-    if args.clear_cache:
-        n = SupportCache(args.cache).clear()
-        render.error_console.print(f"removed {n} cached result(s)")
+    options = _support_options(args)
     errata = errata_arg(args)
+    if args.clear_cache:
+        n = SupportCache(args.cache).clear()  # (its path checked above)
+        render.error_console.print(f"removed {n} cached result(s)")
     with _progress(args, "support") as progress:
         matrix = support_matrix(entries, profile, progress=progress, kernels=True if args.kernels else None,
-                                errata=errata or False, **_support_options(args))
+                                errata=errata or False, **options)
     render.console.print(Text(matrix.title(), style="bold"))
     render.console.print(render.support_summary(matrix))
     rows = args.rows or ("all" if len(matrix) <= 80 else "none")
@@ -777,15 +838,17 @@ def cmd_support(args) -> int:
         render.note(f"{len(matrix)} graphs: the rows are in --csv / --json (or --rows all / unsupported)")
     render.error_console.print(f"{len(matrix)} graphs in {matrix.wall_seconds:.1f} s ({matrix.cached} from the cache, "
                                f"{matrix.workers} worker(s))")
-    ok = True
-    if args.csv:
+    def write_csv():
         with _writing("--csv", args.csv):
             matrix.write_csv(args.csv)
         render.error_console.print(f"wrote {args.csv} ({len(matrix)} rows)")
-    if args.json:
+
+    def write_json():
         with _writing("--json", args.json):
             matrix.write_json(args.json)
         render.error_console.print(f"wrote {args.json}")
+
+    ok = _each_output(args, [write for given, write in ((args.csv, write_csv), (args.json, write_json)) if given])
     if args.heatmap:
         try:
             plot_support_heatmap(matrix, args.heatmap)
@@ -851,10 +914,7 @@ def cmd_compare(args) -> int:
                                              **options)
             comparison.label_a, comparison.label_b = args.profiles
         else:
-            try:
-                libs = [release_library(lib) for lib in args.releases]
-            except (ValueError, TypeError) as e:
-                raise UsageError(f"argument --releases: {str(e).removeprefix('release: ')}") from None
+            libs = _release_libraries(args.releases)
             if args.preset or args.graph or args.tasks:
                 return _compare_releases_timed(args, args.releases)
             with _progress(args, "compare") as progress:
@@ -863,16 +923,42 @@ def cmd_compare(args) -> int:
     return _print_comparison(args, comparison, render.support_comparison)
 
 
+def _release_libraries(releases) -> list:
+    """--releases: the libcudnn.so.9 of each (None: the default), each a shared library, checked here (a file of
+    another kind would fail only in the child process that loads it, named by its environment variable)."""
+    libs = []
+    for spec in releases:
+        try:
+            lib = release_library(spec)
+        except (ValueError, TypeError) as e:
+            raise UsageError(f"argument --releases: {str(e).removeprefix('release: ')}") from None
+        if lib is not None:
+            try:
+                with open(lib, "rb") as f:
+                    magic = f.read(4)
+            except OSError as e:
+                raise UsageError(f"argument --releases: cannot read {spec!r}: {e.strerror or e}") from None
+            if magic != b"\x7fELF":
+                raise UsageError(f"argument --releases: {spec!r} is no shared library (a libcudnn.so.9 file, a folder "
+                                 "holding one, a release such as 9.28.1, or default)")
+        libs.append(lib)
+    return libs
+
+
 def _print_comparison(args, comparison, rendering) -> int:
     """A comparison's table, and its rows to --csv and --json."""
     render.console.print(rendering(comparison, everything=args.all))
-    if args.csv:
+
+    def write_csv():
         _write_rows_csv(args.csv, comparison.rows)
         render.error_console.print(f"wrote {args.csv} ({len(comparison.rows)} rows)")
-    if args.json:
+
+    def write_json():
         _write_json(args.json, comparison.to_dict())
         render.error_console.print(f"wrote {args.json}")
-    return 0
+
+    return 0 if _each_output(args, [write for given, write in ((args.csv, write_csv), (args.json, write_json))
+                                    if given]) else 1
 
 
 def _compare_releases_timed(args, releases) -> int:
@@ -897,7 +983,13 @@ def _compare_releases_timed(args, releases) -> int:
     with _progress(args, "compare") as progress:
         comparison = compare_releases(releases, tasks, device_profile=args.device_profile, slower=args.slower,
                                       progress=progress)  # each release converts the profile for itself
-    return _print_comparison(args, comparison, render.release_comparison)
+    for task, row in zip(tasks, comparison.rows):  # (a row in the order of its task; a failed one names none)
+        row["graph"] = row.get("graph") or task.name
+    status = _print_comparison(args, comparison, render.release_comparison)
+    failed = [row for row in comparison.rows if row.get("change") == "failed"]
+    for row in failed:  # a graph neither release could run failed: the exit code says so (EXIT_CODES)
+        render.problem("failed", f"{row['graph']}: {row.get('reason') or 'neither release ran it'}")
+    return 1 if failed else status
 
 
 def cmd_why(args) -> int:
@@ -938,6 +1030,18 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
         _default_showwarning(message, category, filename, lineno, file, line)
 
 
+MAX_ERROR_LINE = 1000  # characters of an error line: past that, a value quoted whole (a plan's JSON) hides the point
+
+
+def _error_line(prog, text) -> None:
+    """``prog: error: text`` on stderr, one line, cut at ``MAX_ERROR_LINE`` characters."""
+    text = " ".join(str(text).split())
+    if len(text) > MAX_ERROR_LINE:
+        text = f"{text[:MAX_ERROR_LINE]}... ({len(text) - MAX_ERROR_LINE} more characters; CUDNN_BACKEND_DEBUG=1 " \
+               "shows the traceback)"
+    sys.stderr.write(f"{prog}: error: {text}\n")
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     with warnings.catch_warnings():  # (options read files as they are parsed: an errata file's warnings)
@@ -957,8 +1061,11 @@ def main(argv=None) -> int:
             warnings.showwarning = _show_warning
             return COMMANDS[args.command](args)
     except UsageError as e:
-        sys.stderr.write(f"{prog}: error: {render.cli_words(str(e))}\n")
+        _error_line(prog, render.cli_words(str(e)))
         return 2
+    except OutputError as e:
+        _error_line(prog, e)
+        return 1
     except BrokenPipeError:
         # the reader went away (e.g. `| head`): stop quietly, and keep Python from complaining at exit. The answer
         # was not all written, so no status of its own: 141 (128 + SIGPIPE), as a C program killed by the pipe
@@ -971,17 +1078,22 @@ def main(argv=None) -> int:
     except SystemExit as e:  # a graph function of the user's exiting: an error of its graph, said where
         if graphs.user_frame(e) is None:
             raise
-        sys.stderr.write(f"{prog}: error: {graphs.user_error_line(e)}\n")
+        _error_line(prog, graphs.user_error_line(e))
         return 1
     except Exception as e:  # noqa: BLE001 - the user's code may raise anything; the package's own bugs re-raise
         if os.environ.get("CUDNN_BACKEND_DEBUG"):
             raise
         if graphs.user_frame(e) is not None:  # raised in the user's graph file: where, in one line
-            sys.stderr.write(f"{prog}: error: {graphs.user_error_line(e)}\n")
+            _error_line(prog, graphs.user_error_line(e))
             return 1
         if not isinstance(e, (CudnnBackendError, ValueError, TypeError, OSError)):
             raise
         text = " ".join(str(e).split()) if str(e) else type(e).__name__
-        sys.stderr.write(f"{prog}: error: {render.cli_words(text)}\n")
+        _error_line(prog, render.cli_words(text))
+        return 1
+    except BaseException as e:  # (GeneratorExit, ...) raised by the user's code: its error, said where
+        if graphs.user_frame(e) is None or os.environ.get("CUDNN_BACKEND_DEBUG"):
+            raise
+        _error_line(prog, graphs.user_error_line(e))
         return 1
 

@@ -8,6 +8,7 @@ import inspect
 import sys
 
 from cudnn_backend._version import __version__
+from cudnn_backend.cli.render import MIN_WIDTH
 from cudnn_backend.core.names import read_data_type
 from cudnn_backend.errors import did_you_mean
 from cudnn_backend.patterns import CATALOGUE
@@ -83,7 +84,6 @@ def arg_type(kind):
 
 
 positive = arg_type(Count(1))
-MIN_WIDTH = 40  # narrower, a table's columns are a letter wide and every cell a column of letters
 non_negative = arg_type(Count(0))
 
 

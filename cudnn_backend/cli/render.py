@@ -50,14 +50,18 @@ class _Console(Console):
         raise BrokenPipeError(errno.EPIPE, "the reader of the output went away")
 
 
+MIN_WIDTH = 40  # narrower, a table's columns are a letter wide and every cell a column of letters
+
+
 def console_width(stream, width=None, environ=None) -> int | None:
-    """The width a console writing to ``stream`` uses: ``width`` (``--width``), else ``$COLUMNS``, else the
-    terminal's (None: rich asks it), else, for a file or a pipe, ``LOG_WIDTH``."""
+    """The width a console writing to ``stream`` uses: ``width`` (``--width``), else ``$COLUMNS`` (at least
+    ``MIN_WIDTH``, as --width), else the terminal's (None: rich asks it), else, for a file or a pipe,
+    ``LOG_WIDTH``."""
     if width is not None:
         return int(width)
     columns = (os.environ if environ is None else environ).get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
-        return int(columns)
+        return max(MIN_WIDTH, int(columns))
     try:
         terminal = stream.isatty()
     except (AttributeError, ValueError):  # a closed or replaced stream

@@ -487,7 +487,7 @@ class OneOf(Check):
         return f"OneOf({len(self.values)} values)"
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class Text(Check):
@@ -503,12 +503,12 @@ class Text(Check):
         size = len(v) if v.isascii() else len(_utf8(v, path, ctx))
         if size > self.max_bytes:
             ctx.fail(path, f"expected at most {self.max_bytes} bytes of UTF-8, got {size}")
-        m = _CONTROL.search(v)
+        m = CONTROL_CHARACTERS.search(v)
         if m:
             ctx.fail(path, f"control character {m.group()!r} in {_show(v)}")
 
     def fast(self, var, env):
-        s = _const(env, _CONTROL.search)
+        s = _const(env, CONTROL_CHARACTERS.search)
         return f"(type({var}) is str and {var}.isascii() and len({var}) <= {self.max_bytes} and {s}({var}) is None)"
 
     def __repr__(self):

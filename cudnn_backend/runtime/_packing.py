@@ -34,7 +34,7 @@ from cudnn_backend.core.op_checks import FINALIZE_CHECKS
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 from cudnn_backend.errors import CudaError, GraphError, NoDeviceError
 from cudnn_backend.runtime import memory
-from cudnn_backend.typed import arrays
+from cudnn_backend.typed import KernelCache, arrays
 from cudnn_backend.typed.arrays import DATA_TYPE_BITS, MAX_ELEMENTS, span_elements, strides_like
 from cudnn_backend.typed.introspection import (io_tensor_slots, io_uids, operations_of, part_operations, signature_of,
                                                 tensor_slots)
@@ -291,8 +291,6 @@ def graph_document(operation_graph) -> dict | None:
         return _graph_documents[operation_graph]
     except (KeyError, TypeError):
         pass
-    from cudnn_backend.typed import KernelCache  # (typed's descriptor classes, loaded when first needed)
-
     try:
         cache = KernelCache(operation_graph=operation_graph)
         cache.finalize()

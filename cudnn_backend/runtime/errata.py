@@ -74,6 +74,7 @@ from cudnn_backend.core._descriptor import Descriptor, Handle
 from cudnn_backend.core.families import FAMILIES, FAMILY_OF
 from cudnn_backend.core.families._build import channels_last
 from cudnn_backend.core.files import read_limited
+from cudnn_backend.core.json_checks import CONTROL_CHARACTERS
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, read_data_type
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.errors import CudnnBackendError, ErrataError, GraphError, did_you_mean
@@ -95,6 +96,7 @@ MAX_FILE_BYTES = 8 << 20
 MAX_RULES = 10_000
 MAX_DEPTH = 16
 MAX_TEXT = 4096  # characters of one string field
+MAX_CUDNN_VERSION = 99_99_99  # MAJOR*10000 + MINOR*100 + PATCH: the largest a version window may name
 MAX_EVIDENCE = 20  # evidence entries kept per rule
 
 # cudnn-frontend's operation tags (Operation_v8's operationTag); a pointwise operation's tag is its mode's name
@@ -539,16 +541,20 @@ class _Checker:
     def warn(self, text):
         self.warnings.append(text)
 
-    def integer(self, value, where, minimum=None, allow_none_end=False):
-        """An int (not a bool) >= minimum; with ``allow_none_end`` -1 means "no end" (returned as None)."""
+    def integer(self, value, where, minimum=None, allow_none_end=False, maximum=None):
+        """An int (not a bool) from minimum to maximum; with ``allow_none_end`` -1 means "no end" (returned as
+        None)."""
         if not isinstance(value, int) or isinstance(value, bool):
             self.error(f"{where}: expected an integer, not {_type_name(value)}")
             return False, None
         if allow_none_end and value == -1:
             return True, None
+        extra = " (-1: no end)" if allow_none_end else ""
         if minimum is not None and value < minimum:
-            extra = " (-1: no end)" if allow_none_end else ""
             self.error(f"{where}: expected an integer >= {minimum}{extra}, not {value}")
+            return False, None
+        if maximum is not None and value > maximum:
+            self.error(f"{where}: expected an integer <= {maximum}{extra}, not {str(value)[:40]}")
             return False, None
         return True, value
 
@@ -558,6 +564,10 @@ class _Checker:
             return None
         if len(value) > MAX_TEXT:
             self.error(f"{where}: longer than {MAX_TEXT} characters")
+            return None
+        control = CONTROL_CHARACTERS.search(value)
+        if control:  # (an escape sequence would reach the terminal that prints the rule; a NUL, cuDNN's C strings)
+            self.error(f"{where}: control character {control.group()!r} in {value[:80]!r}")
             return None
         if required and not value:
             self.error(f"{where}: expected a non-empty string")
@@ -589,13 +599,13 @@ class _Checker:
                 return None
         return tuple(value)
 
-    def window(self, rule, start_key, end_key, where_of, minimum=0):
+    def window(self, rule, start_key, end_key, where_of, minimum=0, maximum=MAX_CUDNN_VERSION):
         start, end = 0, None
         ok = True
         if start_key in rule:
-            ok, start = self.integer(rule[start_key], where_of(start_key), minimum)
+            ok, start = self.integer(rule[start_key], where_of(start_key), minimum, maximum=maximum)
         if end_key in rule:
-            ok2, end = self.integer(rule[end_key], where_of(end_key), minimum, allow_none_end=True)
+            ok2, end = self.integer(rule[end_key], where_of(end_key), minimum, allow_none_end=True, maximum=maximum)
             ok = ok and ok2
         if ok and end is not None and start is not None and end <= start:
             self.error(f"{where_of(end_key)}: {end} is not after {start_key} {start}: the window is empty")
@@ -683,7 +693,7 @@ def _check_extension(ck: _Checker, ext, where, where_self) -> dict:
     for key in ext:
         if key not in _EXTENSION_KEYS:
             ck.error(f"{where(key)}: not an extension this package knows{did_you_mean(key, _EXTENSION_KEYS)}")
-    ok, sm_start, sm_end = ck.window(ext, "sm_start", "sm_end", where, minimum=0)
+    ok, sm_start, sm_end = ck.window(ext, "sm_start", "sm_end", where, minimum=0, maximum=None)
     if ok and ("sm_start" in ext or "sm_end" in ext):
         out["sm_start"], out["sm_end"] = sm_start, sm_end
     ok, rt_start, rt_end = ck.window(ext, "runtime_version_start", "runtime_version_end", where)
@@ -714,7 +724,7 @@ def _check_extension(ck: _Checker, ext, where, where_self) -> dict:
         if fp is not None:
             if len(fp) != 64 or any(c not in "0123456789abcdef" for c in fp):
                 ck.error(f"{where('graph_fingerprint')}: expected 64 lower-case hex digits (a SHA-256, as "
-                         "graph_fingerprint gives), not {fp!r}")
+                         f"graph_fingerprint gives), not {fp[:80]!r}")
             out["fingerprint"] = fp
     if "shapes" in ext:
         out["shapes"] = _check_shapes(ck, ext["shapes"], where("shapes"))
@@ -1018,8 +1028,8 @@ def _load_cached(path, what) -> Errata:
             return hit[1]
     try:
         errata = Errata.load(p)
-    except ErrataError as e:
-        raise ErrataError(f"{what}: {e}", e.source, e.problems) from None
+    except ErrataError as e:  # (its message names the file as "errata FILE": the default ``what`` adds nothing)
+        raise ErrataError(str(e) if what == "errata" else f"{what}: {e}", e.source, e.problems) from None
     for text in errata.warnings:  # rules that act otherwise than they read (`errata check` lists them), once a file
         warnings.warn(f"{what} {str(p)!r}: {text}", UserWarning, stacklevel=3)
     with _LOADED_LOCK:
@@ -1114,7 +1124,7 @@ def new_rule(*, traits: GraphTraits, target: Target, engine_index: int, knobs, k
         ext["families"] = list(traits.families)
     if scope == "graph" and traits.fingerprint:
         ext["graph_fingerprint"] = traits.fingerprint
-    ext.update(exact_knobs=True, reason=f"{kind}: {reason}"[:MAX_TEXT],
+    ext.update(exact_knobs=True, reason=" ".join(CONTROL_CHARACTERS.sub(" ", f"{kind}: {reason}").split())[:MAX_TEXT],
                found_by=found_by or "cudnn-backend explore --errata-out", evidence=[evidence])
     return {"rule_id": rule_id, "operation": traits.operation, "engine": int(engine_index), "knob": strings,
             "cudnn_version_start": version, "cudnn_version_end": version + 1, EXTENSION: ext}

@@ -44,17 +44,19 @@ from __future__ import annotations
 
 import ast
 import inspect
+import itertools
 import os
 import pathlib
 from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core.plain import PlainData
-from cudnn_backend.errors import GraphError, did_you_mean
+from cudnn_backend.errors import CudnnBackendError, GraphError, did_you_mean
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.core.families._build import as_data_type
 from cudnn_backend.core.files import file_path
 from cudnn_backend.tune import graphs
+from cudnn_backend.tune.options import SupportOptions
 from cudnn_backend.tune.sweeps import Task, tasks_from_file
 from cudnn_backend.typed.tensors import data_type_name
 
@@ -164,6 +166,9 @@ def _label_of(data_type) -> str:
 def _chain_names(chain) -> tuple:
     if chain is None or chain == "" or chain == ():
         return ()
+    if not isinstance(chain, (str, list, tuple)):
+        raise TypeError(f"chain: expected chain elements as a comma list or a sequence ({', '.join(CHAIN_ELEMENTS)}), "
+                        f"not {type(chain).__name__}")
     items = chain.split(",") if isinstance(chain, str) else list(chain)
     out = []
     for item in items:
@@ -430,6 +435,8 @@ def filter_entries(entries, *, family=None, data_type=None, layout=None, name=No
     a list; None: any); ``name`` keeps entries whose name contains that text. An entry whose label is "-"
     (unknown until built: a user's entry) passes the data type and layout filters; ``support`` applies them to
     its built graph."""
+    for key, value in (("family", family), ("data_type", data_type), ("layout", layout), ("name", name)):
+        SupportOptions.check(key, value)  # (an empty filter, which would keep everything, refused)
     fam = _wanted(family, "family", (*FAMILIES, "user"))
     dts = _wanted_data_types(data_type)
     lays = _wanted(layout, "layout", (*LAYOUTS, "-"))
@@ -469,8 +476,8 @@ def load_catalogue(path) -> list:
         raise ValueError(f"catalogue: {str(p)!r} lists no graphs (no public function callable without arguments, and "
                          "no CATALOGUE list)")
     if len(entries) > MAX_ENTRIES:
-        raise ValueError(f"catalogue: {str(p)!r} lists {len(entries)} graphs, more than {MAX_ENTRIES}; split it "
-                         "into several files")
+        raise ValueError(f"catalogue: {str(p)!r} lists more than {MAX_ENTRIES} graphs (reading stopped there); split "
+                         "it into several files")
     return entries
 
 
@@ -503,6 +510,10 @@ def _text_catalogue(p: pathlib.Path) -> list:
                 unknown = set(kw) - {"head", "chain", "tail", "data_type", "layout", "stride"}
                 if unknown:
                     raise ValueError(f"unknown keyword(s) {', '.join(sorted(unknown))}")
+                try:  # its values checked where they are used (a typo is the line's mistake, not a matrix row)
+                    chain_graph(head, chain, tail, kw.get("data_type", _FP16), layout, stride=kw.get("stride", 1))
+                except CudnnBackendError:
+                    pass  # a well-formed graph the package refuses: the probe's answer, a row of the matrix
             except (TypeError, ValueError) as e:
                 raise ValueError(f"catalogue: {str(p)!r}: chain {t.kwargs}: {e}") from None
             entry = _chain_entry(head, chain, tail, label, layout)
@@ -542,8 +553,8 @@ def _python_catalogue(p: pathlib.Path) -> list:
 
 
 def _listed_entries(listed, module, ref, p) -> list:
-    try:
-        items = list(listed)
+    try:  # one past the limit is enough to refuse it (an endless iterator would never end)
+        items = list(itertools.islice(iter(listed), MAX_ENTRIES + 1))
     except TypeError:
         raise ValueError(f"catalogue: {str(p)!r}: CATALOGUE must be a list of (name, function, {{keywords}}), not "
                          f"{type(listed).__name__}") from None

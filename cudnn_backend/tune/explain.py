@@ -43,12 +43,13 @@ from cudnn_backend.core.families._build import channels_last
 from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version, loaded_version
+from cudnn_backend.errors import CudnnBackendError
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.patterns import Pattern
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.tune import graphs
 from cudnn_backend.tune.options import WhyOptions
-from cudnn_backend.tune.support import SupportResult, cudnn_explanations, materialize, probe_graph
+from cudnn_backend.tune.support import SupportResult, call_builder, cudnn_explanations, materialize, probe_graph
 from cudnn_backend.typed import descriptor_class
 from cudnn_backend.typed.introspection import signature_of, tensor_name, tensor_slots, to_dict
 from cudnn_backend.typed.tensors import data_type_name
@@ -728,7 +729,9 @@ def why(graph, device_profile=None, *, handle=None, kwargs=None, minimize=_WHY.m
     dp_source = graphs.device_profile(device_profile or ("h200" if handle is None else None))
     dp = None if dp_source is None else as_deviceprop(dp_source, allow_version_mismatch)
     name = graph if isinstance(graph, str) else getattr(graph, "name", "graph")
+    graph, kwargs = _users_graph(graph, kwargs)
     result = probe_graph(graph, dp, handle=handle, kwargs=kwargs, plans="all", detail=True)
+    result.name = name  # (the reference given, not the name of the graph it built)
     device = getattr(dp_source, "device_name", None) or "this GPU"
     ex = Explanation(name, device, format_version(loaded_version()), result)
     if result.supported or not minimize:
@@ -791,6 +794,23 @@ def why(graph, device_profile=None, *, handle=None, kwargs=None, minimize=_WHY.m
         ex.alternatives = [{"kind": v.kind, "label": v.label, "cost": v.cost} for v, _ in found[1:]]
     ex.seconds = time.perf_counter() - t0
     return ex
+
+
+def _users_graph(graph, kwargs) -> tuple:
+    """(graph, kwargs) to probe: a builder of the user's ("FILE.py:FUNC", "module:FUNC", a function) called here,
+    so that an error of its own code propagates as the error it is (``file.py:LINE: RuntimeError: ...``), not as
+    cuDNN's refusal at the builder stage, and a result that is no graph is named as ``explore`` names it. A refusal
+    of the package's while building (a ``CudnnBackendError``) is the probe's to place at its stage."""
+    user = (isinstance(graph, str) and ":" in graph and not graph.endswith(".json")) or \
+        (callable(graph) and not isinstance(graph, (Graph, Pattern, Descriptor)))
+    if not user:
+        return graph, kwargs
+    try:
+        built = call_builder(graph, kwargs)
+    except CudnnBackendError:
+        return graph, kwargs
+    ref = graph if isinstance(graph, str) else getattr(graph, "__qualname__", repr(graph))
+    return graphs.builder_output(built, ref), None
 
 
 def _combine(base, a, b) -> GraphDescription | None:

@@ -36,7 +36,7 @@ from cudnn_backend.typed.introspection import (
 from cudnn_backend.typed.tensors import TensorSpec, data_type_name
 
 __all__ = ["Subject", "resolve", "load_builder", "load_file_module", "device_profile", "describe_graph", "describe_operations",
-           "graph_summary", "operations_of", "work_estimate", "user_frame", "user_error_line"]
+           "graph_summary", "operations_of", "work_estimate", "user_frame", "user_error_line", "builder_output"]
 
 
 @dataclass
@@ -111,10 +111,18 @@ def load_file_module(path, what="graph"):
     imports the modules beside it, as ``python FILE`` would); ValueError naming ``what`` and the file and line
     where importing it raised."""
     path = pathlib.Path(path)
-    folder = str(path.resolve().parent)
+    resolved = path.resolve()
+    folder = str(resolved.parent)
     _on_path(folder)
     _user_folders.add(folder)
-    name = f"cudnn_backend_user_graph_{abs(hash(str(path.resolve())))}"
+    try:
+        stamp = (resolved.stat().st_mtime_ns, resolved.stat().st_size)
+    except OSError:
+        stamp = None
+    name = f"cudnn_backend_user_graph_{abs(hash(str(resolved)))}"
+    loaded = _loaded_files.get(str(resolved))
+    if loaded is not None and loaded[0] == stamp and sys.modules.get(name) is loaded[1]:
+        return loaded[1]  # once per process: its top-level code may be slow, or print, or count
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -123,7 +131,12 @@ def load_file_module(path, what="graph"):
     except (Exception, SystemExit) as e:  # (a file that exits would end the caller's process)
         sys.modules.pop(name, None)
         raise ValueError(f"{what}: importing {str(path)!r} failed: {user_error_line(e)}") from e
+    _loaded_files[str(resolved)] = (stamp, module)
     return module
+
+
+# the files load_file_module imported: resolved path -> ((mtime, size) then, the module); an edited file loads again
+_loaded_files: dict = {}
 
 
 def user_frame(error: BaseException) -> str | None:
@@ -183,6 +196,8 @@ def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profi
 
 def _resolve(graph, handle, args, kwargs, name, device_profile, returned_by) -> Subject:
     """``resolve``; ``returned_by``: the builder reference that returned ``graph``, named when it is no graph."""
+    if returned_by is not None:
+        builder_output(graph, returned_by)
     if isinstance(graph, Subject):
         return graph
     if isinstance(graph, _plans.Plan):
@@ -210,11 +225,19 @@ def _resolve(graph, handle, args, kwargs, name, device_profile, returned_by) -> 
     if isinstance(graph, Descriptor):
         check_graph(graph, "graph")
         return Subject(graph, name or "operation graph")
-    if returned_by is not None:
-        raise TypeError(f"graph: {returned_by} returned {type(graph).__name__}; a graph builder returns a Graph, a "
-                        "Pattern or a finalized OperationGraph descriptor")
     raise TypeError(f"graph: expected a Graph, a Pattern, a finalized OperationGraph descriptor, a pattern name or "
                     f"FILE.py:FUNC, not {type(graph).__name__}")
+
+
+def builder_output(built, ref):
+    """``built``, what the graph builder ``ref`` returned, when it is a graph (a Graph, a Pattern, a finalized
+    operation graph or a plan); else a TypeError naming ``ref``. A str is refused too: it would be followed as
+    another graph reference (a function returning its own reference would recurse until Python gives up)."""
+    if isinstance(built, (Graph, Pattern, Descriptor, _plans.Plan, Subject)):
+        return built
+    what = f"a str ({built[:80]!r}), not a graph" if isinstance(built, str) else type(built).__name__
+    raise TypeError(f"graph: {ref} returned {what}; a graph builder returns a Graph, a Pattern or a finalized "
+                    "OperationGraph descriptor")
 
 
 def work_estimate(builder: str, kwargs=None) -> float | None:

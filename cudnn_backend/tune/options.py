@@ -22,6 +22,7 @@ import math
 import operator
 import os
 import re
+import urllib.parse
 from dataclasses import dataclass, field, fields, replace
 
 from cudnn_backend.runtime import engines as _engines
@@ -93,9 +94,15 @@ class Count(Kind):
 
     def _parse(self, text):
         try:
-            return int(text, 0)
+            return _read_int(text)
         except ValueError:
             raise ValueError(f"expected {self.expected}") from None
+
+
+def _read_int(text: str) -> int:
+    """An int as typed: decimal, leading zeros too (``010`` is 10), or 0x / 0o / 0b prefixed."""
+    t = text.strip()
+    return int(t, 10) if t.lstrip("+-").isdigit() else int(t, 0)
 
 
 class Real(Kind):
@@ -108,7 +115,9 @@ class Real(Kind):
                                      ("" if high == math.inf else f" and <= {high:g}"))
 
     def _check(self, value):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) and type(value).__module__ != "numpy":
+        # a bool is no number, numpy's bool_ neither (it is no bool subclass, and float() takes it)
+        if isinstance(value, bool) or type(value).__name__ in ("bool", "bool_") or \
+                not isinstance(value, (int, float)) and type(value).__module__ != "numpy":
             raise TypeError(f"expected {self.expected}, not {type(value).__name__}")
         try:
             v = float(value)
@@ -166,12 +175,55 @@ class Choice(Kind):
 
 
 class Text(Kind):
+    """A str; with ``empty=False`` not an empty (or blank) one."""
+
     expected = "a str"
+
+    def __init__(self, *, optional=False, empty=True):
+        super().__init__(optional=optional)
+        self.empty = empty
+        if not empty:
+            self.expected = "a non-empty str"
 
     def _check(self, value):
         if not isinstance(value, str):
             raise TypeError(f"expected {self.expected}, not {type(value).__name__}")
+        if not self.empty and not value.strip():
+            raise ValueError(f"expected {self.expected} (leave the option out for any)")
         return value
+
+
+class RayAddress(Text):
+    """Where Ray runs: "local" (a local ``ray.init()``), "auto" (the cluster Ray finds itself, or
+    ``$RAY_ADDRESS``), or a cluster's ``HOST:PORT`` (its GCS) or ``ray://HOST:PORT`` (Ray Client)."""
+
+    expected = "HOST:PORT, ray://HOST:PORT, auto or local"
+    CLIENT_PORT = 10001  # Ray Client's port when ray:// names none
+
+    def _check(self, value):
+        value = super()._check(value)
+        self.endpoint(value)
+        return value
+
+    @classmethod
+    def endpoint(cls, address):
+        """(host, port) of a cluster's address, or None for "local" and "auto" (nothing to reach before Ray starts);
+        a ValueError for an address of no form Ray takes."""
+        if address in ("local", "auto"):
+            return None
+        rest = address.removeprefix("ray://")
+        try:
+            parts = urllib.parse.urlsplit("//" + rest)
+            port = parts.port
+        except ValueError:
+            parts, port = None, None
+        client = rest != address
+        if parts is None or not parts.hostname or parts.path or parts.query or parts.fragment or \
+                (port is None and not client):
+            err = ValueError(f"{address!r} is not an address Ray takes: expected {cls.expected}")
+            err.names_value = True
+            raise err
+        return parts.hostname, cls.CLIENT_PORT if port is None else port
 
 
 class Names(Kind):
@@ -182,10 +234,17 @@ class Names(Kind):
 
     def _check(self, value):
         if isinstance(value, str):
-            return value
-        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-            return tuple(value)
-        raise TypeError(f"expected {self.expected}, not {type(value).__name__}")
+            names = value.split(",")
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            names = value
+        else:
+            raise TypeError(f"expected {self.expected}, not {type(value).__name__}")
+        # an empty one would filter nothing out, silently: a typo or an empty variable, never meant
+        if not names or any(not n.strip() for n in names):
+            err = ValueError(f"expected {self.expected}; {value!r} has an empty name (leave the option out for any)")
+            err.names_value = True
+            raise err
+        return value if isinstance(value, str) else tuple(value)
 
     def show(self, value):
         return value if isinstance(value, str) else ",".join(value)
@@ -210,7 +269,7 @@ class Gpus(Kind):
         if text == "all":
             return text
         try:
-            return int(text, 0)
+            return _read_int(text)
         except ValueError:
             raise ValueError(f"expected {self.expected}") from None
 
@@ -604,9 +663,9 @@ class SweepOptions(OptionSet):
                                     "process each); default: one after another here. More GPUs than this machine "
                                     "has is an error, and so is --gpus offline (no GPU, or --device-profile): "
                                     "--workers N is the offline way", group="many graphs", metavar="all|N")
-    ray_address: str | None = _field(None, Text(optional=True), "send the graphs to Ray: a local ray.init() without "
-                                     "ADDRESS, else that cluster", flag="--ray", group="many graphs",
-                                     metavar="ADDRESS", const="local")
+    ray_address: str | None = _field(None, RayAddress(optional=True), "send the graphs to Ray: a local ray.init() "
+                                     "without ADDRESS, else that cluster (HOST:PORT, ray://HOST:PORT, or auto)",
+                                     flag="--ray", group="many graphs", metavar="ADDRESS", const="local")
     workers: int | None = _field(None, Count(1, optional=True), "CPU worker processes for an offline sweep (--gpus "
                                  "without a GPU); at most one per graph and per core", group="many graphs",
                                  metavar="N")
@@ -655,8 +714,8 @@ class SupportOptions(OptionSet):
                                            flag="--dtype", group=_WHICH, metavar="LIST")
     layout: str | tuple | None = _field(None, Names(optional=True), "only these layouts (comma list: nhwc, nchw, "
                                         "row, bshd)", group=_WHICH, metavar="LIST")
-    name: str | None = _field(None, Text(optional=True), "only graphs whose name contains TEXT (e.g. +relu, "
-                              ">genstats)", group=_WHICH, metavar="TEXT")
+    name: str | None = _field(None, Text(optional=True, empty=False), "only graphs whose name contains TEXT (e.g. "
+                              "+relu, >genstats)", group=_WHICH, metavar="TEXT")
     plans: str = _field("precompiled", Choice(PLAN_MODES), "offline, which configs' execution plans are built: "
                         "precompiled ones (runtime-compiled configs are checked up to their finalize: compiling "
                         "takes 1-4 s each), all (compiles them), none", group="probing")

@@ -55,7 +55,7 @@ import threading
 import time
 import traceback
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from cudnn_backend._bindings._loader import release_library
 from cudnn_backend._bindings.enums import BehaviorNote
@@ -216,9 +216,17 @@ class SupportResult(PlainData):
 
     @classmethod
     def from_dict(cls, d: dict) -> "SupportResult":
-        """A result from ``to_dict`` output (unknown keys ignored)."""
-        names = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        """A result from ``to_dict`` output (unknown keys ignored); a ValueError naming the field whose value is not
+        of its type (a file edited by hand, or another program's)."""
+        if not isinstance(d, dict):
+            raise ValueError(f"expected a probe result (a JSON object), not {type(d).__name__}")
+        if "name" not in d:
+            raise ValueError("name: missing")
+        kept = {}
+        for f in fields(cls):
+            if f.name in d:
+                kept[f.name] = _typed(f.name, d[f.name], f.type)
+        return cls(**kept)
 
     def row(self) -> dict:
         """The result as one flat row (the table's and the CSV's columns)."""
@@ -236,7 +244,7 @@ class SupportResult(PlainData):
         }
 
 
-def _call_builder(builder, kwargs):
+def call_builder(builder, kwargs):
     """The graph object a builder makes (a pattern name, "FILE.py:FUNC", "module:FUNC" or a callable), unfinalized
     where the builder takes ``build=``."""
     fn = builder if callable(builder) else (PATTERNS.get(builder) or graphs.load_builder(builder))
@@ -274,7 +282,7 @@ def materialize(graph, kwargs=None, handle=None):
     obj = graph
     if isinstance(graph, str) or (callable(graph) and not isinstance(graph, (Graph, Pattern, Descriptor))):
         try:
-            obj = _call_builder(graph, kwargs)
+            obj = call_builder(graph, kwargs)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as e:  # noqa: BLE001 - the builder's failure is the probe's answer
@@ -599,6 +607,11 @@ class SupportCache:
 
     def __init__(self, path=None):
         self.path = pathlib.Path(default_support_cache_path() if path is None else file_path(path, "cache"))
+        # the default place's folders are made as needed; a path the caller names is taken as given (a typo there
+        # would otherwise grow a tree of folders)
+        self._make_folder = path is None
+        if not self._make_folder and not self.path.parent.is_dir():
+            raise ValueError(f"cache: the folder of {str(self.path)!r} does not exist")
         self._usable = None
         self._lock = threading.Lock()
 
@@ -617,7 +630,8 @@ class SupportCache:
         with self._lock:
             if self._usable is None:
                 try:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    if self._make_folder:
+                        self.path.parent.mkdir(parents=True, exist_ok=True)
                     with self._connect() as con:
                         con.execute("PRAGMA journal_mode=WAL")
                         con.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, cudnn_version INTEGER "
@@ -650,10 +664,15 @@ class SupportCache:
                     rows = con.execute(f"SELECT key, result FROM results WHERE key IN ({','.join('?' * len(chunk))})",
                                        chunk).fetchall()
                     for k, text in rows:
-                        try:
-                            out[k] = json.loads(text)
-                        except ValueError:
-                            continue
+                        try:  # a row edited or damaged: a miss (probed again, then stored over), said once
+                            d = json.loads(text)
+                            SupportResult.from_dict(d)
+                            out[k] = d
+                        except (ValueError, TypeError, RecursionError) as e:
+                            what = "nested too deeply" if isinstance(e, RecursionError) else \
+                                " ".join(str(e).split())[:200]
+                            warnings.warn(f"support cache {str(self.path)!r}: entry {k[:12]} is not a probe result "
+                                          f"({what}); probing that graph again", SupportCacheWarning, stacklevel=3)
         except sqlite3.Error as e:
             warnings.warn(f"support cache {str(self.path)!r}: {e}; probing without it", RuntimeWarning, stacklevel=3)
             return {}
@@ -696,6 +715,21 @@ def _device_identity(profile, handle) -> tuple:
                                      "profile_cudnn_version": profile.cudnn_version, "offline": True}
     name, sm, count = _plans.device_key(handle=handle)
     return f"gpu:{name}:{sm}:{count}", {"name": name, "source": "gpu", "sm": sm, "sm_count": count, "offline": False}
+
+
+MATRIX_FORMAT_VERSION = 1  # of the JSON ``SupportMatrix.to_dict`` writes
+_PLAIN_TYPES = {"str": (str,), "bool": (bool,), "int": (int,), "float": (int, float), "dict": (dict,),
+                "list": (list,), "None": (type(None),)}
+
+
+def _typed(name, value, annotation: str):
+    """``value`` when it is of the plain type ``annotation`` names (``"int | None"``; a bool is no number), else a
+    ValueError naming the field ``name``."""
+    kinds = [k.strip() for k in annotation.split("|")]
+    types = tuple(t for k in kinds for t in _PLAIN_TYPES[k])
+    if isinstance(value, types) and not (isinstance(value, bool) and "bool" not in kinds):
+        return value
+    raise ValueError(f"{name}: expected {' or '.join(kinds)}, not {type(value).__name__} ({str(value)[:40]!r})")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -797,7 +831,7 @@ class SupportMatrix:
 
     def to_dict(self) -> dict:
         """The matrix as JSON-able data, with its legend (``from_dict`` / ``load`` read it back)."""
-        return {"format": "cudnn-backend support matrix", "version": 1, "device": dict(self.device),
+        return {"format": "cudnn-backend support matrix", "version": MATRIX_FORMAT_VERSION, "device": dict(self.device),
                 "cudnn_version": self.cudnn_version, "plans": self.plans, "kernels": self.kernels,
                 "filters": dict(self.filters), "notes": list(self.notes), "legend": self.legend(),
                 "wall_seconds": round(self.wall_seconds, 3), "cached": self.cached, "workers": self.workers,
@@ -808,10 +842,28 @@ class SupportMatrix:
         """A matrix from ``to_dict`` output (ValueError for anything else)."""
         if not isinstance(d, dict) or d.get("format") != "cudnn-backend support matrix":
             raise ValueError("not a support matrix (expected the JSON `support --json` writes)")
-        return cls([SupportResult.from_dict(r) for r in d.get("results", [])], dict(d.get("device", {})),
-                   str(d.get("cudnn_version", "?")), d.get("plans", "precompiled"), bool(d.get("kernels")),
-                   dict(d.get("filters", {})), list(d.get("notes", [])), float(d.get("wall_seconds", 0.0)),
-                   int(d.get("cached", 0)), int(d.get("workers", 1)))
+        if d.get("version", MATRIX_FORMAT_VERSION) != MATRIX_FORMAT_VERSION or isinstance(d.get("version"), bool):
+            raise ValueError(f"version: {d.get('version')!r} is not a version of the matrix format this package reads "
+                             f"({MATRIX_FORMAT_VERSION})")
+
+        def get(name, annotation, default):
+            return _typed(name, d.get(name, default), annotation)
+
+        plans = get("plans", "str", "precompiled")
+        if plans not in PLAN_MODES:
+            raise ValueError(f"plans: {plans!r} is not one of {', '.join(PLAN_MODES)}")
+        results = []
+        for i, r in enumerate(get("results", "list", [])):
+            try:
+                results.append(SupportResult.from_dict(r))
+            except ValueError as e:
+                raise ValueError(f"results[{i}]: {e}") from None
+        notes = get("notes", "list", [])
+        if not all(isinstance(n, str) for n in notes):
+            raise ValueError("notes: expected a list of str")
+        return cls(results, dict(get("device", "dict", {})), get("cudnn_version", "str", "?"), plans,
+                   get("kernels", "bool", False), dict(get("filters", "dict", {})), list(notes),
+                   float(get("wall_seconds", "float", 0.0)), get("cached", "int", 0), get("workers", "int", 1))
 
     @classmethod
     def load(cls, path) -> "SupportMatrix":

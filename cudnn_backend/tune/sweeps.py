@@ -33,6 +33,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import socket
 import threading
 import time
 import traceback
@@ -43,19 +44,21 @@ from cudnn_backend.core._coerce import as_int
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core.files import read_bounded_text
 from cudnn_backend.errors import MissingDependencyError, SweepError
+from cudnn_backend.patterns import CATALOGUE
 from cudnn_backend.patterns.presets import preset
 from cudnn_backend.runtime.engines import short_name
 from cudnn_backend.tune import findings, graphs, inputs
 from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import run_search
-from cudnn_backend.tune.options import ORDERS, SweepOptions, as_options, progress_callback
+from cudnn_backend.tune.options import ORDERS, RayAddress, SweepOptions, as_options, progress_callback
 from cudnn_backend.tune.results import Exploration, config_words, knob_words, plain_table
 from cudnn_backend.tune.search import part_options
 
 __all__ = ["Task", "TaskResult", "SweepResult", "sweep", "run_task", "dispatch_order", "tasks_from_preset",
            "tasks_from_file", "JOBS", "EXECUTORS", "ORDERS", "WorkerPool", "WorkerReport", "Unit", "shared_pool",
-           "close_pools", "split_plan", "search_costs", "plan_units", "cpu_workers"]
+           "close_pools", "split_plan", "search_costs", "plan_units", "cpu_workers", "check_ray_address",
+           "task_sizes"]
 
 # the thread pools of numpy's BLAS and OpenMP, sized per worker (WorkerPool._spawn) unless the user set them
 THREAD_POOL_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -324,13 +327,27 @@ def _gpu_count(gpus) -> int:
 def dispatch_order(tasks, order=_SWEEP.order) -> list:
     """The indices of ``tasks`` in the order a parallel executor hands them out.
 
-    ``"largest"``: largest estimated work first (``graphs.work_estimate``), so the last tasks, which leave
-    workers idle while one finishes, are small ones; tasks whose size is unknown go first (they could be
-    anything), ties keep the order given. ``"given"``: as given."""
+    ``"largest"``: largest estimated work first (``task_sizes``), so the last tasks, which leave workers idle
+    while one finishes, are small ones; tasks whose size is unknown (your own graph functions among them) go first
+    (they could be anything), ties keep the order given. ``"given"``: as given."""
     order = SweepOptions.check("order", order)
     if order == "given":
         return list(range(len(tasks)))
-    return _order([graphs.work_estimate(t.builder, t.kwargs) for t in tasks], order)
+    return _order(task_sizes(tasks), order)
+
+
+def task_sizes(tasks) -> list:
+    """Each task's ``graphs.work_estimate``, for the package's own builders only; None (unknown) for a graph
+    function of the user's: sizing it here would run it in the coordinator, where one that crashes the process (a
+    segfault in native code) would end the whole sweep instead of failing its own task in a worker."""
+    return [graphs.work_estimate(t.builder, t.kwargs) if _package_builder(t.builder) else None for t in tasks]
+
+
+def _package_builder(builder) -> bool:
+    """Whether ``builder`` names a function of this package (a catalogue pattern, or ``cudnn_backend.x:f``)."""
+    module = builder.rpartition(":")[0] if ":" in builder else None
+    return builder in CATALOGUE or (module is not None and module.split(".")[0] == "cudnn_backend"
+                                             and not module.endswith(".py"))
 
 
 def _order(sizes, order) -> list:
@@ -529,7 +546,7 @@ def plan_units(tasks, order="largest", split=True, workers=1) -> list:
     its parts are in."""
     if order == "given" and not split:  # no estimate needed (a support probe's tasks are no graphs to size)
         return [Unit(i) for i in range(len(tasks))]
-    sizes = [graphs.work_estimate(t.builder, t.kwargs) for t in tasks]
+    sizes = task_sizes(tasks)
     costs = search_costs(sizes)
     parts = split_plan(costs, workers) if split else [1] * len(tasks)
     units = []
@@ -925,15 +942,53 @@ def _ray_module():
     return ray
 
 
+RAY_CONNECT_TIMEOUT_S = 5.0  # a cluster's head answers a TCP connect in milliseconds; none answering is not there
+
+
+def check_ray_address(address, timeout=RAY_CONNECT_TIMEOUT_S) -> None:
+    """A SweepError (``.option`` "ray_address") unless the cluster ``address`` names (or ``$RAY_ADDRESS``, which
+    Ray reads for None and "auto") accepts a TCP connection within ``timeout`` seconds: ``ray.init`` itself
+    retries an unreachable address for ever, printing its logs."""
+    where = "ray_address"
+    if address in (None, "auto") and os.environ.get("RAY_ADDRESS"):
+        address, where = os.environ["RAY_ADDRESS"], "$RAY_ADDRESS"
+    if address is None:
+        return
+    try:
+        endpoint = RayAddress.endpoint(address)
+    except ValueError as e:
+        err = SweepError(f"{where}: {e}")
+        err.option = "ray_address"
+        raise err from None
+    if endpoint is None:
+        return
+    host, port = endpoint
+    try:
+        socket.create_connection(endpoint, timeout=timeout).close()
+    except OSError as e:
+        reason = f"no answer within {timeout:g} s" if isinstance(e, TimeoutError) else \
+            (e.strerror or str(e) or type(e).__name__)
+        err = SweepError(f"{where}: no Ray cluster answers at {address!r} ({host} port {port}: {reason}); start "
+                         "one there (`ray start --head`), or leave the address out for a local Ray")
+        err.option = "ray_address"
+        raise err from None
+
+
 def _run_ray(tasks, dispatch, job, options, offline, address, workers, progress):
     ray = _ray_module()
     if not ray.is_initialized():
+        check_ray_address(address)
         kwargs = {"address": address} if address else {}  # "local": Ray starts a local cluster
         if address in (None, "local") and workers is not None:
             kwargs["num_cpus"] = as_int(workers, "workers", 1)
         kwargs.setdefault("ignore_reinit_error", True)
         kwargs.setdefault("log_to_driver", False)
-        ray.init(**kwargs)
+        try:
+            ray.init(**kwargs)
+        except ConnectionError as e:  # "auto" with no cluster running here
+            err = SweepError(f"ray_address: {' '.join(str(e).split())}")
+            err.option = "ray_address"
+            raise err from None
     remote = ray.remote(num_gpus=0 if offline else 1, num_cpus=1, max_retries=0)(run_task)
     refs = [remote.remote(tasks[i], job, options, f"ray task {i}") for i in dispatch]  # Ray starts them in turn
     index_of = {ref: i for ref, i in zip(refs, dispatch)}

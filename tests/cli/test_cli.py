@@ -92,17 +92,19 @@ def test_explore_own_graph_offline(tmp_path):
 @pytest.mark.skipif(not OFFLINE, reason="offline output")
 def test_search_options_reach_the_exploration(tmp_path):
     out = tmp_path / "ex.json"
-    r = run("explore", *SMALL, "--no-engines", "--strategy", "exhaustive", "--deterministic", "--seed", "3",
-            "--modes", "A", "--max-configs", "2", "--race-keep", "0.5", "--json", str(out))
+    r = run("explore", *SMALL, "--no-engines", "--deterministic", "--seed", "3", "--modes", "A", "--max-configs",
+            "2", "--max-workspace", "1MiB", "--json", str(out))
     assert r.returncode == 0, r.stderr
     options = json.loads(out.read_text())["options"]
-    assert (options["strategy"], options["deterministic"], options["seed"], options["modes"]) == \
-        ("exhaustive", True, 3, ["A"])
-    assert (options["max_configs"], options["race_keep"], options["engines"]) == (2, 0.5, False)
+    assert (options["deterministic"], options["seed"], options["modes"]) == (True, 3, ["A"])
+    assert (options["max_configs"], options["max_workspace"], options["engines"]) == (2, 1 << 20, False)
 
 
 @pytest.mark.skipif(not OFFLINE, reason="offline messages")
-@pytest.mark.parametrize("option", ["--sweep", "--plot", "--heatmap", "--cold", "--cuda-graph"])
+@pytest.mark.parametrize("option", ["--sweep", "--plot", "--heatmap", "--cold", "--cuda-graph", "--repeats=5",
+                                    "--warmup=1", "--buffer-sets=2", "--strategy=exhaustive", "--race-keep=0.5",
+                                    "--race-margin=0.1", "--race-samples=3", "--finalists=2", "--final-rounds=2",
+                                    "--tie=0.1", "--repeats=20"])
 def test_offline_gpu_options_are_usage_errors(option, tmp_path):
     """Every option whose work needs a GPU is refused offline the same way: one line naming it, exit code 2,
     nothing written."""
@@ -110,7 +112,7 @@ def test_offline_gpu_options_are_usage_errors(option, tmp_path):
     for job, offline in (("explore", []), ("tune", ["--device-profile", "h100"])):
         r = run(job, *SMALL, option, *value, *offline, "--json", str(tmp_path / "e.json"))
         assert r.returncode == 2 and r.stdout == "", r.stdout
-        assert r.stderr.startswith(f"cudnn-backend {job}: error: argument {option}: ") and len(
+        assert r.stderr.startswith(f"cudnn-backend {job}: error: argument {option.split('=')[0]}: ") and len(
             r.stderr.splitlines()) == 1, r.stderr
         assert "offline" in r.stderr and not (tmp_path / "p.png").exists() and not (tmp_path / "e.json").exists()
 

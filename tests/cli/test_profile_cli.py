@@ -131,7 +131,7 @@ def test_profile_convert_for_a_release_no_table_describes_says_so(tmp_path, rele
     (["profile", "convert", "h100", "--to", "9.19.0", "--set", "memoryBusWidth=1"], "--set",
      "cuDNN 9.19.0 reads no deviceprop member memoryBusWidth"),
     (["profile", "convert", "h100", "--to", "9.28.1", "--set", "memoryBusWidth=wide"], "--set", "memoryBusWidth"),
-    (["profile", "convert", "h100", "--to", "9.5.0"], "FILE|NAME", "cuDNN 9.5.0 takes no device profile"),
+    (["profile", "convert", "h100", "--to", "9.5.0"], "--to", "cuDNN 9.5.0 takes no device profile"),
     (["profile", "show", "no_such.json"], "FILE|NAME", "cannot read device profile"),
     (["explore", "--allow-version-mismatch"], "--allow-version-mismatch", "applies to a --device-profile"),
 ])

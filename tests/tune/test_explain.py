@@ -34,6 +34,14 @@ def small_genstats():
 
 def broken():
     raise ZeroDivisionError("the builder divides by zero")
+
+
+def nothing():
+    return None
+
+
+def itself():
+    return __file__ + ":itself"
 '''
 
 
@@ -160,10 +168,18 @@ def test_a_supported_graph_needs_no_change():
 
 
 def test_a_raising_builder(known):
-    ex = why(f"{known}:broken", H100)
-    assert ex.stage == "builder" and "divides by zero" in ex.result.reason
+    """A pattern refusing its values is the builder stage's answer; an error in the user's own function is that
+    error (explore reports it so too), and one returning no graph is named, not taken for cuDNN's refusal."""
+    ex = why("conv_bias_relu", H100, kwargs={"n": -1})
+    assert ex.stage == "builder" and "n: -1 is below the minimum 1" in ex.result.reason
     (stage, verdict, lines), = ex.stages()
-    assert stage == "builder" and any("ZeroDivisionError" in line for line in lines)
+    assert stage == "builder" and any("ValueError" in line for line in lines)
+    with pytest.raises(ZeroDivisionError, match="divides by zero"):
+        why(f"{known}:broken", H100)
+    with pytest.raises(TypeError, match=r"graph: .*:nothing returned NoneType; a graph builder returns a Graph"):
+        why(f"{known}:nothing", H100)
+    with pytest.raises(TypeError, match=r"graph: .*:itself returned a str \('.*:itself'\), not a graph"):
+        why(f"{known}:itself", H100)
 
 
 def test_no_minimization_when_asked_for_none():

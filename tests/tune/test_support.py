@@ -344,8 +344,12 @@ def test_huge_catalogues_are_refused_clearly(tmp_path, monkeypatch):
     monkeypatch.setattr(cat, "MAX_ENTRIES", 5)
     f = tmp_path / "huge.txt"
     f.write_text("conv_fwd n=1\n" * 50)
-    with pytest.raises(ValueError, match="more than 5; split it"):
+    with pytest.raises(ValueError, match="more than 5 graphs"):
         cat.load_catalogue(f)
+    endless = tmp_path / "endless.py"  # read one past the limit, never to its end
+    endless.write_text("import itertools\ndef g():\n    pass\nCATALOGUE = itertools.repeat(('g', g))\n")
+    with pytest.raises(ValueError, match="more than 5 graphs"):
+        cat.load_catalogue(endless)
 
 
 def test_a_text_catalogue_with_duplicates_and_a_raising_builder(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 
 import cudnn_backend as cb
 from cudnn_backend.tune import Task, dispatch_order, tasks_from_file, tasks_from_preset, work_estimate
-from cudnn_backend.tune.sweeps import close_pools, cpu_workers, shared_pool
+from cudnn_backend.tune.sweeps import close_pools, cpu_workers, plan_units, shared_pool, task_sizes
 
 pytestmark = pytest.mark.skipif(cb.core.device.gpu_available(), reason="offline sweeps (a GPU times instead)")
 
@@ -96,11 +96,13 @@ def test_work_estimate_counts_multiply_adds(tmp_path):
 def test_dispatch_order_largest_first(tmp_path):
     path = tmp_path / "builders.py"
     path.write_text(BUILDERS)
-    tasks = [Task(f"{path}:one_conv", dict(n=1, k=4)), Task(f"{path}:one_conv", dict(n=8, k=4)),
-             Task(f"{path}:broken"), Task(f"{path}:one_conv", dict(n=1, k=4), label="same size, later"),
-             Task(f"{path}:one_conv", dict(n=2, k=4))]
-    assert dispatch_order(tasks) == [2, 1, 4, 0, 3]  # unknown size first, then largest; ties as given
-    assert dispatch_order(tasks, "given") == [0, 1, 2, 3, 4]
+    conv = dict(c=8, h=8, w=8, k=8)
+    tasks = [Task("conv_fwd", dict(conv, n=1)), Task("conv_fwd", dict(conv, n=8)), Task(f"{path}:broken"),
+             Task("conv_fwd", dict(conv, n=1), label="same size, later"), Task("conv_fwd", dict(conv, n=2)),
+             Task(f"{path}:one_conv", dict(n=8, k=4))]
+    # unknown size first (the user's functions are not run here to size them), then largest; ties as given
+    assert dispatch_order(tasks) == [2, 5, 1, 4, 0, 3]
+    assert dispatch_order(tasks, "given") == [0, 1, 2, 3, 4, 5]
     resnet = tasks_from_preset("resnet50")
     order = dispatch_order(resnet)
     assert sorted(order) == list(range(24)) and all(resnet[i].kwargs["n"] == 32 for i in order[:12])
@@ -164,3 +166,41 @@ def test_cpu_workers_are_at_most_one_per_graph_and_per_core(monkeypatch):
             cpu_workers(None, 1), cpu_workers(2, 0), cpu_workers(8, None)] == [4, 2, 3, 4, 1, 1, 4]
     with pytest.raises(ValueError, match="workers"):
         cpu_workers(0, 12)
+
+
+def test_ray_addresses_are_checked_before_ray_starts(monkeypatch):
+    """An address no cluster answers at is a SweepError within the timeout (ray.init would retry it for ever);
+    one that answers passes; a malformed one is refused as an option."""
+    from cudnn_backend.tune.options import SweepOptions
+    from cudnn_backend.tune.sweeps import check_ray_address
+    import socket
+
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        check_ray_address(f"127.0.0.1:{port}", timeout=5)
+        check_ray_address(f"ray://127.0.0.1:{port}", timeout=5)
+    with pytest.raises(cb.SweepError, match=f"ray_address: no Ray cluster answers at '127.0.0.1:{port}'") as e:
+        check_ray_address(f"127.0.0.1:{port}", timeout=5)
+    assert e.value.option == "ray_address"
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+    with pytest.raises(cb.SweepError, match=r"\$RAY_ADDRESS: no Ray cluster answers"):
+        check_ray_address(None, timeout=5)
+    check_ray_address("local")  # a local Ray: nothing to reach
+    for bad in ("nowhere", "http://host:1/x", "host:port", "ray://"):
+        with pytest.raises(ValueError, match="ray_address=.*not an address Ray takes"):
+            SweepOptions(ray_address=bad)
+
+
+def test_the_users_graph_functions_are_not_run_to_size_them(tmp_path):
+    """Sizing a task for the dispatch order runs no function of the user's in the coordinator (one that crashes
+    the process would end the sweep there, not fail its own task in a worker); the package's builders are sized."""
+    marker = tmp_path / "ran"
+    path = tmp_path / "builders.py"
+    path.write_text(BUILDERS + f"\ndef marks(build=True):\n    open({str(marker)!r}, 'a').write('x')\n"
+                               "    return one_conv(1, 4, build=build)\n")
+    tasks = [Task(f"{path}:marks"), Task("conv_fwd", dict(n=1, c=8, h=8, w=8, k=8))]
+    assert task_sizes(tasks)[0] is None and task_sizes(tasks)[1] > 0
+    assert dispatch_order(tasks) == [0, 1] and [u.index for u in plan_units(tasks, "largest", workers=2)] == [0, 1]
+    assert not marker.exists()
