@@ -229,6 +229,8 @@ class Observer:
                 if plans == 1 and engine_variants > 0:
                     engine_variants -= self.engine_variants(source, graph, config, ops)
             self.dynamic_cache(source, make)
+            if source.startswith("test "):  # the members a graph with override shapes adds: a few graphs suffice
+                self.override_shapes_plan(source, make)
             self.log(f"  {source}: {plans} plan(s), {time.monotonic() - t0:.1f} s")
 
     ENGINE_ATTRIBUTES = ({"sm_count_target": 66}, {"shared_memory_limit": 65536}, {"disable_cluster_cooperative": True})
@@ -278,6 +280,27 @@ class Observer:
                 self.add("kernel cache", f"{source} (dynamic, engine {config.engine_index})", text,
                          {"graph": graph, "make": make}, ops)
                 return
+
+    def override_shapes_plan(self, source, make):
+        """A plan of the graph finalized with override shapes (a release before 9.21 has none: nothing)."""
+        from cudnn_backend.runtime.heuristics import get_configs
+        from cudnn_backend.runtime.plans import build_plan
+        from cudnn_backend.typed import OperationGraph
+
+        try:
+            ops = list(make())
+            graph = OperationGraph(ops=ops, is_override_shape_enabled=True)
+            graph.finalize()
+            configs = get_configs(graph, "A", self.profile, raise_if_empty=False)
+        except Exception:  # noqa: BLE001 - no override shapes in this release, or for this graph
+            return
+        for config in configs[:2]:
+            try:
+                plan = build_plan(config, device_profile=self.profile)
+            except Exception:  # noqa: BLE001
+                continue
+            self.add("plan", f"{source} (override shapes, engine {config.engine_index})", plan.to_json(), {}, ops)
+            return
 
     def add(self, kind, source, text, context, ops):
         doc = json.loads(text)
@@ -703,7 +726,7 @@ def plan_identity(profile, log):
     found = {"members": [], "ignored": [], "unprobed": {}, "refused_values": {}}
     for member, value in props.items():
         refused, loaded, invalid = [], [], []
-        for changed in _changed_values(value):
+        for changed in _changed_values(value, member):
             try:
                 other = DeviceProfile(json.dumps({**props, member: changed}, separators=(",", ":")),
                                       cudnn_version=profile.cudnn_version)
@@ -727,8 +750,11 @@ def plan_identity(profile, log):
     return found
 
 
-def _changed_values(value):
-    """Values unlike ``value`` of its type, the likeliest valid first."""
+def _changed_values(value, member=None):
+    """Values unlike ``value`` of its type, the likeliest valid first (the device profile's checks refuse a
+    ``deviceVer`` that is no SM version: the neighbouring SM versions)."""
+    if member == "deviceVer" and isinstance(value, int):
+        return [value - 10, value + 10]
     if isinstance(value, bool):
         return [not value]
     if isinstance(value, int):  # both sides: cuDNN may accept a plan for a lesser value (a driver) but no greater
@@ -745,7 +771,9 @@ def identity_loaded(folder, log):
     obs = Observer(log)
     path = folder / f"{_text(obs.version)}.json"
     result = json.loads(path.read_text())
-    result["plan_identity"] = plan_identity(obs.profile, log)
+    identity = plan_identity(obs.profile, log)
+    _keep_identity(identity, result.get("plan_identity"))
+    result["plan_identity"] = identity
     path.write_text(json.dumps(result, indent=1) + "\n")
 
 
@@ -773,7 +801,11 @@ def cross_loaded(samples_dir, out_path, log):
                 context["graph"] = _dynamic_matmul_graph()
             outcome, detail = obs.probe(kind, f.read_text(), context)
             cross[f"{key} by {_text(int(d.name))}"] = {"outcome": outcome, "detail": _reason(detail)}
-    result["loads_from_other_releases"] = cross
+    # the loads of releases not in this run's samples, from an earlier run, stay (_keep_earlier carried them)
+    earlier = {k: v for k, v in result.get("loads_from_other_releases", {}).items()
+               if k.rsplit(" by ", 1)[-1] not in {_text(int(d.name)) for d in pathlib.Path(samples_dir).iterdir()
+                                                  if d.is_dir()}}
+    result["loads_from_other_releases"] = {**earlier, **cross}
     out_path.write_text(json.dumps(result, indent=1, sort_keys=False) + "\n")
     log(f"cuDNN {_text(obs.version)}: {len(cross)} documents of other releases tried")
 
@@ -851,7 +883,7 @@ RULES = {
                "uid": I64, "context_uid": I64, "size": I32_NONNEG, "idx_shape_update_fn": I32_NONNEG,
                "name": ("text", 1024)},
     "operationGraph": {"finalizeMode": ("finalize_mode",), "tensors": ("any",), "nodes": ("any",),
-                       "isDynamicShapeEnabled": BOOL},
+                       "isDynamicShapeEnabled": BOOL, "isOverrideShapeEnabled": BOOL},
     "tensor": {
         "name": ("name",), "dataType": DT,
         # 0 / {} / null / "2" / 2.5 / 2**64 as dim[0] of a matmul operand: SIGFPE in cuDNN 9.19
@@ -1004,6 +1036,38 @@ def _libraries(args):
     return libs
 
 
+def _keep_earlier(target, fresh, fuzzed):
+    """What a run observing some releases again does not observe, kept from the release's earlier observations: the
+    unguarded fuzz's crashes (unless this run fuzzed), the loads of other releases' documents (replaced, release by
+    release, by those this run's cross-loads make), and every crash an earlier probe saw."""
+    if not target.exists():
+        return
+    earlier, now = json.loads(target.read_text()), json.loads(fresh.read_text())
+    if "loads_from_other_releases" in earlier:
+        now["loads_from_other_releases"] = earlier["loads_from_other_releases"]
+    if not fuzzed and "fuzz_unguarded" in earlier:
+        now["fuzz_unguarded"] = earlier["fuzz_unguarded"]
+    _keep_identity(now.get("plan_identity"), earlier.get("plan_identity"))
+    for probe, seen in earlier.get("crashes", {}).items():  # memory corruption does not crash every time: a crash
+        if seen.get("outcome") == "crash" and now.get("crashes", {}).get(probe, {}).get("outcome") != "crash":
+            now.setdefault("crashes", {})[probe] = seen  # seen once stays one
+    fresh.write_text(json.dumps(now, indent=1, sort_keys=False) + "\n")
+
+
+def _keep_identity(identity, before) -> None:
+    """A member the package's own checks no longer let the plan-identity probe vary (``unprobed`` now) keeps what
+    cuDNN did with it before (in ``identity``, from ``before``)."""
+    if not isinstance(identity, dict) or not isinstance(before, dict):
+        return
+    for member in list(identity.get("unprobed", {})):
+        for kind in ("members", "ignored"):
+            if member in before.get(kind, ()):
+                identity["unprobed"].pop(member)
+                identity[kind].append(member)
+                if member in before.get("refused_values", {}):
+                    identity["refused_values"][member] = before["refused_values"][member]
+
+
 def observe(args, log):
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -1039,6 +1103,7 @@ def observe(args, log):
             if args.fuzz:
                 fuzz_unguarded(tmp, child_env, args.fuzz, args.fuzz_seed, log)
             target = out / f"{_text(release)}.json"
+            _keep_earlier(target, tmp, args.fuzz)
             tmp.replace(target)
             done.append((lib, child_env, target))
             log(f"{_text(release)}: {time.monotonic() - t0:.0f} s")

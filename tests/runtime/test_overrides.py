@@ -6,8 +6,10 @@ checked here first: cuDNN 9.28.1 finalizes packs and answers workspace queries f
 the three arrays' lengths are compared). The per-pack workspace query itself needs a cuDNN handle (cuDNN answers
 BAD_PARAM without one): it runs in tests/gpu/runtime/test_overrides_gpu.py. On an older release the gate refuses.
 """
+import json
 import math
 import re
+import warnings
 
 import pytest
 
@@ -18,6 +20,7 @@ from cudnn_backend.graph import Graph
 from cudnn_backend.runtime.execution import VariantPack, execute
 from cudnn_backend.runtime.heuristics import get_configs, why_no_engine
 from cudnn_backend.runtime.plans import build_plan
+from cudnn_backend.tune import PlanCache
 from tests.helpers.env import LOADED, loaded_has
 from tests.helpers.releases import profile
 
@@ -118,6 +121,24 @@ def test_one_plan_packs_of_other_shapes(setup):
     pack.rebind(overrides=None)
     assert pack.overrides == {} and pack.workspace_size == plan.workspace_size
     assert pack.tensors[c.uid].dims == (1, M, N)
+
+
+@needs_overrides
+def test_a_plan_of_override_shapes_is_saved_loaded_and_cached(setup, tmp_path):
+    # cuDNN writes isOverrideShapeEnabled in the plan's graph: the JSON checks take it, so the plan loads back (with
+    # its flag: packs of other shapes) and a plan cache serves it
+    g, plan, t = setup
+    text = plan.to_json()
+    assert json.loads(text)["operationGraph"]["isOverrideShapeEnabled"] in (True, 1)
+    assert plan.json_info["engine"] == plan.engine_index
+    loaded = cb.plan_from_json(text, device_profile=profile("h200"), operation_graph=plan.operation_graph)
+    overrides = {t["a"]: [4, 2 * M, K], t["c"]: [4, 2 * M, N], t["scaled"]: [4, 2 * M, N]}
+    assert VariantPack(loaded, _buffers(t), overrides=overrides).overrides[t["a"].uid][0] == (4, 2 * M, K)
+    cache = PlanCache(tmp_path / "c.sqlite")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an entry that would not load back is a warned miss
+        assert cache.put(plan.operation_graph, plan, device_profile=profile("h200"))
+        assert cache.get(plan.operation_graph, device_profile=profile("h200")).engine_index == plan.engine_index
 
 
 @needs_overrides
