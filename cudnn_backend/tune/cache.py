@@ -766,13 +766,17 @@ class PlanCache:
         self._check_plan_device(plan, device, "handle" if handle is not None else "device_profile")
         version = get_version()
         key = self._key(fp, device, version)
-        knobs = json.dumps({short_name(k): int(v) for k, v in plan.knobs.items()})
+        plan_json = plan.to_json()
+        # the knobs as the stored plan gives them back: cuDNN's JSON lists knobs the config left out too (a matmul's
+        # SPLIT_K_SLC and STREAM_K at -1), which a plan loaded from it reports
+        stored_knobs = _plans.plan_json_info(plan_json)["knobs"]
+        knobs = json.dumps({short_name(knob_type(k)): int(v) for k, v in stored_knobs.items()})
         try:
             info_text = json.dumps(info, default=_info_value, allow_nan=False)
         except (ValueError, TypeError, RecursionError) as e:
             raise ValueError(f"info: not storable as JSON ({type(e).__name__}: {e})") from None
         checked = (key, fp, device[0], int(device[1]), int(device[2]), int(version), plan.engine_index, knobs,
-                   plan.to_json())
+                   plan_json)
         values = dict(zip(_CHECKED, checked), time_us=time_us, info=info_text, stored_at=time.time(),
                       checksum=_checksum(checked))
         stored = self._write("store the plan", lambda conn: conn.execute(

@@ -393,6 +393,25 @@ def test_put_checks_a_plan_read_from_json_against_the_graph(tmp_path):
         cache.put(g1, cb.plan_from_json(_plan(g2).to_json(), device_profile=H200), device_profile=H200)
 
 
+def test_a_plan_whose_json_lists_knobs_its_config_left_out_is_a_hit(tmp_path):
+    # cuDNN's JSON of a matmul plan lists SPLIT_K_SLC and STREAM_K (-1) beside the config's KERNEL_CFG: what the
+    # entry records must be what the plan loaded back reports, else every lookup is a miss
+    g = cb.Graph("matmul", io_data_type="half")
+    g.matmul(g.tensor([1, 256, 128]), g.tensor([1, 128, 64]), output=True)
+    og = g.build()
+    plans = [cb.build_plan(c, device_profile=H200) for mode in ("A", "FALLBACK")
+             for c in cb.get_configs(og, mode, H200, raise_if_empty=False)[:3]]
+    assert plans
+    for i, plan in enumerate(plans):
+        cache = PlanCache(tmp_path / f"c{i}.sqlite")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            key = cache.put(og, plan, device_profile=H200)
+            hit = cache.get(og, device_profile=H200)
+        assert hit is not None and hit.engine_index == plan.engine_index
+        assert {cache_module.short_name(k): v for k, v in hit.knobs.items()} == cache.entry(key).knobs
+
+
 def test_put_refuses_a_plan_built_for_another_device(tmp_path):
     cache = PlanCache(tmp_path / "c.sqlite")
     og = three_ways.graph_builder().build()
