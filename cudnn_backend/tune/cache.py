@@ -139,7 +139,8 @@ def _check_private(path: pathlib.Path, what: str) -> None:
         return
     except OSError as e:
         raise PlanCacheError(f"plan cache {what} {str(path)!r}: cannot check it ({e})") from e
-    from_env = os.environ.get("CUDNN_BACKEND_PLAN_CACHE")
+    env = os.environ.get("CUDNN_BACKEND_PLAN_CACHE")
+    from_env = bool(env) and os.path.realpath(path) in {os.path.realpath(env), os.path.dirname(os.path.realpath(env))}
     if what == "file" and not stat.S_ISREG(st.st_mode):
         # (the package's own default as the example: the variable may name this very path)
         raise PlanCacheError(f"plan cache file {str(path)!r}" + (" (CUDNN_BACKEND_PLAN_CACHE)" if from_env else "")
