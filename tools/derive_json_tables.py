@@ -802,9 +802,9 @@ def cross_loaded(samples_dir, out_path, log):
             outcome, detail = obs.probe(kind, f.read_text(), context)
             cross[f"{key} by {_text(int(d.name))}"] = {"outcome": outcome, "detail": _reason(detail)}
     # the loads of releases not in this run's samples, from an earlier run, stay (_keep_earlier carried them)
+    sampled = {_text(int(d.name)) for d in pathlib.Path(samples_dir).iterdir() if d.is_dir()}
     earlier = {k: v for k, v in result.get("loads_from_other_releases", {}).items()
-               if k.rsplit(" by ", 1)[-1] not in {_text(int(d.name)) for d in pathlib.Path(samples_dir).iterdir()
-                                                  if d.is_dir()}}
+               if k.rsplit(" by ", 1)[-1] not in sampled}
     result["loads_from_other_releases"] = {**earlier, **cross}
     out_path.write_text(json.dumps(result, indent=1, sort_keys=False) + "\n")
     log(f"cuDNN {_text(obs.version)}: {len(cross)} documents of other releases tried")

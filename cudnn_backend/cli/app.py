@@ -651,7 +651,7 @@ def _new_handle():
 
 def cmd_fusion(args) -> int:
     _targets(args, many=False)  # argument mistakes first (exit code 2), then what the machine lacks
-    errata_arg(args)
+    errata = errata_arg(args)
     profile = _device_profile(args)
     if _offline(profile):
         raise CudnnBackendError("fusion runs the plan and reads the kernels it launched, so it needs a GPU")
@@ -660,7 +660,7 @@ def cmd_fusion(args) -> int:
         target = plan_path or tasks[0].builder
         ex = explore(target, kwargs=tasks[0].kwargs if tasks else None,
                      name=(tasks[0].label or None) if tasks else None, fusion="all", engines=False,
-                     errata=errata_arg(args) or "")
+                     errata=errata or "")
         t = render.table(f"kernels per config of {ex.name}")
         for col in ("from", "engine", "knobs", "status", "time", "kernels", "names"):
             t.add_column(col, overflow="fold")

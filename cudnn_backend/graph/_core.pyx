@@ -19,8 +19,6 @@ from cpython.ref cimport PyObject
 from cpython.weakref cimport PyWeakref_GetObject, PyWeakref_NewRef
 from libc.stdint cimport int64_t
 
-import numpy as _np
-
 from cudnn_backend._bindings.cycudnn cimport *
 from cudnn_backend.core._descriptor cimport Descriptor, tensor_slots_of
 from cudnn_backend.typed._base cimport TensorBase, TypedDescriptor
@@ -80,7 +78,6 @@ cdef object _INT32 = DataType.CUDNN_DATA_INT32
 cdef object _RELU = PointwiseMode.CUDNN_POINTWISE_RELU_FWD
 cdef object _ADD = PointwiseMode.CUDNN_POINTWISE_ADD
 cdef tuple _NO_ARGS = ()
-cdef object _NP_BOOL = _np.bool_
 
 
 cdef inline Descriptor _new(object cls, int dtype):
@@ -410,7 +407,10 @@ cdef class GraphCore:
     def scalar(self, value=None, data_type=_F32, *, name=None, uid=None, rank=4):
         """A by-value scalar tensor (all dims 1); ``value`` is bound in variant packs unless one is given."""
         rank = as_int(rank, "rank", 1, MAX_RANK)
-        value = scalar_value(value, data_type, name or "value")  # checked now, not when a pack binds it
+        return self._scalar(scalar_value(value, data_type, name or "value"), data_type, name, uid, rank)
+
+    def _scalar(self, value, data_type, name, uid, rank):
+        """``scalar`` of a value checked already (checked when given, not when a pack binds it)."""
         ones = [1] * rank
         t = self.tensor(ones, ones, data_type, uid=uid, name=name, by_value=True)
         (<TensorBase>t).scalar_value = value
@@ -511,9 +511,11 @@ cdef class GraphCore:
                 raise GraphError(f"{what}: {t.describe()} should be "
                                  f"{as_data_type(data_type, 'output_data_type').name}")
             return t
-        if type(output) is _NP_BOOL:
-            return self._output_c(bool(output), dims, like, data_type, name, strides, what)
-        raise TypeError(f"{what}: expected True, False or a Tensor, not {type(output).__name__}")
+        try:  # a numpy bool (the one bool rule; anything else is no output)
+            flag = as_bool(output, what)
+        except TypeError:
+            raise TypeError(f"{what}: expected True, False or a Tensor, not {type(output).__name__}") from None
+        return self._output_c(flag, dims, like, data_type, name, strides, what)
 
     def _scalar_or_tensor(self, value, rank, name, data_type=_F32, what=None):
         """A by-value scalar for a number, the tensor itself for a Tensor, None for None; ``what``: the parameter a
@@ -522,8 +524,7 @@ cdef class GraphCore:
             return None
         if isinstance(value, TensorBase):
             return self._need_tensor(value, what or name)
-        scalar_value(value, data_type, what or name)
-        return self.scalar(value, data_type, name=name, rank=rank)
+        return self._scalar(scalar_value(value, data_type, what or name), data_type, name, None, rank)
 
     # -- operations --------------------------------------------------------------------------------
     def add(self, op):

@@ -511,15 +511,12 @@ cdef class VariantPack:
         plan's; where it does not, the buffers it keeps must hold the plan's tensors, and it checks later rebinds
         against them."""
         cdef Py_ssize_t slot
-        known = bool(self._graph_specs)
+        cdef uintptr_t ptr
+        if self._graph_specs:
+            _packing.check_specs_are_plans(self._graph_specs, specs, "this variant pack")
+            return 0
         for uid, slot in self._slot_of.items():
             theirs = specs[uid]
-            if known:
-                mine = self._graph_specs.get(uid)
-                if mine is not None and not _packing.same_tensor(mine, theirs):
-                    raise ValueError(f"this variant pack does not fit the plan: its tensor {mine.describe()} is "
-                                     f"{theirs.describe()} in the plan")
-                continue
             if self._by_value[slot]:
                 continue
             what = _packing.slot_label(uid, theirs)
@@ -528,10 +525,11 @@ cdef class VariantPack:
                 if have is not None and theirs.nbytes is not None and have < theirs.nbytes:
                     raise ValueError(f"this variant pack does not fit the plan: {what}: the bound buffer holds {have} "
                                      f"bytes, the plan's tensor {theirs.describe()} spans {theirs.nbytes}")
-            if theirs.alignment and <uintptr_t>self._ptrs[slot] % <uintptr_t>theirs.alignment:
-                self._align[slot] = theirs.alignment
-                self._raise_pointer_error(slot, <uintptr_t>self._ptrs[slot])
-        if not known and self._overrides == NULL:  # the plan's tensors, for the checks of later rebinds
+            ptr = <uintptr_t>self._ptrs[slot]
+            if theirs.alignment and ptr % <uintptr_t>theirs.alignment:
+                raise ValueError(f"this variant pack does not fit the plan: {what}: pointer 0x{ptr:x} is not aligned "
+                                 f"to the plan's tensor's byte alignment {theirs.alignment}")
+        if self._overrides == NULL:  # the plan's tensors, for the checks of later rebinds
             self._specs = dict(specs)
             self._graph_specs = dict(specs)
             for uid, slot in self._slot_of.items():

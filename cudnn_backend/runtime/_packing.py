@@ -247,12 +247,11 @@ def _wiring_text(wirings) -> str:
                      f"{', '.join(map(str, uids))}" for op, uids in wirings)
 
 
-def check_graph_is_plans(operation_graph, doc, what="operation_graph", *, settings=True) -> None:
+def check_graph_is_plans(operation_graph, doc, what="operation_graph") -> None:
     """``operation_graph`` must be the plan's own (``doc``: the plan JSON's ``operationGraph``): the tensors its
     operations read and write are those the plan's JSON lists (UIDs, dims, strides, data types, virtual, by value),
-    wired alike, else variant packs would be checked against another graph; and with ``settings``, the operations'
-    settings, as cuDNN writes the graph (``doc`` must then be the loaded cuDNN's). A graph whose operations are
-    unknown on the Python side is taken as it is."""
+    wired alike, else variant packs would be checked against another graph (the operations' settings:
+    ``check_settings_are_plans``). A graph whose operations are unknown on the Python side is taken as it is."""
     mine = graph_tensor_specs(operation_graph)
     if mine is None:
         return
@@ -265,15 +264,19 @@ def check_graph_is_plans(operation_graph, doc, what="operation_graph", *, settin
     if top - set(theirs) or {u for u in set(theirs) - set(mine) if u in named}:
         raise ValueError(f"{what}: not this plan's graph: its tensors have UIDs {sorted(mine)}, the plan's "
                          f"{sorted(theirs)}")
-    _check_specs_are_plans(mine, theirs, what)
+    check_specs_are_plans(mine, theirs, what)
     # the same tensors wired otherwise (other operations, or the same ones between other tensors)
     if ours != plan_nodes:
         extra, lacking = sorted(ours - plan_nodes), sorted(plan_nodes - ours)
         raise ValueError(f"{what}: not this plan's graph: its operations differ; the graph has "
                          f"{_wiring_text(extra) or 'no other'}, the plan {_wiring_text(lacking) or 'no other'}")
-    # the operations' own settings (a pointwise mode, an alpha, a padding), as cuDNN writes them for both: only
-    # against a document the loaded cuDNN wrote (another release may write other members)
-    own = graph_document(operation_graph) if settings else None
+
+
+def check_settings_are_plans(operation_graph, doc, what="operation_graph") -> None:
+    """The operations of ``operation_graph`` set as the plan's (a pointwise mode, an alpha, a padding), as cuDNN
+    writes both: ``doc``, the plan's ``operationGraph``, must be the loaded cuDNN's (another release may write
+    other members), and the tensors and wiring already found alike (``check_graph_is_plans``)."""
+    own = graph_document(operation_graph)
     if own is not None:
         difference = _settings_difference(own, doc)
         if difference:
@@ -294,8 +297,10 @@ def graph_document(operation_graph) -> dict | None:
     try:
         cache = KernelCache(operation_graph=operation_graph)
         cache.finalize()
-        text = cache.get(A.CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION, AT.CUDNN_TYPE_CHAR)
-        cache.close()
+        try:
+            text = cache.get(A.CUDNN_ATTR_KERNEL_CACHE_JSON_REPRESENTATION, AT.CUDNN_TYPE_CHAR)
+        finally:
+            cache.close()
         document = json.loads(text).get("operationGraph")
     except Exception:  # noqa: BLE001 - a release or a graph without one: the settings go unchecked
         document = None
@@ -359,7 +364,7 @@ def same_tensor(a, b) -> bool:
     return sig_a.same_tensor(sig_b) and a.by_value == b.by_value
 
 
-def _check_specs_are_plans(mine, theirs, what) -> None:
+def check_specs_are_plans(mine, theirs, what) -> None:
     """Each tensor of ``mine`` ({uid: TensorSpec}) the plan (``theirs``) lists too is described alike."""
     for uid in sorted(set(mine) & set(theirs)):
         if not same_tensor(mine[uid], theirs[uid]):
@@ -370,8 +375,9 @@ def _check_specs_are_plans(mine, theirs, what) -> None:
 _checked_graphs = weakref.WeakKeyDictionary()  # plan descriptor -> {id of a graph found to be its own: the graph}
 
 
-def check_plans_graph(plan, operation_graph, what="operation_graph") -> None:
-    """``check_graph_is_plans`` of a graph given with a plan whose JSON is at hand, once per (plan, graph)."""
+def check_plans_graph(plan, operation_graph, what="operation_graph", *, wiring=True) -> None:
+    """``check_graph_is_plans`` (unless ``wiring`` is False: checked already) and ``check_settings_are_plans`` of a
+    graph given with a plan whose JSON is at hand, once per (plan, graph)."""
     desc = plan_descriptor(plan)
     seen = _checked_graphs.get(desc) if desc is not None else None
     if seen is not None and seen.get(id(operation_graph)) is operation_graph:
@@ -379,7 +385,9 @@ def check_plans_graph(plan, operation_graph, what="operation_graph") -> None:
     doc = plan_document(plan)
     if doc is None or not isinstance(doc.get("operationGraph"), dict):
         return
-    check_graph_is_plans(operation_graph, doc["operationGraph"], what)
+    if wiring:
+        check_graph_is_plans(operation_graph, doc["operationGraph"], what)
+    check_settings_are_plans(operation_graph, doc["operationGraph"], what)
     try:
         _checked_graphs.setdefault(desc, {})[id(operation_graph)] = operation_graph
     except TypeError:
@@ -396,7 +404,7 @@ def _check_given_tensors(plan, specs) -> None:
     if missing or extra:
         raise ValueError(f"tensors: not this plan's graph: they have UIDs {sorted(specs)}, the plan's "
                          f"{sorted(theirs)}")
-    _check_specs_are_plans(specs, theirs, "tensors")
+    check_specs_are_plans(specs, theirs, "tensors")
 
 
 def _json_written_uids(plan) -> frozenset | None:

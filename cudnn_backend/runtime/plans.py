@@ -563,7 +563,7 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
     text = check_plan_json(text)
     if operation_graph is not None:  # its tensors and wiring before cuDNN reads the text; its settings below
         _engines.check_graph(operation_graph)
-        check_graph_is_plans(operation_graph, json.loads(text)["operationGraph"], settings=False)
+        check_graph_is_plans(operation_graph, json.loads(text)["operationGraph"])
     plan = _targeted(ExecutionPlan(json_representation=text), handle, dp, kernel_cache)
     clear_error()
     try:
@@ -579,10 +579,11 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
     loaded = Plan(plan, handle=handle, deviceprop=dp, kernel_cache=kernel_cache)
     if operation_graph is not None:
         try:  # the settings as the loaded cuDNN writes the plan: both documents from one release
-            loaded.operation_graph = operation_graph
+            check_plans_graph(loaded, operation_graph, wiring=False)
         except ValueError:
             plan.close()
             raise
+        loaded.operation_graph = operation_graph  # (found its own just above: the setter's check is a lookup)
     return loaded
 
 

@@ -129,7 +129,7 @@ def _is_shared_folder(path: pathlib.Path, st) -> bool:
     return os.path.realpath(path) in shared
 
 
-def _check_private(path: pathlib.Path, what: str) -> None:
+def _check_private(path: pathlib.Path, what: str, from_env=False) -> None:
     """Refuse a cache ``what`` ("file", "folder") at ``path`` that another user owns or may write, or that is not a
     file (folder): cached plans carry compiled GPU kernels, so whoever can write the cache can run code in this
     process's GPU context."""
@@ -139,8 +139,6 @@ def _check_private(path: pathlib.Path, what: str) -> None:
         return
     except OSError as e:
         raise PlanCacheError(f"plan cache {what} {str(path)!r}: cannot check it ({e})") from e
-    env = os.environ.get("CUDNN_BACKEND_PLAN_CACHE")
-    from_env = bool(env) and os.path.realpath(path) in {os.path.realpath(env), os.path.dirname(os.path.realpath(env))}
     if what == "file" and not stat.S_ISREG(st.st_mode):
         # (the package's own default as the example: the variable may name this very path)
         raise PlanCacheError(f"plan cache file {str(path)!r}" + (" (CUDNN_BACKEND_PLAN_CACHE)" if from_env else "")
@@ -198,11 +196,12 @@ def _check_ancestors(folder: pathlib.Path) -> None:
                                  "under folders only you can write (or make that folder sticky: chmod +t)")
 
 
-def _make_private(path: pathlib.Path, create=True) -> pathlib.Path:
+def _make_private(path: pathlib.Path, create=True, from_env=False) -> pathlib.Path:
     """The file sqlite will open (``path`` with symbolic links resolved), after refusing a folder or file others own
     or may write (the folder named and, for a link, its target's folder) and creating a missing folder 0700 and a
     missing file 0600 (sqlite gives the -wal and -shm files the file's mode). The file is not created where its
-    folder cannot be written; the caller says so. ``create=False`` (a read): the checks only, nothing created."""
+    folder cannot be written; the caller says so. ``create=False`` (a read): the checks only, nothing created.
+    ``from_env``: the path is CUDNN_BACKEND_PLAN_CACHE's, which the messages name."""
     if path.is_dir():  # else the folder above it would be checked, and named, in its place
         raise PlanCacheError(f"plan cache {str(path)!r} is a folder; name a file in it, such as "
                              f"{str(path / DEFAULT_FILE_NAME)!r}")
@@ -219,15 +218,15 @@ def _make_private(path: pathlib.Path, create=True) -> pathlib.Path:
     except (OSError, RuntimeError) as e:  # a loop of links
         raise PlanCacheError(f"plan cache {str(path)!r}: cannot follow its symbolic links ({e})") from e
     files = (real, real.with_name(real.name + "-wal"), real.with_name(real.name + "-shm"))
-    _check_private(real, "file")  # first: a device file is named as one, not by its folder's owner
-    _check_private(folder, "folder")
+    _check_private(real, "file", from_env)  # first: a device file is named as one, not by its folder's owner
+    _check_private(folder, "folder", from_env)
     if real.parent != folder.resolve():
         if not real.parent.is_dir():
             raise PlanCacheError(f"plan cache {str(path)!r} links to {str(real)!r}, whose folder does not exist")
-        _check_private(real.parent, "folder")
+        _check_private(real.parent, "folder", from_env)
     _check_ancestors(real.parent)
     for p in files[1:]:
-        _check_private(p, "file")
+        _check_private(p, "file", from_env)
     if not create:
         return real
     try:  # an empty file is an empty sqlite database: created here with the mode, sqlite fills it in
@@ -405,6 +404,7 @@ class PlanCache:
 
     def __init__(self, path=None, *, timeout=30.0):
         self.path = default_cache_path() if path is None else _cache_path(path, "path")
+        self._from_env = path is None and bool(os.environ.get("CUDNN_BACKEND_PLAN_CACHE"))  # (named in messages)
         self.timeout = _check_timeout(timeout)
         # _mode: None until opened, and again after a busy file or once the file was replaced or removed (it is then
         # looked at afresh); _REFUSED sticks: a file that is not a cache stays one
@@ -474,7 +474,7 @@ class PlanCache:
         return _REFUSED
 
     def _open(self) -> str | None:
-        self._real = _make_private(self.path)
+        self._real = _make_private(self.path, from_env=self._from_env)
         if not self._real.exists():
             return self._unavailable(f"cannot create it (its folder {str(self._real.parent)!r} is not writable here); "
                                      "nothing is looked up or stored")
@@ -579,7 +579,7 @@ class PlanCache:
         """``query(conn)`` on a read-only connection, or ``default`` for a cache not usable now or a failed read
         (warned: a miss), and for one that does not exist (reading creates neither the file nor its folder)."""
         if not os.path.lexists(self.path):
-            _make_private(self.path, create=False)  # a place the cache must not be is said all the same
+            _make_private(self.path, create=False, from_env=self._from_env)  # (said all the same)
             return default
         mode = self._state()
         if mode not in (_READ_WRITE, _READ_ONLY):
@@ -770,8 +770,7 @@ class PlanCache:
         plan_json = plan.to_json()
         # the knobs as the stored plan gives them back: cuDNN's JSON lists knobs the config left out too (a matmul's
         # SPLIT_K_SLC and STREAM_K at -1), which a plan loaded from it reports
-        stored_knobs = _plans.plan_json_info(plan_json)["knobs"]
-        knobs = json.dumps({short_name(knob_type(k)): int(v) for k, v in stored_knobs.items()})
+        knobs = json.dumps(_plans.plan_json_info(plan_json)["knobs"])  # (short names already)
         try:
             info_text = json.dumps(info, default=_info_value, allow_nan=False)
         except (ValueError, TypeError, RecursionError) as e:

@@ -247,7 +247,8 @@ def test_pool_backward_refuses_an_index_too_narrow_for_the_window():
     g = Graph("pool")
     dy = g.tensor([2, 8, 2, 2], layout="nhwc")
     index = g.tensor([2, 8, 2, 2], layout="nhwc", data_type="int8")
-    with pytest.raises(GraphError, match=r"^index: CUDNN_DATA_INT8 holds taps up to 127, but window \[16, 16\]"):
+    with pytest.raises(GraphError, match=r"^index: CUDNN_DATA_INT8 holds taps up to 127, but window \[16, 16\] has "
+                                         r"256; give an index tensor of a wider data type"):
         g.resample_bwd(dy, [2, 8, 32, 32], window=16, stride=16, index=index)
 
 
@@ -407,3 +408,13 @@ def test_contract_band_of_the_widest_band_builds():
     y = g.contract_band_matrix(g.tensor([2, 16, 16]), lower=15, upper=15, axis=2, output=True)
     assert y.shape == (2, 16, 31)
     g.build()
+
+
+@needs_band
+def test_expand_band_wider_than_the_matrix_is_refused():
+    g = Graph("band")
+    with pytest.raises(GraphError, match=r"^lower: 17 diagonals, but output_dims \[2, 16, 16\] has 16 along axis 2; a "
+                                         r"bandwidth is at most 15"):
+        g.expand_band_matrix(g.tensor([2, 16, 20]), [2, 16, 16], lower=17, upper=2, axis=2, output=True)
+    assert g.expand_band_matrix(g.tensor([2, 16, 3]), [2, 16, 16], lower=1, upper=1, axis=2, output=True).shape == \
+        (2, 16, 16)

@@ -891,7 +891,7 @@ def test_another_plan_on_the_same_uids_must_have_the_same_tensors(cbr, dp):
     pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
     for adopt in (lambda: pack.check_plan(larger.plan), lambda: pack.execute(None, larger.plan)):  # (no GPU needed:
         # the plan is checked before the handle)
-        with pytest.raises(ValueError, match=r"^this variant pack does not fit the plan: its tensor t1 \(uid 1\) "
+        with pytest.raises(ValueError, match=r"^this variant pack: not this plan's graph: its tensor t1 \(uid 1\) "
                                              r"\[2, 16, 8, 8\].* is t1 \(uid 1\) \[8, 16, 8, 8\].* in the plan"):
             adopt()
         assert pack.plan is cbr.plan

@@ -37,6 +37,14 @@ def band_mask_dims(x_dims, bound_dims=None, what="left_bound"):
     return list(x_dims)
 
 
+def _check_bandwidths(lower, upper, dims, axis, matrix):
+    """A band of at most dims[axis] - 1 diagonals on either side: more would be diagonals past the matrix."""
+    for what, width in (("lower", lower), ("upper", upper)):
+        if width >= dims[axis]:
+            raise GraphError(f"{what}: {width} diagonals, but {matrix} {list(dims)} has {dims[axis]} along axis "
+                             f"{axis}; a bandwidth is at most {dims[axis] - 1}")
+
+
 class BandOps:
     """``expand_band_matrix``, ``contract_band_matrix``, ``diagonal_band_mask``."""
 
@@ -51,6 +59,8 @@ class BandOps:
         axis = as_int(axis, "axis", 0, len(x.shape) - 1)
         if x.shape[axis] != lower + upper + 1:
             raise GraphError(f"x: its axis {axis} dim {x.shape[axis]} is not lower + upper + 1 = {lower + upper + 1}")
+        if len(dims) == len(x.shape):
+            _check_bandwidths(lower, upper, dims, axis, "output_dims")
         y = self._output(output, dims, x, output_data_type, name)
         op = self._operation("EXPAND_BAND_MATRIX", xdesc=x, ydesc=y, lower_bandwidth=lower, upper_bandwidth=upper,
                              axis=axis)
@@ -67,10 +77,7 @@ class BandOps:
         lower, upper = as_int(lower, "lower", 0), as_int(upper, "upper", 0)
         axis = as_int(axis, "axis", 0, len(x.shape) - 1)
         dims = list(x.shape)
-        for what, width in (("lower", lower), ("upper", upper)):
-            if width >= dims[axis]:  # diagonals past the matrix: a band wider than the matrix it is taken from
-                raise GraphError(f"{what}: {width} diagonals, but x {dims} has {dims[axis]} along axis {axis}; a "
-                                 f"bandwidth is at most {dims[axis] - 1}")
+        _check_bandwidths(lower, upper, dims, axis, "x")
         dims[axis] = lower + upper + 1
         y = self._output(output, dims, x, output_data_type, name)
         op = self._operation("CONTRACT_BAND_MATRIX", matrix_xdesc=x, matrix_ydesc=y, matrix_lower_bandwidth=lower,

@@ -124,7 +124,8 @@ def check_index_type(index_type, window, what="index_data_type"):
     taps = math.prod(-(-w[0] // w[1]) if isinstance(w, tuple) else w for w in window)
     if span is not None and taps - 1 > span[1]:
         raise GraphError(f"{what}: {index_type.name} holds taps up to {span[1]}, but window {list(window)} has "
-                         f"{taps}; give a wider index_data_type (or a smaller window)")
+                         f"{taps}; give " + ("an index tensor of a wider data type" if what == "index" else
+                                             "a wider index_data_type") + " (or a smaller window)")
 
 
 class ResampleOps:
