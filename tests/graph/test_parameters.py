@@ -404,9 +404,10 @@ def test_contract_band_wider_than_the_matrix_is_refused(lower, upper, parameter)
 
 @needs_band
 def test_contract_band_of_the_widest_band_builds():
+    # (one side at its widest: cuDNN 9.10 also wants the band no wider than the matrix, lower + upper + 1 <= 16)
     g = Graph("band")
-    y = g.contract_band_matrix(g.tensor([2, 16, 16]), lower=15, upper=15, axis=2, output=True)
-    assert y.shape == (2, 16, 31)
+    y = g.contract_band_matrix(g.tensor([2, 16, 16]), lower=15, upper=0, axis=2, output=True)
+    assert y.shape == (2, 16, 16)
     g.build()
 
 
