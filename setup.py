@@ -34,8 +34,20 @@ extensions += [
 ]
 
 
+# Cython and the C compiler on every CPU this process may use ($CUDNN_BACKEND_BUILD_JOBS to choose): the modules are
+# independent, and a build on a 2-core CI machine or a user's laptop takes minutes serially.
+JOBS = int(os.environ.get("CUDNN_BACKEND_BUILD_JOBS") or
+           (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
 class BuildExtWithStandIn(build_ext):
-    """Also builds the no-device libcuda stand-in as plain shared libraries next to the package."""
+    """Also builds the no-device libcuda stand-in as plain shared libraries next to the package; compiles the
+    extensions JOBS at a time unless told otherwise (``--parallel``)."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = JOBS
 
     def run(self):
         super().run()
@@ -78,7 +90,7 @@ setup(
         extensions,
         include_path=[str(ROOT)],
         compiler_directives={"language_level": "3", "embedsignature": True},
-        nthreads=int(os.environ.get("CUDNN_BACKEND_BUILD_JOBS", "0")),
+        nthreads=JOBS if JOBS > 1 else 0,  # (0: in this process, no pool)
     ),
     cmdclass={"build_ext": BuildExtWithStandIn, "build_py": BuildPyWithHeaders},
 )

@@ -224,7 +224,7 @@ def release_library(spec) -> str | None:
     path = pathlib.Path(text).expanduser()
     folders = [path] if path.is_dir() else []
     if path.is_file():
-        return str(path.resolve())
+        return _shared_library(path, spec)
     if not folders:
         parts = text.split(".")
         if len(parts) != 3 or not all(p.isdigit() for p in parts):
@@ -241,7 +241,21 @@ def release_library(spec) -> str | None:
         raise ValueError(f"release: no libcudnn.so.9 for {text!r} in {', '.join(str(f) for f in folders)} (carry or "
                          "install one: `bash tools/carry_cudnn.sh pack 9.28.1`, or `pip install --target DIR "
                          "nvidia-cudnn-cu13==9.28.1.*` and give DIR)")
-    return str(found.resolve())
+    return _shared_library(found, spec)
+
+
+def _shared_library(path, spec) -> str:
+    """``path`` resolved, once it reads as an ELF file: another kind of file would fail only in the child process
+    that loads it, named by its environment variable."""
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError as e:
+        raise ValueError(f"release: cannot read {spec!r}: {e.strerror or e}") from None
+    if magic != b"\x7fELF":
+        raise ValueError(f"release: {spec!r} is no shared library (a libcudnn.so.9 file, a folder holding one, a "
+                         "release such as 9.28.1, or default)")
+    return str(pathlib.Path(path).resolve())
 
 
 def loaded() -> LoadedCudnn | None:

@@ -56,7 +56,7 @@ from cudnn_backend.tune.support import (
     support_matrix,
 )
 from cudnn_backend.tune.releases import compare_releases
-from cudnn_backend.tune.sweeps import Task, check_ray_address, sweep, tasks_from_file, tasks_from_preset
+from cudnn_backend.tune.sweeps import Task, sweep, tasks_from_file, tasks_from_preset
 from cudnn_backend.tune.explain import why
 
 __all__ = ["main"]
@@ -497,14 +497,14 @@ def _many(args, tasks, job, profile, options, cache=None) -> int:
     many = options_from(args, SweepOptions)
     executor = "ray" if many.ray_address else ("processes" if many.gpus is not None or many.workers is not None
                                                else "serial")
-    if many.ray_address:  # a cluster that is not there, said before any work (Ray would wait for it for ever)
-        try:
-            check_ray_address(many.ray_address)
-        except SweepError as e:
-            raise UsageError(f"argument --ray: {str(e).removeprefix('ray_address: ')}") from None
     with _progress(args, f"{job} {plural(len(tasks), 'graph')}") as progress:
-        result = sweep(tasks, job=job, executor=executor, device_profile=profile, cache=cache, progress=progress,
-                       options=options, **many.as_kwargs())
+        try:
+            result = sweep(tasks, job=job, executor=executor, device_profile=profile, cache=cache, progress=progress,
+                           options=options, **many.as_kwargs())
+        except SweepError as e:  # (a cluster that is not there is found before any work: check_ray_address)
+            if getattr(e, "option", None) != "ray_address":
+                raise
+            raise UsageError(f"argument --ray: {str(e).removeprefix('ray_address: ')}") from None
     render.console.print(render.sweep_table(result))
     if result.executor == "processes" and result.worker_reports:  # where the workers' time went
         render.console.print(result.accounting(), markup=False, highlight=False)
@@ -924,24 +924,13 @@ def cmd_compare(args) -> int:
 
 
 def _release_libraries(releases) -> list:
-    """--releases: the libcudnn.so.9 of each (None: the default), each a shared library, checked here (a file of
-    another kind would fail only in the child process that loads it, named by its environment variable)."""
+    """--releases: the libcudnn.so.9 of each (None: the default), found and checked by ``release_library``."""
     libs = []
     for spec in releases:
         try:
-            lib = release_library(spec)
+            libs.append(release_library(spec))
         except (ValueError, TypeError) as e:
             raise UsageError(f"argument --releases: {str(e).removeprefix('release: ')}") from None
-        if lib is not None:
-            try:
-                with open(lib, "rb") as f:
-                    magic = f.read(4)
-            except OSError as e:
-                raise UsageError(f"argument --releases: cannot read {spec!r}: {e.strerror or e}") from None
-            if magic != b"\x7fELF":
-                raise UsageError(f"argument --releases: {spec!r} is no shared library (a libcudnn.so.9 file, a folder "
-                                 "holding one, a release such as 9.28.1, or default)")
-        libs.append(lib)
     return libs
 
 

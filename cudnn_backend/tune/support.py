@@ -1326,7 +1326,8 @@ def compare_support(*, profiles=None, releases=None, device_profile=None, catalo
         if catalogue is not None and not isinstance(catalogue, (str, os.PathLike)):
             raise TypeError("compare_support: releases are probed in other processes; pass the catalogue as a file")
         options = dict(common, catalogue=None if catalogue is None else os.fspath(catalogue),
-                       no_cache=(cache is False) or None, allow_version_mismatch=allow_version_mismatch or None)
+                       no_cache=(cache is False) or None, cache=_cache_file(cache),
+                       allow_version_mismatch=allow_version_mismatch or None)
         options = {k: (",".join(v) if isinstance(v, (list, tuple)) else v) for k, v in options.items()}
         for lib in pair:
             if lib is not None:
@@ -1343,6 +1344,13 @@ def compare_support(*, profiles=None, releases=None, device_profile=None, catalo
             labels = [f"{labels[0]} ({pathlib.Path(str(lib)).parent.parent.parent.parent.name if lib else 'default'})"
                       for lib in pair]
     return compare_matrices(matrices[0], matrices[1], labels[0], labels[1])
+
+
+def _cache_file(cache) -> str | None:
+    """The support cache file a child process is told (``--cache``): None for True (its default) or False (none)."""
+    if cache is True or cache is False or cache is None:
+        return None
+    return str(cache.path if isinstance(cache, SupportCache) else SupportCache(cache).path)
 
 
 def _label(profile) -> str:

@@ -19,12 +19,12 @@ def test_a_release_names_a_library(tmp_path, monkeypatch):
     assert release_library("default") is None and release_library("system") is None
     lib = tmp_path / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9"
     lib.parent.mkdir(parents=True)
-    lib.write_bytes(b"")
+    lib.write_bytes(b"\x7fELF")  # (the file is read as far as its magic)
     assert release_library(str(lib)) == str(lib.resolve())
     assert release_library(tmp_path) == str(lib.resolve())  # a pip --target folder
     carried = tmp_path / "carried" / "9.30.1" / "lib" / "libcudnn.so.9"
     carried.parent.mkdir(parents=True)
-    carried.write_bytes(b"")
+    carried.write_bytes(b"\x7fELF")
     monkeypatch.setenv("CUDNN_CARRY_DEST", str(tmp_path / "carried"))
     assert release_library("9.30.1") == str(carried.resolve())
     with pytest.raises(ValueError, match=r"no libcudnn.so.9 for '9\.30\.2' in .*carried/9\.30\.2.*carry_cudnn\.sh"):
@@ -33,6 +33,16 @@ def test_a_release_names_a_library(tmp_path, monkeypatch):
         release_library("nine")
     with pytest.raises(TypeError, match="expected a libcudnn.so.9 path"):
         release_library(3)
+    # a file of another kind is refused here, not left to the child process that would load it
+    (tmp_path / "notes.txt").write_text("not a library")
+    for spec in (tmp_path / "notes.txt", "/etc/passwd"):
+        with pytest.raises(ValueError, match=f"release: {str(spec)!r} is no shared library"):
+            release_library(str(spec))
+    text_release = tmp_path / "carried" / "9.30.3" / "libcudnn.so.9"
+    text_release.parent.mkdir(parents=True)
+    text_release.write_text("a text file by that name")
+    with pytest.raises(ValueError, match=r"release: '9\.30\.3' is no shared library"):
+        release_library("9.30.3")
     # the release this process loaded is found by its number too (the README's `compare --releases 9.19.0 9.28.1`)
     from cudnn_backend._bindings import _loader
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "no-cache"))  # (no carried copy of it found first)

@@ -486,21 +486,27 @@ def test_compare_two_profiles():
         support.compare_support(profiles=(H100,))
 
 
-RELEASE_922 = pathlib.Path("/work/cudnn/cu13-9.22.0.52/nvidia/cudnn/lib/libcudnn.so.9")
-
-
-@pytest.mark.skipif(not RELEASE_922.is_file(), reason="cuDNN 9.22 is not unpacked here")
 def test_compare_two_releases_each_in_its_own_process(tmp_path):
+    # the loaded release twice, each probed by a child process; a cache file given is the children's (--cache)
+    from cudnn_backend._bindings import _loader
     profile = tmp_path / "h100.json"
     cb.DeviceProfile.bundled(H100).save(profile)
-    c = support.compare_support(releases=(None, RELEASE_922), device_profile=profile, family="conv_fwd",
-                                data_type="fp16", layout="nhwc", name="conv_fwd+bias+relu", workers=1, cache=False)
-    assert c.a.cudnn_version == cb.runtime.profiles.format_version(cb.get_version())
-    assert c.b.cudnn_version == "9.22.0" and c.label_b == "cuDNN 9.22.0"
+    cache = tmp_path / "children.sqlite"
+    c = support.compare_support(releases=(None, _loader.load_cudnn().path), device_profile=profile,
+                                family="conv_fwd", data_type="fp16", layout="nhwc", name="conv_fwd+bias+relu",
+                                workers=1, cache=cache)
+    version = cb.runtime.profiles.format_version(cb.get_version())
+    assert c.a.cudnn_version == c.b.cudnn_version == version
     assert [r["graph"] for r in c.rows] == ["conv_fwd+bias+relu", "conv_fwd+bias+relu>reduction",
                                             "conv_fwd+bias+relu>genstats"]
-    with pytest.raises(ValueError, match="is not a file"):
+    assert {r["change"] for r in c.rows} == {"same"}
+    with sqlite3.connect(cache) as con:  # the first child stored the three graphs, the second found them there
+        assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 3
+    with pytest.raises(ValueError, match="neither a file, a folder nor a release"):
         support.compare_support(releases=(None, tmp_path / "nope.so"), device_profile=profile)
+    (tmp_path / "text.so").write_text("not a library")
+    with pytest.raises(ValueError, match="is no shared library"):
+        support.compare_support(releases=(None, tmp_path / "text.so"), device_profile=profile)
 
 
 def test_engine_counts_agree_with_list_engines():
