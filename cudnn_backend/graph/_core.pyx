@@ -56,6 +56,7 @@ from cudnn_backend.typed import (
     Tensor,
     descriptor_class,
 )
+from cudnn_backend.typed import arrays as _arrays
 from cudnn_backend.typed.introspection import keyword_of
 from cudnn_backend.typed.introspection import signature_of as _signature_of
 
@@ -89,6 +90,20 @@ cdef inline Descriptor _new(object cls, int dtype):
 
 cdef inline object _data_type(object value, str what):
     return value if type(value) is _DATA_TYPE else as_data_type(value, what)
+
+
+cdef object _scalar_value(object value, object data_type, str what):
+    """A by-value scalar's value checked against its data type (``scalar_value``); a value of a type without a host
+    encoding (``arrays.storage_dtype``: the types variant packs encode a number in) refused now, not by every pack."""
+    checked = scalar_value(value, data_type, what)
+    if checked is not None:
+        member = _data_type(data_type, "data_type")
+        try:
+            _arrays.storage_dtype(member)
+        except TypeError:
+            raise TypeError(f"{what}: a by-value {member.name} scalar has no encoding for a value: make it without one "
+                            "(value=None) and bind its raw bytes in each variant pack") from None
+    return checked
 
 
 cdef inline bint _small_int_at_least(object v, int64_t minimum):
@@ -325,22 +340,28 @@ cdef class GraphCore:
         _remember_graph(self)
 
     # -- UIDs --------------------------------------------------------------------------------------
-    cdef object _reserve(self, object uid):
+    cdef object _free_uid(self, object uid):
+        """The UID a new tensor is to have: ``uid`` checked, or the next one free (None). Taken by ``_take_uid`` only
+        once the tensor is made: a tensor refused on the way leaves it free."""
         if uid is None:
-            u = self._next_uid
-            while u in self.uids_used:
+            while self._next_uid in self.uids_used:
                 self._next_uid += 1
-                u = self._next_uid
-            self._next_uid += 1
-        else:
-            u = as_int(uid, "uid")
-            if u == -1:
-                raise GraphError("uid: -1 is cuDNN's 'no UID' (a plan's JSON leaves that tensor out, so the plan "
-                                 "cannot be saved and loaded); give another")
-            if u in self.uids_used:
-                raise GraphError(f"uid: {u} is already used in this graph")
-        self.uids_used.add(u)
+            return self._next_uid
+        u = as_int(uid, "uid")
+        if u == -1:
+            raise GraphError("uid: -1 is cuDNN's 'no UID' (a plan's JSON leaves that tensor out, so the plan "
+                             "cannot be saved and loaded); give another")
+        if u in self.uids_used:
+            raise GraphError(f"uid: {u} is already used in this graph")
         return u
+
+    cdef int _take_uid(self, object u, object t) except -1:
+        """Make ``t`` this graph's tensor of UID ``u`` (``_free_uid``'s)."""
+        self.uids_used.add(u)
+        self.tensors[u] = t
+        if u == self._next_uid:
+            self._next_uid += 1
+        return 0
 
     # -- tensors -----------------------------------------------------------------------------------
     def tensor(self, dims, strides=None, data_type=None, *, uid=None, name=None, virtual=False, by_value=False,
@@ -383,7 +404,7 @@ cdef class GraphCore:
             data_type = self.intermediate_data_type if virtual else self.io_data_type
         elif type(data_type) is not _DATA_TYPE:
             data_type = as_data_type(data_type, "data_type")
-        u = self._reserve(uid)
+        u = self._free_uid(uid)
         if extra:
             t = Tensor(**extra)
         else:
@@ -401,13 +422,13 @@ cdef class GraphCore:
             raise TypeError(f"name: expected a str, not {type(name).__name__}")
         t.name_ = name  # None: "t<uid>" / "v<uid>", made when asked for
         t._finalize(True)
-        self.tensors[u] = t
+        self._take_uid(u, t)
         return t
 
     def scalar(self, value=None, data_type=_F32, *, name=None, uid=None, rank=4):
         """A by-value scalar tensor (all dims 1); ``value`` is bound in variant packs unless one is given."""
         rank = as_int(rank, "rank", 1, MAX_RANK)
-        return self._scalar(scalar_value(value, data_type, name or "value"), data_type, name, uid, rank)
+        return self._scalar(_scalar_value(value, data_type, name or "value"), data_type, name, uid, rank)
 
     def _scalar(self, value, data_type, name, uid, rank):
         """``scalar`` of a value checked already (checked when given, not when a pack binds it)."""
@@ -418,9 +439,9 @@ cdef class GraphCore:
 
     def from_array(self, array, *, uid=None, name=None, **kwargs):
         """A tensor shaped like an array-like (numpy, torch, cupy, DLPack), with a UID unique in this graph."""
-        u = self._reserve(uid)
+        u = self._free_uid(uid)
         t = Tensor.from_array(array, uid=u, name=name, **kwargs)
-        self.tensors[u] = t
+        self._take_uid(u, t)
         return t
 
     def allow_unconsumed(self, tensor):
@@ -524,7 +545,7 @@ cdef class GraphCore:
             return None
         if isinstance(value, TensorBase):
             return self._need_tensor(value, what or name)
-        return self._scalar(scalar_value(value, data_type, what or name), data_type, name, None, rank)
+        return self._scalar(_scalar_value(value, data_type, what or name), data_type, name, None, rank)
 
     # -- operations --------------------------------------------------------------------------------
     def add(self, op):

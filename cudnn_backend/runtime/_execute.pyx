@@ -515,16 +515,18 @@ cdef class VariantPack:
         if self._graph_specs:
             _packing.check_specs_are_plans(self._graph_specs, specs, "this variant pack")
             return 0
+        needs = {}
         for uid, slot in self._slot_of.items():
             theirs = specs[uid]
             if self._by_value[slot]:
                 continue
             what = _packing.slot_label(uid, theirs)
+            need = needs[uid] = _packing.slot_bytes(uid, theirs)
             if self._keep[slot] is not None:
                 have = _packing.resolve_buffer(self._keep[slot], what).nbytes
-                if have is not None and theirs.nbytes is not None and have < theirs.nbytes:
+                if have is not None and 0 <= need and have < need:
                     raise ValueError(f"this variant pack does not fit the plan: {what}: the bound buffer holds {have} "
-                                     f"bytes, the plan's tensor {theirs.describe()} spans {theirs.nbytes}")
+                                     f"bytes, the plan's tensor {theirs.describe()} spans {need}")
             ptr = <uintptr_t>self._ptrs[slot]
             if theirs.alignment and ptr % <uintptr_t>theirs.alignment:
                 raise ValueError(f"this variant pack does not fit the plan: {what}: pointer 0x{ptr:x} is not aligned "
@@ -532,10 +534,10 @@ cdef class VariantPack:
         if self._overrides == NULL:  # the plan's tensors, for the checks of later rebinds
             self._specs = dict(specs)
             self._graph_specs = dict(specs)
-            for uid, slot in self._slot_of.items():
-                if not self._by_value[slot]:
-                    self._align[slot] = specs[uid].alignment or 0
-                    self._min_bytes[slot] = -1 if specs[uid].nbytes is None else specs[uid].nbytes
+            for uid, need in needs.items():
+                slot = self._slot_of[uid]
+                self._align[slot] = specs[uid].alignment or 0
+                self._min_bytes[slot] = need
         return 0
 
     cdef int _resolve_call(self, Handle handle, object plan, cudnnHandle_t* h,
@@ -894,13 +896,16 @@ cdef class VariantPack:
         shapes = {uid: (dims, strides) for uid, dims, strides in overrides}
         specs = {uid: (spec if uid not in shapes else spec.with_shape(*shapes[uid]))
                  for uid, spec in (self._graph_specs or self._specs).items()}
+        needs = {}
         for uid, spec in specs.items():  # every buffer kept must hold its tensor's (new) span
             slot = self._slot_of.get(uid, -1)
-            if slot < 0 or self._by_value[slot] or self._keep[slot] is None or uid in rebinding:
+            if slot < 0 or self._by_value[slot]:
+                continue
+            need = needs[uid] = _packing.slot_bytes(uid, spec)
+            if self._keep[slot] is None or uid in rebinding:
                 continue
             have = _packing.resolve_buffer(self._keep[slot], f"UID {uid}").nbytes
-            need = spec.nbytes
-            if have is not None and need is not None and have < need:
+            if have is not None and 0 <= need and have < need:
                 raise ValueError(f"UID {uid}: the bound buffer holds {have} bytes but the tensor {spec.describe()} "
                                  f"spans {need} bytes: rebind it with the overrides")
         if overrides:
@@ -908,11 +913,9 @@ cdef class VariantPack:
         _free_overrides(self._overrides)
         self._overrides = ov
         self._specs = specs
-        for uid, spec in specs.items():
-            slot = self._slot_of.get(uid, -1)
-            if slot >= 0 and not self._by_value[slot]:
-                need = spec.nbytes
-                self._min_bytes[slot] = -1 if need is None else need
+        for uid, need in needs.items():
+            slot = self._slot_of[uid]
+            self._min_bytes[slot] = need
         self._ws_needed = -1
         self._ws_pending = ov != NULL
         if ov == NULL and self._plan_obj is not None:  # the graph's shapes: the plan's own workspace again

@@ -3,15 +3,17 @@
 Every check of ``VariantPack`` (``_execute.pyx``) lives here, in Python: which UIDs the plan's graph
 reads and writes (``tensor_specs``: from the graph, else the plan's JSON; ``written_uids``: those cuDNN writes),
 what each buffer object is (``resolve_buffer``: ints, cuda.core ``Buffer``, ``DeviceBuffer``, and arrays of any
-library through the one adapter ``typed.arrays.view``; ``check_array`` refuses an array that does not describe its
-tensor, ``check_writable`` a read-only one cuDNN would write), by-value scalars in the tensor's data type
-(``scalar_bytes``) and the workspace. The compiled pack keeps only C arrays; the per-call paths never come back
-here.
+library through the one adapter ``typed.arrays.view``, whose memory must lie from the pointer up; ``check_array``
+refuses an array that does not describe its tensor, ``check_writable`` a read-only one cuDNN would write, tensor or
+workspace), by-value scalars in the tensor's data type (``scalar_bytes``) and the workspace. The compiled pack
+keeps only C arrays; the per-call paths never come back here.
 """
 from __future__ import annotations
 
 import collections
+import functools
 import json
+import math
 import numbers
 import operator
 import struct
@@ -28,6 +30,7 @@ from cudnn_backend.core._coerce import as_int, user_sequence
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import check_available
+from cudnn_backend.core.families._build import real_number
 from cudnn_backend.core.json_checks import check_plan_json, graph_parts, node_outputs
 from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.core.op_checks import FINALIZE_CHECKS
@@ -44,8 +47,8 @@ __all__ = [
     "TensorSpec", "tensor_spec", "tensor_specs", "graph_tensor_specs", "plan_json_tensor_specs", "plan_descriptor",
     "plan_workspace_size", "plan_handle", "plan_operation_graph", "Resolved", "resolve_buffer", "scalar_bytes",
     "scalar_value", "uid_of", "resolve_slot", "check_array", "consumer_stream", "prepare_pack", "resolve_workspace",
-    "SCALAR_CAPACITY", "plan_override_enabled", "prepare_overrides", "MAX_OVERRIDE_RANK", "plan_document",
-    "written_uids", "check_writable", "check_graph_is_plans", "check_plans_graph",
+    "SCALAR_CAPACITY", "MAX_BYTES", "slot_bytes", "plan_override_enabled", "prepare_overrides", "MAX_OVERRIDE_RANK",
+    "plan_document", "written_uids", "check_writable", "check_graph_is_plans", "check_plans_graph",
 ]
 
 D = DataType
@@ -60,6 +63,7 @@ for _name, _fmt in (("CUDNN_DATA_UINT32", "<I"), ("CUDNN_DATA_BYTE_BOOLEAN", "<?
     if _name in D.__members__:
         _SCALAR_FORMAT[D[_name]] = _fmt
 SCALAR_CAPACITY = 16  # bytes of host storage per by-value slot
+MAX_BYTES = (1 << 63) - 1  # the most bytes a buffer holds: a pack keeps sizes as int64, and no memory is larger
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -467,7 +471,9 @@ def consumer_stream(plan) -> int:
 
 def resolve_buffer(obj, what="buffer", stream=-1) -> Resolved:
     """The device address, size, owner and data type of one buffer object. Arrays are read by the one adapter
-    (``typed.arrays.view``) with ``stream`` as the consumer stream; host arrays are refused."""
+    (``typed.arrays.view``) with ``stream`` as the consumer stream; refused (ValueError or TypeError naming ``what``):
+    host arrays, reversed views (elements below the pointer: ``ArrayInfo.descending``) and arrays spanning more
+    than ``MAX_BYTES``. Every buffer a pack takes as memory (tensors, workspace) comes through here."""
     if obj is None:
         raise TypeError(f"{what}: got None; need {_ACCEPTED}")
     if isinstance(obj, bool):
@@ -490,11 +496,21 @@ def resolve_buffer(obj, what="buffer", stream=-1) -> Resolved:
     if info.device != "cuda":
         raise TypeError(f"{what}: the array ({info.describe()}) is host memory; cuDNN needs device memory (copy it "
                         "to the GPU first)")
+    # cuDNN reads and writes from the pointer up: whatever the array says of itself, its memory must lie there
+    if info.descending:
+        raise ValueError(f"{what}: the array ({info.describe()}) has negative strides: its elements lie below its "
+                         "pointer, where cuDNN, reading from the pointer up, never looks; bind a copy in memory order "
+                         "(numpy/cupy .copy(), torch .contiguous())")
+    if info.nbytes is not None and info.nbytes > MAX_BYTES:
+        raise ValueError(f"{what}: the array ({info.describe()}) spans {info.nbytes} bytes, more than any memory "
+                         f"holds ({MAX_BYTES}): its shape and strides are wrong")
     return Resolved(_as_address(info.ptr or 0, what), info.nbytes, obj, info.data_type, info)
 
 
 def scalar_bytes(value, data_type, what="scalar") -> bytes:
-    """A by-value scalar's bytes in ``data_type`` (little-endian), from a number, a 1-element array or raw bytes."""
+    """A by-value scalar's bytes in ``data_type`` (little-endian), from a number, a 1-element array or raw bytes. A
+    number is taken for every type with a host encoding (``arrays.storage_dtype``: what ``Graph.scalar`` takes a
+    value for), rounded to nearest (bfloat16, fp8: as ``arrays.encode``) and refused where it does not fit."""
     data_type = DataType(int(data_type)) if data_type is not None else D.CUDNN_DATA_FLOAT
     if isinstance(value, (bytes, bytearray, memoryview)):
         raw = bytes(value)
@@ -509,9 +525,13 @@ def scalar_bytes(value, data_type, what="scalar") -> bytes:
         if size != 1:
             raise ValueError(f"{what}: a by-value scalar takes one value, got an array of {size}")
         value = value.item()
-    if not isinstance(value, numbers.Real):
+    if not real_number(value):
         raise TypeError(f"{what}: a by-value tensor takes a real number (int, float, bool), a 1-element array or raw "
                         f"bytes, not {type(value).__name__}")
+    try:
+        arrays.storage_dtype(data_type)
+    except TypeError:
+        raise TypeError(f"{what}: by-value scalars of {data_type.name} are not supported; pass the raw bytes") from None
     try:
         as_float = float(value)
     except OverflowError:
@@ -522,8 +542,8 @@ def scalar_bytes(value, data_type, what="scalar") -> bytes:
             raise ValueError(f"{what}: {value!r} does not fit in {data_type.name} (beyond float32's range)")
         return arrays.encode(np.float32(value), data_type).tobytes()
     fmt = _SCALAR_FORMAT.get(data_type)
-    if fmt is None:
-        raise TypeError(f"{what}: by-value scalars of {data_type.name} are not supported; pass the raw bytes")
+    if fmt is None:  # (the 8-bit floats: the host holds their codes)
+        return _float8_code(as_float, data_type, what)
     if fmt[-1] == "?":
         value = bool(value)
     elif fmt[-1] in "bBiIq":
@@ -541,12 +561,37 @@ def scalar_bytes(value, data_type, what="scalar") -> bytes:
         raise ValueError(f"{what}: {value!r} does not fit in {data_type.name} ({e})") from None
 
 
+@functools.cache
+def _float8_table(data_type) -> np.ndarray:
+    """The float64 value of each of the 256 codes of an 8-bit float type (NaN for a NaN code)."""
+    return arrays.decode(np.arange(256, dtype=np.uint8), data_type)
+
+
+def _float8_code(value: float, data_type, what) -> bytes:
+    """The one-byte code of an 8-bit float scalar: ``arrays.encode``'s (to nearest, ties to even). encode saturates,
+    as the GPU converts arrays; a scalar is refused instead where it is beyond the type's finite values, or an
+    infinity the type has no code for (as struct refuses a half beyond its range)."""
+    table = _float8_table(data_type)
+    if math.isinf(value):
+        codes = np.flatnonzero(table == value)
+        if not codes.size:
+            raise ValueError(f"{what}: {value!r} does not fit in {data_type.name}: it has no infinity")
+        return bytes([int(codes[0])])
+    finite = table[np.isfinite(table)]
+    if not math.isnan(value) and not finite.min() <= value <= finite.max():
+        raise ValueError(f"{what}: {value!r} does not fit in {data_type.name} (its finite values are "
+                         f"{finite.min():g} to {finite.max():g})")
+    return arrays.encode(np.float64(value), data_type).tobytes()
+
+
 def scalar_value(raw: bytes, data_type):
     """The Python value of a by-value scalar's bytes (inverse of scalar_bytes)."""
     data_type = DataType(int(data_type)) if data_type is not None else D.CUDNN_DATA_FLOAT
     if data_type == D.CUDNN_DATA_BFLOAT16:
         return float(arrays.decode(np.frombuffer(raw[:2], "<u2"), data_type)[0])
     fmt = _SCALAR_FORMAT.get(data_type)
+    if fmt is None and arrays.is_float(data_type):  # an 8-bit float's code
+        return float(_float8_table(data_type)[raw[0]])
     if fmt is None:
         return bytes(raw)
     return struct.unpack(fmt, raw[:struct.calcsize(fmt)])[0]
@@ -626,12 +671,12 @@ def slot_label(uid, spec) -> str:
     return f"UID {uid} ({spec.name})"
 
 
-def check_writable(what, array):
-    """Refuse a read-only array (``typed.arrays.ArrayInfo``; None: plain memory, which says nothing) for a tensor
-    cuDNN writes: it would write memory its owner declared immutable."""
+def check_writable(what, array, written="the plan writes this tensor"):
+    """Refuse a read-only array (``typed.arrays.ArrayInfo``; None: plain memory, which says nothing) for memory
+    cuDNN writes (``written`` says which): it would write memory its owner declared immutable."""
     if array is not None and array.readonly:
-        raise ValueError(f"{what}: the array ({array.describe()}) is read-only, but the plan writes this tensor: "
-                         "cuDNN would write memory its owner declared immutable; bind a writable array")
+        raise ValueError(f"{what}: the array ({array.describe()}) is read-only, but {written}: cuDNN would write "
+                         "memory its owner declared immutable; bind a writable array")
 
 
 def resolve_slot(uid, spec, value, check_dtype=True, stream=-1, written=False):
@@ -663,6 +708,19 @@ def resolve_slot(uid, spec, value, check_dtype=True, stream=-1, written=False):
             raise ValueError(f"{what}: the buffer holds {r.nbytes} bytes but the tensor {spec.describe()} spans "
                              f"{need} bytes")
     return r.ptr, None, r.keep
+
+
+def slot_bytes(uid, spec) -> int:
+    """The bytes the buffer bound to ``uid`` must hold for the tensor ``spec`` (-1: unknown, by value, or no spec);
+    ValueError, naming the UID, for a tensor spanning more than ``MAX_BYTES``: no memory holds it, and a pack keeps
+    sizes as int64."""
+    need = spec.nbytes if spec is not None and not spec.by_value else None
+    if need is None:
+        return -1
+    if need > MAX_BYTES:
+        raise ValueError(f"{slot_label(uid, spec)}: the tensor {spec.describe()} spans {need} bytes, more than any "
+                         f"memory holds ({MAX_BYTES})")
+    return need
 
 
 def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=True, overrides=None):
@@ -715,11 +773,10 @@ def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=
     written = written_uids(plan, operation_graph)
     for uid in order:
         spec = specs.get(uid) if specs else None
+        need = slot_bytes(uid, spec)
         ptr, raw, keep = resolve_slot(uid, spec, given[uid], check_dtype, stream, uid in (written or ()))
         align = spec.alignment if spec is not None and spec.alignment and not spec.by_value else 0
-        need = spec.nbytes if spec is not None and not spec.by_value else None
-        slots.append((uid, ptr, raw, keep, align or 0, -1 if need is None else need,
-                      bool(spec is not None and spec.by_value)))
+        slots.append((uid, ptr, raw, keep, align or 0, need, bool(spec is not None and spec.by_value)))
     return slots, (specs or {}), written
 
 
@@ -867,7 +924,8 @@ def _check_overrides_agree(operation_graph, overrides) -> None:
 
 def resolve_workspace(workspace, needed, what="workspace", stream=-1):
     """(pointer, capacity or -1, keep, owned) for a workspace argument; allocates when None and needed (where no
-    GPU is visible, a plan built offline: NoDeviceError, naming the bytes to pass)."""
+    GPU is visible, a plan built offline: NoDeviceError, naming the bytes to pass). cuDNN writes the workspace: a
+    read-only array is refused (``check_writable``)."""
     if workspace is None:
         if needed and needed > 0:
             try:
@@ -887,6 +945,7 @@ def resolve_workspace(workspace, needed, what="workspace", stream=-1):
             raise ValueError(f"the plan needs a {needed}-byte workspace; workspace=0 gives none")
         return 0, 0, None, False
     r = resolve_buffer(workspace, what, stream)
+    check_writable(what, r.array, "the plan uses it as its workspace")
     if needed and r.nbytes is not None and r.nbytes < needed:
         raise ValueError(f"the workspace holds {r.nbytes} bytes but the plan needs {needed}")
     return r.ptr, (-1 if r.nbytes is None else r.nbytes), r.keep, False

@@ -335,8 +335,9 @@ cdef class TensorBase(TypedDescriptor):
 
         Dims, strides (in elements), data type and byte alignment (from the data pointer, at most 16) are
         inferred; ``uid`` defaults to the next free one of ``typed.uids.default_uids``. An array whose dtype cuDNN
-        has no type for is refused unless ``data_type`` is given. A bool array is BYTE_BOOLEAN (refused before
-        cuDNN 9.25), never BOOLEAN, which cuDNN reads bit-packed.
+        has no type for is refused unless ``data_type`` is given, which reinterprets the memory element for element:
+        of the array's element size only (its shape and strides count its elements). A bool array is BYTE_BOOLEAN
+        (refused before cuDNN 9.25), never BOOLEAN, which cuDNN reads bit-packed.
         """
         info = _arrays.describe(array)
         if 0 in info.shape:
@@ -346,19 +347,30 @@ cdef class TensorBase(TypedDescriptor):
                              "broadcast view (a stride below 1) has no cuDNN tensor, whose strides are positive; "
                              "describe a copy (numpy.ascontiguousarray, .contiguous())")
         if data_type is not None:
-            conflict = _arrays.boolean_layout_conflict(info, _as_data_type(data_type, "data_type"))
+            data_type = _as_data_type(data_type, "data_type")
+            conflict = (_arrays.boolean_layout_conflict(info, data_type) or
+                        _arrays.element_size_conflict(info, data_type))
             if conflict is not None:
                 raise TypeError(f"array: {conflict}")
         elif info.data_type is None:
             why = _arrays.no_data_type_reason(info.dtype_name)
             raise TypeError(f"array: the {info.holds()} array has no cuDNN data type{f' ({why})' if why else ''}; "
                             "pass data_type= to describe its memory as another type")
-        t = cls(data_type=data_type if data_type is not None else info.data_type,
+        else:
+            data_type = info.data_type
+        if alignment is None:
+            alignment = info.alignment
+            itemsize = _arrays.ITEMSIZE.get(data_type)
+            if itemsize and alignment % itemsize:  # (cuDNN refuses it, naming neither the array nor the alignment)
+                raise ValueError(f"array: its data pointer 0x{info.ptr:x} is {alignment}-byte aligned, not a multiple "
+                                 f"of its {itemsize}-byte {data_type.name} elements, as cuDNN needs: describe an "
+                                 f"aligned copy (a.copy()), or pass alignment= (a multiple of {itemsize}) for the "
+                                 "memory bound later")
+        t = cls(data_type=data_type,
                 # (a dim of size 1 may have any stride: cuDNN's must be positive)
                 dimensions=list(info.shape) or [1], strides=[max(1, s) for s in info.strides] or [1],
                 unique_id=default_uids.next() if uid is None else uid,
-                byte_alignment=alignment if alignment is not None else info.alignment,
-                is_virtual=bool(virtual), is_by_value=bool(by_value))
+                byte_alignment=alignment, is_virtual=bool(virtual), is_by_value=bool(by_value))
         t.name = name
         return t.finalize() if finalize else t
 

@@ -29,7 +29,9 @@ BOOLEAN packed eight elements a byte) serves input generation and checking.
 
 **bool arrays** (one byte an element in every library) are ``CUDNN_DATA_BYTE_BOOLEAN``, never ``CUDNN_DATA_BOOLEAN``,
 which cuDNN reads bit-packed; before cuDNN 9.25, which has no BYTE_BOOLEAN, they have no data type
-(``byte_boolean_refusal`` says why and what to do instead).
+(``byte_boolean_refusal`` says why and what to do instead). For the same reason **4-bit arrays** (int4, uint4,
+float4_e2m1fn: one element a byte in numpy, ml_dtypes and JAX) have no data type: cuDNN's INT4, UINT4 and FP4_E2M1
+pack two elements a byte.
 
 cuda.core comes with the ``gpu`` extra (``pip install '.[gpu]'`` in a clone); host arrays are read without it.
 """
@@ -60,7 +62,7 @@ __all__ = ["ArrayInfo", "view", "describe", "data_type_of", "dtype_name", "no_da
            "Producer", "PRODUCERS",
            "producer_of", "library_of", "DATA_TYPE_BITS", "ITEMSIZE", "HOST_DEVICE_TYPES", "CUDA_DEVICE_TYPES",
            "BIT_PACKED", "memory_bytes", "memory_elements", "byte_boolean_refusal", "boolean_layout_conflict",
-           "BOOLEAN_TYPES"]
+           "element_size_conflict", "BOOLEAN_TYPES"]
 
 D = DataType
 
@@ -73,6 +75,12 @@ _NOT_CUDNN = {
     "float8_e3m4": "cuDNN has no e3m4 type",
     "int16": "cuDNN has no 16-bit integer type", "uint16": "cuDNN has no 16-bit integer type",
 }
+# 4-bit dtypes, which numpy, ml_dtypes and JAX hold one element a byte while cuDNN packs two a byte: never the cuDNN
+# type of the same name (each byte would be read as two elements, as a bool array's as eight BOOLEANs)
+_ONE_ELEMENT_A_BYTE = {"int4": "INT4", "uint4": "UINT4", "float4_e2m1fn": "FP4_E2M1"}
+for _name, _cudnn in _ONE_ELEMENT_A_BYTE.items():
+    _NOT_CUDNN[_name] = (f"one element a byte, while cuDNN's {_cudnn} packs two elements a byte: bind the packed bytes "
+                         "as a flat uint8 array")
 
 # Bits per element of every data type with a plain per-element size (the one table of element sizes); vectorized
 # types are left out, which turns size checks off for them. BOOLEAN is one bit: cuDNN's kernels read it packed,
@@ -175,6 +183,12 @@ class ArrayInfo:
         return a
 
     @property
+    def descending(self) -> bool:
+        """Some axis of more than one element has a negative stride (a reversed view): elements lie below the
+        pointer, where cuDNN, reading a tensor from its pointer up, never looks."""
+        return any(s < 0 for n, s in zip(self.shape, self.strides) if n > 1)
+
+    @property
     def contiguous(self) -> bool:
         """Row-major contiguous (dimensions of size 1 may have any stride)."""
         return all(n == 1 or s == c for n, s, c in zip(self.shape, self.strides, _contiguous_strides(self.shape)))
@@ -215,13 +229,17 @@ def byte_boolean_refusal() -> str:
 def data_type_of(dtype) -> DataType:
     """cuDNN data type of a numpy/torch/cupy/JAX/ml_dtypes dtype (or its name): bool is BYTE_BOOLEAN, refused
     before cuDNN 9.25 (``byte_boolean_refusal``)."""
+    name = dtype_name(dtype)
     member = read_data_type(str(dtype).replace("torch.", ""))
     if member is None:
         try:
-            member = DATA_TYPE_ALIASES[np.dtype(dtype).name]
+            name = np.dtype(dtype).name
+            member = DATA_TYPE_ALIASES[name]
         except (TypeError, KeyError):
-            why = _NOT_CUDNN.get(dtype_name(dtype))
+            why = _NOT_CUDNN.get(name)
             raise TypeError(f"no cuDNN data type for {dtype!r}{f' ({why})' if why else ''}") from None
+    if name in _ONE_ELEMENT_A_BYTE:
+        raise TypeError(f"no cuDNN data type for {dtype!r} ({_NOT_CUDNN[name]})")
     if member == D.CUDNN_DATA_BYTE_BOOLEAN:
         why = byte_boolean_refusal()
         if why:
@@ -249,6 +267,25 @@ def boolean_layout_conflict(info: ArrayInfo, data_type) -> str | None:
     return None
 
 
+def element_size_conflict(info: ArrayInfo, data_type) -> str | None:
+    """Why the array ``info`` cannot be described, dims for shape and strides for strides, as a tensor of
+    ``data_type``: its elements are of another size (its shape and strides count its own elements, so the tensor
+    would cover other memory), else None; a size unknown on either side says nothing."""
+    try:
+        data_type = DataType(int(data_type))
+    except (TypeError, ValueError):
+        return None
+    bits = DATA_TYPE_BITS.get(data_type)
+    if bits is None or info.itemsize is None or bits == 8 * info.itemsize:
+        return None
+    size = f"{bits // 8}-byte" if bits % 8 == 0 else f"{bits}-bit"
+    fix = (f"view the array as {size} elements first (a.view(numpy.uint{bits}))" if bits in (8, 16, 32, 64) else
+           "give the tensor its own dims and strides (Graph.tensor)")
+    return (f"the array holds {info.holds()}, {info.itemsize}-byte elements, but {data_type.name} has {size} "
+            f"elements: the array's shape {list(info.shape)} and strides {list(info.strides)}, counted in its own "
+            f"elements, would describe other memory; {fix}")
+
+
 def no_data_type_reason(name: str) -> str:
     """Why a dtype (by name) has no cuDNN data type, where that is worth saying (else "")."""
     if name == "bool":
@@ -271,8 +308,8 @@ def _info(shape, strides, name, itemsize, ptr, device, device_id, protocol, libr
     strides = _contiguous_strides(shape) if strides is None else _integers(strides, "strides")
     if any(n < 0 for n in shape):
         raise _Refused(f"its shape {list(shape)} has a negative size")
-    if device == "cuda" and int(device_id) < 0:
-        raise _Refused(f"it names CUDA device {int(device_id)}, no device ordinal")
+    if device == "cuda":
+        _check_ordinal(device_id, "it names")
     if len(strides) != len(shape):
         raise _Refused(f"its strides {list(strides)} do not match its shape {list(shape)}")
     elements = span_elements(shape, strides)
@@ -294,10 +331,20 @@ class _Refused(TypeError):
     """A reader cannot read this array: its one-line reason (without the array's name, added by ``view``)."""
 
 
+def _check_ordinal(device_id, source):
+    """A CUDA array's device is an ordinal (cuda.core fails a bare assert on a negative one); ``source`` says who
+    named it (``it names``, ``its __dlpack_device__() names``)."""
+    if int(device_id) < 0:
+        raise _Refused(f"{source} CUDA device {int(device_id)}, no device ordinal")
+
+
 def _integers(values, what) -> tuple:
-    """A producer's shape or strides as ints; anything that is no integer (a float, a string) refused."""
+    """A producer's shape or strides as ints; anything that is no integer (a float, a bool, a string) refused."""
     try:
-        return tuple(operator.index(v) for v in values)
+        items = tuple(values)
+        if any(isinstance(v, (bool, np.bool_)) for v in items):
+            raise TypeError
+        return tuple(operator.index(v) for v in items)
     except TypeError:
         raise _Refused(f"its {what} {values!r} is not a sequence of integers") from None
 
@@ -394,7 +441,10 @@ def _read_jax(a, stream=-1) -> ArrayInfo:
     dev = devices[0]
     platform = str(getattr(dev, "platform", "?"))
     if platform in ("gpu", "cuda"):
-        device, device_id = "cuda", int(getattr(dev, "local_hardware_id", None) or getattr(dev, "id", 0) or 0)
+        device_id = getattr(dev, "local_hardware_id", None)  # (the ordinal the CUDA driver knows; id is JAX's own)
+        if device_id is None:
+            device_id = getattr(dev, "id", None)
+        device, device_id = "cuda", 0 if device_id is None else int(device_id)
         if stream != -1:
             a.block_until_ready()
     elif platform == "cpu":
@@ -671,10 +721,32 @@ def _read_smv(array, stream, protocol, library, device, dl_device=None):
         smv = smv_cls.from_dlpack(checked, stream_ptr=dl_stream)
         dlpack_dtype = checked.dtype
     else:
+        _check_interface(array.__cuda_array_interface__)
         smv = smv_cls.from_cuda_array_interface(array, stream_ptr=int(stream))
     name, itemsize = _smv_dtype(smv, array, dlpack_dtype)
     return _info(smv.shape, smv.strides, name, itemsize, smv.ptr, device, smv.device_id, protocol, library,
                  getattr(smv, "readonly", False))
+
+
+def _check_interface(interface):
+    """The members of a ``__cuda_array_interface__`` that cuda.core takes on trust, checked first: it truncates a float
+    (or a bool) in the shape or strides to an int, and fails a bare assert on the "stream" values the interface
+    forbids (0, ambiguous) or that name no stream (negative). The rest is cuda.core's to refuse."""
+    if not isinstance(interface, dict):
+        return
+    for member in ("shape", "strides"):
+        if interface.get(member) is not None:
+            _integers(interface[member], f"__cuda_array_interface__ {member}")
+    stream = interface.get("stream")
+    if stream is None:
+        return
+    if isinstance(stream, (bool, np.bool_)) or not isinstance(stream, (int, np.integer)):
+        raise _Refused(f"its __cuda_array_interface__ stream {stream!r} is no integer (a stream handle, or None)")
+    if stream == 0:
+        raise _Refused("its __cuda_array_interface__ stream is 0, which the interface forbids (ambiguous: 1 is the "
+                       "legacy default stream, 2 the per-thread one)")
+    if stream < 0:
+        raise _Refused(f"its __cuda_array_interface__ stream is {int(stream)}, no stream handle")
 
 
 def _read_host_dlpack(array, library, dl_device):
@@ -702,6 +774,7 @@ def _read_protocols(array, stream, library):
             return _read_host_dlpack(array, library, dl_device)
         if device_type not in CUDA_DEVICE_TYPES:
             raise _Refused(f"it lives on DLPack device type {device_type}, neither the host nor a CUDA GPU")
+        _check_ordinal(dl_device[1], "its __dlpack_device__() names")
         protocol = "dlpack"
     elif _offers(array, "__cuda_array_interface__"):
         protocol, dl_device = "cuda_array_interface", None
@@ -795,7 +868,7 @@ def layout_mismatch(info: ArrayInfo, dims, strides) -> str | None:
     pairs match: where sizes repeat, it would bind elements the tensor reads elsewhere."""
     dims, strides = tuple(int(d) for d in dims), tuple(int(s) for s in strides)
     shape, astrides = info.shape, info.strides
-    if any(s < 0 for n, s in zip(shape, astrides) if n > 1):
+    if info.descending:
         return f"the array has negative strides {list(astrides)}"
     if len(shape) == 1 and info.contiguous:
         return None

@@ -15,7 +15,7 @@ import cudnn_backend as cb
 from cudnn_backend.errors import MissingDependencyError
 from cudnn_backend.graph import Graph
 from cudnn_backend.runtime import _packing, memory
-from cudnn_backend.runtime.execution import VariantPack
+from cudnn_backend.runtime.execution import VariantPack, execute
 from cudnn_backend.typed import arrays
 
 from tests.helpers import dlpack, producers
@@ -835,3 +835,198 @@ def test_a_buffer_whose_protocol_raises_is_named_in_one_line(conv):
     og, x, w, y = conv
     with pytest.raises(TypeError, match=r"^UID 1 \(x\): _RaisingProtocol: .*RuntimeError: boom$"):
         VariantPack(None, {x: _RaisingProtocol(), w: 2 * A, y: 3 * A}, operation_graph=og)
+
+
+# ---------------------------------------------------------------------------------------------
+# memory a pack takes: from the pointer up, writable where cuDNN writes, sizes an int64 holds
+# ---------------------------------------------------------------------------------------------
+REVERSED = r"\) has negative strides: its elements lie below its pointer, where cuDNN, reading from the pointer up, " \
+           r"never looks; bind a copy in memory order"
+
+
+def test_a_reversed_array_is_never_taken_as_memory(conv):
+    og, x, w, y = conv
+    reversed_bytes = cuda_array(A + 4095, (4096,), (-1,), bits=8, code=UINT)
+    assert arrays.describe(reversed_bytes).descending
+    with pytest.raises(ValueError, match=r"^workspace: the array \(FakeDLPack uint8 \[4096\] strides \[-1\] on "
+                                         r"cuda:0" + REVERSED):
+        _packing.resolve_workspace(reversed_bytes, 4096)
+    flat = cuda_array(A + 510, (N * C * H * W,), (-1,))
+    for check_dtype in (True, False):  # (without the dtype check the layout is not compared: still refused)
+        with pytest.raises(ValueError, match=r"^UID 1 \(x\): the array \(FakeDLPack float16 \[256\] strides \[-1\] on "
+                                             r"cuda:0" + REVERSED):
+            VariantPack(None, {x: flat, w: 2 * A, y: 3 * A}, operation_graph=og, check_dtype=check_dtype)
+    with pytest.raises(ValueError, match=r"^UID 1 \(x\): the array \(FakeDLPack float32 \[256\] strides \[-1\] on "
+                                         r"cuda:0" + REVERSED):
+        VariantPack(None, {x: cuda_array(A + 1020, (256,), (-1,), bits=32), w: 2 * A, y: 3 * A}, operation_graph=og,
+                    check_dtype=False)
+    pack = _pack(conv)
+    with pytest.raises(ValueError, match=r"^workspace: the array .*" + REVERSED):
+        pack.rebind(workspace=reversed_bytes)
+    size_one = cuda_array(A, (1, 4096), (-1, 1), bits=8, code=UINT)  # a dim of one element steps nowhere
+    assert _packing.resolve_workspace(size_one, 4096)[:2] == (A, 4096)
+
+
+def _cai(readonly=False, **members):
+    return type("Cai", (), {"__cuda_array_interface__": {"shape": (4096,), "typestr": "|u1", "data": (A, readonly),
+                                                         "version": 3, **members}})()
+
+
+@pytest.mark.parametrize("workspace,holds", [
+    (cuda_array(A, (4096,), bits=8, code=UINT, versioned=True, readonly=True), "FakeDLPack uint8"),
+    (producers.JaxArray(A, (4096,), np.uint8, code=UINT, bits=8), "JAX uint8"),
+    (_cai(readonly=True), "Cai uint8"),
+])
+def test_a_read_only_array_is_no_workspace(monkeypatch, conv, workspace, holds):
+    cai = hasattr(workspace, "__cuda_array_interface__")
+    monkeypatch.setattr(arrays, "_strided_memory_view", lambda: _CaiView if cai else _real_strided_memory_view())
+    og, x, w, y = conv
+    refusal = (rf"^workspace: the array \({holds} \[4096\] strides \[1\] on cuda:0\) is read-only, but the plan uses "
+               r"it as its workspace: cuDNN would write memory its owner declared immutable; bind a writable array$")
+    buffers = {x: A, w: 2 * A, y: 3 * A}
+    with pytest.raises(ValueError, match=refusal):
+        VariantPack(None, buffers, workspace, operation_graph=og)
+    pack = VariantPack(None, buffers, operation_graph=og)
+    with pytest.raises(ValueError, match=refusal):
+        pack.rebind(workspace=workspace)
+    assert pack.workspace == 0  # unchanged
+    with pytest.raises(ValueError, match=refusal):
+        execute(None, None, buffers, workspace)  # (refused as it is packed, before any handle is asked for)
+    monkeypatch.undo()
+    writable = cuda_array(A, (4096,), bits=8, code=UINT, versioned=True)
+    assert pack.rebind(workspace=writable).workspace == A
+
+
+def test_arrays_and_tensors_of_more_bytes_than_int64_holds_are_refused_naming_them():
+    g = Graph("huge")
+    x = g.tensor([1, 2 ** 31, 2 ** 31], name="x")  # 2**62 fp16 elements: 2**63 bytes
+    y = g.pointwise("CUDNN_POINTWISE_RELU_FWD", x, output=True, name="y")
+    with pytest.raises(ValueError, match=r"^UID 1 \(x\): the tensor x \(uid 1\) \[1, 2147483648, 2147483648\] .* spans "
+                                         r"9223372036854775808 bytes, more than any memory holds "
+                                         r"\(9223372036854775807\)$"):
+        VariantPack(None, {x: A, y: 2 * A}, operation_graph=g.build())
+    huge = cuda_array(A, (2 ** 62,), bits=32)  # 2**64 bytes
+    spec = _packing.TensorSpec(7, "t", (4,), (1,), D.CUDNN_DATA_FLOAT)
+    for refused in (lambda: _packing.resolve_workspace(huge, 0), lambda: _packing.resolve_slot(7, spec, huge)):
+        with pytest.raises(ValueError, match=r"^(workspace|UID 7 \(t\)): the array \(FakeDLPack float32 "
+                                             r"\[4611686018427387904\] .*\) spans 18446744073709551616 bytes, more "
+                                             r"than any memory holds"):
+            refused()
+
+
+def test_a_jax_array_on_device_zero_is_on_device_zero():
+    first = producers.JaxDevice("gpu", 0)
+    first.id = 8  # JAX's own id; the CUDA ordinal is local_hardware_id
+    assert arrays.describe(producers.JaxArray(A, (4,), np.float16, devices=[first])).device_id == 0
+    no_hardware_id = producers.JaxDevice("gpu", None)
+    no_hardware_id.id = 3
+    assert arrays.describe(producers.JaxArray(A, (4,), np.float16, devices=[no_hardware_id])).device_id == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# arrays described as tensors, element for element
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("make", [cb.typed.Tensor.from_array, lambda a, **kw: Graph().from_array(a, **kw)])
+def test_another_data_type_is_taken_only_of_the_arrays_element_size(make):
+    with pytest.raises(TypeError, match=r"^array: the array holds numpy float32, 4-byte elements, but CUDNN_DATA_HALF "
+                                        r"has 2-byte elements: the array's shape \[4, 6\] and strides \[6, 1\], "
+                                        r"counted in its own elements, would describe other memory; view the array as "
+                                        r"2-byte elements first \(a.view\(numpy.uint16\)\)$"):
+        make(np.zeros((4, 6), np.float32), data_type=D.CUDNN_DATA_HALF)
+    with pytest.raises(TypeError, match=r"^array: the array holds numpy uint8, 1-byte elements, but CUDNN_DATA_INT4 "
+                                        r"has 4-bit elements: .*; give the tensor its own dims and strides"):
+        make(np.zeros(8, np.uint8), data_type="CUDNN_DATA_INT4")
+    reinterpreted = make(np.zeros((4, 6), np.float32).view(np.uint16), data_type="half")  # all 96 bytes
+    assert list(reinterpreted.signature().dims) == [4, 12]
+    assert make(np.zeros(8, np.int8), data_type=D.CUDNN_DATA_FP8_E4M3).signature().data_type == \
+        D.CUDNN_DATA_FP8_E4M3
+
+
+def test_a_misaligned_array_is_refused_naming_the_alignment():
+    base = np.zeros(32, np.uint8)
+    start = (-base.ctypes.data) % 16 + 1  # one byte past a 16-byte boundary
+    misaligned = base[start:start + 16].view(np.float32)
+    with pytest.raises(ValueError, match=r"^array: its data pointer 0x[0-9a-f]+ is 1-byte aligned, not a multiple of "
+                                         r"its 4-byte CUDNN_DATA_FLOAT elements, as cuDNN needs: describe an aligned "
+                                         r"copy \(a.copy\(\)\), or pass alignment= \(a multiple of 4\)"):
+        cb.typed.Tensor.from_array(misaligned)
+    assert cb.typed.Tensor.from_array(misaligned, alignment=16).byte_alignment == 16  # for memory bound later
+    assert cb.typed.Tensor.from_array(misaligned.view(np.uint8)).byte_alignment == 1  # 1-byte elements
+
+
+# ---------------------------------------------------------------------------------------------
+# 4-bit dtypes: one element a byte in every library, two a byte in cuDNN
+# ---------------------------------------------------------------------------------------------
+def _four_bit_arrays():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    for dtype in (ml_dtypes.int4, ml_dtypes.uint4):
+        yield np.zeros(8, dtype), "numpy", -1  # numpy's reader
+        yield producers.JaxArray(A, (8,), dtype, code=INT, bits=4), "JAX", -1  # JAX's attributes
+        yield producers.JaxArray(A, (8,), dtype, code=INT, bits=4), "JAX", 0x7000  # DLPack refuses 4 bits: JAX's
+
+
+def test_four_bit_arrays_have_no_cudnn_data_type_in_any_reader():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    for array, library, stream in _four_bit_arrays():
+        info = arrays.view(array, stream=stream)
+        assert (info.library, info.data_type, info.itemsize) == (library, None, 1)
+        packed = "INT4" if info.dtype_name == "int4" else "UINT4"
+        assert arrays.no_data_type_reason(info.dtype_name) == (
+            f"one element a byte, while cuDNN's {packed} packs two elements a byte: bind the packed bytes as a flat "
+            "uint8 array")
+    for dtype in (ml_dtypes.int4, np.dtype(ml_dtypes.uint4), "int4", ml_dtypes.float4_e2m1fn):
+        with pytest.raises(TypeError, match=r"no cuDNN data type for .* \(one element a byte, while cuDNN's"):
+            arrays.data_type_of(dtype)
+    assert arrays.data_type_of("CUDNN_DATA_INT4") is D.CUDNN_DATA_INT4  # cuDNN's own name: its packed type
+
+
+def test_four_bit_arrays_describe_no_tensor_and_bind_to_none(conv):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    with pytest.raises(TypeError, match=r"^array: the numpy int4 array has no cuDNN data type \(one element a byte, "
+                                        r"while cuDNN's INT4 packs two elements a byte: bind the packed bytes as a "
+                                        r"flat uint8 array\); pass data_type="):
+        cb.typed.Tensor.from_array(np.zeros((2, 4), ml_dtypes.int4))
+    g = Graph("int4")
+    x = g.tensor([1, 8], data_type="CUDNN_DATA_INT4", name="x")
+    y = g.tensor([1, 8], data_type="CUDNN_DATA_INT4", name="y")
+    g.add(cb.typed.OperationPointwise(pw_descriptor=cb.typed.Pointwise(mode="CUDNN_POINTWISE_IDENTITY",
+                                                                       math_prec="CUDNN_DATA_FLOAT").finalize(),
+                                      xdesc=x, ydesc=y))
+    with pytest.raises(ValueError, match=r"^UID 1 \(x\): the array holds JAX int4, which has no cuDNN data type \(one "
+                                         r"element a byte, while cuDNN's INT4 packs two"):
+        VariantPack(None, {x: producers.JaxArray(A, (1, 8), ml_dtypes.int4, code=INT, bits=4), y: 2 * A},
+                    operation_graph=g.build())
+
+
+# ---------------------------------------------------------------------------------------------
+# what cuda.core would take on trust or fail on with a bare assert
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("members,match", [
+    ({"shape": (2.9, 3)}, r"its __cuda_array_interface__ shape \(2.9, 3\) is not a sequence of integers$"),
+    ({"shape": (True, 3)}, r"its __cuda_array_interface__ shape \(True, 3\) is not a sequence of integers$"),
+    ({"shape": (2, 3), "strides": (6.5, 2)}, r"its __cuda_array_interface__ strides \(6.5, 2\) is not a sequence"),
+    ({"stream": 0}, r"its __cuda_array_interface__ stream is 0, which the interface forbids \(ambiguous: 1 is the "
+                    r"legacy default stream, 2 the per-thread one\)$"),
+    ({"stream": -1}, r"its __cuda_array_interface__ stream is -1, no stream handle$"),
+    ({"stream": 2.0}, r"its __cuda_array_interface__ stream 2.0 is no integer \(a stream handle, or None\)$"),
+])
+def test_interface_members_cuda_core_misreads_are_refused_naming_them(monkeypatch, members, match):
+    monkeypatch.setattr(arrays, "_strided_memory_view", lambda: _CaiView)
+    with pytest.raises(TypeError, match=r"^x: Cai: " + match):
+        arrays.view(_cai(**members), what="x")
+    assert arrays.view(_cai(stream=1), stream=0x7000).shape == (4096,)  # a well-formed dict reaches cuda.core
+
+
+def test_a_dlpack_export_naming_no_device_ordinal_is_refused_naming_it():
+    with pytest.raises(TypeError, match=r"^x: FakeDLPack: its __dlpack_device__\(\) names CUDA device -1, no device "
+                                        r"ordinal$"):
+        arrays.view(cuda_array(A, (4,), device_id=-1), what="x")
+
+
+def test_a_timedelta_is_no_scalar():
+    for value in (np.timedelta64(1, "s"), np.timedelta64(1)):  # (numpy registers timedelta64 as an integer)
+        with pytest.raises(TypeError, match=r"^UID 3 \(s\): a by-value tensor takes a real number \(int, float, "
+                                            r"bool\), a 1-element array or raw bytes, not timedelta64$"):
+            _packing.scalar_bytes(value, D.CUDNN_DATA_FLOAT, "UID 3 (s)")
+        with pytest.raises(TypeError, match=r"^s: a CUDNN_DATA_FLOAT scalar takes a real number, not timedelta64$"):
+            Graph().scalar(value, name="s")

@@ -151,7 +151,7 @@ def test_heuristics_listing_marks_denied_configs_and_drops_none():
     assert [c.key for c in marked] == [c.key for c in plain]  # none dropped
     denied = [c for c in marked if c.denied_by is not None]
     assert [c.key for c in denied] == [plain[0].key] and denied[0].denied_by.name == "planted"
-    assert "denied (rule planted)" in repr(denied[0]) and denied[0].summary()["denied_by"] == "planted"
+    assert "denied (rule planted)" in repr(denied[0]) and denied[0].to_dict()["denied_by"] == "planted"
 
 
 def test_build_first_plan_skips_a_denied_config_and_reports_it():

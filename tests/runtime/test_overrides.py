@@ -153,6 +153,23 @@ def test_strides_default_to_the_tensors_own_axis_order(setup):
 
 
 @needs_overrides
+def test_overridden_shapes_of_more_bytes_than_int64_holds_are_refused_naming_the_uid():
+    gt = Graph("relu", io_data_type="half")
+    x = gt.tensor([1, 4, 4], name="x")
+    y = gt.relu(x, output=True, name="y")
+    og = gt.build(override_shapes=True)
+    huge = [1, 2 ** 31, 2 ** 31]  # 2**62 fp16 elements: 2**63 bytes, one past int64
+    refusal = (r"^UID 1 \(x\): the tensor x \(uid 1\) \[1, 2147483648, 2147483648\] .* spans 9223372036854775808 "
+               r"bytes, more than any memory holds \(9223372036854775807\)$")
+    with pytest.raises(ValueError, match=refusal):
+        VariantPack(None, {x: 0x1000, y: 0x2000}, operation_graph=og, overrides={x: huge, y: huge})
+    pack = VariantPack(None, {x: 0x1000, y: 0x2000}, operation_graph=og)
+    with pytest.raises(ValueError, match=refusal):
+        pack.rebind(overrides={x: huge, y: huge})
+    assert pack.overrides == {}  # unchanged
+
+
+@needs_overrides
 @pytest.mark.parametrize("overrides, error, message", [
     (lambda t: {t["a"]: [M, K]}, ValueError, r"overrides\[1\] dims: 2 entries for a \(uid 1\) .* of rank 3"),
     (lambda t: {t["a"]: ([2, M, K], [K, 1])}, ValueError, r"overrides\[1\] strides: 2 entries .* rank 3"),

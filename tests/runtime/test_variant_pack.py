@@ -22,13 +22,14 @@ import pytest
 import cudnn_backend as cb
 from cudnn_backend import *  # noqa: F403 - the C names
 from cudnn_backend._bindings import _loader
+from cudnn_backend.core._status import is_available
 from cudnn_backend.graph import Graph
 from cudnn_backend.runtime import _packing
 from cudnn_backend.runtime import execution as ex
 from cudnn_backend.runtime import memory
 from cudnn_backend.runtime._execute import rebuild_strategy
 from cudnn_backend.runtime.execution import TensorSpec, VariantPack, execute
-from cudnn_backend.typed import DeviceProp, EngineHeuristics, ExecutionPlan
+from cudnn_backend.typed import DeviceProp, EngineHeuristics, ExecutionPlan, arrays
 
 from tests.helpers import dlpack, producers
 from tests.helpers import generic_graphs as gg
@@ -444,11 +445,19 @@ def test_by_value_scalar_accepts_arrays_of_one_and_raw_bytes(scaled):
     (CUDNN_DATA_INT64, -3, struct.pack("<q", -3)),
     (CUDNN_DATA_INT8, -3, struct.pack("<b", -3)),
     (CUDNN_DATA_BOOLEAN, True, b"\x01"),
+    # fp8 codes, worked out by hand: E4M3 is s.eeee.mmm (bias 7), E5M2 s.eeeee.mm (bias 15)
+    (CUDNN_DATA_FP8_E4M3, 1.0, b"\x38"),
+    (CUDNN_DATA_FP8_E4M3, -448.0, b"\xfe"),  # its largest finite value (S.1111.110)
+    (CUDNN_DATA_FP8_E4M3, 1.0625, b"\x38"),  # halfway between 1 and 1.125: rounds to the even code
+    (CUDNN_DATA_FP8_E4M3, 2.0 ** -9, b"\x01"),  # its smallest subnormal
+    (CUDNN_DATA_FP8_E5M2, 1.0, b"\x3c"),
+    (CUDNN_DATA_FP8_E5M2, 3.0, b"\x42"),
+    (CUDNN_DATA_FP8_E5M2, float("-inf"), b"\xfc"),  # E5M2 has infinities
 ])
 def test_scalar_bytes_per_data_type(dtype, value, raw):
     assert _packing.scalar_bytes(value, dtype) == raw
     back = _packing.scalar_value(raw, dtype)
-    assert back == pytest.approx(float(value), rel=1e-2)
+    assert back == pytest.approx(float(value), rel=2 ** -4)  # (within half a step of E4M3, the coarsest here)
 
 
 def test_scalar_bytes_refuses_non_integers_and_unknown_types():
@@ -456,9 +465,53 @@ def test_scalar_bytes_refuses_non_integers_and_unknown_types():
         _packing.scalar_bytes(2.5, CUDNN_DATA_INT32)
     with pytest.raises(ValueError, match="does not fit"):
         _packing.scalar_bytes(300, CUDNN_DATA_INT8)
-    with pytest.raises(TypeError, match="pass the raw bytes"):
-        _packing.scalar_bytes(1.0, CUDNN_DATA_FP8_E4M3)
+    with pytest.raises(TypeError, match="^x: by-value scalars of CUDNN_DATA_INT8x4 are not supported; pass the raw "
+                                        "bytes$"):
+        _packing.scalar_bytes(1.0, CUDNN_DATA_INT8x4, "x")
     assert _packing.scalar_bytes(b"\x38", CUDNN_DATA_FP8_E4M3) == b"\x38"
+
+
+@pytest.mark.parametrize("dtype,value,match", [
+    (CUDNN_DATA_FP8_E4M3, 500.0, r"^x: 500.0 does not fit in CUDNN_DATA_FP8_E4M3 \(its finite values are -448 to "
+                                 r"448\)$"),
+    (CUDNN_DATA_FP8_E5M2, -6e4, r"^x: -60000.0 does not fit in CUDNN_DATA_FP8_E5M2 \(its finite values are -57344 to "),
+    (CUDNN_DATA_FP8_E4M3, float("inf"), r"^x: inf does not fit in CUDNN_DATA_FP8_E4M3: it has no infinity$"),
+])
+def test_fp8_scalars_beyond_their_type_are_refused_not_saturated(dtype, value, match):
+    """arrays.encode saturates as the GPU converts arrays; a scalar given out of range is the caller's mistake."""
+    with pytest.raises(ValueError, match=match):
+        _packing.scalar_bytes(value, dtype, "x")
+
+
+def test_every_type_with_a_host_encoding_takes_a_number_and_graph_scalar_no_other():
+    """The types a by-value scalar is encoded in (variant packs) and those Graph.scalar takes a value for are one set:
+    arrays.storage_dtype's."""
+    for member in cb.DataType:
+        try:
+            arrays.storage_dtype(member)
+        except TypeError:
+            with pytest.raises(TypeError, match="pass the raw bytes"):
+                _packing.scalar_bytes(1, member, "x")
+            with pytest.raises(TypeError, match=rf"^one: a by-value {member.name} scalar has no encoding for a value: "
+                                                r"make it without one \(value=None\)"):
+                Graph().scalar(1.0, member, name="one")
+            continue
+        value = True if member in arrays.BOOLEAN_TYPES else 1
+        assert _packing.scalar_value(_packing.scalar_bytes(value, member, "x"), member) == value
+        if is_available(member.name):
+            Graph().scalar(value, member)
+
+
+@pytest.mark.parametrize("dtype,value,raw", [(CUDNN_DATA_FP8_E4M3, 0.5, b"\x30"), (CUDNN_DATA_FP8_E5M2, 0.5, b"\x38")])
+def test_a_graph_fp8_scalar_is_bound_by_every_pack(dtype, value, raw):
+    g = Graph("fp8 scalar")
+    x = g.tensor([1, 1, 4, 4], name="x")
+    s = g.scalar(value, dtype, name="s")
+    y = g.pointwise("CUDNN_POINTWISE_MUL", x, s, output=True, name="y")
+    pack = VariantPack(None, {x: ADDR[0], y: ADDR[1]}, operation_graph=g.build())
+    assert ctypes.string_at(pack.pointers[s.uid], 1) == raw and pack.scalars[s.uid] == value
+    pack.set_scalar(s, -2.0)
+    assert pack.scalars[s.uid] == -2.0
 
 
 def test_half_scalar_in_a_pack():

@@ -73,11 +73,11 @@ def test_status_and_verdict_of_every_kind_of_result():
     caveated = SupportResult("g", supported=True, verified="plan", offline_gaps=["cluster_layout"])
     assert not caveated.unknown and caveated.status == "yes" and caveated.verdict == "yes"
     assert SupportResult("g", supported=True, verified="config").status == "yes*"
-    back = SupportResult.from_dict(unknown.as_dict())
+    back = SupportResult.from_dict(unknown.to_dict())
     assert back.status == "unknown offline" and back.offline_gaps == ["cluster_layout"]
-    assert unknown.as_dict()["status"] == "unknown offline" and unknown.row()["caveat"] == "the GPU may run it"
+    assert unknown.to_dict()["status"] == "unknown offline" and unknown.row()["caveat"] == "the GPU may run it"
     # a result written before the verdict existed reads as it was written
-    old = {k: v for k, v in refused.as_dict().items() if k not in ("offline_gaps", "caveat", "engines_finalized",
+    old = {k: v for k, v in refused.to_dict().items() if k not in ("offline_gaps", "caveat", "engines_finalized",
                                                                  "first_configs")}
     assert SupportResult.from_dict(old).status == "no: heuristics"
     assert set(support.VERDICTS) == {"yes", "no", "unknown offline"}
@@ -175,12 +175,12 @@ def test_why_proposes_no_change_for_a_graph_offline_cannot_decide():
     if ex.result.unknown:
         assert ex.minimization is None and ex.tried == 0 and ex.alternatives == []
         assert any(n.startswith("no minimization: offline cannot decide") for n in ex.notes)
-        assert ex.as_dict()["verdict"] == "unknown offline"
+        assert ex.to_dict()["verdict"] == "unknown offline"
         assert ex.text().splitlines()[0].endswith("UNKNOWN OFFLINE (refused at heuristics for a fact only the GPU "
                                                   "gives)")
         assert ("heuristics", "UNKNOWN") in [(s, v) for s, v, _ in ex.stages()]
     elif ex.supported:
-        assert ex.as_dict()["verdict"] == "yes"
+        assert ex.to_dict()["verdict"] == "yes"
     else:  # offline decides: its one engine is a known erratum (from 9.19), and the fix is to split the graph
         assert "denied (rule conv_wgrad_pointwise_eng4)" in ex.text() and ex.minimization is not None
 

@@ -271,6 +271,23 @@ def test_uids_unique_within_a_graph_and_user_uids_respected():
     assert other.tensor([1]).uid == 1  # numbering is per graph
 
 
+@pytest.mark.parametrize("refused", [
+    lambda g, uid: g.from_array(np.zeros((2, 3), np.complex64), uid=uid),  # no cuDNN data type
+    lambda g, uid: g.tensor([2, 3], uid=uid, name=5),  # a name that is no str
+    lambda g, uid: g.tensor([2, 3], uid=uid, reordering_mode="no such mode"),  # a Tensor keyword refused
+    lambda g, uid: g.tensor([2, 3], uid=uid, alignment=3),  # refused by cuDNN as the tensor is finalized
+])
+def test_a_tensor_refused_takes_no_uid(refused):
+    g = Graph()
+    with pytest.raises((TypeError, ValueError, cb.CudnnError)):
+        refused(g, 5)
+    assert g.from_array(np.zeros((2, 3), np.float32), uid=5).uid == 5  # the UID given is still free
+    with pytest.raises((TypeError, ValueError, cb.CudnnError)):
+        refused(g, None)
+    assert g.tensor([2, 3]).uid == 1 and g.tensor([2, 3]).uid == 2  # nor is one skipped by the automatic numbering
+    assert g.uids_used == {1, 2, 5} and sorted(g.tensors) == [1, 2, 5]
+
+
 def test_virtual_by_value_vectorized_ragged_reordering_tensors():
     g = Graph()
     v = g.tensor([1, 4], virtual=True)

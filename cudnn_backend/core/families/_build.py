@@ -20,7 +20,7 @@ from cudnn_backend.core._status import check_available
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, DATA_TYPE_PREFIX
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 
-__all__ = ["as_int", "as_bool", "int_range", "as_data_type", "as_choice", "require", "scalar_value",
+__all__ = ["as_int", "as_bool", "int_range", "as_data_type", "as_choice", "require", "real_number", "scalar_value",
            "OVERRIDE_SHAPES_NEEDS", "as_list", "as_sizes", "as_dims", "as_strides", "pair", "packed_strides",
            "stride_order", "strides_like", "nhwc_strides", "bshd_strides", "elements_alias", "layout_strides",
            "channels_last", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS", "BOOLEAN_TYPES"]
@@ -105,6 +105,12 @@ BOOLEAN_TYPES = frozenset(DataType[n] for n in ("CUDNN_DATA_BOOLEAN", "CUDNN_DAT
                           if n in DataType.__members__)
 
 
+def real_number(value) -> bool:
+    """Whether ``value`` is a real number (``numbers.Real``) a scalar takes: not numpy's timedelta64, a duration that
+    numpy registers as an integer."""
+    return isinstance(value, numbers.Real) and not isinstance(value, np.timedelta64)
+
+
 def scalar_value(value, data_type, what="value"):
     """A by-value scalar's value checked against its data type when the graph is built, not when a variant pack
     binds it: an int in range for integer types, a bool for BOOLEAN and BYTE_BOOLEAN, a real number otherwise (None:
@@ -123,7 +129,7 @@ def scalar_value(value, data_type, what="value"):
         if not lo <= v <= hi:
             raise ValueError(f"{what}: {v} does not fit in {dt.name}")
         return v
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if isinstance(value, bool) or not real_number(value):
         raise TypeError(f"{what}: a {dt.name} scalar takes a real number, not {type(value).__name__}")
     largest = _FLOAT_MAX.get(dt)
     if largest is not None:
