@@ -538,9 +538,11 @@ def scalar_bytes(value, data_type, what="scalar") -> bytes:
         raise ValueError(f"{what}: {value!r} does not fit in {data_type.name}") from None
     if data_type == D.CUDNN_DATA_BFLOAT16:
         value = as_float
-        if abs(value) > _FLOAT32_MAX and abs(value) != float("inf"):
-            raise ValueError(f"{what}: {value!r} does not fit in {data_type.name} (beyond float32's range)")
-        return arrays.encode(np.float32(value), data_type).tobytes()
+        code = None if math.isfinite(value) and abs(value) > _FLOAT32_MAX else arrays.encode(np.float32(value),
+                                                                                            data_type)
+        if code is None or (math.isfinite(value) and math.isinf(arrays.decode(code, data_type)[()])):
+            raise ValueError(f"{what}: {value!r} does not fit in {data_type.name} (it rounds to infinity)")
+        return code.tobytes()
     fmt = _SCALAR_FORMAT.get(data_type)
     if fmt is None:  # (the 8-bit floats: the host holds their codes)
         return _float8_code(as_float, data_type, what)

@@ -476,9 +476,13 @@ def test_scalar_bytes_refuses_non_integers_and_unknown_types():
                                  r"448\)$"),
     (CUDNN_DATA_FP8_E5M2, -6e4, r"^x: -60000.0 does not fit in CUDNN_DATA_FP8_E5M2 \(its finite values are -57344 to "),
     (CUDNN_DATA_FP8_E4M3, float("inf"), r"^x: inf does not fit in CUDNN_DATA_FP8_E4M3: it has no infinity$"),
+    # past bfloat16's largest finite value (3.3895e38), below float32's: it would round to infinity
+    (CUDNN_DATA_BFLOAT16, 3.4e38, r"^x: 3.4e\+38 does not fit in CUDNN_DATA_BFLOAT16 \(it rounds to infinity\)$"),
+    (CUDNN_DATA_BFLOAT16, -1e39, r"^x: -1e\+39 does not fit in CUDNN_DATA_BFLOAT16 \(it rounds to infinity\)$"),
 ])
-def test_fp8_scalars_beyond_their_type_are_refused_not_saturated(dtype, value, match):
-    """arrays.encode saturates as the GPU converts arrays; a scalar given out of range is the caller's mistake."""
+def test_float_scalars_beyond_their_type_are_refused_not_saturated(dtype, value, match):
+    """arrays.encode saturates (fp8) or rounds to infinity (bfloat16) as the GPU converts arrays; a scalar given out
+    of range is the caller's mistake."""
     with pytest.raises(ValueError, match=match):
         _packing.scalar_bytes(value, dtype, "x")
 
