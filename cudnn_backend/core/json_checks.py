@@ -1032,6 +1032,25 @@ def _mode_problem(g):
     return None
 
 
+def _part_mode_then(g):
+    """The rule of a graph a node holds (an SDPA's score-modifier subgraph): ``_mode_problem``, as on the
+    top-level graph (cuDNN 9.28.1 segfaults finalizing a plan whose subgraph says CONV_FORWARD, CONV_BWD_DATA,
+    CONV_BWD_FILTER or NORM_BWD without such a node). Members a lenient table leaves out: nothing to check."""
+    tensors, nodes = g.get("tensors"), g.get("nodes")
+    if type(g.get("finalizeMode")) is not str or type(tensors) is not list or type(nodes) is not list:
+        return None
+    if not all(type(t) is dict and {"name", "dim", "stride"} <= t.keys() for t in tensors):
+        return None
+    return _mode_problem(g)
+
+
+# the object kinds of the graphs nodes hold (an SDPA's subgraph: a finalizeMode, tensors and nodes, each an
+# array of objects) -> the kind of their tensors: checked by the top-level graph's finalizeMode and tensor rules
+GRAPH_PART_TENSORS = {kind: members["tensors"][0][1][1] for kind, members in KINDS.items()
+                      if "finalizeMode" in members and members.get("tensors", ((None,),))[0][0] == "array"
+                      and members["tensors"][0][1][0] == "object"}
+
+
 class _Op:
     """A compiled node table: the members' checks (an Object over the node, tensor members not
     checked there) and the tensor roles. ``roles`` None: an operation unknown to a lenient table."""
@@ -1439,10 +1458,18 @@ class _Tables:
         obj = self.objects.get(kind)
         if obj is None:
             table = KINDS["tensor"] if kind == "ragged tensor" else KINDS[kind]
+            then = self.rules.get(kind)
             if kind == "ragged tensor":  # a ragged tensor's offset tensor: itself not ragged
                 table = {k: v for k, v in table.items() if k != "isRagged"}
+            elif kind in GRAPH_PART_TENSORS:  # a node's graph: the top-level graph's finalizeMode and its rule
+                table = dict(table, finalizeMode=(("finalize_mode",),) + table["finalizeMode"][1:])
+                then = _part_mode_then
+            elif kind in GRAPH_PART_TENSORS.values():  # its tensors (the members it has): the top-level checks
+                top = KINDS["tensor"]
+                table = {k: (top[k][0],) + v[1:] if k in top else v for k, v in table.items()}
+                then = self.rules["tensor"]
             fields, _, required = self.members(table)
-            obj = Object(fields, required, then=self.rules.get(kind), extra=self.lenient,
+            obj = Object(fields, required, then=then, extra=self.lenient,
                          what=_WHAT.get(kind, kind.rsplit(".", 1)[-1] + " object"))
             self.objects[kind] = obj
         return obj

@@ -18,7 +18,7 @@ import textwrap
 
 import pytest
 
-from cudnn_backend import patterns
+from cudnn_backend import is_available, patterns
 from cudnn_backend._bindings.enums import DataType, PointwiseMode
 from cudnn_backend.core import json_checks as J
 from cudnn_backend.graph import Graph
@@ -334,6 +334,154 @@ def test_finalize_modes_that_need_an_operation(real_plans):
     for mode in ("CONV_FORWARD", "CONV_BWD_DATA", "CONV_BWD_FILTER", "NORM_BWD"):
         refused(J.check_plan_json, _mutated(real_plans["matmul_bias_gelu"][0], _set("operationGraph", "finalizeMode", mode)),
                 f"operationGraph.finalizeMode: finalizeMode {mode} needs a")
+
+
+_SDPA_FWD = "CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR"
+_SUB = "operationGraph.nodes[0].subgraph"
+
+
+def _sub_tensor(name, dims, virtual):
+    return {"name": name, "dataType": "CUDNN_DATA_FLOAT", "dim": dims, "stride": [65536, 16384, 128, 1][-len(dims):]
+            if len(dims) == 4 and dims[-1] == 128 else [1] * len(dims), "isVirtual": virtual, "isByValue": False,
+            "vectCount": 1, "vectDim": -1, "ptrAlignment": 16, "reordering": "CUDNN_TENSOR_REORDERING_NONE"}
+
+
+@pytest.fixture(scope="module")
+def sdpa_subgraph_plan(h200):
+    """A plan of one SDPA_FWD node (built by the loaded release) given a score-modifier subgraph (S + B, written as
+    cuDNN 9.22+ writes one) in mode GENERIC_POINTWISE_FUSION: a dict, to mutate."""
+    if not is_available("CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR"):
+        pytest.skip("the unified SDPA forward came with cuDNN 9.13")
+    g = Graph("sdpa")
+    q, k, v = (g.tensor([2, 4, 128, 64]) for _ in range(3))
+    g.sdpa_fwd(q, k, v)
+    doc = json.loads(build_plan(get_configs(g.build(), "A", h200)[0], device_profile=h200).to_json())
+    node = doc["operationGraph"]["nodes"][0]
+    assert node["operation"] == _SDPA_FWD
+    node.update(subgraphInputUid=100, subgraphOutputUid=101, subgraph={
+        "finalizeMode": "GENERIC_POINTWISE_FUSION",
+        "tensors": [_sub_tensor("100", [2, 4, 128, 128], True), _sub_tensor("101", [2, 4, 128, 128], True),
+                    _sub_tensor("102", [1, 1, 1, 1], False)],
+        "nodes": [{"operation": "CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR", "pointwiseMode": "CUDNN_POINTWISE_ADD",
+                   "mathPrec": "CUDNN_DATA_FLOAT", "alpha1": 1.0, "alpha2": 1.0, "X": "100", "Y": "101", "B": "102"}]})
+    return doc
+
+
+def _as_9281(doc, change=None):
+    """The plan, its graph as a kernel cache's and as a cache key's, all said written by cuDNN 9.28.1 (whose table
+    has the SDPA subgraph, whichever release is loaded), after ``change`` (on the subgraph): {kind: text}."""
+    doc = copy.deepcopy(doc)
+    doc["cudnnVersion"] = 92801
+    clean = copy.deepcopy(doc["operationGraph"])
+    if change is not None:
+        change(doc["operationGraph"]["nodes"][0]["subgraph"])
+    og = doc["operationGraph"]
+    key = {"type": 0, "engineId": 0, "knobChoices": {}, "operationGraph": og}
+    return {"plan": json.dumps(doc), "cache": json.dumps({"cudnnVersion": 92801, "schemaVersion": 4,
+                                                          "operationGraph": og, "kernel_cache": []}),
+            "cache key": json.dumps({"cudnnVersion": 92801, "schemaVersion": 4, "operationGraph": clean,
+                                     "kernel_cache": [{"key": key, "value": []}]})}
+
+
+def _loaded_has_subgraphs():
+    return J._in(J.table_release(), J.NODE_TABLES[_SDPA_FWD]["subgraph"][1])
+
+
+def _refused_9281(texts, field):
+    refused(lambda t: J.check_plan_json(t, release=92801), texts["plan"], "plan JSON: operationGraph." + field)
+    refused(lambda t: J.check_kernel_cache_json(t, release=92801), texts["cache"],
+            "kernel cache JSON: operationGraph." + field)
+    refused(lambda t: J.check_kernel_cache_json(t, release=92801), texts["cache key"],
+            "kernel cache JSON: kernel_cache[0].key.operationGraph." + field)
+
+
+def test_subgraph_finalize_modes_that_need_an_operation(sdpa_subgraph_plan):
+    """An SDPA subgraph's finalizeMode takes the top-level graph's rules: CONV_FORWARD, CONV_BWD_DATA, CONV_BWD_FILTER
+    and NORM_BWD without such a node segfault cuDNN 9.28.1 in plan finalize (9.19 refuses the subgraph member)."""
+    texts = _as_9281(sdpa_subgraph_plan)  # the subgraph as cuDNN writes it passes (a plan: of the loaded release)
+    for kind in ("cache", "cache key"):
+        J.check_kernel_cache_json(texts[kind], release=92801)
+    if _loaded_has_subgraphs():
+        plan_text = json.dumps(sdpa_subgraph_plan)
+        assert J.check_plan_json(plan_text) == plan_text
+    assert set(J.FINALIZE_MODE_NEEDS) == {"CONV_FORWARD", "CONV_BWD_DATA", "CONV_BWD_FILTER", "NORM_BWD"}
+    for mode in J.FINALIZE_MODE_NEEDS:
+        _refused_9281(_as_9281(sdpa_subgraph_plan, lambda sub: sub.update(finalizeMode=mode)),
+                      f"nodes[0].subgraph.finalizeMode: finalizeMode {mode} needs a")
+    for mode in ("BOGUS", "generic_pointwise_fusion", "", 1):
+        _refused_9281(_as_9281(sdpa_subgraph_plan, lambda sub: sub.update(finalizeMode=mode)),
+                      "nodes[0].subgraph.finalizeMode: expected one of")
+
+
+@pytest.mark.parametrize("member, value, problem", [
+    ("dim", [2, 4, 0, 128], "dim[2]: expected an integer in [1, 9223372036854775807], got 0"),
+    ("dim", [], "dim: expected an array of 1 to 8"),
+    ("dim", [1] * 9, "dim: expected an array of 1 to 8"),
+    ("stride", [65536, 16384, 0, 1], "stride[2]: expected an integer in [1, 9223372036854775807], got 0"),
+    ("stride", [1, 1, 1], "stride: expected 4 strides (one per dimension), got 3"),
+    ("stride", [2 ** 62, 1, 1, 1], "dim: the tensor spans more than 2**56 elements"),
+    ("vectCount", 0, "vectCount: expected an integer in [1, 64], got 0"),
+    ("vectDim", 4, "vectDim: expected -1 or a dimension index below 4, got 4"),
+    ("vectDim", -2, "vectDim: expected an integer in [-1, 7], got -2"),
+    ("ptrAlignment", 0, "ptrAlignment: expected a power of two"),
+])
+def test_subgraph_tensors_take_the_top_level_tensor_rules(sdpa_subgraph_plan, member, value, problem):
+    """One rule for a graph's tensors, at the top and in an SDPA subgraph (whose table alone let 0 dims, strides,
+    vectCount and ptrAlignment through, any vectDim, and no dims/strides agreement or extent check)."""
+    _refused_9281(_as_9281(sdpa_subgraph_plan, lambda sub: sub["tensors"][0].update({member: value})),
+                  "nodes[0].subgraph.tensors[0]." + problem)
+    refused(lambda t: J.check_plan_json(t, release=92801),
+            _mutated(_as_9281(sdpa_subgraph_plan)["plan"], _set("operationGraph", "tensors", 0, member, value)),
+            "plan JSON: operationGraph.tensors[0]." + problem)
+
+
+def test_subgraph_finalize_mode_crash_is_refused_on_every_route(sdpa_subgraph_plan):
+    """The plan of cuDNN 9.28.1's SIGSEGV, through each way JSON reaches cuDNN (in a child: a regression crashes):
+    a JsonCheckError naming the subgraph (its finalizeMode where the loaded release's table has subgraphs)."""
+    doc = copy.deepcopy(sdpa_subgraph_plan)
+    doc["operationGraph"]["nodes"][0]["subgraph"]["finalizeMode"] = "CONV_FORWARD"
+    result = run_python("""
+        import json, sys, tempfile
+        import cudnn_backend as cb
+        from cudnn_backend.errors import JsonCheckError
+        from cudnn_backend.runtime.plans import make_kernel_cache
+        text = sys.stdin.read()
+        d = json.loads(text)
+        og = cb.Graph("c"); x = og.tensor([2, 8, 8, 8]); w = og.tensor([8, 8, 3, 3]); og.conv_fwd(x, w, padding=1, output=True)
+        og = og.build()
+        key = {"type": 0, "engineId": 0, "knobChoices": {}, "operationGraph": d["operationGraph"]}
+        cache = {"cudnnVersion": d["cudnnVersion"], "schemaVersion": 4}
+        def generic():
+            p = cb.Descriptor("CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR")
+            p.set("CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION", "CUDNN_TYPE_CHAR", text)
+            p.set("CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP", "CUDNN_TYPE_BACKEND_DESCRIPTOR",
+                  cb.DeviceProfile.bundled("h200").descriptor())
+            p.finalize()
+        def load():
+            with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+                f.write(text); f.flush()
+                cb.load_plan(f.name, device_profile="h200")
+        routes = {"plan_from_json": lambda: cb.plan_from_json(text, device_profile="h200"), "generic": generic,
+                  "load_plan": load,
+                  "cache": lambda: make_kernel_cache(og, json_text=json.dumps(
+                      dict(cache, operationGraph=d["operationGraph"], kernel_cache=[]))),
+                  "cache key": lambda: make_kernel_cache(og, json_text=json.dumps(
+                      dict(cache, operationGraph=og_json, kernel_cache=[{"key": key, "value": []}])))}
+        og_json = json.loads(cb.runtime.plans.kernel_cache_json(make_kernel_cache(og)))["operationGraph"]
+        for name, route in routes.items():
+            try:
+                route()
+                print(name, "LOADED")
+            except JsonCheckError as e:
+                print(name, "|", e)
+    """, input_text=json.dumps(doc), timeout=240)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 5, result.stdout
+    for line in lines:
+        assert " | " in line and "operationGraph.nodes[0].subgraph" in line, line
+        assert ("subgraph.finalizeMode: finalizeMode CONV_FORWARD needs a convolution_forward node" in line
+                if _loaded_has_subgraphs() else "unknown member" in line), line
 
 
 def test_sdpa_matmul_tensors_packed_along_a_matrix_dimension(real_plans):
