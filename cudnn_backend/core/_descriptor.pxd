@@ -25,6 +25,7 @@ cdef class Descriptor(_Resource):
     cdef list _items(self)
     cdef tuple _get_spec(self, object attribute, object attribute_type)
     cdef int64_t _count(self, int attr, int atype) except -1
+    cdef int _read_back(self) except -1
     cdef object _finalize(self, bint check_required)  # finalize() without the Python call
     cdef int _check_required(self) except -1
 

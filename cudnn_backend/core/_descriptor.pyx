@@ -1036,6 +1036,38 @@ cdef class Descriptor(_Resource):
             raise CudnnUnsafeCallError(f"{_what(self._dtype, attr)}: cuDNN reports {count} elements")
         return count
 
+    cdef int _read_back(self) except -1:
+        """The plain values of a descriptor cuDNN filled in (a get() child), read from cuDNN and kept as set ones are:
+        every check that reads what was set on a tensor or a descriptor (dims against 2**32 tiles, statistics
+        shapes, ...) reads them too, where it would otherwise take them for unknown and check nothing. Child
+        descriptors, handles and host pointers are not read (their own get() reads them); an attribute cuDNN does not
+        give back stays unknown."""
+        cdef int dtype = self._dtype
+        cdef Py_ssize_t slot
+        cdef int attr, kind
+        cdef AttrSpec* spec
+        for slot in range(TABLES.n_attrs[dtype]):
+            attr = TABLES.slot_attr[dtype][slot]
+            spec = &TABLES.attr[attr]
+            kind = TABLES.type_kind[spec.default_type]
+            if (spec.role == ROLE_GET_ONLY or spec.flags & F_GET_UNSUPPORTED or not spec.flags & F_AVAILABLE
+                    or kind == K_DESC or kind == K_HANDLE or kind == K_PTR or kind == K_NONE):
+                continue
+            try:
+                values = self.get(attr, spec.default_type)
+            except (CudnnError, ValueError, TypeError):  # not given back by this descriptor type or release
+                continue
+            if kind == K_CHAR:
+                value = values
+            elif not values:
+                continue
+            else:
+                value = values[0] if spec.count_max == 1 else tuple(values)
+            _store(self._vals, spec.slot, value)
+            if spec.bit >= 0:
+                self._mask |= (<uint64_t>1) << spec.bit
+        return 0
+
     def get(self, attribute, attribute_type, count=None, descriptor_type=None, cls=None):
         """cudnnBackendGetAttribute: a list of values (a str for CUDNN_TYPE_CHAR).
 
@@ -1112,6 +1144,7 @@ cdef class Descriptor(_Resource):
                     child = <Descriptor>children[i]
                     child._finalized = True  # cuDNN filled it in: as finalized as its parent's contents
                     child._read_from = self
+                    child._read_back()
                 for i in range(n, requested):
                     (<Descriptor>children[i]).close()
             return _unpack(kind, data, n, atype, children)
