@@ -1113,6 +1113,10 @@ cdef class Descriptor(_Resource):
             child_type = _child_type(spec, descriptor_type, _what(self._dtype, attr))
             if cls is not None and not (isinstance(cls, type) and issubclass(cls, Descriptor)):
                 raise TypeError("cls: expected a Descriptor subclass")
+            fixed = getattr(cls, "DESCRIPTOR_TYPE", None)  # a class of one descriptor type (the typed classes)
+            if fixed is not None and int(fixed) != child_type:
+                raise TypeError(f"cls: {cls.__name__} wraps {_dtype_name(int(fixed))} descriptors, but "
+                                f"{_what(self._dtype, attr)} gives {_dtype_name(child_type)} ones")
             for i in range(requested):
                 child = (cls or Descriptor).__new__(cls or Descriptor)
                 child._create(child_type)

@@ -55,3 +55,13 @@ def test_a_read_back_tensor_of_2_to_the_32_positions_is_refused_before_cudnn_div
     with pytest.raises(GraphError, match=r"within 1024 of a multiple of 2\^32"):
         ty.OperationConvolutionForward(x=x, w=_tensor(3, [8, 8, 1, 1]), y=y, conv_desc=conv, alpha=1.0,
                                        beta=0.0).finalize()
+
+
+def test_a_typed_class_of_another_descriptor_type_is_refused_as_cls():
+    op = ty.OperationReduction(xdesc=_tensor(1, [2, 3], F), ydesc=_tensor(2, [1, 1], F),
+                               desc=ty.Reduction(operator="CUDNN_REDUCE_TENSOR_ADD", comp_type=F).finalize()).finalize()
+    assert type(op.get("CUDNN_ATTR_OPERATION_REDUCTION_XDESC", "CUDNN_TYPE_BACKEND_DESCRIPTOR", cls=ty.Tensor)[0]) \
+        is ty.Tensor
+    with pytest.raises(TypeError, match=r"^cls: Engine wraps CUDNN_BACKEND_ENGINE_DESCRIPTOR descriptors, but "
+                                        r".*XDESC gives CUDNN_BACKEND_TENSOR_DESCRIPTOR ones$"):
+        op.get("CUDNN_ATTR_OPERATION_REDUCTION_XDESC", "CUDNN_TYPE_BACKEND_DESCRIPTOR", cls=ty.Engine)
