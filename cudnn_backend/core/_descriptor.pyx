@@ -56,7 +56,7 @@ from cudnn_backend.core import graph_limits as _graph_limits
 from cudnn_backend.core.families._build import MAX_ELEMENTS as _MAX_ELEMENTS
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import (CudnnBadParamError, CudnnError, CudnnNotSupportedError,  # noqa: F401 - CudnnError:
-                                  CudnnUnsafeCallError, CudnnVersionError)  # a name this module has always had
+                                  CudnnUnsafeCallError, CudnnVersionError, EngineError)  # a name this module has always had
 
 # Re-exported: what this module defined before core's split (its stub, and downstream code, name them here)
 from cudnn_backend.core._coerce import INT64_MAX, INT64_MIN, user_sequence  # noqa: F401
@@ -550,6 +550,21 @@ def _check_finalize_preconditions(int dtype, dict deps):
                 # cuDNN 9.19 crashes (SIGSEGV) deserializing a plan with neither
                 raise CudnnUnsafeCallError("a plan deserialized from JSON needs CUDNN_ATTR_EXECUTION_PLAN_HANDLE or "
                                            "CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP before finalize")
+
+
+cdef int _check_engine_index(Descriptor engine) except -1:
+    """An engine's global index must name one of its graph's engines: past the count cuDNN refuses it with no reason
+    (NOT_SUPPORTED), which reads like an engine that does not support the graph."""
+    graph = engine._value(CUDNN_ATTR_ENGINE_OPERATION_GRAPH)
+    index = engine._value(CUDNN_ATTR_ENGINE_GLOBAL_INDEX)
+    if index is None or not isinstance(graph, Descriptor) or not (<Descriptor>graph)._finalized:
+        return 0  # (cuDNN names what is missing)
+    count = graph.get(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, CUDNN_TYPE_INT64)[0]
+    if not 0 <= index < count:
+        engines = f"engines 0..{count - 1}" if count > 0 else "no engines"
+        raise EngineError(f"global_index: engine {index} is out of range: this graph has {engines} "
+                          f"(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT = {count})")
+    return 0
 
 
 # The pointwise broadcast check (core.families.pointwise: check_pointwise, by the one rule broadcast_dims) runs on
@@ -1186,6 +1201,8 @@ cdef class Descriptor(_Resource):
                                  "another UID")
         elif dtype == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR or dtype == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
             _check_finalize_preconditions(dtype, {a: v for a, v in self._items()})
+        elif dtype == CUDNN_BACKEND_ENGINE_DESCRIPTOR:
+            _check_engine_index(self)
         elif dtype == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
             _check_graph_finalize_cost(self)
             if self._has(CUDNN_ATTR_OPERATIONGRAPH_MODE):

@@ -368,11 +368,9 @@ def make_engine(operation_graph, global_index, device_profile=None, *, sm_count_
                 allow_version_mismatch=None, finalize=True):
     """``Engine(operation_graph=g, global_index=i, deviceprop=...)``, finalized (CudnnError when unsupported)."""
     check_graph(operation_graph)
-    count = engine_count(operation_graph)
     gi = as_int(global_index, "global_index")
-    if not 0 <= gi < count:
-        raise EngineError(f"global_index: engine {gi} is out of range: this graph has engines 0..{count - 1} "
-                          f"(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT = {count})")
+    if gi < 0:  # (past the graph's count: the engine's finalize says so)
+        raise EngineError(f"global_index: engine {gi} is out of range: engines are numbered from 0")
     engine = target_device(Engine(operation_graph=operation_graph, global_index=gi), device_profile,
                            sm_count_target, allow_version_mismatch)
     if finalize:

@@ -118,6 +118,16 @@ def test_engine_index_out_of_range(conv, h200):
         make_engine(conv, engine_count(conv), h200)
     with pytest.raises(EngineError):
         make_engine(conv, -1, h200)
+    # the generic descriptor, finalized by hand: the same rule (cuDNN itself refuses with no reason)
+    count = engine_count(conv)
+    for index in (count, 2**40):
+        engine = cb.Descriptor("CUDNN_BACKEND_ENGINE_DESCRIPTOR")
+        engine.set("CUDNN_ATTR_ENGINE_OPERATION_GRAPH", "CUDNN_TYPE_BACKEND_DESCRIPTOR", conv)
+        engine.set("CUDNN_ATTR_ENGINE_GLOBAL_INDEX", "CUDNN_TYPE_INT64", index)
+        with pytest.raises(EngineError, match=rf"^global_index: engine {index} is out of range: this graph has "
+                                              rf"engines 0\.\.{count - 1} \(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_"
+                                              rf"COUNT = {count}\)$"):
+            engine.finalize()
 
 
 @pytest.mark.skipif(HAVE_GPU, reason="without a GPU every engine needs a device profile")
