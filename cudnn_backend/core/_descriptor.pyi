@@ -31,6 +31,7 @@ from cudnn_backend.errors import CudnnNotSupportedError as CudnnNotSupportedErro
 from cudnn_backend.errors import CudnnShutdownError as CudnnShutdownError
 from cudnn_backend.errors import CudnnUnsafeCallError as CudnnUnsafeCallError
 from cudnn_backend.errors import CudnnVersionError as CudnnVersionError
+from cudnn_backend.errors import EngineError as EngineError
 from cudnn_backend.errors import NoDeviceError as NoDeviceError
 from cudnn_backend.errors import error_class as error_class
 from cudnn_backend.errors import make_error as make_error

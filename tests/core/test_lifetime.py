@@ -7,6 +7,7 @@ The seam, offline: cuDNN's logging callback runs Python code *inside* a cuDNN ca
 that cuDNN refuses with a warning). What it does there is what another thread could do at that moment. The same
 for execute and the CUDA graph calls, which need a GPU: tests/gpu/runtime/test_lifetime_gpu.py.
 """
+import contextlib
 import gc
 import logging
 import weakref
@@ -72,9 +73,25 @@ def _matmul_graph():
     return og, weakref.ref(op)
 
 
+def _first_engine(og, dp, supported):
+    """The index of the graph's first engine cuDNN finalizes (``supported``) or refuses, else a skip."""
+    count = og.get(cb.CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, cb.CUDNN_TYPE_INT64)[0]
+    for index in range(count):
+        try:
+            Engine(operation_graph=og, global_index=index, deviceprop=dp).finalize()
+        except cb.CudnnNotSupportedError:
+            if not supported:
+                return index
+        else:
+            if supported:
+                return index
+    pytest.skip(f"no engine of the loaded cuDNN {'supports' if supported else 'refuses'} this matmul")
+
+
 def _refused_engine(og, dp):
-    """An engine cuDNN refuses to finalize, with a warning through the callback (no engine 999 for a matmul)."""
-    return Engine(operation_graph=og, global_index=999, deviceprop=dp)
+    """An engine cuDNN refuses to finalize, with a warning through the callback: the graph's first engine that does
+    not support it (an index past the count is refused before cuDNN is called)."""
+    return Engine(operation_graph=og, global_index=_first_engine(og, dp, supported=False), deviceprop=dp)
 
 
 def test_a_finalize_holds_the_descriptor_and_everything_set_on_it(inside_cudnn):
@@ -124,8 +141,11 @@ def test_a_descriptor_in_use_refuses_set_and_finalize(inside_cudnn):
         engine.finalize()
     assert [type(r) for r in inside_cudnn.results] == [cb.CudnnUnsafeCallError] * 2, inside_cudnn.results
     assert "in use by a cuDNN call" in str(inside_cudnn.results[0])
-    engine.set(cb.CUDNN_ATTR_ENGINE_GLOBAL_INDEX, cb.CUDNN_TYPE_INT64, 0)  # free again once the call returned
-    engine.finalize()
+    # free again once the call returned: set is taken, and finalize reaches cuDNN (which may keep an engine it
+    # refused refused: its answer, not the package's "in use")
+    engine.set(cb.CUDNN_ATTR_ENGINE_GLOBAL_INDEX, cb.CUDNN_TYPE_INT64, _first_engine(og, dp, supported=True))
+    with contextlib.suppress(cb.CudnnNotSupportedError):
+        engine.finalize()
 
 
 def test_descriptors_handles_and_packs_share_one_lifetime():
