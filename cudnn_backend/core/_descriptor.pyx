@@ -112,6 +112,7 @@ cdef inline int _ensure_tables() except -1:
 
 cdef extern from "Python.h":
     PyObject* _list_item "PyList_GET_ITEM"(object values, Py_ssize_t i)  # borrowed
+    PyObject* _tuple_item "PyTuple_GET_ITEM"(object values, Py_ssize_t i)  # borrowed
 
 
 cdef inline void _store(list vals, Py_ssize_t slot, object value) noexcept:
@@ -137,41 +138,51 @@ cdef object _DESCRIPTOR_TYPE = DescriptorType
 # ------------------------------------------------------------------------------------------------
 cdef list _hold_tree(Descriptor root):
     """For a call that reads a descriptor and everything set on it, transitively (a plan's engine config, its
-    graph, the graph's handle): count it in flight on all of them; returns them for ``_release_tree``. Only
-    for calls that take long (finalizing graphs, heuristics, plans), where a list per call does not matter."""
+    graph, the graph's handle): count it in flight on all of them; returns them for ``_release_tree``. Walked with
+    borrowed references (one list, nothing else made): a graph's finalize holds a dozen descriptors."""
     cdef list held = [root]
-    cdef Py_ssize_t i = 0
+    cdef Py_ssize_t i = 0, k
     cdef int j, dtype
-    cdef object r, v, x
-    cdef list vals
-    while i < len(held):
-        r = held[i]
-        i += 1
-        if not isinstance(r, Descriptor):
-            continue
-        vals = (<Descriptor>r)._vals
-        dtype = (<Descriptor>r)._dtype
-        if vals is None or dtype < 0:
-            continue
-        for j in range(TABLES.n_child_slots[dtype]):  # only the attributes that take descriptors or a handle
-            v = vals[TABLES.child_slots[dtype][j]]
-            if type(v) is tuple:
-                for x in <tuple>v:
-                    if isinstance(x, _Resource):
-                        held.append(x)
-            elif isinstance(v, _Resource):
-                held.append(v)
-    for r in held:
-        (<_Resource>r)._enter()
-        if isinstance(r, _Handle) and (<_Handle>r)._cuda.context != NULL:
-            use_context((<_Handle>r)._cuda.context)  # a plan loads its kernels into the context
+    cdef PyObject* v
+    cdef PyObject* x
+    cdef Descriptor d
+    root._enter()
+    try:
+        while i < PyList_GET_SIZE(held):
+            x = _list_item(held, i)
+            i += 1
+            if not isinstance(<object>x, Descriptor):
+                if isinstance(<object>x, _Handle) and (<_Handle>x)._cuda.context != NULL:
+                    use_context((<_Handle>x)._cuda.context)  # a plan loads its kernels into the context
+                continue
+            d = <Descriptor>x
+            dtype = d._dtype
+            if d._vals is None or dtype < 0:
+                continue
+            for j in range(TABLES.n_child_slots[dtype]):  # only the attributes that take descriptors or a handle
+                v = _list_item(d._vals, TABLES.child_slots[dtype][j])
+                if type(<object>v) is tuple:
+                    for k in range(PyTuple_GET_SIZE(<object>v)):
+                        _hold_one(held, _tuple_item(<object>v, k))
+                else:
+                    _hold_one(held, v)
+    except BaseException:  # (a failed append): what was counted is uncounted
+        _release_tree(held)
+        raise
     return held
 
 
+cdef inline int _hold_one(list held, PyObject* x) except -1:
+    if isinstance(<object>x, _Resource):
+        held.append(<object>x)
+        (<_Resource>x)._enter()
+    return 0
+
+
 cdef void _release_tree(list held) noexcept:
-    cdef object r
-    for r in held:
-        (<_Resource>r)._leave()
+    cdef Py_ssize_t i
+    for i in range(PyList_GET_SIZE(held)):
+        (<_Resource>_list_item(held, i))._leave()
 
 
 
@@ -1252,6 +1263,41 @@ cdef class Descriptor(_Resource):
         name = _name_of(DescriptorType, self._dtype).name if self._dtype >= 0 else "?"
         state = "closed" if self._raw == NULL else ("finalized" if self._finalized else "not finalized")
         return f"<cudnn_backend.Descriptor {name} {state} at 0x{<intptr_t>self._raw:x}>"
+
+
+# ------------------------------------------------------------------------------------------------
+# Descriptor(descriptor_type) as one vectorcall
+# ------------------------------------------------------------------------------------------------
+cdef extern from "Python.h":
+    ctypedef PyObject* (*_vectorcallfunc "vectorcallfunc")(PyObject*, PyObject**, size_t, PyObject*)
+    ctypedef struct _TypeCallSlots "PyTypeObject":
+        _vectorcallfunc tp_vectorcall
+        object (*tp_call)(object, object, PyObject*)
+    _TypeCallSlots PyType_Type
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
+
+
+cdef object _construct_descriptor(PyObject* cls, PyObject** args, size_t nargsf, PyObject* kwnames):
+    """``Descriptor(descriptor_type)``, the usual call, made without type_call's argument tuple and its two slot
+    calls (tp_new, then __init__): a graph costs a dozen creations. Any other call (keywords, another count) goes
+    the usual way, refused as __init__ refuses it. Subclasses never come here: tp_vectorcall is not inherited."""
+    cdef Py_ssize_t n = PyVectorcall_NARGS(nargsf)
+    cdef Py_ssize_t i
+    cdef Descriptor made
+    if n == 1 and (kwnames == NULL or PyTuple_GET_SIZE(<object>kwnames) == 0):
+        made = Descriptor.__new__(Descriptor)
+        descriptor_type = <object>args[0]
+        made._create(<int>descriptor_type if type(descriptor_type) is _DESCRIPTOR_TYPE else
+                     _enum_arg(descriptor_type, DescriptorType, "descriptor_type"))
+        return made
+    positional = tuple([<object>args[i] for i in range(n)])
+    keywords = {} if kwnames == NULL else {(<tuple><object>kwnames)[i]: <object>args[n + i]
+                                           for i in range(PyTuple_GET_SIZE(<object>kwnames))}
+    return PyType_Type.tp_call(<object>cls, positional, <PyObject*>keywords if keywords else NULL)
+
+
+(<_TypeCallSlots*><void*>Descriptor).tp_vectorcall = <_vectorcallfunc>_construct_descriptor
+
 
 
 cdef int _raise_finalize_status(Descriptor self, cudnnStatus_t status) except -1:

@@ -2,6 +2,7 @@
 lifetime, leaks, threads, logging."""
 import gc
 import pickle
+import sys
 import threading
 
 import numpy as np
@@ -387,6 +388,45 @@ def test_init_twice_is_refused_with_the_packages_error():
     with pytest.raises(cb.CudnnUnsafeCallError, match="made already"):  # closed: never made again
         d.__init__(CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
     assert d.closed
+
+
+def test_every_way_of_calling_the_constructor_makes_or_refuses_as_init_does():
+    made = [cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR), cb.Descriptor("CUDNN_BACKEND_TENSOR_DESCRIPTOR"),
+            cb.Descriptor(int(CUDNN_BACKEND_TENSOR_DESCRIPTOR)),
+            cb.Descriptor(descriptor_type=CUDNN_BACKEND_TENSOR_DESCRIPTOR),
+            cb.Descriptor(*[CUDNN_BACKEND_TENSOR_DESCRIPTOR]), cb.Descriptor(**{"descriptor_type": 17})]
+    for d in made:
+        assert type(d) is cb.Descriptor and not d.closed and not d.finalized
+        assert d.descriptor_type == CUDNN_BACKEND_TENSOR_DESCRIPTOR
+    with pytest.raises(TypeError, match=r"exactly 1 positional argument \(0 given\)"):
+        cb.Descriptor()
+    with pytest.raises(TypeError, match=r"exactly 1 positional argument \(2 given\)"):
+        cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'kind'"):
+        cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, kind=1)
+    with pytest.raises(ValueError, match="descriptor_type: 999 is not a valid DescriptorType"):
+        cb.Descriptor(999)
+    with pytest.raises(ValueError, match="descriptor_type: 'NOPE' is not a name of DescriptorType"):
+        cb.Descriptor("NOPE")
+
+    class Mine(cb.Descriptor):  # a subclass is made the usual way (tp_new, then its own __init__)
+        def __init__(self):
+            super().__init__(CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
+            self.note = "mine"
+
+    mine = Mine()
+    assert type(mine) is Mine and mine.note == "mine" and mine.descriptor_type == CUDNN_BACKEND_POINTWISE_DESCRIPTOR
+    assert type(cb.typed.Pointwise(mode=CUDNN_POINTWISE_ADD)) is cb.typed.Pointwise
+
+    def refs():
+        return sys.getrefcount(CUDNN_BACKEND_TENSOR_DESCRIPTOR), sys.getrefcount(cb.Descriptor)
+
+    before = refs()
+    for _ in range(1000):
+        cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+        with pytest.raises(ValueError):
+            cb.Descriptor(-5)
+    assert refs() == before
 
 
 def test_validation_cache_never_admits_floats_or_bools():
