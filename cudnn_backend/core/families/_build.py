@@ -167,17 +167,19 @@ def elements_alias(dims, strides) -> bool:
     cannot alias (dims of 1 take no step); axes interleaved otherwise are checked element by element, and above
     ``_ALIAS_EXACT_ELEMENTS`` elements taken to alias."""
     span = 1  # elements from the first to the last of the axes taken so far, plus one
-    axes = sorted(((d, s) for d, s in zip(dims, strides) if d > 1), key=lambda ds: ds[1])
-    for d, s in axes:
+    # (stride, dim) pairs sort by stride; among equal strides the order changes nothing: the second always breaks
+    axes = [(s, d) for d, s in zip(dims, strides) if d > 1]
+    axes.sort()
+    for s, d in axes:
         if s < span:
             break
         span += (d - 1) * s
     else:
         return False
-    if any(s == 0 for _, s in axes) or math.prod(d for d, _ in axes) > _ALIAS_EXACT_ELEMENTS:
+    if any(s == 0 for s, _ in axes) or math.prod(d for _, d in axes) > _ALIAS_EXACT_ELEMENTS:
         return True
     offsets = np.zeros(1, dtype=np.int64)
-    for d, s in axes:
+    for s, d in axes:
         offsets = (offsets[:, None] + np.arange(d, dtype=np.int64) * s).ravel()
     return len(np.unique(offsets)) != len(offsets)
 
