@@ -93,8 +93,9 @@ cdef inline object _data_type(object value, str what):
 
 
 cdef object _scalar_value(object value, object data_type, str what):
-    """A by-value scalar's value checked against its data type (``scalar_value``); a value of a type without a host
-    encoding (``arrays.storage_dtype``: the types variant packs encode a number in) refused now, not by every pack."""
+    """A by-value scalar's value checked against its data type (``scalar_value``), then encoded as every variant pack
+    encodes it (``arrays.scalar_code``): what a pack would refuse (a value past the type's, a type without a host
+    encoding) is refused now, not by every pack."""
     checked = scalar_value(value, data_type, what)
     if checked is not None:
         member = _data_type(data_type, "data_type")
@@ -103,6 +104,7 @@ cdef object _scalar_value(object value, object data_type, str what):
         except TypeError:
             raise TypeError(f"{what}: a by-value {member.name} scalar has no encoding for a value: make it without one "
                             "(value=None) and bind its raw bytes in each variant pack") from None
+        _arrays.scalar_code(checked, member, what)
     return checked
 
 

@@ -11,12 +11,9 @@ keeps only C arrays; the per-call paths never come back here.
 from __future__ import annotations
 
 import collections
-import functools
 import json
-import math
 import numbers
 import operator
-import struct
 import weakref
 from dataclasses import dataclass
 
@@ -55,16 +52,8 @@ D = DataType
 T = DescriptorType
 
 # struct formats of the data types a by-value scalar can have (bfloat16 is converted by hand)
-_SCALAR_FORMAT = {
-    D.CUDNN_DATA_FLOAT: "<f", D.CUDNN_DATA_DOUBLE: "<d", D.CUDNN_DATA_HALF: "<e", D.CUDNN_DATA_INT8: "<b",
-    D.CUDNN_DATA_UINT8: "<B", D.CUDNN_DATA_INT32: "<i", D.CUDNN_DATA_INT64: "<q", D.CUDNN_DATA_BOOLEAN: "<?",
-}
-for _name, _fmt in (("CUDNN_DATA_UINT32", "<I"), ("CUDNN_DATA_BYTE_BOOLEAN", "<?")):
-    if _name in D.__members__:
-        _SCALAR_FORMAT[D[_name]] = _fmt
 SCALAR_CAPACITY = 16  # bytes of host storage per by-value slot
 MAX_BYTES = (1 << 63) - 1  # the most bytes a buffer holds: a pack keeps sizes as int64, and no memory is larger
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -528,75 +517,12 @@ def scalar_bytes(value, data_type, what="scalar") -> bytes:
     if not real_number(value):
         raise TypeError(f"{what}: a by-value tensor takes a real number (int, float, bool), a 1-element array or raw "
                         f"bytes, not {type(value).__name__}")
-    try:
-        arrays.storage_dtype(data_type)
-    except TypeError:
-        raise TypeError(f"{what}: by-value scalars of {data_type.name} are not supported; pass the raw bytes") from None
-    try:
-        as_float = float(value)
-    except OverflowError:
-        raise ValueError(f"{what}: {value!r} does not fit in {data_type.name}") from None
-    if data_type == D.CUDNN_DATA_BFLOAT16:
-        value = as_float
-        code = None if math.isfinite(value) and abs(value) > _FLOAT32_MAX else arrays.encode(np.float32(value),
-                                                                                            data_type)
-        if code is None or (math.isfinite(value) and math.isinf(arrays.decode(code, data_type)[()])):
-            raise ValueError(f"{what}: {value!r} does not fit in {data_type.name} (it rounds to infinity)")
-        return code.tobytes()
-    fmt = _SCALAR_FORMAT.get(data_type)
-    if fmt is None:  # (the 8-bit floats: the host holds their codes)
-        return _float8_code(as_float, data_type, what)
-    if fmt[-1] == "?":
-        value = bool(value)
-    elif fmt[-1] in "bBiIq":
-        if isinstance(value, numbers.Integral):
-            value = int(value)
-        elif as_float.is_integer():
-            value = int(as_float)
-        else:
-            raise ValueError(f"{what}: {value} is not an integer ({data_type.name})")
-    else:
-        value = as_float
-    try:
-        return struct.pack(fmt, value)
-    except (struct.error, OverflowError) as e:
-        raise ValueError(f"{what}: {value!r} does not fit in {data_type.name} ({e})") from None
-
-
-@functools.cache
-def _float8_table(data_type) -> np.ndarray:
-    """The float64 value of each of the 256 codes of an 8-bit float type (NaN for a NaN code)."""
-    return arrays.decode(np.arange(256, dtype=np.uint8), data_type)
-
-
-def _float8_code(value: float, data_type, what) -> bytes:
-    """The one-byte code of an 8-bit float scalar: ``arrays.encode``'s (to nearest, ties to even). encode saturates,
-    as the GPU converts arrays; a scalar is refused instead where it is beyond the type's finite values, or an
-    infinity the type has no code for (as struct refuses a half beyond its range)."""
-    table = _float8_table(data_type)
-    if math.isinf(value):
-        codes = np.flatnonzero(table == value)
-        if not codes.size:
-            raise ValueError(f"{what}: {value!r} does not fit in {data_type.name}: it has no infinity")
-        return bytes([int(codes[0])])
-    finite = table[np.isfinite(table)]
-    if not math.isnan(value) and not finite.min() <= value <= finite.max():
-        raise ValueError(f"{what}: {value!r} does not fit in {data_type.name} (its finite values are "
-                         f"{finite.min():g} to {finite.max():g})")
-    return arrays.encode(np.float64(value), data_type).tobytes()
+    return arrays.scalar_code(value, data_type, what)
 
 
 def scalar_value(raw: bytes, data_type):
     """The Python value of a by-value scalar's bytes (inverse of scalar_bytes)."""
-    data_type = DataType(int(data_type)) if data_type is not None else D.CUDNN_DATA_FLOAT
-    if data_type == D.CUDNN_DATA_BFLOAT16:
-        return float(arrays.decode(np.frombuffer(raw[:2], "<u2"), data_type)[0])
-    fmt = _SCALAR_FORMAT.get(data_type)
-    if fmt is None and arrays.is_float(data_type):  # an 8-bit float's code
-        return float(_float8_table(data_type)[raw[0]])
-    if fmt is None:
-        return bytes(raw)
-    return struct.unpack(fmt, raw[:struct.calcsize(fmt)])[0]
+    return arrays.scalar_of_code(raw, data_type)
 
 
 def uid_of(key) -> int:

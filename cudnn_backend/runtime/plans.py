@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import json
 import pathlib
+import re
 import threading
 import warnings
 import weakref
@@ -571,6 +572,8 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
     except CudnnError as e:
         if getattr(e.status, "name", "") == "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH":
             raise _arch_mismatch(e, text, handle, dp) from None
+        if _is_schema_mismatch(e):
+            raise _schema_mismatch("plan", text, e) from e
         unknown = next(_unknown_enumerants(json.loads(text)), None)
         if unknown is None:
             raise
@@ -585,6 +588,25 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
             raise
         loaded.operation_graph = operation_graph  # (found its own just above: the setter's check is a lookup)
     return loaded
+
+
+def _is_schema_mismatch(error) -> bool:
+    return getattr(error.status, "name", "") == "CUDNN_STATUS_SERIALIZATION_VERSION_MISMATCH"
+
+
+def _schema_mismatch(kind, text, error) -> JsonCheckError:
+    """cuDNN's SERIALIZATION_VERSION_MISMATCH on loading a plan or kernel cache, naming the member: the document's
+    schemaVersion, and the one the loaded cuDNN reads where its message gives it (as "((MAJOR) * 100 + (MINOR))")."""
+    try:
+        given = json.loads(text).get("schemaVersion")
+    except (ValueError, AttributeError):
+        given = None
+    found = re.search(r"\(\((\d+)\) \* 100 \+ \((\d+)\)\)", error.cudnn_message or "")
+    reads = f"reads schemaVersion {int(found[1]) * 100 + int(found[2])}" if found else "reads another schemaVersion"
+    return JsonCheckError(kind, "schemaVersion", f"{json.dumps(given)}: the loaded cuDNN "
+                          f"({format_version(loaded_version())}) {reads}, and refused the {kind} "
+                          f"(CUDNN_STATUS_SERIALIZATION_VERSION_MISMATCH: {error.cudnn_message}); save it again "
+                          "with this cuDNN")
 
 
 def _arch_mismatch(error, text, handle, deviceprop):
@@ -683,7 +705,12 @@ def make_kernel_cache(operation_graph=None, json_text=None):
     if json_text is not None:
         cache.json_representation = json_text
     clear_error()
-    cache.finalize()
+    try:
+        cache.finalize()
+    except CudnnError as e:
+        if json_text is not None and _is_schema_mismatch(e):
+            raise _schema_mismatch("kernel cache", json_text, e) from e
+        raise
     return cache
 
 

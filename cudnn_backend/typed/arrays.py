@@ -38,8 +38,11 @@ cuda.core comes with the ``gpu`` extra (``pip install '.[gpu]'`` in a clone); ho
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
+import numbers
 import operator
+import struct
 import sys
 import threading
 from dataclasses import dataclass, replace
@@ -1042,3 +1045,96 @@ def decode(stored, data_type) -> np.ndarray:
     if _is_float(data_type):
         return stored.astype(np.float64)
     return stored.astype(np.int64)
+
+
+# ------------------------------------------------------------------------------------------------
+# a by-value scalar: one number in its type's bytes (what packs bind, and what Graph.scalar checks)
+# ------------------------------------------------------------------------------------------------
+_SCALAR_FORMAT = {
+    D.CUDNN_DATA_FLOAT: "<f", D.CUDNN_DATA_DOUBLE: "<d", D.CUDNN_DATA_HALF: "<e", D.CUDNN_DATA_INT8: "<b",
+    D.CUDNN_DATA_UINT8: "<B", D.CUDNN_DATA_INT32: "<i", D.CUDNN_DATA_INT64: "<q", D.CUDNN_DATA_BOOLEAN: "<?",
+}
+for _name, _fmt in (("CUDNN_DATA_UINT32", "<I"), ("CUDNN_DATA_BYTE_BOOLEAN", "<?")):
+    if _name in D.__members__:
+        _SCALAR_FORMAT[D[_name]] = _fmt
+_FLOAT_LARGEST = {D.CUDNN_DATA_HALF: float(np.finfo(np.float16).max), D.CUDNN_DATA_FLOAT: float(np.finfo(np.float32).max),
+                  D.CUDNN_DATA_DOUBLE: float(np.finfo(np.float64).max)}
+
+
+@functools.cache
+def _float8_table(data_type) -> np.ndarray:
+    """The float64 value of each of the 256 codes of an 8-bit float type (NaN for a NaN code)."""
+    return decode(np.arange(256, dtype=np.uint8), data_type)
+
+
+def _beyond(value, data_type, what, why) -> ValueError:
+    return ValueError(f"{what}: {value!r} does not fit in {data_type.name}{why}")
+
+
+def scalar_code(value, data_type, what="scalar") -> bytes:
+    """The bytes (little-endian) of one real number as a by-value scalar of ``data_type``, for every type with a host
+    encoding (``storage_dtype``): rounded to nearest, ties to even, as ``encode`` rounds arrays, but refused (a
+    ValueError naming ``what``) where it does not fit, never saturated: a scalar is typed by hand. Refused: a finite
+    value past the type's finite values (fp8 E8M0 holds powers of two from 2**-127 to 2**127 only), an infinity the
+    type has no code for, a fraction for an integer type. Variant packs bind this; ``Graph.scalar`` calls it when
+    the graph is built, so a graph never holds a scalar its packs would refuse."""
+    data_type = DataType(int(data_type))
+    try:
+        storage_dtype(data_type)
+    except TypeError:
+        raise TypeError(f"{what}: by-value scalars of {data_type.name} are not supported; pass the raw bytes") from None
+    largest = _FLOAT_LARGEST.get(data_type)
+    try:
+        as_float = float(value)
+    except OverflowError:  # an int beyond any float
+        raise _beyond(value, data_type, what, "" if largest is None else
+                      f" (its largest finite value is {largest:g})") from None
+    if data_type == D.CUDNN_DATA_BFLOAT16:
+        code = None if math.isfinite(as_float) and abs(as_float) > _FLOAT_LARGEST[D.CUDNN_DATA_FLOAT] else \
+            encode(np.float32(as_float), data_type)
+        if code is None or (math.isfinite(as_float) and math.isinf(decode(code, data_type)[()])):
+            raise _beyond(as_float, data_type, what, " (it rounds to infinity)")
+        return code.tobytes()
+    fmt = _SCALAR_FORMAT.get(data_type)
+    if fmt is None:  # the 8-bit floats: the host holds their codes
+        table = _float8_table(data_type)
+        if math.isinf(as_float):
+            codes = np.flatnonzero(table == as_float)
+            if not codes.size:
+                raise _beyond(as_float, data_type, what, ": it has no infinity")
+            return bytes([int(codes[0])])
+        finite = table[np.isfinite(table)]
+        if not math.isnan(as_float) and not finite.min() <= as_float <= finite.max():
+            raise _beyond(as_float, data_type, what, f" (its finite values are {finite.min():g} to {finite.max():g})")
+        return encode(np.float64(as_float), data_type).tobytes()
+    if fmt[-1] == "?":
+        value = bool(value)
+    elif fmt[-1] in "bBiIq":
+        if isinstance(value, numbers.Integral):
+            value = int(value)
+        elif as_float.is_integer():
+            value = int(as_float)
+        else:
+            raise ValueError(f"{what}: {value} is not an integer ({data_type.name})")
+    else:
+        value = as_float
+        if math.isfinite(value) and abs(value) > largest:
+            raise _beyond(value, data_type, what, f" (its largest finite value is {largest:g})")
+    try:
+        return struct.pack(fmt, value)
+    except (struct.error, OverflowError) as e:
+        raise _beyond(value, data_type, what, f" ({e})") from None
+
+
+def scalar_of_code(raw: bytes, data_type):
+    """The Python value of a by-value scalar's bytes (``scalar_code``'s inverse; bytes for a type without a host
+    encoding)."""
+    data_type = DataType(int(data_type)) if data_type is not None else D.CUDNN_DATA_FLOAT
+    if data_type == D.CUDNN_DATA_BFLOAT16:
+        return float(decode(np.frombuffer(raw[:2], "<u2"), data_type)[0])
+    fmt = _SCALAR_FORMAT.get(data_type)
+    if fmt is None and is_float(data_type):  # an 8-bit float's code
+        return float(_float8_table(data_type)[raw[0]])
+    if fmt is None:
+        return bytes(raw)
+    return struct.unpack(fmt, raw[:struct.calcsize(fmt)])[0]

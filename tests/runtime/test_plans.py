@@ -15,6 +15,7 @@ from cudnn_backend.runtime.plans import (
     Plan,
     PlanVersionError,
     build_plan,
+    kernel_cache_json,
     load_plan,
     make_kernel_cache,
     plan_from_json,
@@ -230,6 +231,29 @@ def test_an_unknown_enumerant_is_named_with_its_field(plan, h200):
     assert e.value.path == "operationGraph.tensors[0].dataType", e.value
     assert f"{good + 'X'!r} is not a name of cuDNN's enums; " in str(e.value) and f"did you mean {good}" in str(e.value)
     assert "CUDNN_STATUS_BAD_PARAM" in str(e.value) and isinstance(e.value.__cause__, cb.CudnnError)
+
+
+@pytest.mark.parametrize("schema", [0, 5, 99])
+def test_another_schema_version_is_named_with_the_one_this_cudnn_reads(plan, h200, schema):
+    """cuDNN refuses a plan or kernel cache of another schemaVersion as "schema_version != ((0) * 100 + (4))"; the
+    member, both values and the fix are said (cuDNN's refusal kept as the cause)."""
+    data = json.loads(plan.to_json())
+    reads = data["schemaVersion"]
+    graph = gg.notebook_conv_graph()
+    cache = json.loads(kernel_cache_json(make_kernel_cache(graph)))
+    assert cache["schemaVersion"] == reads
+    if schema == reads:
+        pytest.skip("this cuDNN reads that schema")
+    data["schemaVersion"] = cache["schemaVersion"] = schema
+    loads = {"plan": lambda: plan_from_json(json.dumps(data), device_profile=h200),
+             "kernel cache": lambda: make_kernel_cache(graph, json_text=json.dumps(cache))}
+    for kind, load in loads.items():
+        with pytest.raises(cb.JsonCheckError) as e:
+            load()
+        assert e.value.kind == kind and e.value.path == "schemaVersion", e.value
+        assert f"schemaVersion: {schema}: the loaded cuDNN (" in str(e.value)
+        assert f"reads schemaVersion {reads}," in str(e.value) and "save it again with this cuDNN" in str(e.value)
+        assert isinstance(e.value.__cause__, cb.CudnnError)
 
 
 def test_save_and_load_plan_file(plan, h200, tmp_path):

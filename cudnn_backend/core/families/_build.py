@@ -95,10 +95,6 @@ def int_range(data_type):
     return _INT_RANGES.get(data_type)
 
 
-# the largest finite value of the floating types a scalar can hold (a finite value beyond it would be infinity)
-_FLOAT_MAX = {DataType.CUDNN_DATA_HALF: 65504.0, DataType.CUDNN_DATA_BFLOAT16: 3.3895313892515355e38,
-              DataType.CUDNN_DATA_FLOAT: 3.4028234663852886e38, DataType.CUDNN_DATA_FP8_E4M3: 448.0,
-              DataType.CUDNN_DATA_FP8_E5M2: 57344.0}
 # the data types holding booleans: BOOLEAN (bit-packed, eight elements a byte) and, from cuDNN 9.25, BYTE_BOOLEAN
 # (one byte an element, as every array library's bool arrays)
 BOOLEAN_TYPES = frozenset(DataType[n] for n in ("CUDNN_DATA_BOOLEAN", "CUDNN_DATA_BYTE_BOOLEAN")
@@ -114,7 +110,7 @@ def real_number(value) -> bool:
 def scalar_value(value, data_type, what="value"):
     """A by-value scalar's value checked against its data type when the graph is built, not when a variant pack
     binds it: an int in range for integer types, a bool for BOOLEAN and BYTE_BOOLEAN, a real number otherwise (None:
-    bound later)."""
+    bound later); the Graph then encodes it as packs do, refusing a number past its type's values."""
     if value is None:
         return None
     dt = as_data_type(data_type, "data_type")
@@ -131,15 +127,7 @@ def scalar_value(value, data_type, what="value"):
         return v
     if isinstance(value, bool) or not real_number(value):
         raise TypeError(f"{what}: a {dt.name} scalar takes a real number, not {type(value).__name__}")
-    largest = _FLOAT_MAX.get(dt)
-    if largest is not None:
-        try:
-            magnitude = abs(float(value))
-        except OverflowError:  # an int beyond any float
-            magnitude = float("inf")
-        if largest < magnitude < float("inf") or (magnitude == float("inf") and not isinstance(value, float)):
-            raise ValueError(f"{what}: {value!r} does not fit in {dt.name} (its largest finite value is {largest:g})")
-    return value
+    return value  # (its range: typed.arrays.scalar_code, as variant packs encode it)
 
 
 MAX_ELEMENTS = 1 << 62  # a packed tensor's span (its largest stride times its dim) must stay well inside int64
