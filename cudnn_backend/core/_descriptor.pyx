@@ -1284,7 +1284,7 @@ cdef object _construct_descriptor(PyObject* cls, PyObject** args, size_t nargsf,
     cdef Py_ssize_t n = PyVectorcall_NARGS(nargsf)
     cdef Py_ssize_t i
     cdef Descriptor made
-    if n == 1 and (kwnames == NULL or PyTuple_GET_SIZE(<object>kwnames) == 0):
+    if n == 1 and (kwnames == NULL or PyTuple_GET_SIZE(<object>kwnames) == 0) and cls == <PyObject*>Descriptor:
         made = Descriptor.__new__(Descriptor)
         descriptor_type = <object>args[0]
         made._create(<int>descriptor_type if type(descriptor_type) is _DESCRIPTOR_TYPE else

@@ -598,8 +598,10 @@ def _schema_mismatch(kind, text, error) -> JsonCheckError:
     """cuDNN's SERIALIZATION_VERSION_MISMATCH on loading a plan or kernel cache, naming the member: the document's
     schemaVersion, and the one the loaded cuDNN reads where its message gives it (as "((MAJOR) * 100 + (MINOR))")."""
     try:
+        if isinstance(text, (bytes, bytearray, memoryview)):
+            text = bytes(text).decode("utf-8")
         given = json.loads(text).get("schemaVersion")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, TypeError):
         given = None
     found = re.search(r"\(\((\d+)\) \* 100 \+ \((\d+)\)\)", error.cudnn_message or "")
     reads = f"reads schemaVersion {int(found[1]) * 100 + int(found[2])}" if found else "reads another schemaVersion"

@@ -1074,26 +1074,27 @@ def _beyond(value, data_type, what, why) -> ValueError:
 def scalar_code(value, data_type, what="scalar") -> bytes:
     """The bytes (little-endian) of one real number as a by-value scalar of ``data_type``, for every type with a host
     encoding (``storage_dtype``): rounded to nearest, ties to even, as ``encode`` rounds arrays, but refused (a
-    ValueError naming ``what``) where it does not fit, never saturated: a scalar is typed by hand. Refused: a finite
-    value past the type's finite values (fp8 E8M0 holds powers of two from 2**-127 to 2**127 only), an infinity the
-    type has no code for, a fraction for an integer type. Variant packs bind this; ``Graph.scalar`` calls it when
-    the graph is built, so a graph never holds a scalar its packs would refuse."""
+    ValueError naming ``what``) where it does not fit, never saturated, since a scalar is typed by hand: a value that
+    rounds to infinity (half, bfloat16, float, double), one past the finite values of an 8-bit float (they saturate;
+    fp8 E8M0 holds powers of two from 2**-127 to 2**127 only), an infinity the type has no code for, a fraction for an
+    integer type. Variant packs bind this; ``Graph.scalar`` calls it as the graph is built, so a graph never holds a
+    scalar its packs would refuse."""
     data_type = DataType(int(data_type))
     try:
         storage_dtype(data_type)
     except TypeError:
         raise TypeError(f"{what}: by-value scalars of {data_type.name} are not supported; pass the raw bytes") from None
     largest = _FLOAT_LARGEST.get(data_type)
+    to_infinity = "" if largest is None else f" (it rounds to infinity; its largest finite value is {largest:g})"
     try:
         as_float = float(value)
     except OverflowError:  # an int beyond any float
-        raise _beyond(value, data_type, what, "" if largest is None else
-                      f" (its largest finite value is {largest:g})") from None
+        raise _beyond(value, data_type, what, to_infinity) from None
     if data_type == D.CUDNN_DATA_BFLOAT16:
         code = None if math.isfinite(as_float) and abs(as_float) > _FLOAT_LARGEST[D.CUDNN_DATA_FLOAT] else \
             encode(np.float32(as_float), data_type)
         if code is None or (math.isfinite(as_float) and math.isinf(decode(code, data_type)[()])):
-            raise _beyond(as_float, data_type, what, " (it rounds to infinity)")
+            raise _beyond(value, data_type, what, " (it rounds to infinity)")
         return code.tobytes()
     fmt = _SCALAR_FORMAT.get(data_type)
     if fmt is None:  # the 8-bit floats: the host holds their codes
@@ -1101,12 +1102,13 @@ def scalar_code(value, data_type, what="scalar") -> bytes:
         if math.isinf(as_float):
             codes = np.flatnonzero(table == as_float)
             if not codes.size:
-                raise _beyond(as_float, data_type, what, ": it has no infinity")
+                raise _beyond(value, data_type, what, ": it has no infinity")
             return bytes([int(codes[0])])
         finite = table[np.isfinite(table)]
         if not math.isnan(as_float) and not finite.min() <= as_float <= finite.max():
-            raise _beyond(as_float, data_type, what, f" (its finite values are {finite.min():g} to {finite.max():g})")
+            raise _beyond(value, data_type, what, f" (its finite values are {finite.min():g} to {finite.max():g})")
         return encode(np.float64(as_float), data_type).tobytes()
+    given = value
     if fmt[-1] == "?":
         value = bool(value)
     elif fmt[-1] in "bBiIq":
@@ -1118,12 +1120,12 @@ def scalar_code(value, data_type, what="scalar") -> bytes:
             raise ValueError(f"{what}: {value} is not an integer ({data_type.name})")
     else:
         value = as_float
-        if math.isfinite(value) and abs(value) > largest:
-            raise _beyond(value, data_type, what, f" (its largest finite value is {largest:g})")
     try:
         return struct.pack(fmt, value)
-    except (struct.error, OverflowError) as e:
-        raise _beyond(value, data_type, what, f" ({e})") from None
+    except OverflowError as e:  # (struct rounds a half or a float to nearest, and refuses what rounds to infinity)
+        raise _beyond(given, data_type, what, to_infinity or f" ({e})") from None
+    except struct.error as e:
+        raise _beyond(given, data_type, what, f" ({e})") from None
 
 
 def scalar_of_code(raw: bytes, data_type):

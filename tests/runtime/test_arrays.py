@@ -819,8 +819,8 @@ def test_check_dtype_false_still_checks_the_size_and_refuses_an_unknown_one(conv
 
 
 def test_a_scalar_no_float_holds_is_refused_naming_its_slot():
-    with pytest.raises(ValueError, match=r"^UID 9 \(s\): 1000+ does not fit in CUDNN_DATA_FLOAT \(its largest finite "
-                                         r"value is 3.40282e\+38\)$"):
+    with pytest.raises(ValueError, match=r"^UID 9 \(s\): 1000+ does not fit in CUDNN_DATA_FLOAT \(it rounds to "
+                                         r"infinity; its largest finite value is 3.40282e\+38\)$"):
         _packing.scalar_bytes(10 ** 400, D.CUDNN_DATA_FLOAT, "UID 9 (s)")
     with pytest.raises(ValueError, match=r"^UID 9 \(s\): 1000+ does not fit in CUDNN_DATA_INT64"):
         _packing.scalar_bytes(10 ** 400, D.CUDNN_DATA_INT64, "UID 9 (s)")

@@ -453,6 +453,9 @@ def test_by_value_scalar_accepts_arrays_of_one_and_raw_bytes(scaled):
     (CUDNN_DATA_FP8_E5M2, 1.0, b"\x3c"),
     (CUDNN_DATA_FP8_E5M2, 3.0, b"\x42"),
     (CUDNN_DATA_FP8_E5M2, float("-inf"), b"\xfc"),  # E5M2 has infinities
+    (CUDNN_DATA_HALF, 65519.0, b"\xff\x7b"),  # below the midpoint past 65504: rounds to it, as IEEE converts
+    (CUDNN_DATA_FP8_E8M0, 2.0 ** -127, b"\x00"),  # E8M0: 2**(code - 127)
+    (CUDNN_DATA_FP8_E8M0, 1.0, b"\x7f"),
 ])
 def test_scalar_bytes_per_data_type(dtype, value, raw):
     assert _packing.scalar_bytes(value, dtype) == raw
@@ -479,6 +482,8 @@ def test_scalar_bytes_refuses_non_integers_and_unknown_types():
     # past bfloat16's largest finite value (3.3895e38), below float32's: it would round to infinity
     (CUDNN_DATA_BFLOAT16, 3.4e38, r"^x: 3.4e\+38 does not fit in CUDNN_DATA_BFLOAT16 \(it rounds to infinity\)$"),
     (CUDNN_DATA_BFLOAT16, -1e39, r"^x: -1e\+39 does not fit in CUDNN_DATA_BFLOAT16 \(it rounds to infinity\)$"),
+    (CUDNN_DATA_HALF, 65520, r"^x: 65520 does not fit in CUDNN_DATA_HALF \(it rounds to infinity; its largest finite "
+                             r"value is 65504\)$"),
 ])
 def test_float_scalars_beyond_their_type_are_refused_not_saturated(dtype, value, match):
     """arrays.encode saturates (fp8) or rounds to infinity (bfloat16) as the GPU converts arrays; a scalar given out
