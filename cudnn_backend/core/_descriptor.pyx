@@ -133,6 +133,13 @@ cdef object _ATTRIBUTE_TYPE = AttributeType
 cdef object _DESCRIPTOR_TYPE = DescriptorType
 
 
+cdef inline int _descriptor_type_arg(object descriptor_type) except? -1:
+    """The ``descriptor_type`` argument of the constructor as an int (a member taken as it is)."""
+    if type(descriptor_type) is _DESCRIPTOR_TYPE:
+        return <int>descriptor_type
+    return _enum_arg(descriptor_type, DescriptorType, "descriptor_type")
+
+
 # ------------------------------------------------------------------------------------------------
 # a long call holds everything it reads
 # ------------------------------------------------------------------------------------------------
@@ -654,8 +661,7 @@ cdef class Descriptor(_Resource):
 
     def __init__(self, descriptor_type):
         self._check_new()
-        self._create(<int>descriptor_type if type(descriptor_type) is _DESCRIPTOR_TYPE else
-                     _enum_arg(descriptor_type, DescriptorType, "descriptor_type"))
+        self._create(_descriptor_type_arg(descriptor_type))
 
     cdef int _create(self, int dtype) except -1:
         cdef cudnnStatus_t status
@@ -1286,9 +1292,7 @@ cdef object _construct_descriptor(PyObject* cls, PyObject** args, size_t nargsf,
     cdef Descriptor made
     if n == 1 and (kwnames == NULL or PyTuple_GET_SIZE(<object>kwnames) == 0) and cls == <PyObject*>Descriptor:
         made = Descriptor.__new__(Descriptor)
-        descriptor_type = <object>args[0]
-        made._create(<int>descriptor_type if type(descriptor_type) is _DESCRIPTOR_TYPE else
-                     _enum_arg(descriptor_type, DescriptorType, "descriptor_type"))
+        made._create(_descriptor_type_arg(<object>args[0]))
         return made
     positional = tuple([<object>args[i] for i in range(n)])
     keywords = {} if kwnames == NULL else {(<tuple><object>kwnames)[i]: <object>args[n + i]

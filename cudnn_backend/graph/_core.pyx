@@ -100,11 +100,10 @@ cdef object _scalar_value(object value, object data_type, str what):
     if checked is not None:
         member = _data_type(data_type, "data_type")
         try:
-            _arrays.storage_dtype(member)
-        except TypeError:
+            _arrays.scalar_code(checked, member, what)
+        except TypeError:  # (its one TypeError: a type without a host encoding)
             raise TypeError(f"{what}: a by-value {member.name} scalar has no encoding for a value: make it without one "
                             "(value=None) and bind its raw bytes in each variant pack") from None
-        _arrays.scalar_code(checked, member, what)
     return checked
 
 

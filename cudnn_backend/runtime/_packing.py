@@ -51,7 +51,6 @@ __all__ = [
 D = DataType
 T = DescriptorType
 
-# struct formats of the data types a by-value scalar can have (bfloat16 is converted by hand)
 SCALAR_CAPACITY = 16  # bytes of host storage per by-value slot
 MAX_BYTES = (1 << 63) - 1  # the most bytes a buffer holds: a pack keeps sizes as int64, and no memory is larger
 
