@@ -32,7 +32,7 @@ from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint64_t, uintptr_t
 from libc.math cimport isinf
 from libc.stdlib cimport free, malloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from cudnn_backend._bindings.cycudnn cimport *
 from cudnn_backend._bindings cimport cycudnn
@@ -41,6 +41,7 @@ from cudnn_backend.core._coerce cimport (
 )
 from cudnn_backend.core._handle cimport Handle as _Handle  # (the name Handle: re-exported in Python)
 from cudnn_backend.core._context cimport use_context
+from cudnn_backend.core._fastcall cimport call_def, method_in_front
 from cudnn_backend.core._gate cimport _exiting, _pending_interrupt, _raise_pending_interrupt, enter_call, leave_call
 from cudnn_backend.core._status cimport _LOADED_VERSION, _UNAVAILABLE, clear_last_error, raise_status
 from cudnn_backend.core._tables cimport *
@@ -143,20 +144,32 @@ cdef inline int _descriptor_type_arg(object descriptor_type) except? -1:
 # ------------------------------------------------------------------------------------------------
 # a long call holds everything it reads
 # ------------------------------------------------------------------------------------------------
-cdef list _hold_tree(Descriptor root):
+cdef enum:
+    HELD_INLINE = 32  # a long call's held objects kept without malloc (a graph's finalize holds a dozen)
+
+
+ctypedef struct HeldTree:                # what a long call holds: a strong reference to each, counted in flight
+    PyObject** items                     # inline_items, or malloc'ed when more
+    Py_ssize_t n, capacity
+    PyObject* inline_items[HELD_INLINE]
+
+
+cdef int _hold_tree(Descriptor root, HeldTree* held) except -1:
     """For a call that reads a descriptor and everything set on it, transitively (a plan's engine config, its
-    graph, the graph's handle): count it in flight on all of them; returns them for ``_release_tree``. Walked with
-    borrowed references (one list, nothing else made): a graph's finalize holds a dozen descriptors."""
-    cdef list held = [root]
+    graph, the graph's handle): a reference to each, counted in flight, for ``_release_tree``. Walked with borrowed
+    references into a C array (no Python object made): a graph's finalize holds a dozen descriptors."""
     cdef Py_ssize_t i = 0, k
     cdef int j, dtype
     cdef PyObject* v
     cdef PyObject* x
     cdef Descriptor d
-    root._enter()
+    held.items = held.inline_items
+    held.n = 0
+    held.capacity = HELD_INLINE
+    _hold_one(held, <PyObject*>root)
     try:
-        while i < PyList_GET_SIZE(held):
-            x = _list_item(held, i)
+        while i < held.n:
+            x = held.items[i]
             i += 1
             if not isinstance(<object>x, Descriptor):
                 if isinstance(<object>x, _Handle) and (<_Handle>x)._cuda.context != NULL:
@@ -173,23 +186,42 @@ cdef list _hold_tree(Descriptor root):
                         _hold_one(held, _tuple_item(<object>v, k))
                 else:
                     _hold_one(held, v)
-    except BaseException:  # (a failed append): what was counted is uncounted
+    except BaseException:  # (no memory to grow into): what was counted is uncounted
         _release_tree(held)
         raise
-    return held
-
-
-cdef inline int _hold_one(list held, PyObject* x) except -1:
-    if isinstance(<object>x, _Resource):
-        held.append(<object>x)
-        (<_Resource>x)._enter()
     return 0
 
 
-cdef void _release_tree(list held) noexcept:
+cdef inline int _hold_one(HeldTree* held, PyObject* x) except -1:
+    cdef PyObject** grown
+    if not isinstance(<object>x, _Resource):
+        return 0
+    if held.n == held.capacity:
+        grown = <PyObject**>malloc(2 * held.capacity * sizeof(PyObject*))
+        if grown == NULL:
+            raise MemoryError()
+        memcpy(grown, held.items, held.n * sizeof(PyObject*))
+        if held.items != held.inline_items:
+            free(held.items)
+        held.items = grown
+        held.capacity *= 2
+    Py_INCREF(<object>x)
+    (<_Resource>x)._enter()
+    held.items[held.n] = x
+    held.n += 1
+    return 0
+
+
+cdef void _release_tree(HeldTree* held) noexcept:
     cdef Py_ssize_t i
-    for i in range(PyList_GET_SIZE(held)):
-        (<_Resource>_list_item(held, i))._leave()
+    for i in range(held.n):
+        (<_Resource>held.items[i])._leave()
+    for i in range(held.n):
+        Py_XDECREF(held.items[i])
+    if held.items != held.inline_items:
+        free(held.items)
+    held.items = held.inline_items
+    held.n = 0
 
 
 
@@ -1196,6 +1228,7 @@ cdef class Descriptor(_Resource):
 
     cdef object _finalize(self, bint check_required):
         cdef cudnnStatus_t status
+        cdef HeldTree held
         cdef int dtype = self._dtype
         cdef uint64_t required
         cdef cudnnBackendDescriptor_t p
@@ -1234,10 +1267,10 @@ cdef class Descriptor(_Resource):
         if TABLES.finalize_nogil[dtype]:
             # cuDNN reads everything set on it, transitively (a heuristics' graph and its handle): held meanwhile
             enter_call(None, None, None)
-            held = _hold_tree(self)
+            _hold_tree(self, &held)
             with nogil:
                 status = cycudnn.cudnnBackendFinalize(p)
-            _release_tree(held)
+            _release_tree(&held)
             leave_call(None, None, None)
         else:
             # a few microseconds of cuDNN bookkeeping: with the GIL held, as for set() (the exit gate still refuses it)
@@ -1301,6 +1334,21 @@ cdef object _construct_descriptor(PyObject* cls, PyObject** args, size_t nargsf,
 
 
 (<_TypeCallSlots*><void*>Descriptor).tp_vectorcall = <_vectorcallfunc>_construct_descriptor
+
+
+cdef object _set_def  # Descriptor.set as defined: every call _set_positional does not take
+
+
+cdef object _set_positional(PyObject* self, PyObject** args, Py_ssize_t nargs, PyObject* kwnames):
+    """``d.set(attribute, attribute_type, values)`` with the two enum members (core/_fastcall.pyx)."""
+    if nargs == 3 and kwnames == NULL and <PyObject*>Py_TYPE(<object>args[0]) == <PyObject*>_ATTRIBUTE_NAME and \
+            <PyObject*>Py_TYPE(<object>args[1]) == <PyObject*>_ATTRIBUTE_TYPE:
+        (<Descriptor>self)._set(<int><object>args[0], <int><object>args[1], <object>args[2])
+        return <object>self
+    return call_def(_set_def, self, args, nargs, kwnames)
+
+
+_set_def = method_in_front(Descriptor, "set", _set_positional)
 
 
 

@@ -61,8 +61,6 @@ cdef class VariantPack(Resource):
     cdef cudnnBackendDescriptor_t _new_descriptor(self) except NULL
     cdef int _resolve_call(self, Handle handle, object plan, cudnnHandle_t* h, cudnnBackendDescriptor_t* p) except -1
     cdef int _call(self, int what, Handle handle, object plan, cudaGraph_t graph) except -1
-    cdef cudnnStatus_t _run(self, int what, Handle hobj, cudnnHandle_t h, cudnnBackendDescriptor_t p,
-                            cudaGraph_t graph) except? CUDNN_STATUS_INTERNAL_ERROR
     cdef int _call_failed(self, int what, cudnnStatus_t st, Handle hobj, object plan, cudaGraph_t graph,
                           int context_state) except -1
     cdef int _bind_positional(self, object pointers) except -1

@@ -18,6 +18,7 @@ while cuDNN runs, so closing any of them from another thread meanwhile defers it
 cimport cython
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.long cimport PyLong_CheckExact
+from cpython.object cimport Py_TYPE, PyObject
 from libc.stdint cimport int64_t, intptr_t, uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
@@ -32,6 +33,7 @@ from cudnn_backend.core._context cimport (
     forget_threads,
     use_context,
 )
+from cudnn_backend.core._fastcall cimport call_def, function_in_front, method_in_front
 from cudnn_backend.core._gate cimport enter_call, leave_call
 from cudnn_backend.core._status cimport raise_status
 
@@ -213,6 +215,26 @@ cdef inline bint _int64_format(const char* fmt):
 
 
 cdef object _MISSING = object()
+
+
+cdef inline cudnnStatus_t _run(VariantPack pack, int what, Handle hobj, cudnnHandle_t h, cudnnBackendDescriptor_t p,
+                               cudaGraph_t graph) except? CUDNN_STATUS_INTERNAL_ERROR:
+    """The cuDNN call itself, the GIL released and the handle, the plan and the pack held by the call gate."""
+    cdef cudnnStatus_t st = CUDNN_STATUS_INTERNAL_ERROR
+    cdef cudnnBackendDescriptor_t v = pack._raw
+    cdef Descriptor pdesc = pack._plan_desc
+    enter_call(hobj, pdesc, pack)
+    try:  # the bindings raise CudnnFunctionNotFoundError for a function the loaded cuDNN lacks
+        with nogil:
+            if what == CALL_EXECUTE:
+                st = cycudnn.cudnnBackendExecute(h, p, v)
+            elif what == CALL_POPULATE:
+                st = cycudnn.cudnnBackendPopulateCudaGraph(h, p, v, graph)
+            else:
+                st = cycudnn.cudnnBackendUpdateCudaGraph(h, p, v, graph)
+    finally:
+        leave_call(hobj, pdesc, pack)
+    return st
 
 
 cdef class VariantPack:
@@ -614,37 +636,25 @@ cdef class VariantPack:
         cdef cudnnHandle_t h = NULL
         cdef cudnnBackendDescriptor_t p = NULL
         cdef cudnnStatus_t st
-        cdef Handle hobj
+        cdef Handle hobj = handle if handle is not None else <Handle>self._plan_handle
         cdef int context_state
-        self._resolve_call(handle, plan, &h, &p)
-        hobj = handle if handle is not None else <Handle>self._plan_handle
+        # the usual call (the pack's own plan, all open, nothing to rebuild) is checked here, anything else there
+        if self._raw != NULL and self._plan_obj is not None and (plan is None or plan is self._plan_obj) and \
+                not self._dirty and not self._ws_pending and hobj is not None and hobj._raw != NULL and \
+                self._plan_desc._raw != NULL:
+            h = <cudnnHandle_t>hobj._raw
+            p = self._plan_desc._raw
+        else:
+            self._resolve_call(handle, plan, &h, &p)
+            hobj = handle if handle is not None else <Handle>self._plan_handle
         if what == CALL_EXECUTE:
             context_state = context_for_call(&hobj._cuda)
         else:  # CUDA graph calls, made once: the full check, every time
             context_state = use_context(hobj._cuda.context)
-        st = self._run(what, hobj, h, p, graph)
+        st = _run(self, what, hobj, h, p, graph)
         if st != CUDNN_STATUS_SUCCESS:
             return self._call_failed(what, st, hobj, plan, graph, context_state)
         return 0
-
-    cdef cudnnStatus_t _run(self, int what, Handle hobj, cudnnHandle_t h, cudnnBackendDescriptor_t p,
-                            cudaGraph_t graph) except? CUDNN_STATUS_INTERNAL_ERROR:
-        """The cuDNN call itself, the GIL released and the handle, the plan and the pack held by the call gate."""
-        cdef cudnnStatus_t st = CUDNN_STATUS_INTERNAL_ERROR
-        cdef cudnnBackendDescriptor_t v = self._raw
-        cdef Descriptor pdesc = self._plan_desc
-        enter_call(hobj, pdesc, self)
-        try:  # the bindings raise CudnnFunctionNotFoundError for a function the loaded cuDNN lacks
-            with nogil:
-                if what == CALL_EXECUTE:
-                    st = cycudnn.cudnnBackendExecute(h, p, v)
-                elif what == CALL_POPULATE:
-                    st = cycudnn.cudnnBackendPopulateCudaGraph(h, p, v, graph)
-                else:
-                    st = cycudnn.cudnnBackendUpdateCudaGraph(h, p, v, graph)
-        finally:
-            leave_call(hobj, pdesc, self)
-        return st
 
     cdef int _call_failed(self, int what, cudnnStatus_t st, Handle hobj, object plan, cudaGraph_t graph,
                           int context_state) except -1:
@@ -660,7 +670,7 @@ cdef class VariantPack:
             context_state = use_context(hobj._cuda.context)
             if context_state == CONTEXT_MADE_CURRENT and what == CALL_EXECUTE:
                 self._resolve_call(hobj, plan, &h, &p)
-                st = self._run(what, hobj, h, p, graph)
+                st = _run(self, what, hobj, h, p, graph)
                 if st == CUDNN_STATUS_SUCCESS:
                     return 0
         function = ("cudnnBackendExecute" if what == CALL_EXECUTE else "cudnnBackendPopulateCudaGraph"
@@ -1137,3 +1147,47 @@ def update_cuda_graph(Handle handle, plan, VariantPack pack not None, graph):
     An executable made from it needs cudaGraphExecUpdate (CudaGraph.update does both)."""
     pack._call(CALL_UPDATE, handle, plan, <cudaGraph_t>_graph_address(graph))
     return graph
+
+
+# ------------------------------------------------------------------------------------------------
+# the calls a loop makes, without Cython's argument parsing (core/_fastcall.pyx); any other call goes to the def
+# ------------------------------------------------------------------------------------------------
+cdef inline bint _handle_or_none(PyObject* x) noexcept:
+    return x == <PyObject*>None or <PyObject*>Py_TYPE(<object>x) == <PyObject*>Handle
+
+
+cdef object _execute_def = execute
+cdef object _pack_execute_def
+cdef object _bind_and_execute_def
+
+
+cdef object _execute_positional(PyObject* module, PyObject** args, Py_ssize_t nargs, PyObject* kwnames):
+    """``execute(handle, plan, pack)`` with a Handle (or None) and a VariantPack."""
+    if nargs == 3 and kwnames == NULL and _handle_or_none(args[0]) and \
+            <PyObject*>Py_TYPE(<object>args[2]) == <PyObject*>VariantPack:
+        (<VariantPack>args[2])._call(CALL_EXECUTE, <Handle>args[0], <object>args[1], NULL)
+        return None
+    return call_def(_execute_def, NULL, args, nargs, kwnames)
+
+
+cdef object _pack_execute_positional(PyObject* pack, PyObject** args, Py_ssize_t nargs, PyObject* kwnames):
+    """``pack.execute()``, ``pack.execute(handle)``, ``pack.execute(handle, plan)``."""
+    if nargs <= 2 and kwnames == NULL and (nargs == 0 or _handle_or_none(args[0])):
+        (<VariantPack>pack)._call(CALL_EXECUTE, <Handle>args[0] if nargs > 0 else None,
+                                  <object>args[1] if nargs > 1 else None, NULL)
+        return None
+    return call_def(_pack_execute_def, pack, args, nargs, kwnames)
+
+
+cdef object _bind_and_execute_positional(PyObject* pack, PyObject** args, Py_ssize_t nargs, PyObject* kwnames):
+    """``pack.bind_and_execute(handle, plan, pointers)``."""
+    if nargs == 3 and kwnames == NULL and _handle_or_none(args[0]):
+        (<VariantPack>pack)._bind_positional(<object>args[2])
+        (<VariantPack>pack)._call(CALL_EXECUTE, <Handle>args[0], <object>args[1], NULL)
+        return None
+    return call_def(_bind_and_execute_def, pack, args, nargs, kwnames)
+
+
+execute = function_in_front(execute, _execute_positional)
+_pack_execute_def = method_in_front(VariantPack, "execute", _pack_execute_positional)
+_bind_and_execute_def = method_in_front(VariantPack, "bind_and_execute", _bind_and_execute_positional)

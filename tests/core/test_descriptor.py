@@ -429,6 +429,50 @@ def test_every_way_of_calling_the_constructor_makes_or_refuses_as_init_does():
     assert refs() == before
 
 
+def test_every_way_of_calling_set_sets_or_refuses_as_the_def_does():
+    """``d.set(name, type, values)`` with the enum members is served without Cython's argument parsing; ints, names,
+    keywords, a subclass and every refusal take the def method, with its errors, name, docstring and signature."""
+    import inspect
+
+    class Mine(cb.Descriptor):
+        pass
+
+    t = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+    mine = Mine(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+    uid, int64 = CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64
+    forms = [(t, lambda v: t.set(uid, int64, v)), (t, lambda v: t.set(int(uid), int(int64), v)),
+             (t, lambda v: t.set("CUDNN_ATTR_TENSOR_UNIQUE_ID", "CUDNN_TYPE_INT64", v)),
+             (t, lambda v: t.set(attribute=uid, attribute_type=int64, values=v)),
+             (t, lambda v: t.set(uid, int64, values=v)), (t, lambda v: cb.Descriptor.set(t, uid, int64, v)),
+             (mine, lambda v: mine.set(uid, int64, v)), (mine, lambda v: mine.set(uid, attribute_type=int64, values=v))]
+    for value, (d, form) in enumerate(forms, start=10):
+        assert form(value) is d and d.value_of(uid) == value
+    refused = [(TypeError, "positional argument|takes exactly|missing", lambda: t.set(uid, int64)),
+               (TypeError, "positional argument|takes exactly|at most", lambda: t.set(uid, int64, 1, 2)),
+               (TypeError, "unexpected keyword|invalid keyword", lambda: t.set(uid, int64, 1, kind=1)),
+               (TypeError, "descriptor 'set'|requires a", lambda: cb.Descriptor.set(object(), uid, int64, 1)),
+               (ValueError, "is an attribute of CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR",
+                lambda: t.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT)),
+               (TypeError, "takes attribute type", lambda: t.set(uid, CUDNN_TYPE_FLOAT, 1.0)),
+               (TypeError, "takes attribute type CUDNN_TYPE_INT64, not 999", lambda: t.set(uid, 999, 1))]
+
+    def run_all():
+        for value, (d, form) in enumerate(forms, start=10):
+            form(value)
+        for error, message, call in refused:
+            with pytest.raises(error, match=message):
+                call()
+
+    run_all()
+    before = [sys.getrefcount(x) for x in (t, mine, uid, int64)]
+    for _ in range(200):
+        run_all()
+    assert [sys.getrefcount(x) for x in (t, mine, uid, int64)] == before
+    assert str(inspect.signature(cb.Descriptor.set)) == "(self, /, attribute, attribute_type, values)"
+    assert cb.Descriptor.set.__doc__.startswith("cudnnBackendSetAttribute")
+    assert cb.Descriptor.set.__qualname__ == "Descriptor.set"
+
+
 def test_validation_cache_never_admits_floats_or_bools():
     t = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
     t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 5)  # warms the caches with the int forms

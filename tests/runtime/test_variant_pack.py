@@ -13,6 +13,7 @@ import gc
 import itertools
 import pathlib
 import struct
+import sys
 import tracemalloc
 import weakref
 
@@ -1019,6 +1020,63 @@ def test_execute_without_a_handle_is_refused_before_cudnn(cbr):
         execute("handle", cbr.plan, pack)
     with pytest.raises(TypeError):
         ex.populate_cuda_graph(None, cbr.plan, {}, 0x1000)
+
+
+def test_every_way_of_calling_execute_reaches_the_same_checks(cbr):
+    """The positional calls a loop makes (served without Cython's argument parsing) and every other form (keywords,
+    a mapping, a subclass, other types and counts: the def functions as written) meet the same checks and errors,
+    keep the def functions' names, docstrings and signatures, and leak no reference."""
+    import inspect
+
+    pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+
+    class MyPack(VariantPack):
+        pass
+
+    mine = MyPack(cbr.plan, cbr.buffers(), workspace=0)
+    pointers = tuple(ADDR[4:8])
+    no_handle = [lambda: execute(None, cbr.plan, pack), lambda: execute(None, cbr.plan, pack=pack),
+                 lambda: execute(handle=None, plan=cbr.plan, pack=pack), lambda: execute(None, cbr.plan, pack, None),
+                 lambda: execute(None, cbr.plan, pack, None, None), lambda: execute(None, cbr.plan, mine),
+                 lambda: execute(None, None, pack), lambda: pack.execute(), lambda: pack.execute(None),
+                 lambda: pack.execute(None, cbr.plan), lambda: pack.execute(plan=cbr.plan),
+                 lambda: pack.execute(None, plan=None), lambda: VariantPack.execute(pack, None, cbr.plan),
+                 lambda: mine.execute(), lambda: pack.bind_and_execute(None, cbr.plan, pointers),
+                 lambda: pack.bind_and_execute(None, cbr.plan, pointers=pointers),
+                 lambda: mine.bind_and_execute(None, cbr.plan, pointers)]
+    refused = {r"incorrect type|Cannot convert .* to .*Handle": [lambda: execute("handle", cbr.plan, pack),
+                                                     lambda: pack.execute("handle"),
+                                                     lambda: pack.bind_and_execute(1, cbr.plan, pointers)],
+               r"positional argument|takes at most|at least": [lambda: execute(None, cbr.plan),
+                                                               lambda: execute(None, cbr.plan, pack, None, None, 1),
+                                                               lambda: pack.execute(None, cbr.plan, 1),
+                                                               lambda: pack.bind_and_execute(None, cbr.plan)],
+               "unexpected keyword|invalid keyword": [lambda: execute(None, cbr.plan, pack, stream=1),
+                                                       lambda: pack.execute(stream=1)],
+               "descriptor 'execute'|requires a": [lambda: VariantPack.execute(object())]}
+
+    def run_all():
+        for call in no_handle:
+            with pytest.raises(ValueError, match="no cuDNN handle"):
+                call()
+        for message, calls in refused.items():
+            for call in calls:
+                with pytest.raises(TypeError, match=message):
+                    call()
+
+    run_all()
+    before = [sys.getrefcount(x) for x in (pack, mine, cbr.plan, pointers)]
+    for _ in range(200):
+        run_all()
+    assert [sys.getrefcount(x) for x in (pack, mine, cbr.plan, pointers)] == before
+    assert pack.data_pointers == pointers  # bound, then refused
+    assert str(inspect.signature(execute)) == "(handle, plan, pack, workspace=None, overrides=None)"
+    assert str(inspect.signature(VariantPack.execute)) == "(self, /, handle=None, plan=None)"
+    assert str(inspect.signature(pack.bind_and_execute)) == "(handle, plan, pointers)"
+    assert execute.__name__ == "execute" and execute.__doc__.startswith("Run ``plan`` on the handle's stream")
+    assert VariantPack.execute.__qualname__ == "VariantPack.execute"
+    assert VariantPack.bind_and_execute.__doc__.startswith("Bind new device pointers")
+    assert ex.execute is execute and cb.execute is execute
 
 
 def test_native_cuda_graph_error_is_a_not_supported_error():
