@@ -14,7 +14,10 @@ calls after a warm-up (callgrind client requests from a tiny C shim compiled her
 * ``context_cached``: the check once per handle per thread, as execute makes it (when the build has it);
 * ``execute``: ``execute(handle, plan, pack)`` from a Python loop (the loop's own bytecode included);
 * ``pack_execute``: ``pack.execute(handle, plan)``;
-* ``bind_and_execute``: ``pack.bind_and_execute(handle, plan, pointers)`` (same pointers: nothing re-finalized).
+* ``bind_and_execute``: ``pack.bind_and_execute(handle, plan, pointers)`` (same pointers: nothing re-finalized);
+* ``floor``: the least binding of execute (a builtin the interpreter calls with the same three arguments, releasing
+  the GIL around cuDNN's call and doing nothing else), from the same loop: what of ``execute``'s count no binding
+  can remove; the rest is the package's.
 
     python benchmarks/percall_instructions.py [--n 20000] [--out DIR]
 
@@ -30,6 +33,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 
 from graph_build_instructions import _total  # noqa: E402 - the sibling script's callgrind reader
@@ -37,7 +41,7 @@ from graph_build_instructions import _total  # noqa: E402 - the sibling script's
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 CONTEXT = 0x7F0000001230
-CASES = ("gate", "context", "context_cached", "execute", "pack_execute", "bind_and_execute")
+CASES = ("gate", "context", "context_cached", "execute", "pack_execute", "bind_and_execute", "floor")
 
 CALLGRIND_SHIM = r"""
 #include <valgrind/callgrind.h>
@@ -54,6 +58,26 @@ int cudnnDestroy(void *handle) { free(handle); return 0; }
 int cudnnSetStream(void *handle, void *stream) { *(void **)handle = stream; return 0; }
 int cudnnGetStream(void *handle, void **stream) { *stream = *(void **)handle; return 0; }
 int cudnnBackendExecute(void *handle, void *plan, void *pack) { (void)handle; (void)plan; (void)pack; return 0; }
+"""
+
+# the least binding of execute (as benchmarks/c_harness.c's percall_floor_function): a METH_FASTCALL builtin that
+# releases the GIL around cudnnBackendExecute (the stand-in's) and returns None
+FLOOR_MODULE = r"""
+#include <Python.h>
+extern int cudnnBackendExecute(void *handle, void *plan, void *pack);
+static PyObject *floor_execute(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int status;
+    (void)self, (void)args, (void)nargs;
+    Py_BEGIN_ALLOW_THREADS
+    status = cudnnBackendExecute((void *)1, (void *)2, (void *)3);
+    Py_END_ALLOW_THREADS
+    if (status != 0) { PyErr_SetString(PyExc_RuntimeError, "cudnnBackendExecute failed"); return NULL; }
+    Py_RETURN_NONE;
+}
+static PyMethodDef methods[] = {{"floor_execute", (PyCFunction)(void (*)(void))floor_execute, METH_FASTCALL, ""},
+                                {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "percall_floor", NULL, -1, methods};
+PyMODINIT_FUNC PyInit_percall_floor(void) { return PyModule_Create(&module); }
 """
 
 
@@ -118,9 +142,15 @@ def _child(case, n, shim):
     buffers = {pattern.x: 0x10000000, pattern.w: 0x20000000, pattern.y: 0x30000000}
     pack = VariantPack(plan, buffers, workspace=0x40000000 if plan.workspace_size else None)
     pointers = pack.data_pointers
+    floor_execute = None
+    if case == "floor":
+        sys.path.insert(0, str(pathlib.Path(shim).parent))
+        import percall_floor
+        floor_execute = percall_floor.floor_execute
     call = {"execute": lambda: execute(handle, plan, pack),
             "pack_execute": lambda: pack.execute(handle, plan),
-            "bind_and_execute": lambda: pack.bind_and_execute(handle, plan, pointers)}[case]
+            "bind_and_execute": lambda: pack.bind_and_execute(handle, plan, pointers),
+            "floor": lambda: floor_execute(handle, plan, pack)}[case]
     for _ in range(200):
         call()
     ctl = ctypes.CDLL(shim)
@@ -129,6 +159,11 @@ def _child(case, n, shim):
         ctl.cg_start()
         for _ in range(n):
             execute(handle, plan, pack)
+        ctl.cg_stop()
+    elif case == "floor":
+        ctl.cg_start()
+        for _ in range(n):
+            floor_execute(handle, plan, pack)
         ctl.cg_stop()
     elif case == "pack_execute":
         run = pack.execute
@@ -172,6 +207,11 @@ def measure(n=20000, cases=CASES):
         subprocess.run([cc, "-O2", "-shared", "-fPIC", str(tmp / "cudnn_stand_in.c"), "-o", str(stand_in),
                         "-Wl,--no-as-needed", f"-L{real.parent}", f"-l:{real.name}", f"-Wl,-rpath,{real.parent}"],
                        check=True)
+        if "floor" in cases:
+            (tmp / "percall_floor.c").write_text(FLOOR_MODULE)
+            subprocess.run([cc, "-O2", "-shared", "-fPIC", str(tmp / "percall_floor.c"), "-o",
+                            str(tmp / f"percall_floor{sysconfig.get_config_var('EXT_SUFFIX')}"),
+                            f"-I{sysconfig.get_paths()['include']}", str(stand_in), f"-Wl,-rpath,{tmp}"], check=True)
         for case in cases:
             prefix = tmp / f"cg_{case}.out"
             env = dict(os.environ, OPENBLAS_NUM_THREADS="1", CUDNN_BACKEND_LIBCUDNN=str(stand_in),

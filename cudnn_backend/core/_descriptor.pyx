@@ -1267,7 +1267,11 @@ cdef class Descriptor(_Resource):
         if TABLES.finalize_nogil[dtype]:
             # cuDNN reads everything set on it, transitively (a heuristics' graph and its handle): held meanwhile
             enter_call(None, None, None)
-            _hold_tree(self, &held)
+            try:
+                _hold_tree(self, &held)
+            except BaseException:  # (no memory to hold them in): the call never started
+                leave_call(None, None, None)
+                raise
             with nogil:
                 status = cycudnn.cudnnBackendFinalize(p)
             _release_tree(&held)

@@ -11,6 +11,7 @@ def function's.
 """
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_RawMalloc
 from cpython.object cimport PyObject, PyTypeObject
+from libc.string cimport memcpy
 
 cdef extern from "Python.h":
     ctypedef struct PyMethodDef:
@@ -28,25 +29,30 @@ cdef extern from "Python.h":
     ctypedef struct _TypeDict "PyTypeObject":
         PyObject* tp_dict
 
-# the names and docstrings the method tables point into: kept for the life of the process, as the tables are
-# (a builtin made from one may outlive this module's globals at exit)
-_kept = []
+
+cdef const char* _kept_text(str text) except NULL:
+    """``text`` as UTF-8 in memory never freed: a method table's name and docstring must outlive every builtin made
+    from it, and those outlive this module's globals at exit (a bytes object kept in a global would be freed first)."""
+    cdef bytes encoded = text.encode()
+    cdef char* copy = <char*>PyMem_RawMalloc(len(encoded) + 1)
+    if copy == NULL:
+        raise MemoryError()
+    memcpy(copy, <const char*>encoded, len(encoded) + 1)
+    return copy
 
 
 cdef PyMethodDef* _method_table(object function, PositionalCall call) except NULL:
     """A METH_FASTCALL table running ``call``, named and documented as ``function`` (its ``__text_signature__``
-    first, as inspect.signature reads it)."""
+    first, as inspect.signature reads it); never freed, as the builtins made from it."""
     cdef PyMethodDef* ml = <PyMethodDef*>PyMem_RawMalloc(sizeof(PyMethodDef))
     if ml == NULL:
         raise MemoryError()
-    name = function.__name__.encode()
     signature = getattr(function, "__text_signature__", None)
-    doc = ((f"{function.__name__}{signature}\n--\n\n" if signature else "") + (function.__doc__ or "")).encode()
-    _kept.extend((name, doc))
-    ml.ml_name = <const char*>name
+    doc = (f"{function.__name__}{signature}\n--\n\n" if signature else "") + (function.__doc__ or "")
+    ml.ml_name = _kept_text(function.__name__)
     ml.ml_meth = <void*>call
     ml.ml_flags = METH_FASTCALL | METH_KEYWORDS
-    ml.ml_doc = <const char*>doc
+    ml.ml_doc = _kept_text(doc)
     return ml
 
 

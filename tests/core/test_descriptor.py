@@ -473,6 +473,31 @@ def test_every_way_of_calling_set_sets_or_refuses_as_the_def_does():
     assert cb.Descriptor.set.__qualname__ == "Descriptor.set"
 
 
+def test_the_fast_entry_points_keep_their_names_and_docstrings_through_interpreter_exit():
+    """A builtin put in front of a def (execute, Descriptor.set) outlives the module globals at exit: what it names
+    itself with must too (with the debug allocator, freed memory would read as 0xDD bytes)."""
+    import os
+    import subprocess
+
+    script = (
+        "import os, sys\n"
+        "import cudnn_backend as cb\n"
+        "from cudnn_backend.runtime import execution\n"
+        "class Late:\n"
+        "    def __init__(self):\n"
+        "        self.write, self.execute, self.set = os.write, execution.execute, cb.Descriptor.set\n"
+        "    def __del__(self):\n"
+        "        text = '|'.join((self.execute.__name__, repr(self.execute), self.execute.__doc__[:9],\n"
+        "                         self.set.__doc__[:9], str(self.set.__text_signature__)))\n"
+        "        self.write(1, text.encode('ascii', 'backslashreplace'))\n"
+        "sys.late = Late()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONMALLOC="debug"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == ("execute|<built-in function execute>|Run ``pla|cudnnBack|"
+                           "($self, attribute, attribute_type, values)")
+
+
 def test_validation_cache_never_admits_floats_or_bools():
     t = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
     t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 5)  # warms the caches with the int forms
