@@ -17,8 +17,6 @@ import operator
 import weakref
 from dataclasses import dataclass
 
-import numpy as np
-
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import AttributeType as AT
 from cudnn_backend._bindings.enums import DataType, DescriptorType
