@@ -1,7 +1,8 @@
 """Instructions per graph (valgrind callgrind): the deterministic companion of graph_build_ratios.py.
 
-Timings on a shared, noisy machine wander by tens of percent; instruction counts do not. Each build (C, generic
-API, Graph builder) runs in its own process under ``valgrind --tool=callgrind`` with instrumentation switched on
+Timings on a shared, noisy machine wander by tens of percent; instruction counts do not. Each build (C, the
+generic API's user code over the least binding (``build_floor.c``: what no binding can remove), the generic API,
+the Graph builder) runs in its own process under ``valgrind --tool=callgrind`` with instrumentation switched on
 only around ``N`` builds after a warm-up (callgrind client requests from a tiny C shim compiled here), so
 importing cudnn_backend and loading cuDNN cost nothing. Needs valgrind (with its headers) and a C compiler.
 
@@ -43,6 +44,9 @@ def _child(which, n, shim, c_lib):
         _loader.load_cudnn()
         batch = gbr.load_c_batch(c_lib)
         fn, count = (lambda: batch(n)), 1  # one call: ctypes' own cost spread over n graphs
+    elif which == "floor":  # the generic build's user code over the least binding (build_floor.c)
+        fn, count = gbr.over_floor(gbr.build_generic, gbr.build_floor_module(os.path.dirname(c_lib)), gbr._tensor,
+                                   gbr._pointwise), n
     else:
         fn, count = {"generic": gbr.build_generic, "graph": gbr.build_graph}[which], n
     for _ in range(20):  # warm-up (caches, the interpreter's specialization)
@@ -77,7 +81,7 @@ def measure(n=200):
         shim = pathlib.Path(tmp) / "libcgctl.so"
         subprocess.run([cc, "-O2", "-shared", "-fPIC", str(shim_c), "-o", str(shim)], check=True)
         c_lib = gbr.build_c_library(tmp)
-        for which in ("c", "generic", "graph"):
+        for which in ("c", "floor", "generic", "graph"):
             prefix = pathlib.Path(tmp) / f"cg_{which}.out"
             # string hashes fixed: dict probe lengths (the interpreter's name lookups) the same in every run
             env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
@@ -105,10 +109,10 @@ def main(argv=None):
         return 0
     per = measure(args.n)
     result = {"instructions_per_graph": per,
-              "ratio_to_c": {k: round(per[k] / per["c"], 3) for k in ("generic", "graph")},
+              "ratio_to_c": {k: round(per[k] / per["c"], 3) for k in ("floor", "generic", "graph")},
               "method": f"valgrind callgrind, instrumentation on around {args.n} builds after a warm-up, one process "
                         "per build"}
-    for k in ("c", "generic", "graph"):
+    for k in ("c", "floor", "generic", "graph"):
         extra = f"  ({result['ratio_to_c'][k]:.2f}x C)" if k != "c" else ""
         print(f"{k:8s} {per[k]:>9,d} instructions / graph{extra}")
     if args.out:

@@ -35,6 +35,7 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 C_SOURCE = HERE / "graph_build.c"
+FLOOR_SOURCE = HERE / "build_floor.c"  # the least binding of the generic API
 TARGETS = {"generic": 1.5, "graph": 2.0}
 BATCHES = 7
 
@@ -141,6 +142,45 @@ def build_c_library(out_dir) -> pathlib.Path:
     if res.returncode != 0:
         raise RuntimeError(f"building the C baseline failed: {' '.join(cmd)}\n{res.stderr[-4000:]}")
     return out
+
+
+def build_floor_module(out_dir):
+    """Compile ``build_floor.c`` (the least binding of the generic API) against the cuDNN cudnn_backend loaded, into
+    ``out_dir``, and import it."""
+    import importlib.util
+    import sysconfig
+
+    from cudnn_backend._bindings import _loader
+
+    cc = c_compiler()
+    if cc is None:
+        raise RuntimeError("no C compiler (set $CC, or install cc/gcc/clang)")
+    lib_dir = pathlib.Path(_loader.load_cudnn().path).resolve().parent
+    out = pathlib.Path(out_dir) / f"build_floor{sysconfig.get_config_var('EXT_SUFFIX')}"
+    cmd = [cc, "-O2", "-shared", "-fPIC", str(FLOOR_SOURCE), "-I", str(ROOT / "include"), "-I",
+           sysconfig.get_paths()["include"], "-L", str(lib_dir), "-l:libcudnn.so.9", f"-Wl,-rpath,{lib_dir}", "-o",
+           str(out)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"building the least binding failed: {' '.join(cmd)}\n{res.stderr[-4000:]}")
+    spec = importlib.util.spec_from_file_location("build_floor", out)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def over_floor(function, floor_module, *helpers):
+    """``function`` (user code of the generic API, written against ``cb.Descriptor``) run unchanged over the least
+    binding: the same code with ``cb`` a plain module holding ``floor_module.Descriptor``; ``helpers`` are the
+    module-level functions it calls, rebound alike."""
+    import types
+
+    plain = types.ModuleType("least_binding")
+    plain.Descriptor = floor_module.Descriptor
+    namespace = dict(function.__globals__, cb=plain)
+    for f in (function, *helpers):
+        namespace[f.__name__] = types.FunctionType(f.__code__, namespace, f.__name__, f.__defaults__, f.__closure__)
+    return namespace[function.__name__]
 
 
 def load_c_batch(lib_path):

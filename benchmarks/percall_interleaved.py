@@ -17,8 +17,9 @@ and pack); two floors under it, without targets: C's own execute loop releasing 
 call, as a binding that lets other threads run during cuDNN's call must, and the least such binding (a builtin
 function the interpreter calls with the same three arguments, doing nothing else): what of execute's ratio no
 binding can remove, and so what is the package's; bind new pointers + execute (ours: ``VariantPack.bind_and_execute``; C: a fresh pack per call, as
-cudnn-frontend binds), build + finalize conv + bias + ReLU through the generic Descriptor API, through the Graph
-builder, and from the pattern function (no target: the Pattern's names and reference on top of the builder); C:
+cudnn-frontend binds), build + finalize conv + bias + ReLU through the generic Descriptor API, the same code over
+the least binding of that API (benchmarks/build_floor.c; no target: what of the generic ratio no binding can
+remove), through the Graph builder, and from the pattern function (no target: the Pattern's names and reference on top of the builder); C:
 its build_graph(). One process, one handle, one plan: what differs between the two sides is only the package.
 Each round gives each side the median of 7 batches, the batches of C and ours alternating, the metrics in an order
 that rotates from round to round (no metric always follows the graph builds); each row gives the median of our
@@ -36,6 +37,7 @@ import os
 import pathlib
 import statistics
 import sys
+import tempfile
 import time
 
 
@@ -68,17 +70,19 @@ from cudnn_backend.runtime.heuristics import build_first_plan  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from percall_support import CASES  # noqa: E402
-from test_percall import (build_conv_bias_relu_generic, build_conv_bias_relu_graph,  # noqa: E402
+from graph_build_ratios import build_floor_module, over_floor  # noqa: E402
+from test_percall import (_pointwise, _tensor, build_conv_bias_relu_generic, build_conv_bias_relu_graph,  # noqa: E402
                           build_conv_bias_relu_pattern)
 
 REPEATS = 7
-TARGETS = {"execute_us": 1.03, "execute_gil_floor_us": None, "execute_call_floor_us": None, "bind_execute_us": 1.10, "build_graph_generic_us": 1.3, "build_graph_typed_us": 1.6,
-           "build_graph_pattern_us": None}
+TARGETS = {"execute_us": 1.03, "execute_gil_floor_us": None, "execute_call_floor_us": None, "bind_execute_us": 1.10, "build_graph_generic_us": 1.3,
+           "build_graph_floor_us": None, "build_graph_typed_us": 1.6, "build_graph_pattern_us": None}
 LABELS = {"execute_us": "execute, prebuilt variant pack",
           "execute_gil_floor_us": "floor 1: C's execute loop, the GIL released around each call",
           "execute_call_floor_us": "floor 2: the least binding (a builtin: call, GIL release, cuDNN)",
           "bind_execute_us": "bind new pointers + execute",
           "build_graph_generic_us": "build + finalize conv+bias+ReLU (generic API)",
+          "build_graph_floor_us": "floor: the generic API's code over the least binding (benchmarks/build_floor.c)",
           "build_graph_typed_us": "build + finalize conv+bias+ReLU (Graph builder)",
           "build_graph_pattern_us": "build + finalize conv+bias+ReLU (patterns.conv_bias_relu)"}
 ITERS = {"launch_bound": 20000, "notebook": 5000}  # execute calls a batch; graph builds: a twentieth, at least 10
@@ -118,6 +122,9 @@ class CLoops:
         fn.argtypes, fn.restype = [vp, vp, vp, ci], ctypes.c_double
         fn = self.gil_lib.percall_floor_function
         fn.argtypes, fn.restype = [vp, vp, vp], ctypes.py_object
+        # the generic build's user code over the least binding of the descriptor API
+        floor = build_floor_module(tempfile.mkdtemp(prefix="build_floor-"))
+        self.build_generic_floor = over_floor(build_conv_bias_relu_generic, floor, _tensor, _pointwise)
         libraries = loaded_cudnn_libraries()
         if len(libraries) != 1:
             raise RuntimeError(f"the C loops and the package must share one libcudnn.so.9; mapped: {libraries}")
@@ -174,6 +181,7 @@ class Case:
                                 lambda k: lib.percall_bind_execute(h.ptr, plan_ptr, n, self._uids, self._ptrs, ws, k),
                                 iters, True),
             "build_graph_generic_us": (build_conv_bias_relu_generic, (h, c), c_build, graph_iters, False),
+            "build_graph_floor_us": (c_loops.build_generic_floor, (h, c), c_build, graph_iters, False),
             "build_graph_typed_us": (build_conv_bias_relu_graph, (h, c), c_build, graph_iters, False),
             "build_graph_pattern_us": (build_conv_bias_relu_pattern, (h, c), c_build, graph_iters, False),
         }

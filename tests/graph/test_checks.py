@@ -326,8 +326,43 @@ def test_elements_alias_is_exact_on_small_tensors():
             offsets = [i * strides[0] + j * strides[1] + k * strides[2]
                        for i in range(dims[0]) for j in range(dims[1]) for k in range(dims[2])]
             assert elements_alias(dims, strides) == (len(set(offsets)) != len(offsets)), (dims, strides)
+            # a signature's tuples are answered from a cache: the same answer as lists, asked first or again
+            assert elements_alias(list(dims), list(strides)) == elements_alias(dims, strides), (dims, strides)
     assert elements_alias([1 << 12, 1 << 12], [3, 4])  # interleaved past the exact check's size: taken to alias
     assert not elements_alias([1 << 12, 1 << 12], [1 << 12, 1])
+    assert elements_alias((1 << 12, 1 << 12), (3, 4)) and not elements_alias((1 << 12, 1 << 12), (1 << 12, 1))
+
+
+def test_pointwise_operands_are_checked_for_every_mode():
+    """The operands each mode reads (worked out once, by mode) against the reference tables themselves: every mode
+    and every combination of b, t and dy."""
+    import itertools
+
+    from cudnn_backend.core.families.pointwise import BACKWARD, FUNCTIONS, operands_problem
+    for mode in cb.PointwiseMode:
+        if mode in BACKWARD:
+            wanted = {"dy"}
+        elif mode == cb.CUDNN_POINTWISE_GEN_INDEX:
+            wanted = set()
+        elif mode in FUNCTIONS:
+            wanted = {1: set(), 2: {"b"}, 3: {"b", "t"}}[FUNCTIONS[mode][0]]
+        else:
+            for n in range(4):
+                for given in itertools.combinations(("b", "t", "dy"), n):
+                    assert operands_problem(mode, list(given)) is None  # left to cuDNN
+            continue
+        name = mode.name.removeprefix("CUDNN_POINTWISE_")
+        for n in range(4):
+            for given in itertools.combinations(("b", "t", "dy"), n):
+                problem = operands_problem(mode, list(given))
+                lacking, extra = sorted(wanted - set(given)), sorted(set(given) - wanted)
+                if lacking:
+                    assert problem == f"{name} needs {' and '.join(lacking)}", (mode, given)
+                elif extra:
+                    assert problem.startswith(f"{name} takes no {' or '.join(extra)} (its operands: x"), (mode, given)
+                else:
+                    assert problem is None, (mode, given)
+                assert operands_problem(int(mode), given) == problem  # the mode as an int reads alike
 
 
 def test_builder_mistakes_name_the_parameter():

@@ -154,6 +154,17 @@ def elements_alias(dims, strides) -> bool:
     other). Taken axis by axis from the smallest stride, a stride that steps past everything the smaller ones span
     cannot alias (dims of 1 take no step); axes interleaved otherwise are checked element by element, and above
     ``_ALIAS_EXACT_ELEMENTS`` elements taken to alias."""
+    if type(dims) is tuple and type(strides) is tuple:  # a tensor signature's: the graph checks ask for every output
+        return _tuples_alias(dims, strides)
+    return _elements_alias(dims, strides)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tuples_alias(dims, strides) -> bool:
+    return _elements_alias(dims, strides)
+
+
+def _elements_alias(dims, strides) -> bool:
     span = 1  # elements from the first to the last of the axes taken so far, plus one
     # (stride, dim) pairs sort by stride; among equal strides the order changes nothing: the second always breaks
     axes = [(s, d) for d, s in zip(dims, strides) if d > 1]

@@ -311,26 +311,37 @@ _DEFAULTS = {"relu_lower_clip": 0.0, "relu_upper_clip": math.inf, "relu_lower_cl
              "softplus_beta": 1.0, "swish_beta": 1.0}
 
 
+def _operands_wanted(mode):
+    """The operands besides x that pointwise ``mode`` reads, or None for a mode neither table knows."""
+    if mode in BACKWARD:
+        return frozenset({"dy"})
+    if mode == _GEN_INDEX:
+        return frozenset()
+    if mode in FUNCTIONS:
+        return frozenset({"b", "t"} if FUNCTIONS[mode][0] == 3 else {"b"} if FUNCTIONS[mode][0] == 2 else ())
+    return None
+
+
+# (worked out once: the Graph builder asks at every pointwise operation, and a mode's name costs a Python call)
+_OPERANDS_WANTED = {int(m): w for m in PointwiseMode if (w := _operands_wanted(m)) is not None}
+
+
 def operands_problem(mode, given) -> str | None:
     """What is wrong with the operands ``given`` ({"b", "t", "dy"}: those besides x) for pointwise ``mode``, else
     None: a binary mode needs b, BINARY_SELECT b and t, a backward activation dy, and none takes what it does not
     read (cuDNN's own words for a missing one name its ports, and an extra one became an input nothing reads).
     Modes neither table knows (newer releases') are left to cuDNN."""
-    if mode in BACKWARD:
-        wanted = {"dy"}
-    elif mode == _GEN_INDEX:
-        wanted = set()
-    elif mode in FUNCTIONS:
-        wanted = {"b", "t"} if FUNCTIONS[mode][0] == 3 else {"b"} if FUNCTIONS[mode][0] == 2 else set()
-    else:
+    wanted = _OPERANDS_WANTED.get(mode)
+    if wanted is None:
         return None
-    name = mode.name.removeprefix("CUDNN_POINTWISE_")
-    lacking, extra = sorted(wanted - set(given)), sorted(set(given) - wanted)
+    given = frozenset(given)
+    if given == wanted:
+        return None
+    name = PointwiseMode(mode).name.removeprefix("CUDNN_POINTWISE_")
+    lacking, extra = sorted(wanted - given), sorted(given - wanted)
     if lacking:
         return f"{name} needs {' and '.join(lacking)}"
-    if extra:
-        return f"{name} takes no {' or '.join(extra)} (its operands: x{''.join(', ' + w for w in sorted(wanted))})"
-    return None
+    return f"{name} takes no {' or '.join(extra)} (its operands: x{''.join(', ' + w for w in sorted(wanted))})"
 
 
 _RELU_PARAMETERS = ("relu_lower_clip", "relu_upper_clip", "relu_lower_clip_slope")
