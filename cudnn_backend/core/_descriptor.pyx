@@ -1409,7 +1409,19 @@ cdef int _check_get_status(Descriptor self, cudnnStatus_t status, int attr) exce
 cdef inline int _record_set(Descriptor self, AttrSpec* spec, int attr, int atype, cudnnStatus_t status,
                             object stored) except -1:
     """After cudnnBackendSetAttribute, for both set paths: an interrupt kept meanwhile, else cuDNN's refusal, else the
-    value kept (its slot, its bit, its attribute type where not the default)."""
+    value kept (its slot, its bit, its attribute type where not the default). The usual case inline, the rest in
+    ``_record_set_rest``."""
+    if _pending_interrupt is not None or status != CUDNN_STATUS_SUCCESS or atype != spec.default_type or \
+            self._atypes is not None:
+        return _record_set_rest(self, spec, attr, atype, status, stored)
+    _store(self._vals, spec.slot, stored)
+    if spec.bit >= 0:
+        self._mask |= (<uint64_t>1) << spec.bit
+    return 0
+
+
+cdef int _record_set_rest(Descriptor self, AttrSpec* spec, int attr, int atype, cudnnStatus_t status,
+                          object stored) except -1:
     if _pending_interrupt is not None:
         _raise_pending_interrupt()
     if status != CUDNN_STATUS_SUCCESS:
