@@ -8,7 +8,7 @@
  *   collection                                        cudnnBackendDestroyDescriptor
  *
  * It checks nothing (a wrong value reaches cuDNN as it is), keeps no value set on it, and holds only the
- * descriptors set on it (the least a binding must keep alive). The benchmarks run the user code of the generic API
+ * descriptors set on it (the least a binding must keep alive). Pointers, text and fractions it does not set. The benchmarks run the user code of the generic API
  * over it, unchanged, with `cb` a plain module holding this Descriptor: what of the generic API's ratio to C no
  * binding can remove, and so what is the package's.
  *
@@ -59,6 +59,10 @@ static PyObject *floor_vectorcall(PyObject *type, PyObject *const *args, size_t 
 
 static PyObject *floor_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     long descriptor_type;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "Descriptor(descriptor_type) takes no keywords");
+        return NULL;
+    }
     if (!PyArg_ParseTuple(args, "l", &descriptor_type)) return NULL;
     return floor_new(type, (cudnnBackendDescriptorType_t)descriptor_type);
 }
@@ -69,11 +73,9 @@ static void floor_dealloc(FloorDescriptor *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* One element of a set into data[i] (element size by attribute type); descriptors are kept on self. */
-static int element(FloorDescriptor *self, cudnnBackendAttributeType_t type, PyObject *v, char *data, Py_ssize_t i) {
+/* One element of a set into data[i] (element size by attribute type). */
+static int element(cudnnBackendAttributeType_t type, PyObject *v, char *data, Py_ssize_t i) {
     if (Py_TYPE(v) == &FloorDescriptorType) {
-        if (self->kept == NULL && (self->kept = PyList_New(0)) == NULL) return -1;
-        if (PyList_Append(self->kept, v) < 0) return -1;
         ((void **)data)[i] = ((FloorDescriptor *)v)->raw;
         return 0;
     }
@@ -104,14 +106,36 @@ static int element(FloorDescriptor *self, cudnnBackendAttributeType_t type, PyOb
     return 0;
 }
 
+/* The descriptors among what was set, kept alive with self (after cuDNN took the set). */
+static int keep_children(FloorDescriptor *self, PyObject *values) {
+    PyObject *one[1] = {values};
+    PyObject **items = one;
+    Py_ssize_t n = 1;
+    if (PyList_CheckExact(values) || PyTuple_CheckExact(values)) {
+        n = PySequence_Fast_GET_SIZE(values);
+        items = PySequence_Fast_ITEMS(values);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (Py_TYPE(items[i]) != &FloorDescriptorType) continue;
+        if (self->kept == NULL && (self->kept = PyList_New(0)) == NULL) return -1;
+        if (PyList_Append(self->kept, items[i]) < 0) return -1;
+    }
+    return 0;
+}
+
 static PyObject *floor_set(FloorDescriptor *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3) {
         PyErr_SetString(PyExc_TypeError, "set(attribute, attribute_type, values)");
         return NULL;
     }
     long attribute = PyLong_AsLong(args[0]);
+    if (attribute == -1 && PyErr_Occurred()) return NULL;
     long type = PyLong_AsLong(args[1]);
-    if (PyErr_Occurred()) return NULL;
+    if (type == -1 && PyErr_Occurred()) return NULL;
+    if (type == CUDNN_TYPE_VOID_PTR || type == CUDNN_TYPE_CHAR || type == CUDNN_TYPE_FRACTION) {
+        PyErr_Format(PyExc_TypeError, "attribute_type: %ld is not one the least binding sets", type);
+        return NULL;
+    }
     PyObject *values = args[2];
     _Alignas(8) char data[MOST_ELEMENTS * 8];
     Py_ssize_t n = 1;
@@ -121,15 +145,24 @@ static PyObject *floor_set(FloorDescriptor *self, PyObject *const *args, Py_ssiz
             PyErr_SetString(PyExc_ValueError, "values: too many");
             return NULL;
         }
-        PyObject **items = PySequence_Fast_ITEMS(values);
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (element(self, (cudnnBackendAttributeType_t)type, items[i], data, i) < 0) return NULL;
-    } else if (element(self, (cudnnBackendAttributeType_t)type, values, data, 0) < 0) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (PySequence_Fast_GET_SIZE(values) != n) { /* an element's conversion ran code that changed it */
+                PyErr_SetString(PyExc_RuntimeError, "values: changed size while read");
+                return NULL;
+            }
+            PyObject *item = PySequence_Fast_ITEMS(values)[i];
+            Py_INCREF(item);
+            int failed = element((cudnnBackendAttributeType_t)type, item, data, i) < 0;
+            Py_DECREF(item);
+            if (failed) return NULL;
+        }
+    } else if (element((cudnnBackendAttributeType_t)type, values, data, 0) < 0) {
         return NULL;
     }
     cudnnStatus_t status = cudnnBackendSetAttribute(self->raw, (cudnnBackendAttributeName_t)attribute,
                                                     (cudnnBackendAttributeType_t)type, n, data);
     if (status != CUDNN_STATUS_SUCCESS) return refused("cudnnBackendSetAttribute", status);
+    if (keep_children(self, values) < 0) return NULL;
     Py_INCREF(self);
     return (PyObject *)self;
 }

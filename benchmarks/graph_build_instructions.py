@@ -81,6 +81,7 @@ def measure(n=200):
         shim = pathlib.Path(tmp) / "libcgctl.so"
         subprocess.run([cc, "-O2", "-shared", "-fPIC", str(shim_c), "-o", str(shim)], check=True)
         c_lib = gbr.build_c_library(tmp)
+        gbr.build_floor_module(tmp)  # compiled once, here: each child imports it from beside c_lib
         for which in ("c", "floor", "generic", "graph"):
             prefix = pathlib.Path(tmp) / f"cg_{which}.out"
             # string hashes fixed: dict probe lengths (the interpreter's name lookups) the same in every run

@@ -12,15 +12,16 @@ Build the library (tools/gpu_run.sh bench does):
        -I"$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" -L$CUDNN_LIB -l:libcudnn.so.9 \
        -Wl,-rpath,$CUDNN_LIB -o libpercall.so
 
-Metrics (cases: the launch-bound conv and the notebook's conv): execute with a prebuilt pack (C: the same plan
-and pack); two floors under it, without targets: C's own execute loop releasing and retaking the GIL around each
-call, as a binding that lets other threads run during cuDNN's call must, and the least such binding (a builtin
-function the interpreter calls with the same three arguments, doing nothing else): what of execute's ratio no
-binding can remove, and so what is the package's; bind new pointers + execute (ours: ``VariantPack.bind_and_execute``; C: a fresh pack per call, as
-cudnn-frontend binds), build + finalize conv + bias + ReLU through the generic Descriptor API, the same code over
-the least binding of that API (benchmarks/build_floor.c; no target: what of the generic ratio no binding can
-remove), through the Graph builder, and from the pattern function (no target: the Pattern's names and reference on top of the builder); C:
-its build_graph(). One process, one handle, one plan: what differs between the two sides is only the package.
+Metrics (cases: the launch-bound conv and the notebook's conv): execute with a prebuilt pack (C: the same plan and
+pack); two floors under it, without targets: C's own execute loop releasing and retaking the GIL around each call,
+as a binding that lets other threads run during cuDNN's call must, and the least such binding (a builtin function
+the interpreter calls with the same three arguments, doing nothing else): what of execute's ratio no binding can
+remove, and so what is the package's; bind new pointers + execute (ours: ``VariantPack.bind_and_execute``; C: a
+fresh pack per call, as cudnn-frontend binds), build + finalize conv + bias + ReLU through the generic Descriptor
+API, the same code over the least binding of that API (benchmarks/build_floor.c; no target: what of the generic
+ratio no binding can remove), through the Graph builder, and from the pattern function (no target: the Pattern's
+names and reference on top of the builder); C: its build_graph(). One process, one handle, one plan: what differs
+between the two sides is only the package.
 Each round gives each side the median of 7 batches, the batches of C and ours alternating, the metrics in an order
 that rotates from round to round (no metric always follows the graph builds); each row gives the median of our
 per-round medians over C's, the median of the per-round ratios (min-max), and each side's spread.
@@ -75,8 +76,9 @@ from test_percall import (_pointwise, _tensor, build_conv_bias_relu_generic, bui
                           build_conv_bias_relu_pattern)
 
 REPEATS = 7
-TARGETS = {"execute_us": 1.03, "execute_gil_floor_us": None, "execute_call_floor_us": None, "bind_execute_us": 1.10, "build_graph_generic_us": 1.3,
-           "build_graph_floor_us": None, "build_graph_typed_us": 1.6, "build_graph_pattern_us": None}
+TARGETS = {"execute_us": 1.03, "execute_gil_floor_us": None, "execute_call_floor_us": None, "bind_execute_us": 1.10,
+           "build_graph_generic_us": 1.3, "build_graph_floor_us": None, "build_graph_typed_us": 1.6,
+           "build_graph_pattern_us": None}
 LABELS = {"execute_us": "execute, prebuilt variant pack",
           "execute_gil_floor_us": "floor 1: C's execute loop, the GIL released around each call",
           "execute_call_floor_us": "floor 2: the least binding (a builtin: call, GIL release, cuDNN)",
@@ -123,7 +125,8 @@ class CLoops:
         fn = self.gil_lib.percall_floor_function
         fn.argtypes, fn.restype = [vp, vp, vp], ctypes.py_object
         # the generic build's user code over the least binding of the descriptor API
-        floor = build_floor_module(tempfile.mkdtemp(prefix="build_floor-"))
+        self._floor_dir = tempfile.TemporaryDirectory(prefix="build_floor-")  # (removed with this object)
+        floor = build_floor_module(self._floor_dir.name)
         self.build_generic_floor = over_floor(build_conv_bias_relu_generic, floor, _tensor, _pointwise)
         libraries = loaded_cudnn_libraries()
         if len(libraries) != 1:

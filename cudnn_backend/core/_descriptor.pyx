@@ -1412,7 +1412,7 @@ cdef inline int _record_set(Descriptor self, AttrSpec* spec, int attr, int atype
     value kept (its slot, its bit, its attribute type where not the default). The usual case inline, the rest in
     ``_record_set_rest``."""
     if _pending_interrupt is not None or status != CUDNN_STATUS_SUCCESS or atype != spec.default_type or \
-            self._atypes is not None:
+            self._atypes:
         return _record_set_rest(self, spec, attr, atype, status, stored)
     _store(self._vals, spec.slot, stored)
     if spec.bit >= 0:
@@ -1422,6 +1422,7 @@ cdef inline int _record_set(Descriptor self, AttrSpec* spec, int attr, int atype
 
 cdef int _record_set_rest(Descriptor self, AttrSpec* spec, int attr, int atype, cudnnStatus_t status,
                           object stored) except -1:
+    """``_record_set`` whatever the case: the interrupt, the refusal, an attribute type recorded or forgotten."""
     if _pending_interrupt is not None:
         _raise_pending_interrupt()
     if status != CUDNN_STATUS_SUCCESS:

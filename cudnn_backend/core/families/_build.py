@@ -155,12 +155,16 @@ def elements_alias(dims, strides) -> bool:
     cannot alias (dims of 1 take no step); axes interleaved otherwise are checked element by element, and above
     ``_ALIAS_EXACT_ELEMENTS`` elements taken to alias."""
     if type(dims) is tuple and type(strides) is tuple:  # a tensor signature's: the graph checks ask for every output
+        for v in dims + strides:
+            if type(v) is not int:  # (equal keys, other arithmetic: an int32's overflows; or no hash at all)
+                return _elements_alias(dims, strides)
         return _tuples_alias(dims, strides)
     return _elements_alias(dims, strides)
 
 
 @functools.lru_cache(maxsize=1024)
 def _tuples_alias(dims, strides) -> bool:
+    """``_elements_alias`` of tuples of plain ints, remembered."""
     return _elements_alias(dims, strides)
 
 

@@ -312,7 +312,8 @@ _DEFAULTS = {"relu_lower_clip": 0.0, "relu_upper_clip": math.inf, "relu_lower_cl
 
 
 def _operands_wanted(mode):
-    """The operands besides x that pointwise ``mode`` reads, or None for a mode neither table knows."""
+    """The operands besides x that pointwise ``mode`` reads, or None for a mode neither table knows (a newer
+    release's: left to cuDNN)."""
     if mode in BACKWARD:
         return frozenset({"dy"})
     if mode == _GEN_INDEX:
@@ -361,7 +362,7 @@ def parameters_problem(mode, params, alpha2_given) -> str | None:
     """What is wrong with the Pointwise ``params`` (keyword -> value) and ``alpha2`` for ``mode``, else None: a
     parameter the mode does not read (``PARAMETERS``; cuDNN would keep it on the descriptor and ignore it), alpha2
     without a second input (b, or dy). Modes neither table knows (newer releases') are left to cuDNN."""
-    if mode not in FUNCTIONS and mode not in BACKWARD and mode != _GEN_INDEX:
+    if mode not in _OPERANDS_WANTED:
         return None
     name = mode.name.removeprefix("CUDNN_POINTWISE_")
     reads = PARAMETERS.get(mode, ())
