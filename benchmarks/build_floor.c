@@ -8,9 +8,9 @@
  *   collection                                        cudnnBackendDestroyDescriptor
  *
  * It checks nothing (a wrong value reaches cuDNN as it is), keeps no value set on it, and holds only the
- * descriptors set on it (the least a binding must keep alive). Pointers, text and fractions it does not set. The benchmarks run the user code of the generic API
- * over it, unchanged, with `cb` a plain module holding this Descriptor: what of the generic API's ratio to C no
- * binding can remove, and so what is the package's.
+ * descriptors set on it (the least a binding must keep alive). Pointers, text and fractions it does not set. The
+ * benchmarks run the user code of the generic API over it, unchanged, with `cb` a plain module holding this
+ * Descriptor: what of the generic API's ratio to C no binding can remove, and so what is the package's.
  *
  * Build (the benchmarks do): cc -O2 -shared -fPIC build_floor.c -I include -I <Python include> -L<cudnn lib>
  *   -l:libcudnn.so.9 -Wl,-rpath,<cudnn lib> -o build_floor<EXT_SUFFIX> */

@@ -127,21 +127,26 @@ def c_compiler():
     return None
 
 
-def build_c_library(out_dir) -> pathlib.Path:
-    """Compile graph_build.c as a shared library against the cuDNN cudnn_backend loaded."""
+def _compile_against_cudnn(source, out, what, *flags) -> pathlib.Path:
+    """``source`` compiled as a shared library ``out`` linked to the cuDNN cudnn_backend loaded (the headers of
+    include/; ``flags``: more compiler arguments); ``what`` names it in a failure."""
     from cudnn_backend._bindings import _loader
 
     cc = c_compiler()
     if cc is None:
         raise RuntimeError("no C compiler (set $CC, or install cc/gcc/clang)")
     lib_dir = pathlib.Path(_loader.load_cudnn().path).resolve().parent
-    out = pathlib.Path(out_dir) / "libgraph_build.so"
-    cmd = [cc, "-O2", "-shared", "-fPIC", str(C_SOURCE), "-I", str(ROOT / "include"), "-L", str(lib_dir),
+    cmd = [cc, "-O2", "-shared", "-fPIC", str(source), "-I", str(ROOT / "include"), *flags, "-L", str(lib_dir),
            "-l:libcudnn.so.9", f"-Wl,-rpath,{lib_dir}", "-o", str(out)]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
-        raise RuntimeError(f"building the C baseline failed: {' '.join(cmd)}\n{res.stderr[-4000:]}")
-    return out
+        raise RuntimeError(f"building {what} failed: {' '.join(cmd)}\n{res.stderr[-4000:]}")
+    return pathlib.Path(out)
+
+
+def build_c_library(out_dir) -> pathlib.Path:
+    """Compile graph_build.c as a shared library against the cuDNN cudnn_backend loaded."""
+    return _compile_against_cudnn(C_SOURCE, pathlib.Path(out_dir) / "libgraph_build.so", "the C baseline")
 
 
 def build_floor_module(out_dir):
@@ -150,20 +155,9 @@ def build_floor_module(out_dir):
     import importlib.util
     import sysconfig
 
-    from cudnn_backend._bindings import _loader
-
-    cc = c_compiler()
-    if cc is None:
-        raise RuntimeError("no C compiler (set $CC, or install cc/gcc/clang)")
-    lib_dir = pathlib.Path(_loader.load_cudnn().path).resolve().parent
     out = pathlib.Path(out_dir) / f"build_floor{sysconfig.get_config_var('EXT_SUFFIX')}"
-    cmd = [cc, "-O2", "-shared", "-fPIC", str(FLOOR_SOURCE), "-I", str(ROOT / "include"), "-I",
-           sysconfig.get_paths()["include"], "-L", str(lib_dir), "-l:libcudnn.so.9", f"-Wl,-rpath,{lib_dir}", "-o",
-           str(out)]
     if not out.exists():
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise RuntimeError(f"building the least binding failed: {' '.join(cmd)}\n{res.stderr[-4000:]}")
+        _compile_against_cudnn(FLOOR_SOURCE, out, "the least binding", "-I", sysconfig.get_paths()["include"])
     spec = importlib.util.spec_from_file_location("build_floor", out)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
