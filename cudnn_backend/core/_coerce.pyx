@@ -130,11 +130,16 @@ def stream_address(stream):
     if hasattr(stream, "__cuda_stream__"):
         proto = stream.__cuda_stream__
         proto = proto() if callable(proto) else proto
+        if type(proto) is not tuple or len(proto) != 2:
+            raise TypeError(f"stream: the {type(stream).__name__}'s __cuda_stream__() gave {proto!r}, not the "
+                            "(version, address) pair of the CUDA stream protocol")
         return as_int(proto[1], "stream", 0, ADDRESS_LIMIT - 1)
     if hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
         return as_int(stream.cuda_stream, "stream", 0, ADDRESS_LIMIT - 1)
     if isinstance(stream, numbers.Integral):
         return as_int(stream, "stream", 0, ADDRESS_LIMIT - 1)
+    if isinstance(stream, (numbers.Number, str, bytes, bytearray)):  # int() would truncate 1.5, or parse "7"
+        raise TypeError(f"stream: expected an int, a CUDA stream object or None, not {type(stream).__name__}")
     try:
         return as_int(int(stream), "stream", 0, ADDRESS_LIMIT - 1)  # cuda-bindings CUstream / cudaStream_t
     except (TypeError, ValueError):

@@ -37,6 +37,8 @@ from cudnn_backend.core._fastcall cimport call_def, function_in_front, method_in
 from cudnn_backend.core._gate cimport enter_call, leave_call
 from cudnn_backend.core._status cimport raise_status
 
+from collections.abc import Set as _AbstractSet
+
 from cudnn_backend.core._status import check_available, last_error_string
 from cudnn_backend.errors import CudnnUnsafeCallError, NativeCudaGraphNotSupportedError, error_class, make_error
 from cudnn_backend.runtime import _packing
@@ -729,7 +731,11 @@ cdef class VariantPack:
                     raise ValueError(f"UID {self._uids[self._dev_slot[j]]}: {item} is not a valid address") from None
                 self._scratch[j] = <void*><uintptr_t>v
         elif PyObject_CheckBuffer(pointers):
-            PyObject_GetBuffer(pointers, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
+            try:
+                PyObject_GetBuffer(pointers, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)
+            except (BufferError, ValueError) as e:  # (numpy raises ValueError)
+                raise TypeError(f"pointers: the {type(pointers).__name__} gives no contiguous buffer of 64-bit "
+                                f"integers ({e}); pass a contiguous copy") from None
             try:
                 if view.itemsize != 8 or not _int64_format(view.format):
                     fmt = (<bytes>view.format).decode() if view.format != NULL else "B"
@@ -751,6 +757,9 @@ cdef class VariantPack:
                 PyBuffer_Release(&view)
         elif hasattr(pointers, "items"):
             raise TypeError("pass a mapping of new buffers to rebind(), not to a positional binder")
+        elif isinstance(pointers, _AbstractSet):
+            raise TypeError(f"pointers: a {type(pointers).__name__} has no order, and the pointers bind in "
+                            f"pointer_uids order ({', '.join(map(str, self.pointer_uids))}); pass a tuple or list")
         else:
             try:
                 it = iter(pointers)

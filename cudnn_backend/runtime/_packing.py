@@ -470,12 +470,22 @@ def resolve_buffer(obj, what="buffer", stream=-1) -> Resolved:
         return Resolved(obj.ptr, obj.nbytes, obj, None)
     module = type(obj).__module__ or ""
     if module.startswith("cuda.core") and hasattr(obj, "handle") and hasattr(obj, "size"):  # a Buffer: plain memory
-        if getattr(obj, "is_device_accessible", True) is False:
+        try:
+            accessible = getattr(obj, "is_device_accessible", True)
+            handle, size = obj.handle, int(obj.size)
+        except Exception as e:  # noqa: BLE001 - cuda.core asks the driver, which may be missing here
+            raise TypeError(f"{what}: the cuda.core {type(obj).__name__} cannot say where its memory is "
+                            f"({type(e).__name__}: {e}; CUDA driver: {_device.driver()})") from None
+        if accessible is False:
             raise TypeError(f"{what}: the cuda.core Buffer is not device accessible (host memory)")
-        handle = obj.handle
-        return Resolved(_as_address(handle if handle is not None else 0, what), int(obj.size), obj, None)
+        return Resolved(_as_address(handle if handle is not None else 0, what), size, obj, None)
     if module.startswith("cuda.bindings") or module.startswith("cuda.cuda"):  # CUdeviceptr and friends
-        return Resolved(_as_address(int(obj), what), None, obj, None)
+        try:
+            address = int(obj)
+        except Exception:  # noqa: BLE001 - a cuda.bindings type that holds no address
+            raise TypeError(f"{what}: a {type(obj).__name__} holds no device address (int() of it fails); need "
+                            f"{_ACCEPTED}") from None
+        return Resolved(_as_address(address, what), None, obj, None)
     if not arrays.offers_array_protocol(obj):
         raise TypeError(f"{what}: cannot use a {type(obj).__name__} as a buffer; need {_ACCEPTED}")
     info = arrays.view(obj, stream=stream, what=what)
@@ -507,10 +517,17 @@ def scalar_bytes(value, data_type, what="scalar") -> bytes:
             raise ValueError(f"{what}: a by-value scalar holds at most {SCALAR_CAPACITY} bytes")
         return raw
     if not isinstance(value, numbers.Number) and hasattr(value, "item"):  # numpy/torch/cupy arrays of one element
-        size = value.numel() if hasattr(value, "numel") else getattr(value, "size", 1)
+        try:
+            size = value.numel() if hasattr(value, "numel") else getattr(value, "size", 1)
+        except Exception as e:  # noqa: BLE001 - the object's own failure, named
+            raise TypeError(f"{what}: reading the {type(value).__name__}'s size failed ({type(e).__name__}: {e})") \
+                from None
         if size != 1:
             raise ValueError(f"{what}: a by-value scalar takes one value, got an array of {size}")
-        value = value.item()
+        try:
+            value = value.item()
+        except Exception as e:  # noqa: BLE001 - the object's own failure, named
+            raise TypeError(f"{what}: the {type(value).__name__}'s item() failed ({type(e).__name__}: {e})") from None
     if not real_number(value):
         raise TypeError(f"{what}: a by-value tensor takes a real number (int, float, bool), a 1-element array or raw "
                         f"bytes, not {type(value).__name__}")
@@ -527,6 +544,8 @@ def uid_of(key) -> int:
     if isinstance(key, bool):
         raise TypeError("a variant pack key is a UID (int) or a tensor descriptor, not a bool")
     if isinstance(key, numbers.Integral):
+        if not -(1 << 63) <= key < 1 << 63:
+            raise ValueError(f"a variant pack key: UID {int(key)} does not fit in 64 bits (cuDNN's UIDs are int64)")
         return int(key)
     if isinstance(key, TensorSpec):
         return key.uid
@@ -632,6 +651,9 @@ def resolve_slot(uid, spec, value, check_dtype=True, stream=-1, written=False):
         if need is not None and r.nbytes is not None and r.nbytes < need:
             raise ValueError(f"{what}: the buffer holds {r.nbytes} bytes but the tensor {spec.describe()} spans "
                              f"{need} bytes")
+        if need is not None and r.ptr + need > 1 << 64:
+            raise ValueError(f"{what}: pointer 0x{r.ptr:x} plus the {need} bytes the tensor {spec.describe()} spans "
+                             "passes the end of the 64-bit address space")
     return r.ptr, None, r.keep
 
 
@@ -871,8 +893,14 @@ def resolve_workspace(workspace, needed, what="workspace", stream=-1):
         return 0, 0, None, False
     r = resolve_buffer(workspace, what, stream)
     check_writable(what, r.array, "the plan uses it as its workspace")
-    if needed and r.nbytes is not None and r.nbytes < needed:
-        raise ValueError(f"the workspace holds {r.nbytes} bytes but the plan needs {needed}")
+    if needed and needed > 0:
+        if r.ptr == 0:
+            raise ValueError(f"{what}: null device pointer; the plan needs a {needed}-byte workspace")
+        if r.nbytes is None and r.array is not None:
+            raise ValueError(f"{what}: the array's size is unknown (it holds {r.array.holds()}, without an item "
+                             f"size), so it cannot be checked against the {needed} bytes the plan needs")
+        if r.nbytes is not None and r.nbytes < needed:
+            raise ValueError(f"the workspace holds {r.nbytes} bytes but the plan needs {needed}")
     return r.ptr, (-1 if r.nbytes is None else r.nbytes), r.keep, False
 
 

@@ -337,7 +337,7 @@ class _Refused(TypeError):
 def _check_ordinal(device_id, source):
     """A CUDA array's device is an ordinal (cuda.core fails a bare assert on a negative one); ``source`` says who
     named it (``it names``, ``its __dlpack_device__() names``)."""
-    if int(device_id) < 0:
+    if not 0 <= int(device_id) < 1 << 31:  # (a CUDA ordinal is a C int)
         raise _Refused(f"{source} CUDA device {int(device_id)}, no device ordinal")
 
 
@@ -547,9 +547,13 @@ def _offers(array, attribute) -> bool:
 def _dlpack_device(array):
     try:
         device_type, device_id = array.__dlpack_device__()
-        return int(device_type), int(device_id)
     except Exception as e:  # noqa: BLE001 - a producer's own failure, reported with the object's type
         raise _Refused(f"__dlpack_device__() failed: {type(e).__name__}: {e}") from None
+    for value in (device_type, device_id):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise _Refused(f"its __dlpack_device__() gave ({device_type!r}, {device_id!r}), not two ints (a device "
+                           "type and id)")
+    return int(device_type), int(device_id)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -709,6 +713,11 @@ def _smv_dtype(smv, array, dlpack_dtype=None):
             raise _Refused(problem) from None
         return name or f"a dtype cuda.core cannot read ({' '.join(str(e).split())})", None
     _plain_dtype(dt)
+    if dlpack_dtype is not None and dlpack_dtype[1] * dlpack_dtype[2] != 8 * dt.itemsize:
+        code, bits, lanes = dlpack_dtype
+        raise _Refused(f"its DLPack export holds code {code} ({_DLPACK_CODE_NAMES.get(code, 'unknown')}), {bits} "
+                       f"bits, {lanes} lane{'s' * (lanes != 1)}, which cuda.core reads as {dt.name} of "
+                       f"{8 * dt.itemsize} bits: the two disagree on the element's size")
     return dt.name, dt.itemsize
 
 
@@ -740,6 +749,13 @@ def _check_interface(interface):
     for member in ("shape", "strides"):
         if interface.get(member) is not None:
             _integers(interface[member], f"__cuda_array_interface__ {member}")
+    data = interface.get("data")
+    if data is not None:
+        pointer = data[0] if isinstance(data, (tuple, list)) and len(data) == 2 else None
+        if isinstance(pointer, (bool, np.bool_)) or not isinstance(pointer, (int, np.integer)) or \
+                not 0 <= pointer < 1 << 64:
+            raise _Refused(f"its __cuda_array_interface__ data {data!r} is not (pointer, read-only flag) with the "
+                           "pointer an address (an int from 0 to 2**64 - 1)")
     stream = interface.get("stream")
     if stream is None:
         return
@@ -787,6 +803,9 @@ def _read_protocols(array, stream, library):
         except Exception as e:  # noqa: BLE001 - the object's own failure
             raise _Refused(f"numpy cannot read it: {_failure(e)}") from None
         return _read_numpy(host, library=library)
+    elif _offers(array, "__dlpack__"):
+        raise _Refused("it has __dlpack__ but no __dlpack_device__, which DLPack consumers ask first (where the "
+                       "memory is)")
     else:
         raise _Refused("it offers no array protocol (__dlpack__, __cuda_array_interface__, __array_interface__)")
     try:
@@ -821,6 +840,11 @@ def view(array, *, stream: int = -1, what: str = "array") -> ArrayInfo:
     int; 0 the legacy default stream) that the producer's work is ordered before, or -1 for metadata only.
     ``what`` names the array in errors: a TypeError of one line, ``what: <library> <dtype> <type>: why``, for an
     object that is no array or one no route reads (MissingDependencyError for a GPU array without cuda-core)."""
+    if isinstance(stream, bool) or not isinstance(stream, numbers.Integral):
+        raise TypeError(f"stream: expected an int (a CUDA stream's handle, or -1), not {type(stream).__name__}")
+    if not -1 <= stream < 1 << 64:
+        raise ValueError(f"stream: {stream} is neither a CUDA stream's handle nor -1 (no ordering)")
+    stream = int(stream)
     producer = producer_of(array)
     if producer is None and not offers_array_protocol(array):
         raise TypeError(f"{what}: a {type(array).__name__!r} object is no array: need an object with __dlpack__ or "
@@ -868,7 +892,9 @@ def layout_mismatch(info: ArrayInfo, dims, strides) -> str | None:
     array in its own row-major order (strides not increasing: dense, or padded) with the same (size, stride) pairs
     in another order (an NHWC-shaped array for an NHWC tensor: the same memory); a flat 1-D contiguous buffer (its
     size is checked separately). A view out of its own row-major order (a transpose) is refused even where its
-    pairs match: where sizes repeat, it would bind elements the tensor reads elsewhere."""
+    pairs match: where sizes repeat, it would bind elements the tensor reads elsewhere. So is an array whose shape
+    is the tensor's dims, position by position, with other strides (an NCHW array for an NHWC tensor whose C, H and
+    W are equal): its shape says its axes are the tensor's, so its elements sit where the tensor does not read."""
     dims, strides = tuple(int(d) for d in dims), tuple(int(s) for s in strides)
     shape, astrides = info.shape, info.strides
     if info.descending:
@@ -881,7 +907,12 @@ def layout_mismatch(info: ArrayInfo, dims, strides) -> str | None:
         return None
     same_memory = sorted(mine) == sorted(theirs)
     if same_memory and all(a[1] >= b[1] for a, b in zip(mine, mine[1:])):  # in its own row-major order
-        return None
+        if [n for n, _ in mine] != [n for n, _ in theirs]:
+            return None  # the tensor's memory, shaped in its memory order (an NHWC-shaped array)
+        return (f"the array's shape {list(shape)} is the tensor's dims, but its strides {list(astrides)} (in "
+                f"elements) are not the tensor's {list(strides)}: it would bind elements the tensor reads elsewhere; "
+                "bind an array with the tensor's strides (a channels-last tensor for an NHWC one), or one shaped in "
+                "the tensor's memory order")
     if sorted(n for n, _ in mine) != sorted(n for n, _ in theirs):
         return f"the array's shape {list(shape)} is not the tensor's dims {list(dims)}"
     if same_memory:
@@ -1110,6 +1141,8 @@ def scalar_code(value, data_type, what="scalar") -> bytes:
         return encode(np.float64(as_float), data_type).tobytes()
     given = value
     if fmt[-1] == "?":
+        if not isinstance(value, (bool, np.bool_)) and as_float not in (0.0, 1.0):  # (NaN and 0.5 are no truth value)
+            raise ValueError(f"{what}: {value!r} is no truth value ({data_type.name} takes True, False, 0 or 1)")
         value = bool(value)
     elif fmt[-1] in "bBiIq":
         if isinstance(value, numbers.Integral):

@@ -482,3 +482,35 @@ def test_a_tensor_whose_strides_span_past_two_to_the_62_is_refused_by_every_api(
         finalized()
     with pytest.raises(ValueError, match=r"span more than 2\*\*62 elements"):
         cb.Graph("t").tensor(dims, strides)
+
+
+class _StreamProtocol:
+    def __init__(self, pair):
+        self.pair = pair
+
+    def __cuda_stream__(self):
+        return self.pair
+
+
+@pytest.mark.parametrize("stream,exc,match", [
+    (1.5, TypeError, r"^stream: expected an int, a CUDA stream object or None, not float$"),
+    ("7", TypeError, r"^stream: expected an int, a CUDA stream object or None, not str$"),
+    (b"7", TypeError, r"not bytes$"),
+    (np.float64(2.0), TypeError, r"not float64$"),
+    (True, TypeError, r"not bool$"),
+    (-1, ValueError, r"^stream"),
+    (2 ** 64, ValueError, r"^stream"),
+    (_StreamProtocol(None), TypeError, r"^stream: the _StreamProtocol's __cuda_stream__\(\) gave None, not the "
+                                       r"\(version, address\) pair"),
+    (_StreamProtocol((0,)), TypeError, r"gave \(0,\), not the \(version, address\) pair"),
+])
+def test_a_stream_argument_is_an_int_or_a_stream_never_a_number_converted(stream, exc, match):
+    from cudnn_backend.core._coerce import stream_address
+    _refused(lambda: stream_address(stream), match, exc)
+
+
+@pytest.mark.parametrize("stream,address", [(None, 0), (0, 0), (2, 2), (np.int64(7), 7),
+                                            (_StreamProtocol((0, 0x1234)), 0x1234)])
+def test_stream_arguments_taken(stream, address):
+    from cudnn_backend.core._coerce import stream_address
+    assert stream_address(stream) == address

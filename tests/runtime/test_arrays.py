@@ -319,6 +319,20 @@ def test_a_producer_dtype_the_capsule_contradicts_is_refused(code, bits, lanes, 
         arrays.view(FakeDLPack(A, (2, 3), code=code, bits=bits, lanes=lanes, dtype=producer_dtype), what="x")
 
 
+@pytest.mark.parametrize("bits", [8, 32, 64])
+def test_a_bfloat_export_of_other_than_16_bits_is_refused(bits):
+    """cuda.core (with ml_dtypes) reads every kDLBfloat export as bfloat16, whatever its bits say: the array would
+    be taken for 2-byte elements."""
+    try:
+        import ml_dtypes  # noqa: F401 - without it cuda.core maps no bfloat: the producer's name is checked instead
+    except ImportError:
+        pytest.skip("ml_dtypes is not installed: cuda.core reads no bfloat export")
+    with pytest.raises(TypeError, match=rf"^x: FakeDLPack: its DLPack export holds code 4 \(bfloat\), {bits} bits, 1 "
+                                        rf"lane, which cuda.core reads as bfloat16 of 16 bits: the two disagree on the "
+                                        r"element's size$"):
+        arrays.view(FakeDLPack(A, (2, 3), code=BFLOAT, bits=bits), what="x")
+
+
 def test_an_fp8_export_from_before_dlpack_1_1_is_read_by_its_name():
     """kDLFloat of 8 bits is all an fp8 export could say before DLPack 1.1 gave fp8 its codes."""
     info = arrays.view(FakeDLPack(A, (2, 3), code=FLOAT, bits=8, dtype="float8_e5m2"))
@@ -727,6 +741,19 @@ def test_transposed_views_are_refused_even_where_their_pairs_match(shape, stride
     assert arrays.layout_mismatch(_info(dims, tensor_strides), dims, tensor_strides) is None
 
 
+@pytest.mark.parametrize("dims", [(16, 3, 3, 3), (2, 4, 4, 4)])
+def test_an_array_shaped_as_the_dims_with_other_strides_is_refused_where_sizes_repeat(dims):
+    # a row-major KCRS filter for an NHWC (KRSC) one whose C, R and S are equal: the same (size, stride) pairs in
+    # another order, and in its own row-major order, yet its axes are the tensor's: bound, it would scramble the filter
+    n, c, h, w = dims
+    nchw = (c * h * w, h * w, w, 1)
+    problem = arrays.layout_mismatch(_info(dims, nchw), dims, nhwc_strides(n, c, h, w))
+    assert problem is not None and f"the array's shape {list(dims)} is the tensor's dims, but its strides " \
+        f"{list(nchw)}" in problem, problem
+    # a KRSC buffer is the same array here (nothing tells them apart), so only a view with the tensor's strides binds
+    assert arrays.layout_mismatch(_info(dims, nhwc_strides(n, c, h, w)), dims, nhwc_strides(n, c, h, w)) is None
+
+
 @pytest.mark.parametrize("array,match", [
     (np.zeros((4, 6), np.float32)[::-1], r"strides \[-6, 1\] \(shape \[4, 6\]\): a reversed or broadcast view"),
     (np.broadcast_to(np.zeros(6, np.float32), (4, 6)), r"strides \[0, 1\] \(shape \[4, 6\]\)"),
@@ -866,6 +893,35 @@ def test_a_reversed_array_is_never_taken_as_memory(conv):
         pack.rebind(workspace=reversed_bytes)
     size_one = cuda_array(A, (1, 4096), (-1, 1), bits=8, code=UINT)  # a dim of one element steps nowhere
     assert _packing.resolve_workspace(size_one, 4096)[:2] == (A, 4096)
+
+
+@pytest.mark.parametrize("stream,exc,match", [
+    (1.5, TypeError, r"^stream: expected an int \(a CUDA stream's handle, or -1\), not float$"),
+    ("7", TypeError, r"not str$"), (None, TypeError, r"not NoneType$"), (True, TypeError, r"not bool$"),
+    (-2, ValueError, r"^stream: -2 is neither a CUDA stream's handle nor -1"), (2 ** 64, ValueError, r"^stream: "),
+])
+def test_view_names_a_stream_that_is_no_stream(stream, exc, match):
+    with pytest.raises(exc, match=match):
+        arrays.view(cuda_array(A, (4,)), stream=stream)
+
+
+@pytest.mark.parametrize("workspace,refusal", [
+    (type("Buffer", (), {"__module__": "cuda.core._memory", "handle": 0, "size": 4096})(),
+     r"^workspace: null device pointer; the plan needs a 4096-byte workspace$"),
+    (cuda_array(A, (4096,), bits=16, lanes=4), r"^workspace: the array's size is unknown \(it holds .*\), so it "
+                                               r"cannot be checked against the 4096 bytes the plan needs$"),
+    (cuda_array(A, (16,), bits=8, code=UINT), r"^the workspace holds 16 bytes but the plan needs 4096$"),
+])
+def test_a_workspace_array_must_point_somewhere_and_hold_the_plans_bytes(workspace, refusal):
+    with pytest.raises(ValueError, match=refusal):
+        _packing.resolve_workspace(workspace, 4096)
+    _packing.resolve_workspace(workspace, 0)  # a plan that needs none reads none of it
+
+
+def test_a_torch_tensor_at_address_zero_is_no_workspace(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", producers.torch_module())
+    with pytest.raises(ValueError, match=r"^workspace: null device pointer; the plan needs a 131-byte workspace$"):
+        _packing.resolve_workspace(producers.TorchTensor(0, (1024,), dtype="uint8"), 131)
 
 
 def _cai(readonly=False, **members):
@@ -1010,6 +1066,11 @@ def test_four_bit_arrays_describe_no_tensor_and_bind_to_none(conv):
                     r"legacy default stream, 2 the per-thread one\)$"),
     ({"stream": -1}, r"its __cuda_array_interface__ stream is -1, no stream handle$"),
     ({"stream": 2.0}, r"its __cuda_array_interface__ stream 2.0 is no integer \(a stream handle, or None\)$"),
+    ({"data": (None, False)}, r"its __cuda_array_interface__ data \(None, False\) is not \(pointer, read-only flag\) "
+                              r"with the pointer an address \(an int from 0 to 2\*\*64 - 1\)$"),
+    ({"data": (-16, False)}, r"its __cuda_array_interface__ data \(-16, False\) is not \(pointer, read-only flag\)"),
+    ({"data": (2 ** 64, False)}, r"its __cuda_array_interface__ data \(18446744073709551616, False\) is not"),
+    ({"data": 65536}, r"its __cuda_array_interface__ data 65536 is not \(pointer, read-only flag\)"),
 ])
 def test_interface_members_cuda_core_misreads_are_refused_naming_them(monkeypatch, members, match):
     monkeypatch.setattr(arrays, "_strided_memory_view", lambda: _CaiView)
@@ -1018,10 +1079,32 @@ def test_interface_members_cuda_core_misreads_are_refused_naming_them(monkeypatc
     assert arrays.view(_cai(stream=1), stream=0x7000).shape == (4096,)  # a well-formed dict reaches cuda.core
 
 
-def test_a_dlpack_export_naming_no_device_ordinal_is_refused_naming_it():
-    with pytest.raises(TypeError, match=r"^x: FakeDLPack: its __dlpack_device__\(\) names CUDA device -1, no device "
-                                        r"ordinal$"):
-        arrays.view(cuda_array(A, (4,), device_id=-1), what="x")
+@pytest.mark.parametrize("device_id", [-1, 1 << 40])
+def test_a_dlpack_export_naming_no_device_ordinal_is_refused_naming_it(device_id):
+    with pytest.raises(TypeError, match=rf"^x: FakeDLPack: its __dlpack_device__\(\) names CUDA device {device_id}, no "
+                                        r"device ordinal$"):
+        arrays.view(cuda_array(A, (4,), device_id=device_id), what="x")
+
+
+@pytest.mark.parametrize("device", [(2.7, 0), ("2", "0"), (2, True)])
+def test_a_dlpack_device_of_other_than_two_ints_is_refused(device):
+    class Odd(FakeDLPack):
+        def __dlpack_device__(self):
+            return device
+
+    with pytest.raises(TypeError, match=r"^x: Odd: its __dlpack_device__\(\) gave .*, not two ints \(a device type and "
+                                        r"id\)$"):
+        arrays.view(Odd(A, (4,)), what="x")
+
+
+def test_a_dlpack_export_without_dlpack_device_says_so():
+    class NoDevice:
+        def __dlpack__(self, **kwargs):
+            raise AssertionError("never asked: the device comes first")
+
+    with pytest.raises(TypeError, match=r"^x: NoDevice: it has __dlpack__ but no __dlpack_device__, which DLPack "
+                                        r"consumers ask first"):
+        arrays.view(NoDevice(), what="x")
 
 
 def test_a_timedelta_is_no_scalar():
@@ -1031,3 +1114,51 @@ def test_a_timedelta_is_no_scalar():
             _packing.scalar_bytes(value, D.CUDNN_DATA_FLOAT, "UID 3 (s)")
         with pytest.raises(TypeError, match=r"^s: a CUDNN_DATA_FLOAT scalar takes a real number, not timedelta64$"):
             Graph().scalar(value, name="s")
+
+
+@pytest.mark.parametrize("value", [float("nan"), 1.5, 2, -1, __import__("fractions").Fraction(1, 2)])
+def test_a_boolean_scalar_takes_only_truth_values(value):
+    with pytest.raises(ValueError, match=r"^UID 3 \(s\): .* is no truth value \(CUDNN_DATA_BOOLEAN takes True, False, "
+                                         r"0 or 1\)$"):
+        _packing.scalar_bytes(value, D.CUDNN_DATA_BOOLEAN, "UID 3 (s)")
+    for truth, code in ((True, b"\x01"), (False, b"\x00"), (1, b"\x01"), (0.0, b"\x00"), (np.bool_(True), b"\x01")):
+        assert _packing.scalar_bytes(truth, D.CUDNN_DATA_BOOLEAN, "s") == code
+
+
+def test_a_pointer_whose_tensor_runs_past_the_address_space_is_refused():
+    spec = _packing.TensorSpec(7, "t", (256,), (1,), D.CUDNN_DATA_HALF)
+    with pytest.raises(ValueError, match=r"^UID 7 \(t\): pointer 0xffffffffffffff00 plus the 512 bytes the tensor .* "
+                                         r"passes the end of the 64-bit address space$"):
+        _packing.resolve_slot(7, spec, 2 ** 64 - 256)
+    assert _packing.resolve_slot(7, spec, 2 ** 64 - 512)[0] == 2 ** 64 - 512
+
+
+def test_a_scalar_whose_item_raises_is_named():
+    class Broken:
+        size = 1
+
+        def item(self):
+            return 1 / 0
+
+    with pytest.raises(TypeError, match=r"^UID 3 \(s\): the Broken's item\(\) failed \(ZeroDivisionError: division by "
+                                        r"zero\)$"):
+        _packing.scalar_bytes(Broken(), D.CUDNN_DATA_FLOAT, "UID 3 (s)")
+
+
+def test_cuda_objects_that_hold_no_address_are_named():
+    stream_like = type("CUstream", (), {"__module__": "cuda.bindings.driver"})()
+    with pytest.raises(TypeError, match=r"^UID 7: a CUstream holds no device address \(int\(\) of it fails\); need an "
+                                        r"int device address"):
+        _packing.resolve_buffer(stream_like, "UID 7")
+
+    class Buffer:
+        __module__ = "cuda.core._memory"
+        handle, size = 0x10000, 64
+
+        @property
+        def is_device_accessible(self):
+            raise RuntimeError("function cuPointerGetAttributes is not found")
+
+    with pytest.raises(TypeError, match=r"^UID 7: the cuda.core Buffer cannot say where its memory is \(RuntimeError: "
+                                        r"function cuPointerGetAttributes is not found; CUDA driver: "):
+        _packing.resolve_buffer(Buffer(), "UID 7")

@@ -193,6 +193,12 @@ def test_bad_keys_are_refused(cbr, key):
         VariantPack(cbr.plan, buffers, workspace=0)
 
 
+@pytest.mark.parametrize("key", [1 << 63, -(1 << 63) - 1, np.uint64(2 ** 64 - 1)])
+def test_keys_past_int64_are_refused_naming_the_uid(key):
+    with pytest.raises(ValueError, match=rf"^a variant pack key: UID {int(key)} does not fit in 64 bits"):
+        VariantPack(None, {key: ADDR[0]})
+
+
 def test_same_uid_twice_is_refused(cbr):
     buffers = cbr.buffers()
     buffers[cbr.x.uid] = ADDR[6]
@@ -589,6 +595,11 @@ def test_rebuild_strategy_names():
     (12345, TypeError, "pointers must be"),
     (np.array([-16] + ADDR[1:4], np.int64), ValueError, "-16 is not a valid address"),
     (np.array(ADDR[:4], np.int64).reshape(2, 2), TypeError, "one row of 4 pointers, not a 2-d array"),
+    (np.array(ADDR[:8], np.int64)[::2], TypeError, r"^pointers: the ndarray gives no contiguous buffer of 64-bit "
+                                                   r"integers \(ndarray is not C-contiguous\); pass a contiguous copy$"),
+    (set(ADDR[:4]), TypeError, r"^pointers: a set has no order, and the pointers bind in pointer_uids order"),
+    (frozenset(ADDR[:4]), TypeError, r"^pointers: a frozenset has no order"),
+    ({a: None for a in ADDR[:4]}.keys(), TypeError, r"^pointers: a dict_keys has no order"),
 ])
 def test_positional_rebind_errors_leave_the_pack_unchanged(cbr, pointers, exc, match):
     pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
