@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Iterable
 
 __all__ = ["MAX_ENTRANCE_OPERATIONS", "MAX_FINALIZE_COST", "graph_shape", "finalize_cost", "graph_problem",
-           "TILE_COUNT_WRAP", "WIDEST_TILE", "TILE_COUNT_LOW", "tile_count_problem"]
+           "TILE_COUNT_WRAP", "WIDEST_TILE", "TILE_COUNT_LOW", "tile_count_problem", "RESAMPLE_EXTENT_LIMIT",
+           "resample_extent_problem"]
 
 MAX_ENTRANCE_OPERATIONS = 14  # alone: 12 s offline, and each one more about three times as long
 MAX_FINALIZE_COST = 3 ** MAX_ENTRANCE_OPERATIONS
@@ -97,4 +98,22 @@ def tile_count_problem(extents) -> str | None:
         if rest == 0 or rest > TILE_COUNT_LOW:
             return (f"{what} is {value}, within {WIDEST_TILE} of a multiple of 2^32: cuDNN's engine configs count its "
                     "tiles in 32 bits and then divide by zero (SIGFPE in cuDNN 9.10 to 9.28)")
+    return None
+
+
+# cuDNN's resampling (pooling) engine configs compute with the channels and the output positions of one image in
+# 32 bits, and divide by what wraps (SIGFPE, offline too). Measured on 9.19.0 and 9.28.1 (max and average pooling):
+# channels of 2^31, 2^32 - 1 and 2^32, and output positions from 1.5 * 2^30 to 2^31, 3 * 2^31 and 2^32 crash,
+# scattered between values that do not; so every extent from 2^30 on is refused (an image of 32768 x 32768 outputs).
+# The backward, and the forward's input positions (2^32 of them), were measured not to crash.
+RESAMPLE_EXTENT_LIMIT = 1 << 30
+
+
+def resample_extent_problem(extents) -> str | None:
+    """What is wrong with a resampling's ``extents`` ((what, value) pairs) for cuDNN's 32-bit counts, else None."""
+    for what, value in extents:
+        if value is not None and value >= RESAMPLE_EXTENT_LIMIT:
+            return (f"{what} is {value}, 2^30 or more: cuDNN's resampling (pooling) engine configs count it in 32 "
+                    "bits and then divide by zero for some such values (SIGFPE in cuDNN 9.19 and 9.28); split the "
+                    "tensor")
     return None

@@ -300,6 +300,12 @@ cdef object _typed_class(dict cache, str short, str prefix):
     return cls
 
 
+# the Tensor keywords Graph.tensor sets itself, and the parameter each comes from (given through **extra, one of them
+# would be dropped)
+_TENSOR_KEYWORDS_SET_HERE = {"dimensions": "dims", "unique_id": "uid", "byte_alignment": "alignment",
+                             "is_virtual": "virtual", "is_by_value": "by_value"}
+
+
 cdef class GraphCore:
     """The state and fast paths of ``Graph`` (which adds the operation families as methods)."""
 
@@ -405,6 +411,11 @@ cdef class GraphCore:
             data_type = self.intermediate_data_type if virtual else self.io_data_type
         elif type(data_type) is not _DATA_TYPE:
             data_type = as_data_type(data_type, "data_type")
+        if extra:
+            for keyword in extra:
+                if keyword in _TENSOR_KEYWORDS_SET_HERE:
+                    raise TypeError(f"{keyword}: Graph.tensor sets it from {_TENSOR_KEYWORDS_SET_HERE[keyword]}=; "
+                                    f"pass {_TENSOR_KEYWORDS_SET_HERE[keyword]}= instead")
         u = self._free_uid(uid)
         if extra:
             t = Tensor(**extra)

@@ -66,10 +66,14 @@ def graph_tensor_specs(operation_graph) -> dict | None:
     operations) read or write; None when the graph's operations are not known on the Python side."""
     specs = {}
     for op in operations_of(operation_graph):
-        for _, t, _ in io_tensor_slots(op):  # (an SDPA's softmax statistics and sink included)
+        for _, t, _ in io_tensor_slots(op):  # (an SDPA's softmax statistics and sink, ragged offsets included)
             if not t.closed:
                 spec = tensor_spec(t)
-                specs.setdefault(spec.uid, spec)
+                known = specs.setdefault(spec.uid, spec)
+                if known is not spec and not same_tensor(known, spec):  # (cuDNN's graph finalize does not see it)
+                    raise GraphError(f"the graph holds two tensors of UID {spec.uid}: {known.describe()} and "
+                                     f"{spec.describe()}; a variant pack binds one buffer a UID, so give each "
+                                     "tensor its own UID")
     return specs or None
 
 
@@ -631,6 +635,10 @@ def resolve_slot(uid, spec, value, check_dtype=True, stream=-1, written=False):
     if spec is not None and spec.virtual:
         raise ValueError(f"{what} is a virtual tensor ({spec.describe()}): cuDNN keeps it internally; do not bind it")
     if spec is not None and spec.by_value:
+        if written:
+            raise ValueError(f"{what} is a by-value tensor ({spec.describe()}) the graph writes: a by-value tensor "
+                             "is a host value cuDNN reads, and nothing it writes there comes back; make the output a "
+                             "tensor in device memory")
         return 0, scalar_bytes(value, spec.data_type, what), None
     r = resolve_buffer(value, what, stream)
     if r.ptr == 0:

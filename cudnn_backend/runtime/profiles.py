@@ -36,7 +36,7 @@ import threading
 import weakref
 from dataclasses import dataclass, field
 
-from cudnn_backend._bindings.enums import DescriptorType
+from cudnn_backend._bindings.enums import AttributeName, AttributeType, DescriptorType
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
@@ -490,6 +490,24 @@ class DeviceProfile:
         chosen = min(converted, key=lambda v: (not versions_compatible(v, target),
                                                converted[v].plan_risk(target) is not None, abs(v - target)))
         return converted[chosen]
+
+    @classmethod
+    def from_descriptor(cls, descriptor) -> "DeviceProfile":
+        """The profile a finalized ``CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR`` describes (its JSON representation, read
+        back), for the loaded cuDNN; the descriptor is the one its plans are built against."""
+        if not isinstance(descriptor, Descriptor) or \
+                descriptor.descriptor_type != DescriptorType.CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR:
+            raise TypeError(f"device_profile: expected a CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, not "
+                            f"{getattr(descriptor, 'descriptor_type', type(descriptor)).__repr__()}")
+        if descriptor.closed or not descriptor.finalized:
+            raise ValueError("device_profile: the CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR is "
+                             f"{'closed' if descriptor.closed else 'not finalized; finalize it first'}")
+        text = descriptor.get(AttributeName.CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION, AttributeType.CUDNN_TYPE_CHAR)
+        if not text:
+            raise DeviceProfileError("cuDNN returned an empty CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION")
+        profile = cls(deviceprop_json=text, cudnn_version=loaded_version(), source="a DEVICEPROP descriptor given")
+        profile._descriptor_cache, profile._descriptor_text = weakref.ref(descriptor), profile.deviceprop_json
+        return profile
 
     @classmethod
     def capture(cls, handle_or_device=None) -> "DeviceProfile":

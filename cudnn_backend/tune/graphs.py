@@ -275,12 +275,12 @@ def _plan_subject(plan, name) -> Subject:
 
 
 def device_profile(value, cudnn_version=None):
-    """A DeviceProfile from a bundled name ("h100", "h200"), a file path, or a DeviceProfile (None stays None). A
-    bundled one is for ``cudnn_version`` (default: the loaded cuDNN)."""
+    """A DeviceProfile from a bundled name ("h100", "h200"), a file path, a DeviceProfile or a finalized DEVICEPROP
+    descriptor (None stays None). A bundled one is for ``cudnn_version`` (default: the loaded cuDNN)."""
     if value is None or isinstance(value, DeviceProfile):
         return value
     if isinstance(value, Descriptor) and value.descriptor_type == DescriptorType.CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR:
-        return value
+        return DeviceProfile.from_descriptor(value)
     if isinstance(value, (str, os.PathLike)):
         text = os.fspath(value)
         if text.lower() in bundled_profiles():

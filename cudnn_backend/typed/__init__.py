@@ -56,25 +56,34 @@ def choose_attribute_type(spec: _schema.AttributeSpec, value):
     return choose_type(spec.name, value)
 
 
+_MAX_NESTING = 32  # descriptors nest a few deep (a plan's config, engine, graph, operation, tensor, ragged offsets)
+
+
 def from_dict(data: dict, finalize: bool | None = None):
     """Rebuild a descriptor (children first) from ``to_dict()`` output; finalize it if it was."""
+    return _from_dict(data, finalize, 0)
+
+
+def _from_dict(data, finalize, depth):
     if not isinstance(data, dict) or "descriptor_type" not in data or not isinstance(data.get("attributes", {}), dict):
         raise ValueError("data: expected to_dict() output: {'descriptor_type', 'finalized', 'attributes'}")
+    if depth > _MAX_NESTING:  # (a dict holding itself never ends)
+        raise ValueError(f"data: descriptors nested more than {_MAX_NESTING} deep; to_dict() output nests a few")
     cls = descriptor_class(data["descriptor_type"])
     obj = cls()
     for name, value in data.get("attributes", {}).items():
         spec = cls._spec_for(name)
-        obj.set_keyword(name, _from_plain(spec, value))
+        obj.set_keyword(name, _from_plain(spec, value, depth + 1))
     if data.get("finalized", False) if finalize is None else finalize:
         obj.finalize()
     return obj
 
 
-def _from_plain(spec, value):
+def _from_plain(spec, value, depth):
     if isinstance(value, dict) and "descriptor_type" in value:
-        return from_dict(value)
+        return _from_dict(value, None, depth)
     if isinstance(value, list):
         if value and isinstance(value[0], dict):
-            return [from_dict(v) for v in value]
-        return [_from_plain(spec, v) if not isinstance(v, list) else tuple(v) for v in value]
+            return [_from_dict(v, None, depth) for v in value]
+        return [_from_plain(spec, v, depth) if not isinstance(v, list) else tuple(v) for v in value]
     return value

@@ -14,6 +14,7 @@ from cudnn_backend.typed._signature cimport TensorSignature, make_signature
 
 from cudnn_backend._bindings.enums import AttributeName, AttributeType, DataType, DescriptorType
 from cudnn_backend.core import schema as _schema
+from cudnn_backend.core.families._build import as_bool as _as_bool
 from cudnn_backend.core.families._build import as_data_type as _as_data_type
 from cudnn_backend.errors import CudnnError, CudnnUnsafeCallError
 from cudnn_backend.typed import arrays as _arrays
@@ -221,6 +222,8 @@ cdef class TypedDescriptor(Descriptor):
     def _spec_for(cls, name):
         try:
             return cls.ATTRIBUTES[name]
+        except TypeError:  # (unhashable: a list)
+            raise TypeError(f"{cls.__name__}: an attribute keyword is a str, not {type(name).__name__}") from None
         except KeyError:
             close = difflib.get_close_matches(str(name), list(cls.KEYWORDS), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else f"; its keywords are {', '.join(cls.KEYWORDS)}"
@@ -370,7 +373,8 @@ cdef class TensorBase(TypedDescriptor):
                 # (a dim of size 1 may have any stride: cuDNN's must be positive)
                 dimensions=list(info.shape) or [1], strides=[max(1, s) for s in info.strides] or [1],
                 unique_id=default_uids.next() if uid is None else uid,
-                byte_alignment=alignment, is_virtual=bool(virtual), is_by_value=bool(by_value))
+                byte_alignment=alignment, is_virtual=_as_bool(virtual, "virtual"),
+                is_by_value=_as_bool(by_value, "by_value"))
         t.name = name
         return t.finalize() if finalize else t
 

@@ -149,9 +149,14 @@ def part_operations(op) -> list:
 
 
 def io_tensor_slots(op) -> list:
-    """``tensor_slots`` of ``op`` and of its ``part_operations``: every tensor a graph holding ``op`` reads or
-    writes."""
-    return [slot for o in (op, *part_operations(op)) for slot in tensor_slots(o)]
+    """``tensor_slots`` of ``op`` and of its ``part_operations``, and the ragged-offset tensors of their tensors
+    (read: cuDNN reads each sequence's offset from them): every tensor a graph holding ``op`` reads or writes."""
+    slots = [slot for o in (op, *part_operations(op)) for slot in tensor_slots(o)]
+    for _, t, _ in list(slots):
+        ragged = t.value_of(A.CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC) if isinstance(t, Descriptor) else None
+        if isinstance(ragged, Descriptor) and not ragged.closed:
+            slots.append((keyword_of(A.CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC), ragged, False))
+    return slots
 
 
 def io_uids(op_graph) -> tuple[set, set]:

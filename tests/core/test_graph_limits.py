@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import textwrap
 
 import pytest
@@ -371,3 +372,90 @@ def test_a_plan_whose_virtual_tensor_was_edited_is_refused_by_its_nodes_shape_ru
     with pytest.raises(JsonCheckError, match=r"operationGraph\.nodes\[\d\]: CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: "
                                              r"ydesc \(tensor \d+\) has dims .* but must be .*the broadcast shape"):
         plan_from_json(json.dumps(d), device_profile="h200")
+
+
+@pytest.mark.parametrize("x_dims, refused", [
+    ([1, 8, 2 ** 32 + 1, 2], r"the output positions of one image of ydesc \[1, 8, 2147483648, 1\] is 2147483648"),
+    ([1, 8, 2 ** 31 - 1, 4], r"the output positions of one image of ydesc \[1, 8, 1073741823, 2\] is 2147483646"),
+    ([1, 8, 2 ** 17, 2 ** 17], r"the output positions of one image of ydesc \[1, 8, 65536, 65536\] is 4294967296"),
+    ([1, 8, 2 ** 16, 2 ** 16], r"the output positions of one image of ydesc \[1, 8, 32768, 32768\] is 1073741824"),
+    ([1, 2 ** 31, 2, 2], r"the channels of ydesc \[1, 2147483648, 1, 1\] is 2147483648"),
+    ([2 ** 32, 8, 2, 2], None),  # batches are not counted
+    ([1, 8, 2 ** 15, 2 ** 15], None),  # 2^30 input positions, 2^28 outputs
+    ([1, 8, 2 ** 31 - 2, 2], None),  # 2^30 - 1 outputs
+])
+def test_a_pooling_whose_extents_wrap_cudnns_counts_is_refused_before_it_divides_by_zero(x_dims, refused):
+    def build():
+        g = Graph("pool")
+        g.pool(g.tensor(x_dims, layout="nhwc"), window=2, stride=2)
+        return g.build()
+
+    if refused is None:
+        build()
+        return
+    with pytest.raises(cb.GraphError, match=r"RESAMPLE_FWD_DESCRIPTOR: " + refused + r", 2\^30 or more: cuDNN's "
+                                            r"resampling \(pooling\) engine configs count it in 32 bits and then "
+                                            r"divide by zero"):
+        build()
+
+
+@pytest.mark.parametrize("q_dims, refused", [
+    ([1, 1, 2 ** 32, 64], r"dim 2 of qdesc \[1, 1, 4294967296, 64\] is 4294967296, within 1024"),
+    ([1, 2 ** 32, 128, 64], r"dim 1 of qdesc \[1, 4294967296, 128, 64\] is 4294967296"),
+    ([1, 1, 2 ** 32 + 64, 64], None),  # past the band
+    ([1, 1, 2 ** 31, 64], None),
+])
+def test_an_attention_whose_extents_wrap_the_tile_counts_is_refused(q_dims, refused):
+    def build():
+        g = Graph("sdpa")
+        g.sdpa_fwd(g.tensor(q_dims), g.tensor([1, 1, 128, 64]), g.tensor([1, 1, 128, 64]))
+        return g.build()
+
+    if refused is None:
+        build()
+        return
+    with pytest.raises(cb.GraphError, match=r"SDPA_FWD_DESCRIPTOR: " + refused):
+        build()
+
+
+def test_an_attention_backward_whose_extents_wrap_the_tile_counts_is_refused():
+    g = Graph("sdpa_bwd")
+    q, k, v = g.tensor([1, 1, 128, 64]), g.tensor([1, 1, 2 ** 32, 64]), g.tensor([1, 1, 2 ** 32, 64])
+    with pytest.raises(cb.GraphError, match=r"SDPA_BWD_DESCRIPTOR: dim 2 of kdesc \[1, 1, 4294967296, 64\] is "
+                                            r"4294967296, within 1024"):
+        g.sdpa_bwd(q, k, v, g.tensor([1, 1, 128, 64]), g.tensor([1, 1, 128, 64]),
+                   g.tensor([1, 1, 128, 1], data_type="float"))
+        g.build()
+
+
+def test_a_plan_whose_pooling_was_edited_to_wrap_the_counts_is_refused():
+    g = Graph("pool")
+    g.pool(g.tensor([1, 8, 4, 2], layout="nhwc"), window=2, stride=2)
+    plan, _ = build_first_plan(g.build(), device_profile="h200")
+    d = json.loads(plan.to_json())
+    for t in d["operationGraph"]["tensors"]:
+        t["dim"] = [1, 8, 2 ** 32 + 1, 2] if t["dim"][2] == 4 else [1, 8, 2 ** 31, 1]
+        t["stride"] = [8 * t["dim"][2] * t["dim"][3], 1, 8 * t["dim"][3], 8]
+    with pytest.raises(JsonCheckError, match=r"operationGraph\.nodes\[0\]: CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_"
+                                             r"DESCRIPTOR: the output positions of one image of ydesc .* is 2147483648"):
+        plan_from_json(json.dumps(d), device_profile="h200")
+
+
+def test_the_poolings_and_attentions_that_crashed_cudnn_are_refused_in_a_process_that_lives():
+    code = textwrap.dedent("""
+        import cudnn_backend as cb
+        refused = 0
+        for build in (lambda g: g.pool(g.tensor([1, 8, 2**32 + 1, 2], layout="nhwc")),
+                      lambda g: g.pool(g.tensor([1, 2**32, 2, 2], layout="nhwc")),
+                      lambda g: g.sdpa_fwd(g.tensor([1, 1, 2**32, 64]), g.tensor([1, 1, 128, 64]),
+                                           g.tensor([1, 1, 128, 64]))):
+            g = cb.Graph()
+            try:
+                build(g)
+                cb.list_engines(g.build(), "h200")
+            except cb.GraphError:
+                refused += 1
+        print("refused", refused)
+    """)
+    r = run_python(code, timeout=300)
+    assert r.returncode == 0 and "refused 3" in r.stdout, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])

@@ -81,9 +81,29 @@ def test_graph_tensor_refuses_bad_sizes_naming_the_entry(what, bad, exc, match):
     (RaisingIter(), TypeError, "dims: iterating failed"), ([], ValueError, "dims: 0 dims"), ([1] * 9, ValueError, "9 dims"),
     ("1234", TypeError, "dims: expected a sequence of ints, not str"), (5, TypeError, "dims: expected a sequence"),
     ([2 ** 21] * 3, ValueError, "spans 9223372036854775808 elements"),
+    ({8, 1, 3}, TypeError, r"^dims: a set has no order; pass a list or tuple$"),
+    ({2: 1, 3: 1}, TypeError, r"^dims: a dict has no order"),
 ])
 def test_graph_tensor_refuses_strange_sequences(dims, exc, match):
     refused(lambda: Graph().tensor(dims), exc, match)
+
+
+@pytest.mark.parametrize("keyword, value, parameter", [
+    ("unique_id", 99, "uid"), ("dimensions", [7, 7], "dims"), ("byte_alignment", 4, "alignment"),
+    ("is_virtual", True, "virtual"), ("is_by_value", True, "by_value")])
+def test_graph_tensor_refuses_tensor_keywords_it_sets_itself(keyword, value, parameter):
+    g = Graph()
+    refused(lambda: g.tensor([2, 3], **{keyword: value}), TypeError,
+            rf"^{keyword}: Graph.tensor sets it from {parameter}=; pass {parameter}= instead$")
+    assert g.tensor([2, 3]).uid == 1  # the refused call took no UID
+
+
+@pytest.mark.parametrize("keyword", ["virtual", "by_value"])
+def test_from_array_takes_only_true_or_false_flags(keyword):
+    array = __import__("numpy").zeros((2, 3), "float32")
+    refused(lambda: cb.typed.Tensor.from_array(array, **{keyword: "no"}), TypeError,
+            rf"^{keyword}: expected True or False, not str$")
+    refused(lambda: Graph().from_array(array, **{keyword: "false"}), TypeError, rf"^{keyword}: expected True or False")
 
 
 def test_layouts():

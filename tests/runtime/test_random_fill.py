@@ -7,6 +7,7 @@ The device side (the same source compiled by NVRTC, against the host twin and th
 tests/gpu/tune/test_inputs_gpu.py.
 """
 import ctypes
+import os
 import math
 import shutil
 import subprocess
@@ -239,17 +240,20 @@ def test_nvrtc_compiles_the_kernel_without_fused_arithmetic():
     assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
     try:
         err, = nvrtc.nvrtcCompileProgram(prog, 1, [b"--gpu-architecture=compute_90"])
+        # NVRTC writes into the buffers: bytearrays (an empty log is one NUL, and b" " * 1 is the interpreter's
+        # shared b" ", which NVRTC would overwrite for the whole process)
         _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-        log = b" " * size
+        log = bytearray(size)
         nvrtc.nvrtcGetProgramLog(prog, log)
         assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, log.decode(errors="replace")
         _, size = nvrtc.nvrtcGetPTXSize(prog)
-        ptx = b" " * size
+        ptx = bytearray(size)
         nvrtc.nvrtcGetPTX(prog, ptx)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
-    text = ptx.decode(errors="replace")
+    text = bytes(ptx).decode(errors="replace")
     assert ".entry cb_random_fill(" in text
+    assert os.fsencode(" ") == b" "
     assert "mul.rn.f32" in text and "fma." not in text and "mad." not in text
 
 

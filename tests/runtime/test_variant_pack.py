@@ -1456,3 +1456,38 @@ def test_a_tensor_key_of_another_graph_is_refused(cbr):
     with pytest.raises(ValueError, match=r"^buffers: the key .*\[1, 2, 3, 4\] .* is not the plan's tensor of UID 1"):
         pack.rebind({stranger: ADDR[0]})  # rebinding checks its keys as the constructor does
     assert pack.rebind({cbr.x: ADDR[0]}).pointers[cbr.x.uid] == ADDR[0]
+
+
+def _ragged_attention(ragged_uid):
+    offsets = cb.typed.Tensor(unique_id=ragged_uid, data_type=cb.CUDNN_DATA_INT32, dimensions=[3, 1, 1, 1],
+                              strides=[1, 1, 1, 1], byte_alignment=16).finalize()
+    g = Graph("ragged")
+    q = g.tensor([2, 1, 128, 64], ragged_offset_desc=offsets, name="q")
+    k, v = g.tensor([2, 1, 128, 64], name="k"), g.tensor([2, 1, 128, 64], name="v")
+    out = g.sdpa_fwd(q, k, v)
+    return g.build(), {q: ADDR[0], k: ADDR[1], v: ADDR[2], out["o"]: ADDR[3], out["stats"]: ADDR[4]}
+
+
+def test_a_ragged_offset_tensor_is_bound_like_the_graphs_inputs():
+    og, buffers = _ragged_attention(99)
+    with pytest.raises(ValueError, match=r"missing buffers for UID\(s\) 99: t99 \(uid 99\) \[3, 1, 1, 1\] .* int32"):
+        VariantPack(None, buffers, operation_graph=og)
+    buffers[99] = ADDR[5]
+    assert VariantPack(None, buffers, operation_graph=og).pointers[99] == ADDR[5]
+
+
+def test_two_tensors_of_one_uid_are_refused_naming_both():
+    og, buffers = _ragged_attention(2)  # k's UID
+    with pytest.raises(cb.GraphError, match=r"^the graph holds two tensors of UID 2: k \(uid 2\) \[2, 1, 128, 64\] .* and "
+                                            r"t2 \(uid 2\) \[3, 1, 1, 1\] .* int32; a variant pack binds one buffer a "
+                                            r"UID, so give each tensor its own UID$"):
+        VariantPack(None, buffers, operation_graph=og)
+
+
+def test_a_by_value_tensor_the_graph_writes_is_refused():
+    g = Graph("scalar_out")
+    x, y = g.scalar(1.0, name="x"), g.scalar(2.0, name="y")
+    g.relu(x, output=y)
+    with pytest.raises(ValueError, match=r"^UID 2 \(y\) is a by-value tensor \(y .* by-value\) the graph writes: a "
+                                         r"by-value tensor is a host value cuDNN reads"):
+        VariantPack(None, {y: 16}, operation_graph=g.build())

@@ -118,3 +118,19 @@ def test_integers_are_read_as_typed_leading_zeros_too():
     for bad in ("abc", "1.5", ""):
         with pytest.raises(ValueError, match="expected an integer"):
             Count(1).parse(bad)
+
+
+def test_a_deviceprop_descriptor_is_a_device_profile_everywhere():
+    import cudnn_backend as cb
+    from cudnn_backend.runtime.profiles import DeviceProfile
+
+    bundled = DeviceProfile.bundled("h200")
+    profile = graphs.device_profile(bundled.descriptor())
+    assert isinstance(profile, DeviceProfile) and profile.device_name == bundled.device_name
+    assert profile.deviceprop_json == bundled.for_release().deviceprop_json
+    g = cb.Graph("relu")
+    g.relu(g.tensor([1, 8, 4, 4]), output=True)
+    exploration = cb.explore(g, device_profile=bundled.descriptor())
+    assert exploration.notes[0].startswith("offline against the device profile given (NVIDIA H200")
+    with pytest.raises(ValueError, match=r"^device_profile: the CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR is not finalized"):
+        graphs.device_profile(cb.typed.DeviceProp())

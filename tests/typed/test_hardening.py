@@ -131,3 +131,21 @@ def test_a_closed_descriptors_properties_raise_as_get_does():
     with pytest.raises(cb.CudnnUnsafeCallError, match="closed"):
         t.get(cb.CUDNN_ATTR_TENSOR_DIMENSIONS, cb.CUDNN_TYPE_INT64)
     assert "closed" in repr(t) and t.attributes() == {}
+
+
+def test_from_dict_refuses_a_dict_nested_without_end():
+    import cudnn_backend as cb
+    looped = {"descriptor_type": "CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR", "attributes": {}}
+    looped["attributes"]["ops"] = [looped]
+    deep = {"descriptor_type": "CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR", "attributes": {}}
+    for _ in range(5000):
+        deep = {"descriptor_type": "CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR", "attributes": {"ops": [deep]}}
+    for data in (looped, deep):
+        with pytest.raises(ValueError, match=r"^data: descriptors nested more than 32 deep"):
+            cb.typed.from_dict(data)
+
+
+def test_a_keyword_that_is_no_str_is_named():
+    import cudnn_backend as cb
+    with pytest.raises(TypeError, match=r"^Tensor: an attribute keyword is a str, not list$"):
+        cb.typed.Tensor().get_keyword(["x"])

@@ -22,6 +22,7 @@ import numpy as np
 
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import DataType
+from cudnn_backend.core import graph_limits
 from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import as_bool, require
 from cudnn_backend.core.families._checks import dims, fail, need, need_float, op_name
@@ -429,6 +430,27 @@ _BWD = {name: (getattr(A, f"CUDNN_ATTR_OPERATION_SDPA_BWD_{attr}"), member, slot
     ("dv", "DVDESC", "dVDesc", "dvdesc"))}
 
 
+# SDPA_FWD's tensors the tile counts read: (attribute, plan JSON member, slot name)
+_FWD = {name: (getattr(A, f"CUDNN_ATTR_OPERATION_SDPA_FWD_{attr}"), member, slot) for name, attr, member, slot in (
+    ("q", "QDESC", "Q", "qdesc"), ("k", "KDESC", "K", "kdesc"), ("v", "VDESC", "V", "vdesc"),
+    ("o", "ODESC", "O", "odesc"))}
+
+
+def _check_tile_counts(op, tensors):
+    """Each dim of the ``(slot, dims)`` tensors (batch, heads, sequence, head dim) must not wrap cuDNN's 32-bit tile
+    counts (``graph_limits``): a sequence or head count of 2^32 crashes SDPA's engine configs (SIGFPE, forward on
+    cuDNN 9.19.0 and 9.28.1, backward on 9.28.1)."""
+    extents = [(f"dim {i} of {slot} {list(d)}", n) for slot, d in tensors if d is not None for i, n in enumerate(d)]
+    problem = graph_limits.tile_count_problem(extents)
+    if problem is not None:
+        fail(f"{op_name(op)}: {problem}")
+
+
+def check_sdpa_forward(op):
+    """SDPA_FWD's extents must not wrap cuDNN's tile counts (``_check_tile_counts``); cuDNN checks its shapes."""
+    _check_tile_counts(op, [(slot, dims(op.value_of(attr))) for attr, _, slot in _FWD.values()])
+
+
 def check_sdpa_backward(op):
     """SDPA_BWD reads Q, K, V of one attention (``attention_problem``), the forward's O [b, h_q, s_q, d_v] and fp32
     statistics [b, h_q, s_q, 1] and dO of O's shape, and writes dQ, dK, dV of Q's, K's and V's: cuDNN 9.28.1 builds
@@ -448,12 +470,15 @@ def check_sdpa_backward(op):
     need(op, t["do"], "doddesc", dims(t["o"]), "the gradient of O has O's shape", _MISREAD)
     for grad, of in (("dq", "q"), ("dk", "k"), ("dv", "v")):
         need(op, t[grad], _BWD[grad][2], dims(t[of]), f"the gradient of {of.upper()} has its shape")
+    _check_tile_counts(op, [(_BWD[name][2], dims(t[name])) for name in ("q", "k", "v", "o", "do")])
 
 
 FAMILY = Family(
     "attention", ("SDPA_FWD", "SDPA_BWD", "SOFTMAX", "PAGED_CACHE_LOAD"),
-    finalize_checks={"SDPA_BWD": check_sdpa_backward},
-    json_members={"SDPA_BWD": {attr: member for attr, member, _ in _BWD.values()}},
+    finalize_checks={"SDPA_FWD": check_sdpa_forward, "SDPA_BWD": check_sdpa_backward},
+    finalize_check_floors={"SDPA_FWD": graph_limits.TILE_COUNT_LOW},
+    json_members={"SDPA_FWD": {attr: member for attr, member, _ in _FWD.values()},
+                  "SDPA_BWD": {attr: member for attr, member, _ in _BWD.values()}},
     shape_rules=(softmax_stats_dims,),
     graph_methods=("sdpa_fwd", "sdpa_bwd", "softmax", "softmax_composite", "paged_cache_load"),
     graph_mixin=AttentionOps,

@@ -21,6 +21,7 @@ import numpy as np
 
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import DataType, NanPropagation, PaddingMode, ResampleMode
+from cudnn_backend.core import graph_limits
 from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import as_bool, as_choice, as_data_type, as_int, int_range
 from cudnn_backend.core.families._checks import dims, fail, need, op_name
@@ -66,6 +67,14 @@ def check_resample_fwd(op):
     v = op.value_of
     yd = dims(v(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC))
     need(op, v(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC), "idxdesc", yd, "one index per output element")
+    # the channels and the output positions of one image must not wrap cuDNN's 32-bit counts (the backward's, and the
+    # forward's input positions, were measured not to)
+    if yd is not None and len(yd) > 2:
+        problem = graph_limits.resample_extent_problem(
+            [(f"the channels of ydesc {list(yd)}", yd[1]),
+             (f"the output positions of one image of ydesc {list(yd)}", math.prod(yd[2:]))])
+        if problem is not None:
+            fail(f"{op_name(op)}: {problem}")
 
 
 def resample_output_dims(x_dims, window, stride, pre_padding, post_padding):
@@ -372,6 +381,13 @@ FAMILY = Family(
     shape_rules=(resample_output_dims,),
     graph_methods=("resample", "resample_bwd", "pool", "resample_descriptor"),
     finalize_checks={"RESAMPLE_FWD": check_resample_fwd, "RESAMPLE_BWD": check_resample_bwd},
+    json_members={"RESAMPLE_FWD": {A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC: "Y",
+                                   A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC: "Idx"},
+                  "RESAMPLE_BWD": {A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_DXDESC: "dX",
+                                   A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_DYDESC: "dY",
+                                   A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_XDESC: "X",
+                                   A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_YDESC: "Y",
+                                   A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_IDXDESC: "Idx"}},
     graph_mixin=ResampleOps,
     reference_ops={"RESAMPLE_FWD": ResampleForward, "RESAMPLE_BWD": ResampleBackward},
     doc=__doc__)
