@@ -867,7 +867,10 @@ RULES = {
         "maxRegistersPerSM": I32_POS, "maxCtasPerSM": I32_NONNEG, "maxThreadsPerBlock": I32_POS,
         "maxThreadsPerSM": I32_POS, "pciDeviceId": I32_NONNEG, "isTccDriver": ("int", 0, 1),
         "supportCoopLaunch": ("int", 0, 1), "totalGlobalMem": I64_NONNEG, "smClockRateKHz": I32_NONNEG,
-        "memClockRateKHz": I32_NONNEG, "l2CacheSize": I32_NONNEG, "cudaDeviceId": I32_NONNEG, "deviceVer": I32_NONNEG,
+        # l2CacheSize within 640 KiB of 2^31: "Timing model abort" (std::runtime_error, SIGABRT) in the norms'
+        # heuristics of 9.19 and 9.28; GPUs have at most a few hundred MiB
+        "memClockRateKHz": I32_NONNEG, "l2CacheSize": ("int", 0, 1 << 30), "cudaDeviceId": I32_NONNEG,
+        "deviceVer": I32_NONNEG,
         "driverVer": I32_NONNEG, "deviceName": ("text", DEVICE_NAME_MAX_BYTES),
         # cuDNN 9.28: cudnnSmCountOrigin_t (it refuses values outside its range itself), bits, bytes
         "smCountOrigin": ("int", 0, 255), "memoryBusWidth": I32_POS, "oversizedSharedMemoryPerBlock": I32_NONNEG},

@@ -27,7 +27,7 @@ from cudnn_backend.cli.args import (SIZE_OPTIONS, UsageError, build_parser, buil
 from cudnn_backend.cli.errata import cmd_errata, errata_arg
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._handle import Handle
-from cudnn_backend.core.files import file_path, read_bounded_text
+from cudnn_backend.core.files import file_path, output_open, read_bounded_text
 from cudnn_backend.core.info import info as _info
 from cudnn_backend.core.json_checks import TABLE_RELEASES
 from cudnn_backend.core.versions import OFFLINE_SINCE, format_version, loaded_version, parse_version
@@ -442,6 +442,17 @@ def _numbered(path, i):
 OUTPUT_OPTIONS = ("csv", "json", "plot", "heatmap", "save_plan", "out")  # the options naming a file a command writes
 
 
+_EMPTY_MEANS_NONE = frozenset({"--errata"})  # '' for no errata file: cudnn-frontend's convention, documented
+
+
+def _refuse_empty_values(args):
+    """An option given an empty value is refused (but those of ``_EMPTY_MEANS_NONE``): read as "not given" it would
+    mean the default (``--cache ""`` clearing the user's own plan cache)."""
+    for option in sorted(args.given_options - _EMPTY_MEANS_NONE):
+        if getattr(args, option[2:].replace("-", "_"), None) == "":
+            raise UsageError(f"argument {option}: an empty value; give one, or leave the option out for its default")
+
+
 def _check_outputs_writable(args):
     """Every output file the command names, before any work: a folder that exists, and no folder itself (a device
     file such as /dev/null is taken)."""
@@ -473,9 +484,11 @@ class OutputError(Exception):
 
 @contextlib.contextmanager
 def _writing(option, path):
-    """One output file written: an OSError there (a full disk, a file that refuses writes) names the option."""
+    """One output file written: an OSError there (a full disk, a file that refuses writes, a named pipe nobody
+    reads) names the option."""
     try:
-        yield
+        with output_open(path):
+            yield
     except OSError as e:
         raise OutputError(f"argument {option}: cannot write {str(path)!r}: {e.strerror or e}") from None
 
@@ -1045,6 +1058,7 @@ def main(argv=None) -> int:
     render.configure(width=getattr(args, "width", None))
     prog = f"cudnn-backend {args.command}"
     try:
+        _refuse_empty_values(args)
         _check_outputs_writable(args)
         with warnings.catch_warnings():  # the package's warnings (DeviceMemoryWarning, ...) as "warning:" lines
             warnings.showwarning = _show_warning

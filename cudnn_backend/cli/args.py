@@ -95,6 +95,9 @@ def key_value(text):
         return key, ast.literal_eval(value)
     except (ValueError, SyntaxError):
         return key, value
+    except (RecursionError, MemoryError):  # (a value nested past the parser's depth: "-" * 5000 + "1")
+        raise argparse.ArgumentTypeError(f"{key}: the value is nested too deeply to read ({len(value)} "
+                                         "characters)") from None
 
 
 # size options: (flag, type, help)

@@ -7,13 +7,14 @@ until memory runs out.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import pathlib
 import select
 import stat
 
-__all__ = ["file_path", "read_limited", "read_bounded", "read_bounded_text"]
+__all__ = ["file_path", "read_limited", "read_bounded", "read_bounded_text", "output_open"]
 
 
 def file_path(path, what="path") -> pathlib.Path:
@@ -89,3 +90,29 @@ def read_bounded_text(path, limit: int, what: str = "path", usual: str = "") -> 
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise ValueError(f"{what}: {str(path)!r} is not UTF-8 text (byte {e.start}: {e.reason})") from None
+
+
+@contextlib.contextmanager
+def output_open(path):
+    """Around writing the output ``path``: an output that opening for writing would wait on for ever (a named pipe
+    no process reads: a plain open blocks until one does) is refused (OSError naming the path). For a named pipe
+    with a reader (a shell's pipe), this holds a writing end open meanwhile, so that the reader does not take its
+    closing for the end of the output before the writer opens it. Anything else is the write's to report on."""
+    fd = None
+    try:
+        is_pipe = stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        is_pipe = False  # no file yet (or none reachable): the write says so
+    if is_pipe:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            if e.errno == errno.ENXIO:
+                raise OSError(errno.ENXIO, "it is a named pipe that no process reads (writing would wait for ever)",
+                              str(path)) from None
+            raise
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)

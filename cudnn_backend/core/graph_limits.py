@@ -9,19 +9,24 @@ ReLUs and adds (cuDNN 9.10.2, 9.19.0 and 9.28.1 alike):
 * operations side by side after one entrance (a fan-out, merged or not) double it each: 20 take 1.9 s, 24 take
   30 s, 28 and more abort.
 
-Chains cost nothing (60 operations in a row finalize at once). So a graph is refused where
+Short chains cost little (60 operations in a row finalize at once). So a graph is refused where
 ``3 ** entrances * 2 ** (width - entrances)`` passes ``3 ** 14`` (about 12 s offline), ``width`` being the most
 operations at one depth (the length of the longest chain of operations before them).
+
+Long ones cost time quadratic in their length, in a check that recurses once per operation: a chain of 1000 ReLUs
+finalizes in 1.2 s on cuDNN 9.28.1, 2000 in 4.9 s, 4000 in 20 s (then 17 s of heuristics), a plan of 60000 nodes
+not in minutes; 1500 overflow a 256 KiB thread stack (SIGSEGV). A graph of more than ``MAX_OPERATIONS`` is refused.
 """
 from __future__ import annotations
 
 from typing import Iterable
 
-__all__ = ["MAX_ENTRANCE_OPERATIONS", "MAX_FINALIZE_COST", "graph_shape", "finalize_cost", "graph_problem",
+__all__ = ["MAX_ENTRANCE_OPERATIONS", "MAX_OPERATIONS", "MAX_FINALIZE_COST", "graph_shape", "finalize_cost", "graph_problem",
            "TILE_COUNT_WRAP", "WIDEST_TILE", "TILE_COUNT_LOW", "tile_count_problem", "RESAMPLE_EXTENT_LIMIT",
            "resample_extent_problem"]
 
 MAX_ENTRANCE_OPERATIONS = 14  # alone: 12 s offline, and each one more about three times as long
+MAX_OPERATIONS = 4096  # a chain of them: about 20 s offline (cuDNN 9.28.1), four times as long at twice the length
 MAX_FINALIZE_COST = 3 ** MAX_ENTRANCE_OPERATIONS
 
 
@@ -69,6 +74,10 @@ def graph_problem(operations: Iterable) -> str | None:
     operations = list(operations)
     if len(operations) <= MAX_ENTRANCE_OPERATIONS:
         return None
+    if len(operations) > MAX_OPERATIONS:
+        return (f"{len(operations)} operations, more than {MAX_OPERATIONS}: cuDNN's graph finalize takes time "
+                "quadratic in a graph's operations (4000 in a chain take 20 s, 60000 not minutes) and recurses once "
+                "per operation, so this graph is refused: split it into several")
     shape = graph_shape(operations)
     if shape is None or finalize_cost(*shape) <= MAX_FINALIZE_COST:
         return None

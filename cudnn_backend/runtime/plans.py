@@ -30,6 +30,7 @@ from cudnn_backend.core._coerce import as_int
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import clear_error
+from cudnn_backend.core._tables import PY_MAX_GET_ELEMENTS
 from cudnn_backend.core.files import file_path, read_bounded
 from cudnn_backend.core.json_checks import (check_plan_json, document_release, plan_identity_members,
                                              plan_identity_probed)
@@ -561,7 +562,12 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
         raise ValueError("plan_from_json needs handle= (to run the plan on that GPU) or device_profile= (to inspect "
                          "it offline); cuDNN cannot deserialize a plan with neither (it crashes)")
     check_plan_version(text, bool(allow_version_mismatch))
-    text = check_plan_json(text)
+    # cuDNN keeps the text as given and gives it back at most PY_MAX_GET_ELEMENTS characters long: a longer one
+    # (whitespace) compact, and one longer even so refused, or the plan could not be saved, cached or inspected
+    text = check_plan_json(text, canonical=len(text) >= PY_MAX_GET_ELEMENTS)
+    if len(text) >= PY_MAX_GET_ELEMENTS:
+        raise ValueError(f"text: the plan's JSON holds {len(text):,} characters, compact; cuDNN gives back at most "
+                         f"{PY_MAX_GET_ELEMENTS - 1:,}, so the plan could not be saved or inspected")
     if operation_graph is not None:  # its tensors and wiring before cuDNN reads the text; its settings below
         _engines.check_graph(operation_graph)
         check_graph_is_plans(operation_graph, json.loads(text)["operationGraph"])

@@ -104,6 +104,28 @@ def test_an_output_that_cannot_be_written_leaves_the_others_written(tmp_path):
 
 
 @offline_only
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs named pipes")
+def test_an_output_named_pipe_is_written_to_its_reader_and_refused_without_one(tmp_path):
+    import os
+    import threading
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    args = ("explore", "--n", "1", "--c", "8", "--h", "8", "--w", "8", "--k", "8", "--device-profile", "h200",
+            "--json", str(fifo))
+    r = run(*args)  # no reader: refused at once, never waiting
+    assert r.returncode == 1 and r.stderr.strip().splitlines()[-1] == (
+        f"cudnn-backend explore: error: argument --json: cannot write '{fifo}': it is a named pipe that no process "
+        "reads (writing would wait for ever)"), r.stderr
+    read = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_text()), daemon=True)
+    reader.start()
+    r = run(*args)
+    reader.join(60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(read[0])["results"]
+
+
+@offline_only
 def test_a_graph_neither_release_runs_fails_the_comparison(graph_file):
     with open(graph_file, "a") as f:
         f.write("def raises():\n    raise RuntimeError('boom')\n")
@@ -201,3 +223,19 @@ def test_an_error_line_is_cut_to_a_readable_length(capsys):
     app._error_line("cudnn-backend explore", "x" * 5000)
     line = capsys.readouterr().err
     assert len(line.splitlines()) == 1 and len(line) < app.MAX_ERROR_LINE + 200 and "4000 more characters" in line
+
+
+@pytest.mark.parametrize("args", [("cache", "clear", "--cache", ""), ("explore", "conv_bias_relu", "--device-profile="),
+                                  ("profile", "convert", "h200", "--to", "", "--out", "x.json")])
+def test_an_empty_option_value_is_refused_never_read_as_the_default(args, tmp_path):
+    option = next(a for a in args if a.startswith("--")).split("=")[0]
+    r = run(*args, cwd=tmp_path)
+    assert one_error_line(r, 2) == (f"cudnn-backend {args[0]}: error: argument {option}: an empty value; give one, or "
+                                    "leave the option out for its default")
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_a_parameter_value_nested_past_the_parsers_depth_is_one_line():
+    r = run("why", "conv_bias_relu", "--param", "n=" + "-" * 5000 + "1")
+    assert one_error_line(r, 2) == ("cudnn-backend why: error: argument --param: n: the value is nested too deeply to "
+                                    "read (5001 characters)")

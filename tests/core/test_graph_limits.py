@@ -459,3 +459,18 @@ def test_the_poolings_and_attentions_that_crashed_cudnn_are_refused_in_a_process
     """)
     r = run_python(code, timeout=300)
     assert r.returncode == 0 and "refused 3" in r.stdout, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])
+
+
+def test_a_chain_longer_than_cudnn_finalizes_in_seconds_is_refused():
+    from cudnn_backend.core.graph_limits import MAX_OPERATIONS
+    chain = [({f"t{i}"}, {f"t{i + 1}"}) for i in range(MAX_OPERATIONS + 1)]
+    assert graph_problem(chain).startswith(f"{MAX_OPERATIONS + 1} operations, more than {MAX_OPERATIONS}: cuDNN's "
+                                           "graph finalize takes time quadratic")
+    assert graph_problem(chain[:MAX_OPERATIONS]) is None
+    g = Graph("chain")
+    y = g.tensor([1, 8, 2, 2])
+    for i in range(MAX_OPERATIONS + 1):
+        y = g.relu(y, output=i == MAX_OPERATIONS)
+    with pytest.raises(CudnnUnsafeCallError, match=rf"CUDNN_ATTR_OPERATIONGRAPH_OPS: {MAX_OPERATIONS + 1} operations, "
+                                                   rf"more than {MAX_OPERATIONS}"):
+        g.build()

@@ -546,3 +546,14 @@ def test_a_profile_whose_identity_no_gpu_has_is_refused_naming_the_member(member
     props = dict(json.loads(h200.deviceprop_json), **{member: value})
     with pytest.raises(DeviceProfileError, match=rf"^deviceprop_json: {message}"):
         DeviceProfile(json.dumps(props), cudnn_version=h200.cudnn_version)
+
+
+def test_an_l2_cache_cudnns_norm_heuristics_abort_on_is_refused_naming_it(h200):
+    # within 640 KiB of 2^31 cuDNN 9.19 and 9.28 abort the process ("Timing model abort") in a norm's heuristics
+    members = json.loads(h200.for_release().deviceprop_json)
+    members["l2CacheSize"] = 2 ** 31 - 1
+    with pytest.raises(DeviceProfileError, match=r"l2CacheSize: expected an integer in \[0, 1073741824\], got "
+                                                 r"2147483647"):
+        DeviceProfile(deviceprop_json=json.dumps(members), cudnn_version=cb.get_version()).descriptor()
+    members["l2CacheSize"] = 2 ** 30
+    DeviceProfile(deviceprop_json=json.dumps(members), cudnn_version=cb.get_version()).descriptor()
