@@ -24,6 +24,7 @@ from cudnn_backend.typed.introspection import io_uids
 
 from tests.helpers import json_corpus
 from tests.helpers.crash import run_python
+from tests.helpers.env import needs_sdpa_bwd, needs_sdpa_fwd
 
 
 def _fan(n):  # one entrance, then n operations side by side
@@ -399,6 +400,7 @@ def test_a_pooling_whose_extents_wrap_cudnns_counts_is_refused_before_it_divides
         build()
 
 
+@needs_sdpa_fwd
 @pytest.mark.parametrize("q_dims, refused", [
     ([1, 1, 2 ** 32, 64], r"dim 2 of qdesc \[1, 1, 4294967296, 64\] is 4294967296, within 1024"),
     ([1, 2 ** 32, 128, 64], r"dim 1 of qdesc \[1, 4294967296, 128, 64\] is 4294967296"),
@@ -418,6 +420,7 @@ def test_an_attention_whose_extents_wrap_the_tile_counts_is_refused(q_dims, refu
         build()
 
 
+@needs_sdpa_bwd
 def test_an_attention_backward_whose_extents_wrap_the_tile_counts_is_refused():
     g = Graph("sdpa_bwd")
     q, k, v = g.tensor([1, 1, 128, 64]), g.tensor([1, 1, 2 ** 32, 64]), g.tensor([1, 1, 2 ** 32, 64])
@@ -441,6 +444,7 @@ def test_a_plan_whose_pooling_was_edited_to_wrap_the_counts_is_refused():
         plan_from_json(json.dumps(d), device_profile="h200")
 
 
+@needs_sdpa_fwd
 def test_the_poolings_and_attentions_that_crashed_cudnn_are_refused_in_a_process_that_lives():
     code = textwrap.dedent("""
         import cudnn_backend as cb

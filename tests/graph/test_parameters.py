@@ -11,13 +11,9 @@ from cudnn_backend.core.families._build import as_bool
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import Graph
 
-from tests.helpers.env import loaded_has
+from tests.helpers.env import loaded_has, needs_sdpa_bwd, needs_sdpa_fwd
 
 F32 = D.CUDNN_DATA_FLOAT
-needs_sdpa_bwd = pytest.mark.skipif(not loaded_has(cb.core.since_of("CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR")),
-                                    reason="the loaded cuDNN has no unified SDPA backward")
-needs_sdpa_fwd = pytest.mark.skipif(not loaded_has(cb.core.since_of("CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR")),
-                                    reason="the loaded cuDNN has no unified SDPA forward")
 
 
 # -- sdpa_bwd ----------------------------------------------------------------------------------------------------------

@@ -27,3 +27,14 @@ def loaded_has(since: str) -> bool:
 
 def version_text(v: int = LOADED) -> str:
     return f"{v // 10000}.{v % 10000 // 100}.{v % 100}"
+
+
+def needs_operation(descriptor: str, what: str):
+    """A skip mark for a test of an operation the loaded cuDNN lacks (``descriptor``: its C name)."""
+    import pytest
+    return pytest.mark.skipif(not loaded_has(cb.core.since_of(descriptor)), reason=f"the loaded cuDNN has no {what}")
+
+
+needs_sdpa_fwd = needs_operation("CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR", "unified SDPA forward")
+needs_sdpa_bwd = needs_operation("CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR", "unified SDPA backward")
+

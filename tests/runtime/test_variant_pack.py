@@ -34,6 +34,7 @@ from cudnn_backend.typed import DeviceProp, EngineHeuristics, ExecutionPlan, arr
 
 from tests.helpers import dlpack, producers
 from tests.helpers import generic_graphs as gg
+from tests.helpers.env import needs_sdpa_fwd
 from tests.helpers.races import close_race
 
 A16 = 0x10000  # fake device addresses, 64 KiB apart and 16-byte aligned
@@ -1468,6 +1469,7 @@ def _ragged_attention(ragged_uid):
     return g.build(), {q: ADDR[0], k: ADDR[1], v: ADDR[2], out["o"]: ADDR[3], out["stats"]: ADDR[4]}
 
 
+@needs_sdpa_fwd
 def test_a_ragged_offset_tensor_is_bound_like_the_graphs_inputs():
     og, buffers = _ragged_attention(99)
     with pytest.raises(ValueError, match=r"missing buffers for UID\(s\) 99: t99 \(uid 99\) \[3, 1, 1, 1\] .* int32"):
@@ -1476,6 +1478,7 @@ def test_a_ragged_offset_tensor_is_bound_like_the_graphs_inputs():
     assert VariantPack(None, buffers, operation_graph=og).pointers[99] == ADDR[5]
 
 
+@needs_sdpa_fwd
 def test_two_tensors_of_one_uid_are_refused_naming_both():
     og, buffers = _ragged_attention(2)  # k's UID
     with pytest.raises(cb.GraphError, match=r"^the graph holds two tensors of UID 2: k \(uid 2\) \[2, 1, 128, 64\] .* and "
