@@ -130,7 +130,7 @@ def stream_address(stream):
     if hasattr(stream, "__cuda_stream__"):
         proto = stream.__cuda_stream__
         proto = proto() if callable(proto) else proto
-        if type(proto) is not tuple or len(proto) != 2:
+        if not isinstance(proto, tuple) or len(proto) != 2:
             raise TypeError(f"stream: the {type(stream).__name__}'s __cuda_stream__() gave {proto!r}, not the "
                             "(version, address) pair of the CUDA stream protocol")
         return as_int(proto[1], "stream", 0, ADDRESS_LIMIT - 1)

@@ -75,7 +75,7 @@ from cudnn_backend.errors import CudnnLibraryNotFoundError, GraphError, JsonChec
 
 __all__ = ["check_plan_json", "check_kernel_cache_json", "check_deviceprop_json", "deviceprop_members",
            "table_release", "document_release", "JsonCheckError", "JsonTableFallbackWarning", "CUDNN_VERSION",
-           "TABLE_RELEASES", "MAX_DEPTH", "MAX_TEXT_CHARS", "node_outputs"]
+           "TABLE_RELEASES", "MAX_DEPTH", "MAX_TEXT_CHARS", "node_outputs", "graph_parts", "graph_tensors"]
 
 # Nesting: real plans are 8 levels deep, kernel caches 9 (kernel_cache[].value[].kernelParams.offsets[]).
 # cuDNN's recursive parser overflows its stack at ~200,000 levels (~20,000 on a 256 KiB thread);
@@ -824,6 +824,18 @@ def graph_parts(graph) -> list:
                 stack.extend(v for v in reversed(node.values()) if isinstance(v, dict)
                              and isinstance(v.get("tensors"), list) and isinstance(v.get("nodes"), list))
     return parts
+
+
+def graph_tensors(graph) -> list:
+    """Every tensor object of a plan JSON operation graph and of its parts (``graph_parts``), and the offset tensor
+    each ragged one carries (``isRagged``): all the tensors a variant pack binds or cuDNN keeps."""
+    out = []
+    for part in graph_parts(graph):
+        for t in part["tensors"]:
+            out.append(t)
+            ragged = t.get("isRagged") if isinstance(t, dict) else None
+            out.extend(r for r in (ragged if isinstance(ragged, list) else ()) if isinstance(r, dict))
+    return out
 
 
 def node_outputs(node) -> list | None:

@@ -758,7 +758,7 @@ cdef class VariantPack:
         elif hasattr(pointers, "items"):
             raise TypeError("pass a mapping of new buffers to rebind(), not to a positional binder")
         elif isinstance(pointers, _AbstractSet):
-            raise TypeError(f"pointers: a {type(pointers).__name__} has no order, and the pointers bind in "
+            raise TypeError(f"pointers: a {type(pointers).__name__} is a set, and the pointers bind in "
                             f"pointer_uids order ({', '.join(map(str, self.pointer_uids))}); pass a tuple or list")
         else:
             try:

@@ -26,7 +26,7 @@ from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import check_available
 from cudnn_backend.core.families._build import real_number
-from cudnn_backend.core.json_checks import check_plan_json, graph_parts, node_outputs
+from cudnn_backend.core.json_checks import check_plan_json, graph_parts, graph_tensors, node_outputs
 from cudnn_backend.core.names import default_tensor_name
 from cudnn_backend.core.op_checks import FINALIZE_CHECKS
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
@@ -180,8 +180,7 @@ def plan_json_tensor_specs(plan) -> dict | None:
     parts too: a score modifier's bias is bound like any input), or None."""
     doc = plan_document(plan)
     try:
-        specs = {s.uid: s for s in (TensorSpec.from_json(t) for part in graph_parts(doc["operationGraph"])
-                                    for t in part["tensors"])}
+        specs = {s.uid: s for s in (TensorSpec.from_json(t) for t in graph_tensors(doc["operationGraph"]))}
     except Exception:  # noqa: BLE001 - no JSON, or a layout we do not know: graph unknown
         return None
     return specs or None
@@ -249,7 +248,7 @@ def check_graph_is_plans(operation_graph, doc, what="operation_graph") -> None:
     mine = graph_tensor_specs(operation_graph)
     if mine is None:
         return
-    theirs = {s.uid: s for s in (TensorSpec.from_json(t) for part in graph_parts(doc) for t in part["tensors"])}
+    theirs = {s.uid: s for s in (TensorSpec.from_json(t) for t in graph_tensors(doc))}
     ours = collections.Counter(_wiring(op) for op in operations_of(operation_graph))
     plan_nodes = collections.Counter(_json_wiring(n) for n in doc.get("nodes", ()))
     # the tensors the operations and the plan's nodes name at their top level must be the same; those of the

@@ -497,8 +497,8 @@ class DeviceProfile:
         back), for the loaded cuDNN; the descriptor is the one its plans are built against."""
         if not isinstance(descriptor, Descriptor) or \
                 descriptor.descriptor_type != DescriptorType.CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR:
-            raise TypeError(f"device_profile: expected a CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, not "
-                            f"{getattr(descriptor, 'descriptor_type', type(descriptor)).__repr__()}")
+            kind = descriptor.descriptor_type.name if isinstance(descriptor, Descriptor) else type(descriptor).__name__
+            raise TypeError(f"device_profile: expected a CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, not {kind}")
         if descriptor.closed or not descriptor.finalized:
             raise ValueError("device_profile: the CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR is "
                              f"{'closed' if descriptor.closed else 'not finalized; finalize it first'}")
@@ -507,6 +507,7 @@ class DeviceProfile:
             raise DeviceProfileError("cuDNN returned an empty CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION")
         profile = cls(deviceprop_json=text, cudnn_version=loaded_version(), source="a DEVICEPROP descriptor given")
         profile._descriptor_cache, profile._descriptor_text = weakref.ref(descriptor), profile.deviceprop_json
+        _PROFILE_OF.setdefault(descriptor, profile)  # (plans built against it name its device: profile_of)
         return profile
 
     @classmethod

@@ -892,9 +892,10 @@ def layout_mismatch(info: ArrayInfo, dims, strides) -> str | None:
     array in its own row-major order (strides not increasing: dense, or padded) with the same (size, stride) pairs
     in another order (an NHWC-shaped array for an NHWC tensor: the same memory); a flat 1-D contiguous buffer (its
     size is checked separately). A view out of its own row-major order (a transpose) is refused even where its
-    pairs match: where sizes repeat, it would bind elements the tensor reads elsewhere. So is an array whose shape
-    is the tensor's dims, position by position, with other strides (an NCHW array for an NHWC tensor whose C, H and
-    W are equal): its shape says its axes are the tensor's, so its elements sit where the tensor does not read."""
+    pairs match: where sizes repeat, it would bind elements the tensor reads elsewhere. So is a row-major array
+    whose shape is also the tensor's dims, position by position (its sizes repeat: a square matrix for a transposed
+    operand, an NHWC array whose C, H and W are equal): read as the tensor's axes, its strides are not the tensor's,
+    and nothing tells that reading from the memory-order one; a view with the tensor's strides binds."""
     dims, strides = tuple(int(d) for d in dims), tuple(int(s) for s in strides)
     shape, astrides = info.shape, info.strides
     if info.descending:
@@ -910,9 +911,10 @@ def layout_mismatch(info: ArrayInfo, dims, strides) -> str | None:
         if [n for n, _ in mine] != [n for n, _ in theirs]:
             return None  # the tensor's memory, shaped in its memory order (an NHWC-shaped array)
         return (f"the array's shape {list(shape)} is the tensor's dims, but its strides {list(astrides)} (in "
-                f"elements) are not the tensor's {list(strides)}: it would bind elements the tensor reads elsewhere; "
-                "bind an array with the tensor's strides (a channels-last tensor for an NHWC one), or one shaped in "
-                "the tensor's memory order")
+                f"elements) are not the tensor's {list(strides)}: read as the tensor's axes it binds elements the "
+                "tensor reads elsewhere, and its sizes repeat, so it cannot be told from the tensor's memory shaped "
+                "in order either; bind a view with the tensor's strides (a channels-last tensor, x.permute(0, 3, 1, "
+                "2) of an NHWC array, w.T of a weight)")
     if sorted(n for n, _ in mine) != sorted(n for n, _ in theirs):
         return f"the array's shape {list(shape)} is not the tensor's dims {list(dims)}"
     if same_memory:

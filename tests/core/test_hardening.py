@@ -514,3 +514,10 @@ def test_a_stream_argument_is_an_int_or_a_stream_never_a_number_converted(stream
 def test_stream_arguments_taken(stream, address):
     from cudnn_backend.core._coerce import stream_address
     assert stream_address(stream) == address
+
+
+def test_a_stream_protocol_pair_may_be_a_tuple_subclass():
+    import collections
+    from cudnn_backend.core._coerce import stream_address
+    pair = collections.namedtuple("StreamPair", "version address")
+    assert stream_address(_StreamProtocol(pair(0, 0x2000))) == 0x2000

@@ -81,8 +81,9 @@ def test_graph_tensor_refuses_bad_sizes_naming_the_entry(what, bad, exc, match):
     (RaisingIter(), TypeError, "dims: iterating failed"), ([], ValueError, "dims: 0 dims"), ([1] * 9, ValueError, "9 dims"),
     ("1234", TypeError, "dims: expected a sequence of ints, not str"), (5, TypeError, "dims: expected a sequence"),
     ([2 ** 21] * 3, ValueError, "spans 9223372036854775808 elements"),
-    ({8, 1, 3}, TypeError, r"^dims: a set has no order; pass a list or tuple$"),
-    ({2: 1, 3: 1}, TypeError, r"^dims: a dict has no order"),
+    ({8, 1, 3}, TypeError, r"^dims: a set is a set or a mapping, not a sequence in the caller's order; pass a list "
+                           r"or tuple$"),
+    ({2: 1, 3: 1}, TypeError, r"^dims: a dict is a set or a mapping"),
 ])
 def test_graph_tensor_refuses_strange_sequences(dims, exc, match):
     refused(lambda: Graph().tensor(dims), exc, match)

@@ -598,9 +598,9 @@ def test_rebuild_strategy_names():
     (np.array(ADDR[:4], np.int64).reshape(2, 2), TypeError, "one row of 4 pointers, not a 2-d array"),
     (np.array(ADDR[:8], np.int64)[::2], TypeError, r"^pointers: the ndarray gives no contiguous buffer of 64-bit "
                                                    r"integers \(ndarray is not C-contiguous\); pass a contiguous copy$"),
-    (set(ADDR[:4]), TypeError, r"^pointers: a set has no order, and the pointers bind in pointer_uids order"),
-    (frozenset(ADDR[:4]), TypeError, r"^pointers: a frozenset has no order"),
-    ({a: None for a in ADDR[:4]}.keys(), TypeError, r"^pointers: a dict_keys has no order"),
+    (set(ADDR[:4]), TypeError, r"^pointers: a set is a set, and the pointers bind in pointer_uids order"),
+    (frozenset(ADDR[:4]), TypeError, r"^pointers: a frozenset is a set"),
+    ({a: None for a in ADDR[:4]}.keys(), TypeError, r"^pointers: a dict_keys is a set"),
 ])
 def test_positional_rebind_errors_leave_the_pack_unchanged(cbr, pointers, exc, match):
     pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
@@ -1476,6 +1476,13 @@ def test_a_ragged_offset_tensor_is_bound_like_the_graphs_inputs():
         VariantPack(None, buffers, operation_graph=og)
     buffers[99] = ADDR[5]
     assert VariantPack(None, buffers, operation_graph=og).pointers[99] == ADDR[5]
+    # a plan loaded from its JSON alone (the offsets kept inside their tensor's "isRagged") binds them too
+    plan, _ = cb.build_first_plan(og, device_profile="h200")
+    loaded = cb.plan_from_json(plan.to_json(), device_profile="h200")
+    by_uid = {cb.runtime._packing.uid_of(k): a for k, a in buffers.items()} | {5: 0.125}  # (the scale: by value)
+    assert VariantPack(loaded, by_uid, workspace=1 << 20).pointers[99] == ADDR[5]
+    with pytest.raises(ValueError, match=r"missing buffers for UID\(s\) 99"):
+        VariantPack(loaded, {u: a for u, a in by_uid.items() if u != 99}, workspace=1 << 20)
 
 
 @needs_sdpa_fwd

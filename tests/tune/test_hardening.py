@@ -122,7 +122,7 @@ def test_integers_are_read_as_typed_leading_zeros_too():
 
 def test_a_deviceprop_descriptor_is_a_device_profile_everywhere():
     import cudnn_backend as cb
-    from cudnn_backend.runtime.profiles import DeviceProfile
+    from cudnn_backend.runtime.profiles import DeviceProfile, profile_of
 
     bundled = DeviceProfile.bundled("h200")
     profile = graphs.device_profile(bundled.descriptor())
@@ -134,3 +134,10 @@ def test_a_deviceprop_descriptor_is_a_device_profile_everywhere():
     assert exploration.notes[0].startswith("offline against the device profile given (NVIDIA H200")
     with pytest.raises(ValueError, match=r"^device_profile: the CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR is not finalized"):
         graphs.device_profile(cb.typed.DeviceProp())
+    with pytest.raises(TypeError, match=r"^device_profile: expected a CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, not int$"):
+        DeviceProfile.from_descriptor(5)
+    # a descriptor made elsewhere gets its profile known, so plans built against it name their device
+    raw = cb.typed.DeviceProp(json_representation=bundled.for_release().deviceprop_json).finalize()
+    assert profile_of(raw) is None
+    made = DeviceProfile.from_descriptor(raw)
+    assert profile_of(raw) is made and made.device_name == "NVIDIA H200"

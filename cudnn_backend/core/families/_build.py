@@ -231,8 +231,10 @@ def as_list(values, what) -> list:
 
 def as_sizes(values, what, minimum=1, rank=None) -> list:
     """A list of exact ints >= ``minimum`` (and ``rank`` of them when given), or TypeError/ValueError naming ``what``."""
-    if isinstance(values, (collections.abc.Set, collections.abc.Mapping)):  # (its order is not the caller's)
-        raise TypeError(f"{what}: a {type(values).__name__} has no order; pass a list or tuple")
+    if type(values) is not list and type(values) is not tuple and \
+            isinstance(values, (collections.abc.Set, collections.abc.Mapping)):  # (its order is not the caller's)
+        raise TypeError(f"{what}: a {type(values).__name__} is a set or a mapping, not a sequence in the caller's "
+                        "order; pass a list or tuple")
     items = _sequence(values, what)
     out = [as_int(v, f"{what}[{i}]") for i, v in enumerate(items)]
     for i, v in enumerate(out):

@@ -69,7 +69,7 @@ def check_resample_fwd(op):
     need(op, v(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC), "idxdesc", yd, "one index per output element")
     # the channels and the output positions of one image must not wrap cuDNN's 32-bit counts (the backward's, and the
     # forward's input positions, were measured not to)
-    if yd is not None and len(yd) > 2:
+    if yd is not None and len(yd) > 2 and max(yd[1], math.prod(yd[2:])) >= graph_limits.RESAMPLE_EXTENT_LIMIT:
         problem = graph_limits.resample_extent_problem(
             [(f"the channels of ydesc {list(yd)}", yd[1]),
              (f"the output positions of one image of ydesc {list(yd)}", math.prod(yd[2:]))])
