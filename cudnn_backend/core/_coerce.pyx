@@ -9,6 +9,7 @@ The lowest compiled module of ``core``: ``Descriptor``, ``Handle`` and the opera
 import enum
 import numbers
 import operator
+from collections.abc import Mapping, Set
 
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.long cimport PyLong_AsLongLong, PyLong_CheckExact
@@ -118,6 +119,14 @@ def user_sequence(values, what, limit=4096):
         raise TypeError(f"{what}: iterating failed (the {type(values).__name__} raised {type(e).__name__}: {e})") \
             from None
     return out
+
+
+def refuse_unordered(values, what, order=""):
+    """TypeError naming ``what`` for a set or a mapping where a sequence's order says which element goes where
+    (``order``: what that order is, for the message)."""
+    if type(values) is not list and type(values) is not tuple and isinstance(values, (Set, Mapping)):
+        raise TypeError(f"{what}: a {type(values).__name__} is a set or a mapping, not a sequence in the caller's "
+                        f"order{order}; pass a list or tuple")
 
 
 def stream_address(stream):

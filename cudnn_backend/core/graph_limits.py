@@ -19,6 +19,7 @@ not in minutes; 1500 overflow a 256 KiB thread stack (SIGSEGV). A graph of more 
 """
 from __future__ import annotations
 
+import math
 from typing import Iterable
 
 __all__ = ["MAX_ENTRANCE_OPERATIONS", "MAX_OPERATIONS", "MAX_FINALIZE_COST", "graph_shape", "finalize_cost", "graph_problem",
@@ -118,11 +119,14 @@ def tile_count_problem(extents) -> str | None:
 RESAMPLE_EXTENT_LIMIT = 1 << 30
 
 
-def resample_extent_problem(extents) -> str | None:
-    """What is wrong with a resampling's ``extents`` ((what, value) pairs) for cuDNN's 32-bit counts, else None."""
-    for what, value in extents:
-        if value is not None and value >= RESAMPLE_EXTENT_LIMIT:
-            return (f"{what} is {value}, 2^30 or more: cuDNN's resampling (pooling) engine configs count it in 32 "
-                    "bits and then divide by zero for some such values (SIGFPE in cuDNN 9.19 and 9.28); split the "
-                    "tensor")
+def resample_extent_problem(y_dims, slot="ydesc") -> str | None:
+    """What is wrong for cuDNN's 32-bit counts with a resampling's output ``y_dims`` ([N, C, *spatial]; ``slot``
+    names it): its channels and the output positions of one image, else None."""
+    if y_dims is None or len(y_dims) <= 2:
+        return None
+    for what, value in (("the channels", y_dims[1]), ("the output positions of one image", math.prod(y_dims[2:]))):
+        if value >= RESAMPLE_EXTENT_LIMIT:
+            return (f"{what} of {slot} {list(y_dims)} is {value}, 2^30 or more: cuDNN's resampling (pooling) engine "
+                    "configs count it in 32 bits and then divide by zero for some such values (SIGFPE in cuDNN 9.19 "
+                    "and 9.28); split the tensor")
     return None

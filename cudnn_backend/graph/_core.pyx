@@ -411,13 +411,12 @@ cdef class GraphCore:
             data_type = self.intermediate_data_type if virtual else self.io_data_type
         elif type(data_type) is not _DATA_TYPE:
             data_type = as_data_type(data_type, "data_type")
+        u = self._free_uid(uid)
         if extra:
             for keyword in extra:
                 if keyword in _TENSOR_KEYWORDS_SET_HERE:
                     raise TypeError(f"{keyword}: Graph.tensor sets it from {_TENSOR_KEYWORDS_SET_HERE[keyword]}=; "
                                     f"pass {_TENSOR_KEYWORDS_SET_HERE[keyword]}= instead")
-        u = self._free_uid(uid)
-        if extra:
             t = Tensor(**extra)
         else:
             t = <TensorBase>_new(Tensor, CUDNN_BACKEND_TENSOR_DESCRIPTOR)

@@ -37,8 +37,7 @@ from cudnn_backend.core._fastcall cimport call_def, function_in_front, method_in
 from cudnn_backend.core._gate cimport enter_call, leave_call
 from cudnn_backend.core._status cimport raise_status
 
-from collections.abc import Set as _AbstractSet
-
+from cudnn_backend.core._coerce import refuse_unordered
 from cudnn_backend.core._status import check_available, last_error_string
 from cudnn_backend.errors import CudnnUnsafeCallError, NativeCudaGraphNotSupportedError, error_class, make_error
 from cudnn_backend.runtime import _packing
@@ -757,10 +756,9 @@ cdef class VariantPack:
                 PyBuffer_Release(&view)
         elif hasattr(pointers, "items"):
             raise TypeError("pass a mapping of new buffers to rebind(), not to a positional binder")
-        elif isinstance(pointers, _AbstractSet):
-            raise TypeError(f"pointers: a {type(pointers).__name__} is a set, and the pointers bind in "
-                            f"pointer_uids order ({', '.join(map(str, self.pointer_uids))}); pass a tuple or list")
         else:
+            refuse_unordered(pointers, "pointers", f" (they bind in pointer_uids order: "
+                                                   f"{', '.join(map(str, self.pointer_uids))})")
             try:
                 it = iter(pointers)
             except Exception:

@@ -611,6 +611,16 @@ def check_array(what, spec, a, check_dtype=True):
         raise ValueError(f"{what}: {problem}; the tensor is {spec.describe()}")
 
 
+def _check_size_known(what, r, need, spec=None):
+    """An array whose size is unknown (``Resolved``: no item size) cannot be checked against the ``need`` bytes the
+    tensor ``spec`` spans (None: the plan's workspace): refused. Plain memory of no known size (an address) is the
+    caller's."""
+    if r.nbytes is None and r.array is not None:
+        needed = f"the tensor {spec.describe()} spans" if spec is not None else "the plan needs"
+        raise ValueError(f"{what}: the array's size is unknown (it holds {r.array.holds()}, without an item size), "
+                         f"so it cannot be checked against the {need} bytes {needed}")
+
+
 def slot_label(uid, spec) -> str:
     """``UID 3 (b)``: how messages name a pack's slot (the UID alone for a tensor without a name of its own)."""
     if spec is None or spec.name == default_tensor_name(uid, spec.virtual):
@@ -651,10 +661,8 @@ def resolve_slot(uid, spec, value, check_dtype=True, stream=-1, written=False):
             raise ValueError(f"{what}: pointer 0x{r.ptr:x} is not aligned to the tensor's byte alignment "
                              f"{spec.alignment} (it is {r.ptr & -r.ptr}-byte aligned)")
         need = spec.nbytes
-        if need is not None and r.nbytes is None and r.array is not None:
-            raise ValueError(f"{what}: the array's size is unknown (it holds {r.array.holds()}, without an item "
-                             f"size), so it cannot be checked against the {need} bytes the tensor {spec.describe()} "
-                             "spans")
+        if need is not None:
+            _check_size_known(what, r, need, spec)
         if need is not None and r.nbytes is not None and r.nbytes < need:
             raise ValueError(f"{what}: the buffer holds {r.nbytes} bytes but the tensor {spec.describe()} spans "
                              f"{need} bytes")
@@ -903,9 +911,7 @@ def resolve_workspace(workspace, needed, what="workspace", stream=-1):
     if needed and needed > 0:
         if r.ptr == 0:
             raise ValueError(f"{what}: null device pointer; the plan needs a {needed}-byte workspace")
-        if r.nbytes is None and r.array is not None:
-            raise ValueError(f"{what}: the array's size is unknown (it holds {r.array.holds()}, without an item "
-                             f"size), so it cannot be checked against the {needed} bytes the plan needs")
+        _check_size_known(what, r, needed)
         if r.nbytes is not None and r.nbytes < needed:
             raise ValueError(f"the workspace holds {r.nbytes} bytes but the plan needs {needed}")
     return r.ptr, (-1 if r.nbytes is None else r.nbytes), r.keep, False

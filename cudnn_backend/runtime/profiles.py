@@ -502,12 +502,19 @@ class DeviceProfile:
         if descriptor.closed or not descriptor.finalized:
             raise ValueError("device_profile: the CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR is "
                              f"{'closed' if descriptor.closed else 'not finalized; finalize it first'}")
+        profile = cls._read_back(descriptor, "a DEVICEPROP descriptor given")
+        _PROFILE_OF.setdefault(descriptor, profile)  # (plans built against it name its device: profile_of)
+        return profile
+
+    @classmethod
+    def _read_back(cls, descriptor, source, device_facts=None) -> "DeviceProfile":
+        """The profile of a finalized DEVICEPROP descriptor's JSON representation, for the loaded cuDNN, with the
+        descriptor kept as its own (``descriptor()`` gives it back while it lives)."""
         text = descriptor.get(AttributeName.CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION, AttributeType.CUDNN_TYPE_CHAR)
         if not text:
             raise DeviceProfileError("cuDNN returned an empty CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION")
-        profile = cls(deviceprop_json=text, cudnn_version=loaded_version(), source="a DEVICEPROP descriptor given")
+        profile = cls(deviceprop_json=text, cudnn_version=loaded_version(), source=source, device_facts=device_facts)
         profile._descriptor_cache, profile._descriptor_text = weakref.ref(descriptor), profile.deviceprop_json
-        _PROFILE_OF.setdefault(descriptor, profile)  # (plans built against it name its device: profile_of)
         return profile
 
     @classmethod
@@ -541,13 +548,7 @@ class DeviceProfile:
             raise TypeError(f"DeviceProfile.capture takes a cudnn_backend.Handle, a CUDA device ordinal or None, "
                             f"not {type(handle_or_device).__name__}")
         dp.finalize()
-        text = dp.get_keyword("json_representation")
-        if not text:
-            raise DeviceProfileError("cuDNN returned an empty CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION")
-        profile = cls(deviceprop_json=text, cudnn_version=loaded_version(), source=source,
-                      device_facts=_device_facts.capture(0 if device is None else device))
-        profile._descriptor_cache, profile._descriptor_text = weakref.ref(dp), profile.deviceprop_json
-        return profile
+        return cls._read_back(dp, source, _device_facts.capture(0 if device is None else device))
 
     # -- files ----------------------------------------------------------------------------------------
     def to_dict(self) -> dict:

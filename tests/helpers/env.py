@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pathlib
 
+import pytest
+
 import cudnn_backend as cb
 from cudnn_backend.core import device
 
@@ -31,7 +33,6 @@ def version_text(v: int = LOADED) -> str:
 
 def needs_operation(descriptor: str, what: str):
     """A skip mark for a test of an operation the loaded cuDNN lacks (``descriptor``: its C name)."""
-    import pytest
     return pytest.mark.skipif(not loaded_has(cb.core.since_of(descriptor)), reason=f"the loaded cuDNN has no {what}")
 
 

@@ -598,9 +598,10 @@ def test_rebuild_strategy_names():
     (np.array(ADDR[:4], np.int64).reshape(2, 2), TypeError, "one row of 4 pointers, not a 2-d array"),
     (np.array(ADDR[:8], np.int64)[::2], TypeError, r"^pointers: the ndarray gives no contiguous buffer of 64-bit "
                                                    r"integers \(ndarray is not C-contiguous\); pass a contiguous copy$"),
-    (set(ADDR[:4]), TypeError, r"^pointers: a set is a set, and the pointers bind in pointer_uids order"),
-    (frozenset(ADDR[:4]), TypeError, r"^pointers: a frozenset is a set"),
-    ({a: None for a in ADDR[:4]}.keys(), TypeError, r"^pointers: a dict_keys is a set"),
+    (set(ADDR[:4]), TypeError, r"^pointers: a set is a set or a mapping, not a sequence in the caller's order \(they "
+                               r"bind in pointer_uids order: \d+, \d+, \d+, \d+\); pass a list or tuple$"),
+    (frozenset(ADDR[:4]), TypeError, r"^pointers: a frozenset is a set or a mapping"),
+    ({a: None for a in ADDR[:4]}.keys(), TypeError, r"^pointers: a dict_keys is a set or a mapping"),
 ])
 def test_positional_rebind_errors_leave_the_pack_unchanged(cbr, pointers, exc, match):
     pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)

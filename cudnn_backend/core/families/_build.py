@@ -7,7 +7,6 @@ family.
 """
 from __future__ import annotations
 
-import collections.abc
 import enum
 import functools
 import math
@@ -16,7 +15,7 @@ import numbers
 import numpy as np
 
 from cudnn_backend._bindings.enums import DataType
-from cudnn_backend.core._coerce import as_int, user_sequence
+from cudnn_backend.core._coerce import as_int, refuse_unordered, user_sequence
 from cudnn_backend.core._status import check_available
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, DATA_TYPE_PREFIX
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
@@ -231,10 +230,7 @@ def as_list(values, what) -> list:
 
 def as_sizes(values, what, minimum=1, rank=None) -> list:
     """A list of exact ints >= ``minimum`` (and ``rank`` of them when given), or TypeError/ValueError naming ``what``."""
-    if type(values) is not list and type(values) is not tuple and \
-            isinstance(values, (collections.abc.Set, collections.abc.Mapping)):  # (its order is not the caller's)
-        raise TypeError(f"{what}: a {type(values).__name__} is a set or a mapping, not a sequence in the caller's "
-                        "order; pass a list or tuple")
+    refuse_unordered(values, what)
     items = _sequence(values, what)
     out = [as_int(v, f"{what}[{i}]") for i, v in enumerate(items)]
     for i, v in enumerate(out):

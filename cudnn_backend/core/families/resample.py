@@ -67,14 +67,9 @@ def check_resample_fwd(op):
     v = op.value_of
     yd = dims(v(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC))
     need(op, v(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_IDXDESC), "idxdesc", yd, "one index per output element")
-    # the channels and the output positions of one image must not wrap cuDNN's 32-bit counts (the backward's, and the
-    # forward's input positions, were measured not to)
-    if yd is not None and len(yd) > 2 and max(yd[1], math.prod(yd[2:])) >= graph_limits.RESAMPLE_EXTENT_LIMIT:
-        problem = graph_limits.resample_extent_problem(
-            [(f"the channels of ydesc {list(yd)}", yd[1]),
-             (f"the output positions of one image of ydesc {list(yd)}", math.prod(yd[2:]))])
-        if problem is not None:
-            fail(f"{op_name(op)}: {problem}")
+    problem = graph_limits.resample_extent_problem(yd)  # (the backward and the input were measured not to wrap)
+    if problem is not None:
+        fail(f"{op_name(op)}: {problem}")
 
 
 def resample_output_dims(x_dims, window, stride, pre_padding, post_padding):
