@@ -117,8 +117,13 @@ try:
         schema,
         since_of,
     )
+    from cudnn_backend.core._descriptor import explain_finalize_refusals as _explain_finalize_refusals
 except ModuleNotFoundError as _error:
     _raise_unbuilt(_error)
+
+# an operation graph set by hand that cuDNN refuses saying only "buildDAG" (a UID written twice, a cycle): the graph
+# checks name what is wrong, loaded on the first such refusal
+_explain_finalize_refusals("CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR", "cudnn_backend.graph.checks:explain_graph_refusal")
 
 # name -> (module, attribute or None for the module itself), imported on first access
 _LAZY = {

@@ -9,7 +9,6 @@ before any work (an option that needs a GPU, given offline, is one). A closed pi
 from __future__ import annotations
 
 import contextlib
-import csv
 import inspect
 import json
 import os
@@ -27,7 +26,8 @@ from cudnn_backend.cli.args import (SIZE_OPTIONS, UsageError, build_parser, buil
 from cudnn_backend.cli.errata import cmd_errata, errata_arg
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._handle import Handle
-from cudnn_backend.core.files import file_path, output_open, read_bounded_text
+from cudnn_backend.core.files import file_path, output_open, read_bounded_text, write_whole
+from cudnn_backend.core.files import write_csv as write_csv_file  # (each command's own write_csv is its --csv)
 from cudnn_backend.core.info import info as _info
 from cudnn_backend.core.json_checks import TABLE_RELEASES
 from cudnn_backend.core.versions import OFFLINE_SINCE, format_version, loaded_version, parse_version
@@ -383,11 +383,8 @@ def _write_outputs(args, explorations: list) -> bool:
     """--csv, --json, --plot, --heatmap; each attempted whatever happens to the others. False if one failed."""
     def write_csv():
         rows = [row for ex in explorations for row in ex.rows()]
-        with _writing("--csv", args.csv), open(args.csv, "w", newline="", encoding="utf-8") as f:
-            cols = list(dict.fromkeys(k for r in rows for k in r)) or ["graph"]
-            w = csv.DictWriter(f, fieldnames=cols)
-            w.writeheader()
-            w.writerows(rows)
+        with _writing("--csv", args.csv):
+            write_csv_file(args.csv, rows, "--csv")
         render.error_console.print(f"wrote {args.csv} ({len(rows)} rows)")
 
     def write_json():
@@ -431,7 +428,7 @@ def _each_output(args, writes) -> bool:
 def _write_json(path, data, **dumps) -> None:
     """--json FILE: ``data`` as indented JSON."""
     with _writing("--json", path):
-        pathlib.Path(path).write_text(json.dumps(data, indent=1, **dumps) + "\n", encoding="utf-8")
+        write_whole(path, json.dumps(data, indent=1, **dumps) + "\n", "--json")
 
 
 def _numbered(path, i):
@@ -453,10 +450,32 @@ def _refuse_empty_values(args):
             raise UsageError(f"argument {option}: an empty value; give one, or leave the option out for its default")
 
 
+INPUT_OPTIONS = ("plan", "errata", "device_profile", "catalogue", "matrices", "graph", "tasks")  # files read
+
+
+def _input_files(args) -> dict:
+    """{resolved path: option} of the existing files the command's input options name (a graph's FILE of
+    FILE.py:FUNC; a bundled profile name names no file)."""
+    files = {}
+    for dest in INPUT_OPTIONS:
+        values = getattr(args, dest, None)
+        for value in (values if isinstance(values, (list, tuple)) else [values]):
+            if not isinstance(value, str) or not value:
+                continue
+            name = value.rsplit(":", 1)[0] if dest == "graph" and ":" in value else value
+            try:
+                if os.path.isfile(name):
+                    files.setdefault(pathlib.Path(name).resolve(), f"--{dest.replace('_', '-')}")
+            except (OSError, ValueError):  # (a name the file system cannot take: its own check says so)
+                continue
+    return files
+
+
 def _check_outputs_writable(args):
-    """Every output file the command names, before any work: a folder that exists, and no folder itself (a device
-    file such as /dev/null is taken)."""
+    """Every output file the command names, before any work: a folder that exists, no folder itself (a device
+    file such as /dev/null is taken), and no file an input option names (it would be overwritten)."""
     taken = {}  # resolved path -> the option naming it
+    inputs = _input_files(args)
     for dest in OUTPUT_OPTIONS:
         path = getattr(args, dest, None)
         if not isinstance(path, str):  # absent, or a --json that prints (a flag)
@@ -474,6 +493,9 @@ def _check_outputs_writable(args):
         if resolved in taken and not (p.exists() and p.is_char_device()):  # /dev/null and /dev/stdout take both
             raise UsageError(f"argument {option}: {path!r} is the file {taken[resolved]} writes too: the second "
                              "would overwrite the first; give each output a file of its own")
+        if resolved in inputs and not (p.exists() and p.is_char_device()):
+            raise UsageError(f"argument {option}: {path!r} is the file {inputs[resolved]} reads: writing it would "
+                             "destroy the input; give the output a file of its own")
         taken[resolved] = option
 
 
@@ -819,10 +841,8 @@ def _support_options(args) -> dict:
 
 
 def _write_rows_csv(path, rows):
-    with _writing("--csv", path), open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["graph"])
-        w.writeheader()
-        w.writerows(rows)
+    with _writing("--csv", path):
+        write_csv_file(path, rows, "--csv")
 
 
 def cmd_support(args) -> int:
@@ -1044,7 +1064,20 @@ def _error_line(prog, text) -> None:
     sys.stderr.write(f"{prog}: error: {text}\n")
 
 
+def _replace_what_the_terminal_cannot_show() -> None:
+    """Where standard output or error cannot encode every character (an ASCII locale: LC_ALL=C, PYTHONIOENCODING=
+    ascii), characters it lacks ("µs", "·") are written as "?" rather than fail the command after its work."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", "strict") == "strict":
+            try:
+                "µ·─".encode(stream.encoding or "ascii")
+            except (UnicodeEncodeError, LookupError):
+                reconfigure(errors="replace")
+
+
 def main(argv=None) -> int:
+    _replace_what_the_terminal_cannot_show()
     parser = build_parser()
     with warnings.catch_warnings():  # (options read files as they are parsed: an errata file's warnings)
         warnings.showwarning = _show_warning

@@ -17,6 +17,7 @@ defined.
 """
 import enum
 import fractions
+import importlib
 import numbers
 
 cimport cython
@@ -58,6 +59,8 @@ from cudnn_backend.core.families._build import MAX_ELEMENTS as _MAX_ELEMENTS
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import (CudnnBadParamError, CudnnError, CudnnNotSupportedError,  # noqa: F401 - CudnnError:
                                   CudnnUnsafeCallError, CudnnVersionError, EngineError)  # a name this module has always had
+from cudnn_backend.errors import GraphError
+from cudnn_backend.core import names as _names
 
 # Re-exported: what this module defined before core's split (its stub, and downstream code, name them here)
 from cudnn_backend.core._coerce import INT64_MAX, INT64_MIN, user_sequence  # noqa: F401
@@ -566,6 +569,95 @@ cpdef list tensor_slots_of(Descriptor op):
             if isinstance(t, Descriptor) and (<Descriptor>t)._dtype == CUDNN_BACKEND_TENSOR_DESCRIPTOR:
                 out.append((attr, t, spec.io == 2))
     return out
+
+
+cdef enum:
+    _IO_SLOTS_MAX = 24    # tensor attributes of one operation type (the most has a dozen)
+    _WRITES_CHECKED = 64  # tensors of one operation the check below compares (an operation has a dozen at most)
+
+# descriptor type -> the slots (places in Descriptor._vals) of its tensor attributes; -1 before first use, 0 for a
+# type that is no operation (CUDNN_BACKEND_OPERATION_*)
+cdef int _n_io_slots[MAX_TYPES]
+cdef int _io_slots[MAX_TYPES][_IO_SLOTS_MAX]
+cdef bint _is_operation[MAX_TYPES]
+for _member in DescriptorType:
+    if _member.name.startswith("CUDNN_BACKEND_OPERATION_") and 0 <= int(_member) < MAX_TYPES:
+        _is_operation[int(_member)] = True
+for _i in range(MAX_TYPES):
+    _n_io_slots[_i] = -1
+
+
+cdef int _find_io_slots(int dtype) except -1:
+    """Fill ``_io_slots[dtype]`` from the schema tables (once per type)."""
+    cdef int n = 0, i, attr
+    for i in range(TABLES.n_attrs[dtype]):
+        attr = TABLES.slot_attr[dtype][i]
+        if TABLES.attr[attr].io != 0 and n < _IO_SLOTS_MAX:
+            _io_slots[dtype][n] = i
+            n += 1
+    _n_io_slots[dtype] = n
+    return n
+
+
+cdef int _check_written_tensors(Descriptor op) except -1:
+    """An operation writes no UID it reads, and no UID as two outputs: cuDNN 9.24 and later refuse such a graph saying
+    only "buildDAG", and earlier releases plan it, racing the output over its own input (every API; the Graph builder
+    refuses it as the operation is added). Compared in C: this runs on every operation's finalize."""
+    cdef int64_t uids[_WRITES_CHECKED]
+    cdef int attrs[_WRITES_CHECKED]
+    cdef bint outputs[_WRITES_CHECKED]
+    cdef int n = 0, a, b, attr, k, dtype = op._dtype
+    cdef Py_ssize_t j, count
+    cdef int uid_slot = TABLES.attr[<int>CUDNN_ATTR_TENSOR_UNIQUE_ID].slot
+    cdef object value, item, uid
+    cdef list vals = op._vals
+    if vals is None:
+        return 0
+    if _n_io_slots[dtype] < 0:
+        _find_io_slots(dtype)
+    for k in range(_n_io_slots[dtype]):
+        value = vals[_io_slots[dtype][k]]
+        if value is None:
+            continue
+        attr = TABLES.slot_attr[dtype][_io_slots[dtype][k]]
+        count = len(<tuple>value) if type(value) is tuple else 1
+        for j in range(count):
+            item = (<tuple>value)[j] if count > 1 or type(value) is tuple else value
+            if not isinstance(item, Descriptor) or (<Descriptor>item)._dtype != CUDNN_BACKEND_TENSOR_DESCRIPTOR or \
+                    (<Descriptor>item)._vals is None or n == _WRITES_CHECKED:
+                continue
+            uid = (<Descriptor>item)._vals[uid_slot]
+            if uid is None:
+                continue
+            uids[n] = <int64_t>uid
+            attrs[n] = attr
+            outputs[n] = TABLES.attr[attr].io == 2
+            n += 1
+    for a in range(n):
+        if not outputs[a]:
+            continue
+        for b in range(n):
+            if b != a and uids[b] == uids[a] and (not outputs[b] or b < a):
+                _refuse_written_tensor(op, attrs[a], attrs[b], outputs[b], uids[a])
+    return 0
+
+
+cdef int _refuse_written_tensor(Descriptor op, int out_attr, int other_attr, bint other_is_output,
+                                int64_t uid) except -1:
+    """GraphError for ``_check_written_tensors``, naming the two attributes (by keyword) and the tensor."""
+    keywords = [_schema.ATTRIBUTES[AttributeName(a)].name.name.removeprefix(
+        _schema.DESCRIPTORS[DescriptorType(op._dtype)].attribute_prefix).lower() for a in (out_attr, other_attr)]
+    tensor = None
+    for attr, t, is_output in tensor_slots_of(op):
+        if attr == out_attr and (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_UNIQUE_ID) == uid:
+            tensor = t
+    label = getattr(tensor, "name", None)
+    if not isinstance(label, str):
+        label = _names.default_tensor_name(uid, bool((<Descriptor>tensor)._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL))
+                                           if tensor is not None else False)
+    if other_is_output:
+        raise GraphError(_names.written_twice(_names.operation_label(op), label, uid, keywords[1], keywords[0]))
+    raise GraphError(_names.reads_its_output(_names.operation_label(op), label, uid, keywords[0], keywords[1]))
 
 
 cdef tuple _tensor_io(Descriptor op):
@@ -1257,6 +1349,8 @@ cdef class Descriptor(_Resource):
             _check_graph_finalize_cost(self)
             if self._has(CUDNN_ATTR_OPERATIONGRAPH_MODE):
                 _check_graph_mode(self)
+        if _is_operation[dtype]:
+            _check_written_tensors(self)
         if TABLES.finalize_check[dtype] != NULL:
             if not ((dtype == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR and _pointwise_broadcast_ok(self)) or
                     (TABLES.finalize_check_floor[dtype] > 0 and
@@ -1356,12 +1450,47 @@ _set_def = method_in_front(Descriptor, "set", _set_positional)
 
 
 
+# descriptor type -> explainer(descriptor), or the "module:function" naming it: a str saying, in the package's terms,
+# what cuDNN refused at finalize, or None. Where cuDNN's own words name nothing the user set (an operation graph
+# refused with "buildDAG"), the layer that knows (the graph checks) explains; the package registers it by name, so
+# that core imports nothing above it and the layer loads on the first refusal only.
+cdef dict _refusal_explainers = {}
+
+
+def explain_finalize_refusals(descriptor_type, explainer):
+    """Register ``explainer(descriptor) -> str or None`` (a callable, or ``"module:function"`` imported on the first
+    refusal) for the finalize refusals of ``descriptor_type``: its answer is the hint of the CudnnError, cuDNN's
+    own message kept. An explainer that raises is ignored."""
+    if not (callable(explainer) or (isinstance(explainer, str) and explainer.count(":") == 1)):
+        raise TypeError(f"explainer: expected a callable or 'module:function', not {explainer!r}")
+    _refusal_explainers[_enum_arg(descriptor_type, DescriptorType, "descriptor_type")] = explainer
+
+
+cdef str _refusal_explained(Descriptor self):
+    """The registered explainer's answer for this refused descriptor, or "" (none, nothing found, or it failed)."""
+    explainer = _refusal_explainers.get(self._dtype)
+    if explainer is None:
+        return ""
+    try:
+        if isinstance(explainer, str):
+            module, _, function = explainer.partition(":")
+            explainer = _refusal_explainers[self._dtype] = getattr(importlib.import_module(module), function)
+        found = explainer(self)
+    except Exception:  # (an explanation must never hide cuDNN's refusal)
+        return ""
+    return found if isinstance(found, str) else ""
+
+
 cdef int _raise_finalize_status(Descriptor self, cudnnStatus_t status) except -1:
     """cudnnBackendFinalize's refusal as a CudnnError. Where cuDNN gives no message, the hint lists the values set
     on the descriptor (enumerants by name; a child descriptor by its type and its own plain values), since one of
-    them is what was refused."""
-    message = last_error_string()
-    if message:  # (read once: cuDNN forgets it as it is read)
+    them is what was refused. A registered explainer's answer (``explain_finalize_refusals``) is the hint."""
+    message = last_error_string()  # (read once: cuDNN forgets it as it is read)
+    explained = _refusal_explained(self)
+    if explained:
+        raise error_class(<int>status)(_name_of(Status, <int>status), "cudnnBackendFinalize",
+                                       DescriptorType(self._dtype), None, message, explained)
+    if message:
         raise make_error(_name_of(Status, <int>status), "cudnnBackendFinalize", DescriptorType(self._dtype), None,
                          message)
     raise error_class(<int>status)(

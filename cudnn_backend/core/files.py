@@ -8,13 +8,16 @@ until memory runs out.
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import errno
 import os
 import pathlib
+import secrets
 import select
 import stat
 
-__all__ = ["file_path", "read_limited", "read_bounded", "read_bounded_text", "output_open"]
+__all__ = ["file_path", "read_limited", "read_bounded", "read_bounded_text", "output_open", "write_whole", "write_csv"]
 
 
 def file_path(path, what="path") -> pathlib.Path:
@@ -116,3 +119,47 @@ def output_open(path):
     finally:
         if fd is not None:
             os.close(fd)
+
+
+def write_whole(path, text: str, what: str = "path") -> pathlib.Path:
+    """Write ``text`` as UTF-8 to the file ``path``, whole or not at all; returns the path. A regular file (or a new
+    one) is written beside it and moved into place (keeping an existing file's mode), so that a write that fails, a
+    full disk or an interrupt, leaves what was there and no partial file; a device file or a named pipe (/dev/null,
+    a shell's pipe) is written directly. An OSError names the path."""
+    p = file_path(path, what)
+    target = p.resolve() if p.is_symlink() else p  # the file a link names is replaced, not the link
+    try:
+        with output_open(target):
+            if target.exists() and not target.is_file():
+                with open(target, "w", encoding="utf-8") as f:
+                    f.write(text)
+                return p
+            mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+            tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask's mode, as open() gives
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(text)
+                if mode is not None:
+                    os.chmod(tmp, mode)
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+    except OSError as e:
+        if e.filename is None or e.filename != str(target):  # (the temporary file's name means nothing to a user)
+            raise type(e)(e.errno, e.strerror or str(e), str(p)) from None
+        raise
+    return p
+
+
+def write_csv(path, rows, what: str = "path", empty_header=("graph",)) -> pathlib.Path:
+    """``rows`` (dicts) as CSV, written whole (``write_whole``): a header of every key in the order the rows first
+    give it (``empty_header`` where there are no rows), then a line per row."""
+    rows = list(rows)
+    out = io.StringIO(newline="")
+    writer = csv.DictWriter(out, fieldnames=list(dict.fromkeys(k for r in rows for k in r)) or list(empty_header))
+    writer.writeheader()
+    writer.writerows(rows)
+    return write_whole(path, out.getvalue(), what)

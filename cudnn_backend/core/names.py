@@ -22,7 +22,7 @@ from cudnn_backend._bindings import enums as _enums
 from cudnn_backend._bindings.enums import DataType
 
 __all__ = ["DATA_TYPE_PREFIX", "DATA_TYPE_NAMES", "DATA_TYPE_ALIASES", "data_type_name", "read_data_type",
-           "default_tensor_name", "enumerants"]
+           "default_tensor_name", "enumerants", "operation_label", "reads_its_output", "written_twice"]
 
 DATA_TYPE_PREFIX = "CUDNN_DATA_"
 D = DataType
@@ -90,3 +90,37 @@ def enumerants() -> dict:
     return {name: member for enum in vars(_enums).values()
             if isinstance(enum, type) and issubclass(enum, IntEnum) and enum is not IntEnum
             for name, member in enum.__members__.items()}
+
+
+_OPERATION_PREFIX, _DESCRIPTOR_SUFFIX = "CUDNN_BACKEND_OPERATION_", "_DESCRIPTOR"
+
+
+def operation_label(op) -> str:
+    """``ConvolutionForward``, ``Pointwise ADD``, ...: an operation descriptor's type without its prefix (and a
+    pointwise operation's mode)."""
+    dtype = op.descriptor_type
+    label = "".join(w.capitalize() for w in dtype.name.removeprefix(_OPERATION_PREFIX)
+                    .removesuffix(_DESCRIPTOR_SUFFIX).split("_"))
+    if dtype == _enums.DescriptorType.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR:
+        pw = op.values.get(_enums.AttributeName.CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR)
+        mode = pw.values.get(_enums.AttributeName.CUDNN_ATTR_POINTWISE_MODE) if hasattr(pw, "values") else None
+        if mode is not None:
+            try:
+                label += " " + _enums.PointwiseMode(mode).name.replace("CUDNN_POINTWISE_", "")
+            except ValueError:
+                pass
+    return label
+
+
+def reads_its_output(label, tensor, uid, out_keyword, in_keyword, fix="give the output a tensor of its own") -> str:
+    """The refusal of an operation (``label``) whose output ``out_keyword`` is the tensor it reads as
+    ``in_keyword``."""
+    return (f"{label}: {tensor} (uid {uid}) is both its output {out_keyword} and its input {in_keyword}: an "
+            f"operation cannot write a tensor it reads (cuDNN 9.24 and later refuse the graph; earlier releases plan "
+            f"it, racing the output over its own input); {fix}")
+
+
+def written_twice(label, tensor, uid, first_keyword, out_keyword, fix="give the output a tensor of its own") -> str:
+    """The refusal of an operation (``label``) writing one tensor as two of its outputs."""
+    return (f"{label}: {tensor} (uid {uid}) is both its output {first_keyword} and its output {out_keyword}: each "
+            f"output needs memory of its own (cuDNN plans it, and both would be written to one buffer); {fix}")

@@ -14,6 +14,8 @@ finalize (``core.op_checks``); these are the checks that need the whole graph:
 """
 from __future__ import annotations
 
+from cudnn_backend._bindings.enums import AttributeName
+from cudnn_backend.core import names as _names
 from cudnn_backend.core.families._build import elements_alias
 from cudnn_backend.errors import GraphError
 from cudnn_backend.typed.introspection import (
@@ -26,7 +28,7 @@ from cudnn_backend.typed.introspection import (
     topological_order,
 )
 
-__all__ = ["check_operations", "operation_slots", "reads_its_output", "written_twice", "second_producer",
+__all__ = ["check_operations", "explain_graph_refusal", "operation_slots", "reads_its_output", "written_twice", "second_producer",
            "closes_a_cycle", "foreign_tensor", "uid_taken", "aliased_output"]
 
 # where a refusal says what to do instead: the builder's methods take the output as ``output=``
@@ -40,16 +42,12 @@ def operation_slots(op) -> list:
 
 def reads_its_output(op, out_keyword, in_keyword, t, uid) -> str:
     """The refusal of an operation whose output ``out_keyword`` is the tensor it reads as ``in_keyword``."""
-    return (f"{operation_label(op)}: {tensor_name(t)} (uid {uid}) is both its output {out_keyword} and its input "
-            f"{in_keyword}: an operation cannot write a tensor it reads (cuDNN 9.28 refuses the graph; 9.19 plans a "
-            f"lone matmul so, racing its own input); {_OWN_OUTPUT}")
+    return _names.reads_its_output(operation_label(op), tensor_name(t), uid, out_keyword, in_keyword, _OWN_OUTPUT)
 
 
 def written_twice(op, first_keyword, out_keyword, t, uid) -> str:
     """The refusal of an operation writing one tensor as two of its outputs (``first_keyword``, ``out_keyword``)."""
-    return (f"{operation_label(op)}: {tensor_name(t)} (uid {uid}) is both its output {first_keyword} and its output "
-            f"{out_keyword}: each output needs memory of its own (cuDNN plans it, and both would be written to one "
-            f"buffer); {_OWN_OUTPUT}")
+    return _names.written_twice(operation_label(op), tensor_name(t), uid, first_keyword, out_keyword, _OWN_OUTPUT)
 
 
 def aliased_output(op, out_keyword, t, sig):
@@ -154,3 +152,24 @@ def check_operations(operations, slots=None):
                              f"{operation_label(op)} but nothing consumes it; make it a real (non-virtual) output, "
                              "or mark it allow_unconsumed")
     topological_order(operations)
+
+
+def explain_graph_refusal(op_graph) -> str | None:
+    """What the graph checks find in an operation graph whose finalize cuDNN refused (one set by hand, through the
+    generic or the typed API), or None: for a UID written twice, an operation reading its own output, a cycle or an
+    operation listed twice, cuDNN says only "buildDAG". The hint of that CudnnError (``explain_finalize_refusals``)."""
+    ops = op_graph.value_of(AttributeName.CUDNN_ATTR_OPERATIONGRAPH_OPS)
+    if ops is None:
+        return None
+    ops = list(ops) if isinstance(ops, tuple) else [ops]
+    position = {}
+    for i, op in enumerate(ops):
+        if id(op) in position:
+            return (f"CUDNN_ATTR_OPERATIONGRAPH_OPS lists one {operation_label(op)} twice (operations "
+                    f"{position[id(op)]} and {i}): give each operation once")
+        position[id(op)] = i
+    try:
+        check_operations(ops)
+    except GraphError as e:
+        return f"the graph checks find: {e}"
+    return None

@@ -73,7 +73,7 @@ from cudnn_backend._bindings.enums import AttributeName, KnobType, PointwiseMode
 from cudnn_backend.core._descriptor import Descriptor, Handle
 from cudnn_backend.core.families import FAMILIES, FAMILY_OF
 from cudnn_backend.core.families._build import channels_last
-from cudnn_backend.core.files import read_limited
+from cudnn_backend.core.files import read_limited, write_whole
 from cudnn_backend.core.json_checks import CONTROL_CHARACTERS
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, read_data_type
 from cudnn_backend.core.versions import format_version, loaded_version
@@ -980,11 +980,7 @@ class Errata:
 
     def write(self, path) -> pathlib.Path:
         """Write the file (whole, through a temporary file beside it)."""
-        p = pathlib.Path(os.fspath(path))
-        tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-        tmp.write_text(self.to_json(), encoding="utf-8")
-        os.replace(tmp, p)
-        return p
+        return write_whole(path, self.to_json())
 
     def merged(self, rules) -> "Errata":
         """These rules and ``rules`` (rule dicts or Rules): a rule whose ``rule_id`` is here already adds its

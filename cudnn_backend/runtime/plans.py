@@ -31,7 +31,7 @@ from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import clear_error
 from cudnn_backend.core._tables import PY_MAX_GET_ELEMENTS
-from cudnn_backend.core.files import file_path, read_bounded
+from cudnn_backend.core.files import read_bounded, write_whole
 from cudnn_backend.core.json_checks import (check_plan_json, document_release, plan_identity_members,
                                              plan_identity_probed)
 from cudnn_backend.core.names import enumerants
@@ -551,11 +551,12 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
     """
     if isinstance(text, (bytes, bytearray, memoryview)):
         try:
-            text = bytes(text).decode("utf-8")
+            text = bytes(text).decode("utf-8-sig")  # (a byte-order mark, as some editors save, dropped)
         except UnicodeDecodeError as e:
             raise ValueError(f"text: the plan JSON is not UTF-8 ({e.reason} at byte {e.start})") from None
     if not isinstance(text, str) or not text:
         raise TypeError("text: plan_from_json takes the plan's JSON text (Plan.to_json())")
+    text = text.removeprefix("\ufeff")
     handle = _check_handle(handle)
     dp = as_deviceprop(device_profile, allow_version_mismatch)
     if handle is None and dp is None:
@@ -605,8 +606,8 @@ def _schema_mismatch(kind, text, error) -> JsonCheckError:
     schemaVersion, and the one the loaded cuDNN reads where its message gives it (as "((MAJOR) * 100 + (MINOR))")."""
     try:
         if isinstance(text, (bytes, bytearray, memoryview)):
-            text = bytes(text).decode("utf-8")
-        given = json.loads(text).get("schemaVersion")
+            text = bytes(text).decode("utf-8-sig")
+        given = json.loads(text.removeprefix("\ufeff")).get("schemaVersion")
     except (ValueError, AttributeError, TypeError):
         given = None
     found = re.search(r"\(\((\d+)\) \* 100 \+ \((\d+)\)\)", error.cudnn_message or "")
@@ -679,8 +680,7 @@ def save_plan(plan, path) -> pathlib.Path:
     cuDNN compares on load came from a published figure warns (``DeviceProfileIdentityWarning``): the GPU may
     refuse it."""
     plan = as_plan(plan)
-    path = file_path(path)
-    path.write_text(plan.to_json(), encoding="utf-8")
+    path = write_whole(path, plan.to_json())
     profile = profile_of(plan.deviceprop) if plan.handle is None else None
     risk = profile.plan_risk() if profile is not None else None
     if risk is not None:

@@ -41,12 +41,13 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages
-from cudnn_backend.core.files import file_path, read_limited
+from cudnn_backend.core.files import file_path, read_limited, write_whole
 from cudnn_backend.core.json_checks import (TABLE_RELEASES, JsonCheckError, check_deviceprop_json, deviceprop_members,
                                             plan_identity_members, plan_identity_minimums, table_release)
 from cudnn_backend.core.versions import (OFFLINE_SINCE, format_version, loaded_version, parse_version,
                                          versions_compatible)
-from cudnn_backend.errors import CudnnError, DeviceProfileError, DeviceProfileIdentityWarning, DeviceProfileVersionError
+from cudnn_backend.errors import (CudnnError, DeviceProfileError, DeviceProfileIdentityWarning, DeviceProfileVersionError,
+                                  did_you_mean)
 from cudnn_backend.runtime import device_facts as _device_facts
 from cudnn_backend.typed import DeviceProp
 
@@ -59,6 +60,9 @@ DATA_DIR = pathlib.Path(__file__).resolve().parent.parent / "data"
 GPU_FACTS = DATA_DIR / "gpu_facts.json"
 FORMAT = "cudnn_backend.device_profile"
 FORMAT_VERSION = 1
+# the members of our file format (to_dict's): another one, a misspelt "cudnn_verison", would be ignored silently
+FORMAT_MEMBERS = ("format", "format_version", "device_name", "cudnn_version", "cudnn_version_string", "source",
+                  "deviceprop", "converted_from", "filled", "device_facts")
 MAX_PROFILE_BYTES = 1 << 20  # a deviceprop JSON is about 1 KB; a larger file is not one
 # h200_deviceprop_cudnn91900.json: <name>_deviceprop_cudnn<MAJOR*10000 + MINOR*100 + PATCH>.json
 _FILE_VERSION = re.compile(r"cudnn(\d{5,6})(?:\D[^/\\]*)?\.json$", re.IGNORECASE)
@@ -378,11 +382,12 @@ class DeviceProfile:
         what = source or "the device profile"
         if isinstance(text, (bytes, bytearray, memoryview)):
             try:
-                text = bytes(text).decode("utf-8")
+                text = bytes(text).decode("utf-8-sig")  # (a byte-order mark, as some editors save, dropped)
             except UnicodeDecodeError as e:
                 raise DeviceProfileError(f"{what}: not UTF-8 text ({e.reason} at byte {e.start})") from None
         if not isinstance(text, str):
             raise TypeError(f"text: expected JSON text (str or bytes), not {type(text).__name__}")
+        text = text.removeprefix("\ufeff")
         if len(text) > MAX_PROFILE_BYTES:
             raise DeviceProfileError(f"{what}: {len(text)} characters; a device profile is about 1 KB")
         try:
@@ -412,6 +417,10 @@ class DeviceProfile:
         if fmt_version > FORMAT_VERSION:
             raise DeviceProfileError(f"{source or 'the device profile'} has format_version {fmt_version}; this "
                                      f"cudnn-backend reads up to {FORMAT_VERSION}")
+        unknown = [k for k in data if k not in FORMAT_MEMBERS]
+        if unknown:
+            raise DeviceProfileError(f"{source or 'the device profile'}: unknown member {unknown[0]!r}"
+                                     f"{did_you_mean(str(unknown[0]), FORMAT_MEMBERS)}")
         raw = data.get("deviceprop")
         if not isinstance(raw, (str, dict)):
             raise DeviceProfileError(f"{source or 'the device profile'}: 'deviceprop' must be the deviceprop JSON "
@@ -574,9 +583,7 @@ class DeviceProfile:
         """Write our JSON format (device name, cuDNN version, the deviceprop JSON); returns the path."""
         if self.cudnn_version is None:
             raise DeviceProfileError("cannot save a profile whose cuDNN version is unknown; set cudnn_version first")
-        path = file_path(path)
-        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
-        return path
+        return write_whole(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     # -- releases ---------------------------------------------------------------------------------------
     def for_release(self, release=None, *, facts=None) -> "DeviceProfile":

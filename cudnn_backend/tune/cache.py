@@ -197,6 +197,17 @@ def _check_ancestors(folder: pathlib.Path) -> None:
 
 
 def _make_private(path: pathlib.Path, create=True, from_env=False) -> pathlib.Path:
+    """``_private_file``, with an OSError of the checks themselves (a folder on the way this user may not search, a
+    name too long for the file system) a PlanCacheError naming the cache, as every other refusal of its path."""
+    try:
+        return _private_file(path, create, from_env)
+    except OSError as e:
+        raise PlanCacheError(f"plan cache {str(path)!r}"
+                             + (" (CUDNN_BACKEND_PLAN_CACHE)" if from_env else "")
+                             + f": cannot reach it ({e.strerror or e})") from e
+
+
+def _private_file(path: pathlib.Path, create=True, from_env=False) -> pathlib.Path:
     """The file sqlite will open (``path`` with symbolic links resolved), after refusing a folder or file others own
     or may write (the folder named and, for a link, its target's folder) and creating a missing folder 0700 and a
     missing file 0600 (sqlite gives the -wal and -shm files the file's mode). The file is not created where its
@@ -412,6 +423,7 @@ class PlanCache:
         self._real = None  # the file sqlite opens (symbolic links resolved)
         self._file_id = None  # (device, inode) of the file opened: a removed or replaced file is opened again
         self._why_unavailable = ""
+        self._why_refused = ""
         self._said_read_only = False
         self._lock = threading.Lock()
 
@@ -470,6 +482,7 @@ class PlanCache:
         self._warn(why)
 
     def _refuse(self, why: str) -> str:
+        self._why_refused = why
         self._warn(why)
         return _REFUSED
 
@@ -607,6 +620,10 @@ class PlanCache:
                     self._warn(why)
             elif strict and mode is None:
                 raise PlanCacheError(f"plan cache {str(self.path)!r}: cannot {doing}: {self._why_unavailable}")
+            elif strict:  # refused: a file this package cannot use, never written (it may be another program's)
+                raise PlanCacheError(f"plan cache {str(self.path)!r}: cannot {doing}: {self._why_refused}; the file is "
+                                     "left as it is: name another cache, or remove this file if it is a plan cache "
+                                     "gone bad")
             return None
         try:
             with contextlib.closing(self._sqlite(read_only=False)) as conn:
@@ -876,9 +893,9 @@ class PlanCache:
         return bool(self._write("remove an entry", remove, strict=True))
 
     def clear(self) -> int:
-        """Remove every entry; returns how many there were (0 for a file that is not a plan cache: it is never
-        written). PlanCacheError naming the cache where it cannot be written (read-only, or locked by another process
-        for longer than ``timeout``)."""
+        """Remove every entry; returns how many there were. PlanCacheError naming the cache where it cannot be written
+        (read-only, locked by another process for longer than ``timeout``, or a file that is no usable plan cache,
+        which is never written)."""
         def clear(conn):
             n = conn.execute("SELECT count(*) FROM plans").fetchone()[0]
             conn.execute("DELETE FROM plans")

@@ -126,6 +126,10 @@ class CatalogueEntry(PlainData):
             raise ValueError(f"catalogue entry {self.name!r}: builder must be a pattern name or 'module:FUNC'")
         if not isinstance(self.kwargs, dict):
             raise TypeError(f"catalogue entry {self.name!r}: kwargs must be a dict, not {type(self.kwargs).__name__}")
+        for label in ("family", "data_type", "layout", "ops"):  # (they label the matrix's rows and filters)
+            if not isinstance(getattr(self, label), str):
+                raise TypeError(f"catalogue entry {self.name!r}: {label} must be a str, not "
+                                f"{type(getattr(self, label)).__name__}")
 
     @property
     def key(self) -> str:
@@ -144,9 +148,13 @@ class CatalogueEntry(PlainData):
 
     @classmethod
     def from_dict(cls, d: dict) -> "CatalogueEntry":
-        """An entry from ``to_dict`` output."""
+        """An entry from ``to_dict`` output (ValueError/TypeError naming what is missing or of another type)."""
+        if not isinstance(d, dict):
+            raise TypeError(f"catalogue entry: expected an object with name and builder, not {type(d).__name__}")
+        if "name" not in d:
+            raise ValueError(f"catalogue entry: no name (it has {', '.join(map(str, d)) or 'nothing'})")
         return cls(d["name"], d.get("family", "user"), d.get("data_type", "-"), d.get("layout", "-"),
-                   d.get("builder", ""), dict(d.get("kwargs", {})), d.get("ops", ""))
+                   d.get("builder", ""), d.get("kwargs", {}), d.get("ops", ""))
 
 
 def _plain(value):

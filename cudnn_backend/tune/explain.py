@@ -46,6 +46,7 @@ from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.errors import CudnnBackendError
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.patterns import Pattern
+from cudnn_backend.runtime.engines import check_graph
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.tune import graphs
 from cudnn_backend.tune.options import WhyOptions
@@ -804,6 +805,13 @@ def _users_graph(graph, kwargs) -> tuple:
     user = (isinstance(graph, str) and ":" in graph and not graph.endswith(".json")) or \
         (callable(graph) and not isinstance(graph, (Graph, Pattern, Descriptor)))
     if not user:
+        if not isinstance(graph, (str, Graph, Pattern, Descriptor)):  # a mistake of the call, not a graph to explain
+            raise TypeError(f"graph: expected a Graph, a Pattern, a finalized operation graph, a pattern name or "
+                            f"FILE.py:FUNC, not {type(graph).__name__}")
+        if isinstance(graph, Descriptor):
+            check_graph(graph, "graph")  # (a tensor, an engine config: TypeError naming what it is)
+        elif isinstance(graph, str) and not graph.strip():
+            raise ValueError("graph: an empty name; give a pattern name, FILE.py:FUNC or module:FUNC")
         return graph, kwargs
     try:
         built = call_builder(graph, kwargs)

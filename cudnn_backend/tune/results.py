@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import MissingDependencyError
@@ -44,6 +44,29 @@ class ChangeRows:
         for r in self.rows:
             out[r["change"]] = out.get(r["change"], 0) + 1
         return out
+
+
+_FIELD_TYPES = {"str": (str,), "dict": (dict,), "list": (list,), "tuple": (list, tuple), "bool": (bool,),
+                "int": (int,), "float": (int, float)}
+
+
+def _check_fields(cls, d) -> None:
+    """TypeError naming the first field of ``d`` (a dataclass's ``to_dict`` read back from JSON) whose value is not of
+    the field's declared type, or a field without a default that is missing."""
+    if not isinstance(d, dict):
+        raise TypeError(f"expected an object, not {type(d).__name__}")
+    for f in fields(cls):
+        if f.name not in d:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise TypeError(f"{f.name}: missing")
+            continue
+        declared = [t.strip() for t in str(f.type).split("|")]
+        value = d[f.name]
+        if value is None and "None" in declared:
+            continue
+        accepted = tuple(t for name in declared for t in _FIELD_TYPES.get(name, (object,)))
+        if not isinstance(value, accepted) or (isinstance(value, bool) and bool not in accepted):
+            raise TypeError(f"{f.name}: expected {' or '.join(declared)}, not {type(value).__name__}")
 
 
 @dataclass
@@ -132,7 +155,8 @@ class ConfigResult(PlainData):
 
     @classmethod
     def from_dict(cls, d: dict) -> "ConfigResult":
-        """The ConfigResult ``to_dict`` wrote."""
+        """The ConfigResult ``to_dict`` wrote (TypeError naming a field of another type, or missing)."""
+        _check_fields(cls, d)
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names}
         for k in ("modes", "numerical_notes", "behavior_notes"):
@@ -266,10 +290,18 @@ class Exploration:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Exploration":
-        """The Exploration ``to_dict`` wrote (extra keys, e.g. ``headroom``, are derived again)."""
+        """The Exploration ``to_dict`` wrote (extra keys, e.g. ``headroom``, are derived again); TypeError naming a
+        field of another type, or missing."""
+        _check_fields(cls, d)
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names}
-        kw["results"] = [ConfigResult.from_dict(r) for r in d.get("results", [])]
+        results = []
+        for i, r in enumerate(d.get("results", [])):
+            try:
+                results.append(ConfigResult.from_dict(r))
+            except TypeError as e:
+                raise TypeError(f"results[{i}]: {e}") from None
+        kw["results"] = results
         kw["heuristics"] = {m: [(int(e), dict(k)) for e, k in cfgs] for m, cfgs in d.get("heuristics", {}).items()}
         return cls(**kw)
 
@@ -277,14 +309,23 @@ class Exploration:
     def from_json(cls, text: str):
         """The Exploration ``to_json`` wrote; for the file ``explore --json`` writes for several graphs (a JSON list),
         the list of Explorations."""
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except RecursionError:
+            raise ValueError("exploration JSON: nested too deeply to be an exploration") from None
+        except ValueError as e:
+            raise ValueError(f"exploration JSON: not valid JSON ({e})") from None
         items = data if isinstance(data, list) else [data]
+        explorations = []
         for i, d in enumerate(items):
+            where = f"item {i} of the list" if isinstance(data, list) else "the JSON"
             if not isinstance(d, dict) or "name" not in d or "results" not in d:
-                where = f"item {i} of the list" if isinstance(data, list) else "the JSON"
                 raise ValueError(f"exploration JSON: {where} is not an exploration (an object with name, results, ...: "
                                  "what Exploration.to_json or `explore --json` writes)")
-        explorations = [cls.from_dict(d) for d in items]
+            try:
+                explorations.append(cls.from_dict(d))
+            except (TypeError, ValueError, KeyError, AttributeError) as e:
+                raise ValueError(f"exploration JSON: {where}: {e}") from None
         return explorations if isinstance(data, list) else explorations[0]
 
     def rows(self) -> list[dict]:

@@ -40,7 +40,6 @@ profiles in this process, or two cuDNN releases, each probed in its own process 
 from __future__ import annotations
 
 import contextlib
-import csv
 import hashlib
 import inspect
 import json
@@ -63,7 +62,7 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
-from cudnn_backend.core.files import file_path, read_bounded_text
+from cudnn_backend.core.files import file_path, read_bounded_text, write_csv, write_whole
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.errors import (
@@ -881,19 +880,11 @@ class SupportMatrix:
 
     def write_json(self, path) -> pathlib.Path:
         """Write ``to_dict()`` as JSON; the path written."""
-        p = file_path(path, "json")
-        p.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
-        return p
+        return write_whole(path, json.dumps(self.to_dict(), indent=1) + "\n", "json")
 
     def write_csv(self, path) -> pathlib.Path:
         """Write ``rows()`` as CSV (a header, one line per graph); the path written."""
-        p = file_path(path, "csv")
-        rows = self.rows()
-        with open(p, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["graph"])
-            w.writeheader()
-            w.writerows(rows)
-        return p
+        return write_csv(path, self.rows(), "csv")
 
     def table(self) -> str:
         """A plain-text table of every row (the command line prints a rich one)."""

@@ -15,11 +15,10 @@ from cudnn_backend._bindings.enums import (
     AttributeName,
     AttributeType,
     DescriptorType,
-    PointwiseMode,
 )
 from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._descriptor import Descriptor, tensor_slots_of
-from cudnn_backend.core.names import default_tensor_name
+from cudnn_backend.core.names import default_tensor_name, operation_label
 from cudnn_backend.errors import GraphError
 from cudnn_backend.typed.tensors import describe_tensor_line, read_signature, signature_of
 
@@ -71,21 +70,6 @@ def describe_signature(name, sig) -> str:
 def describe_tensor(t) -> str:
     """One line describing a tensor descriptor (typed or generic): name, uid, dims, strides, type."""
     return describe_signature(tensor_name(t), signature_of(t))
-
-
-def operation_label(op) -> str:
-    """``ConvolutionForward``, ``Pointwise ADD``, ...: the operation type without its prefix (and the mode)."""
-    dtype = op.descriptor_type
-    label = "".join(w.capitalize() for w in dtype.name[len("CUDNN_BACKEND_OPERATION_"):-len("_DESCRIPTOR")].split("_"))
-    if dtype == T.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR:
-        pw = op.values.get(A.CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR)
-        mode = pw.values.get(A.CUDNN_ATTR_POINTWISE_MODE) if isinstance(pw, Descriptor) else None
-        if mode is not None:
-            try:
-                label += " " + PointwiseMode(mode).name.replace("CUDNN_POINTWISE_", "")
-            except ValueError:
-                pass
-    return label
 
 
 def operations_of(op_graph) -> tuple:

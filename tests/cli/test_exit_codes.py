@@ -3,7 +3,10 @@ beyond the GPUs here (or offline) and --sm-count beyond the target's SMs are usa
 name lists the bundled ones; --param, --plan and Python-worded messages speak the command line's words; offline
 explore and tune say which config they pick and --save-plan writes its plan."""
 import json
+import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -278,3 +281,26 @@ def test_sizes_and_widths_past_what_they_can_be_are_usage_errors():
     assert "argument --max-workspace: expected a size in bytes from 0 to 9223372036854775807" in line
     line = one_error_line(run("explore", "conv_fwd", "--width", "39"), 2)
     assert line.startswith("cudnn-backend explore: error: argument --width: expected an integer >= 40, not '39'")
+
+
+def test_an_output_that_is_an_input_file_is_refused_before_the_work(tmp_path):
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text("conv_bias_relu n=1\n")
+    line = one_error_line(run("explore", "--tasks", str(tasks), "--json", str(tasks)), 2)
+    assert line == (f"cudnn-backend explore: error: argument --json: {str(tasks)!r} is the file --tasks reads: "
+                    "writing it would destroy the input; give the output a file of its own")
+    assert tasks.read_text() == "conv_bias_relu n=1\n"
+    source = tmp_path / "g.py"  # a graph file: the user's own code
+    source.write_text("import cudnn_backend as cb\n\ndef f():\n    return 'conv_bias_relu'\n")
+    line = one_error_line(run("explore", "--graph", f"{source}:f", "--csv", str(tmp_path / "." / "g.py")), 2)
+    assert "argument --csv:" in line and "is the file --graph reads" in line
+
+
+def test_an_ascii_only_terminal_gets_every_answer(tmp_path):
+    # "µs" in the help, "·" in the graph panel: written as "?" where the terminal's encoding lacks them
+    env = dict(os.environ, PYTHONIOENCODING="ascii")
+    for args in (["explore", "--help"], ["explore", *SMALL, "--json", str(tmp_path / "e.json")]):
+        r = subprocess.run([sys.executable, "-m", "cudnn_backend", *args], capture_output=True, timeout=300, env=env)
+        assert r.returncode == 0, r.stderr.decode(errors="replace")[-2000:]
+        r.stdout.decode("ascii")  # nothing but ASCII reached the terminal
+    assert json.loads((tmp_path / "e.json").read_text())

@@ -91,3 +91,46 @@ def test_a_named_pipe_whose_writer_comes_late_is_read_whole(tmp_path, monkeypatc
             assert read_limited(fifo, 10_000) == data
         finally:
             writer.join()
+
+
+def test_write_whole_replaces_a_file_whole_and_names_the_path_it_could_not_write(tmp_path):
+    f = tmp_path / "out.json"
+    assert files.write_whole(f, "first\n") == f
+    os.chmod(f, 0o640)
+    files.write_whole(f, "second\n")
+    assert f.read_text() == "second\n"
+    assert f.stat().st_mode & 0o777 == 0o640  # an existing file's mode is kept
+    link = tmp_path / "link.json"
+    link.symlink_to(f)
+    files.write_whole(link, "third\n")
+    assert link.is_symlink() and f.read_text() == "third\n"  # the file a link names is written, the link kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "out.json"]  # no temporary file left
+    with pytest.raises(FileNotFoundError, match=r"No such file or directory: '.*missing/x.json'$"):
+        files.write_whole(tmp_path / "missing" / "x.json", "x")
+    if pathlib.Path("/dev/full").exists():
+        with pytest.raises(OSError, match=r"No space left on device: '/dev/full'$"):
+            files.write_whole("/dev/full", "x" * 100000)
+    with pytest.raises(ValueError, match="^json: a file path cannot hold a NUL character$"):
+        files.write_whole("a\0b", "x", "json")
+
+
+def test_a_write_that_fails_leaves_the_file_that_was_there(tmp_path, monkeypatch):
+    f = tmp_path / "plan.json"
+    f.write_text("old")
+    real_fdopen = os.fdopen
+
+    def failing_fdopen(fd, *args, **kwargs):
+        handle = real_fdopen(fd, *args, **kwargs)
+        handle.write = lambda text: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+        return handle
+
+    monkeypatch.setattr(files.os, "fdopen", failing_fdopen)
+    with pytest.raises(OSError, match=r"No space left on device: '.*plan.json'$"):
+        files.write_whole(f, "new")
+    assert f.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["plan.json"]
+
+
+def test_write_csv_heads_every_key_in_first_order(tmp_path):
+    f = files.write_csv(tmp_path / "rows.csv", [{"a": 1}, {"b": 2, "a": 3}])
+    assert f.read_text().splitlines() == ["a,b", "1,", "3,2"]
+    assert files.write_csv(tmp_path / "none.csv", []).read_text().splitlines() == ["graph"]

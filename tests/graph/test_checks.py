@@ -1,6 +1,10 @@
 """The graph checks (``graph.checks`` / ``Graph.build``): in-place operations, duplicate UIDs, virtual tensors
 nobody produces or consumes, consumers that read another shape than their producer writes; and what the builder
 refuses as an operation is added (an output it also reads, a second producer, a cycle, a tensor of another Graph)."""
+import subprocess
+import sys
+import textwrap
+
 import pytest
 
 import cudnn_backend as cb
@@ -9,6 +13,7 @@ from cudnn_backend.typed import OperationConcat, OperationPointwise, Pointwise
 from cudnn_backend.typed.introspection import tensor_slots
 
 from tests.helpers import generic_graphs as gg
+from tests.helpers.env import ROOT
 from tests.helpers.offline import conv_bias_relu_graph as _cbr_graph
 
 
@@ -423,3 +428,94 @@ def test_moe_mistakes_cuDNN_names_nothing_for_are_named():
     with pytest.raises(GraphError, match=r"^top_k: mode none does not read it"):
         g.moe_grouped_matmul(tokens, weights, offsets, top_k=2)
     assert list(g.moe_grouped_matmul(tokens, weights, offsets).shape) == [1, 256, 32]
+
+
+def _pointwise(mode, x, y, b=None):
+    pw = cb.Descriptor(cb.CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
+    pw.set(cb.CUDNN_ATTR_POINTWISE_MODE, cb.CUDNN_TYPE_POINTWISE_MODE, mode)
+    pw.set(cb.CUDNN_ATTR_POINTWISE_MATH_PREC, cb.CUDNN_TYPE_DATA_TYPE, cb.CUDNN_DATA_FLOAT)
+    op = cb.Descriptor(cb.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)
+    op.set(cb.CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, pw.finalize())
+    op.set(cb.CUDNN_ATTR_OPERATION_POINTWISE_XDESC, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
+    if b is not None:
+        op.set(cb.CUDNN_ATTR_OPERATION_POINTWISE_BDESC, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, b)
+    op.set(cb.CUDNN_ATTR_OPERATION_POINTWISE_YDESC, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, y)
+    return op.finalize()
+
+
+def _refusal_of(ops):
+    g = cb.Descriptor(cb.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
+    g.set(cb.CUDNN_ATTR_OPERATIONGRAPH_OPS, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, ops)
+    with pytest.raises(cb.CudnnError) as refused:
+        g.finalize()
+    return refused.value
+
+
+def test_an_operation_graph_cuDNN_refuses_by_hand_is_explained_by_the_graph_checks():
+    # cuDNN says only "buildDAG" for each of these; the hint names the operations and tensors
+    shape, strides = [1, 8, 4, 4], [128, 16, 4, 1]
+    x, y = gg.tensor(1, shape, strides, cb.CUDNN_DATA_FLOAT), gg.tensor(2, shape, strides, cb.CUDNN_DATA_FLOAT)
+    a, b = (gg.tensor(u, shape, strides, cb.CUDNN_DATA_FLOAT, virtual=True) for u in (3, 4))
+    relu, tanh, add = cb.CUDNN_POINTWISE_RELU_FWD, cb.CUDNN_POINTWISE_TANH_FWD, cb.CUDNN_POINTWISE_ADD
+    two_producers = _refusal_of([_pointwise(relu, x, y), _pointwise(tanh, x, y)])
+    assert "its output ydesc, t2 (uid 2), is written by Pointwise RELU_FWD already" in two_producers.hint
+    cycle = _refusal_of([_pointwise(add, x, a, b), _pointwise(relu, a, b), _pointwise(relu, a, y)])
+    assert "cycle" in cycle.hint
+    op = _pointwise(relu, x, y)
+    assert "lists one Pointwise RELU_FWD twice (operations 0 and 1)" in _refusal_of([op, op]).hint
+
+
+def test_an_operation_writing_its_own_input_is_refused_at_its_finalize_in_every_api():
+    # cuDNN 9.19 to 9.22 finalize and plan it (the output racing over its input); 9.24 on refuse only the graph
+    shape, strides = [1, 16, 16], [256, 16, 1]
+    a, b = (gg.tensor(u, shape, strides) for u in (1, 2))
+    with pytest.raises(GraphError, match=r"^Pointwise ADD: t2 \(uid 2\) is both its output ydesc and its input bdesc: "
+                                         r"an operation cannot write a tensor it reads"):
+        _pointwise(cb.CUDNN_POINTWISE_ADD, a, b, b)
+    op = cb.typed.OperationMatmul(adesc=a, bdesc=b, cdesc=a,
+                                  desc=cb.typed.Matmul(comp_type="CUDNN_DATA_FLOAT").finalize())
+    with pytest.raises(GraphError, match=r"^Matmul: t1 \(uid 1\) is both its output cdesc and its input adesc"):
+        op.finalize()
+    twice = cb.typed.OperationConcat(input_descs=[a, b], axis=1, output_desc=a)
+    with pytest.raises(GraphError, match=r"is both its output output_desc and its input input_descs"):
+        twice.finalize()
+
+
+def test_the_explanation_needs_no_import_of_the_graph_layer():
+    # a user of the generic API alone: the graph checks load on the refusal
+    code = textwrap.dedent('''
+        import sys
+        import cudnn_backend as cb
+
+        def tensor(uid):
+            t = cb.Descriptor(cb.CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+            t.set(cb.CUDNN_ATTR_TENSOR_DATA_TYPE, cb.CUDNN_TYPE_DATA_TYPE, cb.CUDNN_DATA_FLOAT)
+            t.set(cb.CUDNN_ATTR_TENSOR_DIMENSIONS, cb.CUDNN_TYPE_INT64, [1, 8, 4, 4])
+            t.set(cb.CUDNN_ATTR_TENSOR_STRIDES, cb.CUDNN_TYPE_INT64, [128, 16, 4, 1])
+            t.set(cb.CUDNN_ATTR_TENSOR_UNIQUE_ID, cb.CUDNN_TYPE_INT64, uid)
+            t.set(cb.CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, cb.CUDNN_TYPE_INT64, 16)
+            return t.finalize()
+
+        def pointwise(mode, x, y):
+            pw = cb.Descriptor(cb.CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
+            pw.set(cb.CUDNN_ATTR_POINTWISE_MODE, cb.CUDNN_TYPE_POINTWISE_MODE, mode)
+            pw.set(cb.CUDNN_ATTR_POINTWISE_MATH_PREC, cb.CUDNN_TYPE_DATA_TYPE, cb.CUDNN_DATA_FLOAT)
+            op = cb.Descriptor(cb.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)
+            op.set(cb.CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, pw.finalize())
+            op.set(cb.CUDNN_ATTR_OPERATION_POINTWISE_XDESC, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
+            op.set(cb.CUDNN_ATTR_OPERATION_POINTWISE_YDESC, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, y)
+            return op.finalize()
+
+        x, y = tensor(1), tensor(2)
+        g = cb.Descriptor(cb.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
+        g.set(cb.CUDNN_ATTR_OPERATIONGRAPH_OPS, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR,
+              [pointwise(cb.CUDNN_POINTWISE_RELU_FWD, x, y), pointwise(cb.CUDNN_POINTWISE_TANH_FWD, x, y)])
+        assert "cudnn_backend.graph" not in sys.modules
+        try:
+            g.finalize()
+        except cb.CudnnError as e:
+            print(e.hint)
+    ''')
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "is written by Pointwise RELU_FWD already" in out.stdout

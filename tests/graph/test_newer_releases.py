@@ -237,19 +237,29 @@ def test_mode_reaches_cudnn_and_must_be_the_detected_one():
 @pytest.mark.skipif(not loaded_has("9.23.0"), reason="needs the operation-graph mode (9.23)")
 def test_a_mode_is_not_sent_for_operations_cudnn_refuses_in_auto_mode():
     """A lone reshape of a tensor onto itself: cuDNN refuses it in AUTO mode (BAD_PARAM) and 9.28.1 segfaults
-    finalizing it in CONV_BWD_FILTER mode, which skips those checks."""
+    finalizing it in CONV_BWD_FILTER mode, which skips those checks. Such a reshape is refused as it is finalized now
+    (it writes the tensor it reads); two reshapes writing one tensor stand for any graph AUTO mode refuses."""
     A, T = AttributeName, AttributeType
-    x = cb.Descriptor(cb.CUDNN_BACKEND_TENSOR_DESCRIPTOR)
-    x.set(A.CUDNN_ATTR_TENSOR_DATA_TYPE, T.CUDNN_TYPE_DATA_TYPE, DataType.CUDNN_DATA_HALF)
-    x.set(A.CUDNN_ATTR_TENSOR_DIMENSIONS, T.CUDNN_TYPE_INT64, [32, 64, 3, 3])
-    x.set(A.CUDNN_ATTR_TENSOR_STRIDES, T.CUDNN_TYPE_INT64, [576, 1, 192, 64])
-    x.set(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, T.CUDNN_TYPE_INT64, 102)
-    x.set(A.CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, T.CUDNN_TYPE_INT64, 16)
-    x.finalize()
-    reshape = cb.Descriptor(cb.CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR)
-    reshape.set(A.CUDNN_ATTR_OPERATION_RESHAPE_XDESC, T.CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
-    reshape.set(A.CUDNN_ATTR_OPERATION_RESHAPE_YDESC, T.CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
-    reshape.finalize()
+
+    def tensor(uid):
+        t = cb.Descriptor(cb.CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+        t.set(A.CUDNN_ATTR_TENSOR_DATA_TYPE, T.CUDNN_TYPE_DATA_TYPE, DataType.CUDNN_DATA_HALF)
+        t.set(A.CUDNN_ATTR_TENSOR_DIMENSIONS, T.CUDNN_TYPE_INT64, [32, 64, 3, 3])
+        t.set(A.CUDNN_ATTR_TENSOR_STRIDES, T.CUDNN_TYPE_INT64, [576, 1, 192, 64])
+        t.set(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, T.CUDNN_TYPE_INT64, uid)
+        t.set(A.CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, T.CUDNN_TYPE_INT64, 16)
+        return t.finalize()
+
+    def reshape_op(x, y):
+        op = cb.Descriptor(cb.CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR)
+        op.set(A.CUDNN_ATTR_OPERATION_RESHAPE_XDESC, T.CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
+        op.set(A.CUDNN_ATTR_OPERATION_RESHAPE_YDESC, T.CUDNN_TYPE_BACKEND_DESCRIPTOR, y)
+        return op
+
+    x, y = tensor(102), tensor(103)
+    with pytest.raises(GraphError, match=r"^Reshape: t102 \(uid 102\) is both its output ydesc and its input xdesc"):
+        reshape_op(x, x).finalize()
+    reshape = [reshape_op(x, y).finalize(), reshape_op(x, y).finalize()]
 
     def graph(mode=None):
         g = cb.Descriptor(cb.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)

@@ -415,3 +415,36 @@ def test_expand_band_wider_than_the_matrix_is_refused():
         g.expand_band_matrix(g.tensor([2, 16, 20]), [2, 16, 16], lower=17, upper=2, axis=2, output=True)
     assert g.expand_band_matrix(g.tensor([2, 16, 3]), [2, 16, 16], lower=1, upper=1, axis=2, output=True).shape == \
         (2, 16, 16)
+
+
+# -- output_data_type ----------------------------------------------------------------------------------------------------
+def _out_type_cases():
+    def resample(g, x, dt):
+        return g.resample(x, output_data_type=dt)["y"]
+
+    def concat(g, x, dt):
+        return g.concat([x, x], 1, output_data_type=dt)
+
+    def layer_norm(g, x, dt):
+        scale = g.tensor([1, 8, 8, 8], data_type="float", layout="nhwc")
+        return g.layer_norm(x, scale, g.tensor([1, 8, 8, 8], data_type="float", layout="nhwc"),
+                            output_data_type=dt)["y"]
+
+    return [resample, concat, layer_norm]  # (transpose and slice keep their type: cuDNN refuses another)
+
+
+@pytest.mark.parametrize("make", _out_type_cases(), ids=lambda f: f.__name__)
+@pytest.mark.parametrize("given", [F32, 0, "float"])
+def test_output_data_type_float_is_taken_though_it_is_zero(make, given):
+    # CUDNN_DATA_FLOAT is 0: "output_data_type or the input's type" took it for not given
+    g = Graph("out_type", io_data_type="half")
+    x = g.tensor([2, 8, 8, 8], layout="nhwc")
+    assert int(make(g, x, given).data_type) == int(F32)
+    assert int(make(g, x, None).data_type) == int(D.CUDNN_DATA_HALF)
+
+
+def test_bn_finalize_inference_is_a_truth_value():
+    g = Graph("bn")
+    t = {n: g.tensor([1, 8, 1, 1], data_type="float", name=n) for n in ("sum", "sq", "scale", "bias")}
+    with pytest.raises(TypeError, match="^inference: "):
+        g.bn_finalize(t["sum"], t["sq"], t["scale"], t["bias"], accum_count=8, inference="no")

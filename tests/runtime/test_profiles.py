@@ -557,3 +557,25 @@ def test_an_l2_cache_cudnns_norm_heuristics_abort_on_is_refused_naming_it(h200):
         DeviceProfile(deviceprop_json=json.dumps(members), cudnn_version=cb.get_version()).descriptor()
     members["l2CacheSize"] = 2 ** 30
     DeviceProfile(deviceprop_json=json.dumps(members), cudnn_version=cb.get_version()).descriptor()
+
+
+def test_a_misspelt_member_of_our_file_is_named_not_ignored():
+    data = DeviceProfile.bundled("h200").to_dict()
+    data["cudnn_verison"] = data.pop("cudnn_version")
+    with pytest.raises(DeviceProfileError, match=r"unknown member 'cudnn_verison'; did you mean cudnn_version"):
+        DeviceProfile.from_json(json.dumps(data))
+
+
+def test_a_profile_saved_with_a_byte_order_mark_loads(tmp_path):
+    profile = DeviceProfile.bundled("h200")
+    f = tmp_path / "bom_profile.json"
+    f.write_text(json.dumps(profile.to_dict()), encoding="utf-8-sig")  # as some editors save
+    assert DeviceProfile.load(f).deviceprop_json == profile.deviceprop_json
+    assert DeviceProfile.from_json("\ufeff" + json.dumps(profile.to_dict())).deviceprop_json == profile.deviceprop_json
+
+
+def test_save_writes_whole_or_names_the_path(tmp_path):
+    profile = DeviceProfile.bundled("h200")
+    assert DeviceProfile.load(profile.save(tmp_path / "p.json")).deviceprop_json == profile.deviceprop_json
+    with pytest.raises(FileNotFoundError, match=r"No such file or directory: '.*nowhere/p.json'$"):
+        profile.save(tmp_path / "nowhere" / "p.json")

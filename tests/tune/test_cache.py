@@ -118,7 +118,9 @@ def test_an_unrelated_sqlite_database_is_refused_and_never_written(tmp_path, tab
         assert cache.get(og, device_profile=H200) is None
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # refused once, then quietly a miss
-        assert cache.put(og, _plan(og), device_profile=H200) == "" and len(cache) == 0 and cache.clear() == 0
+        assert cache.put(og, _plan(og), device_profile=H200) == "" and len(cache) == 0
+        with pytest.raises(PlanCacheError, match=r"cannot clear it: not a plan cache: .* the file is left as it is"):
+            cache.clear()
     assert path.read_bytes() == before  # no tables added, journal mode untouched
     assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]  # no -wal, no -shm
 
@@ -848,3 +850,11 @@ def test_reading_a_cache_that_does_not_exist_creates_nothing(tmp_path):
     assert len(cache) == 0 and cache.entries() == [] and cache.get(og, device_profile=H200) is None
     assert not (tmp_path / "a").exists()
     assert cache.put(og, _plan(og)) and path.exists()  # the first write makes it
+
+
+def test_a_cache_path_the_file_system_cannot_reach_is_a_plan_cache_error_naming_it(tmp_path):
+    # pathlib's is_dir() lets other errors than "not found" through (a name too long, a folder not searchable)
+    cache = PlanCache(tmp_path / ("x" * 300) / "plans.sqlite")
+    with pytest.raises(PlanCacheError, match=r"^plan cache '.*/x{300}/plans.sqlite': cannot reach it \(File name "
+                                             r"too long\)$"):
+        len(cache)

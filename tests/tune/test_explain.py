@@ -218,3 +218,18 @@ def test_genstats_check_happens_in_every_api():
         g.add(OperationGenStats(mode=cb.CUDNN_GENSTATS_SUM_SQSUM, math_prec=cb.CUDNN_DATA_FLOAT, xdesc=x,
                                 sumdesc=s, sqsumdesc=sq))
     assert shapes.per_channel_dims([4, 64, 8, 8]) == [1, 64, 1, 1]
+
+
+@pytest.mark.parametrize("graph", [None, 3, b"conv_bias_relu", ["conv_bias_relu"]])
+def test_why_of_no_graph_is_a_type_error_naming_graph(graph):
+    with pytest.raises(TypeError, match=r"^graph: expected a Graph, a Pattern, .* not (NoneType|int|bytes|list)$"):
+        why(graph, H100)
+
+
+def test_why_of_a_descriptor_that_is_no_graph_or_an_empty_name_is_refused():
+    t = cb.typed.Tensor(unique_id=1, dimensions=[1, 2], strides=[2, 1], data_type="CUDNN_DATA_HALF",
+                        byte_alignment=16).finalize()
+    with pytest.raises(TypeError, match=r"^graph: expected a finalized CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR"):
+        why(t, H100)
+    with pytest.raises(ValueError, match=r"^graph: an empty name"):
+        why(" ", H100)

@@ -1,5 +1,7 @@
 """Explorations as a newcomer reads them: the config chosen (offline too) and why none was, explorations
 read back from explore --json (several graphs too), plots whose labels and colours say what they are, plurals."""
+import json
+
 import pytest
 
 from cudnn_backend.tune import plots
@@ -91,3 +93,20 @@ def test_counted_words_are_plural_words():
 
     for module in (explorer, racing, render):
         assert not re.findall(r"[a-z]\(s\)[\s\"']", inspect.getsource(module)), module.__name__
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.update(results=None), r"the JSON: results: expected list, not NoneType"),
+    (lambda d: d.update(results=[1]), r"the JSON: results\[0\]: expected an object, not int"),
+    (lambda d: d["results"][0].pop("engine_index"), r"the JSON: results\[0\]: engine_index: missing"),
+    (lambda d: d["results"][0].update(knobs=[1]), r"the JSON: results\[0\]: knobs: expected dict, not list"),
+    (lambda d: d.update(device=None), r"the JSON: device: expected dict, not NoneType"),
+    (lambda d: d.update(timed="yes"), r"the JSON: timed: expected bool, not str"),
+])
+def test_from_json_names_the_field_of_another_type(change, message):
+    data = json.loads(_offline((3, True)).to_json())
+    change(data)
+    with pytest.raises(ValueError, match=r"^exploration JSON: " + message):
+        Exploration.from_json(json.dumps(data))
+    with pytest.raises(ValueError, match=r"^exploration JSON: not valid JSON"):
+        Exploration.from_json(_offline((3, True)).to_json()[:50])

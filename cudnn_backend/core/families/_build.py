@@ -20,7 +20,8 @@ from cudnn_backend.core._status import check_available
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, DATA_TYPE_PREFIX
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 
-__all__ = ["as_int", "as_bool", "int_range", "as_data_type", "as_choice", "require", "real_number", "scalar_value",
+__all__ = ["as_int", "as_bool", "int_range", "as_data_type", "output_type", "as_choice", "require", "real_number",
+           "scalar_value",
            "OVERRIDE_SHAPES_NEEDS", "as_list", "as_sizes", "as_dims", "as_strides", "pair", "packed_strides",
            "stride_order", "strides_like", "nhwc_strides", "bshd_strides", "elements_alias", "layout_strides",
            "channels_last", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS", "BOOLEAN_TYPES"]
@@ -45,6 +46,12 @@ def as_data_type(value, what="data_type") -> DataType:
     """A DataType from a member, its C name, any name of ``core.names.DATA_TYPE_ALIASES`` ("fp16", "half",
     "float16", "bf16", "fp32", "fp8_e4m3", ...) or an int."""
     return as_choice(DataType, value, what, DATA_TYPE_PREFIX, DATA_TYPE_ALIASES)
+
+
+def output_type(output_data_type, default):
+    """An output's data type: ``output_data_type=`` as given (checked where the tensor is made), else ``default``. Not
+    ``output_data_type or default``: CUDNN_DATA_FLOAT is 0, and would be taken for "not given"."""
+    return default if output_data_type is None else output_data_type
 
 
 @functools.cache

@@ -24,7 +24,7 @@ from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core import graph_limits
 from cudnn_backend.core.families import _build
-from cudnn_backend.core.families._build import as_bool, require
+from cudnn_backend.core.families._build import as_bool, output_type, require
 from cudnn_backend.core.families._checks import dims, fail, need, need_float, op_name
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import (
@@ -129,7 +129,7 @@ class AttentionOps:
         q, k, v = self._need_tensor(q, "q"), self._need_tensor(k, "k"), self._need_tensor(v, "v")
         b, h, s_q, d, d_v = _attention_dims(q, k, v)
         stats = as_bool(stats, "stats")
-        o = self._output(output, [b, h, s_q, d_v], q, output_data_type or q.data_type, f"{name}_o")
+        o = self._output(output, [b, h, s_q, d_v], q, output_type(output_data_type, q.data_type), f"{name}_o")
         scale = self._scalar_or_tensor(1.0 / math.sqrt(d) if attn_scale is None else attn_scale, 4,
                                        f"{name}_attn_scale", what="attn_scale")
         op = self._operation("SDPA_FWD", qdesc=q, kdesc=k, vdesc=v, odesc=o, scaledesc=scale)
@@ -161,7 +161,7 @@ class AttentionOps:
                              f"{[b, h, s_q, 1]}, the statistics the forward writes for q {list(q.shape)}")
 
         def grad(t, nm):
-            return self.tensor(t.shape, t.strides, output_data_type or t.data_type, name=f"{name}_{nm}")
+            return self.tensor(t.shape, t.strides, output_type(output_data_type, t.data_type), name=f"{name}_{nm}")
 
         dq, dk, dv = grad(q, "dq"), grad(k, "dk"), grad(v, "dv")
         scale = self._scalar_or_tensor(1.0 / math.sqrt(d) if attn_scale is None else attn_scale, 4,
@@ -194,7 +194,7 @@ class AttentionOps:
             dims, strides = [b, h, s, d], [d * s * h, d * s, d, 1]
         else:
             raise ValueError(f"kind: 'k' or 'v', not {kind!r}")
-        y = self._output(output, dims, None, output_data_type or container.data_type, f"{name}_{kind}",
+        y = self._output(output, dims, None, output_type(output_data_type, container.data_type), f"{name}_{kind}",
                          strides=strides)
         self.add(self._operation("PAGED_CACHE_LOAD", container_desc=container, page_table_desc=page_table,
                                  sequence_desc=seq_len, ydesc=y))

@@ -18,7 +18,7 @@ import numpy as np
 
 from cudnn_backend._bindings.enums import ReshapeMode
 from cudnn_backend.core.families import _build
-from cudnn_backend.core.families._build import as_choice, as_data_type, as_int, require
+from cudnn_backend.core.families._build import as_choice, as_data_type, as_int, output_type, require
 from cudnn_backend.core.families._checks import fail
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Gather, Op, Unsupported, as_tuple, element_coords, ravel
@@ -77,7 +77,7 @@ class LayoutOps:
         axis = as_int(axis, "axis", -rank, rank - 1) % rank
         dims = concat_output_dims([t.shape for t in inputs], axis)
         ref = next((t for t in inputs if not t.virtual), inputs[0])
-        y = self._output(output, dims, ref, output_data_type or ref.data_type, f"{name}_y")
+        y = self._output(output, dims, ref, output_type(output_data_type, ref.data_type), f"{name}_y")
         op = self._operation("CONCAT", axis=axis, input_descs=inputs, output_desc=y)
         if inplace_index is not None:
             op.inplace_index = as_int(inplace_index, "inplace_index", 0, len(inputs) - 1)
@@ -111,7 +111,7 @@ class LayoutOps:
         perm = _build.as_sizes(permutation, "permutation", 0, len(x.shape))
         dims = transpose_output_dims(x.shape, perm)
         strides = [x.strides[p] for p in perm]
-        y = self._output(output, dims, None, as_data_type(output_data_type or x.data_type), f"{name}_y",
+        y = self._output(output, dims, None, as_data_type(output_type(output_data_type, x.data_type)), f"{name}_y",
                          strides=strides)
         self.add(self._operation("TRANSPOSE", xdesc=x, ydesc=y, permutation=perm))
         return y
@@ -127,7 +127,7 @@ class LayoutOps:
         limit = _build.as_sizes(limit, "limit", 1, rank)
         steps = _build.as_sizes(strides, "strides", 1, rank) if strides is not None else [1] * rank
         dims = slice_output_dims(x.shape, start, limit, steps)
-        y = self._output(output, dims, None, as_data_type(output_data_type or x.data_type), f"{name}_y",
+        y = self._output(output, dims, None, as_data_type(output_type(output_data_type, x.data_type)), f"{name}_y",
                          strides=[s * k for s, k in zip(x.strides, steps)])
         # the strides always (as cudnn-frontend): cuDNN 9.28.1 refuses a slice without them ("strides.empty()")
         self.add(self._operation("SLICE", xdesc=x, ydesc=y, start_indices=start, limit_indices=limit, strides=steps))

@@ -16,7 +16,7 @@ import numpy as np
 
 from cudnn_backend._bindings.enums import DataType, MoeGroupedMatmulMode
 from cudnn_backend.core.families import _build
-from cudnn_backend.core.families._build import as_choice, as_int, require
+from cudnn_backend.core.families._build import as_choice, as_int, output_type, require
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Op, Unsupported
 from cudnn_backend.errors import GraphError
@@ -59,7 +59,7 @@ class MoeOps:
                 raise GraphError(f"{keyword}: mode none does not read it (gather and scatter route tokens by it)")
         t = token_index.shape[1] if token_index is not None else tokens.shape[1]
         dims = [1, t, weights.shape[2]]
-        y = self._output(output, dims, None, output_data_type or tokens.data_type, f"{name}_out")
+        y = self._output(output, dims, None, output_type(output_data_type, tokens.data_type), f"{name}_out")
         op = self._operation("MOE_GROUPED_MATMUL", mode=mode, math_prec=self._compute(compute), token_desc=tokens,
                              weight_desc=weights, first_token_offset_desc=offsets, output_desc=y)
         if token_index is not None:
@@ -83,7 +83,7 @@ class MoeOps:
             raise GraphError(f"doutput: {list(dout.shape)} is not [1, T, N] with the T = {tokens.shape[1]} tokens of "
                              f"tokens {list(tokens.shape)}")
         k, n = tokens.shape[2], dout.shape[2]
-        dw = self._output(output, [e, k, n], None, output_data_type or tokens.data_type, f"{name}_dweight",
+        dw = self._output(output, [e, k, n], None, output_type(output_data_type, tokens.data_type), f"{name}_dweight",
                           strides=[k * n, 1, k])
         self.add(self._operation("MOE_GROUPED_MATMUL_BWD", math_prec=self._compute(compute), token_desc=tokens,
                                  doutput_desc=dout, first_token_offset_desc=offsets, dweight_desc=dw))

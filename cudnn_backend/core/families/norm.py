@@ -29,7 +29,7 @@ import numpy as np
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import BnFinalizeStatsMode, DataType, GenStatsMode, NormFwdPhase, NormMode
 from cudnn_backend.core.families import _build
-from cudnn_backend.core.families._build import as_bool, as_choice, as_data_type, as_int
+from cudnn_backend.core.families._build import as_bool, as_choice, as_data_type, as_int, output_type
 from cudnn_backend.core.families._checks import dims, fail, need, need_float, op_name, per_channel
 from cudnn_backend.core.families._checks import name as slot_name
 from cudnn_backend.core.families._family import Family
@@ -302,7 +302,7 @@ class NormOps:
         if stats_type != _F32:
             raise GraphError(f"stats_data_type: {stats_type.name}, but normalization statistics must be "
                              "CUDNN_DATA_FLOAT")
-        y = self._output(output, x.shape, x, output_data_type or x.data_type, f"{name}_y", strides=x.strides,
+        y = self._output(output, x.shape, x, output_type(output_data_type, x.data_type), f"{name}_y", strides=x.strides,
                          what="output")
         op = self._operation("NORM_FORWARD", mode=mode, phase=phase, xdesc=x, scale_desc=scale, ydesc=y,
                              epsilon_desc=self._scalar_or_tensor(epsilon, rank, f"{name}_epsilon", what="epsilon"))
@@ -369,7 +369,7 @@ class NormOps:
             raise GraphError(f"mean: {mode.name} backward needs the saved mean")
         if inv_variance is None:
             raise GraphError("inv_variance: the backward needs the saved inverse variance")
-        dx = self.tensor(x.shape, x.strides, output_data_type or x.data_type, name=f"{name}_dx")
+        dx = self.tensor(x.shape, x.strides, output_type(output_data_type, x.data_type), name=f"{name}_dx")
         grad_type = as_data_type(grad_data_type, "grad_data_type")
         dscale = self.tensor(scale.shape, scale.strides, grad_type, name=f"{name}_dscale")
         op = self._operation("NORM_BACKWARD", mode=mode, xdesc=x, dydesc=dy, scale_desc=scale,
@@ -440,7 +440,7 @@ class NormOps:
                                                     what="accum_count")
         out["epsilon"] = self._scalar_or_tensor(epsilon, rank, f"{name}_epsilon", what="epsilon")
         out["momentum"] = self._scalar_or_tensor(momentum, rank, f"{name}_momentum", what="momentum")
-        mode = BnFinalizeStatsMode.CUDNN_BN_FINALIZE_STATISTICS_INFERENCE if inference else \
+        mode = BnFinalizeStatsMode.CUDNN_BN_FINALIZE_STATISTICS_INFERENCE if as_bool(inference, "inference") else \
             BnFinalizeStatsMode.CUDNN_BN_FINALIZE_STATISTICS_TRAINING
         op = self._operation("BN_FINALIZE_STATISTICS", stats_mode=mode, math_prec=self._compute(compute),
                              y_sum_desc=sum_, y_sq_sum_desc=sqsum, scale_desc=scale, bias_desc=bias,

@@ -23,7 +23,7 @@ from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import DataType, NanPropagation, PaddingMode, ResampleMode
 from cudnn_backend.core import graph_limits
 from cudnn_backend.core.families import _build
-from cudnn_backend.core.families._build import as_bool, as_choice, as_data_type, as_int, int_range
+from cudnn_backend.core.families._build import as_bool, as_choice, as_data_type, as_int, int_range, output_type
 from cudnn_backend.core.families._checks import dims, fail, need, op_name
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import (
@@ -166,7 +166,7 @@ class ResampleOps:
                                                            pre_padding=pre_padding, post_padding=post_padding,
                                                            padding_mode=padding_mode, compute=compute)
         dims = resample_output_dims(x.shape, w, s, pre, post)
-        y = self._output(output, dims, x, output_data_type or x.data_type, f"{name}_y")
+        y = self._output(output, dims, x, output_type(output_data_type, x.data_type), f"{name}_y")
         op = self._operation("RESAMPLE_FWD", xdesc=x, ydesc=y, desc=desc, alpha=1.0, beta=0.0)
         idx = None
         if index:
@@ -197,7 +197,7 @@ class ResampleOps:
         if resample_mode(mode) == ResampleMode.CUDNN_RESAMPLE_MAXPOOL and not self._is_tensor(index):
             # cuDNN 9.19 crashes (SIGSEGV in heuristics) on a max-pool backward without the index
             raise GraphError("index: max pooling backward needs the forward index tensor (resample(..., index=True))")
-        dx = self._output(output, x_dims, dy, output_data_type or dy.data_type, f"{name}_dx")
+        dx = self._output(output, x_dims, dy, output_type(output_data_type, dy.data_type), f"{name}_dx")
         op = self._operation("RESAMPLE_BWD", dydesc=dy, dxdesc=dx, desc=desc, alpha=1.0, beta=0.0)
         if index is not None:
             op.idxdesc = self._need_tensor(index, "index")

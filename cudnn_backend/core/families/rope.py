@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cudnn_backend.core.families._build import as_int, require
+from cudnn_backend.core.families._build import as_int, output_type, require
 from cudnn_backend.core.families._checks import fail
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import Op, Request, Unsupported, element_coords, full, ravel, real
@@ -59,7 +59,7 @@ class RopeOps:
         if rope_dim is not None:
             rope_dim = as_int(rope_dim, "rope_dim", 1, source.shape[-1])
         rope_dims(source.shape, freqs.shape, rope_dim)
-        result = self._output(output, source.shape, source, output_data_type or source.data_type,
+        result = self._output(output, source.shape, source, output_type(output_data_type, source.data_type),
                               f"{name}_{slots[1]}", strides=source.strides)
         tensors = {f"{slots[0]}desc": source, f"{slots[1]}desc": result, "freqsdesc": freqs}
         op = self._operation(op_name, **tensors)  # (a dict display in the call trips Cython 3.3's code generation)

@@ -7,7 +7,7 @@ Reference ops: none computed (``NOT_COMPUTED`` says why).
 from __future__ import annotations
 
 from cudnn_backend._bindings.enums import SignalMode
-from cudnn_backend.core.families._build import as_choice, as_int
+from cudnn_backend.core.families._build import as_choice, as_int, output_type
 from cudnn_backend.core.families._family import Family
 from cudnn_backend.core.families._reference import not_computed
 
@@ -25,7 +25,8 @@ class SignalOps:
         op = self._operation("SIGNAL", mode=mode, flagdesc=flag, value=as_int(value, "value"), xdesc=x)
         y = None
         if output is not False:
-            y = op.ydesc = self._output(output, x.shape, x, output_data_type or x.data_type, name, strides=x.strides)
+            y = op.ydesc = self._output(output, x.shape, x, output_type(output_data_type, x.data_type), name,
+                                        strides=x.strides)
         self.add(op)
         return y
 
