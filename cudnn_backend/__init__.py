@@ -121,9 +121,12 @@ try:
 except ModuleNotFoundError as _error:
     _raise_unbuilt(_error)
 
-# an operation graph set by hand that cuDNN refuses saying only "buildDAG" (a UID written twice, a cycle): the graph
-# checks name what is wrong, loaded on the first such refusal
+# what cuDNN refuses saying only "buildDAG" or "finalize_internal()", explained by the package's checks (loaded on the
+# first such refusal): an operation graph set by hand (a UID written twice, a cycle), a pooling whose output does
+# not fit its window
 _explain_finalize_refusals("CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR", "cudnn_backend.graph.checks:explain_graph_refusal")
+for _pooling in ("CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR", "CUDNN_BACKEND_OPERATION_RESAMPLE_BWD_DESCRIPTOR"):
+    _explain_finalize_refusals(_pooling, "cudnn_backend.core.families.resample:explain_resample_refusal")
 
 # name -> (module, attribute or None for the module itself), imported on first access
 _LAZY = {

@@ -31,7 +31,7 @@ __all__ = [
     "GraphError", "ReferenceUnsupportedError", "EngineError", "NoDeviceError", "NoWorkingPlanError", "PlanVersionError",
     "DeviceProfileError", "DeviceProfileVersionError", "DeviceProfileIdentityWarning", "CudaError", "PlanCacheError", "JsonCheckError",
     "JsonTableFallbackWarning", "MissingDependencyError", "SweepError", "error_class", "make_error",
-    "needs_version_message", "DeviceMemoryWarning", "did_you_mean", "ErrataError",
+    "needs_version_message", "DeviceMemoryWarning", "did_you_mean", "ErrataError", "detached",
 ]
 
 
@@ -357,3 +357,10 @@ def did_you_mean(word, choices, *, listing=True) -> str:
         by_upper = {c.upper(): c for c in choices}
         return f"; did you mean {' or '.join(by_upper.get(c.upper(), c) for c in close)}?"
     return f"; one of: {', '.join(choices)}" if listing else ""
+
+
+def detached(error: BaseException) -> BaseException:
+    """``error`` without its traceback, to be kept in a result (an engine's refusal, a config's): the traceback's
+    frames hold the descriptors the failed call made, and the error itself, a cycle that would keep those cuDNN
+    objects alive until the cyclic collector runs (megabytes an exploration)."""
+    return error.with_traceback(None)

@@ -144,6 +144,19 @@ def _task_file(path) -> list:
     return tasks
 
 
+def _lone_task_origin(args) -> str:
+    """Where the one graph a --tasks file lists comes from ("FILE, line N"), said before an error of its work; ""
+    for any other command line (several graphs' failures are each named in the sweep's table)."""
+    path = getattr(args, "tasks", None)
+    if not isinstance(path, str):
+        return ""
+    try:
+        tasks = tasks_from_file(path)
+    except (OSError, ValueError):
+        return ""
+    return tasks[0].origin if len(tasks) == 1 else ""
+
+
 def _builder(ref, where, kwargs=None):
     """The function a pattern name or FILE.py:FUNC / module:FUNC names (UsageErrors said ``where``); with
     ``kwargs``, those checked against its parameters too."""
@@ -547,7 +560,7 @@ def _many(args, tasks, job, profile, options, cache=None) -> int:
     if any(ex.timed for ex in explorations):
         render.console.print(render.headroom(headroom_rows(explorations)))
     for r in result.failures:
-        render.problem("failed", f"{r.task.name}: {r.error}")
+        render.problem("failed", f"{r.task.name}{f' ({r.task.origin})' if r.task.origin else ''}: {r.error}")
     recorded = [n for ex in explorations for n in ex.notes if n.startswith("errata: ") and "nothing recorded" not in n]
     for text in recorded:  # --errata-out's records, once per graph that had some
         render.note(text)
@@ -1125,7 +1138,8 @@ def main(argv=None) -> int:
         if not isinstance(e, (CudnnBackendError, ValueError, TypeError, OSError)):
             raise
         text = " ".join(str(e).split()) if str(e) else type(e).__name__
-        _error_line(prog, render.cli_words(text))
+        origin = _lone_task_origin(args)
+        _error_line(prog, (f"{origin}: " if origin else "") + render.cli_words(text))
         return 1
     except BaseException as e:  # (GeneratorExit, ...) raised by the user's code: its error, said where
         if graphs.user_frame(e) is None or os.environ.get("CUDNN_BACKEND_DEBUG"):

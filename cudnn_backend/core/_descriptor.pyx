@@ -107,6 +107,11 @@ cdef extern from "Python.h":
 cdef SchemaTables TABLES  # a copy of the schema's C tables (core._tables): every set, get and finalize reads it
 
 
+cdef str _a(str noun):
+    """``noun`` with its indefinite article ("an OperationGraph", "a Tensor")."""
+    return ("an " if noun[:1] in "AEIOUaeiou" else "a ") + noun
+
+
 cdef inline int _ensure_tables() except -1:
     global TABLES
     if not TABLES.ready:
@@ -602,34 +607,44 @@ cdef int _find_io_slots(int dtype) except -1:
 cdef int _check_written_tensors(Descriptor op) except -1:
     """An operation writes no UID it reads, and no UID as two outputs: cuDNN 9.24 and later refuse such a graph saying
     only "buildDAG", and earlier releases plan it, racing the output over its own input (every API; the Graph builder
-    refuses it as the operation is added). Compared in C: this runs on every operation's finalize."""
+    refuses it as the operation is added). Compared in C over borrowed references: this runs on every operation's
+    finalize."""
     cdef int64_t uids[_WRITES_CHECKED]
     cdef int attrs[_WRITES_CHECKED]
     cdef bint outputs[_WRITES_CHECKED]
     cdef int n = 0, a, b, attr, k, dtype = op._dtype
     cdef Py_ssize_t j, count
     cdef int uid_slot = TABLES.attr[<int>CUDNN_ATTR_TENSOR_UNIQUE_ID].slot
-    cdef object value, item, uid
+    cdef PyObject* value
+    cdef PyObject* item
+    cdef PyObject* uid
     cdef list vals = op._vals
+    cdef bint is_tuple
+    cdef int overflow
     if vals is None:
         return 0
     if _n_io_slots[dtype] < 0:
         _find_io_slots(dtype)
     for k in range(_n_io_slots[dtype]):
-        value = vals[_io_slots[dtype][k]]
-        if value is None:
+        value = _list_item(vals, _io_slots[dtype][k])
+        if value == <PyObject*>None:
             continue
         attr = TABLES.slot_attr[dtype][_io_slots[dtype][k]]
-        count = len(<tuple>value) if type(value) is tuple else 1
+        is_tuple = type(<object>value) is tuple
+        count = PyTuple_GET_SIZE(<object>value) if is_tuple else 1
         for j in range(count):
-            item = (<tuple>value)[j] if count > 1 or type(value) is tuple else value
-            if not isinstance(item, Descriptor) or (<Descriptor>item)._dtype != CUDNN_BACKEND_TENSOR_DESCRIPTOR or \
-                    (<Descriptor>item)._vals is None or n == _WRITES_CHECKED:
+            item = _tuple_item(<object>value, j) if is_tuple else value
+            if type(<object>item) is not Descriptor and not isinstance(<object>item, Descriptor):
                 continue
-            uid = (<Descriptor>item)._vals[uid_slot]
-            if uid is None:
+            if (<Descriptor>item)._dtype != CUDNN_BACKEND_TENSOR_DESCRIPTOR or (<Descriptor>item)._vals is None \
+                    or n == _WRITES_CHECKED:
                 continue
-            uids[n] = <int64_t>uid
+            uid = _list_item((<Descriptor>item)._vals, uid_slot)
+            if uid == <PyObject*>None or not PyLong_CheckExact(<object>uid):
+                continue
+            uids[n] = PyLong_AsLongLongAndOverflow(<object>uid, &overflow)
+            if overflow:
+                continue
             attrs[n] = attr
             outputs[n] = TABLES.attr[attr].io == 2
             n += 1
@@ -839,14 +854,14 @@ cdef class Descriptor(_Resource):
         self.close()
 
     def __reduce__(self):
-        raise TypeError(f"cannot pickle a {type(self).__name__}: it wraps a live cuDNN descriptor of this process "
+        raise TypeError(f"cannot pickle {_a(type(self).__name__)}: it wraps a live cuDNN descriptor of this process "
                         "(to_dict() / a plan's to_json() give plain data)")
 
     def __copy__(self):
-        raise TypeError(f"cannot copy a {type(self).__name__}: it wraps a live cuDNN descriptor; build another one")
+        raise TypeError(f"cannot copy {_a(type(self).__name__)}: it wraps a live cuDNN descriptor; build another one")
 
     def __deepcopy__(self, memo):
-        raise TypeError(f"cannot copy a {type(self).__name__}: it wraps a live cuDNN descriptor; build another one")
+        raise TypeError(f"cannot copy {_a(type(self).__name__)}: it wraps a live cuDNN descriptor; build another one")
 
     # -- introspection ---------------------------------------------------------------------------
     @property

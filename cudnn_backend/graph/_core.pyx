@@ -385,6 +385,8 @@ cdef class GraphCore:
             virtual = as_bool(virtual, "virtual")
         if by_value is not False and by_value is not True:
             by_value = as_bool(by_value, "by_value")
+        if layout is not None and type(layout) is not str:
+            raise TypeError(f"layout: expected a str ('nhwc', 'nchw', 'row_major', 'bshd'), not {type(layout).__name__}")
         if strides is None:
             if layout is None:
                 s = _packed(d, NULL)
@@ -439,6 +441,8 @@ cdef class GraphCore:
     def scalar(self, value=None, data_type=_F32, *, name=None, uid=None, rank=4):
         """A by-value scalar tensor (all dims 1); ``value`` is bound in variant packs unless one is given."""
         rank = as_int(rank, "rank", 1, MAX_RANK)
+        if name is not None and type(name) is not str:
+            raise TypeError(f"name: expected a str, not {type(name).__name__}")
         return self._scalar(_scalar_value(value, data_type, name or "value"), data_type, name, uid, rank)
 
     def _scalar(self, value, data_type, name, uid, rank):
@@ -839,8 +843,9 @@ cdef class GraphCore:
             if options != self._build_options:
                 raise GraphError(f"the graph is already built with mode={self._build_options[0]!r}, override_shapes="
                                  f"{self._build_options[1]}: build a new Graph for other options")
-            if handle is None or handle is self._build_handle:
+            if (handle is None or handle is self._build_handle) and (<Descriptor>self.op_graph)._raw != NULL:
                 return self.op_graph
+            # (or its graph was closed: the same operations, finalized again)
             # built offline (or for another handle) before: plans for this handle need a graph finalized with it
             # (else cuDNN refuses them at execute with ARCH_MISMATCH); the same operations, finalized again
         elif check:
@@ -861,7 +866,8 @@ cdef class GraphCore:
 
     @property
     def built(self):
-        return self.op_graph is not None
+        """Whether the graph is built and its operation graph open (``build`` finalizes a closed one again)."""
+        return self.op_graph is not None and (<Descriptor>self.op_graph)._raw != NULL
 
     @property
     def slots(self):

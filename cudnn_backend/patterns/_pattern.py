@@ -55,8 +55,8 @@ class Pattern:
 
     @property
     def built(self) -> bool:
-        """Whether the operation graph has been finalized."""
-        return self.graph.op_graph is not None
+        """Whether the operation graph has been finalized (and is open)."""
+        return self.graph.built
 
     @property
     def operations(self) -> list:

@@ -37,7 +37,7 @@ from cudnn_backend.core._coerce import as_int, user_sequence
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._status import check_available, clear_error
 from cudnn_backend.core.plain import PlainData, earlier_name
-from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError, did_you_mean
+from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError, detached, did_you_mean
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.typed import Engine, EngineConfig, KnobChoice
 
@@ -482,7 +482,7 @@ def inspect_engine(operation_graph, global_index, device_profile=None, *, sm_cou
         engine = make_engine(operation_graph, global_index, device_profile, sm_count_target=sm_count_target,
                              allow_version_mismatch=allow_version_mismatch)
     except CudnnError as e:
-        return EngineInfo(as_int(global_index, "global_index"), False, reason_of(e), e.status, error=e)
+        return EngineInfo(as_int(global_index, "global_index"), False, reason_of(e), e.status, error=detached(e))
     return inspect_engine_descriptor(engine, probe_configs=probe_configs)
 
 
@@ -750,7 +750,7 @@ def find_config(engine, *, specs=None, limit=CONFIG_SEARCH_LIMIT) -> tuple:
         try:
             _engine_config(engine, knobs)
         except CudnnError as e:
-            error = e
+            error = detached(e)
             continue
         return knobs, tried, error
     return None, tried, error

@@ -25,7 +25,7 @@ from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._status import clear_error
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
 from cudnn_backend.core.plain import PlainData
-from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError, NoWorkingPlanError
+from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError, NoWorkingPlanError, detached
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime import errata as _errata
 from cudnn_backend.runtime.plans import build_plan
@@ -356,10 +356,10 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
             a.ok = True
             return plan
         except CudnnError as e:
-            a.error, a.reason, a.status = e, _engines.reason_of(e), getattr(e.status, "name", str(e.status))
+            a.error, a.reason, a.status = detached(e), _engines.reason_of(e), getattr(e.status, "name", str(e.status))
             return None
         except EngineError as e:  # e.g. an engine index out of range in prefer=
-            a.error, a.reason = e, f"{type(e).__name__}: {e}"
+            a.error, a.reason = detached(e), f"{type(e).__name__}: {e}"
             return None
         finally:
             a.seconds = time.perf_counter() - t0

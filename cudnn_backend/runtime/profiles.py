@@ -398,6 +398,9 @@ class DeviceProfile:
             raise DeviceProfileError(f"{what} is not valid JSON: {e}") from None
         if isinstance(data, dict) and data.get("format") == FORMAT:
             return cls._from_wrapped(data, cudnn_version, source, allow_version_mismatch)
+        if isinstance(data, dict) and "format" in data:  # (cuDNN's raw deviceprop JSON has no such member)
+            raise DeviceProfileError(f"{what}: format {data['format']!r} is not this package's device profile format "
+                                     f"({FORMAT!r}) nor cuDNN's raw deviceprop JSON")
         if cudnn_version is None:
             cudnn_version = raw_version
         if cudnn_version is None:
@@ -421,6 +424,20 @@ class DeviceProfile:
         if unknown:
             raise DeviceProfileError(f"{source or 'the device profile'}: unknown member {unknown[0]!r}"
                                      f"{did_you_mean(str(unknown[0]), FORMAT_MEMBERS)}")
+        for member in ("device_name", "source", "cudnn_version_string"):
+            if data.get(member) is not None and not isinstance(data[member], str):
+                raise DeviceProfileError(f"{source or 'the device profile'}: {member} must be a str, not "
+                                         f"{type(data[member]).__name__}")
+        if data.get("cudnn_version_string") is not None and data.get("cudnn_version") is not None:
+            try:
+                agree = parse_version(data["cudnn_version_string"], "cudnn_version_string") == \
+                    parse_version(data["cudnn_version"], "cudnn_version")
+            except (TypeError, ValueError) as e:
+                raise DeviceProfileError(f"{source or 'the device profile'}: {e}") from None
+            if not agree:
+                raise DeviceProfileError(f"{source or 'the device profile'}: cudnn_version_string "
+                                         f"{data['cudnn_version_string']!r} contradicts cudnn_version "
+                                         f"{data['cudnn_version']!r}; edit one (the release that wrote the profile)")
         raw = data.get("deviceprop")
         if not isinstance(raw, (str, dict)):
             raise DeviceProfileError(f"{source or 'the device profile'}: 'deviceprop' must be the deviceprop JSON "

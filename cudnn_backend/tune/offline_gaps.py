@@ -58,6 +58,9 @@ from __future__ import annotations
 import os
 import pickle
 import re
+import select
+import signal
+import threading
 from dataclasses import dataclass
 
 from cudnn_backend.core import device as _device
@@ -186,9 +189,11 @@ RUNTIME_UNOBSERVED = ("not verified: whether engines or heuristics need the CUDA
 
 
 def runtime_observable() -> bool:
-    """Whether a step's start of cuDNN's CUDA runtime can be seen here: the no-device stand-in is the driver and the
-    runtime has not asked it yet in this process (it asks once and remembers that it could not start)."""
-    return _device.runtime_requests() == 0
+    """Whether a step's start of cuDNN's CUDA runtime can be seen here: the no-device stand-in is the driver, the
+    runtime has not asked it yet in this process (it asks once and remembers that it could not start), and no other
+    thread runs (the steps run in forked copies, which hold only the forking thread: a lock another thread holds
+    inside cuDNN, its first-time initialisation, would never be released there)."""
+    return _device.runtime_requests() == 0 and threading.active_count() == 1
 
 
 _exited = []  # copies that gave their result, reaped later: their exit (freeing their memory) need not be waited for
@@ -222,13 +227,34 @@ def _in_child(fn):
         finally:
             os._exit(0)
     os.close(write)
-    with os.fdopen(read, "rb") as f:
-        data = f.read()
+    data = _read_child(read, pid)
     if not data:
         os.waitpid(pid, 0)
         return False, None
     _exited.append(pid)
     return True, pickle.loads(data)
+
+
+CHILD_SECONDS = 600.0  # a copy silent this long is stuck (a lock no thread of the copy holds): killed, done here
+
+
+def _read_child(fd, pid) -> bytes:
+    """The bytes a forked copy writes to ``fd`` until it closes it; b"" (the copy killed) where it stays silent for
+    ``CHILD_SECONDS``, so that a copy that cannot finish never holds this process."""
+    chunks = []
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    try:
+        while True:
+            if not poller.poll(int(CHILD_SECONDS * 1000)):
+                os.kill(pid, signal.SIGKILL)
+                return b""
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
 
 
 def run_observed(fn) -> tuple:

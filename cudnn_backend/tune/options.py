@@ -513,7 +513,8 @@ class TuneOptions(OptionSet):
                                      metavar="N")
     max_workspace: int | None = _field(None, Bytes(optional=True), "skip configs needing more workspace (bytes; "
                                        "on the command line e.g. 64MiB)", metavar="BYTES")
-    sm_count_target: int | None = _field(None, Count(1, optional=True), "ask heuristics for configs using at most "
+    sm_count_target: int | None = _field(None, Count(1, maximum=(1 << 31) - 1, optional=True),  # (cuDNN's int32)
+                                         "ask heuristics for configs using at most "
                                          "N SMs", flag="--sm-count", metavar="N")
     sweep: bool = _field(False, Flag(), "search knobs around the fastest configs (one knob at a time, then pairs); "
                          "needs a GPU")

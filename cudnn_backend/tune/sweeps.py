@@ -76,6 +76,7 @@ class Task:
     builder: str
     kwargs: dict = field(default_factory=dict)
     label: str = ""
+    origin: str = field(default="", compare=False, repr=False)  # where it was listed ("FILE, line N"), for errors
 
     def __post_init__(self):
         if not isinstance(self.builder, str) or not self.builder:
@@ -283,13 +284,16 @@ def tasks_from_file(path, what="tasks") -> list:
                 kwargs[key] = ast.literal_eval(value)
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 kwargs[key] = value
-        tasks.append(Task(builder, kwargs))
+        tasks.append(Task(builder, kwargs, origin=f"{path}, line {lineno}"))
     if not tasks:
         raise ValueError(f"{what}: {str(path)!r} lists no graphs (only blank lines and # comments)")
     return tasks
 
 
 def _as_tasks(tasks) -> list:
+    if tasks is None or isinstance(tasks, (bytes, dict)) or not hasattr(tasks, "__iter__"):
+        raise TypeError(f"tasks: expected Tasks, builder names or (builder, kwargs) pairs (or a preset name), not "
+                        f"{type(tasks).__name__}")
     if isinstance(tasks, str):
         try:
             return tasks_from_preset(tasks)
@@ -382,9 +386,16 @@ def sweep(tasks, *, job="explore", executor="serial", gpus=_SWEEP.gpus, workers=
         raise ValueError(f"executor: {executor!r} is not one of {', '.join(EXECUTORS)}")
     checked = SweepOptions(gpus=gpus, workers=workers, ray_address=ray_address, order=order, split=split)
     gpus, workers, order, split = checked.gpus, checked.workers, checked.order, checked.split
+    if executor == "serial" and (gpus is not None or workers is not None):
+        given = "gpus" if gpus is not None else "workers"
+        raise ValueError(f"{given}: the serial executor runs every graph here, one after another; "
+                         f"executor='processes' spreads them over {'GPUs' if given == 'gpus' else 'CPU workers'}")
     if isinstance(device_profile, (str, os.PathLike)):
         device_profile = graphs.device_profile(device_profile)  # checked here, shipped as data
     offline = device_profile is not None or not _device.gpu_available()
+    if offline and gpus is not None and executor != "ray":
+        raise SweepError("gpus: this sweep is offline (no GPU here, or a device_profile given): workers=N spreads it "
+                         "over CPU processes")
     if cache is None and job == "tune" and not offline:
         cache = PlanCache()
     cache_path = str(cache.path) if isinstance(cache, PlanCache) else (None if cache is None else os.fspath(cache))
@@ -588,6 +599,22 @@ class WorkerReport:
                 "longest": f"{label} ({seconds:.2f} s)" if label else "-"}
 
 
+@contextlib.contextmanager
+def _sigint_ignored_by_children():
+    """Around starting a worker: SIGINT ignored, which the child inherits from its first instruction (Python leaves an
+    ignored SIGINT ignored). A Ctrl-C reaches the terminal's whole process group; a worker still importing would
+    otherwise print its own KeyboardInterrupt traceback, when the coordinator alone answers it. The main thread only
+    (signal handlers are its own); elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _worker_main(worker_id, pin, inbox, outbox):
     # inbox / outbox: this worker's own pipes (a worker that dies, even mid-message, breaks only its own)
     """A spawned worker: pinned to one GPU (set before anything touches CUDA), runs units until the sentinel.
@@ -598,18 +625,22 @@ def _worker_main(worker_id, pin, inbox, outbox):
         # cuda.core and the context, while cuDNN works on the first graph
         threading.Thread(target=inputs.warm_up, name="CUDA warm-up", daemon=True).start()
     label = f"gpu {pin}" if pin is not None else f"cpu worker {worker_id}"
-    outbox.send(("ready", worker_id))
-    while True:
-        try:
-            item = inbox.recv()
-        except (EOFError, OSError):  # the coordinator is gone
-            return
-        if item is None:
-            return
-        seq, unit, task, job, options, runner, parts = item
-        split = {} if unit.parts == 1 else {"part": None if unit.merge else (unit.part, unit.parts), "parts": parts}
-        result = (runner or run_task)(task, job, options, worker=label, **split)
-        outbox.send(("done", worker_id, seq, result))
+    try:
+        outbox.send(("ready", worker_id))
+        while True:
+            try:
+                item = inbox.recv()
+            except (EOFError, OSError):  # the coordinator is gone
+                return
+            if item is None:
+                return
+            seq, unit, task, job, options, runner, parts = item
+            split = {} if unit.parts == 1 else {"part": None if unit.merge else (unit.part, unit.parts),
+                                                "parts": parts}
+            result = (runner or run_task)(task, job, options, worker=label, **split)
+            outbox.send(("done", worker_id, seq, result))
+    except (BrokenPipeError, ConnectionResetError):  # the coordinator went away (killed): nobody to answer
+        return
 
 
 class _Worker:
@@ -693,7 +724,8 @@ class WorkerPool:
         try:
             p = self._ctx.Process(target=_worker_main, args=(worker_id, pin, inbox_r, outbox_w), daemon=True,
                                   name=f"cudnn-backend sweep worker {worker_id}")
-            p.start()
+            with _sigint_ignored_by_children():
+                p.start()
         finally:
             for k, v in saved.items():
                 if v is None:

@@ -317,7 +317,25 @@ def canonical_graph(operation_graph) -> dict:
     if not ops:
         raise GraphError("this operation graph's operations are unknown on the Python side (a graph read back "
                          "from cuDNN, e.g. from a loaded plan): it has no canonical form or fingerprint")
-    return {"operations": [_canonical(op, memo) for op in ops]}
+    out = {"operations": [_canonical(op, memo) for op in ops]}
+    # the graph's own switches that change the plans cuDNN makes for it (a plan of a graph built with override shapes
+    # is refused for the same graph built without): only where set, so that other graphs keep their fingerprints
+    values = getattr(operation_graph, "values", None)
+    switches = {}
+    for attr, label in _GRAPH_SWITCHES:
+        value = values.get(attr) if isinstance(values, dict) else None
+        if isinstance(value, tuple):
+            value = value[0] if value else None
+        if value:
+            switches[label] = True
+    if switches:
+        out["graph"] = switches
+    return out
+
+
+_GRAPH_SWITCHES = tuple((AttributeName[name], label) for name, label in (
+    ("CUDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED", "dynamic_shape"),
+    ("CUDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED", "override_shape")) if name in AttributeName.__members__)
 
 
 def graph_fingerprint(operation_graph) -> str:

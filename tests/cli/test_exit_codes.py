@@ -304,3 +304,15 @@ def test_an_ascii_only_terminal_gets_every_answer(tmp_path):
         assert r.returncode == 0, r.stderr.decode(errors="replace")[-2000:]
         r.stdout.decode("ascii")  # nothing but ASCII reached the terminal
     assert json.loads((tmp_path / "e.json").read_text())
+
+
+def test_a_task_that_fails_is_named_with_the_file_and_line_that_list_it(tmp_path):
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text("# one graph\nconv_bias_relu n=-1\n")
+    line = one_error_line(run("explore", "--tasks", str(tasks)), 1)
+    assert line == f"cudnn-backend explore: error: {tasks}, line 2: n: -1 is below the minimum 1"
+    tasks.write_text("conv_bias_relu n=1\nconv_bias_relu n=-1\n")  # several: the sweep runs the others
+    r = run("explore", "--tasks", str(tasks), "--quiet")
+    assert r.returncode == 1
+    assert f"failed: conv_bias_relu n=-1 ({tasks}, line 2): ValueError: n: -1 is below the minimum 1" in \
+        " ".join(r.stderr.split())

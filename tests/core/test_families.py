@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import cudnn_backend as cb
 from cudnn_backend._bindings.enums import AttributeName, DescriptorType, NormMode
 from cudnn_backend.core import _json_tables, families, json_checks, op_checks
 from cudnn_backend.core.families import FAMILIES, Family, FamilyError, _reference, register
@@ -11,6 +12,8 @@ from cudnn_backend.core.families import norm as norm_family
 from cudnn_backend.core.families import pointwise as pointwise_family
 from cudnn_backend.errors import GraphError
 from cudnn_backend.graph import Graph, shapes
+
+from tests.helpers import generic_graphs as gg
 
 
 @pytest.mark.skipif("CUDNN_ADA_LAYER_NORM" not in NormMode.__members__, reason="no adaptive layer norm in this release")
@@ -146,3 +149,38 @@ def test_the_graph_builder_broadcasts_by_the_one_rule(dims):
         assert expected is None
     else:
         assert list(y.shape) == expected
+
+
+def _pooling_op(forward, x_dims, y_dims):
+    A, T = cb.AttributeName, cb.AttributeType
+    x = gg.tensor(1, x_dims, gg.nhwc_strides(*x_dims))
+    y = gg.tensor(2, y_dims, gg.nhwc_strides(*y_dims))
+    r = cb.Descriptor(cb.CUDNN_BACKEND_RESAMPLE_DESCRIPTOR)
+    r.set(A.CUDNN_ATTR_RESAMPLE_MODE, T.CUDNN_TYPE_RESAMPLE_MODE, cb.CUDNN_RESAMPLE_AVGPOOL_INCLUDE_PADDING)
+    r.set(A.CUDNN_ATTR_RESAMPLE_COMP_TYPE, T.CUDNN_TYPE_DATA_TYPE, cb.CUDNN_DATA_FLOAT)
+    r.set(A.CUDNN_ATTR_RESAMPLE_NAN_PROPAGATION, T.CUDNN_TYPE_NAN_PROPOGATION, cb.CUDNN_PROPAGATE_NAN)
+    r.set(A.CUDNN_ATTR_RESAMPLE_PADDING_MODE, T.CUDNN_TYPE_PADDING_MODE, cb.CUDNN_ZERO_PAD)
+    r.set(A.CUDNN_ATTR_RESAMPLE_SPATIAL_DIMS, T.CUDNN_TYPE_INT64, 2)
+    for attr in (A.CUDNN_ATTR_RESAMPLE_WINDOW_DIMS, A.CUDNN_ATTR_RESAMPLE_STRIDES):
+        r.set(attr, T.CUDNN_TYPE_INT64, [2, 2])
+    for attr in (A.CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, A.CUDNN_ATTR_RESAMPLE_POST_PADDINGS):
+        r.set(attr, T.CUDNN_TYPE_INT64, [0, 0])
+    r.finalize()
+    kind = "FWD" if forward else "BWD"
+    op = cb.Descriptor(getattr(cb, f"CUDNN_BACKEND_OPERATION_RESAMPLE_{kind}_DESCRIPTOR"))
+    op.set(getattr(A, f"CUDNN_ATTR_OPERATION_RESAMPLE_{kind}_DESC"), T.CUDNN_TYPE_BACKEND_DESCRIPTOR, r)
+    for slot, t in ((("XDESC", x), ("YDESC", y)) if forward else (("DXDESC", x), ("DYDESC", y))):
+        op.set(getattr(A, f"CUDNN_ATTR_OPERATION_RESAMPLE_{kind}_{slot}"), T.CUDNN_TYPE_BACKEND_DESCRIPTOR, t)
+    return op
+
+
+@pytest.mark.parametrize("forward", [True, False], ids=["forward", "backward"])
+def test_a_pooling_whose_output_does_not_fit_its_window_is_explained(forward):
+    # cuDNN says only "finalize_internal()"; the hint gives the dims the window makes
+    _pooling_op(forward, [1, 8, 8, 8], [1, 8, 4, 4]).finalize()
+    with pytest.raises(cb.CudnnError) as refused:
+        _pooling_op(forward, [1, 8, 8, 8], [1, 8, 3, 3]).finalize()
+    y, x = ("ydesc", "xdesc") if forward else ("dydesc", "dxdesc")
+    assert refused.value.hint == (f"{y} has dims [1, 8, 3, 3], but {x} [1, 8, 8, 8] pooled with window [2, 2], "
+                                  "stride [2, 2] and paddings [0, 0] / [0, 0] gives [1, 8, 4, 4] (as cudnn-frontend "
+                                  "infers it)")

@@ -430,19 +430,6 @@ def test_moe_mistakes_cuDNN_names_nothing_for_are_named():
     assert list(g.moe_grouped_matmul(tokens, weights, offsets).shape) == [1, 256, 32]
 
 
-def _pointwise(mode, x, y, b=None):
-    pw = cb.Descriptor(cb.CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
-    pw.set(cb.CUDNN_ATTR_POINTWISE_MODE, cb.CUDNN_TYPE_POINTWISE_MODE, mode)
-    pw.set(cb.CUDNN_ATTR_POINTWISE_MATH_PREC, cb.CUDNN_TYPE_DATA_TYPE, cb.CUDNN_DATA_FLOAT)
-    op = cb.Descriptor(cb.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)
-    op.set(cb.CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, pw.finalize())
-    op.set(cb.CUDNN_ATTR_OPERATION_POINTWISE_XDESC, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
-    if b is not None:
-        op.set(cb.CUDNN_ATTR_OPERATION_POINTWISE_BDESC, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, b)
-    op.set(cb.CUDNN_ATTR_OPERATION_POINTWISE_YDESC, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, y)
-    return op.finalize()
-
-
 def _refusal_of(ops):
     g = cb.Descriptor(cb.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
     g.set(cb.CUDNN_ATTR_OPERATIONGRAPH_OPS, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, ops)
@@ -457,11 +444,11 @@ def test_an_operation_graph_cuDNN_refuses_by_hand_is_explained_by_the_graph_chec
     x, y = gg.tensor(1, shape, strides, cb.CUDNN_DATA_FLOAT), gg.tensor(2, shape, strides, cb.CUDNN_DATA_FLOAT)
     a, b = (gg.tensor(u, shape, strides, cb.CUDNN_DATA_FLOAT, virtual=True) for u in (3, 4))
     relu, tanh, add = cb.CUDNN_POINTWISE_RELU_FWD, cb.CUDNN_POINTWISE_TANH_FWD, cb.CUDNN_POINTWISE_ADD
-    two_producers = _refusal_of([_pointwise(relu, x, y), _pointwise(tanh, x, y)])
+    two_producers = _refusal_of([gg.pointwise_op(relu, x, y), gg.pointwise_op(tanh, x, y)])
     assert "its output ydesc, t2 (uid 2), is written by Pointwise RELU_FWD already" in two_producers.hint
-    cycle = _refusal_of([_pointwise(add, x, a, b), _pointwise(relu, a, b), _pointwise(relu, a, y)])
+    cycle = _refusal_of([gg.pointwise_op(add, x, a, b), gg.pointwise_op(relu, a, b), gg.pointwise_op(relu, a, y)])
     assert "cycle" in cycle.hint
-    op = _pointwise(relu, x, y)
+    op = gg.pointwise_op(relu, x, y)
     assert "lists one Pointwise RELU_FWD twice (operations 0 and 1)" in _refusal_of([op, op]).hint
 
 
@@ -471,7 +458,7 @@ def test_an_operation_writing_its_own_input_is_refused_at_its_finalize_in_every_
     a, b = (gg.tensor(u, shape, strides) for u in (1, 2))
     with pytest.raises(GraphError, match=r"^Pointwise ADD: t2 \(uid 2\) is both its output ydesc and its input bdesc: "
                                          r"an operation cannot write a tensor it reads"):
-        _pointwise(cb.CUDNN_POINTWISE_ADD, a, b, b)
+        gg.pointwise_op(cb.CUDNN_POINTWISE_ADD, a, b, b)
     op = cb.typed.OperationMatmul(adesc=a, bdesc=b, cdesc=a,
                                   desc=cb.typed.Matmul(comp_type="CUDNN_DATA_FLOAT").finalize())
     with pytest.raises(GraphError, match=r"^Matmul: t1 \(uid 1\) is both its output cdesc and its input adesc"):
@@ -486,30 +473,12 @@ def test_the_explanation_needs_no_import_of_the_graph_layer():
     code = textwrap.dedent('''
         import sys
         import cudnn_backend as cb
+        from tests.helpers import generic_graphs as gg
 
-        def tensor(uid):
-            t = cb.Descriptor(cb.CUDNN_BACKEND_TENSOR_DESCRIPTOR)
-            t.set(cb.CUDNN_ATTR_TENSOR_DATA_TYPE, cb.CUDNN_TYPE_DATA_TYPE, cb.CUDNN_DATA_FLOAT)
-            t.set(cb.CUDNN_ATTR_TENSOR_DIMENSIONS, cb.CUDNN_TYPE_INT64, [1, 8, 4, 4])
-            t.set(cb.CUDNN_ATTR_TENSOR_STRIDES, cb.CUDNN_TYPE_INT64, [128, 16, 4, 1])
-            t.set(cb.CUDNN_ATTR_TENSOR_UNIQUE_ID, cb.CUDNN_TYPE_INT64, uid)
-            t.set(cb.CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, cb.CUDNN_TYPE_INT64, 16)
-            return t.finalize()
-
-        def pointwise(mode, x, y):
-            pw = cb.Descriptor(cb.CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
-            pw.set(cb.CUDNN_ATTR_POINTWISE_MODE, cb.CUDNN_TYPE_POINTWISE_MODE, mode)
-            pw.set(cb.CUDNN_ATTR_POINTWISE_MATH_PREC, cb.CUDNN_TYPE_DATA_TYPE, cb.CUDNN_DATA_FLOAT)
-            op = cb.Descriptor(cb.CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)
-            op.set(cb.CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, pw.finalize())
-            op.set(cb.CUDNN_ATTR_OPERATION_POINTWISE_XDESC, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
-            op.set(cb.CUDNN_ATTR_OPERATION_POINTWISE_YDESC, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, y)
-            return op.finalize()
-
-        x, y = tensor(1), tensor(2)
+        x, y = (gg.tensor(u, [1, 8, 4, 4], [128, 16, 4, 1], cb.CUDNN_DATA_FLOAT) for u in (1, 2))
         g = cb.Descriptor(cb.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
         g.set(cb.CUDNN_ATTR_OPERATIONGRAPH_OPS, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR,
-              [pointwise(cb.CUDNN_POINTWISE_RELU_FWD, x, y), pointwise(cb.CUDNN_POINTWISE_TANH_FWD, x, y)])
+              [gg.pointwise_op(cb.CUDNN_POINTWISE_RELU_FWD, x, y), gg.pointwise_op(cb.CUDNN_POINTWISE_TANH_FWD, x, y)])
         assert "cudnn_backend.graph" not in sys.modules
         try:
             g.finalize()

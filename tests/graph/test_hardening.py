@@ -111,7 +111,7 @@ def test_layouts():
     refused(lambda: Graph().tensor([8], layout="nhwc"), ValueError, r"layout: 'nhwc' needs \[N, C, spatial...\]")
     refused(lambda: Graph().tensor([8, 4], layout="bshd"), ValueError, "layout: 'bshd' needs")
     refused(lambda: Graph().tensor([8, 4, 2], layout="\ud800"), ValueError, "layout: '\\\\ud800' is not one of")
-    refused(lambda: Graph().tensor([8, 4, 2], layout=3), ValueError, "layout: 3 is not one of")
+    refused(lambda: Graph().tensor([8, 4, 2], layout=3), TypeError, "layout: expected a str")
     assert Graph().tensor([2, 3, 4, 5], layout="nhwc").strides == [60, 1, 15, 3]
 
 
@@ -363,3 +363,16 @@ def test_a_floating_scalar_must_fit_its_data_type(value, data_type, fits):
         with pytest.raises(ValueError, match=r"^value: .* does not fit in CUDNN_DATA_\w+( \(its largest finite value is "
                                              r"| \(its finite values are |: it has no infinity| \(it rounds to infinity)"):
             g.scalar(value, data_type=data_type)
+
+
+def test_a_graph_whose_operation_graph_was_closed_is_built_again():
+    g = cb.Graph("closed")
+    g.relu(g.tensor([1, 8, 8, 8], layout="nhwc"), output=True)
+    og = g.build()
+    og.close()
+    assert not g.built
+    again = g.build()
+    assert again is not og and g.built and again.finalized
+    og2 = g.op_graph
+    og2.close()
+    assert cb.explore(g, device_profile="h200").chosen is not None  # (it said the graph's operations were unknown)

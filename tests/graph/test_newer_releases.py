@@ -15,6 +15,7 @@ from cudnn_backend.errors import CudnnUnsafeCallError, CudnnVersionError, GraphE
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.runtime.heuristics import get_configs
 from cudnn_backend.typed import OperationGraph
+from tests.helpers import generic_graphs as gg
 from tests.helpers.env import LOADED, loaded_has, version_text
 from tests.helpers.releases import profile
 
@@ -241,22 +242,13 @@ def test_a_mode_is_not_sent_for_operations_cudnn_refuses_in_auto_mode():
     (it writes the tensor it reads); two reshapes writing one tensor stand for any graph AUTO mode refuses."""
     A, T = AttributeName, AttributeType
 
-    def tensor(uid):
-        t = cb.Descriptor(cb.CUDNN_BACKEND_TENSOR_DESCRIPTOR)
-        t.set(A.CUDNN_ATTR_TENSOR_DATA_TYPE, T.CUDNN_TYPE_DATA_TYPE, DataType.CUDNN_DATA_HALF)
-        t.set(A.CUDNN_ATTR_TENSOR_DIMENSIONS, T.CUDNN_TYPE_INT64, [32, 64, 3, 3])
-        t.set(A.CUDNN_ATTR_TENSOR_STRIDES, T.CUDNN_TYPE_INT64, [576, 1, 192, 64])
-        t.set(A.CUDNN_ATTR_TENSOR_UNIQUE_ID, T.CUDNN_TYPE_INT64, uid)
-        t.set(A.CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, T.CUDNN_TYPE_INT64, 16)
-        return t.finalize()
-
     def reshape_op(x, y):
         op = cb.Descriptor(cb.CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR)
         op.set(A.CUDNN_ATTR_OPERATION_RESHAPE_XDESC, T.CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
         op.set(A.CUDNN_ATTR_OPERATION_RESHAPE_YDESC, T.CUDNN_TYPE_BACKEND_DESCRIPTOR, y)
         return op
 
-    x, y = tensor(102), tensor(103)
+    x, y = (gg.tensor(u, [32, 64, 3, 3], [576, 1, 192, 64]) for u in (102, 103))
     with pytest.raises(GraphError, match=r"^Reshape: t102 \(uid 102\) is both its output ydesc and its input xdesc"):
         reshape_op(x, x).finalize()
     reshape = [reshape_op(x, y).finalize(), reshape_op(x, y).finalize()]

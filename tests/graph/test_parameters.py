@@ -448,3 +448,29 @@ def test_bn_finalize_inference_is_a_truth_value():
     t = {n: g.tensor([1, 8, 1, 1], data_type="float", name=n) for n in ("sum", "sq", "scale", "bias")}
     with pytest.raises(TypeError, match="^inference: "):
         g.bn_finalize(t["sum"], t["sq"], t["scale"], t["bias"], accum_count=8, inference="no")
+
+
+def test_keywords_of_another_type_are_named():
+    g = Graph("kw", io_data_type="float")
+    with pytest.raises(TypeError, match=r"^layout: expected a str"):
+        g.tensor([1, 8, 8, 8], layout=np.array(["nhwc", "nchw"]))
+    for name in (1.5, np.array([1, 2])):
+        with pytest.raises(TypeError, match=r"^name: expected a str"):
+            g.scalar(1.0, name=name)
+    x = g.tensor([2, 8, 4, 4], layout="nhwc")
+    scale = g.tensor([1, 8, 4, 4], layout="nhwc")
+    with pytest.raises(TypeError, match=r"^epsilon: expected a number >= 0 or a Tensor, not None"):
+        g.layer_norm(x, scale, epsilon=None)
+    for bad in (float("nan"), -1e-5, float("inf")):
+        with pytest.raises(ValueError, match=r"^epsilon: .*; it must be a finite number >= 0"):
+            g.layer_norm(x, scale, epsilon=bad)
+    g.layer_norm(x, scale, epsilon=0)
+
+
+@pytest.mark.skipif(not loaded_has("9.20.0"), reason="DIAGONAL_BAND_MASK came with cuDNN 9.20")
+def test_a_band_comparison_of_another_type_names_comparison():
+    g = Graph("band", io_data_type="float")
+    scores = g.tensor([1, 2, 64, 64])
+    for bad in (None, 1.5, "zz"):
+        with pytest.raises((TypeError, ValueError), match=r"^comparison: "):
+            g.diagonal_band_mask(scores, comparison=bad)

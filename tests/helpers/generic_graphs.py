@@ -19,6 +19,20 @@ def tensor(uid, dims, strides, data_type=CUDNN_DATA_HALF, virtual=False, alignme
     return t.finalize()
 
 
+def pointwise_op(mode, x, y, b=None):
+    """A finalized pointwise operation ``y = mode(x[, b])``, fp32 math."""
+    pw = cb.Descriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
+    pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode)
+    pw.set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT)
+    op = cb.Descriptor(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)
+    op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, pw.finalize())
+    op.set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
+    if b is not None:
+        op.set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, b)
+    op.set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, y)
+    return op.finalize()
+
+
 def convolution(padding=1, stride=1, dilation=1, compute=CUDNN_DATA_FLOAT):
     conv = cb.Descriptor(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR)
     conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, compute)

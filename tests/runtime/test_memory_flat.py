@@ -9,6 +9,8 @@ import json
 
 import pytest
 
+import cudnn_backend as cb
+
 from tests.helpers.crash import run_python
 
 WARM_UP = 300
@@ -72,3 +74,27 @@ def test_rss_is_flat_over_offline_pipelines(pipelines):
     assert marks[3] < 2048, f"resident memory grew by {marks[3]} KiB over 2,000 pipelines: {marks}"
     per_thousand = [marks[1]] + [marks[i + 2] - marks[i] for i in range(1, len(marks) - 2, 2)]
     assert max(per_thousand) < 1024, f"more than 1 MiB per 1,000 pipelines: {per_thousand} (marks {marks})"
+
+
+def test_an_exploration_leaves_no_descriptor_to_the_cyclic_collector():
+    # the refusals an exploration keeps held their tracebacks, whose frames held the engines and configs refused
+    import gc
+
+    from cudnn_backend.core._descriptor import Descriptor
+
+    def live():
+        return sum(1 for o in gc.get_objects() if isinstance(o, Descriptor))
+
+    def conv():
+        return cb.patterns.conv_fwd(n=2, c=16, h=8, w=8, k=16, r=3, s=3, padding=1, build=False)
+
+    cb.explore(conv(), device_profile="h200")
+    gc.collect()
+    gc.disable()
+    try:
+        before = live()
+        for _ in range(2):
+            cb.explore(conv(), device_profile="h200")
+        assert live() - before == 0
+    finally:
+        gc.enable()

@@ -579,3 +579,16 @@ def test_save_writes_whole_or_names_the_path(tmp_path):
     assert DeviceProfile.load(profile.save(tmp_path / "p.json")).deviceprop_json == profile.deviceprop_json
     with pytest.raises(FileNotFoundError, match=r"No such file or directory: '.*nowhere/p.json'$"):
         profile.save(tmp_path / "nowhere" / "p.json")
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"device_name": 5}, r"device_name must be a str, not int"),
+    ({"source": [1, 2]}, r"source must be a str, not list"),
+    ({"cudnn_version_string": "9.19.0"}, r"cudnn_version_string '9.19.0' contradicts cudnn_version"),
+    ({"format": "something"}, r"format 'something' is not this package's device profile format"),
+])
+def test_the_members_of_our_file_are_checked(change, message):
+    data = DeviceProfile.bundled("h200", NEWER).to_dict()
+    data.update(change)
+    with pytest.raises(DeviceProfileError, match=message):
+        DeviceProfile.from_json(json.dumps(data))

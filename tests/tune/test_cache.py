@@ -23,6 +23,8 @@ from cudnn_backend.errors import PlanCacheError
 from cudnn_backend.runtime import errata as E
 from cudnn_backend.tune import PlanCache, PlanCacheWarning
 from cudnn_backend.tune import cache as cache_module
+from cudnn_backend.typed.introspection import graph_fingerprint
+from tests.helpers.env import loaded_has
 from tests.tune import three_ways
 
 H200 = cb.DeviceProfile.bundled("h200")
@@ -858,3 +860,16 @@ def test_a_cache_path_the_file_system_cannot_reach_is_a_plan_cache_error_naming_
     with pytest.raises(PlanCacheError, match=r"^plan cache '.*/x{300}/plans.sqlite': cannot reach it \(File name "
                                              r"too long\)$"):
         len(cache)
+
+
+@pytest.mark.skipif(not loaded_has("9.23.0"), reason="needs override shapes (cuDNN 9.23)")
+def test_a_graph_built_with_override_shapes_has_a_key_of_its_own(tmp_path):
+    # its plans are refused for the same graph built without (and back): one key for both made them thrash
+    def matmul():
+        g = cb.Graph("m")
+        g.matmul(g.tensor([2, 16, 16]), g.tensor([2, 16, 16]), output=True)
+        return g
+
+    plain, override = matmul().build(), matmul().build(override_shapes=True)
+    assert graph_fingerprint(plain) != graph_fingerprint(override)
+    assert graph_fingerprint(plain) == graph_fingerprint(matmul().build())

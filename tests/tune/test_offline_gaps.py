@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -289,3 +291,26 @@ def test_the_offline_vs_live_script_probes_offline_and_compares(tmp_path):
     refused = subprocess.run([sys.executable, script, "--out", str(tmp_path / "out")], capture_output=True, text=True,
                              env=env, timeout=600, cwd=ROOT)
     assert refused.returncode == 2 and "needs this machine's GPU" in refused.stderr
+
+
+def test_no_fork_while_another_thread_runs(monkeypatch):
+    # a forked copy holds only the forking thread: a lock another thread holds inside cuDNN would never be released
+    monkeypatch.setattr(offline_gaps._device, "runtime_requests", lambda: 0)  # (as in a process that ran no cuDNN)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not offline_gaps.runtime_observable()
+    finally:
+        release.set()
+        other.join()
+    assert offline_gaps.runtime_observable()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks")
+def test_a_copy_that_stays_silent_is_killed_and_the_work_done_here(monkeypatch):
+    monkeypatch.setattr(offline_gaps, "CHILD_SECONDS", 0.5)
+    started = time.perf_counter()
+    assert offline_gaps._in_child(lambda: time.sleep(30)) == (False, None)
+    assert time.perf_counter() - started < 10
+    assert offline_gaps._in_child(lambda: 6 * 7) == (True, 42)

@@ -204,3 +204,16 @@ def test_the_users_graph_functions_are_not_run_to_size_them(tmp_path):
     assert task_sizes(tasks)[0] is None and task_sizes(tasks)[1] > 0
     assert dispatch_order(tasks) == [0, 1] and [u.index for u in plan_units(tasks, "largest", workers=2)] == [0, 1]
     assert not marker.exists()
+
+
+def test_sweep_arguments_it_would_ignore_are_refused():
+    with pytest.raises(TypeError, match=r"^tasks: expected Tasks, .* not NoneType$"):
+        cb.sweep(None)
+    with pytest.raises(ValueError, match=r"^gpus: the serial executor runs every graph here"):
+        cb.sweep(["conv_bias_relu"], gpus=2)
+    with pytest.raises(ValueError, match=r"^workers: the serial executor runs every graph here"):
+        cb.sweep(["conv_bias_relu"], workers=2)
+    with pytest.raises(cb.SweepError, match=r"^gpus: this sweep is offline"):
+        cb.sweep(["conv_bias_relu"], executor="processes", gpus=2, device_profile="h200")
+    with pytest.raises(ValueError, match=r"sm_count_target=2147483648: expected an integer from 1 to 2147483647"):
+        cb.TuneOptions(sm_count_target=1 << 31)

@@ -104,7 +104,7 @@ class BandOps:
             raise GraphError("left_bound and shift_right_bound: one or neither (cudnn-frontend's rule)")
         if (seq_len_q is None) != (seq_len_kv is None):
             raise GraphError("seq_len_q and seq_len_kv: both or neither (cuDNN 9.28.1's rule)")
-        mode = pointwise_mode(comparison)
+        mode = pointwise_mode(comparison, "comparison")
         if not mode.name.startswith("CUDNN_POINTWISE_CMP_"):
             raise GraphError(f"comparison: {mode.name.removeprefix('CUDNN_POINTWISE_')} is no comparison (CMP_GE, "
                              "CMP_GT, CMP_LE, CMP_LT, CMP_EQ, CMP_NEQ)")

@@ -29,7 +29,7 @@ import numpy as np
 from cudnn_backend._bindings.enums import AttributeName as A
 from cudnn_backend._bindings.enums import BnFinalizeStatsMode, DataType, GenStatsMode, NormFwdPhase, NormMode
 from cudnn_backend.core.families import _build
-from cudnn_backend.core.families._build import as_bool, as_choice, as_data_type, as_int, output_type
+from cudnn_backend.core.families._build import as_bool, as_choice, as_data_type, as_int, output_type, real_number
 from cudnn_backend.core.families._checks import dims, fail, need, need_float, op_name, per_channel
 from cudnn_backend.core.families._checks import name as slot_name
 from cudnn_backend.core.families._family import Family
@@ -270,6 +270,16 @@ def per_channel_dims(x_dims):
     return list(per_channel(x_dims))
 
 
+def _epsilon(value, what="epsilon"):
+    """A normalization's epsilon: a Tensor, or a finite number >= 0 (cuDNN adds it to the variance as given: a NaN
+    or a negative one makes every output NaN or infinite)."""
+    if value is None:
+        raise TypeError(f"{what}: expected a number >= 0 or a Tensor, not None")
+    if real_number(value) and not (math.isfinite(float(value)) and float(value) >= 0):
+        raise ValueError(f"{what}: {value!r}; it must be a finite number >= 0")
+    return value
+
+
 class NormOps:
     """``norm_forward``/``norm_backward`` and the named norms, ``gen_stats``, ``bn_finalize``, ``bn_bwd_weights``."""
 
@@ -305,7 +315,8 @@ class NormOps:
         y = self._output(output, x.shape, x, output_type(output_data_type, x.data_type), f"{name}_y", strides=x.strides,
                          what="output")
         op = self._operation("NORM_FORWARD", mode=mode, phase=phase, xdesc=x, scale_desc=scale, ydesc=y,
-                             epsilon_desc=self._scalar_or_tensor(epsilon, rank, f"{name}_epsilon", what="epsilon"))
+                             epsilon_desc=self._scalar_or_tensor(_epsilon(epsilon), rank, f"{name}_epsilon",
+                                                                  what="epsilon"))
         out = {"y": y, "mean": None, "inv_variance": None, "epsilon": op.epsilon_desc, "running_mean": None,
                "running_var": None}
         if bias is not None:
@@ -438,7 +449,9 @@ class NormOps:
             accum_count = as_int(accum_count, "accum_count", 1)  # N*H*W: cuDNN divides by it
         out["accum_count"] = self._scalar_or_tensor(accum_count, rank, f"{name}_accum_count", _I64,
                                                     what="accum_count")
-        out["epsilon"] = self._scalar_or_tensor(epsilon, rank, f"{name}_epsilon", what="epsilon")
+        out["epsilon"] = self._scalar_or_tensor(_epsilon(epsilon), rank, f"{name}_epsilon", what="epsilon")
+        if momentum is None:
+            raise TypeError("momentum: expected a number or a Tensor, not None")
         out["momentum"] = self._scalar_or_tensor(momentum, rank, f"{name}_momentum", what="momentum")
         mode = BnFinalizeStatsMode.CUDNN_BN_FINALIZE_STATISTICS_INFERENCE if as_bool(inference, "inference") else \
             BnFinalizeStatsMode.CUDNN_BN_FINALIZE_STATISTICS_TRAINING

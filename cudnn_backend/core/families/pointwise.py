@@ -91,12 +91,12 @@ _BOOL_COMPUTE = frozenset(int(m) for m in PointwiseMode if m.name.startswith("CU
 _GEN_INDEX = int(PointwiseMode.CUDNN_POINTWISE_GEN_INDEX)
 
 
-def pointwise_mode(mode) -> PointwiseMode:
+def pointwise_mode(mode, what="mode") -> PointwiseMode:
     """A PointwiseMode from a member, its C name or its short name ("ADD", "relu_fwd", or "relu" for the
-    forward activation)."""
+    forward activation); ``what``: the parameter a refusal names."""
     if isinstance(mode, str) and ("CUDNN_POINTWISE_" + mode.strip().upper() + "_FWD") in PointwiseMode.__members__:
         return PointwiseMode["CUDNN_POINTWISE_" + mode.strip().upper() + "_FWD"]
-    return as_choice(PointwiseMode, mode, "mode", "CUDNN_POINTWISE_")
+    return as_choice(PointwiseMode, mode, what, "CUDNN_POINTWISE_")
 
 
 # the modes of the shortcuts (module constants: no enum attribute lookup per call)

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from cudnn_backend._bindings.enums import AttributeName as A
-from cudnn_backend._bindings.enums import DataType, NanPropagation, PaddingMode, ResampleMode
+from cudnn_backend._bindings.enums import DataType, DescriptorType, NanPropagation, PaddingMode, ResampleMode
 from cudnn_backend.core import graph_limits
 from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import as_bool, as_choice, as_data_type, as_int, int_range, output_type
@@ -38,8 +38,8 @@ from cudnn_backend.core.families._reference import (
 )
 from cudnn_backend.errors import GraphError
 
-__all__ = ["FAMILY", "check_resample_bwd", "check_resample_fwd", "resample_output_dims", "resample_mode", "ResampleOps",
-           "Window", "ResampleForward", "ResampleBackward"]
+__all__ = ["FAMILY", "check_resample_bwd", "check_resample_fwd", "explain_resample_refusal", "resample_output_dims",
+           "resample_mode", "ResampleOps", "Window", "ResampleForward", "ResampleBackward"]
 
 
 def check_resample_bwd(op):
@@ -88,6 +88,34 @@ def resample_output_dims(x_dims, window, stride, pre_padding, post_padding):
             fail(f"resample: spatial dim {i} of X ({spatial[i]}) is too small for a window of {window[i]}")
         out.append(int(o))
     return [n, c, *out]
+
+
+def explain_resample_refusal(op) -> str | None:
+    """What may be why cuDNN refused to finalize a RESAMPLE_FWD or RESAMPLE_BWD set by hand, saying only
+    "finalize_internal()": an output (the backward's dY) whose dims are not those of the input (dX) pooled with the
+    descriptor's window, stride and paddings, as cudnn-frontend infers them; None where they are (or are unknown)."""
+    v = op.value_of
+    forward = int(op.descriptor_type) == int(DescriptorType.CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR)
+    desc = v(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_DESC if forward else A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_DESC)
+    x_slot, y_slot = ("xdesc", "ydesc") if forward else ("dxdesc", "dydesc")
+    xd = dims(v(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_XDESC if forward else A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_DXDESC))
+    yd = dims(v(A.CUDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC if forward else A.CUDNN_ATTR_OPERATION_RESAMPLE_BWD_DYDESC))
+    if desc is None or xd is None or yd is None or len(xd) < 3:
+        return None
+    geometry = [desc.value_of(a) for a in (A.CUDNN_ATTR_RESAMPLE_WINDOW_DIMS, A.CUDNN_ATTR_RESAMPLE_STRIDES,
+                                           A.CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, A.CUDNN_ATTR_RESAMPLE_POST_PADDINGS)]
+    geometry = [g if isinstance(g, tuple) else (g,) for g in geometry if g is not None]
+    if len(geometry) != 4 or any(len(g) != len(xd) - 2 for g in geometry):
+        return None
+    try:
+        expected = resample_output_dims(xd, *geometry)
+    except GraphError as e:
+        return str(e)
+    if list(yd) == expected:
+        return None
+    window, stride, pre, post = ([f"{x[0]}/{x[1]}" if isinstance(x, tuple) else x for x in g] for g in geometry)
+    return (f"{y_slot} has dims {list(yd)}, but {x_slot} {list(xd)} pooled with window {window}, stride {stride} "
+            f"and paddings {pre} / {post} gives {expected} (as cudnn-frontend infers it)")
 
 
 _MODES = {"max": ResampleMode.CUDNN_RESAMPLE_MAXPOOL, "maxpool": ResampleMode.CUDNN_RESAMPLE_MAXPOOL,
