@@ -39,7 +39,7 @@ from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.runtime.engines import config_from_index, short_name
 from cudnn_backend.runtime.profiles import (DeviceProfile, as_deviceprop, offline_profiles, profile_of,
                                             release_members)
-from cudnn_backend.tune import graphs, plots
+from cudnn_backend.tune import graphs, offline_gaps, plots
 from cudnn_backend.tune.benchmark import bench
 from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import autotune, explore
@@ -87,7 +87,8 @@ def _targets(args, many=True) -> tuple[list, str | None]:
             raise UsageError("size options do not apply to --preset / --tasks (each entry fixes its sizes)")
         if args.preset:
             return tasks_from_preset(args.preset), None
-        return _task_file(args.tasks), None
+        args.tasks_read = _task_file(args.tasks)  # (a failure of its one graph names its line)
+        return args.tasks_read, None
     if args.graph:
         if not many and len(args.graph) > 1:
             raise UsageError("argument --graph: this command takes one graph")
@@ -147,14 +148,8 @@ def _task_file(path) -> list:
 def _lone_task_origin(args) -> str:
     """Where the one graph a --tasks file lists comes from ("FILE, line N"), said before an error of its work; ""
     for any other command line (several graphs' failures are each named in the sweep's table)."""
-    path = getattr(args, "tasks", None)
-    if not isinstance(path, str):
-        return ""
-    try:
-        tasks = tasks_from_file(path)
-    except (OSError, ValueError):
-        return ""
-    return tasks[0].origin if len(tasks) == 1 else ""
+    tasks = getattr(args, "tasks_read", None)
+    return tasks[0].origin if tasks is not None and len(tasks) == 1 else ""
 
 
 def _builder(ref, where, kwargs=None):
@@ -380,6 +375,9 @@ def _progress(args, label):
         return
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[text]}", markup=False), console=render.error_console, transient=True) as bar:
+        refresh = getattr(bar.live, "_refresh_thread", None)  # (it only draws: it never enters cuDNN)
+        if refresh is not None:
+            offline_gaps.never_calls_cudnn(refresh)
         task = bar.add_task(label, total=None, text="")
 
         def update(done, total, item):
@@ -464,6 +462,7 @@ def _refuse_empty_values(args):
 
 
 INPUT_OPTIONS = ("plan", "errata", "device_profile", "catalogue", "matrices", "graph", "tasks")  # files read
+_REWRITES_ITS_INPUT = {("save_plan", "--plan")}  # a plan read whole, then the tuned one written whole in its place
 
 
 def _input_files(args) -> dict:
@@ -506,7 +505,8 @@ def _check_outputs_writable(args):
         if resolved in taken and not (p.exists() and p.is_char_device()):  # /dev/null and /dev/stdout take both
             raise UsageError(f"argument {option}: {path!r} is the file {taken[resolved]} writes too: the second "
                              "would overwrite the first; give each output a file of its own")
-        if resolved in inputs and not (p.exists() and p.is_char_device()):
+        if resolved in inputs and not (p.exists() and p.is_char_device()) and \
+                (dest, inputs[resolved]) not in _REWRITES_ITS_INPUT:
             raise UsageError(f"argument {option}: {path!r} is the file {inputs[resolved]} reads: writing it would "
                              "destroy the input; give the output a file of its own")
         taken[resolved] = option
@@ -1006,7 +1006,7 @@ def _compare_releases_timed(args, releases) -> int:
     if args.preset:
         tasks = tasks_from_preset(args.preset)
     elif args.tasks:
-        tasks = _task_file(args.tasks)
+        tasks = args.tasks_read = _task_file(args.tasks)
     else:
         tasks = [Task(ref, {}) for ref in args.graph]
         for task in tasks:

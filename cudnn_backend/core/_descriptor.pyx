@@ -577,7 +577,7 @@ cpdef list tensor_slots_of(Descriptor op):
 
 
 cdef enum:
-    _IO_SLOTS_MAX = 24    # tensor attributes of one operation type (the most has a dozen)
+    _IO_SLOTS_MAX = 64    # tensor attributes of one operation type (SDPA forward has 24)
     _WRITES_CHECKED = 64  # tensors of one operation the check below compares (an operation has a dozen at most)
 
 # descriptor type -> the slots (places in Descriptor._vals) of its tensor attributes; -1 before first use, 0 for a
@@ -597,7 +597,10 @@ cdef int _find_io_slots(int dtype) except -1:
     cdef int n = 0, i, attr
     for i in range(TABLES.n_attrs[dtype]):
         attr = TABLES.slot_attr[dtype][i]
-        if TABLES.attr[attr].io != 0 and n < _IO_SLOTS_MAX:
+        if TABLES.attr[attr].io != 0:
+            if n == _IO_SLOTS_MAX:
+                raise RuntimeError(f"{DescriptorType(dtype).name} has more than {_IO_SLOTS_MAX} tensor attributes: "
+                                   "raise _IO_SLOTS_MAX")
             _io_slots[dtype][n] = i
             n += 1
     _n_io_slots[dtype] = n
@@ -1473,16 +1476,17 @@ cdef dict _refusal_explainers = {}
 
 
 def explain_finalize_refusals(descriptor_type, explainer):
-    """Register ``explainer(descriptor) -> str or None`` (a callable, or ``"module:function"`` imported on the first
-    refusal) for the finalize refusals of ``descriptor_type``: its answer is the hint of the CudnnError, cuDNN's
-    own message kept. An explainer that raises is ignored."""
+    """Register ``explainer(descriptor, cudnn_message) -> str or None`` (a callable, or ``"module:function"`` imported
+    on the first refusal) for the finalize refusals of ``descriptor_type``: its answer is the hint of the CudnnError,
+    cuDNN's own message kept. An explainer that raises is ignored."""
     if not (callable(explainer) or (isinstance(explainer, str) and explainer.count(":") == 1)):
         raise TypeError(f"explainer: expected a callable or 'module:function', not {explainer!r}")
     _refusal_explainers[_enum_arg(descriptor_type, DescriptorType, "descriptor_type")] = explainer
 
 
-cdef str _refusal_explained(Descriptor self):
-    """The registered explainer's answer for this refused descriptor, or "" (none, nothing found, or it failed)."""
+cdef str _refusal_explained(Descriptor self, str message):
+    """The registered explainer's answer for this refused descriptor (``message``: cuDNN's), or "" (none, nothing
+    found, or it failed)."""
     explainer = _refusal_explainers.get(self._dtype)
     if explainer is None:
         return ""
@@ -1490,7 +1494,7 @@ cdef str _refusal_explained(Descriptor self):
         if isinstance(explainer, str):
             module, _, function = explainer.partition(":")
             explainer = _refusal_explainers[self._dtype] = getattr(importlib.import_module(module), function)
-        found = explainer(self)
+        found = explainer(self, message)
     except Exception:  # (an explanation must never hide cuDNN's refusal)
         return ""
     return found if isinstance(found, str) else ""
@@ -1501,7 +1505,7 @@ cdef int _raise_finalize_status(Descriptor self, cudnnStatus_t status) except -1
     on the descriptor (enumerants by name; a child descriptor by its type and its own plain values), since one of
     them is what was refused. A registered explainer's answer (``explain_finalize_refusals``) is the hint."""
     message = last_error_string()  # (read once: cuDNN forgets it as it is read)
-    explained = _refusal_explained(self)
+    explained = _refusal_explained(self, message or "")
     if explained:
         raise error_class(<int>status)(_name_of(Status, <int>status), "cudnnBackendFinalize",
                                        DescriptorType(self._dtype), None, message, explained)

@@ -121,25 +121,57 @@ def output_open(path):
             os.close(fd)
 
 
+_STREAM_FOLDERS = ("/dev/", "/proc/")  # /dev/stdout, /dev/fd/N, /proc/self/fd/N: a process's own streams
+
+
+def _replaced_file(p: pathlib.Path) -> pathlib.Path | None:
+    """The regular file ``write_whole`` replaces for the path ``p`` (a link's target; ``p`` itself when it does not
+    exist yet), or None where it writes through ``p`` instead: a device file, a pipe, a process's stream
+    (/dev/stdout is a link to /proc/self/fd/1: replacing the file it leads to would cut the shell's stream off), or a
+    file whose folder this user may not write (nothing can be put beside it) but the file itself is writable."""
+    try:
+        st = os.stat(p)  # (follows links)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return None
+    absolute = os.path.abspath(p)
+    if absolute.startswith(_STREAM_FOLDERS) or (p.is_symlink() and os.path.join(
+            os.path.dirname(absolute), os.readlink(p)).startswith(_STREAM_FOLDERS)):
+        return None
+    target = pathlib.Path(os.path.realpath(p))
+    if st is not None and not os.access(target.parent, os.W_OK | os.X_OK) and os.access(target, os.W_OK):
+        return None
+    return target
+
+
 def write_whole(path, text: str, what: str = "path") -> pathlib.Path:
     """Write ``text`` as UTF-8 to the file ``path``, whole or not at all; returns the path. A regular file (or a new
-    one) is written beside it and moved into place (keeping an existing file's mode), so that a write that fails, a
-    full disk or an interrupt, leaves what was there and no partial file; a device file or a named pipe (/dev/null,
-    a shell's pipe) is written directly. An OSError names the path."""
+    one) is written beside it, synced and moved into place (keeping an existing file's mode, and a link as a link),
+    so that a write that fails, a full disk or an interrupt, leaves what was there and no partial file; a file this
+    user may not write is refused as open() refuses it. A device file, a pipe or a process's stream (/dev/null,
+    /dev/stdout, a shell's pipe) is written directly (``_replaced_file``). An OSError names the path."""
     p = file_path(path, what)
-    target = p.resolve() if p.is_symlink() else p  # the file a link names is replaced, not the link
+    target = None
     try:
-        with output_open(target):
-            if target.exists() and not target.is_file():
-                with open(target, "w", encoding="utf-8") as f:
+        target = _replaced_file(p)
+        with output_open(p):
+            if target is None:
+                with open(p, "w", encoding="utf-8") as f:
                     f.write(text)
                 return p
-            mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+            mode = None
+            if target.exists():
+                if not os.access(target, os.W_OK):
+                    raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(p))
+                mode = stat.S_IMODE(target.stat().st_mode)
             tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask's mode, as open() gives
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as f:
                     f.write(text)
+                    f.flush()
+                    os.fsync(f.fileno())
                 if mode is not None:
                     os.chmod(tmp, mode)
                 os.replace(tmp, target)
@@ -148,7 +180,7 @@ def write_whole(path, text: str, what: str = "path") -> pathlib.Path:
                     os.unlink(tmp)
                 raise
     except OSError as e:
-        if e.filename is None or e.filename != str(target):  # (the temporary file's name means nothing to a user)
+        if e.filename != str(p):  # (the temporary file's, or the link target's, name: the user named p)
             raise type(e)(e.errno, e.strerror or str(e), str(p)) from None
         raise
     return p

@@ -154,10 +154,17 @@ def check_operations(operations, slots=None):
     topological_order(operations)
 
 
-def explain_graph_refusal(op_graph) -> str | None:
-    """What the graph checks find in an operation graph whose finalize cuDNN refused (one set by hand, through the
-    generic or the typed API), or None: for a UID written twice, an operation reading its own output, a cycle or an
-    operation listed twice, cuDNN says only "buildDAG". The hint of that CudnnError (``explain_finalize_refusals``)."""
+# cuDNN's words for a graph it cannot order (9.28: "buildDAG"; 9.19: "linkEdges"); nothing: no message at all
+_DAG_REFUSALS = ("buildDAG", "linkEdges")
+
+
+def explain_graph_refusal(op_graph, cudnn_message="") -> str | None:
+    """What the graph checks find in an operation graph whose finalize cuDNN refused for its shape (one set by hand,
+    through the generic or the typed API), or None: for a UID written twice, an operation reading its own output, a
+    cycle or an operation listed twice, cuDNN says only "buildDAG". The hint of that CudnnError
+    (``explain_finalize_refusals``); a refusal in other words is cuDNN's to explain."""
+    if cudnn_message and not any(words in cudnn_message for words in _DAG_REFUSALS):
+        return None
     ops = op_graph.value_of(AttributeName.CUDNN_ATTR_OPERATIONGRAPH_OPS)
     if ops is None:
         return None
@@ -170,6 +177,6 @@ def explain_graph_refusal(op_graph) -> str | None:
         position[id(op)] = i
     try:
         check_operations(ops)
-    except GraphError as e:
-        return f"the graph checks find: {e}"
+    except GraphError as e:  # (the builder's keyword for the fix means nothing here)
+        return f"the graph checks find: {str(e).replace(_OWN_OUTPUT, 'give the output a tensor of its own')}"
     return None

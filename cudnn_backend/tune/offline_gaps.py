@@ -55,12 +55,14 @@ graphs, and for every one of them the H100's live configs or engine counts diffe
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import re
 import select
 import signal
 import threading
+import weakref
 from dataclasses import dataclass
 
 from cudnn_backend.core import device as _device
@@ -188,12 +190,25 @@ RUNTIME_UNOBSERVED = ("not verified: whether engines or heuristics need the CUDA
                       "a fresh process sees it (cudnn-backend support)")
 
 
+_QUIET_THREADS: "weakref.WeakSet[threading.Thread]" = weakref.WeakSet()
+
+
+def never_calls_cudnn(thread: threading.Thread) -> threading.Thread:
+    """Mark ``thread`` as one that never enters cuDNN (a progress display's refresh), so that it does not keep the
+    runtime's start from being observed (``runtime_observable``); returns it."""
+    _QUIET_THREADS.add(thread)
+    return thread
+
+
 def runtime_observable() -> bool:
     """Whether a step's start of cuDNN's CUDA runtime can be seen here: the no-device stand-in is the driver, the
     runtime has not asked it yet in this process (it asks once and remembers that it could not start), and no other
-    thread runs (the steps run in forked copies, which hold only the forking thread: a lock another thread holds
-    inside cuDNN, its first-time initialisation, would never be released there)."""
-    return _device.runtime_requests() == 0 and threading.active_count() == 1
+    thread that may enter cuDNN runs (the steps run in forked copies, which hold only the forking thread: a lock
+    another thread holds inside cuDNN, its first-time initialisation, would never be released there)."""
+    if _device.runtime_requests() != 0:
+        return False
+    me = threading.current_thread()
+    return all(t is me or t in _QUIET_THREADS for t in threading.enumerate())
 
 
 _exited = []  # copies that gave their result, reaped later: their exit (freeing their memory) need not be waited for
@@ -235,7 +250,7 @@ def _in_child(fn):
     return True, pickle.loads(data)
 
 
-CHILD_SECONDS = 600.0  # a copy silent this long is stuck (a lock no thread of the copy holds): killed, done here
+CHILD_SECONDS = 600.0  # a copy that has not answered after this long is stuck (a lock no thread of the copy holds)
 
 
 def _read_child(fd, pid) -> bytes:
@@ -253,6 +268,11 @@ def _read_child(fd, pid) -> bytes:
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
+    except BaseException:  # (an interrupt: the copy is ended and reaped, not left behind)
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        raise
     finally:
         os.close(fd)
 

@@ -294,6 +294,10 @@ def test_an_output_that_is_an_input_file_is_refused_before_the_work(tmp_path):
     source.write_text("import cudnn_backend as cb\n\ndef f():\n    return 'conv_bias_relu'\n")
     line = one_error_line(run("explore", "--graph", f"{source}:f", "--csv", str(tmp_path / "." / "g.py")), 2)
     assert "argument --csv:" in line and "is the file --graph reads" in line
+    plan = tmp_path / "plan.json"  # a plan read whole may be replaced by the one picked for its graph
+    assert run("explore", *SMALL, "--save-plan", str(plan)).returncode == 0
+    assert run("explore", "--plan", str(plan), "--save-plan", str(plan)).returncode == 0
+    cb.plan_from_json(plan.read_text(), device_profile="h200")
 
 
 def test_an_ascii_only_terminal_gets_every_answer(tmp_path):

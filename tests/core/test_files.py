@@ -2,6 +2,8 @@
 bytes that are no UTF-8 text and paths the file system cannot take are refused in one line naming the parameter."""
 import os
 import pathlib
+import subprocess
+import sys
 import threading
 import time
 
@@ -10,6 +12,8 @@ import pytest
 from cudnn_backend.core import files
 from cudnn_backend.core.files import file_path, read_bounded, read_bounded_text, read_limited
 from cudnn_backend.tune import support, sweeps
+
+from tests.helpers.env import ROOT
 
 
 def test_read_limited_stops_one_past_the_bound(tmp_path):
@@ -134,3 +138,12 @@ def test_write_csv_heads_every_key_in_first_order(tmp_path):
     f = files.write_csv(tmp_path / "rows.csv", [{"a": 1}, {"b": 2, "a": 3}])
     assert f.read_text().splitlines() == ["a,b", "1,", "3,2"]
     assert files.write_csv(tmp_path / "none.csv", []).read_text().splitlines() == ["graph"]
+
+
+def test_write_whole_writes_a_process_stream_through_it(tmp_path):
+    # /dev/stdout leads to the shell's pipe or file: replacing what it leads to would cut the stream off
+    code = ("import sys; from cudnn_backend.core.files import write_whole; print('before', flush=True); "
+            "write_whole('/dev/stdout', 'through\\n'); print('after', flush=True)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["before", "through", "after"]

@@ -488,3 +488,17 @@ def test_the_explanation_needs_no_import_of_the_graph_layer():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "is written by Pointwise RELU_FWD already" in out.stdout
+
+
+def test_the_graph_explanation_speaks_only_to_refusals_of_the_graphs_shape():
+    from cudnn_backend.graph.checks import explain_graph_refusal
+
+    shape, strides = [1, 8, 4, 4], [128, 16, 4, 1]
+    x, y = (gg.tensor(u, shape, strides, cb.CUDNN_DATA_FLOAT) for u in (1, 2))
+    g = cb.Descriptor(cb.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
+    g.set(cb.CUDNN_ATTR_OPERATIONGRAPH_OPS, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR,
+          [gg.pointwise_op(cb.CUDNN_POINTWISE_RELU_FWD, x, y), gg.pointwise_op(cb.CUDNN_POINTWISE_TANH_FWD, x, y)])
+    found = explain_graph_refusal(g, "outputGraph.buildDAG()")
+    assert "is written by Pointwise RELU_FWD already" in found and "(output=)" not in found
+    assert explain_graph_refusal(g, "node->linkEdges(peerNode.get())") == found  # (9.19's words)
+    assert explain_graph_refusal(g, "some other check failed") is None

@@ -23,6 +23,7 @@ GEN_STATS: per-channel sum and sum of squares (over every axis where the statist
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -275,7 +276,7 @@ def _epsilon(value, what="epsilon"):
     or a negative one makes every output NaN or infinite)."""
     if value is None:
         raise TypeError(f"{what}: expected a number >= 0 or a Tensor, not None")
-    if real_number(value) and not (math.isfinite(float(value)) and float(value) >= 0):
+    if real_number(value) and not (value >= 0 and (isinstance(value, numbers.Integral) or math.isfinite(value))):
         raise ValueError(f"{what}: {value!r}; it must be a finite number >= 0")
     return value
 

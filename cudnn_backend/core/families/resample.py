@@ -90,7 +90,7 @@ def resample_output_dims(x_dims, window, stride, pre_padding, post_padding):
     return [n, c, *out]
 
 
-def explain_resample_refusal(op) -> str | None:
+def explain_resample_refusal(op, cudnn_message="") -> str | None:
     """What may be why cuDNN refused to finalize a RESAMPLE_FWD or RESAMPLE_BWD set by hand, saying only
     "finalize_internal()": an output (the backward's dY) whose dims are not those of the input (dX) pooled with the
     descriptor's window, stride and paddings, as cudnn-frontend infers them; None where they are (or are unknown)."""
