@@ -154,8 +154,9 @@ def check_operations(operations, slots=None):
     topological_order(operations)
 
 
-# cuDNN's words for a graph it cannot order (9.28: "buildDAG"; 9.19: "linkEdges"); nothing: no message at all
-_DAG_REFUSALS = ("buildDAG", "linkEdges")
+# cuDNN's words for a graph it cannot order (9.28: "buildDAG"; 9.19: "linkEdges"; 9.10: its graph's finalize, named
+# and no more); nothing: no message at all
+_DAG_REFUSALS = ("buildDAG", "linkEdges", "ptrDesc->finalize()")
 
 
 def explain_graph_refusal(op_graph, cudnn_message="") -> str | None:

@@ -1,7 +1,7 @@
 """One place per operation family (``core.families``): each family's module declares its operations, shape rules,
 finalize checks and JSON node schema; the op checks, the JSON checks and the ``Graph`` methods read from it."""
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import cudnn_backend as cb
@@ -142,7 +142,10 @@ def test_the_graph_builder_broadcasts_by_the_one_rule(dims):
     except GraphError:
         expected = None
     g = Graph("broadcast")
-    x, b = g.tensor(x_dims, name="x"), g.tensor(b_dims, name="b")
+    try:
+        x, b = g.tensor(x_dims, name="x"), g.tensor(b_dims, name="b")
+    except cb.CudnnError:  # (cuDNN 9.10 refuses a tensor of rank 1: nothing of the builder's rule to see)
+        assume(False)
     try:
         y = g.pointwise("CUDNN_POINTWISE_ADD", x, b, output=True)
     except GraphError:
