@@ -121,12 +121,14 @@ try:
 except ModuleNotFoundError as _error:
     _raise_unbuilt(_error)
 
-# what cuDNN refuses saying only "buildDAG" or "finalize_internal()", explained by the package's checks (loaded on the
-# first such refusal): an operation graph set by hand (a UID written twice, a cycle), a pooling whose output does
-# not fit its window
+# what cuDNN refuses saying only "buildDAG" or "finalize_internal()" (or nothing), explained by the package's checks
+# (loaded on the first such refusal): an operation graph set by hand (a UID written twice, a cycle), a pooling whose
+# output does not fit its window, a batch-norm finalize not in fp32
 _explain_finalize_refusals("CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR", "cudnn_backend.graph.checks:explain_graph_refusal")
 for _pooling in ("CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR", "CUDNN_BACKEND_OPERATION_RESAMPLE_BWD_DESCRIPTOR"):
     _explain_finalize_refusals(_pooling, "cudnn_backend.core.families.resample:explain_resample_refusal")
+_explain_finalize_refusals("CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR",
+                           "cudnn_backend.core.families.norm:explain_bn_finalize_refusal")
 
 # name -> (module, attribute or None for the module itself), imported on first access
 _LAZY = {

@@ -26,8 +26,7 @@ from cudnn_backend.cli.args import (SIZE_OPTIONS, UsageError, build_parser, buil
 from cudnn_backend.cli.errata import cmd_errata, errata_arg
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._handle import Handle
-from cudnn_backend.core.files import file_path, output_open, read_bounded_text, write_whole
-from cudnn_backend.core.files import write_csv as write_csv_file  # (each command's own write_csv is its --csv)
+from cudnn_backend.core.files import file_path, read_bounded_text, write_csv, write_whole
 from cudnn_backend.core.info import info as _info
 from cudnn_backend.core.json_checks import TABLE_RELEASES
 from cudnn_backend.core.versions import OFFLINE_SINCE, format_version, loaded_version, parse_version
@@ -392,18 +391,17 @@ def _progress(args, label):
 # ---------------------------------------------------------------------------------------------
 def _write_outputs(args, explorations: list) -> bool:
     """--csv, --json, --plot, --heatmap; each attempted whatever happens to the others. False if one failed."""
-    def write_csv():
+    def csv_output():
         rows = [row for ex in explorations for row in ex.rows()]
-        with _writing("--csv", args.csv):
-            write_csv_file(args.csv, rows, "--csv")
+        _write_rows_csv(args.csv, rows)
         render.error_console.print(f"wrote {args.csv} ({len(rows)} rows)")
 
-    def write_json():
+    def json_output():
         data = explorations[0].to_dict() if len(explorations) == 1 else [ex.to_dict() for ex in explorations]
         _write_json(args.json, data, default=str)
         render.error_console.print(f"wrote {args.json}")
 
-    ok = _each_output(args, [write for given, write in ((args.csv, write_csv), (args.json, write_json)) if given])
+    ok = _each_output(args, [write for given, write in ((args.csv, csv_output), (args.json, json_output)) if given])
     for flag, path, draw in (("--plot", args.plot, plots.plot_exploration), ("--heatmap", args.heatmap,
                                                                             plots.plot_knob_heatmap)):
         if not path:
@@ -519,11 +517,10 @@ class OutputError(Exception):
 
 @contextlib.contextmanager
 def _writing(option, path):
-    """One output file written: an OSError there (a full disk, a file that refuses writes, a named pipe nobody
-    reads) names the option."""
+    """One output file written (through ``core.files.write_whole``, which refuses a named pipe nobody reads): an
+    OSError there (a full disk, a file that refuses writes, that pipe) names the option."""
     try:
-        with output_open(path):
-            yield
+        yield
     except OSError as e:
         raise OutputError(f"argument {option}: cannot write {str(path)!r}: {e.strerror or e}") from None
 
@@ -855,7 +852,7 @@ def _support_options(args) -> dict:
 
 def _write_rows_csv(path, rows):
     with _writing("--csv", path):
-        write_csv_file(path, rows, "--csv")
+        write_csv(path, rows, "--csv")
 
 
 def cmd_support(args) -> int:
@@ -884,17 +881,17 @@ def cmd_support(args) -> int:
         render.note(f"{len(matrix)} graphs: the rows are in --csv / --json (or --rows all / unsupported)")
     render.error_console.print(f"{len(matrix)} graphs in {matrix.wall_seconds:.1f} s ({matrix.cached} from the cache, "
                                f"{matrix.workers} worker(s))")
-    def write_csv():
+    def csv_output():
         with _writing("--csv", args.csv):
             matrix.write_csv(args.csv)
         render.error_console.print(f"wrote {args.csv} ({len(matrix)} rows)")
 
-    def write_json():
+    def json_output():
         with _writing("--json", args.json):
             matrix.write_json(args.json)
         render.error_console.print(f"wrote {args.json}")
 
-    ok = _each_output(args, [write for given, write in ((args.csv, write_csv), (args.json, write_json)) if given])
+    ok = _each_output(args, [write for given, write in ((args.csv, csv_output), (args.json, json_output)) if given])
     if args.heatmap:
         try:
             plot_support_heatmap(matrix, args.heatmap)
@@ -984,15 +981,15 @@ def _print_comparison(args, comparison, rendering) -> int:
     """A comparison's table, and its rows to --csv and --json."""
     render.console.print(rendering(comparison, everything=args.all))
 
-    def write_csv():
+    def csv_output():
         _write_rows_csv(args.csv, comparison.rows)
         render.error_console.print(f"wrote {args.csv} ({len(comparison.rows)} rows)")
 
-    def write_json():
+    def json_output():
         _write_json(args.json, comparison.to_dict())
         render.error_console.print(f"wrote {args.json}")
 
-    return 0 if _each_output(args, [write for given, write in ((args.csv, write_csv), (args.json, write_json))
+    return 0 if _each_output(args, [write for given, write in ((args.csv, csv_output), (args.json, json_output))
                                     if given]) else 1
 
 

@@ -660,6 +660,12 @@ cdef int _check_written_tensors(Descriptor op) except -1:
     return 0
 
 
+cdef int _refuse_nan(int dtype, int attr) except -1:
+    """ValueError for a NaN given to a FLOAT or DOUBLE attribute: no attribute of cuDNN's means anything by it (a
+    blend factor, a clip, a slope, a probability), and cuDNN takes it, computing NaN."""
+    raise ValueError(f"{_what(dtype, attr)}: NaN is not a number cuDNN can compute with; give a real value")
+
+
 cdef int _refuse_written_tensor(Descriptor op, int out_attr, int other_attr, bint other_is_output,
                                 int64_t uid) except -1:
     """GraphError for ``_check_written_tensors``, naming the two attributes (by keyword) and the tensor."""
@@ -1104,12 +1110,16 @@ cdef class Descriptor(_Resource):
                         (<cudnnBackendDescriptor_t*>data)[i] = d._raw
                     elif kind == K_FLOAT:
                         dv = PyFloat_AS_DOUBLE(v) if type(v) is float else _real(v, (self._dtype, attr))
+                        if dv != dv:
+                            _refuse_nan(self._dtype, attr)
                         if isinf(<float>dv) and not isinf(dv):
                             raise ValueError(f"{_what(self._dtype, attr)}: {v} does not fit in a float")
                         (<float*>data)[i] = <float>dv
                         v = <double>(<float>dv)
                     elif kind == K_DOUBLE:
                         dv = PyFloat_AS_DOUBLE(v) if type(v) is float else _real(v, (self._dtype, attr))
+                        if dv != dv:
+                            _refuse_nan(self._dtype, attr)
                         (<double*>data)[i] = dv
                         if type(v) is not float:
                             v = dv
@@ -1697,14 +1707,15 @@ cdef int _set_fast(Descriptor self, AttrSpec* spec, int attr, int atype, object 
         if type(values) is not float or spec.count_min > 1 or spec.count_max == 0:
             return 0
         f32 = <float>PyFloat_AS_DOUBLE(values)
-        if isinf(f32) and not isinf(PyFloat_AS_DOUBLE(values)):
-            return 0  # past float's range: refused on the checked path
+        if (isinf(f32) and not isinf(PyFloat_AS_DOUBLE(values))) or f32 != f32:
+            return 0  # past float's range, or NaN: refused on the checked path
         stored = <double>f32
         n = 1
         data = &f32
     elif kind == K_DOUBLE:
-        if type(values) is not float or spec.count_min > 1 or spec.count_max == 0:
-            return 0
+        if type(values) is not float or spec.count_min > 1 or spec.count_max == 0 or \
+                (<PyFloatObject*>values).ob_fval != (<PyFloatObject*>values).ob_fval:
+            return 0  # (NaN: refused on the checked path)
         n = 1
         data = &(<PyFloatObject*>values).ob_fval
     elif kind == K_BOOL:

@@ -17,7 +17,7 @@ import secrets
 import select
 import stat
 
-__all__ = ["file_path", "read_limited", "read_bounded", "read_bounded_text", "output_open", "write_whole", "write_csv"]
+__all__ = ["file_path", "read_limited", "read_bounded", "read_bounded_text", "write_whole", "write_csv"]
 
 
 def file_path(path, what="path") -> pathlib.Path:
@@ -96,7 +96,7 @@ def read_bounded_text(path, limit: int, what: str = "path", usual: str = "") -> 
 
 
 @contextlib.contextmanager
-def output_open(path):
+def _output_open(path):
     """Around writing the output ``path``: an output that opening for writing would wait on for ever (a named pipe
     no process reads: a plain open blocks until one does) is refused (OSError naming the path). For a named pipe
     with a reader (a shell's pipe), this holds a writing end open meanwhile, so that the reader does not take its
@@ -155,7 +155,7 @@ def write_whole(path, text: str, what: str = "path") -> pathlib.Path:
     target = None
     try:
         target = _replaced_file(p)
-        with output_open(p):
+        with _output_open(p):
             if target is None:
                 with open(p, "w", encoding="utf-8") as f:
                     f.write(text)

@@ -328,9 +328,7 @@ cdef class GraphCore:
 
     def __init__(self, name="graph", io_data_type=DataType.CUDNN_DATA_HALF, intermediate_data_type=_F32,
                  compute_data_type=_F32):
-        if not isinstance(name, str):
-            raise TypeError(f"name: expected a str, not {type(name).__name__}")
-        self.name = name
+        self.name = _build.as_name(name)
         self.io_data_type = _data_type(io_data_type, "io_data_type")
         self.intermediate_data_type = _data_type(intermediate_data_type, "intermediate_data_type")
         self.compute_data_type = _data_type(compute_data_type, "compute_data_type")
@@ -431,8 +429,8 @@ cdef class GraphCore:
             t._set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, True)
         if by_value:
             t._set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, True)
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name: expected a str, not {type(name).__name__}")
+        if name is not None and type(name) is not str:  # (a str passes without a call: the builder's hot path)
+            name = _build.as_name(name)
         t.name_ = name  # None: "t<uid>" / "v<uid>", made when asked for
         t._finalize(True)
         self._take_uid(u, t)
@@ -442,7 +440,7 @@ cdef class GraphCore:
         """A by-value scalar tensor (all dims 1); ``value`` is bound in variant packs unless one is given."""
         rank = as_int(rank, "rank", 1, MAX_RANK)
         if name is not None and type(name) is not str:
-            raise TypeError(f"name: expected a str, not {type(name).__name__}")
+            name = _build.as_name(name)
         return self._scalar(_scalar_value(value, data_type, name or "value"), data_type, name, uid, rank)
 
     def _scalar(self, value, data_type, name, uid, rank):
@@ -570,7 +568,7 @@ cdef class GraphCore:
     cdef object _add_c(self, object op):
         cdef Descriptor d
         cdef list slots = []
-        cdef tuple slot, other
+        cdef tuple slot
         cdef dict tensors, producer
         cdef set read
         cdef dict adopted
@@ -583,6 +581,8 @@ cdef class GraphCore:
         _tensor_slots(d, slots)
         if not slots and not op.descriptor_type.name.startswith("CUDNN_BACKEND_OPERATION_"):
             raise TypeError(f"op: expected an operation descriptor, not a {op.descriptor_type.name}")
+        if not d._finalized:  # first: the operation's own refusals (one writing a tensor it reads: core's check)
+            d._finalize(True)
         tensors = self.tensors
         producer = self._producer
         read = self._read
@@ -604,22 +604,11 @@ cdef class GraphCore:
                 aliased = _checks.aliased_output(op, keyword_of(slot[0]), slot[1], slot[2])
                 if aliased is not None:
                     raise GraphError(aliased)
-            # refused here, naming the slot: cuDNN refuses these only as the whole graph is finalized (and 9.19
-            # finalizes a lone operation writing its own input)
-            for other in slots:
-                if other is slot or (<TensorSignature>other[2]).uid != uid:
-                    continue
-                if not other[3]:
-                    raise GraphError(_checks.reads_its_output(op, keyword_of(slot[0]), keyword_of(other[0]),
-                                                              slot[1], uid))
-                raise GraphError(_checks.written_twice(op, keyword_of(slot[0]), keyword_of(other[0]), slot[1], uid))
             if uid in producer:
                 raise GraphError(_checks.second_producer(op, keyword_of(slot[0]), slot[1], uid,
                                                          self.operations[<Py_ssize_t>producer[uid]]))
             if uid in read:
                 self._refuse_cycle(op, slot, slots)
-        if not d._finalized:
-            d._finalize(True)
         position = len(self.operations)
         self.operations.append(op)
         self._slots.append(slots)

@@ -42,12 +42,12 @@ def operation_slots(op) -> list:
 
 def reads_its_output(op, out_keyword, in_keyword, t, uid) -> str:
     """The refusal of an operation whose output ``out_keyword`` is the tensor it reads as ``in_keyword``."""
-    return _names.reads_its_output(operation_label(op), tensor_name(t), uid, out_keyword, in_keyword, _OWN_OUTPUT)
+    return _names.reads_its_output(operation_label(op), tensor_name(t), uid, out_keyword, in_keyword)
 
 
 def written_twice(op, first_keyword, out_keyword, t, uid) -> str:
     """The refusal of an operation writing one tensor as two of its outputs (``first_keyword``, ``out_keyword``)."""
-    return _names.written_twice(operation_label(op), tensor_name(t), uid, first_keyword, out_keyword, _OWN_OUTPUT)
+    return _names.written_twice(operation_label(op), tensor_name(t), uid, first_keyword, out_keyword)
 
 
 def aliased_output(op, out_keyword, t, sig):

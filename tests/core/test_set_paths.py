@@ -122,6 +122,18 @@ def test_values_that_would_be_changed_on_the_way_are_refused():
     with pytest.raises(ValueError, match="does not fit in a float"):
         conv.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, np.float64(-1e39))
     conv.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, float("inf"))  # inf stays inf
+    # NaN: cuDNN takes it and computes NaN; refused on both paths (a Python float takes the fast one)
+    pw = cb.Descriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
+    for atype, attr, nan in ((CUDNN_TYPE_FLOAT, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, float("nan")),
+                             (CUDNN_TYPE_FLOAT, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, np.float32("nan")),
+                             (CUDNN_TYPE_DOUBLE, CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, float("nan")),
+                             (CUDNN_TYPE_DOUBLE, CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, np.float64("nan"))):
+        d = conv if "CONVOLUTION" in attr.name else pw
+        before = d.values.get(attr)
+        with pytest.raises(ValueError, match=rf"{attr.name}: NaN is not a number cuDNN can compute with"):
+            d.set(attr, atype, nan)
+        assert d.values.get(attr) == before  # nothing was set
+    pw.set(CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, CUDNN_TYPE_DOUBLE, float("inf"))  # (inf is a clip: no clip)
     t = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
     with pytest.raises(TypeError, match=r"CUDNN_ATTR_TENSOR_DIMENSIONS: a 2-d array; an attribute takes one value or "
                                         r"a flat sequence"):

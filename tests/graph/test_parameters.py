@@ -443,6 +443,53 @@ def test_output_data_type_float_is_taken_though_it_is_zero(make, given):
     assert int(make(g, x, None).data_type) == int(D.CUDNN_DATA_HALF)
 
 
+def test_momentum_is_a_weight_from_0_to_1_checked_before_any_tensor_is_made():
+    g = Graph("bn")
+    t = {n: g.tensor([1, 8, 1, 1], data_type="float", name=n) for n in ("sum", "sq", "scale", "bias")}
+    made = dict(g.tensors)
+    for bad in (2.0, -0.1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match=r"^momentum: .*; it must be a number from 0 to 1"):
+            g.bn_finalize(t["sum"], t["sq"], t["scale"], t["bias"], accum_count=8, momentum=bad)
+        with pytest.raises(ValueError, match=r"^epsilon: "):
+            g.bn_finalize(t["sum"], t["sq"], t["scale"], t["bias"], accum_count=8, epsilon=bad if bad != 2.0 else -1)
+    x = g.tensor([2, 8, 4, 4], layout="nhwc", name="x")
+    made = dict(g.tensors)
+    with pytest.raises(ValueError, match=r"^momentum: 1.5; it must be"):
+        g.batch_norm(x, t["scale"], t["bias"], momentum=1.5, running_mean=t["sum"], running_var=t["sq"])
+    assert g.tensors == made and g.operations == []  # a refused call leaves the graph as it was
+    g.bn_finalize(t["sum"], t["sq"], t["scale"], t["bias"], accum_count=8, momentum=1)
+    g.batch_norm(x, t["scale"], t["bias"], momentum=0.0, running_mean=t["sum"], running_var=t["sq"])
+
+
+def test_bn_finalize_not_in_fp32_is_explained():
+    # cuDNN refuses another math_prec with NOT_SUPPORTED and no reason, an fp16 statistic with a bare condition
+    g = Graph("bn")
+    t = {n: g.tensor([1, 8, 1, 1], data_type="float", name=n) for n in ("sum", "sq", "scale", "bias")}
+    with pytest.raises(cb.CudnnError, match=r"hint: math_prec is CUDNN_DATA_HALF: BN_FINALIZE_STATISTICS computes "
+                                            r"in CUDNN_DATA_FLOAT"):
+        g.bn_finalize(t["sum"], t["sq"], t["scale"], t["bias"], accum_count=8, compute="half")
+    half = g.tensor([1, 8, 1, 1], data_type="half", name="half")
+    with pytest.raises(cb.CudnnError, match=r"hint: scale_desc is CUDNN_DATA_HALF: BN_FINALIZE"):
+        g.bn_finalize(t["sum"], t["sq"], half, t["bias"], accum_count=8)
+
+
+def test_a_name_that_prefixes_an_operations_tensors_is_a_str():
+    g = Graph("names")
+    x = g.tensor([1, 8, 4, 4], name="x")
+    calls = {"reshape": lambda n: g.reshape(x, [1, 8, 16], name=n),
+             "concat": lambda n: g.concat([x, x], 1, name=n),
+             "softmax": lambda n: g.softmax(x, name=n),
+             "gen_stats": lambda n: g.gen_stats(x, name=n),
+             "rng": lambda n: g.rng([1, 8, 4, 4], name=n),
+             "pool": lambda n: g.pool(x, window=[2, 2], name=n)}
+    for method, call in calls.items():
+        for bad in (5, None, b"y"):
+            with pytest.raises(TypeError, match=r"^name: expected a str, not "):
+                call(bad)
+    assert list(g.tensors.values()) == [x] and g.operations == []
+    assert g.reshape(x, [1, 8, 16], name="flat").name == "flat_y"
+
+
 def test_bn_finalize_inference_is_a_truth_value():
     g = Graph("bn")
     t = {n: g.tensor([1, 8, 1, 1], data_type="float", name=n) for n in ("sum", "sq", "scale", "bias")}

@@ -20,7 +20,7 @@ from cudnn_backend.core._status import check_available
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, DATA_TYPE_PREFIX
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 
-__all__ = ["as_int", "as_bool", "int_range", "as_data_type", "output_type", "as_choice", "require", "real_number",
+__all__ = ["as_int", "as_bool", "as_name", "int_range", "as_data_type", "output_type", "as_choice", "require", "real_number",
            "scalar_value",
            "OVERRIDE_SHAPES_NEEDS", "as_list", "as_sizes", "as_dims", "as_strides", "pair", "packed_strides",
            "stride_order", "strides_like", "nhwc_strides", "bshd_strides", "elements_alias", "layout_strides",
@@ -40,6 +40,14 @@ def as_bool(value, what) -> bool:
     if isinstance(value, np.bool_):
         return bool(value)
     raise TypeError(f"{what}: expected True or False, not {type(value).__name__}")
+
+
+def as_name(name) -> str:
+    """The ``name`` an operation gives its tensors (``name``_y, ``name``_stats, ...): a str, else a TypeError (any
+    object would otherwise be formatted into the names)."""
+    if type(name) is not str and not isinstance(name, str):
+        raise TypeError(f"name: expected a str, not {type(name).__name__}")
+    return name
 
 
 def as_data_type(value, what="data_type") -> DataType:

@@ -127,6 +127,26 @@ def check_bn_finalize(op):
         need(op, v(attr), slot, sd, f"the per-channel shape of y_sum_desc {list(sd)}")
 
 
+def explain_bn_finalize_refusal(op, cudnn_message="") -> str | None:
+    """What may be why cuDNN refused to finalize a BN_FINALIZE_STATISTICS: it computes in fp32 only, and reads and
+    writes fp32 statistics only (cuDNN 9.10 to 9.28 refuse another math_prec, NOT_SUPPORTED with no reason, and
+    another tensor type with a bare "!hasYSum || ..."); None where those are fp32."""
+    v = op.value_of
+    problems = []
+    prec = v(A.CUDNN_ATTR_OPERATION_BN_FINALIZE_MATH_PREC)
+    if prec is not None and int(prec) != int(DataType.CUDNN_DATA_FLOAT):
+        problems.append(f"math_prec is {DataType(int(prec)).name}")
+    for attr, slot in [(A.CUDNN_ATTR_OPERATION_BN_FINALIZE_Y_SUM_DESC, "y_sum_desc")] + _BN_FINALIZE_PER_CHANNEL:
+        t = v(attr)
+        dt = t.value_of(A.CUDNN_ATTR_TENSOR_DATA_TYPE) if t is not None and hasattr(t, "value_of") else None
+        if dt is not None and int(dt) != int(DataType.CUDNN_DATA_FLOAT):
+            problems.append(f"{slot} is {DataType(int(dt)).name}")
+    if not problems:
+        return None
+    return (f"{', '.join(problems)}: BN_FINALIZE_STATISTICS computes in CUDNN_DATA_FLOAT and reads and writes "
+            "CUDNN_DATA_FLOAT statistics only")
+
+
 def check_norm_forward(op):
     v = op.value_of
     xd = dims(v(A.CUDNN_ATTR_OPERATION_NORM_FWD_XDESC))
@@ -281,6 +301,16 @@ def _epsilon(value, what="epsilon"):
     return value
 
 
+def _momentum(value, what="momentum"):
+    """A running-statistics weight: a Tensor, or a number from 0 to 1 (running = (1 - momentum) * running + momentum
+    * batch: outside that range, or NaN, the running statistics diverge or turn NaN)."""
+    if value is None:
+        raise TypeError(f"{what}: expected a number from 0 to 1 or a Tensor, not None")
+    if real_number(value) and not 0 <= value <= 1:
+        raise ValueError(f"{what}: {value!r}; it must be a number from 0 to 1 (the weight of the batch's statistics)")
+    return value
+
+
 class NormOps:
     """``norm_forward``/``norm_backward`` and the named norms, ``gen_stats``, ``bn_finalize``, ``bn_bwd_weights``."""
 
@@ -295,6 +325,7 @@ class NormOps:
         updates running statistics. ``epsilon``/``momentum`` are numbers (by-value fp32 scalars) or tensors;
         ``momentum`` (default 0.1) weighs the running statistics, and is refused without them.
         """
+        name = _build.as_name(name)
         mode = _built_mode(mode)
         phase = as_choice(NormFwdPhase, phase, "phase", "CUDNN_NORM_FWD_", _PHASES)
         x, scale = self._need_tensor(x, "x"), self._need_tensor(scale, "scale")
@@ -313,10 +344,13 @@ class NormOps:
         if stats_type != _F32:
             raise GraphError(f"stats_data_type: {stats_type.name}, but normalization statistics must be "
                              "CUDNN_DATA_FLOAT")
+        epsilon = _epsilon(epsilon)  # (checked before any tensor is made: a refused call leaves the graph as it was)
+        if momentum is not None:
+            momentum = _momentum(momentum)
         y = self._output(output, x.shape, x, output_type(output_data_type, x.data_type), f"{name}_y", strides=x.strides,
                          what="output")
         op = self._operation("NORM_FORWARD", mode=mode, phase=phase, xdesc=x, scale_desc=scale, ydesc=y,
-                             epsilon_desc=self._scalar_or_tensor(_epsilon(epsilon), rank, f"{name}_epsilon",
+                             epsilon_desc=self._scalar_or_tensor(epsilon, rank, f"{name}_epsilon",
                                                                   what="epsilon"))
         out = {"y": y, "mean": None, "inv_variance": None, "epsilon": op.epsilon_desc, "running_mean": None,
                "running_var": None}
@@ -374,6 +408,7 @@ class NormOps:
     def norm_backward(self, dy, x, scale, mean=None, inv_variance=None, *, mode="layer", dbias=True, epsilon=None,
                       output_data_type=None, grad_data_type=_F32, name="norm_bwd"):
         """NORM_BACKWARD: ``{"dx", "dscale", "dbias"}`` (dscale/dbias shaped like the scale, fp32)."""
+        name = _build.as_name(name)
         mode = _built_mode(mode)
         dbias = as_bool(dbias, "dbias")
         dy, x, scale = self._need_tensor(dy, "dy"), self._need_tensor(x, "x"), self._need_tensor(scale, "scale")
@@ -423,6 +458,7 @@ class NormOps:
     def gen_stats(self, x, *, compute=None, stats_data_type=_F32, name="genstats"):
         """GEN_STATS: per-channel sum and sum of squares of X, ``{"sum", "sqsum"}`` [1, C, 1, 1] fp32 (cuDNN runs it
         after a convolution with a real output)."""
+        name = _build.as_name(name)
         x = self._need_tensor(x, "x")
         dims = per_channel_dims(x.shape)
         strides = _build.strides_like(dims, x.strides)
@@ -438,25 +474,27 @@ class NormOps:
         """BN_FINALIZE_STATISTICS: equivalent scale/bias and saved mean / inverse std (and updated running
         statistics) from GEN_STATS' sums. ``accum_count`` (N*H*W) is a by-value int64 scalar; epsilon and
         momentum fp32 scalars (numbers or tensors)."""
+        name = _build.as_name(name)
         sum_, sqsum = self._need_tensor(sum_, "sum_"), self._need_tensor(sqsum, "sqsum")
         scale, bias = self._need_tensor(scale, "scale"), self._need_tensor(bias, "bias")
         rank = len(sum_.shape)
+        # the values checked before any tensor is made: a refused call leaves the graph as it was
+        if not self._is_tensor(accum_count):
+            accum_count = as_int(accum_count, "accum_count", 1)  # N*H*W: cuDNN divides by it
+        epsilon, momentum = _epsilon(epsilon), _momentum(momentum)
+        mode = BnFinalizeStatsMode.CUDNN_BN_FINALIZE_STATISTICS_INFERENCE if as_bool(inference, "inference") else \
+            BnFinalizeStatsMode.CUDNN_BN_FINALIZE_STATISTICS_TRAINING
+        compute = self._compute(compute)
 
         def like(nm):
             return self.tensor(sum_.shape, sum_.strides, _F32, name=f"{name}_{nm}")
 
         out = {n: like(n) for n in ("eq_scale", "eq_bias", "saved_mean", "saved_inv_std")}
-        if not self._is_tensor(accum_count):
-            accum_count = as_int(accum_count, "accum_count", 1)  # N*H*W: cuDNN divides by it
         out["accum_count"] = self._scalar_or_tensor(accum_count, rank, f"{name}_accum_count", _I64,
                                                     what="accum_count")
-        out["epsilon"] = self._scalar_or_tensor(_epsilon(epsilon), rank, f"{name}_epsilon", what="epsilon")
-        if momentum is None:
-            raise TypeError("momentum: expected a number or a Tensor, not None")
+        out["epsilon"] = self._scalar_or_tensor(epsilon, rank, f"{name}_epsilon", what="epsilon")
         out["momentum"] = self._scalar_or_tensor(momentum, rank, f"{name}_momentum", what="momentum")
-        mode = BnFinalizeStatsMode.CUDNN_BN_FINALIZE_STATISTICS_INFERENCE if as_bool(inference, "inference") else \
-            BnFinalizeStatsMode.CUDNN_BN_FINALIZE_STATISTICS_TRAINING
-        op = self._operation("BN_FINALIZE_STATISTICS", stats_mode=mode, math_prec=self._compute(compute),
+        op = self._operation("BN_FINALIZE_STATISTICS", stats_mode=mode, math_prec=compute,
                              y_sum_desc=sum_, y_sq_sum_desc=sqsum, scale_desc=scale, bias_desc=bias,
                              saved_mean_desc=out["saved_mean"], saved_inv_std_desc=out["saved_inv_std"],
                              eq_scale_desc=out["eq_scale"], eq_bias_desc=out["eq_bias"],
@@ -475,6 +513,7 @@ class NormOps:
     def bn_bwd_weights(self, x, dy, mean, inv_std, scale, *, compute=None, name="dbn"):
         """BN_BWD_WEIGHTS: ``{"dscale", "dbias", "eq_dy_scale", "eq_x_scale", "eq_bias"}``, each [1, C, 1, 1] fp32
         (the equivalent scales fold dX = eq_dy_scale * dY + eq_x_scale * X + eq_bias into the next dgrad)."""
+        name = _build.as_name(name)
         x, dy = self._need_tensor(x, "x"), self._need_tensor(dy, "dy")
         pc = per_channel_dims(dy.shape)
         strides = _build.strides_like(pc, dy.strides)

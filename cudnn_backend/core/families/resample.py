@@ -34,7 +34,6 @@ from cudnn_backend.core.families._reference import (
     element_coords,
     ravel_axes,
     real,
-    take,
 )
 from cudnn_backend.errors import GraphError
 
@@ -185,6 +184,7 @@ class ResampleOps:
                  output_data_type=None, name="resample"):
         """RESAMPLE_FWD (pooling): ``{"y", "index"}``; ``index=True`` (max pooling, training) also writes the
         index tensor (INT8 by default)."""
+        name = _build.as_name(name)
         x = self._need_tensor(x, "x")
         index = as_bool(index, "index")
         nsp = len(x.shape) - 2
@@ -213,6 +213,7 @@ class ResampleOps:
                      padding_mode=None, index=None, x=None, y=None, compute=None, output=True, output_data_type=None,
                      name="resample_bwd"):
         """RESAMPLE_BWD: dX (the forward input's ``x_dims``) from dY; max pooling needs the forward ``index``."""
+        name = _build.as_name(name)
         dy = self._need_tensor(dy, "dy")
         x_dims = _build.as_dims(x_dims, "x_dims")
         nsp = len(x_dims) - 2
@@ -387,9 +388,9 @@ class ResampleBackward(Op):
         dy = values[self.dy].reshape(-1)
         if w.mode == _MAX:
             tap = values[self.index].reshape(-1).astype(np.int64)
-            take = np.zeros(lin.shape, dtype=bool)
-            take[np.arange(len(tap)), tap] = True
-            share = np.where(take, dy[:, None], 0.0)
+            chosen = np.zeros(lin.shape, dtype=bool)
+            chosen[np.arange(len(tap)), tap] = True
+            share = np.where(chosen, dy[:, None], 0.0)
         else:
             share = np.broadcast_to((dy / w.divisor(inside))[:, None], lin.shape)
         if w.padding != PaddingMode.CUDNN_EDGE_VAL_PAD:

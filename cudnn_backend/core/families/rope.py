@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cudnn_backend.core.families import _build
 from cudnn_backend.core.families._build import as_int, output_type, require
 from cudnn_backend.core.families._checks import fail
 from cudnn_backend.core.families._family import Family
@@ -54,6 +55,7 @@ class RopeOps:
 
     def _rope(self, op_name, slots, source, freqs, rope_dim, output_scale, output, output_data_type, name):
         """Either direction: the result shaped and laid out like ``source`` (X, or dY), in slots ``slots``."""
+        name = _build.as_name(name)
         require(f"CUDNN_BACKEND_OPERATION_{op_name}_DESCRIPTOR", f"Graph.{op_name.lower()}")
         source, freqs = self._need_tensor(source, slots[0]), self._need_tensor(freqs, "freqs")
         if rope_dim is not None:
