@@ -21,8 +21,8 @@ from rich.text import Text
 
 from cudnn_backend.cli import render
 from cudnn_backend._bindings._loader import release_library
-from cudnn_backend.cli.args import (SIZE_OPTIONS, UsageError, build_parser, builder_kwargs, options_from, size_options,
-                                    tune_options)
+from cudnn_backend.cli.args import (SIZE_OPTIONS, UsageError, build_parser, builder_kwargs, options_from,
+                                    param_options, size_options, tune_options)
 from cudnn_backend.cli.errata import cmd_errata, errata_arg
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._handle import Handle
@@ -259,6 +259,8 @@ GPU_ONLY = (("sweep", "the knob search compares timings"), ("plot", "it draws ti
             ("repeats", _TIMED), ("buffer_sets", _TIMED), ("strategy", _CHOSEN), ("race_keep", _CHOSEN),
             ("race_margin", _CHOSEN), ("race_samples", _CHOSEN), ("finalists", _CHOSEN), ("final_rounds", _CHOSEN),
             ("tie", "it says which timings tie"))
+# the options that shape the knob search: without --sweep nothing reads them (and offline there is no --sweep)
+KNOB_SEARCH = ("sweep_seeds", "pair_seeds", "pair_search", "knob_values", "sweep_budget_s", "sweep_configs")
 
 
 def _given(args, name) -> bool:
@@ -279,6 +281,12 @@ def _check_machine_options(args, profile) -> None:
                 offline = "--device-profile is given" if profile is not None else "this machine has no GPU"
                 raise UsageError(f"argument --{name.replace('_', '-')}: {reason}, and offline ({offline}) nothing "
                                  "runs; leave it out (--json and --csv write what offline exploring finds)")
+    if not getattr(args, "sweep", True):
+        for name in KNOB_SEARCH:
+            if hasattr(args, name) and _given(args, name):
+                why = " (and offline there is none: it compares timings)" if _offline(profile) else ""
+                raise UsageError(f"argument {TuneOptions.cli_flag(name)}: it shapes the knob search, which runs with "
+                                 f"--sweep only{why}; leave it out" + ("" if _offline(profile) else ", or add --sweep"))
     if args.gpus is not None:
         if _offline(profile):
             why = "--device-profile is given" if profile is not None else "this machine has no GPU"
@@ -1031,12 +1039,13 @@ def cmd_why(args) -> int:
     if args.graph:
         fn = _builder(args.graph, "argument --graph")
         target = args.graph
-    builder_kwargs(fn, f"pattern {target}" if args.pattern else target, dict(args.param or ()), size_options=False)
-    _check_values(args.pattern, dict(args.param or ()), args)
+    params = param_options(args)
+    builder_kwargs(fn, f"pattern {target}" if args.pattern else target, params, size_options=False)
+    _check_values(args.pattern, params, args)
     profile = _device_profile(args)
     handle = None if _offline(profile) else _new_handle()
     try:
-        ex = why(target, profile, handle=handle, kwargs=dict(args.param or ()),
+        ex = why(target, profile, handle=handle, kwargs=params,
                  **options_from(args, WhyOptions).as_kwargs(),
                  allow_version_mismatch=True if args.allow_version_mismatch else None)
     finally:

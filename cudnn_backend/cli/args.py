@@ -25,7 +25,7 @@ from cudnn_backend.tune.options import (
 )
 
 __all__ = ["build_parser", "size_options", "builder_kwargs", "add_options", "options_from", "tune_options",
-           "UsageError", "SIZE_OPTIONS"]
+           "UsageError", "SIZE_OPTIONS", "param_options"]
 
 
 class UsageError(Exception):
@@ -40,6 +40,8 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)  # (what add_argument uses where no action is named)
+        self.register("action", "store", _StoreOnce)
 
     def error(self, message):
         wrong, _, choices = message.partition("invalid choice: ")[2].partition(" (choose from ")
@@ -51,6 +53,19 @@ class Parser(argparse.ArgumentParser):
             message += f" (one of: {', '.join(commands[0].choices)}; `{self.prog} --help` says what each does)"
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(2)
+
+
+class _StoreOnce(argparse._StoreAction):
+    """An option of one value given twice is refused (argparse would keep the last: which one was meant is not for
+    the parser to guess)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault("_options_given", {})
+        if self.dest in given and self.option_strings:
+            parser.error(f"argument {option_string}: given twice ({given[self.dest]} {getattr(namespace, self.dest)!r}"
+                         f" and {option_string} {values!r}); give it once")
+        given[self.dest] = option_string
+        super().__call__(parser, namespace, values, option_string)
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter):
@@ -134,12 +149,27 @@ def data_type(text):
 def size_options(args) -> dict:
     """The size options given on the command line (None ones left out), plus ``--param`` pairs and --dtype."""
     out = {name: getattr(args, name) for name, _, _ in SIZE_OPTIONS if getattr(args, name, None) is not None}
-    for key, value in getattr(args, "param", None) or ():
+    given_by = {name: f"--{name}" for name in out}
+    for option, key, value in (("--dtype", "data_type", getattr(args, "dtype", None)),
+                               ("--layout", "layout", getattr(args, "layout", None))):
+        if value:
+            out[key], given_by[key] = value, option
+    for key, value in param_options(args).items():  # a parameter two options give: which one was meant?
+        if key in given_by:
+            raise UsageError(f"argument --param: {key} is given by {given_by[key]} too ({out[key]!r} and "
+                             f"{value!r}); give it once")
         out[key] = value
-    if getattr(args, "dtype", None):
-        out["data_type"] = args.dtype
-    if getattr(args, "layout", None):
-        out["layout"] = args.layout
+    return out
+
+
+def param_options(args) -> dict:
+    """The ``--param KEY=VALUE`` pairs; a key given twice is a UsageError (which value was meant?)."""
+    out = {}
+    for key, value in getattr(args, "param", None) or ():
+        if key in out:
+            raise UsageError(f"argument --param: {key} is given by --param twice ({out[key]!r} and {value!r}); give "
+                             "it once")
+        out[key] = value
     return out
 
 

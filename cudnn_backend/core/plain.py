@@ -1,12 +1,13 @@
 """The one name for an object's plain data: ``to_dict()`` (dicts, lists, numbers, strings: what JSON, a table row
 or a DataFrame takes). ``PlainData`` is the base of the package's result and data classes. The names some of them
 had first, ``as_dict()`` (most) and ``summary()`` (a ``Config``'s and a ``Plan``'s), still answer, made by
-``earlier_name``: the same data, with a DeprecationWarning naming ``to_dict``."""
+``earlier_name``: the same data, with a DeprecationWarning naming ``to_dict``. ``LiveObject`` is the base of those
+that hold cuDNN objects of this process: pickling or copying one is refused, naming the plain form to use."""
 from __future__ import annotations
 
 import warnings
 
-__all__ = ["PlainData", "earlier_name"]
+__all__ = ["PlainData", "LiveObject", "earlier_name"]
 
 
 def earlier_name(name: str):
@@ -30,3 +31,26 @@ class PlainData:
         raise NotImplementedError
 
     as_dict = earlier_name("as_dict")
+
+
+class LiveObject:
+    """An object holding live cuDNN objects of this process (``_LIVE``): pickle, copy and deepcopy raise a TypeError
+    saying so and what to use instead (``_INSTEAD``), each in its own words (not pickle's for a copy)."""
+
+    __slots__ = ()
+    _LIVE = "it holds live cuDNN descriptors"
+    _INSTEAD = ""
+
+    def _refusal(self, doing: str) -> TypeError:
+        name = type(self).__name__
+        return TypeError(f"cannot {doing} {'an' if name[:1] in 'AEIOU' else 'a'} {name}: {self._LIVE}; "
+                         f"{self._INSTEAD}")
+
+    def __reduce__(self):
+        raise self._refusal("pickle")
+
+    def __copy__(self):
+        raise self._refusal("copy")
+
+    def __deepcopy__(self, memo):
+        raise self._refusal("copy")

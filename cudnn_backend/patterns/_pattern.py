@@ -3,6 +3,7 @@ reference of what it computes."""
 from __future__ import annotations
 
 from cudnn_backend.core._coerce import as_int
+from cudnn_backend.core.plain import LiveObject
 from cudnn_backend.graph import Graph
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.typed import TensorBase, TypedDescriptor
@@ -15,7 +16,7 @@ def size(value, what, minimum=1) -> int:
     return as_int(value, what, minimum, (1 << 63) - 1)  # cuDNN sizes are int64
 
 
-class Pattern:
+class Pattern(LiveObject):
     """A pattern's Graph and its important tensors by name; ``op_graph`` once built.
 
     ``graph, tensors = pattern`` unpacks it; ``pattern.y`` / ``pattern["y"]`` name tensors; ``params`` are
@@ -118,9 +119,7 @@ class Pattern:
         """``Graph.to_dot()`` of the pattern's graph (Graphviz DOT)."""
         return self.graph.to_dot()
 
-    def __reduce__(self):
-        raise TypeError("cannot pickle a Pattern: it holds live cuDNN descriptors; pickle its name and params and "
-                        "call the pattern function again")
+    _INSTEAD = "pickle its name and params and call the pattern function again"  # (pickle and copy: LiveObject)
 
     def __repr__(self):
         state = "built" if self.built else "not built"

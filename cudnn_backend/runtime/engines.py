@@ -36,7 +36,7 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.core._coerce import as_int, user_sequence
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._status import check_available, clear_error
-from cudnn_backend.core.plain import PlainData, earlier_name
+from cudnn_backend.core.plain import LiveObject, PlainData, earlier_name
 from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError, detached, did_you_mean
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.typed import Engine, EngineConfig, KnobChoice
@@ -522,7 +522,7 @@ def list_engines(operation_graph, device_profile=None, *, sm_count_target=None, 
 # ---------------------------------------------------------------------------------------------
 # engine configs
 # ---------------------------------------------------------------------------------------------
-class Config(PlainData):
+class Config(PlainData, LiveObject):
     """An engine configuration: its ``EngineConfig`` descriptor and what it was made for.
 
     ``engine_index`` and ``knobs`` (``{KnobType: value}``), ``numerical_notes``, ``behavior_notes``,
@@ -617,9 +617,7 @@ class Config(PlainData):
 
     summary = earlier_name("summary")
 
-    def __reduce__(self):
-        raise TypeError("cannot pickle a Config: it holds live cuDNN descriptors; pickle config.to_dict() or "
-                        "(config.engine_index, config.knobs)")
+    _INSTEAD = "pickle config.to_dict() or (config.engine_index, config.knobs)"  # (pickle and copy: LiveObject)
 
     def __repr__(self):
         knobs = ", ".join(f"{short_name(k)}={v}" for k, v in self.knobs.items())

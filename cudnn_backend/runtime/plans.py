@@ -35,7 +35,7 @@ from cudnn_backend.core.files import read_bounded, write_whole
 from cudnn_backend.core.json_checks import (check_plan_json, document_release, plan_identity_members,
                                              plan_identity_probed)
 from cudnn_backend.core.names import enumerants
-from cudnn_backend.core.plain import PlainData, earlier_name
+from cudnn_backend.core.plain import LiveObject, PlainData, earlier_name
 from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.core import device as _device
 from cudnn_backend.errors import (CudnnBackendError, CudnnError, CudnnLibraryNotFoundError, DeviceMemoryWarning,
@@ -185,7 +185,7 @@ def forget_refusals():
 # ---------------------------------------------------------------------------------------------
 # the plan
 # ---------------------------------------------------------------------------------------------
-class Plan(PlainData):
+class Plan(PlainData, LiveObject):
     """A finalized execution plan and what it was built for.
 
     ``descriptor`` is the ``ExecutionPlan`` descriptor (it keeps its config, engine and graph alive in
@@ -342,9 +342,7 @@ class Plan(PlainData):
 
     summary = earlier_name("summary")
 
-    def __reduce__(self):
-        raise TypeError("cannot pickle a Plan: it holds live cuDNN descriptors; pickle plan.to_json() and load it "
-                        "with plan_from_json")
+    _INSTEAD = "pickle plan.to_json() and load it with plan_from_json"  # (pickle and copy: LiveObject)
 
     def __repr__(self):
         if self.closed:

@@ -115,6 +115,7 @@ def bench(target, handle=None, *, buffers=None, iterations=_BENCH.iterations, re
     called with ``kwargs``). See the module's notes."""
     checked = BenchOptions(iterations=iterations, repeats=repeats, warmup=warmup)
     iterations, repeats, warmup = checked.iterations, checked.repeats, checked.warmup
+    graphs.check_reference(target, (), kwargs)  # (before the GPU is asked for)
     known = ("execute", "bind + execute", "cuda graph replay")
     for c in cases:
         if c not in known:

@@ -901,6 +901,9 @@ class PlanCache:
             conn.execute("DELETE FROM plans")
             return int(n)
 
+        if not os.path.lexists(self.path):  # nothing to clear: neither the file nor its folder is made
+            _make_private(self.path, create=False, from_env=self._from_env)  # (its path's problems said all the same)
+            return 0
         return self._write("clear it", clear, strict=True) or 0
 
     def __len__(self):

@@ -812,6 +812,7 @@ def _users_graph(graph, kwargs) -> tuple:
             check_graph(graph, "graph")  # (a tensor, an engine config: TypeError naming what it is)
         elif isinstance(graph, str) and not graph.strip():
             raise ValueError("graph: an empty name; give a pattern name, FILE.py:FUNC or module:FUNC")
+        graphs.check_reference(graph, (), kwargs)
         return graph, kwargs
     try:
         built = call_builder(graph, kwargs)

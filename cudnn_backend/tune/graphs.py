@@ -36,7 +36,8 @@ from cudnn_backend.typed.introspection import (
 from cudnn_backend.typed.tensors import TensorSpec, data_type_name
 
 __all__ = ["Subject", "resolve", "load_builder", "load_file_module", "device_profile", "describe_graph", "describe_operations",
-           "graph_summary", "operations_of", "work_estimate", "user_frame", "user_error_line", "builder_output"]
+           "graph_summary", "operations_of", "work_estimate", "user_frame", "user_error_line", "builder_output",
+           "check_reference"]
 
 
 @dataclass
@@ -194,10 +195,28 @@ def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profi
     return _resolve(graph, handle, args, kwargs or {}, name, device_profile, None)
 
 
+def check_reference(graph, args=(), kwargs=None) -> None:
+    """Refuse, before any work (a GPU handle, a plan cache), what ``resolve`` cannot take: a ``graph`` of another
+    type (TypeError), and builder arguments given with a graph built already (they would be ignored)."""
+    if isinstance(graph, str) or (callable(graph) and not isinstance(graph, (Graph, Pattern, Descriptor))):
+        if not isinstance(graph, str) or not graph.endswith(".json"):
+            return  # a builder reference: ``args``/``kwargs`` are its
+    elif not isinstance(graph, (Graph, Pattern, Descriptor, _plans.Plan, Subject, os.PathLike)):
+        raise TypeError(f"graph: expected a Graph, a Pattern, a finalized OperationGraph descriptor, a pattern name or "
+                        f"FILE.py:FUNC, not {type(graph).__name__}")
+    if args or kwargs:
+        given = "kwargs" if kwargs else "args"
+        raise TypeError(f"{given}: a graph builder's arguments (a pattern name, FILE.py:FUNC or module:FUNC takes "
+                        f"them); a {type(graph).__name__} is a graph made already, which takes none (they would be "
+                        "ignored): leave them out")
+
+
 def _resolve(graph, handle, args, kwargs, name, device_profile, returned_by) -> Subject:
     """``resolve``; ``returned_by``: the builder reference that returned ``graph``, named when it is no graph."""
     if returned_by is not None:
         builder_output(graph, returned_by)
+    else:
+        check_reference(graph, args, kwargs)
     if isinstance(graph, Subject):
         return graph
     if isinstance(graph, _plans.Plan):

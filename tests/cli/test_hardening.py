@@ -239,3 +239,24 @@ def test_a_parameter_value_nested_past_the_parsers_depth_is_one_line():
     r = run("why", "conv_bias_relu", "--param", "n=" + "-" * 5000 + "1")
     assert one_error_line(r, 2) == ("cudnn-backend why: error: argument --param: n: the value is nested too deeply to "
                                     "read (5001 characters)")
+
+
+@pytest.mark.parametrize("args, expected", [
+    (("explore", "--n", "4", "--n", "8"), "argument --n: given twice (--n 4 and --n 8); give it once"),
+    (("explore", "--preset", "resnet50", "--preset", "fused"), "argument --preset: given twice"),
+    (("explore", "--n", "4", "--param", "n=8"), "argument --param: n is given by --n too (4 and 8); give it once"),
+    (("why", "conv_bias_relu", "--param", "k=4", "--param", "k=8"), "argument --param: k is given by --param twice (4 and 8)"),
+    (("explore", "--dtype", "fp16", "--param", "data_type='fp32'"), "argument --param: data_type is given by --dtype "
+                                                                     "too"),
+])
+def test_an_option_given_twice_or_by_two_options_is_refused_never_the_last_taken(args, expected):
+    line = one_error_line(run(*args), 2)
+    assert line.startswith(f"cudnn-backend {args[0]}: error: {expected}"), line
+
+
+@offline_only
+@pytest.mark.parametrize("option", [("--sweep-seeds", "5"), ("--knob-values", "4"), ("--sweep-budget", "1")])
+def test_a_knob_search_option_without_the_knob_search_is_refused(option):
+    line = one_error_line(run("explore", *option, "--no-engines"), 2)
+    assert line.startswith(f"cudnn-backend explore: error: argument {option[0]}: it shapes the knob search, which "
+                           "runs with --sweep only"), line

@@ -41,6 +41,14 @@ def _plan(op_graph, profile=H200):
     return cb.build_plan(cb.get_configs(op_graph, "A", profile)[0], device_profile=profile)
 
 
+def _made(path) -> PlanCache:
+    """A plan cache at ``path`` made by its first write (an entry of one plan)."""
+    cache = PlanCache(path)
+    og = three_ways.graph_builder().build()
+    assert cache.put(og, _plan(og), device_profile=H200)
+    return cache
+
+
 def _edit(path, key, restamp=False, **columns):
     """Set ``columns`` of the entry ``key`` in the file, as a hand or a tool would; ``restamp``: and its checksum
     again (what a writer that knows the format does: the fields must then be checked on their own)."""
@@ -222,7 +230,7 @@ def test_cache_file_its_siblings_and_a_created_folder_are_private(tmp_path, umas
 @pytest.mark.parametrize("mode", [0o664, 0o646, 0o666], ids=oct)
 def test_a_cache_file_others_may_write_is_refused(tmp_path, mode):
     path = tmp_path / "plans.sqlite"
-    assert PlanCache(path).clear() == 0 and path.exists()  # made by the first write
+    assert _made(path).clear() == 1 and path.exists()  # made by the first write
     os.chmod(path, mode)
     with pytest.raises(PlanCacheError) as e:
         len(PlanCache(path))
@@ -272,7 +280,7 @@ def test_a_private_folder_inside_one_every_user_may_write_is_refused(tmp_path):
         len(PlanCache(shared / "mine" / "plans.sqlite"))
     assert not (shared / "mine" / "plans.sqlite").exists()
     os.chmod(shared, 0o1777)  # sticky, like /tmp: only their owner may move what is in it
-    assert PlanCache(shared / "mine" / "plans.sqlite").clear() == 0
+    assert _made(shared / "mine" / "plans.sqlite").clear() == 1
 
 
 @posix_only
@@ -281,7 +289,7 @@ def test_a_cache_another_user_owns_is_refused(tmp_path, owned):
     folder = tmp_path / "theirs"
     folder.mkdir(mode=0o700)
     path = folder / "plans.sqlite"
-    assert PlanCache(path).clear() == 0 and path.exists()
+    assert _made(path).clear() == 1 and path.exists()
     try:
         os.chown(path if owned == "file" else folder, OTHER_UID, -1)
     except PermissionError:
@@ -308,7 +316,8 @@ def test_the_environment_and_the_default_location_are_checked_alike(tmp_path, mo
     cache = PlanCache()
     assert home in cache.path.parents
     assert len(cache) == 0 and not cache.path.parent.exists()  # reading creates nothing
-    assert cache.clear() == 0
+    assert cache.clear() == 0 and not cache.path.parent.exists()  # nor does clearing what is not there
+    _made(cache.path)
     assert _mode(cache.path.parent) == 0o700 and _mode(cache.path) == 0o600
     os.chmod(cache.path.parent, 0o775)
     with pytest.raises(PlanCacheError, match="writable by group"):

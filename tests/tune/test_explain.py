@@ -233,3 +233,17 @@ def test_why_of_a_descriptor_that_is_no_graph_or_an_empty_name_is_refused():
         why(t, H100)
     with pytest.raises(ValueError, match=r"^graph: an empty name"):
         why(" ", H100)
+
+
+@pytest.mark.parametrize("call", ["why", "explore", "bench"])
+def test_builder_arguments_with_a_graph_made_already_are_refused_not_ignored(call):
+    pattern = cb.patterns.conv_bias_relu(n=1, c=8, h=8, w=8, k=8, build=False)
+    run = {"why": lambda **kw: why(pattern, H100, **kw),
+           "explore": lambda **kw: cb.explore(pattern, device_profile=H100, **kw),
+           "bench": lambda **kw: cb.bench(pattern, **kw)}[call]  # (refused before it asks for a GPU)
+    with pytest.raises(TypeError, match=r"^kwargs: a graph builder's arguments .*; a Pattern is a graph made already, "
+                                        r"which takes none"):
+        run(kwargs={"n": 2})
+    if call == "bench":
+        with pytest.raises(TypeError, match=r"^graph: expected a Graph, a Pattern, .* not NoneType$"):
+            cb.bench(None)  # (a mistake of the call, said before the missing GPU)
