@@ -1561,6 +1561,11 @@ cdef int _check_get_status(Descriptor self, cudnnStatus_t status, int attr) exce
             Status(<int>status), "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr),
             last_error_string(), "the descriptor is not finalized: cuDNN gives the attributes of finalized "
             "descriptors only (finalize() it first; value_of() reads what was set)")
+    if status == CUDNN_STATUS_NOT_SUPPORTED and self._value(attr) is not None:  # set here, not given back
+        raise error_class(<int>status)(
+            Status(<int>status), "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr),
+            last_error_string(), f"cuDNN does not give {AttributeName(attr).name} back; value_of() reads what was "
+            "set on this descriptor")
     return raise_status(status, "cudnnBackendGetAttribute", DescriptorType(self._dtype), AttributeName(attr))
 
 

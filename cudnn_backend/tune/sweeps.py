@@ -264,10 +264,9 @@ def tasks_from_preset(name: str) -> list:
 
 def tasks_from_file(path, what="tasks") -> list:
     """Tasks from a text file: one per line, ``BUILDER [key=value ...]`` (values parsed as Python literals);
-    blank lines and ``#`` comments skipped. ValueError naming the file and line for a pair that is not key=value, a
-    key given twice or a graph listed twice, and for a file that lists no graph."""
+    blank lines and ``#`` comments skipped. ValueError naming the file and line for a pair that is not key=value or
+    a key given twice, and for a file that lists no graph."""
     tasks = []
-    lines_of = {}  # (builder, its keywords) -> the line listing that graph first
     text = read_bounded_text(path, MAX_TASKS_FILE_BYTES, what, "a task file is a line per graph")
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
@@ -285,11 +284,6 @@ def tasks_from_file(path, what="tasks") -> list:
                 kwargs[key] = ast.literal_eval(value)
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 kwargs[key] = value
-        graph = (builder, repr(sorted(kwargs.items())))
-        if graph in lines_of:  # (run twice, the second would be the first's plan-cache hit, under the same name)
-            raise ValueError(f"{path}:{lineno}: the graph of line {lines_of[graph]} again ({line}); list each graph "
-                             "once")
-        lines_of[graph] = lineno
         tasks.append(Task(builder, kwargs, origin=f"{path}, line {lineno}"))
     if not tasks:
         raise ValueError(f"{what}: {str(path)!r} lists no graphs (only blank lines and # comments)")

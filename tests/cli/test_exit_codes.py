@@ -248,8 +248,6 @@ def test_options_are_taken_only_as_written(capsys):
     ("nosuch\n", "{path}, {which} 1 (nosuch): 'nosuch' is neither a pattern nor FILE.py:FUNC or module:FUNC"),
     ("conv_fwd foo=1\n", "{path}, {which} 1 (conv_fwd foo=1): pattern conv_fwd has no parameter 'foo'"),
     ("conv_fwd n=1 n=2\n", "{path}:1: n is given twice"),
-    ("conv_fwd n=1 c=8\n\nconv_fwd c=8  n=1 # again\n", "{path}:3: the graph of line 1 again (conv_fwd c=8 n=1); list "
-                                                       "each graph once"),
 ])
 @pytest.mark.parametrize("command, option, which", [("explore", "--tasks", "task"), ("tune", "--tasks", "task"),
                                                      ("support", "--catalogue", "graph")])

@@ -42,6 +42,22 @@ def test_a_get_before_finalize_says_the_descriptor_is_not_finalized():
     assert d.value_of(cb.CUDNN_ATTR_TENSOR_UNIQUE_ID) == 7  # what was set, as the hint says
 
 
+def test_a_get_cuDNN_does_not_answer_says_value_of_reads_what_was_set():
+    from tests.helpers import generic_graphs as gg
+
+    x = gg.tensor(1, [1, 8, 4, 4], [128, 16, 4, 1])
+    y = gg.tensor(2, [1, 8, 4, 4], [128, 16, 4, 1])
+    op = gg.pointwise_op(cb.CUDNN_POINTWISE_RELU_FWD, x, y)
+    og = cb.Descriptor(cb.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
+    og.set(cb.CUDNN_ATTR_OPERATIONGRAPH_OPS, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, [op])
+    og.finalize()
+    # cuDNN 9.10 to 9.28 refuse to give an operation graph's operations back (NOT_SUPPORTED, no message)
+    with pytest.raises(cb.CudnnNotSupportedError, match=r"CUDNN_ATTR_OPERATIONGRAPH_OPS.*\n  hint: cuDNN does not "
+                                                       r"give CUDNN_ATTR_OPERATIONGRAPH_OPS back; value_of\(\) reads"):
+        og.get(cb.CUDNN_ATTR_OPERATIONGRAPH_OPS, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR)
+    assert og.value_of(cb.CUDNN_ATTR_OPERATIONGRAPH_OPS) == (op,)
+
+
 def test_a_finalize_cuDNN_gives_no_reason_for_lists_the_values_set():
     """cuDNN's reduction descriptor refuses AVG (9.10-9.28) with no message: the hint names what was set, enums by
     name, child descriptors left out."""

@@ -164,7 +164,8 @@ class ResampleOps:
 
     def resample_descriptor(self, nsp, *, mode="maxpool", window=2, stride=2, pre_padding=0, post_padding=None,
                             padding_mode=None, compute=None):
-        """A finalized ``Resample``: window, stride, paddings are ints, Fractions or (num, den), one or per dim."""
+        """``(descriptor, (window, stride, pre, post))``: a finalized ``Resample`` and its geometry per spatial dim
+        as set (window, stride, paddings given as ints, Fractions or (num, den), one or per dim)."""
         mode = resample_mode(mode)
         if padding_mode is None:
             padding_mode = PaddingMode.CUDNN_NEG_INF_PAD if mode == ResampleMode.CUDNN_RESAMPLE_MAXPOOL else \
