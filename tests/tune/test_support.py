@@ -4,7 +4,6 @@ catalogue filters keep it fast."""
 from __future__ import annotations
 
 import json
-import pathlib
 import sqlite3
 
 import pytest
