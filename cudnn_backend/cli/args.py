@@ -62,8 +62,8 @@ class _StoreOnce(argparse._StoreAction):
     def __call__(self, parser, namespace, values, option_string=None):
         given = namespace.__dict__.setdefault("_options_given", {})
         if self.dest in given and self.option_strings:
-            parser.error(f"argument {option_string}: given twice ({given[self.dest]} {getattr(namespace, self.dest)!r}"
-                         f" and {option_string} {values!r}); give it once")
+            aliases = "" if given[self.dest] == option_string else f" (as {given[self.dest]} and {option_string})"
+            parser.error(f"argument {option_string}: given twice{aliases}; give it once")
         given[self.dest] = option_string
         super().__call__(parser, namespace, values, option_string)
 

@@ -107,11 +107,6 @@ cdef extern from "Python.h":
 cdef SchemaTables TABLES  # a copy of the schema's C tables (core._tables): every set, get and finalize reads it
 
 
-cdef str _a(str noun):
-    """``noun`` with its indefinite article ("an OperationGraph", "a Tensor")."""
-    return ("an " if noun[:1] in "AEIOUaeiou" else "a ") + noun
-
-
 cdef inline int _ensure_tables() except -1:
     global TABLES
     if not TABLES.ready:
@@ -863,14 +858,14 @@ cdef class Descriptor(_Resource):
         self.close()
 
     def __reduce__(self):
-        raise TypeError(f"cannot pickle {_a(type(self).__name__)}: it wraps a live cuDNN descriptor of this process "
+        raise TypeError(f"cannot pickle {_names.with_article(type(self).__name__)}: it wraps a live cuDNN descriptor of this process "
                         "(to_dict() / a plan's to_json() give plain data)")
 
     def __copy__(self):
-        raise TypeError(f"cannot copy {_a(type(self).__name__)}: it wraps a live cuDNN descriptor; build another one")
+        raise TypeError(f"cannot copy {_names.with_article(type(self).__name__)}: it wraps a live cuDNN descriptor; build another one")
 
     def __deepcopy__(self, memo):
-        raise TypeError(f"cannot copy {_a(type(self).__name__)}: it wraps a live cuDNN descriptor; build another one")
+        raise TypeError(f"cannot copy {_names.with_article(type(self).__name__)}: it wraps a live cuDNN descriptor; build another one")
 
     # -- introspection ---------------------------------------------------------------------------
     @property
@@ -1553,7 +1548,8 @@ cdef str _settings_text(Descriptor d, bint with_children):
 
 cdef int _check_get_status(Descriptor self, cudnnStatus_t status, int attr) except -1:
     """cudnnBackendGetAttribute's refusal as a CudnnError; NOT_INITIALIZED of a descriptor not finalized says why
-    (cuDNN reads the attributes of finalized descriptors only, and its own message is one word)."""
+    (cuDNN reads the attributes of finalized descriptors only, and its own message is one word), and NOT_SUPPORTED of
+    an attribute set on this descriptor says that value_of() reads it (cuDNN gives some attributes back never)."""
     if status == CUDNN_STATUS_SUCCESS:
         return 0
     if status == CUDNN_STATUS_NOT_INITIALIZED and not self._finalized:

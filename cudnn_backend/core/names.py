@@ -21,7 +21,7 @@ from enum import IntEnum
 from cudnn_backend._bindings import enums as _enums
 from cudnn_backend._bindings.enums import DataType
 
-__all__ = ["DATA_TYPE_PREFIX", "DATA_TYPE_NAMES", "DATA_TYPE_ALIASES", "data_type_name", "read_data_type",
+__all__ = ["with_article", "DATA_TYPE_PREFIX", "DATA_TYPE_NAMES", "DATA_TYPE_ALIASES", "data_type_name", "read_data_type",
            "default_tensor_name", "enumerants", "operation_label", "reads_its_output", "written_twice"]
 
 DATA_TYPE_PREFIX = "CUDNN_DATA_"
@@ -48,6 +48,11 @@ DATA_TYPE_ALIASES = {
     **{name: D[m] for name, m in _ALSO.items() if m in D.__members__},
     **{name: member for member, name in DATA_TYPE_NAMES.items()},
 }
+
+
+def with_article(noun: str) -> str:
+    """``noun`` with its indefinite article ("an OperationGraph", "a Tensor")."""
+    return ("an " if noun[:1] in "AEIOUaeiou" else "a ") + noun
 
 
 def read_data_type(name: str):

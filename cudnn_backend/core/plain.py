@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import warnings
 
+from cudnn_backend.core.names import with_article
+
 __all__ = ["PlainData", "LiveObject", "earlier_name"]
 
 
@@ -18,7 +20,7 @@ def earlier_name(name: str):
         return self.to_dict()
 
     earlier.__name__ = earlier.__qualname__ = name
-    earlier.__doc__ = f"``to_dict()`` under its earlier name (deprecated)."
+    earlier.__doc__ = "``to_dict()`` under its earlier name (deprecated)."
     return earlier
 
 
@@ -35,16 +37,15 @@ class PlainData:
 
 class LiveObject:
     """An object holding live cuDNN objects of this process (``_LIVE``): pickle, copy and deepcopy raise a TypeError
-    saying so and what to use instead (``_INSTEAD``), each in its own words (not pickle's for a copy)."""
+    saying so (a copy in its own words, not pickle's) and what to use instead (``_INSTEAD``: plain data that makes
+    another)."""
 
     __slots__ = ()
     _LIVE = "it holds live cuDNN descriptors"
     _INSTEAD = ""
 
     def _refusal(self, doing: str) -> TypeError:
-        name = type(self).__name__
-        return TypeError(f"cannot {doing} {'an' if name[:1] in 'AEIOU' else 'a'} {name}: {self._LIVE}; "
-                         f"{self._INSTEAD}")
+        return TypeError(f"cannot {doing} {with_article(type(self).__name__)}: {self._LIVE}; {self._INSTEAD}")
 
     def __reduce__(self):
         raise self._refusal("pickle")

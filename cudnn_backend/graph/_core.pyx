@@ -581,8 +581,6 @@ cdef class GraphCore:
         _tensor_slots(d, slots)
         if not slots and not op.descriptor_type.name.startswith("CUDNN_BACKEND_OPERATION_"):
             raise TypeError(f"op: expected an operation descriptor, not a {op.descriptor_type.name}")
-        if not d._finalized:  # first: the operation's own refusals (one writing a tensor it reads: core's check)
-            d._finalize(True)
         tensors = self.tensors
         producer = self._producer
         read = self._read
@@ -609,6 +607,8 @@ cdef class GraphCore:
                                                          self.operations[<Py_ssize_t>producer[uid]]))
             if uid in read:
                 self._refuse_cycle(op, slot, slots)
+        if not d._finalized:  # (an operation writing a tensor it reads is refused there: core's check, in every API)
+            d._finalize(True)
         position = len(self.operations)
         self.operations.append(op)
         self._slots.append(slots)
@@ -632,6 +632,9 @@ cdef class GraphCore:
         for slot in slots:
             if slot[3]:
                 continue
+            if (<TensorSignature>slot[2]).uid == target:  # (the shortest cycle: the operation reads what it writes)
+                raise GraphError(_checks.reads_its_output(op, keyword_of(written[0]), keyword_of(slot[0]),
+                                                          written[1], target))
             seen = set()
             todo = [(<TensorSignature>slot[2]).uid]
             while todo:

@@ -119,7 +119,7 @@ class Pattern(LiveObject):
         """``Graph.to_dot()`` of the pattern's graph (Graphviz DOT)."""
         return self.graph.to_dot()
 
-    _INSTEAD = "pickle its name and params and call the pattern function again"  # (pickle and copy: LiveObject)
+    _INSTEAD = "its name and params are its plain data: call the pattern function again"  # (LiveObject)
 
     def __repr__(self):
         state = "built" if self.built else "not built"

@@ -617,7 +617,7 @@ class Config(PlainData, LiveObject):
 
     summary = earlier_name("summary")
 
-    _INSTEAD = "pickle config.to_dict() or (config.engine_index, config.knobs)"  # (pickle and copy: LiveObject)
+    _INSTEAD = "config.to_dict(), or (config.engine_index, config.knobs), is its plain data"  # (LiveObject)
 
     def __repr__(self):
         knobs = ", ".join(f"{short_name(k)}={v}" for k, v in self.knobs.items())

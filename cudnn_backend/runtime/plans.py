@@ -342,7 +342,7 @@ class Plan(PlainData, LiveObject):
 
     summary = earlier_name("summary")
 
-    _INSTEAD = "pickle plan.to_json() and load it with plan_from_json"  # (pickle and copy: LiveObject)
+    _INSTEAD = "plan.to_json() is its plain data, and plan_from_json makes another"  # (pickle and copy: LiveObject)
 
     def __repr__(self):
         if self.closed:

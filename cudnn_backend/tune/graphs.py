@@ -197,18 +197,21 @@ def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profi
 
 def check_reference(graph, args=(), kwargs=None) -> None:
     """Refuse, before any work (a GPU handle, a plan cache), what ``resolve`` cannot take: a ``graph`` of another
-    type (TypeError), and builder arguments given with a graph built already (they would be ignored)."""
-    if isinstance(graph, str) or (callable(graph) and not isinstance(graph, (Graph, Pattern, Descriptor))):
-        if not isinstance(graph, str) or not graph.endswith(".json"):
-            return  # a builder reference: ``args``/``kwargs`` are its
-    elif not isinstance(graph, (Graph, Pattern, Descriptor, _plans.Plan, Subject, os.PathLike)):
+    type (TypeError), and builder arguments given with what takes none (they would be ignored): a graph made already
+    or a saved plan."""
+    if isinstance(graph, (str, os.PathLike)) and os.fspath(graph).endswith(".json"):
+        made = "a saved plan (.json) takes none"
+    elif isinstance(graph, (Graph, Pattern, Descriptor, _plans.Plan, Subject)):
+        made = f"a {type(graph).__name__} is a graph made already, which takes none"
+    elif isinstance(graph, str):
+        return  # a builder reference: ``args``/``kwargs`` are its
+    else:
         raise TypeError(f"graph: expected a Graph, a Pattern, a finalized OperationGraph descriptor, a pattern name or "
                         f"FILE.py:FUNC, not {type(graph).__name__}")
     if args or kwargs:
         given = "kwargs" if kwargs else "args"
         raise TypeError(f"{given}: a graph builder's arguments (a pattern name, FILE.py:FUNC or module:FUNC takes "
-                        f"them); a {type(graph).__name__} is a graph made already, which takes none (they would be "
-                        "ignored): leave them out")
+                        f"them); {made} (they would be ignored): leave them out")
 
 
 def _resolve(graph, handle, args, kwargs, name, device_profile, returned_by) -> Subject:

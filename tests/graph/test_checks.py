@@ -502,3 +502,19 @@ def test_the_graph_explanation_speaks_only_to_refusals_of_the_graphs_shape():
     assert "is written by Pointwise RELU_FWD already" in found and "(output=)" not in found
     assert explain_graph_refusal(g, "node->linkEdges(peerNode.get())") == found  # (9.19's words)
     assert explain_graph_refusal(g, "some other check failed") is None
+
+
+def test_the_graph_checks_come_before_cudnns_finalize_of_the_operation():
+    # cuDNN's conv finalize refuses an output whose strides overlap with a bare "hasOverlappingStrides()": the
+    # builder's check, which runs first, says what to give instead
+    g = Graph()
+    x, w = g.tensor([1, 8, 4, 4]), g.tensor([8, 8, 3, 3])
+    with pytest.raises(GraphError, match=r"has strides that give two elements one address"):
+        g.conv_fwd(x, w, padding=1, output=g.tensor([1, 8, 4, 4], strides=[1, 1, 1, 1]))
+    # an operation writing what it reads, its input already read by another: said as such, not as a cycle
+    a = g.tensor([1, 8, 4, 4], name="a")
+    g.relu(a, name="b")
+    with pytest.raises(GraphError, match=r"^Pointwise RELU_FWD: a \(uid \d+\) is both its output ydesc and its input "
+                                         r"xdesc"):
+        g.relu(a, output=a)
+    assert len(g.operations) == 1

@@ -452,6 +452,10 @@ def test_momentum_is_a_weight_from_0_to_1_checked_before_any_tensor_is_made():
             g.bn_finalize(t["sum"], t["sq"], t["scale"], t["bias"], accum_count=8, momentum=bad)
         with pytest.raises(ValueError, match=r"^epsilon: "):
             g.bn_finalize(t["sum"], t["sq"], t["scale"], t["bias"], accum_count=8, epsilon=bad if bad != 2.0 else -1)
+    for bad in (True, "0.1"):
+        with pytest.raises(TypeError, match=r"^momentum: expected a number from 0 to 1 or a Tensor, not (bool|str)"):
+            g.bn_finalize(t["sum"], t["sq"], t["scale"], t["bias"], accum_count=8, momentum=bad)
+    assert g.tensors == made
     x = g.tensor([2, 8, 4, 4], layout="nhwc", name="x")
     made = dict(g.tensors)
     with pytest.raises(ValueError, match=r"^momentum: 1.5; it must be"):
@@ -483,11 +487,12 @@ def test_a_name_that_prefixes_an_operations_tensors_is_a_str():
              "rng": lambda n: g.rng([1, 8, 4, 4], name=n),
              "pool": lambda n: g.pool(x, window=[2, 2], name=n)}
     for method, call in calls.items():
-        for bad in (5, None, b"y"):
+        for bad in (5, b"y", ["y"]):
             with pytest.raises(TypeError, match=r"^name: expected a str, not "):
                 call(bad)
     assert list(g.tensors.values()) == [x] and g.operations == []
     assert g.reshape(x, [1, 8, 16], name="flat").name == "flat_y"
+    assert g.reshape(x, [1, 8, 16], name=None).name == "reshape_y"  # None: the method's own name, as elsewhere
 
 
 def test_bn_finalize_inference_is_a_truth_value():

@@ -42,10 +42,15 @@ def as_bool(value, what) -> bool:
     raise TypeError(f"{what}: expected True or False, not {type(value).__name__}")
 
 
-def as_name(name) -> str:
-    """The ``name`` an operation gives its tensors (``name``_y, ``name``_stats, ...): a str, else a TypeError (any
-    object would otherwise be formatted into the names)."""
-    if type(name) is not str and not isinstance(name, str):
+def as_name(name, default=None) -> str:
+    """The ``name`` an operation gives its tensors (``name``_y, ``name``_stats, ...): a str, ``default`` for None (as
+    the methods whose name defaults to None take it), else a TypeError (any object would otherwise be formatted into
+    the names)."""
+    if type(name) is str:
+        return name
+    if name is None and default is not None:
+        return default
+    if not isinstance(name, str):
         raise TypeError(f"name: expected a str, not {type(name).__name__}")
     return name
 

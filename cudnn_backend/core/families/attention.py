@@ -86,7 +86,7 @@ class AttentionOps:
         ``stats``, max and sum of exponentials with ``max_sum``). Y is laid out like X; for the P @ V matmul that
         follows, give it V's type (``output_data_type``). cuDNN 9.28.1 runs it fused into attention (Q @ K^T ->
         softmax -> @ V) on an H100/H200, not alone."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "softmax")
         require("CUDNN_BACKEND_OPERATION_SOFTMAX_DESCRIPTOR", "Graph.softmax")
         x = self._need_tensor(x, "x")
         sdims = softmax_stats_dims(x.shape)
@@ -107,7 +107,7 @@ class AttentionOps:
         max, sub, exp, sum, div; with ``stats`` also max + log(sum), a real fp32 output when ``stats`` is True
         and a virtual tensor nothing reads when it is ``"virtual"`` (the fused attention engines expect it even
         in inference). Returns ``{"p", "stats", "max", "sum_exp"}``."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "softmax")
         s = self._need_tensor(s, "s")
         axis = len(s.shape) - 1
         mx = self.reduction(s, "MAX", axes=[axis], name=f"{name}_max")
@@ -127,7 +127,7 @@ class AttentionOps:
                  output_data_type=None, name="sdpa"):
         """The unified SDPA_FWD (cuDNN 9.13+): Q [b,h_q,s_q,d], K [b,h_k,s_kv,d], V [b,h_v,s_kv,d_v] ->
         ``{"o", "stats", "attn_scale"}``; O [b,h_q,s_q,d_v] in Q's layout, stats [b,h_q,s_q,1] fp32 (training)."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "sdpa")
         require("CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR", "unified SDPA forward")
         q, k, v = self._need_tensor(q, "q"), self._need_tensor(k, "k"), self._need_tensor(v, "v")
         b, h, s_q, d, d_v = _attention_dims(q, k, v)
@@ -151,7 +151,7 @@ class AttentionOps:
                  output_data_type=None, name="sdpa_bwd"):
         """The unified SDPA_BWD (cuDNN 9.17+): ``{"dq", "dk", "dv", "attn_scale"}`` shaped like Q, K, V (cuDNN
         9.19 refuses every such graph at finalize; the composite backward of the patterns runs instead)."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "sdpa_bwd")
         require("CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR", "unified SDPA backward")
         q, k, v = self._need_tensor(q, "q"), self._need_tensor(k, "k"), self._need_tensor(v, "v")
         o, do, stats = self._need_tensor(o, "o"), self._need_tensor(do, "do"), self._need_tensor(stats, "stats")
@@ -184,7 +184,7 @@ class AttentionOps:
         """PAGED_CACHE_LOAD (cuDNN 9.4+): gather a K or V cache from ``container`` [blocks, H, block_size, D] through
         ``page_table`` [B, 1, ceil(max_seq_len / block_size), 1] INT32 and ``seq_len`` [B,1,1,1]. K comes out as
         K^T [B,H,D,S] (what Q @ K^T reads), V as [B,H,S,D] (cudnn-frontend's layouts)."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "paged")
         require("CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR", "paged cache load")
         container = self._need_tensor(container, "container")
         page_table, seq_len = self._need_tensor(page_table, "page_table"), self._need_tensor(seq_len, "seq_len")

@@ -98,7 +98,7 @@ class BandOps:
         (sliding window); the sequence-length terms come with ``seq_len_q``/``seq_len_kv`` (INT32 [b, 1, 1, 1]).
         Bounds are ints (by-value INT32 scalars) or tensors [b or 1, 1, 1, 1]. cuDNN 9.28.1 runs it fused into
         attention (before the softmax) on an H100/H200."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "band_mask")
         require("CUDNN_BACKEND_OPERATION_DIAGONAL_BAND_MASK_DESCRIPTOR", "Graph.diagonal_band_mask")
         x = self._need_tensor(x, "x")
         if left_bound is not None and shift_right_bound is not None:

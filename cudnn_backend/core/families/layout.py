@@ -68,7 +68,7 @@ class LayoutOps:
     def concat(self, inputs, axis, *, inplace_index=None, output=True, output_data_type=None, name="concat"):
         """CONCAT of ``inputs`` along ``axis`` (all other dims equal); ``inplace_index`` names the input already in
         place inside the output buffer."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "concat")
         if self._is_tensor(inputs) or isinstance(inputs, (str, bytes)) or not hasattr(inputs, "__iter__"):
             raise TypeError(f"inputs: concat takes a sequence of tensors, not {type(inputs).__name__}")
         inputs = [self._need_tensor(t, f"inputs[{i}]") for i, t in enumerate(inputs)]
@@ -88,7 +88,7 @@ class LayoutOps:
     def reshape(self, x, dims, *, strides=None, mode=None, output=False, output_data_type=None, name="reshape"):
         """RESHAPE to ``dims`` (same element count; packed row-major unless ``strides`` — which is also how cuDNN 9
         graphs read a tensor transposed). The data type is x's for a real output, the intermediate type otherwise."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "reshape")
         x = self._need_tensor(x, "x")
         dims = _build.as_dims(dims, "dims")
         if math.prod(dims) != math.prod(x.shape):
@@ -108,7 +108,7 @@ class LayoutOps:
         """TRANSPOSE (cuDNN 9.22+): ``y.dims[i] = x.dims[p[i]]``; like cudnn-frontend a view (``y.strides[i] =
         x.strides[p[i]]``) unless a packed real output is given. cuDNN 9.28.1 runs it on Blackwell only (its
         memory-bound engines): for an H100/H200 read the tensor transposed through its strides instead."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "transpose")
         require("CUDNN_BACKEND_OPERATION_TRANSPOSE_DESCRIPTOR", "Graph.transpose")
         x = self._need_tensor(x, "x")
         perm = _build.as_sizes(permutation, "permutation", 0, len(x.shape))
@@ -123,7 +123,7 @@ class LayoutOps:
         """SLICE (cuDNN 9.22+): ``x[start:limit:strides]`` per axis (limit exclusive); a view like cudnn-frontend
         (``y.strides[i] = x.strides[i] * strides[i]``). cuDNN 9.28.1 runs it fused into a matmul's input on an
         H100/H200 (alone on Blackwell only)."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "slice")
         require("CUDNN_BACKEND_OPERATION_SLICE_DESCRIPTOR", "Graph.slice")
         x = self._need_tensor(x, "x")
         rank = len(x.shape)

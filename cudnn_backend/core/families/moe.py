@@ -42,7 +42,7 @@ class MoeOps:
                            token_ks=None, top_k=None, output=True, output_data_type=None, compute=None, name="moe"):
         """MOE_GROUPED_MATMUL: tokens [1, T, K] grouped by expert (``first_token_offset`` [E,1,1] INT32) times
         weights [E, K, N] (column-major inner) -> [1, T, N] (T = token_index's tokens when gathering)."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "moe")
         require("CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR", "MoE grouped matmul")
         tokens, weights = self._need_tensor(tokens, "tokens"), self._need_tensor(weights, "weights")
         offsets = self._need_tensor(first_token_offset, "first_token_offset")
@@ -75,7 +75,7 @@ class MoeOps:
     def moe_grouped_matmul_bwd(self, tokens, doutput, first_token_offset, *, num_experts, output=True,
                                output_data_type=None, compute=None, name="moe_bwd"):
         """MOE_GROUPED_MATMUL_BWD: dweight [E, K, N] (column-major inner) from tokens [1,T,K] and dOutput [1,T,N]."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "moe_bwd")
         require("CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR", "MoE grouped matmul backward")
         tokens, dout = self._need_tensor(tokens, "tokens"), self._need_tensor(doutput, "doutput")
         offsets = self._need_tensor(first_token_offset, "first_token_offset")

@@ -294,8 +294,8 @@ def per_channel_dims(x_dims):
 def _epsilon(value, what="epsilon"):
     """A normalization's epsilon: a Tensor, or a finite number >= 0 (cuDNN adds it to the variance as given: a NaN
     or a negative one makes every output NaN or infinite)."""
-    if value is None:
-        raise TypeError(f"{what}: expected a number >= 0 or a Tensor, not None")
+    if value is None or isinstance(value, (bool, str, bytes)):
+        raise TypeError(f"{what}: expected a number >= 0 or a Tensor, not {type(value).__name__}")
     if real_number(value) and not (value >= 0 and (isinstance(value, numbers.Integral) or math.isfinite(value))):
         raise ValueError(f"{what}: {value!r}; it must be a finite number >= 0")
     return value
@@ -304,8 +304,8 @@ def _epsilon(value, what="epsilon"):
 def _momentum(value, what="momentum"):
     """A running-statistics weight: a Tensor, or a number from 0 to 1 (running = (1 - momentum) * running + momentum
     * batch: outside that range, or NaN, the running statistics diverge or turn NaN)."""
-    if value is None:
-        raise TypeError(f"{what}: expected a number from 0 to 1 or a Tensor, not None")
+    if value is None or isinstance(value, (bool, str, bytes)):
+        raise TypeError(f"{what}: expected a number from 0 to 1 or a Tensor, not {type(value).__name__}")
     if real_number(value) and not 0 <= value <= 1:
         raise ValueError(f"{what}: {value!r}; it must be a number from 0 to 1 (the weight of the batch's statistics)")
     return value
@@ -325,7 +325,7 @@ class NormOps:
         updates running statistics. ``epsilon``/``momentum`` are numbers (by-value fp32 scalars) or tensors;
         ``momentum`` (default 0.1) weighs the running statistics, and is refused without them.
         """
-        name = _build.as_name(name)
+        name = _build.as_name(name, "norm")
         mode = _built_mode(mode)
         phase = as_choice(NormFwdPhase, phase, "phase", "CUDNN_NORM_FWD_", _PHASES)
         x, scale = self._need_tensor(x, "x"), self._need_tensor(scale, "scale")
@@ -344,7 +344,7 @@ class NormOps:
         if stats_type != _F32:
             raise GraphError(f"stats_data_type: {stats_type.name}, but normalization statistics must be "
                              "CUDNN_DATA_FLOAT")
-        epsilon = _epsilon(epsilon)  # (checked before any tensor is made: a refused call leaves the graph as it was)
+        epsilon = _epsilon(epsilon)  # (numbers checked before any tensor is made)
         if momentum is not None:
             momentum = _momentum(momentum)
         y = self._output(output, x.shape, x, output_type(output_data_type, x.data_type), f"{name}_y", strides=x.strides,
@@ -408,7 +408,7 @@ class NormOps:
     def norm_backward(self, dy, x, scale, mean=None, inv_variance=None, *, mode="layer", dbias=True, epsilon=None,
                       output_data_type=None, grad_data_type=_F32, name="norm_bwd"):
         """NORM_BACKWARD: ``{"dx", "dscale", "dbias"}`` (dscale/dbias shaped like the scale, fp32)."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "norm_bwd")
         mode = _built_mode(mode)
         dbias = as_bool(dbias, "dbias")
         dy, x, scale = self._need_tensor(dy, "dy"), self._need_tensor(x, "x"), self._need_tensor(scale, "scale")
@@ -458,7 +458,7 @@ class NormOps:
     def gen_stats(self, x, *, compute=None, stats_data_type=_F32, name="genstats"):
         """GEN_STATS: per-channel sum and sum of squares of X, ``{"sum", "sqsum"}`` [1, C, 1, 1] fp32 (cuDNN runs it
         after a convolution with a real output)."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "genstats")
         x = self._need_tensor(x, "x")
         dims = per_channel_dims(x.shape)
         strides = _build.strides_like(dims, x.strides)
@@ -474,11 +474,11 @@ class NormOps:
         """BN_FINALIZE_STATISTICS: equivalent scale/bias and saved mean / inverse std (and updated running
         statistics) from GEN_STATS' sums. ``accum_count`` (N*H*W) is a by-value int64 scalar; epsilon and
         momentum fp32 scalars (numbers or tensors)."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "bn_finalize")
         sum_, sqsum = self._need_tensor(sum_, "sum_"), self._need_tensor(sqsum, "sqsum")
         scale, bias = self._need_tensor(scale, "scale"), self._need_tensor(bias, "bias")
         rank = len(sum_.shape)
-        # the values checked before any tensor is made: a refused call leaves the graph as it was
+        # the numbers checked before any tensor is made (a tensor of another graph is refused as it is used)
         if not self._is_tensor(accum_count):
             accum_count = as_int(accum_count, "accum_count", 1)  # N*H*W: cuDNN divides by it
         epsilon, momentum = _epsilon(epsilon), _momentum(momentum)
@@ -513,7 +513,7 @@ class NormOps:
     def bn_bwd_weights(self, x, dy, mean, inv_std, scale, *, compute=None, name="dbn"):
         """BN_BWD_WEIGHTS: ``{"dscale", "dbias", "eq_dy_scale", "eq_x_scale", "eq_bias"}``, each [1, C, 1, 1] fp32
         (the equivalent scales fold dX = eq_dy_scale * dY + eq_x_scale * X + eq_bias into the next dgrad)."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "dbn")
         x, dy = self._need_tensor(x, "x"), self._need_tensor(dy, "dy")
         pc = per_channel_dims(dy.shape)
         strides = _build.strides_like(pc, dy.strides)

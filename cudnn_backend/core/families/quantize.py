@@ -93,7 +93,7 @@ class QuantizeOps:
         (``axis`` then x's innermost axis; the scale tensor in whole 128 x 4 tiles, ``f8_128x4_scale``: larger than
         x's block count where rows are no multiple of 128 or block counts no multiple of 4), none for other ranks
         (one scale per block, in x's axis order)."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "quantize")
         require("CUDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR", "block-scale quantize")
         x = self._need_tensor(x, "x")
         block_size = as_int(block_size, "block_size", 1)
@@ -134,7 +134,7 @@ class QuantizeOps:
                                name="dequantize"):
         """BLOCK_SCALE_DEQUANTIZE: x scaled by ``scale``, one per block; ``block_size`` is one int (the last
         axis) or one per matrix axis (A [1, 32], B [32, 1])."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "dequantize")
         require("CUDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR", "block-scale dequantize")
         x, scale = self._need_tensor(x, "x"), self._need_tensor(scale, "scale")
         sizes = _build.as_sizes([block_size] if isinstance(block_size, numbers.Integral) else block_size,

@@ -185,7 +185,7 @@ class ResampleOps:
                  output_data_type=None, name="resample"):
         """RESAMPLE_FWD (pooling): ``{"y", "index"}``; ``index=True`` (max pooling, training) also writes the
         index tensor (INT8 by default)."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "resample")
         x = self._need_tensor(x, "x")
         index = as_bool(index, "index")
         nsp = len(x.shape) - 2
@@ -214,7 +214,7 @@ class ResampleOps:
                      padding_mode=None, index=None, x=None, y=None, compute=None, output=True, output_data_type=None,
                      name="resample_bwd"):
         """RESAMPLE_BWD: dX (the forward input's ``x_dims``) from dY; max pooling needs the forward ``index``."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "resample_bwd")
         dy = self._need_tensor(dy, "dy")
         x_dims = _build.as_dims(x_dims, "x_dims")
         nsp = len(x_dims) - 2

@@ -36,7 +36,7 @@ class RngOps:
         (default 0.5), uniform ``minimum`` and ``maximum``, normal ``mean`` and ``std``; another's is refused.
         ``seed`` is an int (set on the operation) or an INT64 [1,...] tensor (made here when None); ``offset`` an
         INT64 [1,...] tensor (made here when None)."""
-        name = _build.as_name(name)
+        name = _build.as_name(name, "rng")
         dims = _build.as_dims(dims, "dims")
         ones = [1] * len(dims)
         dist = as_choice(RngDistribution, distribution, "distribution", "CUDNN_RNG_DISTRIBUTION_", _DIST)

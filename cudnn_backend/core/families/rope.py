@@ -45,17 +45,17 @@ class RopeOps:
         """ROPE_FWD (cuDNN 9.24+): rotate ``rope_dim`` (even; default: all D) of the D slots of X [B, H, S, D] by
         the angles ``freqs`` (fp32 [S, 1, 1, >= rope_dim]); ``output_scale`` scales the result. Y is shaped and laid
         out like X."""
-        return self._rope("ROPE_FWD", ("x", "y"), x, freqs, rope_dim, output_scale, output, output_data_type, name)
+        return self._rope("ROPE_FWD", ("x", "y"), x, freqs, rope_dim, output_scale, output, output_data_type,
+                          _build.as_name(name, "rope"))
 
     def rope_bwd(self, dy, freqs, *, rope_dim=None, output_scale=None, output=True, output_data_type=None,
                  name="rope_bwd"):
         """ROPE_BWD (cuDNN 9.25+): dX from dY [B, H, S, D] with the same ``freqs`` and ``rope_dim`` as the forward."""
         return self._rope("ROPE_BWD", ("dy", "dx"), dy, freqs, rope_dim, output_scale, output, output_data_type,
-                          name)
+                          _build.as_name(name, "rope_bwd"))
 
     def _rope(self, op_name, slots, source, freqs, rope_dim, output_scale, output, output_data_type, name):
         """Either direction: the result shaped and laid out like ``source`` (X, or dY), in slots ``slots``."""
-        name = _build.as_name(name)
         require(f"CUDNN_BACKEND_OPERATION_{op_name}_DESCRIPTOR", f"Graph.{op_name.lower()}")
         source, freqs = self._need_tensor(source, slots[0]), self._need_tensor(freqs, "freqs")
         if rope_dim is not None:
