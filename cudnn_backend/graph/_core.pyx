@@ -368,6 +368,30 @@ cdef class GraphCore:
             self._next_uid += 1
         return 0
 
+    # -- a refused call leaves the graph as it was ----------------------------------------------------
+    def _mark(self):
+        """Where the graph stands, for ``_rollback``: its tensor and operation counts."""
+        return len(self.tensors), len(self.operations)
+
+    def _rollback(self, mark):
+        """Forget the tensors and operations made since ``mark`` (``_mark``'s): an operation method that raises
+        leaves no tensor or operation of its own behind."""
+        self._rollback_c(mark[0], mark[1])
+
+    cdef int _rollback_c(self, Py_ssize_t tensors, Py_ssize_t operations) except -1:
+        cdef tuple s
+        if len(self.operations) > operations:
+            del self.operations[operations:]
+            del self._slots[operations:]
+            self._producer = {u: i for u, i in self._producer.items() if i < operations}
+            self._read = {(<TensorSignature>s[2]).uid for slots in self._slots for s in <list>slots if not s[3]}
+        if len(self.tensors) > tensors:
+            for uid in list(self.tensors)[tensors:]:
+                del self.tensors[uid]
+                self.uids_used.discard(uid)
+                self._adopted.discard(uid)
+        return 0
+
     # -- tensors -----------------------------------------------------------------------------------
     def tensor(self, dims, strides=None, data_type=None, *, uid=None, name=None, virtual=False, by_value=False,
                layout=None, alignment=16, **extra):
@@ -687,21 +711,27 @@ cdef class GraphCore:
         Y [N, K, *out] in X's layout."""
         cdef Descriptor op
         cdef tuple xd, wd, conv
+        cdef Py_ssize_t tensors
         x = self._need_tensor(x, "x")
         w = self._need_tensor(w, "w")
         xd = (<TensorBase>x).signature().dims
         wd = (<TensorBase>w).signature().dims
         conv = self._convolution(len(xd) - 2, padding, stride, dilation, post_padding, compute, mode)
         dims = _conv_out(xd, wd, conv[1], conv[2], conv[3], conv[4])
+        tensors = len(self.tensors)
         y = self._output_c(output, dims, x, output_data_type, name, None, "output")
-        op = _new(OperationConvolutionForward, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR)
-        op._set_auto(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, alpha)
-        op._set_auto(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, beta)
-        op._set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, conv[0])
-        op._set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, w)
-        op._set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
-        op._set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, y)
-        self._add_c(op)
+        try:  # (refused from here on: the output made is forgotten)
+            op = _new(OperationConvolutionForward, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR)
+            op._set_auto(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, alpha)
+            op._set_auto(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, beta)
+            op._set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, conv[0])
+            op._set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, w)
+            op._set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
+            op._set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, y)
+            self._add_c(op)
+        except BaseException:
+            self._rollback_c(tensors, len(self.operations))
+            raise
         return y
 
     def pointwise(self, mode, x, b=None, t=None, *, dy=None, output=False, output_data_type=None, compute=None,
@@ -741,6 +771,7 @@ cdef class GraphCore:
                            object output_data_type, object compute, object name, object alpha1, object alpha2,
                            dict params):
         cdef Descriptor pw, op
+        cdef Py_ssize_t tensors
         if type(mode) is not _POINTWISE_MODE:
             mode = _pointwise_mode(mode)
         x = self._need_tensor(x, "x")
@@ -762,32 +793,37 @@ cdef class GraphCore:
                 output_data_type = _INT32
         if compute is None and mode in _BOOL_COMPUTE:
             compute = _BOOLEAN
+        tensors = len(self.tensors)
         out = self._output_c(output, dims, like, output_data_type, name, None, "output")
-        prec = self.compute_data_type if compute is None else as_data_type(compute, "compute")
-        if params:
-            pw = <Descriptor>Pointwise(mode=mode, math_prec=prec, **params)
-        else:
-            pw = _new(Pointwise, CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
-            pw._set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode)
-            pw._set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec)
-        pw._finalize(True)
-        op = _new(OperationPointwise, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)
-        op._set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, pw)
-        op._set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
-        if b is not None:
-            op._set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, b)
-        if t is not None:
-            op._set(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, t)
-        if dy is not None:
-            op._set(CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, dy)
-            op._set(CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, out)
-        else:
-            op._set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, out)
-        if alpha1 is not None:
-            op._set_auto(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, alpha1)
-        if alpha2 is not None:
-            op._set_auto(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, alpha2)
-        self._add_c(op)
+        try:  # (refused from here on: the output made is forgotten)
+            prec = self.compute_data_type if compute is None else as_data_type(compute, "compute")
+            if params:
+                pw = <Descriptor>Pointwise(mode=mode, math_prec=prec, **params)
+            else:
+                pw = _new(Pointwise, CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
+                pw._set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode)
+                pw._set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, prec)
+            pw._finalize(True)
+            op = _new(OperationPointwise, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)
+            op._set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, pw)
+            op._set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, x)
+            if b is not None:
+                op._set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, b)
+            if t is not None:
+                op._set(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, t)
+            if dy is not None:
+                op._set(CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, dy)
+                op._set(CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, out)
+            else:
+                op._set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, out)
+            if alpha1 is not None:
+                op._set_auto(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, alpha1)
+            if alpha2 is not None:
+                op._set_auto(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, alpha2)
+            self._add_c(op)
+        except BaseException:
+            self._rollback_c(tensors, len(self.operations))
+            raise
         return out
 
     cdef tuple _broadcast(self, object operand, str what, object dims, object like, object mode):

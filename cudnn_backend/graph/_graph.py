@@ -1,15 +1,33 @@
 """The ``Graph`` builder: ``GraphCore`` (tensors, UIDs, outputs, adding operations, checks and finalize, compiled in
 ``_core.pyx``) and the ``Graph`` mixin of every operation family (``core.families``: each family module defines its
 methods and names its mixin in its ``FAMILY``), so every operation is a ``Graph`` method, patterns are built from
-those methods alone, and a new family's methods arrive with its module (no edit here).
+those methods alone, and a new family's methods arrive with its module (no edit here). An operation method that
+raises leaves the graph as it was: the tensors and operations it made are forgotten (``_undone_on_error``; the hot
+methods of ``GraphCore`` do the same in C).
 """
 from __future__ import annotations
 
-from cudnn_backend.core.families import GRAPH_MIXINS
+import functools
+
+from cudnn_backend.core.families import FAMILIES, GRAPH_MIXINS
 from cudnn_backend.graph._core import GraphCore
 from cudnn_backend.typed.introspection import graph_tensors, operations_dot, operations_table
 
 __all__ = ["Graph"]
+
+
+def _undone_on_error(method):
+    """``method`` (an operation family's Graph method), with the tensors and operations it made forgotten where it
+    raises (a composite one, such as softmax_composite, may have added operations before the one refused)."""
+    @functools.wraps(method)
+    def undone_on_error(self, *args, **kwargs):
+        mark = self._mark()
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            self._rollback(mark)
+            raise
+    return undone_on_error
 
 
 class Graph(GraphCore, *GRAPH_MIXINS):
@@ -53,3 +71,9 @@ class Graph(GraphCore, *GRAPH_MIXINS):
     def __repr__(self):
         state = "built" if self.op_graph is not None else "not built"
         return f"<Graph {self.name!r}: {len(self.operations)} operations, {len(self.tensors)} tensors, {state}>"
+
+
+for _name in sorted({m for family in FAMILIES for m in family.graph_methods} - set(dir(GraphCore))):
+    _method = next((vars(mixin)[_name] for mixin in GRAPH_MIXINS if _name in vars(mixin)), None)
+    if callable(_method):
+        setattr(Graph, _name, _undone_on_error(_method))

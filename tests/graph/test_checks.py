@@ -518,3 +518,33 @@ def test_the_graph_checks_come_before_cudnns_finalize_of_the_operation():
                                          r"xdesc"):
         g.relu(a, output=a)
     assert len(g.operations) == 1
+
+
+def test_a_refused_operation_call_leaves_the_graph_as_it_was():
+    g = Graph()
+    x = g.tensor([2, 8, 4, 4], name="x")
+    w = g.tensor([8, 8, 3, 3], name="w")
+    g.relu(x, name="kept")
+    wrong = g.tensor([1, 3, 1, 1], data_type="float", name="wrong")  # (made before the call: the user's, kept)
+    before = (dict(g.tensors), list(g.operations))
+    refusals = [
+        # refused by a family's check after its outputs were made (y, epsilon, statistics)
+        lambda: g.norm_forward(x, wrong, mode="instance", phase="training"),
+        # refused by core as an attribute is set, after the output was made (the compiled hot methods)
+        lambda: g.conv_fwd(x, w, padding=1, alpha=float("nan")),
+        lambda: g.relu(x, relu_lower_clip=float("nan")),
+        lambda: g.bias(x, g.tensors[1], output_data_type="no such type"),
+    ]
+    for call in refusals:
+        with pytest.raises((GraphError, ValueError, TypeError)):
+            call()
+        assert (dict(g.tensors), list(g.operations)) == before
+    # a composite method refused part way: the operations it added before are forgotten too
+    g.div = lambda *a, **k: (_ for _ in ()).throw(GraphError("refused here"))
+    with pytest.raises(GraphError, match="refused here"):
+        g.softmax_composite(x)
+    assert (dict(g.tensors), list(g.operations)) == before
+    del g.div
+    assert g.softmax_composite(x) is not None and len(g.operations) > len(before[1])
+    u = g.tensor([2, 8, 4, 4], name="after")  # the UIDs of what was forgotten are free again, none taken twice
+    assert len({t.unique_id for t in g.tensors.values()}) == len(g.tensors) and u.name == "after"
