@@ -604,9 +604,8 @@ cdef int _find_io_slots(int dtype) except -1:
 
 cdef int _check_written_tensors(Descriptor op) except -1:
     """An operation writes no UID it reads, and no UID as two outputs: cuDNN 9.24 and later refuse such a graph saying
-    only "buildDAG", and earlier releases plan it, racing the output over its own input (every API; the Graph builder
-    refuses it as the operation is added). Compared in C over borrowed references: this runs on every operation's
-    finalize."""
+    only "buildDAG", and earlier releases plan it, racing the output over its own input (every API, the Graph builder's
+    too: this is its check). Compared in C over borrowed references: this runs on every operation's finalize."""
     cdef int64_t uids[_WRITES_CHECKED]
     cdef int attrs[_WRITES_CHECKED]
     cdef bint outputs[_WRITES_CHECKED]
@@ -858,14 +857,15 @@ cdef class Descriptor(_Resource):
         self.close()
 
     def __reduce__(self):
-        raise TypeError(f"cannot pickle {_names.with_article(type(self).__name__)}: it wraps a live cuDNN descriptor of this process "
-                        "(to_dict() / a plan's to_json() give plain data)")
+        raise TypeError(f"cannot pickle {_names.with_article(type(self).__name__)}: it wraps a live cuDNN descriptor "
+                        "of this process (to_dict() / a plan's to_json() give plain data)")
 
     def __copy__(self):
-        raise TypeError(f"cannot copy {_names.with_article(type(self).__name__)}: it wraps a live cuDNN descriptor; build another one")
+        raise TypeError(f"cannot copy {_names.with_article(type(self).__name__)}: it wraps a live cuDNN descriptor; "
+                        "build another one")
 
     def __deepcopy__(self, memo):
-        raise TypeError(f"cannot copy {_names.with_article(type(self).__name__)}: it wraps a live cuDNN descriptor; build another one")
+        return self.__copy__()
 
     # -- introspection ---------------------------------------------------------------------------
     @property

@@ -21,8 +21,8 @@ from enum import IntEnum
 from cudnn_backend._bindings import enums as _enums
 from cudnn_backend._bindings.enums import DataType
 
-__all__ = ["with_article", "DATA_TYPE_PREFIX", "DATA_TYPE_NAMES", "DATA_TYPE_ALIASES", "data_type_name", "read_data_type",
-           "default_tensor_name", "enumerants", "operation_label", "reads_its_output", "written_twice"]
+__all__ = ["with_article", "DATA_TYPE_PREFIX", "DATA_TYPE_NAMES", "DATA_TYPE_ALIASES", "data_type_name",
+           "read_data_type", "default_tensor_name", "enumerants", "operation_label", "reads_its_output", "written_twice"]
 
 DATA_TYPE_PREFIX = "CUDNN_DATA_"
 D = DataType

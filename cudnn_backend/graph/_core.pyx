@@ -408,7 +408,8 @@ cdef class GraphCore:
         if by_value is not False and by_value is not True:
             by_value = as_bool(by_value, "by_value")
         if layout is not None and type(layout) is not str:
-            raise TypeError(f"layout: expected a str ('nhwc', 'nchw', 'row_major', 'bshd'), not {type(layout).__name__}")
+            raise TypeError(f"layout: expected a str ('nhwc', 'nchw', 'row_major', 'bshd'), not "
+                            f"{type(layout).__name__}")
         if strides is None:
             if layout is None:
                 s = _packed(d, NULL)

@@ -69,7 +69,7 @@ class Graph(GraphCore, *GRAPH_MIXINS):
                         "that builds it")
 
     def __repr__(self):
-        state = "built" if self.op_graph is not None else "not built"
+        state = "built" if self.built else "not built"
         return f"<Graph {self.name!r}: {len(self.operations)} operations, {len(self.tensors)} tensors, {state}>"
 
 

@@ -806,8 +806,7 @@ def _users_graph(graph, kwargs) -> tuple:
         (callable(graph) and not isinstance(graph, (Graph, Pattern, Descriptor)))
     if not user:
         if not isinstance(graph, (str, Graph, Pattern, Descriptor)):  # a mistake of the call, not a graph to explain
-            raise TypeError(f"graph: expected a Graph, a Pattern, a finalized operation graph, a pattern name or "
-                            f"FILE.py:FUNC, not {type(graph).__name__}")
+            raise graphs.not_a_graph(graph)
         if isinstance(graph, Descriptor):
             check_graph(graph, "graph")  # (a tensor, an engine config: TypeError naming what it is)
         elif isinstance(graph, str) and not graph.strip():

@@ -37,7 +37,7 @@ from cudnn_backend.typed.tensors import TensorSpec, data_type_name
 
 __all__ = ["Subject", "resolve", "load_builder", "load_file_module", "device_profile", "describe_graph", "describe_operations",
            "graph_summary", "operations_of", "work_estimate", "user_frame", "user_error_line", "builder_output",
-           "check_reference"]
+           "check_reference", "not_a_graph"]
 
 
 @dataclass
@@ -195,6 +195,12 @@ def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profi
     return _resolve(graph, handle, args, kwargs or {}, name, device_profile, None)
 
 
+def not_a_graph(graph) -> TypeError:
+    """The refusal of ``graph``, an object of no type a graph is given as."""
+    return TypeError(f"graph: expected a Graph, a Pattern, a finalized OperationGraph descriptor, a pattern name or "
+                     f"FILE.py:FUNC, not {type(graph).__name__}")
+
+
 def check_reference(graph, args=(), kwargs=None) -> None:
     """Refuse, before any work (a GPU handle, a plan cache), what ``resolve`` cannot take: a ``graph`` of another
     type (TypeError), and builder arguments given with what takes none (they would be ignored): a graph made already
@@ -206,8 +212,7 @@ def check_reference(graph, args=(), kwargs=None) -> None:
     elif isinstance(graph, str):
         return  # a builder reference: ``args``/``kwargs`` are its
     else:
-        raise TypeError(f"graph: expected a Graph, a Pattern, a finalized OperationGraph descriptor, a pattern name or "
-                        f"FILE.py:FUNC, not {type(graph).__name__}")
+        raise not_a_graph(graph)
     if args or kwargs:
         given = "kwargs" if kwargs else "args"
         raise TypeError(f"{given}: a graph builder's arguments (a pattern name, FILE.py:FUNC or module:FUNC takes "
@@ -247,8 +252,7 @@ def _resolve(graph, handle, args, kwargs, name, device_profile, returned_by) -> 
     if isinstance(graph, Descriptor):
         check_graph(graph, "graph")
         return Subject(graph, name or "operation graph")
-    raise TypeError(f"graph: expected a Graph, a Pattern, a finalized OperationGraph descriptor, a pattern name or "
-                    f"FILE.py:FUNC, not {type(graph).__name__}")
+    raise not_a_graph(graph)  # (what check_reference and builder_output let through is handled above)
 
 
 def builder_output(built, ref):

@@ -289,8 +289,7 @@ def materialize(graph, kwargs=None, handle=None):
     if isinstance(obj, Pattern):
         obj = obj.graph
     if obj is graph and not isinstance(graph, (Graph, Pattern, Descriptor)):
-        return None, None, "builder", TypeError(f"graph: expected a Graph, a Pattern, a finalized operation graph, a "
-                                                f"pattern name or FILE.py:FUNC, not {type(graph).__name__}")
+        return None, None, "builder", graphs.not_a_graph(graph)
     if isinstance(obj, Descriptor):
         try:
             _engines.check_graph(obj, "graph")

@@ -245,7 +245,8 @@ def test_a_parameter_value_nested_past_the_parsers_depth_is_one_line():
     (("explore", "--n", "4", "--n", "8"), "argument --n: given twice; give it once"),
     (("explore", "--preset", "resnet50", "--preset", "fused"), "argument --preset: given twice"),
     (("explore", "--n", "4", "--param", "n=8"), "argument --param: n is given by --n too (4 and 8); give it once"),
-    (("why", "conv_bias_relu", "--param", "k=4", "--param", "k=8"), "argument --param: k is given by --param twice (4 and 8)"),
+    (("why", "conv_bias_relu", "--param", "k=4", "--param", "k=8"),
+     "argument --param: k is given by --param twice (4 and 8)"),
     (("explore", "--dtype", "fp16", "--param", "data_type='fp32'"), "argument --param: data_type is given by --dtype "
                                                                      "too"),
 ])

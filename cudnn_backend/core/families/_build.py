@@ -20,8 +20,8 @@ from cudnn_backend.core._status import check_available
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, DATA_TYPE_PREFIX
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 
-__all__ = ["as_int", "as_bool", "as_name", "int_range", "as_data_type", "output_type", "as_choice", "require", "real_number",
-           "scalar_value",
+__all__ = ["as_int", "as_bool", "as_name", "int_range", "as_data_type", "output_type", "as_choice", "require",
+           "real_number", "scalar_value",
            "OVERRIDE_SHAPES_NEEDS", "as_list", "as_sizes", "as_dims", "as_strides", "pair", "packed_strides",
            "stride_order", "strides_like", "nhwc_strides", "bshd_strides", "elements_alias", "layout_strides",
            "channels_last", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS", "BOOLEAN_TYPES"]
