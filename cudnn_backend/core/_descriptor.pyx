@@ -870,6 +870,9 @@ cdef class Descriptor(_Resource):
     # -- introspection ---------------------------------------------------------------------------
     @property
     def descriptor_type(self):
+        if self._dtype < 0:
+            raise ValueError(f"this {type(self).__name__} was never made (__new__ without __init__): it has no "
+                             "descriptor type")
         return DescriptorType(self._dtype)
 
     @property

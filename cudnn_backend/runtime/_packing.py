@@ -230,7 +230,7 @@ def _json_wiring(node) -> tuple:
     uids = set()
     for key, value in node.items():
         for v in (value if isinstance(value, list) else [value]):
-            if key != "operation" and isinstance(v, str) and v.isdigit():
+            if key != "operation" and isinstance(v, str) and v.removeprefix("-").isdigit():  # (UIDs may be negative)
                 uids.add(int(v))
     return str(node.get("operation", "?")), tuple(sorted(uids))
 
@@ -527,6 +527,8 @@ def scalar_bytes(value, data_type, what="scalar") -> bytes:
                 from None
         if size != 1:
             raise ValueError(f"{what}: a by-value scalar takes one value, got an array of {size}")
+        if arrays.has_masked_elements(value):
+            raise ValueError(f"{what}: the array's one element is masked; give a value")
         try:
             value = value.item()
         except Exception as e:  # noqa: BLE001 - the object's own failure, named

@@ -45,7 +45,8 @@ from cudnn_backend.errors import (CudnnBackendError, CudnnError, CudnnLibraryNot
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime._packing import (check_graph_is_plans, check_plans_graph, graph_tensor_specs,
                                             plan_document)
-from cudnn_backend.runtime.profiles import as_deviceprop, bundled_profile_of, profile_of
+from cudnn_backend.runtime.profiles import (as_deviceprop, bundled_profile_of, device_label, deviceprop_properties,
+                                            profile_of)
 from cudnn_backend.typed import DeviceProp, Engine, EngineConfig, ExecutionPlan, KernelCache, OperationGraph
 from cudnn_backend.typed.introspection import graph_fingerprint
 
@@ -441,6 +442,8 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
             raise NoDeviceError(f"build_plan: no GPU is visible here (CUDA driver: {_device.driver()}); pass handle= "
                                 "on a GPU machine or device_profile= (e.g. DeviceProfile.bundled('h200')) to build the "
                                 "plan offline")
+    if dp is not None and config.deviceprop is not None and dp is not config.deviceprop:
+        _check_same_device(config.deviceprop, dp)
     plan = _targeted(ExecutionPlan(engine_config=config.descriptor), handle, dp, kernel_cache)
     if run_only_intermediate_uids is not None:
         uids = [as_int(u, "run_only_intermediate_uids") for u in
@@ -464,6 +467,19 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
                  kernel_cache=kernel_cache)
     _warn_if_too_large(built, config.operation_graph, handle, dp)
     return built
+
+
+def _check_same_device(chosen_for, given):
+    """Refuse a device profile other than the one a config was chosen for: cuDNN builds the plan for the engine's
+    device, so the plan would target the one and say the other."""
+    chosen, asked = deviceprop_properties(chosen_for), deviceprop_properties(given)
+    if chosen != asked:
+        differ = sorted(k for k in chosen.keys() | asked.keys() if chosen.get(k) != asked.get(k))
+        raise ValueError(f"device_profile: the config was chosen for {device_label(chosen)}, and this profile "
+                         f"describes {device_label(asked)} (they differ in {', '.join(differ[:4])}"
+                         f"{', ...' if len(differ) > 4 else ''}): cuDNN builds a plan for its engine's device; get "
+                         "configs for this profile (get_configs(graph, device_profile=...)), or leave device_profile "
+                         "out")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -552,8 +568,11 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
             text = bytes(text).decode("utf-8-sig")  # (a byte-order mark, as some editors save, dropped)
         except UnicodeDecodeError as e:
             raise ValueError(f"text: the plan JSON is not UTF-8 ({e.reason} at byte {e.start})") from None
-    if not isinstance(text, str) or not text:
-        raise TypeError("text: plan_from_json takes the plan's JSON text (Plan.to_json())")
+    if not isinstance(text, str):
+        raise TypeError(f"text: plan_from_json takes the plan's JSON text (Plan.to_json()), not "
+                        f"{type(text).__name__}")
+    if not text.strip():
+        raise ValueError("text: the plan JSON is empty")
     text = text.removeprefix("\ufeff")
     handle = _check_handle(handle)
     dp = as_deviceprop(device_profile, allow_version_mismatch)
@@ -689,6 +708,8 @@ def save_plan(plan, path) -> pathlib.Path:
 def load_plan(path, handle=None, device_profile=None, **kwargs) -> Plan:
     """``plan_from_json`` of a file written by ``save_plan``."""
     raw = read_bounded(path, MAX_PLAN_FILE_BYTES, "path", "a saved plan is a few hundred KB")
+    if not raw.strip():
+        raise ValueError(f"path: {str(path)!r} is empty; a saved plan holds its JSON")
     return plan_from_json(raw, handle, device_profile, **kwargs)
 
 

@@ -417,6 +417,9 @@ class DeviceProfile:
         if isinstance(fmt_version, bool) or not isinstance(fmt_version, int):
             raise DeviceProfileError(f"{source or 'the device profile'}: format_version must be an int, not "
                                      f"{fmt_version!r}")
+        if fmt_version < 1:
+            raise DeviceProfileError(f"{source or 'the device profile'}: format_version {fmt_version} is no version "
+                                     f"(1 to {FORMAT_VERSION})")
         if fmt_version > FORMAT_VERSION:
             raise DeviceProfileError(f"{source or 'the device profile'} has format_version {fmt_version}; this "
                                      f"cudnn-backend reads up to {FORMAT_VERSION}")
@@ -443,6 +446,14 @@ class DeviceProfile:
             raise DeviceProfileError(f"{source or 'the device profile'}: 'deviceprop' must be the deviceprop JSON "
                                      f"(an object), not {type(raw).__name__}")
         text = raw if isinstance(raw, str) else json.dumps(raw, separators=(",", ":"))
+        if data.get("device_name") is not None:
+            try:
+                held = json.loads(text).get("deviceName") if isinstance(raw, str) else raw.get("deviceName")
+            except (ValueError, AttributeError, RecursionError):  # (the deviceprop's own check names what is wrong)
+                held = None
+            if isinstance(held, str) and held != data["device_name"]:
+                raise DeviceProfileError(f"{source or 'the device profile'}: device_name {data['device_name']!r} "
+                                         f"contradicts the deviceprop's deviceName {held!r}; edit one")
         version = data.get("cudnn_version") if cudnn_version is None else cudnn_version
         if cudnn_version is not None and data.get("cudnn_version") is not None:
             # the file records the release that wrote it: a different one given would be taken silently
@@ -788,6 +799,20 @@ def as_deviceprop(device_profile, allow_version_mismatch=None):
         return DeviceProfile.bundled(text, allow_version_mismatch=bool(allow_version_mismatch)).descriptor()
     raise TypeError(f"device_profile must be a DeviceProfile, a DEVICEPROP descriptor, a bundled profile name or a "
                     f"path, not {type(device_profile).__name__}")
+
+
+def deviceprop_properties(deviceprop) -> dict:
+    """The device properties a finalized DEVICEPROP descriptor holds (its JSON representation, read back)."""
+    return json.loads(deviceprop.get(AttributeName.CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION,
+                                     AttributeType.CUDNN_TYPE_CHAR) or "{}")
+
+
+def device_label(properties) -> str:
+    """``NVIDIA H200 (sm_90, 132 SMs)``: a deviceprop's device, for messages."""
+    version, sms = properties.get("deviceVer"), properties.get("multiProcessorCount")
+    details = ", ".join(part for part in (f"sm_{version // 10}" if isinstance(version, int) else "",
+                                          f"{sms} SMs" if sms is not None else "") if part)
+    return f"{properties.get('deviceName', 'an unnamed device')}{f' ({details})' if details else ''}"
 
 
 def profile_of(deviceprop) -> DeviceProfile | None:

@@ -10,6 +10,7 @@ import json
 import math
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
+from cudnn_backend.core._coerce import as_int
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import MissingDependencyError
 from cudnn_backend.tune import plots
@@ -353,7 +354,9 @@ class Exploration:
         return pd.DataFrame(self.rows())
 
     def table(self, limit=None) -> str:
-        """The results as a plain-text table (the command line draws a richer one)."""
+        """The results as a plain-text table (the command line draws a richer one); ``limit``: its first rows only."""
+        if limit is not None:
+            limit = as_int(limit, "limit", 0)
         rows = []
         for r in self.results[:limit]:
             rows.append({

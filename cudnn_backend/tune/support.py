@@ -492,9 +492,16 @@ def _probe_graph(r, og, dp, handle, plans, kernels, detail, modes, rules):
     heur_detail = {}
     lists = {}  # offline: heuristics' configs per mode, (engine, {knob: value}), read for the offline cluster layout
     met = []  # cuDNN's messages offline, read for refusals only the GPU decides (offline_gaps)
+    refused = {}  # mode -> cuDNN's refusal of the heuristics query itself (a graph it cannot rank)
     for mode in (MODES if detail else modes):
         with cudnn_messages() as hlog:
-            found = _heuristics.get_configs(og, mode, dp, raise_if_empty=False, errata=rules or False)
+            try:
+                found = _heuristics.get_configs(og, mode, dp, raise_if_empty=False, errata=rules or False)
+            except CudnnError as err:
+                found, refused[mode] = [], _engines.reason_of(err)
+        if mode in refused and ":" not in refused[mode]:
+            said = _stage_reason(cudnn_reasons(hlog, limit=40).splitlines())  # (its words went to the log)
+            refused[mode] += f" ({said})" if said else ""
         if offline:
             met.extend(hlog)
         lists[mode] = [(c.engine_index, _config_summary(c)["knobs"]) for c in found]
@@ -502,7 +509,8 @@ def _probe_graph(r, og, dp, handle, plans, kernels, detail, modes, rules):
             r.configs[mode] = len(found)
             if found:
                 r.first_configs[mode] = _config_summary(found[0])
-        heur_detail[mode] = {"configs": len(found), "reasons": cudnn_reasons(hlog, limit=40).splitlines(),
+        heur_detail[mode] = {"configs": len(found), "reasons": ([refused[mode]] if mode in refused else [])
+                             + cudnn_reasons(hlog, limit=40).splitlines(),
                              "first": [c.engine_index for c in found[:8]]}
         if mode == "B":
             continue
@@ -526,8 +534,12 @@ def _probe_graph(r, og, dp, handle, plans, kernels, detail, modes, rules):
     if not configs:
         r.stage = "heuristics"
         reasons = [line for m in _MODES for line in heur_detail[m]["reasons"]]
-        r.reason = "heuristics returned no engine config" + (
-            f" (cuDNN: {_stage_reason(reasons)})" if reasons else "")
+        if refused:
+            r.reason = (f"cuDNN refused the heuristics query (mode{'s' * (len(refused) > 1)} "
+                        f"{', '.join(refused)}): {next(iter(refused.values()))}")
+        else:
+            r.reason = "heuristics returned no engine config" + (
+                f" (cuDNN: {_stage_reason(reasons)})" if reasons else "")
         return met, silent, lists, operations, release
     # plans
     attempts = []

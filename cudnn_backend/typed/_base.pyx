@@ -338,9 +338,10 @@ cdef class TensorBase(TypedDescriptor):
 
         Dims, strides (in elements), data type and byte alignment (from the data pointer, at most 16) are
         inferred; ``uid`` defaults to the next free one of ``typed.uids.default_uids``. An array whose dtype cuDNN
-        has no type for is refused unless ``data_type`` is given, which reinterprets the memory element for element:
-        of the array's element size only (its shape and strides count its elements). A bool array is BYTE_BOOLEAN
-        (refused before cuDNN 9.25), never BOOLEAN, which cuDNN reads bit-packed.
+        has no type for is refused unless ``data_type`` is given (a DataType, its name, or an array library's dtype),
+        which reinterprets the memory element for element: of the array's element size only (its shape and strides
+        count its elements; a vectorized type is refused). A bool array is BYTE_BOOLEAN (refused before cuDNN 9.25),
+        never BOOLEAN, which cuDNN reads bit-packed.
         """
         info = _arrays.describe(array)
         if 0 in info.shape:
@@ -351,6 +352,10 @@ cdef class TensorBase(TypedDescriptor):
                              "describe a copy (numpy.ascontiguousarray, .contiguous())")
         if data_type is not None:
             data_type = _as_data_type(data_type, "data_type")
+            if data_type not in _arrays.DATA_TYPE_BITS:  # (cuDNN refuses it at finalize, giving no reason)
+                raise TypeError(f"data_type: {data_type.name} has no plain per-element size (a vectorized type: "
+                                "its tensor needs CUDNN_ATTR_TENSOR_VECTOR_COUNT and VECTORIZED_DIMENSION); describe "
+                                "it by hand, not from an array")
             conflict = (_arrays.boolean_layout_conflict(info, data_type) or
                         _arrays.element_size_conflict(info, data_type))
             if conflict is not None:

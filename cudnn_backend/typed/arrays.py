@@ -65,7 +65,7 @@ __all__ = ["ArrayInfo", "view", "describe", "data_type_of", "dtype_name", "no_da
            "Producer", "PRODUCERS",
            "producer_of", "library_of", "DATA_TYPE_BITS", "ITEMSIZE", "HOST_DEVICE_TYPES", "CUDA_DEVICE_TYPES",
            "BIT_PACKED", "memory_bytes", "memory_elements", "byte_boolean_refusal", "boolean_layout_conflict",
-           "element_size_conflict", "BOOLEAN_TYPES"]
+           "element_size_conflict", "BOOLEAN_TYPES", "has_masked_elements"]
 
 D = DataType
 
@@ -81,6 +81,9 @@ _NOT_CUDNN = {
 # 4-bit dtypes, which numpy, ml_dtypes and JAX hold one element a byte while cuDNN packs two a byte: never the cuDNN
 # type of the same name (each byte would be read as two elements, as a bool array's as eight BOOLEANs)
 _ONE_ELEMENT_A_BYTE = {"int4": "INT4", "uint4": "UINT4", "float4_e2m1fn": "FP4_E2M1"}
+_NOT_CUDNN["float4_e2m1fn_x2"] = ("two FP4_E2M1 elements a byte, each byte one element of the array: describe the "
+                                  "tensor by hand (Graph.tensor, its last dim doubled, data_type fp4_e2m1) and bind "
+                                  "the array's memory")
 for _name, _cudnn in _ONE_ELEMENT_A_BYTE.items():
     _NOT_CUDNN[_name] = (f"one element a byte, while cuDNN's {_cudnn} packs two elements a byte: bind the packed bytes "
                          "as a flat uint8 array")
@@ -330,6 +333,16 @@ def _info(shape, strides, name, itemsize, ptr, device, device_id, protocol, libr
                      bool(readonly))
 
 
+_MASKED = ("a masked array with masked elements: cuDNN reads every element, the masked ones too; fill them first "
+           "(a.filled(value))")
+
+
+def has_masked_elements(array) -> bool:
+    """Whether ``array`` is a numpy masked array with an element masked (its memory holds a value there all the same,
+    which cuDNN would read)."""
+    return isinstance(array, np.ma.MaskedArray) and bool(np.ma.is_masked(array))
+
+
 class _Refused(TypeError):
     """A reader cannot read this array: its one-line reason (without the array's name, added by ``view``)."""
 
@@ -385,6 +398,10 @@ def _read_numpy(a, stream=-1, library="numpy") -> ArrayInfo:
     name = dtype_name(dt)
     _plain_dtype(dt)
     item = dt.itemsize
+    if not item:
+        raise _Refused(f"its dtype {dt.str!r} has elements of no size")
+    if has_masked_elements(a):
+        raise _Refused(_MASKED)
     if any(s % item for s in a.strides):
         raise _Refused(f"its strides {list(a.strides)} (bytes) are no multiple of the item size {item}")
     return _info(a.shape, [s // item for s in a.strides], name, item, a.__array_interface__["data"][0], "cpu", -1,
@@ -395,6 +412,9 @@ def _read_torch(t, stream=-1) -> ArrayInfo:
     """A torch tensor by its own attributes (every dtype torch has, fp8 included). With a consumer ``stream`` on
     the GPU, that stream waits for torch's current stream, as torch's ``__dlpack__(stream=...)`` orders it."""
     name = dtype_name(t.dtype)
+    if getattr(t, "is_nested", False):
+        raise _Refused("a nested tensor (its elements of several shapes) is no strided array: bind its .values(), or "
+                       "a padded tensor (.to_padded_tensor(0))")
     layout = str(getattr(t, "layout", "torch.strided"))
     if layout != "torch.strided":
         raise _Refused(f"a {layout.replace('torch.', '')} tensor; cuDNN reads strided (dense) memory (call "
@@ -525,8 +545,10 @@ def _failure(e: BaseException) -> str:
     """A reader's exception in one line: its type and text; a bare assertion (cuda.core checks a DLPack capsule or an
     interface dict with asserts) said to be the producer's malformed export."""
     text = " ".join(str(e).split())
-    if not text:
+    if not text and isinstance(e, AssertionError):
         text = "(no message: the producer's DLPack capsule or interface dict is malformed)"
+    elif not text:
+        text = "(no message)"
     return f"{type(e).__name__}: {text}"
 
 
@@ -581,6 +603,7 @@ _capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c
     ("PyCapsule_GetPointer", ctypes.pythonapi))
 _capsule_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
 _USED_CAPSULE_NAMES = (b"used_dltensor_versioned", b"used_dltensor")  # what a consumer renames a capsule it took
+_DLPACK_MAJOR = 1  # the major version of the versioned capsule's layout (dlpack.h's DLPACK_MAJOR_VERSION)
 _MAX_DLPACK_NDIM = 64  # the most dimensions numpy (NPY_MAXDIMS) and cuda.core (STRIDED_LAYOUT_MAX_NDIM) read
 
 
@@ -634,7 +657,13 @@ def _dlpack_header(capsule, device):
         raise _MalformedExport(_not_a_dlpack_capsule(capsule))
     if not address:
         raise _MalformedExport(f"its DLPack capsule {name.decode()!r} holds a NULL pointer")
-    t = _DLManagedTensorVersioned.from_address(address).dl_tensor if versioned else _DLTensor.from_address(address)
+    if versioned:
+        managed = _DLManagedTensorVersioned.from_address(address)
+        if managed.major != _DLPACK_MAJOR:  # another major version lays the struct out otherwise: nothing is read
+            raise _MalformedExport(f"its DLPack export is version {managed.major}.{managed.minor}; this reader knows "
+                                   f"DLPack {_DLPACK_MAJOR}.x (a capsule of another major version is laid out "
+                                   "otherwise)")
+    t = managed.dl_tensor if versioned else _DLTensor.from_address(address)
     ndim, shape, code, bits, lanes = t.ndim, t.shape, t.dtype.code, t.dtype.bits, t.dtype.lanes
     if not 0 <= ndim <= _MAX_DLPACK_NDIM:
         raise _MalformedExport(f"its DLPack export has ndim {ndim}, not 0 to {_MAX_DLPACK_NDIM}")
@@ -736,7 +765,8 @@ def _read_smv(array, stream, protocol, library, device, dl_device=None):
         _check_interface(array.__cuda_array_interface__)
         smv = smv_cls.from_cuda_array_interface(array, stream_ptr=int(stream))
     name, itemsize = _smv_dtype(smv, array, dlpack_dtype)
-    return _info(smv.shape, smv.strides, name, itemsize, smv.ptr, device, smv.device_id, protocol, library,
+    device_id = smv.device_id if device == "cuda" else -1  # (host memory is no device's: cuda.core says 0)
+    return _info(smv.shape, smv.strides, name, itemsize, smv.ptr, device, device_id, protocol, library,
                  getattr(smv, "readonly", False))
 
 
@@ -746,9 +776,16 @@ def _check_interface(interface):
     forbids (0, ambiguous) or that name no stream (negative). The rest is cuda.core's to refuse."""
     if not isinstance(interface, dict):
         return
+    shape = None
     for member in ("shape", "strides"):
         if interface.get(member) is not None:
-            _integers(interface[member], f"__cuda_array_interface__ {member}")
+            values = _integers(interface[member], f"__cuda_array_interface__ {member}")
+            shape = values if member == "shape" else shape
+    typestr = interface.get("typestr")
+    if not isinstance(typestr, str):  # (numpy reads None as float64)
+        raise _Refused(f"its __cuda_array_interface__ typestr {typestr!r} is no type string (such as '<f4')")
+    if interface.get("mask") is not None:
+        raise _Refused(_MASKED)
     data = interface.get("data")
     if data is not None:
         pointer = data[0] if isinstance(data, (tuple, list)) and len(data) == 2 else None
@@ -756,6 +793,10 @@ def _check_interface(interface):
                 not 0 <= pointer < 1 << 64:
             raise _Refused(f"its __cuda_array_interface__ data {data!r} is not (pointer, read-only flag) with the "
                            "pointer an address (an int from 0 to 2**64 - 1)")
+        if pointer == 0 and shape is not None and all(n > 0 for n in shape):
+            elements = math.prod(shape)
+            raise _Refused(f"its __cuda_array_interface__ data pointer is NULL, for {elements} "
+                           f"element{'s' * (elements != 1)} (shape {list(shape)})")
     stream = interface.get("stream")
     if stream is None:
         return
@@ -798,6 +839,9 @@ def _read_protocols(array, stream, library):
     elif _offers(array, "__cuda_array_interface__"):
         protocol, dl_device = "cuda_array_interface", None
     elif _offers(array, "__array_interface__") or _offers(array, "__array__"):
+        interface = getattr(array, "__array_interface__", None)
+        if isinstance(interface, dict) and interface.get("mask") is not None:  # (numpy ignores it)
+            raise _Refused(_MASKED)
         try:
             host = np.asarray(array)
         except Exception as e:  # noqa: BLE001 - the object's own failure
@@ -1104,6 +1148,17 @@ def _beyond(value, data_type, what, why) -> ValueError:
     return ValueError(f"{what}: {value!r} does not fit in {data_type.name}{why}")
 
 
+def _finite_past_double(value, as_float) -> bool:
+    """Whether ``float()`` made a finite ``value`` infinite (a longdouble or a Decimal past a double's range)."""
+    if not math.isinf(as_float):
+        return False
+    try:
+        return bool(np.isfinite(value))
+    except TypeError:  # (a Decimal)
+        is_infinite = getattr(value, "is_infinite", None)
+        return callable(is_infinite) and not is_infinite()
+
+
 def scalar_code(value, data_type, what="scalar") -> bytes:
     """The bytes (little-endian) of one real number as a by-value scalar of ``data_type``, for every type with a host
     encoding (``storage_dtype``): rounded to nearest, ties to even, as ``encode`` rounds arrays, but refused (a
@@ -1123,6 +1178,8 @@ def scalar_code(value, data_type, what="scalar") -> bytes:
         as_float = float(value)
     except OverflowError:  # an int beyond any float
         raise _beyond(value, data_type, what, to_infinity) from None
+    if _finite_past_double(value, as_float):
+        raise _beyond(value, data_type, what, to_infinity or " (it is past a double's range)")
     if data_type == D.CUDNN_DATA_BFLOAT16:
         code = None if math.isfinite(as_float) and abs(as_float) > _FLOAT_LARGEST[D.CUDNN_DATA_FLOAT] else \
             encode(np.float32(as_float), data_type)

@@ -236,7 +236,10 @@ def _plain(value):
 
 def to_dict(descriptor) -> dict:
     """A descriptor and its children as plain data: ``{"descriptor_type", "finalized", "attributes"}``
-    with keywords and enum values by C name (handles, live objects, are left out)."""
+    with keywords and enum values by C name (handles, live objects, are left out). A closed descriptor is refused:
+    what was set on it is gone with it."""
+    if descriptor.closed:
+        raise ValueError(f"to_dict: the {descriptor.descriptor_type.name} is closed")
     out = {}
     keywords = getattr(type(descriptor), "KEYWORDS", None)
     for attr, value in descriptor.values.items():

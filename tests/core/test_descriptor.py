@@ -576,3 +576,16 @@ def test_every_name_the_descriptor_module_had_is_still_there():
     assert _descriptor.Handle is _handle.Handle and _descriptor.Resource is _resource.Resource is cb.core._resource.Resource
     assert _descriptor.get_version is _library.get_version and _descriptor.check_available is _status.check_available
     assert _descriptor.Descriptor is cb.Descriptor and issubclass(cb.Descriptor, _resource.Resource)
+
+
+def test_a_descriptor_never_made_has_no_type_and_a_closed_one_no_dict():
+    never = cb.Descriptor.__new__(cb.Descriptor)
+    with pytest.raises(ValueError, match=r"^this Descriptor was never made \(__new__ without __init__\): it has no "
+                                         r"descriptor type$"):
+        never.descriptor_type
+    t = cb.typed.Tensor(data_type=CUDNN_DATA_FLOAT, dimensions=[2, 3], strides=[3, 1], unique_id=7,  # noqa: F405
+                        byte_alignment=16)
+    t.finalize()
+    t.close()
+    with pytest.raises(ValueError, match=r"^to_dict: the CUDNN_BACKEND_TENSOR_DESCRIPTOR is closed$"):
+        t.to_dict()

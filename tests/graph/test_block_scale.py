@@ -96,3 +96,27 @@ def test_the_dequantize_matmul_pattern_pads_its_f8_128x4_scales(sizes):
     m, n, k = (sizes.get(key, 256) for key in ("m", "n", "k"))
     assert [layout(p.a_scale)[0], layout(p.b_scale)[0]] == [f8_128x4_scale([1, m, k], 2, 32)[0],
                                                             f8_128x4_scale([1, k, n], 1, 32)[0]]
+
+
+def plain_dequantize(scale_dims, x_dims=(1, 256, 256), block_size=(1, 32)):
+    g = Graph("dequantize", io_data_type="bfloat16")
+    x = g.tensor(list(x_dims), data_type=E4M3, name="x")
+    scale = g.tensor(scale_dims, data_type=E8M0, name="scale")
+    g.block_scale_dequantize(x, scale, block_size=list(block_size), output=True)
+    return g
+
+
+@pytest.mark.parametrize("scale_dims", [[1, 256, 16], [1, 256, 1], [1, 128, 8], [1, 1, 1], [256, 8]])
+def test_a_plain_scale_of_other_than_one_per_block_is_refused(scale_dims):
+    # cuDNN plans a larger one and finds no engine for a smaller one, naming neither
+    with pytest.raises(GraphError, match=r"scale_desc \(scale\) has dims .*, but x \[1, 256, 256\] in blocks "
+                                         r"\[1, 1, 32\] has one scale a block: dims \[1, 256, 8\]$"):
+        plain_dequantize(scale_dims)
+
+
+def test_a_plain_scale_of_one_per_block_or_a_batch_of_one_is_taken():
+    assert plain_dequantize([1, 256, 8]).build().finalized
+    assert plain_dequantize([1, 256, 8], x_dims=(3, 256, 256)).build().finalized  # batch 1: broadcast
+    assert plain_dequantize([1, 8, 256], block_size=(32, 1)).build().finalized
+    with pytest.raises(GraphError, match=r"x \[1, 256, 100\] is no whole number of blocks \[1, 1, 32\]"):
+        plain_dequantize([1, 256, 4], x_dims=(1, 256, 100))

@@ -67,11 +67,13 @@ class FakeDLPack:
     (``max_version``) and hands out a versioned capsule, flagged read-only with ``readonly``; otherwise only the
     unversioned one. ``header``: DLTensor fields written over the filled ones (a malformed export: ``{"shape":
     None}``, ``{"ndim": -1}``). ``destructor``: its capsules free themselves when no consumer takes them, as real
-    producers' do (``_release_unconsumed``). ``streams`` records what each consumer passed as ``stream``;
-    ``deleted`` counts the deleter calls."""
+    producers' do (``_release_unconsumed``). ``version``: what a versioned capsule says it is (another major
+    version than 1 is another layout). ``streams`` records what each consumer passed as ``stream``; ``deleted``
+    counts the deleter calls."""
 
     def __init__(self, ptr, shape, strides=None, *, code=FLOAT, bits=16, lanes=1, device_type=kDLCUDA, device_id=0,
-                 versioned=False, byte_offset=0, dtype=None, readonly=False, header=None, destructor=False):
+                 versioned=False, byte_offset=0, dtype=None, readonly=False, header=None, destructor=False,
+                 version=(1, 0)):
         self.shape = tuple(shape)
         self._shape = (ctypes.c_int64 * max(len(shape), 1))(*shape)
         self._strides = None if strides is None else (ctypes.c_int64 * max(len(shape), 1))(*strides)
@@ -85,6 +87,7 @@ class FakeDLPack:
         self._header = dict(header or {})
         self._destructor = ctypes.cast(_release_unconsumed, ctypes.c_void_p) if destructor else None
         self._keep = []
+        self._version = version
         if dtype is not None:
             self.dtype = dtype  # what a producer's own dtype says (torch's / JAX's name)
 
@@ -110,7 +113,7 @@ class FakeDLPack:
             raise TypeError("unexpected keyword arguments (an unversioned producer)")
         if self.versioned and max_version is not None and max_version[0] >= 1:
             m = DLManagedTensorVersioned()
-            m.version = DLPackVersion(1, 0)
+            m.version = DLPackVersion(*self._version)
             m.deleter = self._deleter
             m.flags = self._flags
             self._fill(m.dl_tensor)

@@ -345,7 +345,8 @@ def test_an_fp8_export_from_before_dlpack_1_1_is_read_by_its_name():
     (FakeDLPack(A, (2,), device_type=10), r"^x: FakeDLPack: it lives on DLPack device type 10, neither the host"),
     (type("Masked", (), {"__cuda_array_interface__": {"shape": (2,), "typestr": "<f2", "data": (A, False),
                                                       "version": 3, "mask": object()}})(),
-     r"^x: Masked: cannot read it through cuda_array_interface: BufferError: mask is not supported"),
+     r"^x: Masked: a masked array with masked elements: cuDNN reads every element, the masked ones too; fill them "
+     r"first \(a.filled\(value\)\)$"),
     (type("Old", (), {"__cuda_array_interface__": {"shape": (2,), "typestr": "<f2", "data": (A, False),
                                                    "version": 2}})(),
      r"^x: Old: cannot read it through cuda_array_interface: BufferError: only CUDA Array Interface v3"),
@@ -1071,6 +1072,11 @@ def test_four_bit_arrays_describe_no_tensor_and_bind_to_none(conv):
     ({"data": (-16, False)}, r"its __cuda_array_interface__ data \(-16, False\) is not \(pointer, read-only flag\)"),
     ({"data": (2 ** 64, False)}, r"its __cuda_array_interface__ data \(18446744073709551616, False\) is not"),
     ({"data": 65536}, r"its __cuda_array_interface__ data 65536 is not \(pointer, read-only flag\)"),
+    ({"typestr": None}, r"its __cuda_array_interface__ typestr None is no type string \(such as '<f4'\)$"),
+    ({"typestr": 4}, r"its __cuda_array_interface__ typestr 4 is no type string"),
+    ({"data": (0, False)}, r"its __cuda_array_interface__ data pointer is NULL, for 4096 elements \(shape \[4096\]\)$"),
+    ({"data": (0, False), "shape": (1,)}, r"its __cuda_array_interface__ data pointer is NULL, for 1 element "
+                                          r"\(shape \[1\]\)$"),
 ])
 def test_interface_members_cuda_core_misreads_are_refused_naming_them(monkeypatch, members, match):
     monkeypatch.setattr(arrays, "_strided_memory_view", lambda: _CaiView)
@@ -1162,3 +1168,99 @@ def test_cuda_objects_that_hold_no_address_are_named():
     with pytest.raises(TypeError, match=r"^UID 7: the cuda.core Buffer cannot say where its memory is \(RuntimeError: "
                                         r"function cuPointerGetAttributes is not found; CUDA driver: "):
         _packing.resolve_buffer(Buffer(), "UID 7")
+
+
+# ---------------------------------------------------------------------------------------------
+# what no reader may describe otherwise than it is
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("device_type", [dlpack.kDLCUDA, dlpack.kDLCPU])
+@pytest.mark.parametrize("version", [(2, 0), (0, 9)])
+def test_a_versioned_dlpack_capsule_of_another_major_version_is_refused(device_type, version):
+    # its struct is laid out otherwise: read as 1.x, its shape and dtype would be whatever lies there; on the host,
+    # numpy's refusal must not hand it to cuda.core either
+    array = FakeDLPack(A, (2, 3), versioned=True, device_type=device_type, version=version)
+    with pytest.raises(TypeError, match=rf"^x: FakeDLPack: its DLPack export is version {version[0]}\.{version[1]}; "
+                                        r"this reader knows DLPack 1\.x"):
+        arrays.view(array, what="x")
+    assert len(array.streams) == 1  # asked once, refused at once
+    assert arrays.view(FakeDLPack(A, (2, 3), versioned=True, version=(1, 3))).shape == (2, 3)  # a newer minor: read
+
+
+def test_a_masked_array_with_masked_elements_is_refused_everywhere():
+    masked = np.ma.masked_array(np.arange(4.0, dtype=np.float32), mask=[False, True, False, False])
+    with pytest.raises(TypeError, match=r"^x: numpy float32 MaskedArray: a masked array with masked elements"):
+        arrays.view(masked, what="x")
+    assert arrays.view(np.ma.masked_array(np.arange(4.0))).shape == (4,)  # nothing masked: its memory is its values
+    base = np.arange(3.0)
+
+    class HostInterface:  # numpy itself ignores an __array_interface__ mask
+        __array_interface__ = {**base.__array_interface__, "mask": np.array([True, False, True])}
+
+    with pytest.raises(TypeError, match=r"^x: HostInterface: a masked array with masked elements"):
+        arrays.view(HostInterface(), what="x")
+    with pytest.raises(ValueError, match=r"^s: the array's one element is masked; give a value$"):
+        _packing.scalar_bytes(np.ma.masked_array([1.0], mask=[True]), D.CUDNN_DATA_FLOAT, "s")
+    assert _packing.scalar_bytes(np.ma.masked_array([1.0], mask=[False]), D.CUDNN_DATA_FLOAT) == \
+        np.float32(1).tobytes()
+
+
+def test_a_dtype_of_elements_of_no_size_is_refused():
+    with pytest.raises(TypeError, match=r"^x: numpy void ndarray: its dtype '\|V0' has elements of no size$"):
+        arrays.view(np.empty(3, "V0"), what="x")
+
+
+@pytest.mark.parametrize("value", [np.longdouble("1e400"), np.array([np.longdouble("-1e400")])])
+def test_a_scalar_past_a_double_is_refused_not_made_infinite(value):
+    if np.isinf(np.longdouble("1e400")):
+        pytest.skip("this machine's longdouble is a double")
+    for data_type in (D.CUDNN_DATA_DOUBLE, D.CUDNN_DATA_FLOAT, D.CUDNN_DATA_HALF, D.CUDNN_DATA_BFLOAT16):
+        with pytest.raises(ValueError, match=rf"^s: .* does not fit in {data_type.name}"):
+            _packing.scalar_bytes(value, data_type, "s")
+    assert _packing.scalar_bytes(np.longdouble("inf"), D.CUDNN_DATA_FLOAT) == np.float32("inf").tobytes()
+
+
+def test_a_producer_exception_without_words_is_not_called_a_malformed_export():
+    class Failing(FakeDLPack):
+        def __dlpack__(self, stream=None, **kwargs):
+            raise MemoryError()
+
+    with pytest.raises(TypeError, match=r"^x: Failing: cannot read it through dlpack: MemoryError: \(no message\)$"):
+        arrays.view(Failing(A, (2,)), what="x")
+
+
+def test_a_nested_torch_tensor_is_refused_saying_what_to_bind():
+    nested = producers.TorchTensor(A, (2, 3))
+    nested.is_nested = True
+    with pytest.raises(TypeError, match=r"^x: torch float16 TorchTensor: a nested tensor .* bind its \.values\(\), or "
+                                        r"a padded tensor"):
+        arrays.view(nested, what="x")
+
+
+_TORCH_FLOAT16 = type("dtype", (), {"__module__": "torch", "__str__": lambda self: "torch.float16"})()
+
+
+@pytest.mark.parametrize("data_type", [np.float16, np.dtype("float16"), "float16", _TORCH_FLOAT16,
+                                       np.int32(2)])  # (a numpy int is a value: HALF is 2)
+def test_from_array_takes_an_array_librarys_dtype_as_data_type(data_type):
+    t = cb.typed.Tensor.from_array(np.zeros((2, 3), np.int16), data_type=data_type)
+    assert t.data_type == D.CUDNN_DATA_HALF
+
+
+def test_from_array_refuses_a_dtype_without_a_cudnn_type_and_a_vectorized_type():
+    with pytest.raises(TypeError, match=r"^data_type: the numpy dtype complex64 has no cuDNN data type$"):
+        cb.typed.Tensor.from_array(np.zeros((2, 3), np.float32), data_type=np.complex64)
+    with pytest.raises(TypeError, match=r"^data_type: CUDNN_DATA_INT8x4 has no plain per-element size \(a vectorized "
+                                        r"type"):
+        cb.typed.Tensor.from_array(np.zeros((2, 3), np.int32), data_type="CUDNN_DATA_INT8x4")
+
+
+def test_host_memory_read_by_cuda_core_is_no_devices():
+    # numpy reads no bfloat16 through DLPack: cuda.core does, and says device 0 for host memory
+    info = arrays.view(FakeDLPack(A, (2, 3), code=BFLOAT, bits=16, device_type=dlpack.kDLCPU))
+    assert (info.device, info.device_id, info.dtype_name) == ("cpu", -1, "bfloat16")
+
+
+def test_torchs_packed_fp4_says_how_to_describe_it():
+    with pytest.raises(TypeError, match=r"float4_e2m1fn_x2' \(two FP4_E2M1 elements a byte.*Graph\.tensor, its last "
+                                        r"dim doubled"):
+        arrays.data_type_of("float4_e2m1fn_x2")

@@ -248,7 +248,8 @@ def test_malformed_plans_raise_only_our_errors(conv_plan):
         (text.replace(f'"cudnnVersion":{LOADED}', '"cudnnVersion":Infinity'), "cudnnVersion: expected an integer"),
         (text.replace("NVIDIA H200", "NVIDIA \ud800"), "not valid Unicode"),
         (text.encode().replace(b"NVIDIA H200", b"NVIDIA \xed\xa0\x80"), "not UTF-8"),
-        ("\ud800", "not valid Unicode"), ("", "plan_from_json takes"), (b"\x80\x81", "not UTF-8"),
+        ("\ud800", "not valid Unicode"), ("", "the plan JSON is empty"), (" \n", "the plan JSON is empty"),
+        (b"\x80\x81", "not UTF-8"),
     ]
     for bad, match in cases:
         refused_with(lambda: plan_from_json(bad, device_profile=profile), (TypeError, ValueError), match)

@@ -375,3 +375,30 @@ def test_a_plan_json_padded_past_what_cudnn_gives_back_is_loaded_compact():
     text = plan.to_json()
     loaded = plan_from_json(text + " " * (1 << 24), device_profile="h200")
     assert json.loads(loaded.to_json()) == json.loads(text)  # (it could not be read back before)
+
+
+def test_a_device_profile_other_than_the_configs_is_refused(a_configs, h200):
+    # cuDNN builds for the engine's device: the plan would target the H200 and say H100
+    with pytest.raises(ValueError, match=r"^device_profile: the config was chosen for NVIDIA H200 \(sm_90, 132 SMs\), "
+                                         r"and this profile describes NVIDIA H100.*\(they differ in deviceName"):
+        build_plan(a_configs[0], device_profile="h100")
+    same = DeviceProfile.bundled("h200").descriptor()  # the same device, another descriptor: taken
+    assert build_plan(a_configs[0], device_profile=same).workspace_size >= 0
+
+
+def test_a_negative_uid_is_matched_against_its_plan(h200):
+    g = Graph("negative_uid")
+    x = g.tensor([8, 64, 16, 16], layout="nhwc", uid=-5)
+    w = g.tensor([32, 64, 3, 3], layout="nhwc")
+    g.conv_fwd(x, w, padding=1, output=True)
+    og = g.build()
+    plan, _ = build_first_plan(og, device_profile=h200)
+    loaded = plan_from_json(plan.to_json(), device_profile=h200, operation_graph=og)
+    assert loaded.operation_graph is og  # (the check had read the JSON's "-5" as no UID)
+
+
+def test_an_empty_plan_file_is_refused_naming_it(tmp_path, h200):
+    empty = tmp_path / "plan.json"
+    empty.write_text("\n")
+    with pytest.raises(ValueError, match=r"^path: '.*plan\.json' is empty; a saved plan holds its JSON$"):
+        plans.load_plan(empty, device_profile=h200)

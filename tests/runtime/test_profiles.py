@@ -595,3 +595,16 @@ def test_the_members_of_our_file_are_checked(change, message):
     data.update(change)
     with pytest.raises(DeviceProfileError, match=message):
         DeviceProfile.from_json(json.dumps(data))
+
+
+def test_a_wrapped_profile_contradicting_itself_is_refused(tmp_path, h200):
+    wrapped = json.loads(json.dumps(h200.to_dict()))
+    path = tmp_path / "wrapped.json"
+    path.write_text(json.dumps({**wrapped, "device_name": "NVIDIA H100"}))
+    with pytest.raises(DeviceProfileError, match=r"device_name 'NVIDIA H100' contradicts the deviceprop's deviceName "
+                                                 r"'NVIDIA H200'; edit one$"):
+        DeviceProfile.load(path)
+    for version in (0, -1, -2 ** 63):
+        path.write_text(json.dumps({**wrapped, "format_version": version}))
+        with pytest.raises(DeviceProfileError, match=rf"format_version {version} is no version"):
+            DeviceProfile.load(path)

@@ -247,3 +247,15 @@ def test_builder_arguments_with_a_graph_made_already_are_refused_not_ignored(cal
     if call == "bench":
         with pytest.raises(TypeError, match=r"^graph: expected a Graph, a Pattern, .* not NoneType$"):
             cb.bench(None)  # (a mistake of the call, said before the missing GPU)
+
+
+def test_heuristics_refusing_the_graph_is_explained_not_raised():
+    # cuDNN refuses the heuristics descriptor itself (a dimension past int32): a stage of the answer, with its words
+    g = cb.Graph("huge_batch")
+    x = g.tensor([99999999999, 64, 56, 56], layout="nhwc")
+    w = g.tensor([32, 64, 3, 3], layout="nhwc")
+    g.conv_fwd(x, w, padding=1, output=True)
+    ex = why(g, minimize=False)
+    assert ex.result.stage == "heuristics" and not ex.result.supported
+    assert ex.result.reason.startswith("cuDNN refused the heuristics query (mode")
+    assert "NOT_SUPPORTED" in ex.result.reason

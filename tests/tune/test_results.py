@@ -110,3 +110,13 @@ def test_from_json_names_the_field_of_another_type(change, message):
         Exploration.from_json(json.dumps(data))
     with pytest.raises(ValueError, match=r"^exploration JSON: not valid JSON"):
         Exploration.from_json(_offline((3, True)).to_json()[:50])
+
+
+def test_table_limit_is_a_count_of_rows():
+    ex = _offline((1, True), (2, True), (3, False))
+    assert ex.table(limit=2).count("plan built") == 2 and "plan refused" not in ex.table(limit=2)
+    assert "plan" not in ex.table(limit=0)
+    for bad, error, match in ((2.5, TypeError, r"^limit: expected an integer"), (True, TypeError, r"^limit: "),
+                              (-1, ValueError, r"^limit: -1 is below the minimum 0")):
+        with pytest.raises(error, match=match):
+            ex.table(limit=bad)

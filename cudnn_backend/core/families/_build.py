@@ -57,8 +57,39 @@ def as_name(name, default=None) -> str:
 
 def as_data_type(value, what="data_type") -> DataType:
     """A DataType from a member, its C name, any name of ``core.names.DATA_TYPE_ALIASES`` ("fp16", "half",
-    "float16", "bf16", "fp32", "fp8_e4m3", ...) or an int."""
+    "float16", "bf16", "fp32", "fp8_e4m3", ...), an int, or an array library's dtype (``numpy.float16``,
+    ``numpy.dtype("float32")``, ``torch.bfloat16``, ``ml_dtypes.float8_e4m3fn``)."""
+    if not isinstance(value, (str, int)):  # (names, members and ints, the usual values, skip the dtype test)
+        library, name = _dtype_object(value)
+        if name is not None:
+            member = DATA_TYPE_ALIASES.get(name.lower())
+            if member is None:
+                raise TypeError(f"{what}: the {library} dtype {name} has no cuDNN data type")
+            return member
     return as_choice(DataType, value, what, DATA_TYPE_PREFIX, DATA_TYPE_ALIASES)
+
+
+_DTYPE_LIBRARIES = ("numpy", "ml_dtypes", "torch", "jax", "jaxlib", "cupy")
+
+
+def _dtype_object(value) -> tuple:
+    """(library, dtype name) of an array library's dtype (``numpy.dtype("float16")``, ``torch.float16``) or scalar
+    type (``numpy.float16``, ``ml_dtypes.bfloat16``), else (None, None). Never of a scalar (``numpy.int32(2)``, a
+    data type's value)."""
+    if isinstance(value, np.dtype):  # (cupy's and JAX's too)
+        return "numpy", value.name
+    if isinstance(value, type):
+        library = (getattr(value, "__module__", None) or "").split(".")[0]
+        if library in _DTYPE_LIBRARIES:
+            try:
+                return library, np.dtype(value).name
+            except TypeError:
+                pass
+        return None, None
+    kind = type(value)
+    if kind.__module__ == "torch" and kind.__name__ == "dtype":
+        return "torch", str(value).removeprefix("torch.")
+    return None, None
 
 
 def output_type(output_data_type, default):

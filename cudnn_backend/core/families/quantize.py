@@ -33,7 +33,7 @@ from cudnn_backend.core.families._reference import (
 from cudnn_backend.errors import GraphError
 
 __all__ = ["FAMILY", "QuantizeOps", "BlockScaleDequantize", "QUANTIZE_NOT_COMPUTED", "f8_128x4_scale",
-           "check_block_scale_dequantize"]
+           "check_block_scale_dequantize", "plain_scale_dims"]
 
 A = AttributeName
 _F8_128X4 = TensorReordering.CUDNN_TENSOR_REORDERING_F8_128x4
@@ -57,17 +57,23 @@ def f8_128x4_scale(x_dims, block_axis, block_size):
 
 
 def check_block_scale_dequantize(op):
-    """An F8_128x4 scale of a 3-d x must be ``f8_128x4_scale``'s shape (its batch may be 1: broadcast)."""
+    """A scale of one per block of x (``plain_scale_dims``), or, in F8_128x4, of a 3-d x, ``f8_128x4_scale``'s
+    shape (either's batch may be 1: broadcast)."""
     v = op.value_of
     x = v(A.CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_XDESC)
     scale = v(A.CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_SCALE_DESC)
-    if scale is None or scale.value_of(A.CUDNN_ATTR_TENSOR_REORDERING_MODE) != _F8_128X4:
+    if scale is None:
         return
     xd, sd = dims(x), dims(scale)
     sizes = tuple(int(b) for b in as_tuple(v(A.CUDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_BLOCK_SIZE)))
-    if xd is None or sd is None or len(xd) != 3 or len(sd) != 3 or not 1 <= len(sizes) <= 2:
+    if xd is None or sd is None or not 1 <= len(sizes) <= min(2, len(xd)):
         return
-    block = (1,) * (3 - len(sizes)) + sizes
+    block = (1,) * (len(xd) - len(sizes)) + sizes
+    if scale.value_of(A.CUDNN_ATTR_TENSOR_REORDERING_MODE) != _F8_128X4:
+        _check_plain_scale(op, scale, xd, sd, block)
+        return
+    if len(xd) != 3 or len(sd) != 3:
+        return
     axes = [a for a in (1, 2) if block[a] > 1]
     if len(axes) != 1:
         return  # no single blocked matrix axis: cuDNN's own checks decide
@@ -80,6 +86,28 @@ def check_block_scale_dequantize(op):
                      f"F8_128x4 scale of x {list(xd)} in blocks {list(block)} has dims [{batch}, {expected[1]}, "
                      f"{expected[2]}] and strides {strides} (whole 128 x 4 tiles, the blocked axis innermost): cuDNN "
                      "9.28 refuses any other, 9.19 accepts a smaller one, which cannot hold the tiles it reads")
+
+
+def plain_scale_dims(x_dims, block) -> list | None:
+    """The dims of a plain (not reordered) scale of x in ``block`` (one size per axis of x): one scale a block, or
+    None where x is no whole number of blocks."""
+    if any(n % b for n, b in zip(x_dims, block)):
+        return None
+    return [n // b for n, b in zip(x_dims, block)]
+
+
+def _check_plain_scale(op, scale, xd, sd, block):
+    """A plain scale holds one scale per block of x (its batch may be 1: broadcast). cuDNN finalizes and plans a
+    larger one, whose extra scales nothing reads, and gets no engine for a smaller one, naming nothing."""
+    expected = plain_scale_dims(xd, block)
+    if expected is None:
+        raise GraphError(f"{op_name(op)}: x {list(xd)} is no whole number of blocks {list(block)} (block_size)")
+    if len(sd) == len(xd) and all(s == e or (axis == 0 and s == 1 and block[0] == 1)
+                                  for axis, (s, e) in enumerate(zip(sd, expected))):
+        return
+    raise GraphError(f"{op_name(op)}: {name(scale, 'scale_desc')} has dims {list(sd)}, but x {list(xd)} in blocks "
+                     f"{list(block)} has one scale a block: dims {expected}"
+                     + (" (or a batch of 1)" if len(xd) > 2 and block[0] == 1 and xd[0] != 1 else ""))
 
 
 class QuantizeOps:
@@ -158,7 +186,7 @@ class BlockScaleDequantize(Op):
             raise Unsupported(f"block_size {list(sizes)}, x {list(xd)}, scale {list(sd)}: not blocks of one or "
                               "two trailing axes")
         self.block = (1,) * (len(xd) - len(sizes)) + sizes
-        if any(s * b != x for s, b, x in zip(sd, self.block, xd)):
+        if list(sd) != plain_scale_dims(xd, self.block):
             raise Unsupported(f"scale {list(sd)} is not x {list(xd)} divided by blocks {list(self.block)}")
 
     def dense(self, values):
