@@ -470,16 +470,17 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
 
 
 def _check_same_device(chosen_for, given):
-    """Refuse a device profile other than the one a config was chosen for: cuDNN builds the plan for the engine's
-    device, so the plan would target the one and say the other."""
+    """Refuse a device profile other than the one a config was chosen for: the plan's JSON names the engine's device
+    (loaded against the other, it is refused as ARCH_MISMATCH) while cuDNN compiles for the profile given, or
+    refuses to (9.19), so the plan would name one device and be built for the other."""
     chosen, asked = deviceprop_properties(chosen_for), deviceprop_properties(given)
     if chosen != asked:
         differ = sorted(k for k in chosen.keys() | asked.keys() if chosen.get(k) != asked.get(k))
         raise ValueError(f"device_profile: the config was chosen for {device_label(chosen)}, and this profile "
                          f"describes {device_label(asked)} (they differ in {', '.join(differ[:4])}"
-                         f"{', ...' if len(differ) > 4 else ''}): cuDNN builds a plan for its engine's device; get "
-                         "configs for this profile (get_configs(graph, device_profile=...)), or leave device_profile "
-                         "out")
+                         f"{', ...' if len(differ) > 4 else ''}): its plan would name the one and be built for the "
+                         "other; get configs for this profile (get_configs(graph, device_profile=...)), or leave "
+                         "device_profile out")
 
 
 # ---------------------------------------------------------------------------------------------
