@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import AttributeName, DescriptorType
 from cudnn_backend.core._descriptor import Descriptor
+from cudnn_backend.core.families._build import as_name
 from cudnn_backend.core.json_checks import graph_parts
 from cudnn_backend.errors import did_you_mean
 from cudnn_backend.graph import Graph
@@ -191,7 +192,9 @@ def user_error_line(error: BaseException) -> str:
 def resolve(graph, *, handle=None, args=(), kwargs=None, name=None, device_profile=None) -> Subject:
     """A Subject from a Graph, a Pattern, a finalized operation graph, a pattern name of the catalogue, a
     builder reference (called with ``args``/``kwargs``; it returns any of the others), a ``Plan``, or the path
-    of a saved plan (``.json``; loaded with ``handle`` or ``device_profile``)."""
+    of a saved plan (``.json``; loaded with ``handle`` or ``device_profile``). ``name``: a str, or None."""
+    if name is not None:
+        name = as_name(name)
     return _resolve(graph, handle, args, kwargs or {}, name, device_profile, None)
 
 

@@ -330,6 +330,19 @@ def test_nodes_in_topological_order(real_plans):
             "is read here but written by a later node")
 
 
+@pytest.mark.parametrize("node,mode,problem", [
+    (1, "CUDNN_POINTWISE_RELU_FWD", "RELU_FWD takes no b (its operands: x)"),  # conv -> ADD -> RELU: the ADD
+    (1, "CUDNN_POINTWISE_BINARY_SELECT", "BINARY_SELECT needs t"),
+    (2, "CUDNN_POINTWISE_ADD", "ADD needs b"),
+    (2, "CUDNN_POINTWISE_RELU_BWD", "RELU_BWD needs dy"),
+])
+def test_a_pointwise_node_has_the_operands_its_mode_reads(real_plans, node, mode, problem):
+    # cuDNN's own refusal names a JSON member it could not find, or an assertion on a port
+    text = _mutated(real_plans["conv_bias_relu"][0], _set("operationGraph", "nodes", node, "pointwiseMode", mode))
+    refused(J.check_plan_json, text, f"operationGraph.nodes[{node}]: CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: "
+                                     f"{problem}")
+
+
 def test_finalize_modes_that_need_an_operation(real_plans):
     for mode in ("CONV_FORWARD", "CONV_BWD_DATA", "CONV_BWD_FILTER", "NORM_BWD"):
         refused(J.check_plan_json, _mutated(real_plans["matmul_bias_gelu"][0], _set("operationGraph", "finalizeMode", mode)),

@@ -2,6 +2,7 @@
 matrices, loose option types."""
 import pytest
 
+import cudnn_backend as cb
 from cudnn_backend.tune import graphs
 
 
@@ -141,3 +142,9 @@ def test_a_deviceprop_descriptor_is_a_device_profile_everywhere():
     assert profile_of(raw) is None
     made = DeviceProfile.from_descriptor(raw)
     assert profile_of(raw) is made and made.device_name == "NVIDIA H200"
+
+
+@pytest.mark.parametrize("name", [5, b"conv", ["x"]])
+def test_a_name_that_is_no_str_is_refused(name):
+    with pytest.raises(TypeError, match=r"^name: expected a str, not "):
+        cb.explore("conv_bias_relu", device_profile="h200", name=name)

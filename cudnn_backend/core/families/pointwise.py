@@ -63,10 +63,16 @@ OUTPUT_SLOTS = ((A.CUDNN_ATTR_OPERATION_POINTWISE_YDESC, "ydesc"), (A.CUDNN_ATTR
 
 
 def check_pointwise(op):
-    """The output is ``broadcast_dims`` of every input: cuDNN 9.19 never checks it (a smaller Y is written out of
-    bounds, a larger one read out of bounds)."""
+    """The operands are those its mode reads (``operands_problem``: cuDNN's refusal of a plan's node names a JSON
+    member or an assertion), and the output is ``broadcast_dims`` of every input: cuDNN 9.19 never checks it (a
+    smaller Y is written out of bounds, a larger one read out of bounds)."""
     v = op.value_of
     inputs = [(v(attr), slot) for attr, slot in INPUT_SLOTS]
+    mode = _mode_of(op)
+    if mode is not None:
+        problem = operands_problem(int(mode), [slot.removesuffix("desc") for t, slot in inputs[1:] if t is not None])
+        if problem is not None:
+            raise GraphError(f"{_checks.op_name(op)}: {problem}")
     shapes = [(t, slot, _checks.dims(t)) for t, slot in inputs if t is not None]
     outputs = [(v(attr), slot) for attr, slot in OUTPUT_SLOTS if v(attr) is not None]
     if not outputs or not shapes or any(d is None for _, _, d in shapes):
@@ -82,6 +88,15 @@ def check_pointwise(op):
         dims = _checks.dims(t)
         if dims is not None and tuple(dims) != tuple(expected):
             _checks.need(op, t, slot, expected, f"the broadcast shape of the inputs {described()}")
+
+
+def _mode_of(op):
+    """The pointwise mode of an operation: its Pointwise descriptor's, or a plan node's own member (``json_members``
+    names it for the descriptor's attribute); None where unknown."""
+    pw = op.value_of(A.CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR)
+    if pw is None or isinstance(pw, int):
+        return pw
+    return pw.value_of(A.CUDNN_ATTR_POINTWISE_MODE) if hasattr(pw, "value_of") else None
 
 
 # outputs that are BOOLEAN (comparisons, logic) and modes computed in BOOLEAN (logic), by mode value
@@ -466,8 +481,10 @@ FAMILY = Family(
     graph_methods=("pointwise", "add", "mul", "sub", "div", "relu", "bias", "sigmoid", "tanh", "gelu", "exp", "log",
                    "gen_index"),
     finalize_checks={"POINTWISE": check_pointwise},
-    json_members={"POINTWISE": dict(zip([attr for attr, _ in INPUT_SLOTS + OUTPUT_SLOTS],
-                                        ("X", "B", "T", "dY", "Y", "dX")))},
+    json_members={"POINTWISE": {**dict(zip([attr for attr, _ in INPUT_SLOTS + OUTPUT_SLOTS],
+                                           ("X", "B", "T", "dY", "Y", "dX"))),
+                                # a plan's node holds the Pointwise descriptor's mode itself
+                                A.CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR: "pointwiseMode"}},
     graph_mixin=PointwiseOps,
     reference_ops={"POINTWISE": PointwiseOp},
     doc=__doc__)
