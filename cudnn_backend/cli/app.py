@@ -499,6 +499,8 @@ def _check_outputs_writable(args):
         if not isinstance(path, str):  # absent, or a --json that prints (a flag)
             continue
         option = f"--{dest.replace('_', '-')}"
+        if path == "-":  # (the command's own report is what it prints)
+            raise UsageError(f"argument {option}: '-' would be a file named '-'; name a file (/dev/stdout prints it)")
         try:
             p = file_path(path, f"argument {option}")
         except (TypeError, ValueError) as e:
@@ -869,6 +871,8 @@ def cmd_support(args) -> int:
     if args.kernels and _offline(profile):
         raise UsageError("argument --kernels: kernel counts come from running the plans on this machine's GPU; "
                          "offline (no GPU, or --device-profile) nothing runs")
+    if args.clear_cache and args.no_cache:
+        raise UsageError("argument --clear-cache: not with --no-cache, which leaves the cache alone")
     options = _support_options(args)
     errata = errata_arg(args)
     if args.clear_cache:

@@ -586,8 +586,12 @@ cdef class GraphCore:
         return self._scalar(_scalar_value(value, data_type, what or name), data_type, name, None, rank)
 
     # -- operations --------------------------------------------------------------------------------
-    def add(self, op):
-        """Add an operation built by hand (a typed operation descriptor; finalized here if it is not yet)."""
+    def add(self, op, *more):
+        """Add an operation built by hand (a typed operation descriptor; finalized here if it is not yet). Not the
+        sum of tensors: that is ``bias(x, b)`` or ``pointwise("ADD", x, b=b)``."""
+        if more or isinstance(op, Tensor):  # (sub, mul and div are pointwise: add(x, b) is an easy slip)
+            raise TypeError("add() adds an operation descriptor to the graph, not tensors together: for x + b use "
+                            "bias(x, b) or pointwise('ADD', x, b=b)")
         return self._add_c(op)
 
     cdef object _add_c(self, object op):

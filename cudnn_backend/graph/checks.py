@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from cudnn_backend._bindings.enums import AttributeName
 from cudnn_backend.core import names as _names
+from cudnn_backend.core.versions import format_version, loaded_version
 from cudnn_backend.core.families._build import elements_alias
 from cudnn_backend.errors import GraphError
 from cudnn_backend.typed.introspection import (
@@ -157,6 +158,8 @@ def check_operations(operations, slots=None):
 # cuDNN's words for a graph it cannot order (9.28: "buildDAG"; 9.19: "linkEdges"; 9.10: its graph's finalize, named
 # and no more); nothing: no message at all
 _DAG_REFUSALS = ("buildDAG", "linkEdges", "ptrDesc->finalize()")
+# the releases seen to finalize no operation graph holding SDPA_BWD (9.19.0; 9.22 on finalize them), saying buildDAG
+_SDPA_BWD_REFUSED = (91900, 92000)
 
 
 def explain_graph_refusal(op_graph, cudnn_message="") -> str | None:
@@ -180,4 +183,10 @@ def explain_graph_refusal(op_graph, cudnn_message="") -> str | None:
         check_operations(ops)
     except GraphError as e:  # (the builder's keyword for the fix means nothing here)
         return f"the graph checks find: {str(e).replace(_OWN_OUTPUT, 'give the output a tensor of its own')}"
+    release = loaded_version()
+    if _SDPA_BWD_REFUSED[0] <= release < _SDPA_BWD_REFUSED[1] and any(
+            op.descriptor_type.name == "CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR" for op in ops):
+        return (f"cuDNN {format_version(release)} finalizes no graph holding an SDPA_BWD operation (seen on every "
+                "such graph on 9.19.0); build the backward from its parts (patterns.sdpa_composite_bwd), or use a newer "
+                "cuDNN")
     return None

@@ -95,6 +95,16 @@ _CHECK_COLUMNS = f"{_LIST_COLUMNS}, {', '.join(_CHECKED)}, checksum"  # an entry
 MAX_TIMEOUT = 3600.0  # seconds: a longer wait for another process's lock is a hang, not a wait
 
 
+def _empty_or_sqlite(path) -> bool:
+    """Whether ``path`` is empty or starts as an SQLite database does."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return True  # (unreadable: sqlite's own error says so)
+    return head in (b"", b"SQLite format 3\x00")
+
+
 class PlanCacheWarning(UserWarning):
     """A cache file or entry that could not be used (it counts as a miss)."""
 
@@ -511,6 +521,9 @@ class PlanCache:
                     return self._unavailable(f"cannot read it ({e}); a miss, tried again at the next call")
                 return self._refuse(f"not a usable plan cache ({e}); every lookup misses")
             if not tables:
+                if not _empty_or_sqlite(self._real):  # (SQLite reads a file shorter than its header as empty)
+                    return self._refuse("not a plan cache: it holds bytes that are no SQLite database; every lookup "
+                                        "misses, and nothing is written to it")
                 if not writable:
                     return self._unavailable("empty and not writable here: nothing is looked up or stored")
                 if attempt == 0 and self._setup("set it up", self._create):

@@ -396,12 +396,16 @@ cdef class OperationGraphBase(TypedDescriptor):
         return ops if type(ops) is tuple else (ops,)
 
     def table(self):
-        """A text table of the operations in topological order with their tensors."""
+        """A text table of the operations in topological order with their tensors (a closed graph has none: refused)."""
+        if self._raw == NULL:  # (what was set on it went with it: an empty table would say it had no operations)
+            self._refuse_closed()
         return _introspection.operations_table(self.operations)
 
     def to_dot(self, name="cudnn_graph"):
         """Graphviz DOT of the dataflow (tensors as ellipses, virtual ones dashed; operations as boxes)."""
+        if self._raw == NULL:
+            self._refuse_closed()
         return _introspection.operations_dot(self.operations, name)
 
     def __str__(self):
-        return self.table()
+        return repr(self) if self._raw == NULL else self.table()

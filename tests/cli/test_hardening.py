@@ -261,3 +261,20 @@ def test_a_knob_search_option_without_the_knob_search_is_refused(option):
     line = one_error_line(run("explore", *option, "--no-engines"), 2)
     assert line.startswith(f"cudnn-backend explore: error: argument {option[0]}: it shapes the knob search, which "
                            "runs with --sweep only"), line
+
+
+@pytest.mark.parametrize("command", [("explore", "conv_bias_relu", "--json", "-"),
+                                     ("explore", "conv_bias_relu", "--csv", "-")])
+def test_a_dash_for_an_output_file_is_refused(tmp_path, command):
+    line = one_error_line(run(*command, "--device-profile", "h200", cwd=tmp_path), 2)
+    assert line.endswith(f"argument {command[2]}: '-' would be a file named '-'; name a file (/dev/stdout prints "
+                         "it)"), line
+    assert not (tmp_path / "-").exists()
+
+
+def test_clear_cache_with_no_cache_is_refused_and_clears_nothing(tmp_path):
+    cache = tmp_path / "support.sqlite"
+    line = one_error_line(run("support", "--device-profile", "h200", "--family", "conv_fwd", "--no-cache",
+                              "--clear-cache", "--cache", str(cache)), 2)
+    assert line.endswith("argument --clear-cache: not with --no-cache, which leaves the cache alone"), line
+    assert not cache.exists()

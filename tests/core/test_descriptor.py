@@ -589,3 +589,12 @@ def test_a_descriptor_never_made_has_no_type_and_a_closed_one_no_dict():
     t.close()
     with pytest.raises(ValueError, match=r"^to_dict: the CUDNN_BACKEND_TENSOR_DESCRIPTOR is closed$"):
         t.to_dict()
+
+
+def test_a_closed_operation_graph_draws_no_empty_table():
+    og = cb.patterns.conv_bias_relu().op_graph
+    og.close()
+    assert str(og) == "<OperationGraph closed>"
+    for draw in (og.table, og.to_dot):
+        with pytest.raises(cb.CudnnUnsafeCallError, match=r"^this CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR is closed$"):
+            draw()

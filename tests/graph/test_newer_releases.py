@@ -281,3 +281,10 @@ def test_override_shapes_flag_reaches_cudnn():
         g.build()
     with pytest.raises(TypeError, match="override_shapes: expected a bool"):
         _matmul_graph().build(override_shapes=1)
+
+
+@pytest.mark.skipif(not 91900 <= LOADED < 92000, reason="cuDNN 9.19 finalizes no graph with SDPA_BWD; others do")
+def test_sdpa_backward_on_9_19_says_the_release_refuses_it():
+    with pytest.raises(cb.CudnnError, match=r"buildDAG\(\)\n  hint: cuDNN 9\.19\.\d+ finalizes no graph holding an "
+                                            r"SDPA_BWD operation .*patterns\.sdpa_composite_bwd"):
+        cb.patterns.sdpa_bwd()

@@ -526,3 +526,43 @@ def test_a_band_comparison_of_another_type_names_comparison():
     for bad in (None, 1.5, "zz"):
         with pytest.raises((TypeError, ValueError), match=r"^comparison: "):
             g.diagonal_band_mask(scores, comparison=bad)
+
+
+@needs_sdpa_fwd
+@pytest.mark.parametrize("given", ["seq_len_q", "seq_len_kv"])
+def test_one_sequence_length_without_the_other_is_refused(given):
+    # cuDNN 9.28 refuses one alone; 9.19 plans it, masking whatever it does
+    g = Graph("sdpa")
+    q, k, v = (g.tensor([2, 4, 128, 64], cb.graph.shapes.bshd_strides([2, 4, 128, 64]), "half") for _ in range(3))
+    lengths = g.tensor([2, 1, 1, 1], data_type="int32")
+    missing = "seq_len_kv" if given == "seq_len_q" else "seq_len_q"
+    with pytest.raises(GraphError, match=rf"^{missing}: {given} is given without it; padding masks both sides"):
+        g.sdpa_fwd(q, k, v, **{given: lengths})
+    assert g.sdpa_fwd(q, k, v, seq_len_q=lengths, seq_len_kv=lengths)["o"] is not None
+
+
+@pytest.mark.parametrize("method", ["layer_norm", "rms_norm"])
+def test_a_norm_whose_scale_spans_no_axis_is_refused(method):
+    # each element would be normalized by itself: layer norm would give the bias; cuDNN plans it
+    g = Graph("norm")
+    x = g.tensor([4, 64, 1, 1], data_type="half")
+    one = g.tensor([1, 1, 1, 1], data_type="float")
+    with pytest.raises(GraphError, match=r"^scale: \[1, 1, 1, 1\] spans no axis of x \[4, 64, 1, 1\] but the batch: "
+                                         r"each element would be normalized by itself"):
+        getattr(g, method)(x, one, one)
+    scale = g.tensor([1, 64, 1, 1], data_type="float")
+    assert getattr(g, method)(x, scale, scale)["y"] is not None
+    rows = g.tensor([4, 1, 1, 1], data_type="half")  # one element a row: nothing the scale could span
+    assert getattr(g, method)(rows, one, one)["y"] is not None
+
+
+def test_a_reduction_over_no_axis_and_add_of_tensors_are_refused():
+    g = Graph("r")
+    x, b = g.tensor([1, 4, 4, 4]), g.tensor([1, 4, 1, 1])
+    with pytest.raises(GraphError, match=r"^axes: \[\] reduces no axis; name the axes to reduce, or give None"):
+        g.reduction(x, "ADD", axes=[])
+    for args in ((x, b), (x,)):  # sub, mul and div are pointwise; add adds an operation
+        with pytest.raises(TypeError, match=r"^add\(\) adds an operation descriptor to the graph, not tensors "
+                                            r"together: for x \+ b use bias\(x, b\) or pointwise\('ADD', x, b=b\)$"):
+            g.add(*args)
+    assert len(g.operations) == 0

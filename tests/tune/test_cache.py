@@ -99,16 +99,19 @@ def test_misses_for_another_graph_or_device(tmp_path):
     assert cache.key(og, device_profile=H200) != cache.key(og, device_profile=_other_device())
 
 
-@pytest.mark.parametrize("content", [b"this is not sqlite at all" * 100, b"SQLite format 3\x00" + b"\xff" * 4000])
+@pytest.mark.parametrize("content", [b"this is not sqlite at all" * 100, b"SQLite format 3\x00" + b"\xff" * 4000,
+                                     b"x", b"notes\n"])  # (SQLite reads a file shorter than its header as empty)
 def test_corrupt_file_is_a_miss_with_a_warning(tmp_path, content):
     path = tmp_path / "bad.sqlite"
     path.write_bytes(content)
+    os.chmod(path, 0o600)
     cache = PlanCache(path)
     og = three_ways.graph_builder().build()
     with pytest.warns(PlanCacheWarning):
         assert cache.get(og, device_profile=H200) is None
     assert cache.entries() == [] and len(cache) == 0
     assert cache.put(og, _plan(og), device_profile=H200) == ""  # not stored, not crashed
+    assert path.read_bytes() == content  # never overwritten
 
 
 @pytest.mark.parametrize("tables", [["CREATE TABLE users (id INTEGER, name TEXT)", "INSERT INTO users VALUES (1, 'a')"],

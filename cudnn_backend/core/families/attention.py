@@ -123,6 +123,15 @@ class AttentionOps:
         p = self.div(e, sm, output_data_type=p_data_type, name=f"{name}_p")
         return {"p": p, "stats": st, "max": mx, "sum_exp": sm}
 
+    def _sequence_lengths(self, seq_len_q, seq_len_kv):
+        """(seq_len_q, seq_len_kv), both given: cuDNN 9.28 refuses one alone, and 9.19 plans it (its mask is not
+        what the header documents)."""
+        if seq_len_q is None or seq_len_kv is None:
+            given, missing = ("seq_len_q", "seq_len_kv") if seq_len_kv is None else ("seq_len_kv", "seq_len_q")
+            raise GraphError(f"{missing}: {given} is given without it; padding masks both sides: give both (the "
+                             "full length for the side that is not padded) or neither")
+        return self._need_tensor(seq_len_q, "seq_len_q"), self._need_tensor(seq_len_kv, "seq_len_kv")
+
     def sdpa_fwd(self, q, k, v, *, attn_scale=None, stats=True, seq_len_q=None, seq_len_kv=None, output=True,
                  output_data_type=None, name="sdpa"):
         """The unified SDPA_FWD (cuDNN 9.13+): Q [b,h_q,s_q,d], K [b,h_k,s_kv,d], V [b,h_v,s_kv,d_v] ->
@@ -140,10 +149,8 @@ class AttentionOps:
         if stats:
             sd = [b, h, s_q, 1]
             st = op.statsdesc = self.tensor(sd, _build.packed_strides(sd), _F32, name=f"{name}_stats")
-        if seq_len_q is not None:
-            op.seq_len_qdesc = self._need_tensor(seq_len_q, "seq_len_q")
-        if seq_len_kv is not None:
-            op.seq_len_kvdesc = self._need_tensor(seq_len_kv, "seq_len_kv")
+        if seq_len_q is not None or seq_len_kv is not None:
+            op.seq_len_qdesc, op.seq_len_kvdesc = self._sequence_lengths(seq_len_q, seq_len_kv)
         self.add(op)
         return {"o": o, "stats": st, "attn_scale": scale}
 
@@ -172,10 +179,8 @@ class AttentionOps:
                                        f"{name}_attn_scale", what="attn_scale")
         op = self._operation("SDPA_BWD", qdesc=q, kdesc=k, vdesc=v, odesc=o, doddesc=do, statsdesc=stats,
                              scaledesc=scale, dqdesc=dq, dkdesc=dk, dvdesc=dv)
-        if seq_len_q is not None:
-            op.seq_len_qdesc = self._need_tensor(seq_len_q, "seq_len_q")
-        if seq_len_kv is not None:
-            op.seq_len_kvdesc = self._need_tensor(seq_len_kv, "seq_len_kv")
+        if seq_len_q is not None or seq_len_kv is not None:
+            op.seq_len_qdesc, op.seq_len_kvdesc = self._sequence_lengths(seq_len_q, seq_len_kv)
         self.add(op)
         return {"dq": dq, "dk": dk, "dv": dv, "attn_scale": scale}
 

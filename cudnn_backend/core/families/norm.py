@@ -275,6 +275,19 @@ def built_stats_dims(mode: NormMode, x_dims, scale_dims):
 
 
 
+def _refuse_normalizing_nothing(mode, x_dims, scale_dims):
+    """Layer, RMS and adaptive layer norm normalize over the axes their scale spans: a scale spanning none of x's
+    axes but the batch normalizes each element by itself (layer norm gives the bias, RMS norm the sign), which cuDNN
+    plans all the same."""
+    if mode in (NormMode.CUDNN_BATCH_NORM, NormMode.CUDNN_INSTANCE_NORM) or math.prod(x_dims[1:]) <= 1:
+        return
+    dims = stats_dims(mode, x_dims, scale_dims)
+    if dims is not None and math.prod(dims) == math.prod(x_dims):
+        raise GraphError(f"scale: {list(scale_dims)} spans no axis of x {list(x_dims)} but the batch: each element "
+                         "would be normalized by itself; give the scale the sizes of the axes to normalize over "
+                         "(x [T, H, 1, 1]: scale [1, H, 1, 1])")
+
+
 def norm_stats_dims(mode, x_dims, scale_dims):
     """Mean / inverse-variance dims of a normalization (``mode``: 'layer', 'batch', ... or a NormMode): the norm
     family's one rule, ``stats_dims``; GraphError where it does not apply."""
@@ -330,6 +343,7 @@ class NormOps:
         phase = as_choice(NormFwdPhase, phase, "phase", "CUDNN_NORM_FWD_", _PHASES)
         x, scale = self._need_tensor(x, "x"), self._need_tensor(scale, "scale")
         rank = len(x.shape)
+        _refuse_normalizing_nothing(mode, x.shape, scale.shape)
         if mode == NormMode.CUDNN_BATCH_NORM and phase == NormFwdPhase.CUDNN_NORM_FWD_INFERENCE:
             raise GraphError("batch norm forward inference is no NORM_FORWARD in cuDNN 9 (heuristics find no "
                              "engine): fold the statistics into a scale and bias (pointwise ops)")

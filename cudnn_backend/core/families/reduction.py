@@ -52,6 +52,8 @@ def reduction_output_dims(x_dims, axes=None):
     if axes is None:
         return [1] * rank
     items = [axes] if not hasattr(axes, "__iter__") else _build.as_list(axes, "axes")
+    if not items:  # (cuDNN finds no engine for a reduction over nothing, and says nothing more)
+        fail("axes: [] reduces no axis; name the axes to reduce, or give None for all of them")
     out = set()
     for i, a in enumerate(items):
         a = as_int(a, f"axes[{i}]")
