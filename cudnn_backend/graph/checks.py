@@ -187,6 +187,6 @@ def explain_graph_refusal(op_graph, cudnn_message="") -> str | None:
     if _SDPA_BWD_REFUSED[0] <= release < _SDPA_BWD_REFUSED[1] and any(
             op.descriptor_type.name == "CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR" for op in ops):
         return (f"cuDNN {format_version(release)} finalizes no graph holding an SDPA_BWD operation (seen on every "
-                "such graph on 9.19.0); build the backward from its parts (patterns.sdpa_composite_bwd), or use a newer "
-                "cuDNN")
+                "such graph on 9.19.0); build the backward from its parts (patterns.sdpa_composite_bwd), or use a "
+                "newer cuDNN")
     return None

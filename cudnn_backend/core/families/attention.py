@@ -124,8 +124,8 @@ class AttentionOps:
         return {"p": p, "stats": st, "max": mx, "sum_exp": sm}
 
     def _sequence_lengths(self, seq_len_q, seq_len_kv):
-        """(seq_len_q, seq_len_kv), both given: cuDNN 9.28 refuses one alone, and 9.19 plans it (its mask is not
-        what the header documents)."""
+        """(seq_len_q, seq_len_kv), both given: cuDNN 9.28 refuses one alone, and 9.19 plans it (what its mask then
+        is, no document says)."""
         if seq_len_q is None or seq_len_kv is None:
             given, missing = ("seq_len_q", "seq_len_kv") if seq_len_kv is None else ("seq_len_kv", "seq_len_q")
             raise GraphError(f"{missing}: {given} is given without it; padding masks both sides: give both (the "
