@@ -547,7 +547,7 @@ class DeviceProfile:
     def _read_back(cls, descriptor, source, device_facts=None) -> "DeviceProfile":
         """The profile of a finalized DEVICEPROP descriptor's JSON representation, for the loaded cuDNN, with the
         descriptor kept as its own (``descriptor()`` gives it back while it lives)."""
-        text = descriptor.get(AttributeName.CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION, AttributeType.CUDNN_TYPE_CHAR)
+        text = deviceprop_json(descriptor)
         if not text:
             raise DeviceProfileError("cuDNN returned an empty CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION")
         profile = cls(deviceprop_json=text, cudnn_version=loaded_version(), source=source, device_facts=device_facts)
@@ -801,10 +801,14 @@ def as_deviceprop(device_profile, allow_version_mismatch=None):
                     f"path, not {type(device_profile).__name__}")
 
 
+def deviceprop_json(deviceprop) -> str:
+    """A finalized DEVICEPROP descriptor's JSON representation, read back."""
+    return deviceprop.get(AttributeName.CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION, AttributeType.CUDNN_TYPE_CHAR)
+
+
 def deviceprop_properties(deviceprop) -> dict:
-    """The device properties a finalized DEVICEPROP descriptor holds (its JSON representation, read back)."""
-    return json.loads(deviceprop.get(AttributeName.CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION,
-                                     AttributeType.CUDNN_TYPE_CHAR) or "{}")
+    """The device properties a finalized DEVICEPROP descriptor holds (``deviceprop_json``, parsed)."""
+    return json.loads(deviceprop_json(deviceprop) or "{}")
 
 
 def device_label(properties) -> str:

@@ -494,14 +494,15 @@ def _probe_graph(r, og, dp, handle, plans, kernels, detail, modes, rules):
     met = []  # cuDNN's messages offline, read for refusals only the GPU decides (offline_gaps)
     refused = {}  # mode -> cuDNN's refusal of the heuristics query itself (a graph it cannot rank)
     for mode in (MODES if detail else modes):
+        refusal = None
         with cudnn_messages() as hlog:
             try:
                 found = _heuristics.get_configs(og, mode, dp, raise_if_empty=False, errata=rules or False)
             except CudnnError as err:
-                found, refused[mode] = [], _engines.reason_of(err)
-        if mode in refused and ":" not in refused[mode]:
-            said = _stage_reason(cudnn_reasons(hlog, limit=40).splitlines())  # (its words went to the log)
-            refused[mode] += f" ({said})" if said else ""
+                found, refusal = [], err
+        if refusal is not None:  # (without words of its own, its words went to the log)
+            said = "" if refusal.cudnn_message else _stage_reason(cudnn_reasons(hlog, limit=40).splitlines())
+            refused[mode] = _engines.reason_of(refusal) + (f" ({said})" if said else "")
         if offline:
             met.extend(hlog)
         lists[mode] = [(c.engine_index, _config_summary(c)["knobs"]) for c in found]

@@ -680,15 +680,23 @@ def _dlpack_header(capsule, device):
                                "neither says where the memory is)")
     data, byte_offset = t.data or 0, t.byte_offset
     if not data:
-        dims = list((ctypes.c_int64 * ndim).from_address(shape)) if ndim else []
-        if all(n > 0 for n in dims):  # (a negative size is refused by _info)
-            elements = math.prod(dims)
-            raise _MalformedExport(f"its DLPack export's data pointer is NULL, for {elements} "
-                                   f"element{'s' * (elements != 1)} (shape {dims})")
+        problem = _null_for_elements("its DLPack export's", list((ctypes.c_int64 * ndim).from_address(shape))
+                                     if ndim else [])
+        if problem is not None:
+            raise _MalformedExport(problem)
     if data + byte_offset >= 1 << 64:
         raise _MalformedExport(f"its DLPack export's data pointer 0x{data:x} plus its byte_offset {byte_offset} "
                                "passes the end of the 64-bit address space")
     return code, bits, lanes
+
+
+def _null_for_elements(whose, dims) -> str | None:
+    """Why a NULL data pointer cannot be the memory of an export of ``dims``, or None where it holds no element (a
+    negative size is refused by ``_info``)."""
+    if not all(n > 0 for n in dims):
+        return None
+    elements = math.prod(dims)
+    return f"{whose} data pointer is NULL, for {elements} element{'s' * (elements != 1)} (shape {list(dims)})"
 
 
 class _CheckedDLPack:
@@ -793,10 +801,9 @@ def _check_interface(interface):
                 not 0 <= pointer < 1 << 64:
             raise _Refused(f"its __cuda_array_interface__ data {data!r} is not (pointer, read-only flag) with the "
                            "pointer an address (an int from 0 to 2**64 - 1)")
-        if pointer == 0 and shape is not None and all(n > 0 for n in shape):
-            elements = math.prod(shape)
-            raise _Refused(f"its __cuda_array_interface__ data pointer is NULL, for {elements} "
-                           f"element{'s' * (elements != 1)} (shape {list(shape)})")
+        problem = None if pointer or shape is None else _null_for_elements("its __cuda_array_interface__", shape)
+        if problem is not None:
+            raise _Refused(problem)
     stream = interface.get("stream")
     if stream is None:
         return
