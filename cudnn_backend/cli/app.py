@@ -28,7 +28,7 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core.files import file_path, read_bounded_text, write_csv, write_whole
 from cudnn_backend.core.info import info as _info
-from cudnn_backend.core.json_checks import TABLE_RELEASES
+from cudnn_backend.core.json_checks import TABLE_RELEASES, document_release
 from cudnn_backend.core.versions import OFFLINE_SINCE, format_version, loaded_version, parse_version
 from cudnn_backend.errors import (CudnnBackendError, DeviceProfileVersionError, JsonTableFallbackWarning,
                                   MissingDependencyError, SweepError, did_you_mean)
@@ -101,33 +101,41 @@ def _targets(args, many=True) -> tuple[list, str | None]:
     return [Task(name, kwargs)], None
 
 
-def _check_values(pattern, kwargs, args) -> None:
-    """A built-in pattern called, unbuilt (no cuDNN graph: quick), with the values the command line gives it: one
-    it refuses (ValueError, TypeError: ``n: expected an integer, not str``) is a UsageError naming the option that
-    gave it (``--param n=abc``, ``--groups``). A graph its values make and cuDNN refuses is the work's answer, not
-    this; so is a task file's graph that fails (reported with the others)."""
+def _value_refusal(pattern, kwargs) -> str | None:
+    """What a built-in pattern called unbuilt (no cuDNN graph: quick) says of ``kwargs`` (ValueError, TypeError:
+    ``n: expected an integer, not str``), on one line, or None. A graph its values make and cuDNN refuses is the
+    work's answer, not this."""
     if pattern not in CATALOGUE or not kwargs or "build" not in inspect.signature(CATALOGUE[pattern]).parameters:
-        return
+        return None
     try:
         CATALOGUE[pattern](**kwargs, build=False)
     except (TypeError, ValueError) as e:
         if isinstance(e, CudnnBackendError):
-            return
-        text = " ".join(str(e).split())
-        word = text.split(":", 1)[0].split(" ", 1)[0]
-        if word in kwargs:
-            text = text.removeprefix(f"{word}: ")
-        params = dict(getattr(args, "param", None) or ())
-        if word in params:
-            raise UsageError(f"argument --param: {word}={params[word]}: {text}") from None
-        flags = {name: f"--{name}" for name, _, _ in SIZE_OPTIONS} | {"data_type": "--dtype", "layout": "--layout"}
-        if word in flags and word in kwargs:
-            raise UsageError(f"argument {flags[word]}: {text}") from None
-        if len(params) == 1 and set(kwargs) == set(params):
-            (key, value), = params.items()
-            raise UsageError(f"argument --param: {key}={value}: {text}") from None
-        given = "argument --param" if set(kwargs) <= set(params) else "the sizes and parameters given"
-        raise UsageError(f"{given}: pattern {pattern} refuses them: {text}") from None
+            return None
+        return " ".join(str(e).split())
+    return None
+
+
+def _check_values(pattern, kwargs, args) -> None:
+    """The values the command line gives a built-in pattern: one it refuses (``_value_refusal``) is a UsageError
+    naming the option that gave it (``--param n=abc``, ``--groups``)."""
+    text = _value_refusal(pattern, kwargs)
+    if text is None:
+        return
+    word = text.split(":", 1)[0].split(" ", 1)[0]
+    if word in kwargs:
+        text = text.removeprefix(f"{word}: ")
+    params = dict(getattr(args, "param", None) or ())
+    if word in params:
+        raise UsageError(f"argument --param: {word}={params[word]}: {text}")
+    flags = {name: f"--{name}" for name, _, _ in SIZE_OPTIONS} | {"data_type": "--dtype", "layout": "--layout"}
+    if word in flags and word in kwargs:
+        raise UsageError(f"argument {flags[word]}: {text}")
+    if len(params) == 1 and set(kwargs) == set(params):
+        (key, value), = params.items()
+        raise UsageError(f"argument --param: {key}={value}: {text}")
+    given = "argument --param" if set(kwargs) <= set(params) else "the sizes and parameters given"
+    raise UsageError(f"{given}: pattern {pattern} refuses them: {text}")
 
 
 def _task_file(path) -> list:
@@ -140,7 +148,11 @@ def _task_file(path) -> list:
     except (OSError, ValueError) as e:
         raise UsageError(f"argument --tasks: {str(e).removeprefix('tasks: ')}") from None
     for i, task in enumerate(tasks, 1):
-        _builder(task.builder, f"argument --tasks: {path}, task {i} ({task.name})", task.kwargs)
+        where = f"argument --tasks: {path}, task {i} ({task.name})"
+        _builder(task.builder, where, task.kwargs)
+        refused = _value_refusal(task.builder, task.kwargs)  # (the file is wrong: said before any task runs)
+        if refused is not None:
+            raise UsageError(f"{where}: {refused}")
     return tasks
 
 
@@ -179,19 +191,23 @@ def _check_plan_file(path) -> None:
     if not text.strip():
         raise UsageError(f"argument --plan: {path!r} is empty; expected a plan's JSON (`cudnn-backend explore "
                          "--save-plan FILE.json` writes one)")
+    info = problem = None
     try:
         with warnings.catch_warnings():  # only a peek at what the plan says about itself: its release's table
             warnings.simplefilter("ignore", JsonTableFallbackWarning)  # is loading's business, not this check's
             info = _plans.plan_json_info(text)
     except ValueError as e:
-        raise UsageError(f"argument --plan: {path!r} is {e}") from None
-    written, loaded = info["cudnn_version"], loaded_version()
+        problem = e
+    # another release's plan is refused as one first, as plan_from_json does, whatever else its text holds
+    written, loaded = info["cudnn_version"] if info else document_release(text), loaded_version()
     if written is not None and written != loaded:
+        where = (f": its engine {info['engine']} and knobs {knob_words(info['knobs']) or '(none)'} are in the file"
+                 if info else "")
         raise UsageError(f"argument --plan: {path!r} was written by cuDNN {format_version(written)}, and cuDNN "
                          f"{format_version(loaded)} is loaded: cuDNN loads plans of its own version only. Build it "
-                         f"again with this cuDNN (`cudnn-backend tune ... --save-plan {path}`: its engine "
-                         f"{info['engine']} and knobs {knob_words(info['knobs']) or '(none)'} "
-                         "are in the file)")
+                         f"again with this cuDNN (`cudnn-backend tune ... --save-plan {path}`{where})")
+    if problem is not None:
+        raise UsageError(f"argument --plan: {path!r} is {problem}")
 
 
 def _device_profile(args):
@@ -241,8 +257,10 @@ def _profile(spec, option, *, allow=False, release=None, facts=None):
 
 
 def _profile_file_stem(profile) -> str:
-    """'nvidia_h200' for "NVIDIA H200": the file name part of a profile's GPU."""
-    return "".join(c if c.isalnum() else "_" for c in profile.device_name.lower()).strip("_")
+    """'nvidia_h200' for "NVIDIA H200": the file name part of a profile's GPU ("gpu" for a name of no letter or
+    digit; at most 64 characters, so that no deviceName makes a name the file system refuses)."""
+    stem = "".join(c if c.isalnum() and c.isascii() else "_" for c in profile.device_name.lower())
+    return stem[:64].strip("_") or "gpu"
 
 
 def _offline(profile) -> bool:
@@ -1142,14 +1160,15 @@ def main(argv=None) -> int:
     except Exception as e:  # noqa: BLE001 - the user's code may raise anything; the package's own bugs re-raise
         if os.environ.get("CUDNN_BACKEND_DEBUG"):
             raise
+        origin = _lone_task_origin(args)
+        origin = f"{origin}: " if origin else ""
         if graphs.user_frame(e) is not None:  # raised in the user's graph file: where, in one line
-            _error_line(prog, graphs.user_error_line(e))
+            _error_line(prog, origin + graphs.user_error_line(e))
             return 1
         if not isinstance(e, (CudnnBackendError, ValueError, TypeError, OSError)):
             raise
         text = " ".join(str(e).split()) if str(e) else type(e).__name__
-        origin = _lone_task_origin(args)
-        _error_line(prog, (f"{origin}: " if origin else "") + render.cli_words(text))
+        _error_line(prog, origin + render.cli_words(text))
         return 1
     except BaseException as e:  # (GeneratorExit, ...) raised by the user's code: its error, said where
         if graphs.user_frame(e) is None or os.environ.get("CUDNN_BACKEND_DEBUG"):

@@ -26,9 +26,10 @@ from rich.table import Table
 from rich.text import Text
 
 from cudnn_backend.core.names import DATA_TYPE_NAMES
+from cudnn_backend.core.versions import device_words
 from cudnn_backend.runtime import device_facts
 from cudnn_backend.tune.options import OPTION_SETS
-from cudnn_backend.tune.results import config_words, format_bytes, knob_words, plural, sm_words
+from cudnn_backend.tune.results import config_words, format_bytes, knob_words, plural
 
 __all__ = ["console", "error_console", "make_console", "configure", "console_width", "LOG_WIDTH", "table",
            "exploration", "headroom", "sweep_table", "bench", "fusion", "cache_entries", "cache_entry", "profile",
@@ -297,7 +298,7 @@ def header(ex) -> Panel:
     where = "this GPU" if d.get("source") == "gpu" else "a device profile (offline)"
     lines = [
         f"[bold]{escape(ex.name)}[/bold]",
-        f"device: {escape(str(d.get('name')))} (SM {sm_words(d.get('sm_version'))}, {d.get('sm_count')} SMs) from "
+        f"device: {escape(device_words(d.get('name'), d.get('sm_version'), d.get('sm_count')))} from "
         f"{where} · cuDNN {ex.cudnn_version}",
         f"timing: {escape(str(ex.measured))}" if ex.timed else "timing: none (offline: plans are built, nothing runs)",
     ]

@@ -1525,6 +1525,13 @@ cdef int _raise_finalize_status(Descriptor self, cudnnStatus_t status) except -1
         f"cuDNN gives no reason; the values set: {_settings_text(self, True) or 'none'}; {DEBUG_HINT}")
 
 
+cdef str _clipped(str text):
+    """A value as a message shows it: a long one (a plan's JSON, a device profile) by its start and its length."""
+    if len(text) <= 160:
+        return text
+    return f"{text[:100]}... ({len(text):,} characters)"
+
+
 cdef str _settings_text(Descriptor d, bint with_children):
     """``ATTR=value, ...`` of what is set on ``d`` (at most 8 elements a value); children as ``TYPE(...)`` with
     their own plain values when ``with_children``, else by type only."""
@@ -1543,7 +1550,8 @@ cdef str _settings_text(Descriptor d, bint with_children):
             elif isinstance(v, _Handle):
                 shown.append("a Handle")
             else:
-                shown.append(str(getattr(_name_of(enum_class, v), "name", v)) if enum_class is not None else str(v))
+                shown.append(_clipped(str(getattr(_name_of(enum_class, v), "name", v)) if enum_class is not None
+                                      else str(v)))
         text = ", ".join(shown) + (f", ... ({len(values)} values)" if len(values) > 8 else "")
         settings.append(f"{_attr_name(attr)}={text if len(values) == 1 else '[' + text + ']'}")
     return ", ".join(settings)

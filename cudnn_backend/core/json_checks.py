@@ -75,7 +75,8 @@ from cudnn_backend.errors import CudnnLibraryNotFoundError, GraphError, JsonChec
 
 __all__ = ["check_plan_json", "check_kernel_cache_json", "check_deviceprop_json", "deviceprop_members",
            "table_release", "document_release", "JsonCheckError", "JsonTableFallbackWarning", "CUDNN_VERSION",
-           "TABLE_RELEASES", "MAX_DEPTH", "MAX_TEXT_CHARS", "node_outputs", "graph_parts", "graph_tensors"]
+           "TABLE_RELEASES", "MAX_DEPTH", "MAX_TEXT_CHARS", "node_outputs", "graph_parts", "graph_tensors",
+           "find_duplicate_key", "json_error_words"]
 
 # Nesting: real plans are 8 levels deep, kernel caches 9 (kernel_cache[].value[].kernelParams.offsets[]).
 # cuDNN's recursive parser overflows its stack at ~200,000 levels (~20,000 on a 256 KiB thread);
@@ -230,8 +231,21 @@ def _paste_blobs(text, blobs):
     return "".join(out)
 
 
-def _find_duplicate(text):
-    """(path, key) of the first duplicated key (slow: only called once duplicates are known to exist)."""
+_INT_DIGITS = re.compile(r"Exceeds the limit \((\d+) digits\) for integer string conversion: value has (\d+) digits")
+
+
+def json_error_words(error: ValueError) -> str:
+    """What json's refusal says, in words for a document's author: an integer of thousands of digits is one, not
+    advice to raise the interpreter's limit."""
+    found = _INT_DIGITS.match(str(error))
+    if found:
+        return f"an integer of {int(found[2]):,} digits, more than {int(found[1]):,}: no member holds such a number"
+    return str(error)
+
+
+def find_duplicate_key(text):
+    """(path, key) of the first duplicated key of a JSON document, or None (a second parse, with a hook on every
+    object: the plan and profile checks call it once duplicates are known to exist; errata files are small)."""
 
     class Dup(dict):
         pass
@@ -1621,7 +1635,7 @@ def _check(kind, value, canonical, release):
     except RecursionError:  # pragma: no cover - the depth check comes first
         raise JsonCheckError(kind, "", "nested too deeply") from None
     except ValueError as e:
-        raise JsonCheckError(kind, "", f"not valid JSON ({e})") from None
+        raise JsonCheckError(kind, "", f"not valid JSON ({json_error_words(e)})") from None
     if kind != "device profile" and type(doc) is dict:  # another release's document: that first, it explains all
         written = doc.get("cudnnVersion")
         if type(written) is int and written != tables.release and \
@@ -1637,7 +1651,7 @@ def _check(kind, value, canonical, release):
             raise JsonCheckError(kind, "", "a cubin outside a kernel object")
         seen = ctx.members
     if seen != members:
-        found = _find_duplicate(small)
+        found = find_duplicate_key(small)
         if found:
             raise JsonCheckError(kind, _format_path(found[0]), f"duplicate key {json.dumps(found[1])} (cuDNN would "
                                                                "read the first, Python the last)")

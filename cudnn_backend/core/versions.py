@@ -1,8 +1,9 @@
-"""cuDNN versions: one parser and one formatter for the whole package.
+"""cuDNN versions and GPU SM versions: one parser and one formatter for the whole package.
 
 cuDNN numbers its versions ``MAJOR*10000 + MINOR*100 + PATCH`` (91900 is 9.19.0). Text versions
 ("9.19.0", "9.19") are read with ``packaging``; the loader formats the number it reads from the
-library (``_bindings._loader.format_version``), and everything above uses this module.
+library (``_bindings._loader.format_version``), and everything above uses this module. A GPU's SM version is
+written as its compute capability ("9.0"), and a device as "NVIDIA H200 (SM 9.0, 132 SMs)", everywhere.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from cudnn_backend._bindings._loader import format_version as _format_int
 from cudnn_backend._bindings._loader import load_cudnn
 
 __all__ = ["parse_version", "format_version", "versions_compatible", "loaded_version", "loaded_version_string",
-           "OVERRIDE_SHAPES_NEEDS", "OLDEST_SUPPORTED", "OFFLINE_SINCE"]
+           "sm_words", "device_words", "OVERRIDE_SHAPES_NEEDS", "OLDEST_SUPPORTED", "OFFLINE_SINCE"]
 
 MIN_VERSION = 90000  # cuDNN 9.0.0: the package needs nothing older
 # The support range: 9.10.2 (cu12; the cu13 wheels begin at 9.12) up to the newest release on pip. CI runs the
@@ -89,6 +90,30 @@ def format_version(version) -> str:
     if version is None:
         return "unknown"
     return _format_int(parse_version(version))
+
+
+def sm_words(value, unknown: str = "?") -> str:
+    """A GPU's SM version as its compute capability: ``900`` (cuDNN's ``smVersion``, a profile's ``deviceVer``:
+    major * 100) and ``90`` (errata rules, CUDA's ``major * 10 + minor``) are both ``"9.0"``; ``unknown`` for
+    none. The two overlap only below 300, which as major * 100 would be an SM older than any cuDNN 9 runs on, so
+    100 is SM 10.0."""
+    if isinstance(value, bool):
+        return unknown
+    try:
+        v = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return unknown
+    if v < 0:
+        return unknown
+    return f"{v // 100}.{v % 100 // 10}" if v >= 300 else f"{v // 10}.{v % 10}"
+
+
+def device_words(name, sm_version, sm_count) -> str:
+    """``NVIDIA H200 (SM 9.0, 132 SMs)``: a device, for messages and headers (what is unknown left out)."""
+    details = [f"SM {sm_words(sm_version)}" if sm_words(sm_version, "") else "",
+               f"{sm_count} SMs" if sm_count is not None else ""]
+    details = ", ".join(part for part in details if part)
+    return f"{name or 'an unnamed device'}{f' ({details})' if details else ''}"
 
 
 def versions_compatible(a, b) -> bool:

@@ -238,6 +238,14 @@ cdef inline cudnnStatus_t _run(VariantPack pack, int what, Handle hobj, cudnnHan
     return st
 
 
+cdef object _open_plan_descriptor(object plan):
+    """``plan``'s execution plan descriptor, refused once closed."""
+    desc = _packing.plan_descriptor(plan)
+    if desc.closed:
+        raise CudnnUnsafeCallError("plan: the execution plan is closed")
+    return desc
+
+
 cdef class VariantPack:
     """The buffers of one execution: ``{uid or Tensor: buffer}`` plus a workspace, checked against a plan.
 
@@ -292,9 +300,7 @@ cdef class VariantPack:
             self._refuse_made()
         desc = None
         if plan is not None:
-            desc = _packing.plan_descriptor(plan)
-            if desc.closed:
-                raise CudnnUnsafeCallError("plan: the execution plan is closed")
+            desc = _open_plan_descriptor(plan)
         ov = None
         if overrides is not None:  # checked against the graph's shapes; the buffers against the overridden ones
             self._graph_specs = _packing.tensor_specs(plan, operation_graph, tensors) or {}
@@ -483,9 +489,7 @@ cdef class VariantPack:
             if self._plan_obj is not None:
                 return 0
             raise ValueError("no plan: pass the execution plan to run")
-        desc = _packing.plan_descriptor(plan)
-        if desc.closed:
-            raise CudnnUnsafeCallError("plan: the execution plan is closed")
+        desc = _open_plan_descriptor(plan)
         specs = _packing.tensor_specs(plan)
         if specs is not None:
             required = {u for u, s in specs.items() if not s.virtual}
@@ -690,6 +694,7 @@ cdef class VariantPack:
         self._check_open()
         if plan is None:
             raise ValueError("no plan given")
+        _open_plan_descriptor(plan)  # (the pack's own plan, closed since, fits nothing)
         if plan is not self._plan_obj:
             self._adopt_plan(plan)
         if self._dirty:
@@ -838,7 +843,7 @@ cdef class VariantPack:
                                                          f"UID {uid}"), None))
                 continue
             ptr, _, keep = _packing.resolve_slot(uid, spec, value, self._check_dtype,
-                                                 _packing.consumer_stream(self._plan_obj),
+                                                 _packing.handle_stream(self._plan_handle),
                                                  uid in (self._written or ()))
             if spec is None:  # no graph known: still check against what the pack knows
                 if self._align[slot] > 0 and ptr % self._align[slot]:
@@ -885,9 +890,11 @@ cdef class VariantPack:
                 self._set_overrides(previous, set())
             raise
         if workspace is not _MISSING:
-            needed = _packing.plan_workspace_size(self._plan_obj) if self._plan_obj is not None else 0
+            # (a plan closed since sizes nothing: the next plan the pack runs checks the workspace)
+            needed = (_packing.plan_workspace_size(self._plan_obj) if self._plan_obj is not None and
+                      not _packing.plan_descriptor(self._plan_obj).closed else 0)
             ws_ptr, ws_cap, ws_keep, owned = _packing.resolve_workspace(workspace, needed, "workspace",
-                                                                        _packing.consumer_stream(self._plan_obj))
+                                                                        _packing.handle_stream(self._plan_handle))
             self._workspace = <void*><uintptr_t>ws_ptr
             self._workspace_nbytes = ws_cap
             self._workspace_keep = ws_keep

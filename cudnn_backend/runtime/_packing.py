@@ -41,7 +41,7 @@ from cudnn_backend.typed.tensors import TensorSignature, TensorSpec
 __all__ = [
     "TensorSpec", "tensor_spec", "tensor_specs", "graph_tensor_specs", "plan_json_tensor_specs", "plan_descriptor",
     "plan_workspace_size", "plan_handle", "plan_operation_graph", "Resolved", "resolve_buffer", "scalar_bytes",
-    "scalar_value", "uid_of", "resolve_slot", "check_array", "consumer_stream", "prepare_pack", "resolve_workspace",
+    "scalar_value", "uid_of", "resolve_slot", "check_array", "consumer_stream", "handle_stream", "prepare_pack", "resolve_workspace",
     "SCALAR_CAPACITY", "MAX_BYTES", "slot_bytes", "plan_override_enabled", "prepare_overrides", "MAX_OVERRIDE_RANK",
     "plan_document", "written_uids", "check_writable", "check_graph_is_plans", "check_plans_graph",
 ]
@@ -454,7 +454,11 @@ def _as_address(value, what) -> int:
 def consumer_stream(plan) -> int:
     """The stream an array's producer must order its work before: the plan's handle's (-1, no ordering, when
     the plan has no handle: built offline)."""
-    handle = plan_handle(plan) if plan is not None else None
+    return handle_stream(plan_handle(plan) if plan is not None else None)
+
+
+def handle_stream(handle) -> int:
+    """``handle``'s stream, as the consumer stream arrays are read for (-1: no handle, or a closed one)."""
     return int(handle.stream) if handle is not None and not handle.closed else -1
 
 

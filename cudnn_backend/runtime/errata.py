@@ -60,10 +60,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import hashlib
 import json
 import os
 import pathlib
+import re
 import threading
 import warnings
 import weakref
@@ -74,18 +76,19 @@ from cudnn_backend.core._descriptor import Descriptor, Handle
 from cudnn_backend.core.families import FAMILIES, FAMILY_OF
 from cudnn_backend.core.families._build import channels_last
 from cudnn_backend.core.files import read_limited, write_whole
-from cudnn_backend.core.json_checks import CONTROL_CHARACTERS
+from cudnn_backend.core import schema
+from cudnn_backend.core.json_checks import CONTROL_CHARACTERS, find_duplicate_key
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, read_data_type
-from cudnn_backend.core.versions import format_version, loaded_version
+from cudnn_backend.core.versions import format_version, loaded_version, sm_words
 from cudnn_backend.errors import CudnnBackendError, ErrataError, GraphError, did_you_mean
 from cudnn_backend.runtime import plans as _plans
-from cudnn_backend.typed.introspection import graph_fingerprint, operations_of, tensor_slots
+from cudnn_backend.typed.introspection import graph_fingerprint, keyword_of, operations_of, tensor_slots
 from cudnn_backend.typed.tensors import data_type_name, signature_of
 
 __all__ = [
     "ENV_VAR", "FORMAT_VERSION", "EXTENSION", "MAX_FILE_BYTES", "MAX_RULES", "MAX_DEPTH", "Errata", "Rule",
     "GraphTraits", "Target", "ErrataError", "resolve", "deny", "mark", "traits_of", "target_of", "plan_tag",
-    "operation_tag", "knob_strings", "new_rule", "record", "locked", "check_file", "version_words", "sm_words",
+    "operation_tag", "knob_strings", "new_rule", "record", "locked", "check_file", "version_words",
     "known_errata", "has_gaps", "is_channels_first", "ANY_OPERATION",
 ]
 
@@ -98,6 +101,7 @@ MAX_DEPTH = 16
 MAX_TEXT = 4096  # characters of one string field
 MAX_CUDNN_VERSION = 99_99_99  # MAJOR*10000 + MINOR*100 + PATCH: the largest a version window may name
 MAX_EVIDENCE = 20  # evidence entries kept per rule
+_INT64_MAX = (1 << 63) - 1
 
 # cudnn-frontend's operation tags (Operation_v8's operationTag); a pointwise operation's tag is its mode's name
 _OPERATION_TAGS = {
@@ -107,6 +111,25 @@ _OPERATION_TAGS = {
     "NORM_FORWARD": "Norm_Fwd", "NORM_BACKWARD": "Norm_Bwd", "RESAMPLE_FWD": "Resample_fwd",
     "RESAMPLE_BWD": "Resample_bwd", "RNG": "Rng", "RESHAPE": "Reshape",
 }
+
+
+@functools.lru_cache(maxsize=1)
+def _graph_tag_pattern():
+    """What a rule's ``operation`` must be to match a graph: operation tags (``_OPERATION_TAGS``, a pointwise mode's
+    name) joined by ``_``, as ``GraphTraits.operation`` writes a graph's (longest tags tried first: RELU_FWD)."""
+    tags = {*_OPERATION_TAGS.values(), *(m.name.removeprefix("CUDNN_POINTWISE_") for m in PointwiseMode)}
+    one = "|".join(re.escape(t) for t in sorted(tags, key=len, reverse=True))
+    return re.compile(f"(?:{one})(?:_(?:{one}))*"), sorted(tags)
+
+
+@functools.lru_cache(maxsize=None)
+def _tensor_keywords(short_type) -> tuple:
+    """The tensor keywords of an operation type (``CONVOLUTION_FORWARD`` -> x, w, y): what a ``shapes`` entry's
+    ``tensor`` names (the schema's input and output attributes, as ``tensor_slots`` names them)."""
+    spec = schema.descriptor(f"{_OPERATION_PREFIX}{short_type}_DESCRIPTOR")
+    return tuple(keyword_of(a) for a in spec.attributes if schema.ATTRIBUTES[a].io)
+
+
 # the convolution tags whose rules may filter by shape: (input tensor, filter tensor) of the operation
 _CONV_SHAPES = {"ConvFwd": ("x", "w"), "ConvBwdData": ("dx", "w"), "ConvBwdFilter": ("x", "dw")}
 _SHAPE_FORMATS = {"NCHW": False, "NCDHW": False, "NHWC": True, "NDHWC": True}  # format -> channels last
@@ -133,11 +156,6 @@ def version_words(version) -> str:
     if v >= 10000:
         return format_version(v)
     return f"{v // 1000}.{v % 1000 // 100}.{v % 100}"
-
-
-def sm_words(sm) -> str:
-    """An SM version as text: 90 -> "9.0", 100 -> "10.0"; None -> "unknown"."""
-    return "unknown" if sm is None else f"{int(sm) // 10}.{int(sm) % 10}"
 
 
 def _window_words(start, end, words) -> str:
@@ -635,11 +653,17 @@ def _check_rule(ck: _Checker, i, rule) -> Rule | None:
                  "ConvBwdFilter, Matmul, ...)")
     else:
         operation = ck.text(rule["operation"], where("operation"), required=True)
+        pattern, tags = _graph_tag_pattern()
+        if operation and operation != ANY_OPERATION and not pattern.fullmatch(operation):
+            first = operation.split("_")[0]
+            ck.warn(f"{where('operation')}: {operation!r} matches no graph: a graph's tag is its operations' tags "
+                    f"joined by '_' (ConvFwd, ConvFwd_ADD_RELU_FWD, Matmul_ADD, ...)"
+                    f"{did_you_mean(first, tags, listing=False) if first not in tags else ''}")
     engine = None
     if "engine" not in rule:
         ck.error(f"{ck.where(i, rid)}: has no 'engine' (cudnn-frontend requires the engine's global index)")
     else:
-        ok, engine = ck.integer(rule["engine"], where("engine"), 0)
+        ok, engine = ck.integer(rule["engine"], where("engine"), 0, maximum=_INT64_MAX)  # (cuDNN's: an int64)
     knobs = ()
     if "knob" in rule:
         knobs = ck.strings(rule["knob"], where("knob"))
@@ -763,6 +787,9 @@ def _check_shapes(ck: _Checker, value, where) -> tuple:
                 ck.error(f"{sub('operation')}: {item['operation']!r} is no operation"
                          f"{did_you_mean(op, sorted(known_ops))}")
                 continue
+        if op is not None and keyword is not None and keyword.lower() not in _tensor_keywords(op):
+            ck.warn(f"{sub('tensor')}: {item['tensor']!r} is no tensor of {op} (it has "
+                    f"{', '.join(_tensor_keywords(op))}): the entry matches no graph")
         if op is not None and keyword is not None and dims is not None:
             out.append((op, keyword.lower(), dims))
     return tuple(out)
@@ -819,6 +846,11 @@ def _load_text(text: str, source: str):
         raise ErrataError(f"errata {source}: not JSON ({e})", source) from None
     if _depth(data) > MAX_DEPTH:
         raise ErrataError(f"errata {source}: nested deeper than {MAX_DEPTH} levels: refused", source)
+    duplicate = find_duplicate_key(text)
+    if duplicate is not None:  # (json keeps the last; cudnn-frontend's reader may keep another: the rule is unclear)
+        path, key = duplicate
+        where = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path).lstrip(".") or "the document"
+        raise ErrataError(f"errata {source}: {where}: duplicate key {json.dumps(key)}: refused", source)
     return data
 
 

@@ -496,6 +496,7 @@ def _loaded_or_none():
 
 def plan_json_info(text) -> dict:
     """What a serialized plan says about itself, without cuDNN: cuDNN version, device, engine, knobs."""
+    release = None
     try:
         release = document_release(text)
         with warnings.catch_warnings():
@@ -504,7 +505,9 @@ def plan_json_info(text) -> dict:
                 warnings.simplefilter("ignore", JsonTableFallbackWarning)
             data = json.loads(check_plan_json(text, release=release))  # as its own release reads it
     except ValueError as e:
-        raise ValueError(f"not a serialized cuDNN execution plan: {e}") from None
+        # (read as the release its cudnnVersion names: a member of another release's is refused as that one's)
+        which = f"cuDNN {format_version(release)} " if release is not None else "cuDNN "
+        raise ValueError(f"not a serialized {which}execution plan: {e}") from None
     return _json_info(data)
 
 

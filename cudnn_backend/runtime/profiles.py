@@ -43,8 +43,9 @@ from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages
 from cudnn_backend.core.files import file_path, read_limited, write_whole
 from cudnn_backend.core.json_checks import (TABLE_RELEASES, JsonCheckError, check_deviceprop_json, deviceprop_members,
-                                            plan_identity_members, plan_identity_minimums, table_release)
-from cudnn_backend.core.versions import (OFFLINE_SINCE, format_version, loaded_version, parse_version,
+                                            find_duplicate_key, json_error_words, plan_identity_members,
+                                            plan_identity_minimums, table_release)
+from cudnn_backend.core.versions import (OFFLINE_SINCE, device_words, format_version, loaded_version, parse_version,
                                          versions_compatible)
 from cudnn_backend.errors import (CudnnError, DeviceProfileError, DeviceProfileIdentityWarning, DeviceProfileVersionError,
                                   did_you_mean)
@@ -64,6 +65,7 @@ FORMAT_VERSION = 1
 FORMAT_MEMBERS = ("format", "format_version", "device_name", "cudnn_version", "cudnn_version_string", "source",
                   "deviceprop", "converted_from", "filled", "device_facts")
 MAX_PROFILE_BYTES = 1 << 20  # a deviceprop JSON is about 1 KB; a larger file is not one
+MAX_SOURCE_CHARS = 4096  # a profile's ``source``: a path or a sentence, printed in headers
 # h200_deviceprop_cudnn91900.json: <name>_deviceprop_cudnn<MAJOR*10000 + MINOR*100 + PATCH>.json
 _FILE_VERSION = re.compile(r"cudnn(\d{5,6})(?:\D[^/\\]*)?\.json$", re.IGNORECASE)
 _BUNDLED = re.compile(r"^(?P<name>.+?)_deviceprop_cudnn(?P<version>\d{5,6})\.json$", re.IGNORECASE)
@@ -264,6 +266,16 @@ class DeviceProfile:
         if not isinstance(self.filled, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                         for k, v in self.filled.items()):
             raise DeviceProfileError("filled: expected {member: where its value came from}, strings")
+        foreign = [m for m in self.filled if m not in parsed]
+        if foreign:  # (origin and plan_risk name these members: each must be one the profile holds)
+            raise DeviceProfileError(f"filled: {', '.join(map(repr, foreign[:4]))} "
+                                     f"{'is no member' if len(foreign) == 1 else 'are no members'} of the deviceprop")
+        if self.source is not None and not isinstance(self.source, str):
+            raise TypeError(f"source: expected a str (where the profile came from) or None, not "
+                            f"{type(self.source).__name__}")
+        if self.source is not None and len(self.source) > MAX_SOURCE_CHARS:
+            raise DeviceProfileError(f"source: {len(self.source):,} characters; it says where the profile came from "
+                                     f"in at most {MAX_SOURCE_CHARS:,}")
         self.device_facts = _device_facts.check(self.device_facts) or None
 
     # -- plain data: pickling and copying leave the cached descriptor and the lock behind ---------------
@@ -321,16 +333,28 @@ class DeviceProfile:
     @property
     def origin(self) -> str:
         """How the JSON came to be: "captured with cuDNN 9.19.0" or "converted for cuDNN 9.28.1 from a cuDNN
-        9.19.0 capture"."""
+        9.19.0 capture", and where each member a conversion filled came from (given by hand, another capture of
+        this GPU, published figures)."""
         if self.converted_from is None:
             how = f"captured with cuDNN {self.cudnn_version_string}"
         else:
             how = (f"converted for cuDNN {self.cudnn_version_string} from a cuDNN "
                    f"{format_version(self.converted_from)} capture")
         published = self.published_members
+        sources = {}
+        for member, where in self.filled.items():
+            if member not in published:
+                sources.setdefault("given by hand" if where == "given" else f"from {where}", []).append(member)
+        for where, members in sources.items():
+            how += f"; {', '.join(members)} {where}"
         if published:
             how += f"; {', '.join(published)} from published figures, not a capture"
         return how
+
+    @property
+    def given_members(self) -> tuple:
+        """The members set by hand (``facts=``, ``profile convert --set``), not read from a capture."""
+        return tuple(m for m, where in self.filled.items() if where == "given")
 
     @property
     def published_members(self) -> tuple:
@@ -352,14 +376,19 @@ class DeviceProfile:
     def plan_risk(self, release=None) -> str | None:
         """Why plans built with this profile may be refused on its GPU by cuDNN ``release`` (default: the one the
         profile is for), or None: a member that release compares when it loads a plan (``plan_identity_members``;
-        every member where the release was never probed) came from published figures rather than a capture."""
+        every member where the release was never probed) came from published figures or was set by hand rather
+        than read from a capture."""
         release = self.cudnn_version if release is None else release
         compared = plan_identity_members(release) if release is not None else None
-        risky = [m for m in self.published_members if compared is None or m in compared]
+        risky = [m for m in (*self.published_members, *self.given_members) if compared is None or m in compared]
         if not risky:
             return None
         values = ", ".join(f"{m} {self.properties.get(m)!r}" for m in risky)
-        return (f"the {self.device_name} profile's {values} came from published figures, not from a capture; "
+        by_hand = [m for m in risky if m in self.given_members]
+        set_by_hand = "were set by hand" if len(risky) > 1 else "was set by hand"
+        how = ("came from published figures" if not by_hand else set_by_hand if len(by_hand) == len(risky)
+               else "came from published figures or were set by hand")
+        return (f"the {self.device_name} profile's {values} {how}, not from a capture; "
                 f"cuDNN {format_version(release)} compares {'them' if len(risky) > 1 else 'it'} when it loads a plan, "
                 f"so plans built with this profile may be refused on that GPU "
                 f"(CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH) if it reports another value. Capture the profile on "
@@ -395,7 +424,12 @@ class DeviceProfile:
         except RecursionError:
             raise DeviceProfileError(f"{what}: nested too deeply to be a device profile") from None
         except ValueError as e:
-            raise DeviceProfileError(f"{what} is not valid JSON: {e}") from None
+            raise DeviceProfileError(f"{what} is not valid JSON: {json_error_words(e)}") from None
+        duplicate = find_duplicate_key(text) if isinstance(data, dict) and data.get("format") == FORMAT else None
+        if duplicate is not None:  # (json keeps the last: a wrapper member written twice is not for this to pick)
+            path, key = duplicate
+            where = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path).lstrip(".")
+            raise DeviceProfileError(f"{what}: {where + ': ' if where else ''}duplicate key {json.dumps(key)}")
         if isinstance(data, dict) and data.get("format") == FORMAT:
             return cls._from_wrapped(data, cudnn_version, source, allow_version_mismatch)
         if isinstance(data, dict) and "format" in data:  # (cuDNN's raw deviceprop JSON has no such member)
@@ -672,11 +706,12 @@ class DeviceProfile:
         if not changed and self.cudnn_version == target:
             return self
         origin = self.converted_from if self.converted_from is not None else self.cudnn_version
-        # cuDNN writes compact JSON: a capture converted back for its own release is itself, byte for byte
+        # cuDNN writes compact JSON: a capture converted back for its own release is itself, byte for byte; one
+        # whose members were filled on the way (dropped by a release that does not read them, set by hand) is not
         text = json.dumps(converted, separators=(",", ":")) if changed else self.deviceprop_json
         return DeviceProfile(text, cudnn_version=target, source=self.source,
                              allow_version_mismatch=self.allow_version_mismatch,
-                             converted_from=None if origin == target else origin, filled=filled,
+                             converted_from=None if origin == target and not filled else origin, filled=filled,
                              device_facts=self.device_facts)
 
     def missing_problem(self, missing, release) -> str:
@@ -812,11 +847,9 @@ def deviceprop_properties(deviceprop) -> dict:
 
 
 def device_label(properties) -> str:
-    """``NVIDIA H200 (sm_90, 132 SMs)``: a deviceprop's device, for messages."""
-    version, sms = properties.get("deviceVer"), properties.get("multiProcessorCount")
-    details = ", ".join(part for part in (f"sm_{version // 10}" if isinstance(version, int) else "",
-                                          f"{sms} SMs" if sms is not None else "") if part)
-    return f"{properties.get('deviceName', 'an unnamed device')}{f' ({details})' if details else ''}"
+    """``NVIDIA H200 (SM 9.0, 132 SMs)``: a deviceprop's device, for messages."""
+    return device_words(properties.get("deviceName"), properties.get("deviceVer"),
+                        properties.get("multiProcessorCount"))
 
 
 def profile_of(deviceprop) -> DeviceProfile | None:

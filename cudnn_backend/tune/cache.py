@@ -51,6 +51,7 @@ import numpy as np
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._library import get_version
 from cudnn_backend.core.files import file_path
+from cudnn_backend.core.versions import device_words
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import CudnnBackendError, PlanCacheError
@@ -59,7 +60,6 @@ from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.runtime._packing import check_plans_graph
 from cudnn_backend.runtime.engines import check_graph, knob_type, short_name
 from cudnn_backend.runtime.profiles import as_deviceprop
-from cudnn_backend.tune.results import sm_words
 from cudnn_backend.typed.introspection import graph_fingerprint
 
 __all__ = ["PlanCache", "CacheEntry", "PlanCacheWarning", "default_cache_path", "cache_dir", "FORMAT"]
@@ -206,6 +206,11 @@ def _check_ancestors(folder: pathlib.Path) -> None:
                                  "under folders only you can write (or make that folder sticky: chmod +t)")
 
 
+class _FolderNotMade(PlanCacheError):
+    """The cache's folder could not be made (no permission, a read-only file system): a cache that cannot store now,
+    as one whose folder is not writable, not a path refused."""
+
+
 def _make_private(path: pathlib.Path, create=True, from_env=False) -> pathlib.Path:
     """``_private_file``, with an OSError of the checks themselves (a folder on the way this user may not search, a
     name too long for the file system) a PlanCacheError naming the cache, as every other refusal of its path."""
@@ -233,7 +238,7 @@ def _private_file(path: pathlib.Path, create=True, from_env=False) -> pathlib.Pa
         try:
             folder.mkdir(mode=_PRIVATE_FOLDER, parents=True, exist_ok=True)
         except OSError as e:
-            raise PlanCacheError(f"plan cache {str(path)!r}: cannot create its folder: {e}") from e
+            raise _FolderNotMade(f"plan cache {str(path)!r}: cannot create its folder: {e}") from e
     try:
         real = path.resolve()  # a symlink's target: that is the file sqlite writes, and where its -wal/-shm go
     except (OSError, RuntimeError) as e:  # a loop of links
@@ -304,8 +309,7 @@ def _check_time_us(time_us) -> float | None:
 
 
 def _device_text(device) -> str:
-    name, sm_version, sm_count = device
-    return f"{name} (SM {sm_words(sm_version)}, {sm_count} SMs)"
+    return device_words(*device)
 
 
 def _info_value(value):
@@ -497,7 +501,10 @@ class PlanCache:
         return _REFUSED
 
     def _open(self) -> str | None:
-        self._real = _make_private(self.path, from_env=self._from_env)
+        try:
+            self._real = _make_private(self.path, from_env=self._from_env)
+        except _FolderNotMade as e:
+            return self._unavailable(f"cannot create its folder ({e.__cause__}); nothing is looked up or stored")
         if not self._real.exists():
             return self._unavailable(f"cannot create it (its folder {str(self._real.parent)!r} is not writable here); "
                                      "nothing is looked up or stored")

@@ -429,16 +429,6 @@ def plural(n, noun, nouns=None) -> str:
     return f"{n:,} {noun if n == 1 else (nouns or noun + 's')}"
 
 
-def sm_words(value) -> str:
-    """A GPU's SM version as its compute capability, the one way every command writes it: ``900`` -> ``"9.0"``
-    (cuDNN's ``smVersion`` and device profiles count major * 100 + minor * 10); "?" for none."""
-    try:
-        v = int(value)
-    except (TypeError, ValueError):
-        return "?"
-    return f"{v // 100}.{v % 100 // 10}" if v >= 100 else f"{v // 10}.{v % 10}"
-
-
 def format_bytes(n) -> str:
     """``1.5 MiB``-style sizes ("-" for None)."""
     if n is None:

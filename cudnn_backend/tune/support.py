@@ -64,7 +64,7 @@ from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
 from cudnn_backend.core.files import file_path, read_bounded_text, write_csv, write_whole
 from cudnn_backend.core.plain import PlainData
-from cudnn_backend.core.versions import format_version, loaded_version
+from cudnn_backend.core.versions import format_version, loaded_version, sm_words
 from cudnn_backend.errors import (
     CudnnBackendError,
     CudnnError,
@@ -97,7 +97,7 @@ from cudnn_backend.tune.offline_gaps import (
     silent_gaps,
 )
 from cudnn_backend.tune.options import PLAN_MODES, SupportOptions, progress_callback
-from cudnn_backend.tune.results import ChangeRows, plain_table, sm_words
+from cudnn_backend.tune.results import ChangeRows, plain_table
 from cudnn_backend.tune.sweeps import TaskResult, _run_processes, cpu_workers
 from cudnn_backend.typed.introspection import graph_fingerprint, signature_of, tensor_slots, topological_order
 from cudnn_backend.typed.tensors import data_type_name

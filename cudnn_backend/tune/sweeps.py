@@ -32,6 +32,7 @@ import contextlib
 import multiprocessing
 import multiprocessing.connection
 import os
+import pickle
 import signal
 import socket
 import threading
@@ -198,8 +199,9 @@ def _winner_of_plan(plan) -> dict:
 
 def run_task(task: Task, job: str = "explore", options: dict | None = None, worker: str = "", *, part=None,
              parts=None) -> TaskResult:
-    """Run one task here and return its result; every exception becomes a failed result (KeyboardInterrupt and
-    SystemExit still propagate). ``options``: ``cache`` (a path), ``device_profile``, and for explore and tune the
+    """Run one task here and return its result; every exception becomes a failed result, a SystemExit raised in the
+    user's graph code too (as a worker process's would: the task failed, the sweep goes on); KeyboardInterrupt, and a
+    SystemExit from anywhere else, still propagate. ``options``: ``cache`` (a path), ``device_profile``, and for explore and tune the
     ``TuneOptions`` fields (for bench, bench's keyword arguments). A search split over workers: ``part`` = (i, n)
     searches part i of n (the knob search's budgets shared out: ``search.part_options``; a tune looks the graph up
     in the cache, stores nothing); ``parts`` (the parts' Explorations) merges them, the final round here, and
@@ -245,9 +247,11 @@ def run_task(task: Task, job: str = "explore", options: dict | None = None, work
         else:
             raise ValueError(f"job: {job!r} is not one of {', '.join(JOBS)}")
         result.ok = True
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001 - one failing task never stops the sweep
+        if isinstance(e, SystemExit) and graphs.user_frame(e) is None:
+            raise  # (an exit asked for outside the user's graph code: the interpreter's to honour)
         result.error = graphs.user_error_line(e)  # where in the user's graph file, when it raised there
         result.traceback = traceback.format_exc(limit=12)
     result.seconds = time.perf_counter() - t0
@@ -313,6 +317,19 @@ def _as_tasks(tasks) -> list:
     if not out:
         raise SweepError("sweep: no tasks given")
     return out
+
+
+def _check_shippable(tasks, executor) -> None:
+    """Each task's keyword values pickle, as another process needs them (before any worker starts): a TypeError
+    naming the task and the keyword, not pickle's words from the middle of the sweep."""
+    for i, t in enumerate(tasks):
+        for key, value in t.kwargs.items():
+            try:
+                pickle.dumps(value)
+            except Exception as e:  # noqa: BLE001 - pickle raises many kinds (PicklingError, TypeError, ...)
+                raise TypeError(f"tasks[{i}] ({t.name}): {key}={type(value).__name__}: the {executor!r} executor "
+                                f"sends each task to another process, and this value does not pickle ({e}); give "
+                                "plain values (numbers, strings, lists), or executor='serial'") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -413,6 +430,8 @@ def sweep(tasks, *, job="explore", executor="serial", gpus=_SWEEP.gpus, workers=
         raise TypeError(f"pool: expected a WorkerPool, not {type(pool).__name__}")
     if pool is not None and executor != "processes":
         raise ValueError(f"pool: runs the 'processes' executor, not {executor!r}")
+    if executor != "serial":
+        _check_shippable(tasks, executor)
     t0 = time.perf_counter()
     reports, split_over = [], {}
     if executor == "serial":

@@ -253,6 +253,7 @@ cdef class TypedDescriptor(Descriptor):
 
     def to_dict(self):
         """This descriptor and its children as plain data (enum values by C name); ``from_dict`` rebuilds it."""
+        self._check_open()  # closed: what was set on it is gone, refused as every other method refuses it
         return _introspection.to_dict(self)
 
     def __getattr__(self, name):

@@ -133,7 +133,11 @@ def test_a_task_files_mistakes_name_the_file_and_the_task(tmp_path):
             ("# sizes\n\nmatmul_bias_relu m=16\nconv_bias_reul n=1\n",
              "task 2 (conv_bias_reul n=1): 'conv_bias_reul' is neither a pattern nor FILE.py:FUNC or module:FUNC; did "
              "you mean conv_bias_relu or "),
-            ("no_such_module:f\n", "task 1 (no_such_module:f): cannot import 'no_such_module'")):
+            ("no_such_module:f\n", "task 1 (no_such_module:f): cannot import 'no_such_module'"),
+            # a value a built-in pattern refuses: the file is wrong, said before any task runs
+            ("conv_bias_relu n=1\nconv_bias_relu n=abc\n", "task 2 (conv_bias_relu n=abc): n: expected an integer, "
+                                                           "not str"),
+            ("conv_bias_relu n=-1\n", "task 1 (conv_bias_relu n=-1): n: -1 is below the minimum 1")):
         path.write_text(text)
         line = one_error_line(run("explore", "--tasks", str(path)), 2)
         assert line.startswith(f"cudnn-backend explore: error: argument --tasks: {path}, ") and expected in line, line
@@ -311,12 +315,20 @@ def test_an_ascii_only_terminal_gets_every_answer(tmp_path):
 
 
 def test_a_task_that_fails_is_named_with_the_file_and_line_that_list_it(tmp_path):
+    # a builder of the user's refuses a value as it runs (a built-in pattern's values are checked before any task)
+    builders = tmp_path / "builders.py"
+    builders.write_text("import cudnn_backend as cb\n\n\ndef sized(n=1):\n    if n < 1:\n"
+                        "        raise ValueError(f'n: {n} is below the minimum 1')\n"
+                        "    return cb.patterns.conv_bias_relu(n=n, build=False)\n")
+    ref = f"{builders}:sized"
     tasks = tmp_path / "tasks.txt"
-    tasks.write_text("# one graph\nconv_bias_relu n=-1\n")
+    tasks.write_text(f"# one graph\n{ref} n=-1\n")
     line = one_error_line(run("explore", "--tasks", str(tasks)), 1)
-    assert line == f"cudnn-backend explore: error: {tasks}, line 2: n: -1 is below the minimum 1"
-    tasks.write_text("conv_bias_relu n=1\nconv_bias_relu n=-1\n")  # several: the sweep runs the others
+    assert line == f"cudnn-backend explore: error: {tasks}, line 2: {builders}:6: ValueError: n: -1 is below the " \
+                   "minimum 1"
+    tasks.write_text(f"{ref} n=1\n{ref} n=-1\n")  # several: the sweep runs the others
     r = run("explore", "--tasks", str(tasks), "--quiet")
     assert r.returncode == 1
-    assert f"failed: conv_bias_relu n=-1 ({tasks}, line 2): ValueError: n: -1 is below the minimum 1" in \
-        " ".join(r.stderr.split())
+    failed = " ".join(r.stderr.split())
+    assert f"failed: {ref} n=-1 ({tasks}, line 2): " in failed
+    assert "builders.py:6: ValueError: n: -1 is below the minimum 1" in failed

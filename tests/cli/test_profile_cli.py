@@ -172,3 +172,17 @@ def test_a_raw_profile_without_its_release_names_the_command_lines_fix(tmp_path)
     r = run("explore", *SMALL, "--device-profile", str(tmp_path / "mygpu_deviceprop_cudnn91900.json"), "--top", "1",
             "--no-engines")
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("name, stem", [("", "gpu"), ("/", "gpu"), (".", "gpu"), ("Ünïcode GPU", "n_code_gpu"),
+                                        ("X" * 255, "x" * 64)])
+def test_profile_convert_names_its_file_from_any_device_name(tmp_path, name, stem):
+    # the default file name: the GPU's name in letters and digits, never empty nor too long for the file system
+    data = profiles.DeviceProfile.bundled("h200").to_dict()
+    data["deviceprop"]["deviceName"] = data["device_name"] = name
+    src = tmp_path / "src.json"
+    src.write_text(json.dumps(data))
+    r = run("profile", "convert", str(src), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    written = [p.name for p in tmp_path.iterdir() if p.name != "src.json"]
+    assert written == [f"{stem}_deviceprop_cudnn{LOADED}.json"], written

@@ -215,3 +215,17 @@ def test_version_parsing_and_formatting():
         versions.parse_version(True)
     with pytest.raises(TypeError):
         versions.parse_version(None)
+
+
+def test_sm_versions_and_devices_in_words():
+    # cuDNN's smVersion and a profile's deviceVer count major * 100; errata rules and CUDA major * 10
+    assert versions.sm_words(900) == versions.sm_words(90) == "9.0"
+    assert versions.sm_words(1000) == versions.sm_words(100) == "10.0"
+    assert versions.sm_words(1210) == versions.sm_words(121) == "12.1"
+    assert versions.sm_words(89) == "8.9"
+    for unknown in (None, "sm90", -1, True, float("inf")):
+        assert versions.sm_words(unknown) == "?"
+    assert versions.sm_words(None, "unknown") == "unknown"
+    assert versions.device_words("NVIDIA H200", 900, 132) == "NVIDIA H200 (SM 9.0, 132 SMs)"
+    assert versions.device_words("NVIDIA H200", None, 132) == "NVIDIA H200 (132 SMs)"
+    assert versions.device_words(None, None, None) == "an unnamed device"

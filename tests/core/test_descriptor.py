@@ -587,8 +587,10 @@ def test_a_descriptor_never_made_has_no_type_and_a_closed_one_no_dict():
                         byte_alignment=16)
     t.finalize()
     t.close()
-    with pytest.raises(ValueError, match=r"^to_dict: the CUDNN_BACKEND_TENSOR_DESCRIPTOR is closed$"):
+    with pytest.raises(cb.CudnnUnsafeCallError, match=r"^this CUDNN_BACKEND_TENSOR_DESCRIPTOR is closed$"):
         t.to_dict()
+    with pytest.raises(ValueError, match=r"^to_dict: the CUDNN_BACKEND_TENSOR_DESCRIPTOR is closed$"):
+        cb.typed.introspection.to_dict(t)  # the function names its argument
 
 
 def test_a_closed_operation_graph_draws_no_empty_table():

@@ -306,6 +306,30 @@ def test_warnings_do_not_refuse(tmp_path):
         assert words in text
 
 
+def test_rules_that_match_no_graph_warn_and_duplicate_keys_refuse_the_file():
+    def warned(**fields):
+        rules, errors, warnings = E.check_file(text=json.dumps({"version": 1, "rules": [dict(GOOD, **fields)]}))
+        assert not errors and len(rules) == 1
+        return "\n".join(warnings)
+
+    # an operation is the graph's tag: operation tags joined by '_'; a typo or a trailing '_' matches nothing
+    assert "'ConvFWD' matches no graph" in warned(operation="ConvFWD") and "did you mean ConvFwd?" in \
+        warned(operation="ConvFWD")
+    assert "matches no graph" in warned(operation="ConvFwd_ADD_RELU_FWD_")
+    for fine in ("ConvFwd", "ConvFwd_ADD_RELU_FWD", "Matmul_ADD", "Dgrad_Drelu_BN_Bwd", E.ANY_OPERATION):
+        assert warned(operation=fine) == "", fine
+    shapes = {"shapes": [{"operation": "CONVOLUTION_FORWARD", "tensor": "zz", "dims": [1, 2, 3, 4]}]}
+    assert "'zz' is no tensor of CONVOLUTION_FORWARD (it has w, x, y)" in warned(cudnn_backend=shapes)
+    _, errors, _ = E.check_file(text=json.dumps({"version": 1, "rules": [dict(GOOD, engine=2 ** 70)]}))
+    assert errors and "field 'engine': expected an integer <= 9223372036854775807" in errors[0]
+    # json keeps the last of two keys, silently: the rule would not be the one written
+    for text, where in (('{"version": 1, "rules": [{"rule_id": "r", "operation": "ConvFwd", "engine": 32, '
+                         '"engine": 999}]}', r'rules\[0\]: duplicate key "engine"'),
+                        ('{"version": 1, "rules": [], "rules": []}', 'the document: duplicate key "rules"')):
+        with pytest.raises(ErrataError, match=rf"^errata text: {where}: refused$"):
+            E.check_file(text=text)
+
+
 def test_a_bad_errata_file_denies_nothing_and_the_environment_variable_too(tmp_path, monkeypatch):
     og = conv_bias_relu_graph().build()
     bad = tmp_path / "bad.json"

@@ -265,6 +265,23 @@ def test_malformed_profiles_raise_only_our_errors(tmp_path):
     for version in ("Infinity", "-Infinity", "NaN", "1e400", '"\\ud800"', "true", "[]", "91900.5"):
         refused_with(lambda: DeviceProfile.from_json(wrapped.replace("91900", version, 1)), DeviceProfileError,
                      "cudnn_version")
+    # a wrapper member written twice, a filled member the deviceprop lacks, a source that is no short text
+    refused_with(lambda: DeviceProfile.from_json(wrapped.replace('"format"', '"cudnn_version": 92801, "format"', 1)),
+                 DeviceProfileError, r'^the device profile: duplicate key "cudnn_version"$')
+    refused_with(lambda: DeviceProfile.from_json(wrapped.replace('"deviceName"', '"deviceName": "X", "deviceName"', 1)),
+                 DeviceProfileError, r'^the device profile: deviceprop: duplicate key "deviceName"$')
+    text, release = h200().deviceprop_json, h200().cudnn_version
+    refused_with(lambda: DeviceProfile(text, cudnn_version=release, filled={"bogus": "given"}), DeviceProfileError,
+                 r"^filled: 'bogus' is no member of the deviceprop$")
+    refused_with(lambda: DeviceProfile(text, cudnn_version=release, source=5), TypeError, r"^source: expected a str")
+    refused_with(lambda: DeviceProfile(text, cudnn_version=release, source="s" * 5000), DeviceProfileError,
+                 r"^source: 5,000 characters")
+    # an integer past the interpreter's digit limit: said as one, without the advice to raise the limit
+    digits = "9" * 5000
+    refused_with(lambda: DeviceProfile.from_json(wrapped.replace("91900", digits, 1)), DeviceProfileError,
+                 "not valid JSON: an integer of 5,000 digits, more than 4,300: no member holds such a number$")
+    refused_with(lambda: plan_from_json('{"cudnnVersion": ' + digits + '}', device_profile=h200()), ValueError,
+                 r"not valid JSON \(an integer of 5,000 digits, more than 4,300: no member holds such a number\)$")
     binary = tmp_path / "binary_cudnn91900.json"
     binary.write_bytes(bytes(range(256)) * 4)
     refused_with(lambda: DeviceProfile.load(binary), DeviceProfileError, "not UTF-8 text")

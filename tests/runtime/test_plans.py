@@ -164,6 +164,11 @@ def test_plan_json(plan, a_configs):
         plan_json_info("{}")
     with pytest.raises(ValueError, match="not a serialized cuDNN execution plan: plan JSON: not valid JSON"):
         plan_json_info("nope")
+    # read as the release its cudnnVersion names, and said to be (an edited version meets that release's members)
+    edited = dict(data, GPUProfile=dict(data["GPUProfile"], notAMember=1))
+    with pytest.raises(ValueError, match=rf"^not a serialized cuDNN {cb.loaded_library().version_string} execution "
+                                         r"plan: plan JSON: GPUProfile.notAMember: unknown member"):
+        plan_json_info(json.dumps(edited))
 
 
 def test_json_round_trip_offline(plan, h200, conv):
@@ -379,7 +384,7 @@ def test_a_plan_json_padded_past_what_cudnn_gives_back_is_loaded_compact():
 
 def test_a_device_profile_other_than_the_configs_is_refused(a_configs, h200):
     # cuDNN builds for the engine's device: the plan would target the H200 and say H100
-    with pytest.raises(ValueError, match=r"^device_profile: the config was chosen for NVIDIA H200 \(sm_90, 132 SMs\), "
+    with pytest.raises(ValueError, match=r"^device_profile: the config was chosen for NVIDIA H200 \(SM 9.0, 132 SMs\), "
                                          r"and this profile describes NVIDIA H100.*\(they differ in deviceName"):
         build_plan(a_configs[0], device_profile="h100")
     same = DeviceProfile.bundled("h200").descriptor()  # the same device, another descriptor: taken

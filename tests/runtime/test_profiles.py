@@ -154,7 +154,10 @@ def test_a_release_requiring_the_bus_width_gets_it_from_a_capture_before_publish
     assert props == _captures("h200")[NEWER_CAPTURE].properties
     assert set(h200.filled) == {"memoryBusWidth", "smCountOrigin", "oversizedSharedMemoryPerBlock"}
     assert all("cuDNN 9.28.1 capture of NVIDIA H200" in where for where in h200.filled.values())
-    assert h200.origin == "converted for cuDNN 9.28.1 from a cuDNN 9.19.0 capture" and h200.plan_risk() is None
+    assert h200.origin.startswith("converted for cuDNN 9.28.1 from a cuDNN 9.19.0 capture; memoryBusWidth, "
+                                  "smCountOrigin, oversizedSharedMemoryPerBlock from the cuDNN 9.28.1 capture of "
+                                  "NVIDIA H200 (")
+    assert h200.plan_risk() is None
     # the H100, captured with 9.19 only: the published figure, said to be one, with the risk it brings
     h100 = DeviceProfile.bundled("h100", NEWER)
     assert h100.properties["memoryBusWidth"] == 5120 and "smCountOrigin" not in h100.properties
@@ -608,3 +611,20 @@ def test_a_wrapped_profile_contradicting_itself_is_refused(tmp_path, h200):
         path.write_text(json.dumps({**wrapped, "format_version": version}))
         with pytest.raises(DeviceProfileError, match=rf"format_version {version} is no version"):
             DeviceProfile.load(path)
+
+
+def test_a_profile_filled_on_the_way_never_says_captured():
+    # a 9.28.1 capture converted for 9.19 (which drops the members it does not read) and back: those members come
+    # from the bundled capture now, not from this GPU's, and its origin says so; members set by hand are a risk
+    capture = DeviceProfile.bundled("h200", NEWER_CAPTURE)
+    edited = DeviceProfile.from_json(json.dumps(dict(capture.properties, memoryBusWidth=5120)),
+                                     cudnn_version=NEWER_CAPTURE)
+    back = edited.for_release(CAPTURED).for_release(NEWER_CAPTURE)
+    assert back.properties["memoryBusWidth"] == 6016 and "memoryBusWidth" in back.filled
+    assert back.converted_from == NEWER_CAPTURE
+    assert back.origin.startswith(f"converted for cuDNN {NEWER} from a cuDNN {NEWER} capture; ")
+    assert "memoryBusWidth" in back.origin
+    assert capture.for_release(NEWER_CAPTURE) is capture  # nothing filled: the capture itself
+    by_hand = capture.for_release(NEWER_CAPTURE, facts={"multiProcessorCount": 100})
+    assert by_hand.given_members == ("multiProcessorCount",) and by_hand.origin.endswith("multiProcessorCount given by hand")
+    assert "multiProcessorCount 100 was set by hand, not from a capture" in by_hand.plan_risk()

@@ -958,6 +958,12 @@ def test_check_plan_against_another_plan(cbr, dp):
     with pytest.raises(ValueError, match=r"does not fit the plan: .*UID\(s\)"):
         pack.check_plan(other)
     assert pack.plan is same_graph
+    # a closed plan fits nothing, the pack's own included; the pack itself stays usable with another
+    same_graph.close()
+    with pytest.raises(cb.CudnnUnsafeCallError, match=r"^plan: the execution plan is closed$"):
+        pack.check_plan(same_graph)
+    pack.rebind({cbr.x: ADDR[3]}, workspace=None)  # (binding needs no plan)
+    assert pack.check_plan(cbr.plan).plan is cbr.plan
 
 
 def test_another_plan_on_the_same_uids_must_have_the_same_tensors(cbr, dp):

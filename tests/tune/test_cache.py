@@ -679,6 +679,17 @@ def test_a_read_only_cache_is_served_read_only(read_only):
     assert got["files_made"] == ([] if read_only == "folder" else got["files_made"])  # none in a read-only folder
 
 
+def test_a_cache_whose_folder_cannot_be_made_warns_as_a_read_only_one(tmp_path):
+    # (a file where its folder would be: root may write anywhere, so no permission makes mkdir fail here)
+    (tmp_path / "a_file").write_text("")
+    cache = PlanCache(tmp_path / "a_file" / "below" / "c.sqlite")
+    og = three_ways.graph_builder().build()
+    with pytest.warns(PlanCacheWarning, match=r"cannot create its folder \(.*\); nothing is looked up or stored"):
+        assert cache.put(og, _plan(og), device_profile=H200) == ""
+    assert cache.lookup(og, device_profile=H200) == (None, "")  # a miss, nothing made
+    assert not (tmp_path / "a_file" / "below").exists()
+
+
 @posix_only
 def test_a_cache_file_removed_under_an_open_object_is_made_again_privately(tmp_path, umask_022):
     path = tmp_path / "c.sqlite"

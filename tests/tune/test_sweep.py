@@ -76,6 +76,9 @@ def no_build_flag(n):
 
 def broken(build=True):
     raise RuntimeError("this builder fails")
+
+def exits(build=True):
+    raise SystemExit("this builder exits")
 """
 
 
@@ -217,3 +220,26 @@ def test_sweep_arguments_it_would_ignore_are_refused():
         cb.sweep(["conv_bias_relu"], executor="processes", gpus=2, device_profile="h200")
     with pytest.raises(ValueError, match=r"sm_count_target=2147483648: expected an integer from 1 to 2147483647"):
         cb.TuneOptions(sm_count_target=1 << 31)
+
+
+@pytest.mark.parametrize("executor", ["serial", "processes"])
+def test_a_builder_that_exits_is_one_failed_task_whatever_the_executor(tmp_path, executor):
+    path = tmp_path / "builders.py"
+    path.write_text(BUILDERS)
+    kw = {} if executor == "serial" else {"workers": 1}
+    result = cb.sweep([Task(f"{path}:exits"), Task(f"{path}:one_conv", dict(n=1, k=4))], job="explore",
+                      executor=executor, engines=False, device_profile="h200", **kw)
+    failed, done = result.results
+    assert not failed.ok and done.ok
+    assert failed.error.endswith("builders.py:24: SystemExit: this builder exits"), failed.error
+
+
+@pytest.mark.parametrize("executor", ["processes", "ray"])
+def test_a_task_value_that_cannot_reach_a_worker_is_named_before_the_sweep(executor):
+    import threading
+
+    with pytest.raises(TypeError, match=r"^tasks\[1\] \(conv_fwd .*\): x=lock: the '" + executor + r"' executor sends "
+                                        r"each task to another process, and this value does not pickle \(.*\); give "
+                                        r"plain values \(numbers, strings, lists\), or executor='serial'$"):
+        cb.sweep([Task("conv_fwd", {"n": 1}), Task("conv_fwd", {"n": 1, "x": threading.Lock()})], job="explore",
+                 executor=executor, engines=False, device_profile="h200")
