@@ -41,9 +41,9 @@ from cudnn_backend.typed.tensors import TensorSignature, TensorSpec
 __all__ = [
     "TensorSpec", "tensor_spec", "tensor_specs", "graph_tensor_specs", "plan_json_tensor_specs", "plan_descriptor",
     "plan_workspace_size", "plan_handle", "plan_operation_graph", "Resolved", "resolve_buffer", "scalar_bytes",
-    "scalar_value", "uid_of", "resolve_slot", "check_array", "consumer_stream", "handle_stream", "prepare_pack", "resolve_workspace",
-    "SCALAR_CAPACITY", "MAX_BYTES", "slot_bytes", "plan_override_enabled", "prepare_overrides", "MAX_OVERRIDE_RANK",
-    "plan_document", "written_uids", "check_writable", "check_graph_is_plans", "check_plans_graph",
+    "scalar_value", "uid_of", "resolve_slot", "check_array", "consumer_stream", "handle_stream", "prepare_pack",
+    "resolve_workspace", "SCALAR_CAPACITY", "MAX_BYTES", "slot_bytes", "plan_override_enabled", "prepare_overrides",
+    "MAX_OVERRIDE_RANK", "plan_document", "written_uids", "check_writable", "check_graph_is_plans", "check_plans_graph",
 ]
 
 D = DataType

@@ -72,11 +72,11 @@ import weakref
 from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import AttributeName, KnobType, PointwiseMode
+from cudnn_backend.core import schema
 from cudnn_backend.core._descriptor import Descriptor, Handle
 from cudnn_backend.core.families import FAMILIES, FAMILY_OF
 from cudnn_backend.core.families._build import channels_last
 from cudnn_backend.core.files import read_limited, write_whole
-from cudnn_backend.core import schema
 from cudnn_backend.core.json_checks import CONTROL_CHARACTERS, find_duplicate_key
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, read_data_type
 from cudnn_backend.core.versions import format_version, loaded_version, sm_words

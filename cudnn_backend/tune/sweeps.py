@@ -200,8 +200,8 @@ def _winner_of_plan(plan) -> dict:
 def run_task(task: Task, job: str = "explore", options: dict | None = None, worker: str = "", *, part=None,
              parts=None) -> TaskResult:
     """Run one task here and return its result; every exception becomes a failed result, a SystemExit raised in the
-    user's graph code too (as a worker process's would: the task failed, the sweep goes on); KeyboardInterrupt, and a
-    SystemExit from anywhere else, still propagate. ``options``: ``cache`` (a path), ``device_profile``, and for explore and tune the
+    user's graph code too (the task failed, the sweep goes on); KeyboardInterrupt, and a SystemExit from anywhere
+    else, still propagate. ``options``: ``cache`` (a path), ``device_profile``, and for explore and tune the
     ``TuneOptions`` fields (for bench, bench's keyword arguments). A search split over workers: ``part`` = (i, n)
     searches part i of n (the knob search's budgets shared out: ``search.part_options``; a tune looks the graph up
     in the cache, stores nothing); ``parts`` (the parts' Explorations) merges them, the final round here, and

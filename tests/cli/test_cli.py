@@ -205,7 +205,8 @@ def test_tune_bench_fusion_offline():
 def test_explore_several_graphs_from_a_task_file(tmp_path):
     listing = tmp_path / "graphs.txt"
     builders = tmp_path / "builders.py"  # a graph that fails as it is built (a pattern's values are checked first)
-    builders.write_text("def grouped(c=6, k=8, groups=4):\n    raise ValueError(f'groups: {groups} must divide c={c}')\n")
+    builders.write_text("def grouped(c=6, groups=4):\n"
+                        "    raise ValueError(f'groups: {groups} must divide c={c}')\n")
     listing.write_text(f"conv_fwd n=1 c=8 h=8 w=8 k=8\n{builders}:grouped\n")
     r = run("explore", "--tasks", str(listing), "--workers", "2", "--quiet")
     assert r.returncode == 1  # one graph failed, and it is reported

@@ -626,5 +626,6 @@ def test_a_profile_filled_on_the_way_never_says_captured():
     assert "memoryBusWidth" in back.origin
     assert capture.for_release(NEWER_CAPTURE) is capture  # nothing filled: the capture itself
     by_hand = capture.for_release(NEWER_CAPTURE, facts={"multiProcessorCount": 100})
-    assert by_hand.given_members == ("multiProcessorCount",) and by_hand.origin.endswith("multiProcessorCount given by hand")
+    assert by_hand.given_members == ("multiProcessorCount",)
+    assert by_hand.origin.endswith("multiProcessorCount given by hand")
     assert "multiProcessorCount 100 was set by hand, not from a capture" in by_hand.plan_risk()
