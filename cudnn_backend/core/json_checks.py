@@ -1070,6 +1070,19 @@ def _part_mode_then(g):
     return _mode_problem(g)
 
 
+def _unknown_part_problem(node, known):
+    """(member path, problem) of a graph a node holds under a member a lenient table does not know (an SDPA's
+    score-modifier subgraph, read by a release older than its table): the crash rule a known one gets
+    (``_part_mode_then``; cuDNN 9.21 segfaults as 9.28.1 does), else None."""
+    for k in node.keys() - known:
+        v = node[k]
+        if type(v) is dict and "finalizeMode" in v:
+            problem = _part_mode_then(v)
+            if problem is not None:
+                return (k,) + problem[0], problem[1]
+    return None
+
+
 # the object kinds of the graphs nodes hold (an SDPA's subgraph: a finalizeMode, tensors and nodes, each an
 # array of objects) -> the kind of their tensors: checked by the top-level graph's finalizeMode and tensor rules
 GRAPH_PART_TENSORS = {kind: members["tensors"][0][1][1] for kind, members in KINDS.items()
@@ -1096,8 +1109,9 @@ class Graph(Check):
     tensors, topological order, no tensor written twice, no virtual tensor read before written) and a
     finalizeMode that fits the nodes. Checked alike at the top of plans and caches and in each cache key.
     A lenient table (a release without one) lets nodes of unknown operations (and unknown members) through
-    unchecked, and then checks no order in that graph (which of them name tensors, read or written, is
-    unknown)."""
+    unchecked; the crash rules still hold for what is known: a tensor a known member reads is written by no later
+    node, and a graph an unknown member holds has a finalizeMode that fits it. What needs every read and write
+    (a virtual tensor never written, the size limits) is then not checked."""
 
     def __init__(self, tensor, fields, ops, lenient):
         self.tensor, self.fields, self.ops, self.lenient = tensor, fields, ops, lenient
@@ -1123,7 +1137,7 @@ class Graph(Check):
             names[name] = i
             if t.get("isVirtual"):
                 virtual.add(name)
-        producer, reads, ordered = {}, [], True
+        producer, reads, complete = {}, [], True
         for i, node in enumerate(nodes):
             p = path + ("nodes", i)
             if type(node) is not dict:
@@ -1136,7 +1150,10 @@ class Graph(Check):
             op.params(node, p, ctx)
             inputs = []
             if op.roles is None or not node.keys() <= op.names:  # lenient: what an unknown member names is unknown
-                ordered = False
+                complete = False
+                problem = _unknown_part_problem(node, op.names)
+                if problem is not None:
+                    ctx.fail(p + problem[0], problem[1])
             if op.roles is None:
                 reads.append(inputs)
                 continue
@@ -1161,17 +1178,17 @@ class Graph(Check):
                     else:
                         inputs.append((name, rp))
             reads.append(inputs)
-        for i, inputs in enumerate(reads if ordered else ()):
+        for i, inputs in enumerate(reads):
             for name, rp in inputs:
                 j = producer.get(name)
                 if j is not None and j >= i:
                     ctx.fail(rp, f"tensor {name} is read here but written by "
                                  f"{'this node' if j == i else f'a later node (nodes[{j}])'}: cuDNN needs the "
                                  "nodes in topological order")
-                if j is None and name in virtual:
+                if complete and j is None and name in virtual:
                     ctx.fail(rp, f"virtual tensor {name} is read here but no node writes it")
         problem = _size_problem(len(nodes), [(i, name) for i, inputs in enumerate(reads) for name, _ in inputs],
-                                producer) if ordered else None
+                                producer) if complete else None
         if problem:
             ctx.fail(path + ("nodes",), problem)
         by_name = {t["name"]: t for t in tensors}
@@ -1267,7 +1284,7 @@ def _graph_fast_of(graph):
             names.add(name)
             if t.get("isVirtual"):
                 virtual.add(name)
-        producer, reads, ordered = {}, [], True
+        producer, reads, complete = {}, [], True
         for i, node in enumerate(nodes):
             if type(node) is not dict:
                 return False
@@ -1283,7 +1300,9 @@ def _graph_fast_of(graph):
                 return False
             c.n += len(node)
             if lenient and (op.roles is None or not node.keys() <= op.names):
-                ordered = False
+                complete = False
+                if _unknown_part_problem(node, op.names) is not None:
+                    return False
             if op.roles is None:
                 continue
             for k, role in op.roles.items():
@@ -1305,13 +1324,12 @@ def _graph_fast_of(graph):
                     producer[v] = i
                 else:
                     reads.append((i, v))
-        if ordered:
-            for i, name in reads:
-                j = producer.get(name)
-                if j is not None and j >= i or j is None and name in virtual:
-                    return False
-            if _size_problem(len(nodes), reads, producer):
+        for i, name in reads:
+            j = producer.get(name)
+            if j is not None and j >= i or complete and j is None and name in virtual:
                 return False
+        if complete and _size_problem(len(nodes), reads, producer):
+            return False
         by_name = {t["name"]: t for t in tensors}
         if any(_node_check_problem(node, op_of(node["operation"]), by_name) for node in nodes):
             return False

@@ -493,8 +493,9 @@ def test_subgraph_finalize_mode_crash_is_refused_on_every_route(sdpa_subgraph_pl
     assert len(lines) == 5, result.stdout
     for line in lines:
         assert " | " in line and "operationGraph.nodes[0].subgraph" in line, line
+        # (a release without a table of its own passes the unknown member, and its crash rule still holds)
         assert ("subgraph.finalizeMode: finalizeMode CONV_FORWARD needs a convolution_forward node" in line
-                if _loaded_has_subgraphs() else "unknown member" in line), line
+                if _loaded_has_subgraphs() or LOADED not in J.TABLE_RELEASES else "unknown member" in line), line
 
 
 def test_sdpa_matmul_tensors_packed_along_a_matrix_dimension(real_plans):
@@ -777,6 +778,36 @@ def test_release_without_a_table_passes_unknown_members_and_keeps_the_guards(rea
     refused(future["plan"], '{"a":' + "[" * 40 + "]" * 40 + "}", "nested deeper than 32 levels")
     below = [r for r in J.TABLE_RELEASES if r <= 92001]
     assert J.table_release("9.20.1") == below[-1] and J.table_release("9.0.0") == J.TABLE_RELEASES[0]
+
+
+@pytest.mark.filterwarnings("ignore::cudnn_backend.errors.JsonTableFallbackWarning")
+def test_release_without_a_table_keeps_the_order_and_subgraph_guards(sdpa_subgraph_plan):
+    """cuDNN 9.21 (no table of its own: read with 9.20's, which knows no SDPA subgraph) segfaults on a subgraph whose
+    finalizeMode needs a node it lacks, and 9.10 .. 9.21 on nodes out of order; an unknown member anywhere must not
+    turn either guard off (both crashed through plan_from_json before)."""
+    for release in (92101, 91501):  # tableless, one of each side of the subgraph's 9.22 table
+        doc = copy.deepcopy(sdpa_subgraph_plan)
+        doc["cudnnVersion"] = release
+        doc["operationGraph"]["nodes"][0]["subgraph"]["finalizeMode"] = "CONV_FORWARD"
+        refused(_for(release)["plan"], json.dumps(doc), "plan JSON: operationGraph.nodes[0].subgraph.finalizeMode: "
+                "finalizeMode CONV_FORWARD needs a convolution_forward node")
+    doc = json.loads(_chain_plan_json())
+    doc["cudnnVersion"] = 92101
+    nodes = doc["operationGraph"]["nodes"]
+    doc["operationGraph"]["nodes"] = nodes[::-1]
+    doc["operationGraph"]["nodes"][0]["comment"] = "an unknown member"
+    refused(_for(92101)["plan"], json.dumps(doc), "cuDNN needs the nodes in topological order")
+    doc["operationGraph"]["nodes"] = nodes
+    assert _for(92101)["plan"](json.dumps(doc))  # in order, the unknown member passes
+
+
+def _chain_plan_json():
+    """A plan of two nodes or more, the second reading the first's output (matmul + bias + GELU), for an H200."""
+    from cudnn_backend import patterns
+    from cudnn_backend.runtime.heuristics import build_first_plan
+
+    plan, _ = build_first_plan(patterns.matmul_bias_gelu(build=False).build(), device_profile="h200")
+    return plan.to_json()
 
 
 def test_documents_of_another_release_are_refused_naming_both(real_plans, real_cache, h200):
