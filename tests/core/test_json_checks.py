@@ -19,7 +19,6 @@ import textwrap
 import pytest
 
 from cudnn_backend import is_available, patterns
-from cudnn_backend._bindings.enums import DataType, PointwiseMode
 from cudnn_backend.core import json_checks as J
 from cudnn_backend.graph import Graph
 from cudnn_backend.runtime.heuristics import get_configs
