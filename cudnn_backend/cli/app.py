@@ -156,11 +156,15 @@ def _task_file(path) -> list:
     return tasks
 
 
-def _lone_task_origin(args) -> str:
-    """Where the one graph a --tasks file lists comes from ("FILE, line N"), said before an error of its work; ""
-    for any other command line (several graphs' failures are each named in the sweep's table)."""
+def _work_origin(args) -> str:
+    """Where the one graph of the work comes from, said before an error of its work: the line of a --tasks file
+    that lists it ("FILE, line N"), the --plan file cuDNN read it from; "" for any other command line (several
+    graphs' failures are each named in the sweep's table)."""
     tasks = getattr(args, "tasks_read", None)
-    return tasks[0].origin if tasks is not None and len(tasks) == 1 else ""
+    if tasks is not None:
+        return tasks[0].origin if len(tasks) == 1 else ""
+    plan = getattr(args, "plan", None)
+    return f"--plan {plan}" if isinstance(plan, str) else ""
 
 
 def _builder(ref, where, kwargs=None):
@@ -1160,7 +1164,7 @@ def main(argv=None) -> int:
     except Exception as e:  # noqa: BLE001 - the user's code may raise anything; the package's own bugs re-raise
         if os.environ.get("CUDNN_BACKEND_DEBUG"):
             raise
-        origin = _lone_task_origin(args)
+        origin = _work_origin(args)
         origin = f"{origin}: " if origin else ""
         if graphs.user_frame(e) is not None:  # raised in the user's graph file: where, in one line
             _error_line(prog, origin + graphs.user_error_line(e))
