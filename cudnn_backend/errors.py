@@ -309,9 +309,10 @@ class PlanCacheError(CudnnBackendError, ValueError):
 
 
 class ErrataError(CudnnBackendError, ValueError):
-    """An errata file (cudnn-frontend's deny-list format) refused whole: not JSON, too large or too deeply nested,
-    an unknown version, or a rule with a missing or wrongly typed field. ``source`` (the file, or where the text came
-    from), ``problems`` (every problem found, each naming the rule and the field)."""
+    """An errata file (cudnn-frontend's deny-list format) refused whole: not JSON, a key written twice, too large or
+    too deeply nested, an unknown version, or a rule with a missing, wrongly typed or out-of-range field.
+    ``source`` (the file, or where the text came from), ``problems`` (every problem found, each naming the rule and
+    the field)."""
 
     def __init__(self, message: str, source: str = "", problems=()):
         super().__init__(message)

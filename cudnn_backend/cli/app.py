@@ -29,7 +29,7 @@ from cudnn_backend.core._handle import Handle
 from cudnn_backend.core.files import file_path, read_bounded_text, write_csv, write_whole
 from cudnn_backend.core.info import info as _info
 from cudnn_backend.core.json_checks import TABLE_RELEASES, document_release
-from cudnn_backend.core.versions import OFFLINE_SINCE, format_version, loaded_version, parse_version
+from cudnn_backend.core.versions import MIN_VERSION, OFFLINE_SINCE, format_version, loaded_version, parse_version
 from cudnn_backend.errors import (CudnnBackendError, DeviceProfileVersionError, JsonTableFallbackWarning,
                                   MissingDependencyError, SweepError, did_you_mean)
 from cudnn_backend.patterns import CATALOGUE
@@ -156,6 +156,13 @@ def _task_file(path) -> list:
     return tasks
 
 
+def _origin_words(args, error) -> str:
+    """``"ORIGIN: "`` before an error of the work (``_work_origin``); "" for an OSError (writing an output: not the
+    graph's) or where there is none."""
+    origin = "" if isinstance(error, OSError) else _work_origin(args)
+    return f"{origin}: " if origin else ""
+
+
 def _work_origin(args) -> str:
     """Where the one graph of the work comes from, said before an error of its work: the line of a --tasks file
     that lists it ("FILE, line N"), the --plan file cuDNN read it from; "" for any other command line (several
@@ -204,12 +211,14 @@ def _check_plan_file(path) -> None:
         problem = e
     # another release's plan is refused as one first, as plan_from_json does, whatever else its text holds
     written, loaded = info["cudnn_version"] if info else document_release(text), loaded_version()
-    if written is not None and written != loaded:
+    if written is not None and written != loaded and written >= MIN_VERSION:  # (older: no cuDNN 9 plan at all)
         where = (f": its engine {info['engine']} and knobs {knob_words(info['knobs']) or '(none)'} are in the file"
                  if info else "")
         raise UsageError(f"argument --plan: {path!r} was written by cuDNN {format_version(written)}, and cuDNN "
                          f"{format_version(loaded)} is loaded: cuDNN loads plans of its own version only. Build it "
                          f"again with this cuDNN (`cudnn-backend tune ... --save-plan {path}`{where})")
+    if problem is None and written is not None and written < MIN_VERSION:
+        problem = f"not a serialized cuDNN execution plan: its cudnnVersion {written} is no cuDNN 9 version"
     if problem is not None:
         raise UsageError(f"argument --plan: {path!r} is {problem}")
 
@@ -1159,13 +1168,12 @@ def main(argv=None) -> int:
     except SystemExit as e:  # a graph function of the user's exiting: an error of its graph, said where
         if graphs.user_frame(e) is None:
             raise
-        _error_line(prog, graphs.user_error_line(e))
+        _error_line(prog, _origin_words(args, e) + graphs.user_error_line(e))
         return 1
     except Exception as e:  # noqa: BLE001 - the user's code may raise anything; the package's own bugs re-raise
         if os.environ.get("CUDNN_BACKEND_DEBUG"):
             raise
-        origin = _work_origin(args)
-        origin = f"{origin}: " if origin else ""
+        origin = _origin_words(args, e)
         if graphs.user_frame(e) is not None:  # raised in the user's graph file: where, in one line
             _error_line(prog, origin + graphs.user_error_line(e))
             return 1

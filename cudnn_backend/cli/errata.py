@@ -11,7 +11,6 @@ from rich.text import Text
 from cudnn_backend.cli import render
 from cudnn_backend.cli.args import UsageError
 from cudnn_backend.core import device as _device
-from cudnn_backend.core.versions import sm_words
 from cudnn_backend.runtime import errata as _errata
 from cudnn_backend.runtime.profiles import DeviceProfile, as_deviceprop
 from cudnn_backend.tune import findings, graphs
@@ -71,8 +70,9 @@ def cmd_errata(args) -> int:
     render.console.print(Text(f"{path}: ").append(status).append(
         f": {len(rules)} rule(s) read" + (f", {len(errors)} problem(s) refuse the file: nothing of it is used"
                                           if errors else "; cudnn-frontend and PyTorch read it too")))
-    render.console.print(f"here: cuDNN {_errata.version_words(target.version)} loaded, SM "
-                         f"{sm_words(target.sm, 'unknown')} ({target.device or 'unknown GPU'}, from {where})")
+    sm = _errata.rule_sm_words(target.sm, "unknown")
+    render.console.print(f"here: cuDNN {_errata.version_words(target.version)} loaded, SM {sm} "
+                         f"({target.device or 'unknown GPU'}, from {where})")
     for e in errors:
         render.error_console.print(Text("error: ", style="bold red").append(e))
     for w in warnings:

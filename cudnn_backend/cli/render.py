@@ -511,7 +511,8 @@ def cache_entries(entries, path) -> None:
     for e in entries:
         when = datetime.datetime.fromtimestamp(e.stored_at).strftime("%Y-%m-%d %H:%M")
         t.add_row(e.key[:12], Breakable(str(e.info.get("name", e.fingerprint[:12]))),
-                  Breakable(f"{e.device_name} ({e.sm_count} SMs)"), e.to_dict()["cudnn_version"], str(e.engine_index),
+                  Breakable(device_words(e.device_name, e.sm_version, e.sm_count)), e.to_dict()["cudnn_version"],
+                  str(e.engine_index),
                   Breakable(knob_words(e.knobs) or "-"), us(e.time_us), when)
     console.print(table_or_line(t, f"{title} (`cudnn-backend tune` stores each winner there)"))
 
@@ -537,10 +538,7 @@ def profile(p) -> None:
     t.add_column("value")
     for k, v in props.items():
         t.add_row(str(k), Breakable(str(v)))
-    console.print(t)
-    if p.filled:  # every other member is the capture's
-        console.print(prose("not from this capture: " + "; ".join(f"{k} from {where}" for k, where in
-                                                                   p.filled.items())))
+    console.print(t)  # (its title's origin names each member a conversion filled, and where it came from)
     facts = table("beside cuDNN's JSON: what cuDNN reads only from the live GPU (never handed to cuDNN)")
     for col in ("fact", "value", "from"):
         facts.add_column(col)

@@ -76,7 +76,7 @@ from cudnn_backend.errors import CudnnLibraryNotFoundError, GraphError, JsonChec
 __all__ = ["check_plan_json", "check_kernel_cache_json", "check_deviceprop_json", "deviceprop_members",
            "table_release", "document_release", "JsonCheckError", "JsonTableFallbackWarning", "CUDNN_VERSION",
            "TABLE_RELEASES", "MAX_DEPTH", "MAX_TEXT_CHARS", "node_outputs", "graph_parts", "graph_tensors",
-           "find_duplicate_key", "json_error_words"]
+           "find_duplicate_key", "duplicate_key_words", "json_error_words"]
 
 # Nesting: real plans are 8 levels deep, kernel caches 9 (kernel_cache[].value[].kernelParams.offsets[]).
 # cuDNN's recursive parser overflows its stack at ~200,000 levels (~20,000 on a 256 KiB thread);
@@ -243,9 +243,21 @@ def json_error_words(error: ValueError) -> str:
     return str(error)
 
 
+def duplicate_key_words(text) -> str | None:
+    """``rules[0]: duplicate key "engine"`` (``duplicate key "rules"`` at the top) of the first key a JSON
+    document repeats, or None: json keeps the last of them silently, and which one another reader keeps is not for
+    this to guess."""
+    found = find_duplicate_key(text)
+    if found is None:
+        return None
+    path, key = found
+    return f"{_format_path(path) + ': ' if path else ''}duplicate key {json.dumps(key)}"
+
+
 def find_duplicate_key(text):
     """(path, key) of the first duplicated key of a JSON document, or None (a second parse, with a hook on every
-    object: the plan and profile checks call it once duplicates are known to exist; errata files are small)."""
+    object: the plan and deviceprop checks call it once duplicates are known to exist; wrapped profiles and errata
+    files, small, every time)."""
 
     class Dup(dict):
         pass
@@ -1061,20 +1073,25 @@ def _mode_problem(g):
 def _part_mode_then(g):
     """The rule of a graph a node holds (an SDPA's score-modifier subgraph): ``_mode_problem``, as on the
     top-level graph (cuDNN 9.28.1 segfaults finalizing a plan whose subgraph says CONV_FORWARD, CONV_BWD_DATA,
-    CONV_BWD_FILTER or NORM_BWD without such a node). Members a lenient table leaves out: nothing to check."""
+    CONV_BWD_FILTER or NORM_BWD without such a node). A graph whose parts are not of the kinds the rule reads (one
+    under a member a lenient table does not know, checked by nothing else): nothing to say."""
     tensors, nodes = g.get("tensors"), g.get("nodes")
     if type(g.get("finalizeMode")) is not str or type(tensors) is not list or type(nodes) is not list:
         return None
-    if not all(type(t) is dict and {"name", "dim", "stride"} <= t.keys() for t in tensors):
+    if not all(type(t) is dict and {"name", "dim", "stride"} <= t.keys() for t in tensors) or \
+            not all(type(n) is dict for n in nodes):
         return None
-    return _mode_problem(g)
+    try:
+        return _mode_problem(g)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError):  # (names unhashable, dims no lists, ...)
+        return None
 
 
 def _unknown_part_problem(node, known):
     """(member path, problem) of a graph a node holds under a member a lenient table does not know (an SDPA's
     score-modifier subgraph, read by a release older than its table): the crash rule a known one gets
     (``_part_mode_then``; cuDNN 9.21 segfaults as 9.28.1 does), else None."""
-    for k in node.keys() - known:
+    for k in [k for k in node if k not in known]:  # (in the node's order: the same member named every time)
         v = node[k]
         if type(v) is dict and "finalizeMode" in v:
             problem = _part_mode_then(v)

@@ -3,7 +3,7 @@
 cuDNN numbers its versions ``MAJOR*10000 + MINOR*100 + PATCH`` (91900 is 9.19.0). Text versions
 ("9.19.0", "9.19") are read with ``packaging``; the loader formats the number it reads from the
 library (``_bindings._loader.format_version``), and everything above uses this module. A GPU's SM version is
-written as its compute capability ("9.0"), and a device as "NVIDIA H200 (SM 9.0, 132 SMs)", everywhere.
+written as its compute capability ("9.0"), and a device as "NVIDIA H200 (SM 9.0, 132 SMs)".
 """
 from __future__ import annotations
 
@@ -92,12 +92,12 @@ def format_version(version) -> str:
     return _format_int(parse_version(version))
 
 
-def sm_words(value, unknown: str = "?") -> str:
+def sm_words(value, unknown: str = "?", *, per_major: int | None = None) -> str:
     """A GPU's SM version as its compute capability: ``900`` (cuDNN's ``smVersion``, a profile's ``deviceVer``:
-    major * 100) and ``90`` (errata rules, CUDA's ``major * 10 + minor``) are both ``"9.0"``; ``unknown`` for
-    none. The two overlap only below 300, which as major * 100 would be an SM older than any cuDNN 9 runs on, so
-    100 is SM 10.0."""
-    if isinstance(value, bool):
+    ``per_major`` 100) and ``90`` (errata rules, CUDA's major * 10 + minor: ``per_major`` 10) are both ``"9.0"``;
+    ``unknown`` for none (or no integer). Without ``per_major`` the value says which: the two overlap only below
+    300, which as major * 100 would be an SM older than any cuDNN 9 runs on, so 100 is SM 10.0."""
+    if isinstance(value, (bool, float)):
         return unknown
     try:
         v = int(value)
@@ -105,7 +105,9 @@ def sm_words(value, unknown: str = "?") -> str:
         return unknown
     if v < 0:
         return unknown
-    return f"{v // 100}.{v % 100 // 10}" if v >= 300 else f"{v // 10}.{v % 10}"
+    if per_major is None:
+        per_major = 100 if v >= 300 else 10
+    return f"{v // 100}.{v % 100 // 10}" if per_major == 100 else f"{v // 10}.{v % 10}"
 
 
 def device_words(name, sm_version, sm_count) -> str:

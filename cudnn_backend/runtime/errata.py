@@ -47,9 +47,11 @@ must hold for the rule to deny:
 ``reason``, ``found_by``, ``evidence``  what the rule is for and how it was found (not matched)
 ================== ====================================================================================
 
-Files are refused whole (``ErrataError``, naming the rule and the field): not JSON, larger than
-``MAX_FILE_BYTES``, nested deeper than ``MAX_DEPTH``, an unknown ``version``, more than ``MAX_RULES`` rules, a rule
-without ``operation`` or ``engine``, a field of the wrong type. Nothing of a refused file denies anything.
+Files are refused whole (``ErrataError``, naming the rule and the field): not JSON, a key written twice in one
+object, larger than ``MAX_FILE_BYTES``, nested deeper than ``MAX_DEPTH``, an unknown ``version``, more than
+``MAX_RULES`` rules, a rule without ``operation`` or ``engine``, a field of the wrong type or out of range (an
+engine past int64). Nothing of a refused file denies anything. What matches no graph (an ``operation`` not made of
+operation tags, a ``shapes`` tensor the operation lacks) is a warning.
 
 Where the errata come from (``resolve``): ``errata=`` given (an ``Errata``, a path; ``""`` or False: none), else
 ``$CUDNN_ERRATA_JSON_FILE`` (as cudnn-frontend reads it; empty: none). Beside them the package's known errata
@@ -77,7 +79,7 @@ from cudnn_backend.core._descriptor import Descriptor, Handle
 from cudnn_backend.core.families import FAMILIES, FAMILY_OF
 from cudnn_backend.core.families._build import channels_last
 from cudnn_backend.core.files import read_limited, write_whole
-from cudnn_backend.core.json_checks import CONTROL_CHARACTERS, find_duplicate_key
+from cudnn_backend.core.json_checks import CONTROL_CHARACTERS, duplicate_key_words, json_error_words
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, read_data_type
 from cudnn_backend.core.versions import format_version, loaded_version, sm_words
 from cudnn_backend.errors import CudnnBackendError, ErrataError, GraphError, did_you_mean
@@ -88,7 +90,7 @@ from cudnn_backend.typed.tensors import data_type_name, signature_of
 __all__ = [
     "ENV_VAR", "FORMAT_VERSION", "EXTENSION", "MAX_FILE_BYTES", "MAX_RULES", "MAX_DEPTH", "Errata", "Rule",
     "GraphTraits", "Target", "ErrataError", "resolve", "deny", "mark", "traits_of", "target_of", "plan_tag",
-    "operation_tag", "knob_strings", "new_rule", "record", "locked", "check_file", "version_words",
+    "operation_tag", "knob_strings", "new_rule", "record", "locked", "check_file", "version_words", "rule_sm_words",
     "known_errata", "has_gaps", "is_channels_first", "ANY_OPERATION",
 ]
 
@@ -116,10 +118,11 @@ _OPERATION_TAGS = {
 @functools.lru_cache(maxsize=1)
 def _graph_tag_pattern():
     """What a rule's ``operation`` must be to match a graph: operation tags (``_OPERATION_TAGS``, a pointwise mode's
-    name) joined by ``_``, as ``GraphTraits.operation`` writes a graph's (longest tags tried first: RELU_FWD)."""
+    name; "" for an operation without one: SDPA, concatenation) joined by ``_``, as ``GraphTraits.operation``
+    writes a graph's (longest tags tried first: RELU_FWD)."""
     tags = {*_OPERATION_TAGS.values(), *(m.name.removeprefix("CUDNN_POINTWISE_") for m in PointwiseMode)}
     one = "|".join(re.escape(t) for t in sorted(tags, key=len, reverse=True))
-    return re.compile(f"(?:{one})(?:_(?:{one}))*"), sorted(tags)
+    return re.compile(f"(?:{one})?(?:_(?:{one})?)*"), sorted(tags)
 
 
 @functools.lru_cache(maxsize=None)
@@ -156,6 +159,11 @@ def version_words(version) -> str:
     if v >= 10000:
         return format_version(v)
     return f"{v // 1000}.{v % 1000 // 100}.{v % 100}"
+
+
+def rule_sm_words(sm, unknown: str = "?") -> str:
+    """An SM version as rules and ``Target`` count it (CUDA's major * 10 + minor: 90, 100, 120), in words."""
+    return sm_words(sm, unknown, per_major=10)
 
 
 def _window_words(start, end, words) -> str:
@@ -436,9 +444,10 @@ class Rule:
         if self.sm_start is not None or self.sm_end is not None:
             start = self.sm_start or 0
             if target.sm is None:
-                out.append(f"SM {_window_words(start, self.sm_end, sm_words)} (this GPU's SM is unknown)")
+                out.append(f"SM {_window_words(start, self.sm_end, rule_sm_words)} (this GPU's SM is unknown)")
             elif target.sm < start or (self.sm_end is not None and target.sm >= self.sm_end):
-                out.append(f"SM {_window_words(start, self.sm_end, sm_words)} (here: SM {sm_words(target.sm)})")
+                out.append(f"SM {_window_words(start, self.sm_end, rule_sm_words)} (here: SM "
+                           f"{rule_sm_words(target.sm)})")
         return out
 
     def graph_misses(self, traits: GraphTraits) -> list:
@@ -492,7 +501,7 @@ class Rule:
         if self.runtime_start is not None or self.runtime_end is not None:
             parts.append(f"loaded cuDNN {_window_words(self.runtime_start or 0, self.runtime_end, version_words)}")
         if self.sm_start is not None or self.sm_end is not None:
-            parts.append(f"SM {_window_words(self.sm_start or 0, self.sm_end, sm_words)}")
+            parts.append(f"SM {_window_words(self.sm_start or 0, self.sm_end, rule_sm_words)}")
         if self.data_types:
             parts.append("data types " + ",".join(self.data_types))
         if self.families:
@@ -657,7 +666,8 @@ def _check_rule(ck: _Checker, i, rule) -> Rule | None:
         if operation and operation != ANY_OPERATION and not pattern.fullmatch(operation):
             first = operation.split("_")[0]
             ck.warn(f"{where('operation')}: {operation!r} matches no graph: a graph's tag is its operations' tags "
-                    f"joined by '_' (ConvFwd, ConvFwd_ADD_RELU_FWD, Matmul_ADD, ...)"
+                    f"joined by '_' (ConvFwd, ConvFwd_ADD_RELU_FWD, Matmul_ADD, ...; an operation without one, as "
+                    f"SDPA, leaves its place empty)"
                     f"{did_you_mean(first, tags, listing=False) if first not in tags else ''}")
     engine = None
     if "engine" not in rule:
@@ -843,14 +853,12 @@ def _load_text(text: str, source: str):
     except RecursionError:
         raise ErrataError(f"errata {source}: nested deeper than {MAX_DEPTH} levels: refused", source) from None
     except ValueError as e:
-        raise ErrataError(f"errata {source}: not JSON ({e})", source) from None
+        raise ErrataError(f"errata {source}: not JSON ({json_error_words(e)})", source) from None
     if _depth(data) > MAX_DEPTH:
         raise ErrataError(f"errata {source}: nested deeper than {MAX_DEPTH} levels: refused", source)
-    duplicate = find_duplicate_key(text)
-    if duplicate is not None:  # (json keeps the last; cudnn-frontend's reader may keep another: the rule is unclear)
-        path, key = duplicate
-        where = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path).lstrip(".") or "the document"
-        raise ErrataError(f"errata {source}: {where}: duplicate key {json.dumps(key)}: refused", source)
+    duplicate = duplicate_key_words(text)
+    if duplicate is not None:  # (cudnn-frontend's reader may keep another of the two: what the rule says is unclear)
+        raise ErrataError(f"errata {source}: {duplicate}: refused", source)
     return data
 
 

@@ -36,7 +36,7 @@ from cudnn_backend.core.json_checks import (check_plan_json, document_release, p
                                              plan_identity_probed)
 from cudnn_backend.core.names import enumerants
 from cudnn_backend.core.plain import LiveObject, PlainData, earlier_name
-from cudnn_backend.core.versions import format_version, loaded_version
+from cudnn_backend.core.versions import MIN_VERSION, format_version, loaded_version
 from cudnn_backend.core import device as _device
 from cudnn_backend.errors import (CudnnBackendError, CudnnError, CudnnLibraryNotFoundError, DeviceMemoryWarning,
                                   DeviceProfileIdentityWarning,
@@ -506,7 +506,7 @@ def plan_json_info(text) -> dict:
             data = json.loads(check_plan_json(text, release=release))  # as its own release reads it
     except ValueError as e:
         # (read as the release its cudnnVersion names: a member of another release's is refused as that one's)
-        which = f"cuDNN {format_version(release)} " if release is not None else "cuDNN "
+        which = f"cuDNN {format_version(release)} " if release is not None and release >= MIN_VERSION else "cuDNN "
         raise ValueError(f"not a serialized {which}execution plan: {e}") from None
     return _json_info(data)
 

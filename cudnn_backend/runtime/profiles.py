@@ -43,7 +43,7 @@ from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages
 from cudnn_backend.core.files import file_path, read_limited, write_whole
 from cudnn_backend.core.json_checks import (TABLE_RELEASES, JsonCheckError, check_deviceprop_json, deviceprop_members,
-                                            find_duplicate_key, json_error_words, plan_identity_members,
+                                            duplicate_key_words, json_error_words, plan_identity_members,
                                             plan_identity_minimums, table_release)
 from cudnn_backend.core.versions import (OFFLINE_SINCE, device_words, format_version, loaded_version, parse_version,
                                          versions_compatible)
@@ -425,11 +425,12 @@ class DeviceProfile:
             raise DeviceProfileError(f"{what}: nested too deeply to be a device profile") from None
         except ValueError as e:
             raise DeviceProfileError(f"{what} is not valid JSON: {json_error_words(e)}") from None
-        duplicate = find_duplicate_key(text) if isinstance(data, dict) and data.get("format") == FORMAT else None
-        if duplicate is not None:  # (json keeps the last: a wrapper member written twice is not for this to pick)
-            path, key = duplicate
-            where = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path).lstrip(".")
-            raise DeviceProfileError(f"{what}: {where + ': ' if where else ''}duplicate key {json.dumps(key)}")
+        try:  # (the raw deviceprop JSON's own check finds them in it)
+            duplicate = duplicate_key_words(text) if isinstance(data, dict) and data.get("format") == FORMAT else None
+        except RecursionError:
+            raise DeviceProfileError(f"{what}: nested too deeply to be a device profile") from None
+        if duplicate is not None:
+            raise DeviceProfileError(f"{what}: {duplicate}")
         if isinstance(data, dict) and data.get("format") == FORMAT:
             return cls._from_wrapped(data, cudnn_version, source, allow_version_mismatch)
         if isinstance(data, dict) and "format" in data:  # (cuDNN's raw deviceprop JSON has no such member)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import enum
+import errno
 import hashlib
 import json
 import math
@@ -51,9 +52,8 @@ import numpy as np
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._library import get_version
 from cudnn_backend.core.files import file_path
-from cudnn_backend.core.versions import device_words
 from cudnn_backend.core.plain import PlainData
-from cudnn_backend.core.versions import format_version
+from cudnn_backend.core.versions import device_words, format_version
 from cudnn_backend.errors import CudnnBackendError, PlanCacheError
 from cudnn_backend.runtime import errata as _errata
 from cudnn_backend.runtime import plans as _plans
@@ -207,8 +207,8 @@ def _check_ancestors(folder: pathlib.Path) -> None:
 
 
 class _FolderNotMade(PlanCacheError):
-    """The cache's folder could not be made (no permission, a read-only file system): a cache that cannot store now,
-    as one whose folder is not writable, not a path refused."""
+    """The cache's folder may not be made here (no permission, a read-only file system): a cache that cannot store
+    now, as one whose folder is not writable, not a path refused."""
 
 
 def _make_private(path: pathlib.Path, create=True, from_env=False) -> pathlib.Path:
@@ -237,8 +237,9 @@ def _private_file(path: pathlib.Path, create=True, from_env=False) -> pathlib.Pa
             return path
         try:
             folder.mkdir(mode=_PRIVATE_FOLDER, parents=True, exist_ok=True)
-        except OSError as e:
-            raise _FolderNotMade(f"plan cache {str(path)!r}: cannot create its folder: {e}") from e
+        except OSError as e:  # not allowed here: a cache that cannot store now; else (a file on the way) a bad path
+            unmade = _FolderNotMade if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else PlanCacheError
+            raise unmade(f"plan cache {str(path)!r}: cannot create its folder: {e}") from e
     try:
         real = path.resolve()  # a symlink's target: that is the file sqlite writes, and where its -wal/-shm go
     except (OSError, RuntimeError) as e:  # a loop of links

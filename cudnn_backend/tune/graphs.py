@@ -179,6 +179,12 @@ def _is_user_file(filename: str) -> bool:
     return str(path.parent) in _user_folders and not path.is_relative_to(_PACKAGE_ROOT)
 
 
+def stops_the_work(error: BaseException) -> bool:
+    """Whether ``error`` ends a sweep or a support run rather than failing one graph of it: an interrupt, or a
+    SystemExit raised outside the user's graph code (one a builder raises is that graph's failure)."""
+    return isinstance(error, KeyboardInterrupt) or isinstance(error, SystemExit) and user_frame(error) is None
+
+
 def user_error_line(error: BaseException) -> str:
     """``FILE:LINE: ExcType: message`` (the user's innermost frame; ``ExcType: message`` when it has none), one
     line."""

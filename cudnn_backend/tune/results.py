@@ -11,6 +11,7 @@ import math
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
 from cudnn_backend.core._coerce import as_int
+from cudnn_backend.core.json_checks import json_error_words
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import MissingDependencyError
 from cudnn_backend.tune import plots
@@ -315,7 +316,7 @@ class Exploration:
         except RecursionError:
             raise ValueError("exploration JSON: nested too deeply to be an exploration") from None
         except ValueError as e:
-            raise ValueError(f"exploration JSON: not valid JSON ({e})") from None
+            raise ValueError(f"exploration JSON: not valid JSON ({json_error_words(e)})") from None
         items = data if isinstance(data, list) else [data]
         explorations = []
         for i, d in enumerate(items):

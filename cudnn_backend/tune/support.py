@@ -282,9 +282,9 @@ def materialize(graph, kwargs=None, handle=None):
     if isinstance(graph, str) or (callable(graph) and not isinstance(graph, (Graph, Pattern, Descriptor))):
         try:
             obj = call_builder(graph, kwargs)
-        except (KeyboardInterrupt, SystemExit):
-            raise
         except BaseException as e:  # noqa: BLE001 - the builder's failure is the probe's answer
+            if graphs.stops_the_work(e):
+                raise
             return None, None, _refusal_stage(e), e
     if isinstance(obj, Pattern):
         obj = obj.graph
@@ -577,9 +577,9 @@ def _probe_graph(r, og, dp, handle, plans, kernels, detail, modes, rules):
                     report = fusion_report(plan, handle)
                     r.kernel_count = report.kernel_count
                     r.kernels = [k.short_name for k in report.kernels]
-                except (KeyboardInterrupt, SystemExit):
-                    raise
                 except BaseException as err:  # noqa: BLE001 - the kernels are extra: reported, the rest stands
+                    if graphs.stops_the_work(err):
+                        raise
                     r.kernel_error = _message(err)
         finally:
             plan.close()
@@ -971,9 +971,9 @@ def _probe_task(task, job, options, worker=""):
                            plans=options.get("plans", "precompiled"), kernels=options.get("kernels", False),
                            allow_version_mismatch=options.get("allow_version_mismatch"), entry=entry,
                            modes=options.get("modes", _MODES), errata=options.get("errata") or False)
-    except (KeyboardInterrupt, SystemExit):
-        raise
     except BaseException as e:  # noqa: BLE001 - one entry's failure never stops the others
+        if graphs.stops_the_work(e):
+            raise
         return SupportResult(entry.name, entry.family, entry.data_type, entry.layout, entry.ops, stage="builder",
                              reason=f"probe failed: {_message(e)}")
     finally:

@@ -247,11 +247,9 @@ def run_task(task: Task, job: str = "explore", options: dict | None = None, work
         else:
             raise ValueError(f"job: {job!r} is not one of {', '.join(JOBS)}")
         result.ok = True
-    except KeyboardInterrupt:
-        raise
     except BaseException as e:  # noqa: BLE001 - one failing task never stops the sweep
-        if isinstance(e, SystemExit) and graphs.user_frame(e) is None:
-            raise  # (an exit asked for outside the user's graph code: the interpreter's to honour)
+        if graphs.stops_the_work(e):
+            raise
         result.error = graphs.user_error_line(e)  # where in the user's graph file, when it raised there
         result.traceback = traceback.format_exc(limit=12)
     result.seconds = time.perf_counter() - t0
@@ -430,7 +428,7 @@ def sweep(tasks, *, job="explore", executor="serial", gpus=_SWEEP.gpus, workers=
         raise TypeError(f"pool: expected a WorkerPool, not {type(pool).__name__}")
     if pool is not None and executor != "processes":
         raise ValueError(f"pool: runs the 'processes' executor, not {executor!r}")
-    if executor != "serial":
+    if executor == "processes":  # (Ray ships them with cloudpickle, which takes more than pickle does)
         _check_shippable(tasks, executor)
     t0 = time.perf_counter()
     reports, split_over = [], {}

@@ -144,7 +144,7 @@ def test_bench_fusion_and_cache_say_a_config_in_words():
             render.fusion(FusionReport([kernel], "CUDA graph", 11, {}))
             render.fusion(FusionReport([kernel, kernel], "CUDA graph", 7, {"KERNEL_CFG": 21}))
             entry = SimpleNamespace(key="k" * 20, info={"name": "g"}, fingerprint="f" * 20, device_name="H200",
-                                    sm_count=132, to_dict=lambda: {"cudnn_version": "9.19.0"}, engine_index=11,
+                                    sm_version=900, sm_count=132, to_dict=lambda: {"cudnn_version": "9.19.0"}, engine_index=11,
                                     knobs={}, time_us=None, stored_at=0)
             render.cache_entries([entry], "cache.sqlite")
     finally:

@@ -223,8 +223,9 @@ def test_sm_versions_and_devices_in_words():
     assert versions.sm_words(1000) == versions.sm_words(100) == "10.0"
     assert versions.sm_words(1210) == versions.sm_words(121) == "12.1"
     assert versions.sm_words(89) == "8.9"
-    for unknown in (None, "sm90", -1, True, float("inf")):
+    for unknown in (None, "sm90", -1, True, float("inf"), 9.0):
         assert versions.sm_words(unknown) == "?"
+    assert versions.sm_words(900, per_major=10) == "90.0" and versions.sm_words(100, per_major=100) == "1.0"
     assert versions.sm_words(None, "unknown") == "unknown"
     assert versions.device_words("NVIDIA H200", 900, 132) == "NVIDIA H200 (SM 9.0, 132 SMs)"
     assert versions.device_words("NVIDIA H200", None, 132) == "NVIDIA H200 (132 SMs)"

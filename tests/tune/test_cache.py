@@ -679,15 +679,27 @@ def test_a_read_only_cache_is_served_read_only(read_only):
     assert got["files_made"] == ([] if read_only == "folder" else got["files_made"])  # none in a read-only folder
 
 
-def test_a_cache_whose_folder_cannot_be_made_warns_as_a_read_only_one(tmp_path):
-    # (a file where its folder would be: root may write anywhere, so no permission makes mkdir fail here)
-    (tmp_path / "a_file").write_text("")
-    cache = PlanCache(tmp_path / "a_file" / "below" / "c.sqlite")
+def test_a_cache_whose_folder_cannot_be_made_warns_as_a_read_only_one(tmp_path, monkeypatch):
+    # (root may make folders anywhere: the refusal a user without the right to gets, made here)
+    made = pathlib.Path.mkdir
+
+    def refused(self, *args, **kwargs):
+        if self.name == "below":
+            raise PermissionError(13, "Permission denied", str(self))
+        return made(self, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "mkdir", refused)
+    cache = PlanCache(tmp_path / "below" / "c.sqlite")
     og = three_ways.graph_builder().build()
-    with pytest.warns(PlanCacheWarning, match=r"cannot create its folder \(.*\); nothing is looked up or stored"):
+    with pytest.warns(PlanCacheWarning, match=r"cannot create its folder \(.*Permission denied.*\); nothing is looked "
+                                              r"up or stored"):
         assert cache.put(og, _plan(og), device_profile=H200) == ""
     assert cache.lookup(og, device_profile=H200) == (None, "")  # a miss, nothing made
-    assert not (tmp_path / "a_file" / "below").exists()
+    assert not (tmp_path / "below").exists()
+    # a file where a folder of the path would be: the path is wrong, refused as before
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(PlanCacheError, match=r"a_file/sub/c.sqlite'.*cannot create its folder"):
+        PlanCache(tmp_path / "a_file" / "sub" / "c.sqlite").put(og, _plan(og), device_profile=H200)
 
 
 @posix_only

@@ -234,10 +234,10 @@ def test_a_builder_that_exits_is_one_failed_task_whatever_the_executor(tmp_path,
     assert failed.error.endswith("builders.py:24: SystemExit: this builder exits"), failed.error
 
 
-@pytest.mark.parametrize("executor", ["processes", "ray"])
-def test_a_task_value_that_cannot_reach_a_worker_is_named_before_the_sweep(executor):
+def test_a_task_value_that_cannot_reach_a_worker_is_named_before_the_sweep():
     import threading
 
+    executor = "processes"
     with pytest.raises(TypeError, match=r"^tasks\[1\] \(conv_fwd .*\): x=lock: the '" + executor + r"' executor sends "
                                         r"each task to another process, and this value does not pickle \(.*\); give "
                                         r"plain values \(numbers, strings, lists\), or executor='serial'$"):
