@@ -1091,9 +1091,8 @@ def _unknown_part_problem(node, known):
     """(member path, problem) of a graph a node holds under a member a lenient table does not know (an SDPA's
     score-modifier subgraph, read by a release older than its table): the crash rule a known one gets
     (``_part_mode_then``; cuDNN 9.21 segfaults as 9.28.1 does), else None."""
-    for k in [k for k in node if k not in known]:  # (in the node's order: the same member named every time)
-        v = node[k]
-        if type(v) is dict and "finalizeMode" in v:
+    for k, v in node.items():  # (in the node's order: the same member named every time)
+        if k not in known and type(v) is dict and "finalizeMode" in v:
             problem = _part_mode_then(v)
             if problem is not None:
                 return (k,) + problem[0], problem[1]

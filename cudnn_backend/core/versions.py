@@ -112,9 +112,9 @@ def sm_words(value, unknown: str = "?", *, per_major: int | None = None) -> str:
 
 def device_words(name, sm_version, sm_count) -> str:
     """``NVIDIA H200 (SM 9.0, 132 SMs)``: a device, for messages and headers (what is unknown left out)."""
-    details = [f"SM {sm_words(sm_version)}" if sm_words(sm_version, "") else "",
-               f"{sm_count} SMs" if sm_count is not None else ""]
-    details = ", ".join(part for part in details if part)
+    sm = sm_words(sm_version, "")
+    details = ", ".join(part for part in (f"SM {sm}" if sm else "", f"{sm_count} SMs" if sm_count is not None else "")
+                        if part)
     return f"{name or 'an unnamed device'}{f' ({details})' if details else ''}"
 
 

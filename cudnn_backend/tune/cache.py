@@ -309,10 +309,6 @@ def _check_time_us(time_us) -> float | None:
     return value
 
 
-def _device_text(device) -> str:
-    return device_words(*device)
-
-
 def _info_value(value):
     """What JSON does not write itself among a stored plan's ``info``: enumerants by name, numpy scalars as
     numbers; anything else is refused (its repr would not read back)."""
@@ -830,7 +826,7 @@ class PlanCache:
             return
         own = cls._device(plan.handle, plan.deviceprop, plan)
         if own != device:
-            raise ValueError(f"{what}: the plan was built for {_device_text(own)}, not for {_device_text(device)} "
+            raise ValueError(f"{what}: the plan was built for {device_words(*own)}, not for {device_words(*device)} "
                              "it would be stored for; store each plan for the device it was built for")
 
     @staticmethod
