@@ -18,9 +18,10 @@ only reads the metadata. Every refusal is one line naming the array, its library
 
 Each DLPack capsule's header is read in place before cuda.core or numpy consumes it (``_CheckedDLPack``): one they
 would crash on (a NULL shape) or misread (another device than ``__dlpack_device__()`` said, a pointer past the
-address space) is refused, as is anything ``__dlpack__()`` returns that is no unconsumed DLPack capsule, and where
-cuda.core cannot read the dtype the producer's ``dtype`` name is taken only if the capsule's type code, bits and
-lanes agree with it. ``ArrayInfo.readonly`` says whether the array's owner declared its memory immutable (variant
+address space, a stride whose bytes pass int64) is refused, as is anything ``__dlpack__()`` returns that is no
+unconsumed DLPack capsule. Where cuda.core cannot read the dtype, the producer's ``dtype`` name is taken only if the
+capsule's type code, bits and lanes agree with it; without one, the capsule's own (DLPack 1.1's fp8 codes say it
+whole; other codes give a name of code, bits and lanes, no cuDNN data type, and the element's size). ``ArrayInfo.readonly`` says whether the array's owner declared its memory immutable (variant
 packs bind no such array where cuDNN writes).
 
 ``layout_mismatch`` says whether an array describes exactly a tensor's elements. The host side of the data types
@@ -678,10 +679,16 @@ def _dlpack_header(capsule, device):
         raise _MalformedExport(f"its __dlpack_device__() says device {_dlpack_device_name(device)} but its DLPack "
                                f"capsule says {_dlpack_device_name(held)}: a malformed export (the two disagree, so "
                                "neither says where the memory is)")
+    dims = list((ctypes.c_int64 * ndim).from_address(shape)) if ndim else []
+    if t.strides and ndim:  # in elements: numpy and cuda.core multiply them by the element's bytes, wrapping past int64
+        item = max(1, bits * lanes // 8)
+        for axis, stride in enumerate((ctypes.c_int64 * ndim).from_address(t.strides)):
+            if not -(1 << 63) <= stride * item < 1 << 63:
+                raise _MalformedExport(f"its DLPack export's stride {stride} (dimension {axis}) is {stride * item} "
+                                       "bytes, past int64: its readers would wrap it to another stride")
     data, byte_offset = t.data or 0, t.byte_offset
     if not data:
-        problem = _null_for_elements("its DLPack export's", list((ctypes.c_int64 * ndim).from_address(shape))
-                                     if ndim else [])
+        problem = _null_for_elements("its DLPack export's", dims)
         if problem is not None:
             raise _MalformedExport(problem)
     if data + byte_offset >= 1 << 64:
@@ -737,6 +744,20 @@ def _dtype_disagreement(name, dlpack_dtype) -> str | None:
             "two disagree, so neither says what the memory holds")
 
 
+# The DLPack type codes whose export says its dtype whole (DLPack 1.1): named so, as their producers name them
+_DLPACK_NAMED = {(4, 16): "bfloat16", (6, 8): "bool", (10, 8): "float8_e4m3fn", (12, 8): "float8_e5m2",
+                 (14, 8): "float8_e8m0fnu"}
+
+
+def _dlpack_dtype_name(code, bits, lanes) -> str:
+    """The dtype of a DLPack export that cuda.core cannot read and its producer does not name: ``float8_e4m3fn`` for
+    a code that says it whole, else its code, bits and lanes (a name no cuDNN data type has)."""
+    if lanes == 1 and (code, bits) in _DLPACK_NAMED:
+        return _DLPACK_NAMED[code, bits]
+    return (f"DLPack code {code} ({_DLPACK_CODE_NAMES.get(code, 'unknown')}) of {bits} bits"
+            + (f" x {lanes} lanes" if lanes != 1 else ""))
+
+
 def _smv_dtype(smv, array, dlpack_dtype=None):
     """(dtype name, item size or None) of a view; the producer's own ``dtype`` names what cuda.core cannot map
     (bfloat16 without ml_dtypes, fp8), where it agrees with the DLPack export's ``dlpack_dtype`` (type code, bits,
@@ -748,7 +769,11 @@ def _smv_dtype(smv, array, dlpack_dtype=None):
         problem = _dtype_disagreement(name, dlpack_dtype)
         if problem is not None:
             raise _Refused(problem) from None
-        return name or f"a dtype cuda.core cannot read ({' '.join(str(e).split())})", None
+        if dlpack_dtype is None:
+            return name or f"a dtype cuda.core cannot read ({' '.join(str(e).split())})", None
+        # the element's size is the export's where it says one in whole bytes
+        size = dlpack_dtype[1] * dlpack_dtype[2]
+        return name or _dlpack_dtype_name(*dlpack_dtype), size // 8 if size % 8 == 0 else None
     _plain_dtype(dt)
     if dlpack_dtype is not None and dlpack_dtype[1] * dlpack_dtype[2] != 8 * dt.itemsize:
         code, bits, lanes = dlpack_dtype
@@ -780,14 +805,18 @@ def _read_smv(array, stream, protocol, library, device, dl_device=None):
 
 def _check_interface(interface):
     """The members of a ``__cuda_array_interface__`` that cuda.core takes on trust, checked first: it truncates a float
-    (or a bool) in the shape or strides to an int, and fails a bare assert on the "stream" values the interface
-    forbids (0, ambiguous) or that name no stream (negative). The rest is cuda.core's to refuse."""
+    (or a bool) in the shape or strides to an int, fails with Python's words on an interface that is no dict, a
+    version that is no int, a value past int64 or a pointer past intptr_t, and fails a bare assert on the "stream"
+    values the interface forbids (0, ambiguous) or that name no stream (negative). The rest is cuda.core's to
+    refuse."""
     if not isinstance(interface, dict):
-        return
+        raise _Refused(f"its __cuda_array_interface__ is a {type(interface).__name__}, not a dict")
     shape = None
     for member in ("shape", "strides"):
         if interface.get(member) is not None:
             values = _integers(interface[member], f"__cuda_array_interface__ {member}")
+            if any(not -(1 << 63) <= v < 1 << 63 for v in values):
+                raise _Refused(f"its __cuda_array_interface__ {member} {list(values)} has a value past int64")
             shape = values if member == "shape" else shape
     typestr = interface.get("typestr")
     if not isinstance(typestr, str):  # (numpy reads None as float64)
@@ -798,12 +827,17 @@ def _check_interface(interface):
     if data is not None:
         pointer = data[0] if isinstance(data, (tuple, list)) and len(data) == 2 else None
         if isinstance(pointer, (bool, np.bool_)) or not isinstance(pointer, (int, np.integer)) or \
-                not 0 <= pointer < 1 << 64:
+                not 0 <= pointer < 1 << 63:
+            # (cuda.core keeps the pointer as intptr_t; no process maps memory past 2**63)
             raise _Refused(f"its __cuda_array_interface__ data {data!r} is not (pointer, read-only flag) with the "
-                           "pointer an address (an int from 0 to 2**64 - 1)")
+                           "pointer an address (an int from 0 to 2**63 - 1)")
         problem = None if pointer or shape is None else _null_for_elements("its __cuda_array_interface__", shape)
         if problem is not None:
             raise _Refused(problem)
+    version = interface.get("version")
+    if isinstance(version, (bool, np.bool_)) or not isinstance(version, (int, np.integer)):
+        said = "has no version" if version is None else f"version {version!r} is no integer"
+        raise _Refused(f"its __cuda_array_interface__ {said} (an export says which version it is: 3 today)")
     stream = interface.get("stream")
     if stream is None:
         return
@@ -896,9 +930,11 @@ def view(array, *, stream: int = -1, what: str = "array") -> ArrayInfo:
     if not -1 <= stream < 1 << 64:
         raise ValueError(f"stream: {stream} is neither a CUDA stream's handle nor -1 (no ordering)")
     stream = int(stream)
+    if isinstance(array, type):  # (a class has its instances' protocol methods, unbound)
+        raise TypeError(f"{what}: the class {array.__module__}.{array.__qualname__} itself, not an array")
     producer = producer_of(array)
     if producer is None and not offers_array_protocol(array):
-        raise TypeError(f"{what}: a {type(array).__name__!r} object is no array: need an object with __dlpack__ or "
+        raise TypeError(f"{what}: an object of type {type(array).__name__!r} is no array: need one with __dlpack__ or "
                         "__cuda_array_interface__ (torch, cupy, JAX, numba, numpy, cuda.core ...)")
     library = producer.library if producer is not None else library_of(array)
     try:

@@ -16,6 +16,7 @@ from cudnn_backend.errors import MissingDependencyError
 from cudnn_backend.graph import Graph
 from cudnn_backend.runtime import _packing, memory
 from cudnn_backend.runtime.execution import VariantPack, execute
+from cudnn_backend import typed
 from cudnn_backend.typed import arrays
 
 from tests.helpers import dlpack, producers
@@ -245,17 +246,16 @@ def test_pointers_up_to_the_end_of_the_address_space_and_empty_arrays_without_me
     assert (empty.ptr, empty.shape, empty.nbytes) == (0, (0, 3), 0)
 
 
-def test_an_address_cuda_core_reads_back_negative_is_the_unsigned_one(monkeypatch):
-    class SignedView(_CaiView):  # cuda.core's view keeps the pointer as intptr_t
-        def __init__(self, obj, stream_ptr):
-            super().__init__(obj, stream_ptr)
-            self.ptr -= 2 ** 64
+def test_an_address_cuda_core_reads_back_negative_is_the_unsigned_one():
+    high = 2 ** 63 + 256  # (cuda.core's view keeps the pointer as intptr_t: negative up there)
+    assert arrays.view(cuda_array(high, (4,)), stream=0x7000).ptr == high
 
-    high = 2 ** 63 + 256
-    cai = type("Cai", (), {"__cuda_array_interface__": {"shape": (4,), "typestr": "<f2", "data": (high, False),
-                                                        "version": 3}})()
-    monkeypatch.setattr(arrays, "_strided_memory_view", lambda: SignedView)
-    assert arrays.view(cai, stream=0x7000).ptr == high
+
+def test_an_interface_that_is_no_dict_is_refused_naming_it():
+    for interface in (None, [("shape", (4,))]):
+        with pytest.raises(TypeError, match=rf"^x: Cai: its __cuda_array_interface__ is a "
+                                            rf"{type(interface).__name__}, not a dict$"):
+            arrays.view(type("Cai", (), {"__cuda_array_interface__": interface})(), what="x")
 
 
 @pytest.mark.parametrize("device_type", [dlpack.kDLCUDA, dlpack.kDLCPU])  # read by cuda.core, by numpy
@@ -295,9 +295,42 @@ def test_a_capsule_handed_out_again_after_its_consumer_took_it_is_refused(device
 def test_types_cuda_core_cannot_map_are_named_by_the_producer(code, bits, producer_dtype, data_type):
     info = arrays.view(FakeDLPack(A, (2, 3), code=code, bits=bits, dtype=producer_dtype))
     assert info.data_type is data_type and info.itemsize == bits // 8 and info.nbytes == 6 * bits // 8
-    if code != BFLOAT:  # (bfloat16: cuda.core maps it where ml_dtypes is installed)
-        bare = arrays.view(FakeDLPack(A, (2, 3), code=code, bits=bits))  # no dtype attribute: unknown, said why
-        assert bare.data_type is None and bare.nbytes is None and "cuda.core cannot read" in bare.dtype_name
+    # no dtype attribute: DLPack 1.1's own codes say it whole
+    bare = arrays.view(FakeDLPack(A, (2, 3), code=code, bits=bits))
+    assert (bare.data_type, bare.itemsize) == (data_type, bits // 8)
+
+
+@pytest.mark.parametrize("code,bits,lanes,name,itemsize", [  # (cuda.core reads whole bytes only)
+    (FLOAT, 8, 1, "DLPack code 2 (float) of 8 bits", 1),  # an fp8 export from before DLPack 1.1: which one?
+    (99, 16, 1, "DLPack code 99 (unknown) of 16 bits", 2),
+    (FLOAT, 16, 2, "DLPack code 2 (float) of 16 bits x 2 lanes", 4),
+])
+def test_an_export_no_reader_names_says_its_code_bits_and_lanes(code, bits, lanes, name, itemsize):
+    info = arrays.view(FakeDLPack(A, (2, 3), code=code, bits=bits, lanes=lanes))
+    assert (info.data_type, info.dtype_name, info.itemsize) == (None, name, itemsize)
+
+
+@pytest.mark.parametrize("code,bits,lanes", [(FLOAT, 24, 1), (FLOAT, 16, 2), (99, 32, 1)])
+def test_a_data_type_of_another_element_size_than_the_exports_is_refused(code, bits, lanes):
+    with pytest.raises(TypeError, match=rf"^array: the array holds FakeDLPack DLPack code {code} .*, "
+                                        rf"{bits * lanes // 8}-byte elements, but CUDNN_DATA_HALF has 2-byte "
+                                        r"elements: the array's shape \[4\] and strides \[1\], counted in its own "
+                                        r"elements, would describe other memory"):
+        typed.Tensor.from_array(FakeDLPack(A, (4,), code=code, bits=bits, lanes=lanes), uid=1, data_type="HALF")
+
+
+@pytest.mark.parametrize("strides", [(-(2 ** 63) + 1,), (2 ** 62 + 8,), (-(2 ** 63),)])
+@pytest.mark.parametrize("device_type", [dlpack.kDLCPU, dlpack.kDLCUDA])  # read by numpy, by cuda.core
+def test_a_dlpack_stride_past_int64_in_bytes_is_refused(strides, device_type):
+    """numpy multiplies the stride by the element's bytes and wraps: read as another stride."""
+    with pytest.raises(TypeError, match=rf"^x: FakeDLPack: its DLPack export's stride {strides[0]} \(dimension 0\) "
+                                        r"is -?\d+ bytes, past int64: its readers would wrap it to another stride$"):
+        arrays.view(FakeDLPack(A, (4,), strides=strides, bits=32, device_type=device_type), what="x")
+
+
+def test_a_class_is_no_array():
+    with pytest.raises(TypeError, match=r"^x: the class numpy.ndarray itself, not an array$"):
+        arrays.view(np.ndarray, what="x")
 
 
 @pytest.mark.parametrize("code,bits,lanes,producer_dtype,match", [
@@ -340,8 +373,8 @@ def test_an_fp8_export_from_before_dlpack_1_1_is_read_by_its_name():
 
 
 @pytest.mark.parametrize("obj,match", [
-    (object(), r"^x: a 'object' object is no array: need an object with __dlpack__ or __cuda_array_interface__"),
-    ([1, 2], r"^x: a 'list' object is no array"),
+    (object(), r"^x: an object of type 'object' is no array: need one with __dlpack__ or __cuda_array_interface__"),
+    ([1, 2], r"^x: an object of type 'list' is no array"),
     (FakeDLPack(A, (2,), device_type=10), r"^x: FakeDLPack: it lives on DLPack device type 10, neither the host"),
     (type("Masked", (), {"__cuda_array_interface__": {"shape": (2,), "typestr": "<f2", "data": (A, False),
                                                       "version": 3, "mask": object()}})(),
@@ -607,8 +640,10 @@ def test_arrays_that_describe_their_tensors_are_bound(conv):
     ("x", cuda_array(A, (N, C, H, W), code=INT, bits=32), ValueError,
      r"UID 1 \(x\): the array holds FakeDLPack int32 \(CUDNN_DATA_INT32\) but the tensor is CUDNN_DATA_HALF"),
     ("x", FakeDLPack(A, (N, C, H, W), code=12, bits=8), ValueError,
-     r"UID 1 \(x\): the array holds FakeDLPack a dtype cuda.core cannot read .*, which has no cuDNN data type, but "
-     r"the tensor is CUDNN_DATA_HALF"),
+     r"UID 1 \(x\): the array holds FakeDLPack float8_e5m2 \(CUDNN_DATA_FP8_E5M2\) but the tensor is CUDNN_DATA_HALF"),
+    ("x", FakeDLPack(A, (N, C, H, W), code=99, bits=8), ValueError,
+     r"UID 1 \(x\): the array holds FakeDLPack DLPack code 99 \(unknown\) of 8 bits, which has no cuDNN data type, "
+     r"but the tensor is CUDNN_DATA_HALF"),
     ("x", cuda_array(A, (N, C, H, W)), ValueError,
      r"UID 1 \(x\): the array's strides \[128, 16, 4, 1\] \(in elements, shape \[2, 8, 4, 4\]\) are not the "
      r"tensor's \[128, 1, 32, 8\] .*: a view whose elements the tensor cannot describe; the tensor is x \(uid 1\) "
@@ -781,7 +816,7 @@ def test_the_other_byte_order_is_refused_by_every_reader(dtype):
     ((2.9, 8), None, r"its shape \(2.9, 8\) is not a sequence of integers"),
     (("2", 8), None, r"is not a sequence of integers"),
     ((2, 8), (8.0, 1), r"its strides \(8.0, 1\) is not a sequence of integers"),
-    ((2 ** 40, 2 ** 40), None, r"spans more than 4611686018427387904 elements"),
+    ((2 ** 40, 2 ** 40), None, r"spans more than 72057594037927936 elements"),  # (2**56)
     ((2 ** 62, 4), None, r"spans more than"),
     ((-2, 4), None, r"a negative size"),
     ((2, 4), (4,), r"do not match its shape"),
@@ -835,12 +870,13 @@ def test_numpy_operator_mixins_are_read_through_their_protocols():
     assert arrays.producer_of(np.float32(1)).library == "numpy"
 
 
-def test_check_dtype_false_still_checks_the_size_and_refuses_an_unknown_one(conv):
+def test_check_dtype_false_still_checks_the_size(conv):
     og, x, w, y = conv
-    unknown = FakeDLPack(A, (N * C * H * W,), code=10, bits=8)  # an 8-bit float cuda.core cannot read, no dtype
-    with pytest.raises(ValueError, match=r"UID 1 \(x\): the array's size is unknown .* so it cannot be checked "
-                                         r"against the 512 bytes the tensor x \(uid 1\)"):
+    unknown = FakeDLPack(A, (N * C * H * W,), code=99, bits=8)  # no data type: its size is the export's
+    with pytest.raises(ValueError, match=r"UID 1 \(x\): the buffer holds 256 bytes but the tensor .* spans 512"):
         VariantPack(None, {x: unknown, w: 2 * A, y: 3 * A}, operation_graph=og, check_dtype=False)
+    fits = FakeDLPack(A, (N * C * H * W,), code=99, bits=16)
+    assert VariantPack(None, {x: fits, w: 2 * A, y: 3 * A}, operation_graph=og, check_dtype=False).pointers[x.uid] == A
     small = cuda_array(A, (N * C * H * W // 4,), bits=32)  # 256 bytes, for a 512-byte fp16 tensor
     with pytest.raises(ValueError, match=r"UID 1 \(x\): the buffer holds 256 bytes but the tensor .* spans 512"):
         VariantPack(None, {x: small, w: 2 * A, y: 3 * A}, operation_graph=og, check_dtype=False)
@@ -909,8 +945,7 @@ def test_view_names_a_stream_that_is_no_stream(stream, exc, match):
 @pytest.mark.parametrize("workspace,refusal", [
     (type("Buffer", (), {"__module__": "cuda.core._memory", "handle": 0, "size": 4096})(),
      r"^workspace: null device pointer; the plan needs a 4096-byte workspace$"),
-    (cuda_array(A, (4096,), bits=16, lanes=4), r"^workspace: the array's size is unknown \(it holds .*\), so it "
-                                               r"cannot be checked against the 4096 bytes the plan needs$"),
+    (cuda_array(A, (16,), bits=16, lanes=4), r"^the workspace holds 128 bytes but the plan needs 4096$"),
     (cuda_array(A, (16,), bits=8, code=UINT), r"^the workspace holds 16 bytes but the plan needs 4096$"),
 ])
 def test_a_workspace_array_must_point_somewhere_and_hold_the_plans_bytes(workspace, refusal):
@@ -955,20 +990,17 @@ def test_a_read_only_array_is_no_workspace(monkeypatch, conv, workspace, holds):
     assert pack.rebind(workspace=writable).workspace == A
 
 
-def test_arrays_and_tensors_of_more_bytes_than_int64_holds_are_refused_naming_them():
+def test_arrays_and_tensors_past_the_tensor_span_are_refused_naming_them():
     g = Graph("huge")
-    x = g.tensor([1, 2 ** 31, 2 ** 31], name="x")  # 2**62 fp16 elements: 2**63 bytes
-    y = g.pointwise("CUDNN_POINTWISE_RELU_FWD", x, output=True, name="y")
-    with pytest.raises(ValueError, match=r"^UID 1 \(x\): the tensor x \(uid 1\) \[1, 2147483648, 2147483648\] .* spans "
-                                         r"9223372036854775808 bytes, more than any memory holds "
-                                         r"\(9223372036854775807\)$"):
-        VariantPack(None, {x: A, y: 2 * A}, operation_graph=g.build())
-    huge = cuda_array(A, (2 ** 62,), bits=32)  # 2**64 bytes
+    with pytest.raises(ValueError, match=r"^dims: \[1, 2147483648, 2147483648\] spans 4611686018427387904 elements; "
+                                         r"a cuDNN tensor spans at most 72057594037927936$"):
+        g.tensor([1, 2 ** 31, 2 ** 31], name="x")  # 2**62 elements
+    huge = cuda_array(A, (2 ** 62,), bits=32)
     spec = _packing.TensorSpec(7, "t", (4,), (1,), D.CUDNN_DATA_FLOAT)
     for refused in (lambda: _packing.resolve_workspace(huge, 0), lambda: _packing.resolve_slot(7, spec, huge)):
-        with pytest.raises(ValueError, match=r"^(workspace|UID 7 \(t\)): the array \(FakeDLPack float32 "
-                                             r"\[4611686018427387904\] .*\) spans 18446744073709551616 bytes, more "
-                                             r"than any memory holds"):
+        with pytest.raises(TypeError, match=r"^(workspace|UID 7 \(t\)): FakeDLPack: its shape "
+                                            r"\[4611686018427387904\] with strides \[1\] spans more than "
+                                            r"72057594037927936 elements$"):
             refused()
 
 
@@ -1068,9 +1100,17 @@ def test_four_bit_arrays_describe_no_tensor_and_bind_to_none(conv):
     ({"stream": -1}, r"its __cuda_array_interface__ stream is -1, no stream handle$"),
     ({"stream": 2.0}, r"its __cuda_array_interface__ stream 2.0 is no integer \(a stream handle, or None\)$"),
     ({"data": (None, False)}, r"its __cuda_array_interface__ data \(None, False\) is not \(pointer, read-only flag\) "
-                              r"with the pointer an address \(an int from 0 to 2\*\*64 - 1\)$"),
+                              r"with the pointer an address \(an int from 0 to 2\*\*63 - 1\)$"),
     ({"data": (-16, False)}, r"its __cuda_array_interface__ data \(-16, False\) is not \(pointer, read-only flag\)"),
     ({"data": (2 ** 64, False)}, r"its __cuda_array_interface__ data \(18446744073709551616, False\) is not"),
+    ({"data": (2 ** 64 - 16, False)}, r"its __cuda_array_interface__ data \(18446744073709551600, False\) is not"),
+    ({"shape": (1 << 63,)}, r"its __cuda_array_interface__ shape \[9223372036854775808\] has a value past int64$"),
+    ({"shape": (2, 3), "strides": (-(1 << 63) - 2, 2)}, r"its __cuda_array_interface__ strides \[-9223372036854775810, "
+                                                        r"2\] has a value past int64$"),
+    ({"version": "3"}, r"its __cuda_array_interface__ version '3' is no integer \(an export says which version it "
+                       r"is: 3 today\)$"),
+    ({"version": None}, r"its __cuda_array_interface__ has no version \(an export says which version it is: 3 "
+                        r"today\)$"),
     ({"data": 65536}, r"its __cuda_array_interface__ data 65536 is not \(pointer, read-only flag\)"),
     ({"typestr": None}, r"its __cuda_array_interface__ typestr None is no type string \(such as '<f4'\)$"),
     ({"typestr": 4}, r"its __cuda_array_interface__ typestr 4 is no type string"),
