@@ -246,6 +246,14 @@ cdef object _open_plan_descriptor(object plan):
     return desc
 
 
+cdef inline bint _pointer_refused(VariantPack pack, Py_ssize_t slot, uintptr_t pv) noexcept:
+    """Whether a device pointer cannot be ``slot``'s (``_raise_pointer_error`` says why): NULL, not at the tensor's
+    byte alignment, or with the bytes the tensor spans passing the end of the address space."""
+    cdef int64_t need = pack._min_bytes[slot]
+    return pv == 0 or (pack._align[slot] > 0 and pv % <uintptr_t>pack._align[slot] != 0) or \
+        (need > 0 and pv - 1 > <uintptr_t>-1 - <uintptr_t>need)
+
+
 cdef class VariantPack:
     """The buffers of one execution: ``{uid or Tensor: buffer}`` plus a workspace, checked against a plan.
 
@@ -418,7 +426,8 @@ cdef class VariantPack:
         self._n = 0  # no slots to read from here on; their arrays stay allocated until __dealloc__ (see _destroy)
         self._ndev = 0
         kept = (self._keep, self._workspace_keep, self._plan_desc, self._plan_handle)
-        self._keep = []
+        # as long as before: a method that ran a producer's code (which may close the pack) indexes it unchecked
+        self._keep = [None] * len(kept[0])
         self._slot_of = {}
         self._workspace = NULL
         self._workspace_keep = None
@@ -524,6 +533,7 @@ cdef class VariantPack:
         else:
             needed = _packing.plan_workspace_size(plan)
             self._ws_needed = -1  # asked for another plan
+        self._check_open()  # the checks above ran producers' code, which may have closed the pack
         self._ensure_workspace(needed, "")
         self._plan_obj = plan
         self._plan_desc = desc
@@ -558,6 +568,7 @@ cdef class VariantPack:
             if theirs.alignment and ptr % <uintptr_t>theirs.alignment:
                 raise ValueError(f"this variant pack does not fit the plan: {what}: pointer 0x{ptr:x} is not aligned "
                                  f"to the plan's tensor's byte alignment {theirs.alignment}")
+        self._check_open()  # (reading the buffers ran producers' code)
         if self._overrides == NULL:  # the plan's tensors, for the checks of later rebinds
             self._specs = dict(specs)
             self._graph_specs = dict(specs)
@@ -786,7 +797,7 @@ cdef class VariantPack:
         for j in range(nd):
             k = self._dev_slot[j]
             pv = <uintptr_t>self._scratch[j]
-            if pv == 0 or (self._align[k] > 0 and pv % <uintptr_t>self._align[k] != 0):
+            if _pointer_refused(self, k, pv):
                 self._raise_pointer_error(k, pv)
         for j in range(nd):
             k = self._dev_slot[j]
@@ -800,11 +811,15 @@ cdef class VariantPack:
         return 0
 
     cdef int _raise_pointer_error(self, Py_ssize_t slot, uintptr_t pv) except -1:
+        """Why ``_pointer_refused`` refused ``pv`` for ``slot``."""
         uid = self._uids[slot]
         spec = self._specs.get(uid)
         what = f"UID {uid}" + (f" ({spec.name})" if spec is not None and spec.name != str(uid) else "")
         if pv == 0:
             raise ValueError(f"{what}: null device pointer")
+        if self._min_bytes[slot] > 0 and pv - 1 > <uintptr_t>-1 - <uintptr_t>self._min_bytes[slot]:
+            raise ValueError(f"{what}: pointer 0x{pv:x} plus the {self._min_bytes[slot]} bytes the tensor spans "
+                             "passes the end of the 64-bit address space")
         raise ValueError(f"{what}: pointer 0x{pv:x} is not aligned to the tensor's byte alignment {self._align[slot]} "
                          f"(it is {pv & (~pv + 1)}-byte aligned)")
 
@@ -846,9 +861,10 @@ cdef class VariantPack:
                                                  _packing.handle_stream(self._plan_handle),
                                                  uid in (self._written or ()))
             if spec is None:  # no graph known: still check against what the pack knows
-                if self._align[slot] > 0 and ptr % self._align[slot]:
+                if _pointer_refused(self, slot, ptr):
                     self._raise_pointer_error(slot, ptr)
             updates.append((slot, ptr, None, keep))
+        self._check_open()  # reading the buffers ran producers' code, which may have closed the pack
         if unknown:
             virtual = [u for u in unknown if u in self._specs and self._specs[u].virtual]
             if virtual:
@@ -932,6 +948,7 @@ cdef class VariantPack:
             if have is not None and 0 <= need and have < need:
                 raise ValueError(f"UID {uid}: the bound buffer holds {have} bytes but the tensor {spec.describe()} "
                                  f"spans {need} bytes: rebind it with the overrides")
+        self._check_open()  # (reading the buffers ran producers' code)
         if overrides:
             ov = _new_overrides(overrides)
         _free_overrides(self._overrides)

@@ -595,6 +595,10 @@ def test_rebuild_strategy_names():
     (b"\x00" * 32, TypeError, "64-bit integers"),
     (12345, TypeError, "pointers must be"),
     (np.array([-16] + ADDR[1:4], np.int64), ValueError, "-16 is not a valid address"),
+    (((1 << 64) - 256,) + tuple(ADDR[1:4]), ValueError, r"^UID \d+ \(\w+\): pointer 0xffffffffffffff00 plus the 4096 "
+                                                        r"bytes the tensor spans passes the end of the 64-bit address "
+                                                        r"space$"),
+    (np.array([(1 << 64) - 256] + ADDR[1:4], np.uint64), ValueError, "passes the end of the 64-bit address space"),
     (np.array(ADDR[:4], np.int64).reshape(2, 2), TypeError, "one row of 4 pointers, not a 2-d array"),
     (np.array(ADDR[:8], np.int64)[::2], TypeError, r"^pointers: the ndarray gives no contiguous buffer of 64-bit "
                                                    r"integers \(ndarray is not C-contiguous\); pass a contiguous copy$"),
@@ -609,6 +613,41 @@ def test_positional_rebind_errors_leave_the_pack_unchanged(cbr, pointers, exc, m
     with pytest.raises(exc, match=match):
         pack.rebind_pointers(pointers)
     assert pack.data_pointers == before
+
+
+class _ClosesThePack(dlpack.FakeDLPack):
+    """A producer whose export closes the pack reading it (as another thread's close() may, meanwhile)."""
+    pack = None
+
+    def __dlpack__(self, stream=None, **kwargs):
+        if _ClosesThePack.pack is not None:
+            _ClosesThePack.pack.close()
+        return super().__dlpack__(stream, **kwargs)
+
+
+@pytest.mark.parametrize("how", ["mapping", "positional"])
+def test_a_pack_closed_while_a_rebind_reads_its_buffers_refuses_the_rebind(cbr, how):
+    pack = _ClosesThePack.pack = VariantPack(cbr.plan, cbr.buffers(), workspace=0)
+    closer = _ClosesThePack(ADDR[5], (4096,))
+    with pytest.raises(ValueError, match="closed"):
+        if how == "mapping":
+            pack.rebind({cbr.x: closer})
+        else:
+            pack.rebind((closer,) + tuple(ADDR[1:len(pack.pointer_uids)]))
+    assert pack.closed and pack.pointers == {}
+
+
+def test_a_pack_closed_while_a_plan_change_reads_its_buffers_refuses_the_plan(cbr, dp):
+    """Adopting another plan reads the kept buffers (their sizes): the pack closed meanwhile runs nothing."""
+    closer = _ClosesThePack(ADDR[5], (4096,))
+    buffers = cbr.buffers()
+    buffers[cbr.x] = closer
+    _ClosesThePack.pack = None
+    pack = VariantPack(None, {k.uid if hasattr(k, "uid") else k: v for k, v in buffers.items()}, workspace=0)
+    _ClosesThePack.pack = pack
+    with pytest.raises(ValueError, match="closed"):
+        pack.check_plan(cbr.plan)
+    assert pack.closed
 
 
 def test_positional_rebind_with_buffer_objects_keeps_them(cbr):
