@@ -248,10 +248,15 @@ class PlanSearchReport:
         return "\n".join(lines)
 
 
-def _candidate_config(candidate):
-    """A user candidate (Config, EngineConfig, engine index or (index, knobs)) as (index, knobs, Config)."""
+def _candidate_config(candidate, operation_graph):
+    """A user candidate (Config, EngineConfig, engine index or (index, knobs)) as (index, knobs, Config). A config
+    of another graph object (even an equal one) is its engine index and knobs, tried on this graph: as it is, its
+    plan would be the other graph's. (A config of another device is build_plan's to refuse.)"""
     if isinstance(candidate, (_engines.Config, Descriptor)):
-        return None, {}, _engines.as_config(candidate, "prefer")
+        config = _engines.as_config(candidate, "prefer")
+        if config.operation_graph is operation_graph:
+            return None, {}, config
+        return config.engine_index, config.knobs, None
     if isinstance(candidate, int) and not isinstance(candidate, bool):
         index, knobs = candidate, {}
     elif isinstance(candidate, (tuple, list)) and len(candidate) == 2:
@@ -267,7 +272,8 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
                      max_attempts=None, allow_version_mismatch=None, errata=None):
     """The guide's workflow: the first config (heuristics order) that builds a plan -> ``(plan, report)``.
 
-    Tries ``prefer`` (EngineConfigs, engine indices or ``(index, {knob: value})``) first, then the
+    Tries ``prefer`` (EngineConfigs, engine indices or ``(index, {knob: value})``; a config of another graph object
+    by its engine index and knobs, on this graph) first, then the
     configs of each mode in ``modes`` (``("A",)``, ``("B",)``, ``("A", "B")``...), then, with
     ``fallback``, mode FALLBACK's. A config is skipped (and reported) when it fails the filters
     (``require_/exclude_numerical``, ``require_/exclude_behavior``, ``config_filter(cfg) -> bool``)
@@ -370,7 +376,7 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
     for rank, candidate in enumerate(prefer):
         if exhausted():
             break
-        index, knobs, config = _candidate_config(candidate)
+        index, knobs, config = _candidate_config(candidate, operation_graph)
         plan = attempt("prefer", rank, config, index, knobs)
         if plan is not None:
             report.chosen = report.attempts[-1]

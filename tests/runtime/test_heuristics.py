@@ -209,6 +209,20 @@ def test_preferred_config_wins(conv, h200):
     assert report.chosen.mode == "prefer" and plan.knobs == wanted.knobs
 
 
+def test_a_preferred_config_of_another_graph_is_tried_on_this_one(conv, h200):
+    """Its plan as it is would be of the other graph: its engine and knobs are tried here instead."""
+    from tests.helpers import offline
+
+    other = offline.matmul_relu_graph()
+    theirs = get_configs(other, "A", h200)[0]
+    plan, report = build_first_plan(conv, device_profile=h200, prefer=[theirs], fallback=False)
+    assert report.attempts[0].mode == "prefer" and report.attempts[0].engine_index == theirs.engine_index
+    assert cb.is_same_topology(plan.operation_graph, conv) and not cb.is_same_topology(plan.operation_graph, other)
+    same = get_configs(conv, "A", h200)[0]
+    plan, report = build_first_plan(conv, device_profile=h200, prefer=[same])
+    assert report.chosen.mode == "prefer" and plan.engine_index == same.engine_index
+
+
 def test_nothing_builds(conv, h200):
     with pytest.raises(NoWorkingPlanError) as info:
         build_first_plan(conv, device_profile=h200, config_filter=lambda cfg: False)
