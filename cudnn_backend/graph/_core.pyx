@@ -203,7 +203,7 @@ cdef list _dims(object values, str what):
 
 cdef list _packed(list dims, const int* order):
     """Packed strides; ``order`` lists axes outermost to innermost (NULL: row-major). At most MAX_RANK dims. A span
-    past 2**62 elements is refused through ``shapes.packed_strides`` (naming the dims), never wrapped."""
+    past ``MAX_ELEMENTS`` is refused through ``shapes.packed_strides`` (naming the dims), never wrapped."""
     cdef Py_ssize_t n = len(dims), k
     cdef int axis
     cdef int64_t acc = 1, d
@@ -754,7 +754,7 @@ cdef class GraphCore:
         problem = _pointwise_operands_problem(mode, [k for k, v in (("b", b), ("t", t), ("dy", dy)) if v is not None])
         if problem is not None:
             raise ValueError(f"pointwise: {problem}")
-        if params or alpha2 is not None:
+        if params or alpha2 is not None or mode == _GEN_INDEX:
             problem = _pointwise_parameters_problem(mode, params, alpha2 is not None)
             if problem is not None:
                 raise GraphError(problem)

@@ -329,6 +329,36 @@ def test_sdpa_backward_made_by_hand_is_checked_at_finalize(wrong, dims, message)
         op.finalize()
 
 
+@pytest.mark.parametrize("stats_dims, data_type, message", [
+    ([1, 2, 16, 1], "half", r"statsdesc \(.*\) is CUDNN_DATA_HALF but must be CUDNN_DATA_FLOAT \(cuDNN writes fp32 "
+                            r"statistics\); cuDNN would accept it and write past it"),
+    ([1, 2, 1, 1], "float", r"statsdesc \(.*\) has dims \[1, 2, 1, 1\] but must be \[1, 2, 16, 1\] \(a row's "
+                            r"statistics per query of qdesc \[1, 2, 16, 64\]\); cuDNN would accept it and write out "
+                            r"of bounds"),
+])
+@pytest.mark.skipif(not loaded_has(cb.core.since_of("CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR")),
+                    reason="the loaded cuDNN has no unified SDPA forward")
+def test_sdpa_forward_writes_fp32_statistics_of_each_query(stats_dims, data_type, message):
+    # cuDNN 9.19.0 and 9.28.1 plan each of these, and write fp32 [b, h_q, s_q, 1] all the same
+    g = Graph("s")
+    q, k, v, o = (g.tensor([1, 2, 16, 64], data_type="half") for _ in range(4))
+    op = g._operation("SDPA_FWD", qdesc=q, kdesc=k, vdesc=v, odesc=o, scaledesc=g.scalar(0.125),
+                      statsdesc=g.tensor(stats_dims, data_type=data_type))
+    with pytest.raises(GraphError, match=message):
+        op.finalize()
+    g._operation("SDPA_FWD", qdesc=q, kdesc=k, vdesc=v, odesc=o, scaledesc=g.scalar(0.125),
+                 statsdesc=g.tensor([1, 2, 16, 1], data_type="float")).finalize()
+
+
+def test_gen_index_needs_its_axis():
+    g = Graph("p", io_data_type="float")
+    x = g.tensor([2, 8, 4, 4])
+    with pytest.raises(GraphError, match=r"^axis: pointwise GEN_INDEX needs it \(the dimension whose index each "
+                                         r"element gets\)$"):
+        g.pointwise("GEN_INDEX", x, output=True)
+    g.pointwise("GEN_INDEX", x, axis=1, output=True)
+
+
 @pytest.mark.parametrize("mode, operands, message", [
     ("ADD", (), "pointwise: ADD needs b"),  # cuDNN: "xPort.tensor.getNbDims() != bPort.tensor.getNbDims()"
     ("binary_select", ("b",), "pointwise: BINARY_SELECT needs t"),

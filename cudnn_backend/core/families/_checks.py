@@ -41,7 +41,7 @@ def need(op, slot_t, slot, expected, reason, harm="write out of bounds"):
                          f"({reason}); cuDNN would accept it and {harm}")
 
 
-def need_float(op, slot_t, slot, reason):
+def need_float(op, slot_t, slot, reason, harm="misread it"):
     """Refuse ``slot_t`` unless it is CUDNN_DATA_FLOAT."""
     if slot_t is None:
         return
@@ -52,7 +52,7 @@ def need_float(op, slot_t, slot, reason):
         except ValueError:
             label = str(dt)
         raise GraphError(f"{op_name(op)}: {name(slot_t, slot)} is {label} but must be CUDNN_DATA_FLOAT ({reason}); "
-                         "cuDNN would accept it and misread it")
+                         f"cuDNN would accept it and {harm}")
 
 
 def per_channel(x_dims):

@@ -459,8 +459,17 @@ def _check_tile_counts(op, tensors):
 
 
 def check_sdpa_forward(op):
-    """SDPA_FWD's extents must not wrap cuDNN's tile counts (``_check_tile_counts``); cuDNN checks its shapes."""
-    _check_tile_counts(op, [(slot, dims(op.value_of(attr))) for attr, _, slot in _FWD.values()])
+    """SDPA_FWD's extents must not wrap cuDNN's tile counts (``_check_tile_counts``), and the statistics it writes are
+    fp32 [b, h_q, s_q, 1]: cuDNN 9.19.0 and 9.28.1 plan a half or a smaller statistics tensor and write fp32 rows
+    past it. cuDNN checks the other shapes."""
+    tensors = [(slot, dims(op.value_of(attr))) for attr, _, slot in _FWD.values()]
+    stats = op.value_of(A.CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC)
+    if stats is not None:
+        q = tensors[0][1]
+        if q is not None and len(q) == 4:
+            need(op, stats, "statsdesc", (*q[:3], 1), f"a row's statistics per query of qdesc {list(q)}")
+        need_float(op, stats, "statsdesc", "cuDNN writes fp32 statistics", "write past it")
+    _check_tile_counts(op, tensors)
 
 
 def check_sdpa_backward(op):
@@ -488,7 +497,6 @@ def check_sdpa_backward(op):
 FAMILY = Family(
     "attention", ("SDPA_FWD", "SDPA_BWD", "SOFTMAX", "PAGED_CACHE_LOAD"),
     finalize_checks={"SDPA_FWD": check_sdpa_forward, "SDPA_BWD": check_sdpa_backward},
-    finalize_check_floors={"SDPA_FWD": graph_limits.TILE_COUNT_LOW},
     json_members={"SDPA_FWD": {attr: member for attr, member, _ in _FWD.values()},
                   "SDPA_BWD": {attr: member for attr, member, _ in _BWD.values()}},
     shape_rules=(softmax_stats_dims,),

@@ -119,12 +119,18 @@ _BN_FINALIZE_PER_CHANNEL = [
 
 
 def check_bn_finalize(op):
+    """Every per-channel tensor has one shape: the one most of them have (y_sum_desc's among equals) is taken as meant,
+    and each other is named."""
     v = op.value_of
-    sd = dims(v(A.CUDNN_ATTR_OPERATION_BN_FINALIZE_Y_SUM_DESC))
-    if sd is None:
+    given = [(slot, v(attr)) for attr, slot in [(A.CUDNN_ATTR_OPERATION_BN_FINALIZE_Y_SUM_DESC, "y_sum_desc"),
+                                                 *_BN_FINALIZE_PER_CHANNEL]]
+    shapes = [tuple(d) for d in (dims(t) for _, t in given) if d is not None]
+    if len(set(shapes)) <= 1:
         return
-    for attr, slot in _BN_FINALIZE_PER_CHANNEL:
-        need(op, v(attr), slot, sd, f"the per-channel shape of y_sum_desc {list(sd)}")
+    common = max(shapes, key=shapes.count)  # (the first of the most common: y_sum_desc's among equals)
+    agree = [slot for slot, t in given if dims(t) is not None and tuple(dims(t)) == common]
+    for slot, t in given:
+        need(op, t, slot, common, f"the per-channel shape of {', '.join(agree)}")
 
 
 def explain_bn_finalize_refusal(op, cudnn_message="") -> str | None:

@@ -374,12 +374,14 @@ _MODE_PARAMETERS = frozenset(p for names in PARAMETERS.values() for p in names)
 
 
 def parameters_problem(mode, params, alpha2_given) -> str | None:
-    """What is wrong with the Pointwise ``params`` (keyword -> value) and ``alpha2`` for ``mode``, else None: a
-    parameter the mode does not read (``PARAMETERS``; cuDNN would keep it on the descriptor and ignore it), alpha2
+    """What is wrong with the Pointwise ``params`` (keyword -> value) and ``alpha2`` for ``mode``, else None: GEN_INDEX
+    without its axis, a parameter the mode does not read (``PARAMETERS``; cuDNN would keep it on the descriptor and ignore it), alpha2
     without a second input (b, or dy). Modes neither table knows (newer releases') are left to cuDNN."""
     if mode not in _OPERANDS_WANTED:
         return None
     name = mode.name.removeprefix("CUDNN_POINTWISE_")
+    if mode == _GEN_INDEX and params.get("axis") is None:  # (cuDNN: "axis < 0")
+        return f"axis: pointwise {name} needs it (the dimension whose index each element gets)"
     reads = PARAMETERS.get(mode, ())
     for keyword in params:
         if keyword in _MODE_PARAMETERS and keyword not in reads:
