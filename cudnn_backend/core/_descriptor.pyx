@@ -481,12 +481,14 @@ cdef int _check_graph_finalize_cost(Descriptor graph) except -1:
     return 0
 
 
-cdef int64_t MAX_TENSOR_SPAN = _MAX_ELEMENTS  # the Graph's bound too (core.families._build)
+cdef int64_t MAX_TENSOR_SPAN = _MAX_ELEMENTS  # the Graph's bound and plan JSON's too (core.graph_limits)
+cdef str _SPAN_WORDS = f"2**{int(_MAX_ELEMENTS).bit_length() - 1}"
 
 
 cdef int _check_tensor_span(Descriptor t) except -1:
     """A tensor's span (1 + the sum of (dim - 1) * stride: the elements from its first to its last) must stay within
-    2**62 elements, as the Graph's tensors do: cuDNN computes offsets from it in 64 bits and overflows past it. In C,
+    ``graph_limits.MAX_TENSOR_ELEMENTS``, as the Graph's tensors and plan JSON do: cuDNN computes offsets and byte
+    sizes from it in 64 bits, and a plan's JSON past it does not load. In C,
     no Python object made: this runs on every tensor's finalize."""
     cdef Py_ssize_t i, n
     cdef int64_t span = 1, d, st
@@ -502,8 +504,8 @@ cdef int _check_tensor_span(Descriptor t) except -1:
             continue
         if st > (MAX_TENSOR_SPAN - span) // (d - 1):
             raise ValueError(f"CUDNN_BACKEND_TENSOR_DESCRIPTOR (uid {t._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)}): dims "
-                             f"{list(dims)} with strides {list(strides)} span more than 2**62 elements; cuDNN's offsets "
-                             "would overflow")
+                             f"{list(dims)} with strides {list(strides)} span more than {_SPAN_WORDS} elements; no "
+                             "device holds that, and cuDNN's byte offsets would overflow")
         span += (d - 1) * st
     return 0
 
@@ -602,22 +604,27 @@ cdef int _find_io_slots(int dtype) except -1:
     return n
 
 
-cdef int _check_written_tensors(Descriptor op) except -1:
-    """An operation writes no UID it reads, and no UID as two outputs: cuDNN 9.24 and later refuse such a graph saying
-    only "buildDAG", and earlier releases plan it, racing the output over its own input (every API, the Graph builder's
-    too: this is its check). Compared in C over borrowed references: this runs on every operation's finalize."""
-    cdef int64_t uids[_WRITES_CHECKED]
-    cdef int attrs[_WRITES_CHECKED]
-    cdef bint outputs[_WRITES_CHECKED]
-    cdef int n = 0, a, b, attr, k, dtype = op._dtype
+cdef struct TensorUse:
+    int64_t uid
+    int attr         # the operation's attribute holding it
+    bint output
+    bint virtual
+
+
+cdef int _tensor_uses(Descriptor op, TensorUse* uses, int cap) except -1:
+    """The tensors set on an operation with a UID, in schema order, read in place over borrowed references (no Python
+    object made): their UIDs, attributes, and whether each is an output and virtual. Fills at most ``cap`` and
+    returns how many there are (more than ``cap``: the rest left out)."""
+    cdef int n = 0, attr, k, dtype = op._dtype, overflow = 0
     cdef Py_ssize_t j, count
     cdef int uid_slot = TABLES.attr[<int>CUDNN_ATTR_TENSOR_UNIQUE_ID].slot
+    cdef int virtual_slot = TABLES.attr[<int>CUDNN_ATTR_TENSOR_IS_VIRTUAL].slot
     cdef PyObject* value
     cdef PyObject* item
     cdef PyObject* uid
     cdef list vals = op._vals
     cdef bint is_tuple
-    cdef int overflow
+    cdef int64_t u
     if vals is None:
         return 0
     if _n_io_slots[dtype] < 0:
@@ -633,25 +640,130 @@ cdef int _check_written_tensors(Descriptor op) except -1:
             item = _tuple_item(<object>value, j) if is_tuple else value
             if type(<object>item) is not Descriptor and not isinstance(<object>item, Descriptor):
                 continue
-            if (<Descriptor>item)._dtype != CUDNN_BACKEND_TENSOR_DESCRIPTOR or (<Descriptor>item)._vals is None \
-                    or n == _WRITES_CHECKED:
+            if (<Descriptor>item)._dtype != CUDNN_BACKEND_TENSOR_DESCRIPTOR or (<Descriptor>item)._vals is None:
                 continue
             uid = _list_item((<Descriptor>item)._vals, uid_slot)
             if uid == <PyObject*>None or not PyLong_CheckExact(<object>uid):
                 continue
-            uids[n] = PyLong_AsLongLongAndOverflow(<object>uid, &overflow)
+            u = PyLong_AsLongLongAndOverflow(<object>uid, &overflow)
             if overflow:
                 continue
-            attrs[n] = attr
-            outputs[n] = TABLES.attr[attr].io == 2
+            if n < cap:
+                uses[n].uid = u
+                uses[n].attr = attr
+                uses[n].output = TABLES.attr[attr].io == 2
+                uses[n].virtual = <object>_list_item((<Descriptor>item)._vals, virtual_slot) is True
             n += 1
+    return n
+
+
+cdef int _check_written_tensors(Descriptor op) except -1:
+    """An operation writes no UID it reads, and no UID as two outputs: cuDNN 9.24 and later refuse such a graph saying
+    only "buildDAG", and earlier releases plan it, racing the output over its own input (every API, the Graph builder's
+    too: this is its check). Compared in C: this runs on every operation's finalize."""
+    cdef TensorUse uses[_WRITES_CHECKED]
+    cdef int n = min(_tensor_uses(op, uses, _WRITES_CHECKED), _WRITES_CHECKED), a, b
     for a in range(n):
-        if not outputs[a]:
+        if not uses[a].output:
             continue
         for b in range(n):
-            if b != a and uids[b] == uids[a] and (not outputs[b] or b < a):
-                _refuse_written_tensor(op, attrs[a], attrs[b], outputs[b], uids[a])
+            if b != a and uses[b].uid == uses[a].uid and (not uses[b].output or b < a):
+                _refuse_written_tensor(op, uses[a].attr, uses[b].attr, uses[b].output, uses[a].uid)
     return 0
+
+
+cdef enum:
+    _VIRTUAL_CHECKED = 256  # virtual tensors read, and written, that the C path compares; more: the Python path
+
+
+cdef int _check_graph_used_whole(object graph) except -1:
+    """The checks of an operation graph that heuristics or an engine take (``graph``: their attribute's value)."""
+    if isinstance(graph, Descriptor) and (<Descriptor>graph)._dtype == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
+        _check_virtual_reads(<Descriptor>graph)
+    return 0
+
+
+cdef int _check_virtual_reads(Descriptor graph) except -1:
+    """Every virtual tensor an operation of the graph reads, an operation of it writes: cuDNN finalizes and plans a
+    graph reading one that nothing writes (its kernels read memory nobody wrote), and its own JSON reader refuses the
+    plan's text (the plan saves, and never loads). Checked where a graph is used whole, by heuristics and engines,
+    not at its own finalize: an SDPA's score-modifier subgraph reads the score its SDPA writes. The Graph builder
+    checks it with the rest (graph.checks); this serves every API. In C; a refusal is worded by the Python path."""
+    cdef object ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
+    cdef TensorUse uses[_WRITES_CHECKED]
+    cdef int64_t written[_VIRTUAL_CHECKED]
+    cdef int64_t read[_VIRTUAL_CHECKED]
+    cdef int n_written = 0, n_read = 0, n, k
+    cdef Py_ssize_t i, j
+    cdef PyObject* op
+    cdef bint found
+    if ops is None:
+        return 0
+    if type(ops) is not tuple:
+        ops = (ops,)
+    for i in range(PyTuple_GET_SIZE(ops)):
+        op = _tuple_item(ops, i)
+        if not isinstance(<object>op, Descriptor):
+            continue
+        n = _tensor_uses(<Descriptor>op, uses, _WRITES_CHECKED)
+        if n > _WRITES_CHECKED:
+            return _check_virtual_reads_slowly(graph)
+        for k in range(n):
+            if not uses[k].virtual:
+                continue
+            if uses[k].output:
+                if n_written == _VIRTUAL_CHECKED:
+                    return _check_virtual_reads_slowly(graph)
+                written[n_written] = uses[k].uid
+                n_written += 1
+            else:
+                if n_read == _VIRTUAL_CHECKED:
+                    return _check_virtual_reads_slowly(graph)
+                read[n_read] = uses[k].uid
+                n_read += 1
+    for i in range(n_read):
+        found = False
+        for j in range(n_written):
+            if written[j] == read[i]:
+                found = True
+                break
+        if not found:
+            return _check_virtual_reads_slowly(graph)
+    return 0
+
+
+cdef int _check_virtual_reads_slowly(Descriptor graph) except -1:
+    """``_check_virtual_reads`` in Python: for a graph of more virtual tensors than the C path holds, and to name the
+    operation, its keyword and the tensor of a refusal."""
+    ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
+    ops = ops if type(ops) is tuple else (ops,)
+    written = set()
+    reads = []
+    for op in ops:
+        if not isinstance(op, Descriptor):
+            continue
+        for attr, t, is_output in tensor_slots_of(op):
+            if (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL) is not True:
+                continue
+            uid = (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)
+            if is_output:
+                written.add(uid)
+            else:
+                reads.append((op, attr, t, uid))
+    for op, attr, t, uid in reads:
+        if uid is not None and uid not in written:
+            _refuse_virtual_read(op, attr, t, uid)
+    return 0
+
+
+cdef int _refuse_virtual_read(Descriptor op, int attr, Descriptor tensor, object uid) except -1:
+    """GraphError for ``_check_virtual_reads``, naming the operation, its keyword and the tensor."""
+    keyword = _schema.ATTRIBUTES[AttributeName(attr)].name.name.removeprefix(
+        _schema.DESCRIPTORS[DescriptorType(op._dtype)].attribute_prefix).lower()
+    label = getattr(tensor, "name", None)
+    if not isinstance(label, str):
+        label = _names.default_tensor_name(uid, True)
+    raise GraphError(_names.virtual_never_written(_names.operation_label(op), keyword, label, uid))
 
 
 cdef int _refuse_nan(int dtype, int attr) except -1:
@@ -1371,6 +1483,9 @@ cdef class Descriptor(_Resource):
             _check_finalize_preconditions(dtype, {a: v for a, v in self._items()})
         elif dtype == CUDNN_BACKEND_ENGINE_DESCRIPTOR:
             _check_engine_index(self)
+            _check_graph_used_whole(self._value(CUDNN_ATTR_ENGINE_OPERATION_GRAPH))
+        elif dtype == CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR:
+            _check_graph_used_whole(self._value(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH))
         elif dtype == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
             _check_graph_finalize_cost(self)
             if self._has(CUDNN_ATTR_OPERATIONGRAPH_MODE):

@@ -87,9 +87,7 @@ MAX_TEXT_CHARS = 1 << 30  # 1 Gi characters: far beyond any real plan or cache (
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 MAX_RANK = 8  # CUDNN_DIM_MAX: cuDNN refuses tensors of more dimensions
-# the largest element count / element offset a tensor may span: 2**56 elements is far beyond any
-# device (an H200 holds 2**37 bytes) and keeps byte sizes (x 16-byte elements x vector count) in int64
-MAX_TENSOR_SPAN = 1 << 56
+MAX_TENSOR_SPAN = _graph_limits.MAX_TENSOR_ELEMENTS  # the largest element count / element offset of a tensor
 MAX_ARRAY = 1 << 16  # tensors per graph, nodes per graph, offsets per kernel...: a sanity bound
 
 

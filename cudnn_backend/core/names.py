@@ -125,6 +125,15 @@ def reads_its_output(label, tensor, uid, out_keyword, in_keyword, fix="give the 
             f"it, racing the output over its own input); {fix}")
 
 
+def virtual_never_written(label, keyword, tensor, uid) -> str:
+    """The refusal of an operation (``label``) reading as ``keyword`` a virtual tensor no operation of its graph
+    writes."""
+    return (f"{label}.{keyword} reads the virtual tensor {tensor} (uid {uid}), but no operation of the graph writes "
+            "it: a virtual tensor holds only what an operation writes (cuDNN plans the graph, its kernels reading "
+            "memory nobody wrote, and refuses to load the plan); make it a real tensor, or add the operation that "
+            "writes it")
+
+
 def written_twice(label, tensor, uid, first_keyword, out_keyword, fix="give the output a tensor of its own") -> str:
     """The refusal of an operation (``label``) writing one tensor as two of its outputs."""
     return (f"{label}: {tensor} (uid {uid}) is both its output {first_keyword} and its output {out_keyword}: each "

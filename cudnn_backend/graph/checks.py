@@ -145,8 +145,7 @@ def check_operations(operations, slots=None):
                 raise GraphError(f"duplicate UID {uid}: {describe_signature(tensor_name(first[0]), first[1])} and "
                                  f"{describe_signature(tensor_name(t), sig)} are different tensors")
             if sig.virtual:  # never produced
-                raise GraphError(f"virtual tensor {describe_signature(tensor_name(t), sig)} is consumed but no "
-                                 "operation produces it")
+                raise GraphError(_names.virtual_never_written(operation_label(op), kw, tensor_name(t), uid))
     for uid, (op, t, sig, _) in producer.items():
         if sig.virtual and uid not in consumed and not getattr(t, "allow_unconsumed", False):
             raise GraphError(f"virtual tensor {describe_signature(tensor_name(t), sig)} is produced by "

@@ -9,7 +9,7 @@ import pytest
 
 import cudnn_backend as cb
 from cudnn_backend.graph import Graph, GraphError, check_operations
-from cudnn_backend.typed import OperationConcat, OperationPointwise, Pointwise
+from cudnn_backend.typed import OperationConcat, OperationGraph, OperationPointwise, Pointwise
 from cudnn_backend.typed.introspection import tensor_slots
 
 from tests.helpers import generic_graphs as gg
@@ -83,8 +83,37 @@ def test_virtual_tensor_nobody_produces():
     _relu(g, v, y)
     z = g.tensor([1, 8, 4, 4])
     _relu(g, y, z)
-    with pytest.raises(GraphError, match=r"virtual tensor v1 \(uid 1\).*is consumed but no operation produces it"):
+    with pytest.raises(GraphError, match=r"^Pointwise RELU_FWD.xdesc reads the virtual tensor v1 \(uid 1\), but no "
+                                         r"operation of the graph writes it: a virtual tensor holds only what an "
+                                         r"operation writes"):
         g.build()
+
+
+@pytest.mark.parametrize("api", ["typed", "generic"])
+def test_a_graph_reading_a_virtual_tensor_nothing_writes_is_refused_by_heuristics_and_engines(api, h200):
+    """cuDNN plans it (its kernels reading memory nobody wrote) and refuses to load the plan's JSON. The graph itself
+    finalizes: an SDPA's score-modifier subgraph reads the score its SDPA writes."""
+    from cudnn_backend.runtime import engines, heuristics
+
+    v = gg.tensor(1, [1, 8, 4, 4], [128, 16, 4, 1], virtual=True)
+    y = gg.tensor(2, [1, 8, 4, 4], [128, 16, 4, 1])
+    z = gg.tensor(3, [1, 8, 4, 4], [128, 16, 4, 1])
+    ops = [_relu_op(y, z).finalize(), _relu_op(v, y).finalize()]
+    graph = OperationGraph(ops=ops) if api == "typed" else cb.Descriptor(cb.CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
+    if api == "generic":
+        graph.set(cb.CUDNN_ATTR_OPERATIONGRAPH_OPS, cb.CUDNN_TYPE_BACKEND_DESCRIPTOR, ops)
+    graph.finalize()
+    refusal = (r"^Pointwise RELU_FWD.xdesc reads the virtual tensor v1 \(uid 1\), but no operation of the graph writes "
+               r"it")
+    with pytest.raises(GraphError, match=refusal):
+        heuristics.get_configs(graph, "A", h200)
+    with pytest.raises(GraphError, match=refusal):
+        engines.make_engine(graph, 0, h200)
+    written = gg.tensor(1, [1, 8, 4, 4], [128, 16, 4, 1], virtual=True)  # one writes it: cuDNN is asked
+    x = gg.tensor(4, [1, 8, 4, 4], [128, 16, 4, 1])
+    fine = OperationGraph(ops=[_relu_op(x, written).finalize(), _relu_op(written, y).finalize()]).finalize()
+    heuristics.get_configs(fine, "A", h200)
+    engines.make_engine(fine, 0, h200, finalize=False).finalize()
 
 
 def test_virtual_tensor_nobody_consumes():
@@ -117,7 +146,8 @@ def test_the_builder_reads_an_operations_tensors_as_core_does():
     op = g.add(OperationConcat(axis=1, input_descs=[x, v], output_desc=g.tensor([1, 16, 4, 4], uid=3)))
     assert [(kw, t) for kw, t, _, _ in g.slots[0]] == [(kw, t) for kw, t, _ in tensor_slots(op)]
     assert [kw for kw, _, _, _ in g.slots[0]] == ["input_descs", "input_descs", "output_desc"]
-    with pytest.raises(GraphError, match=r"virtual tensor v2 \(uid 2\).*is consumed but no operation produces it"):
+    with pytest.raises(GraphError, match=r"^Concat.input_descs reads the virtual tensor v2 \(uid 2\), but no "
+                                         r"operation of the graph writes it"):
         g.build()
 
 

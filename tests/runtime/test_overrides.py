@@ -153,14 +153,14 @@ def test_strides_default_to_the_tensors_own_axis_order(setup):
 
 
 @needs_overrides
-def test_overridden_shapes_of_more_bytes_than_int64_holds_are_refused_naming_the_uid():
+def test_overridden_shapes_past_the_tensor_span_are_refused_naming_the_uid():
     gt = Graph("relu", io_data_type="half")
     x = gt.tensor([1, 4, 4], name="x")
     y = gt.relu(x, output=True, name="y")
     og = gt.build(override_shapes=True)
-    huge = [1, 2 ** 31, 2 ** 31]  # 2**62 fp16 elements: 2**63 bytes, one past int64
-    refusal = (r"^UID 1 \(x\): the tensor x \(uid 1\) \[1, 2147483648, 2147483648\] .* spans 9223372036854775808 "
-               r"bytes, more than any memory holds \(9223372036854775807\)$")
+    huge = [1, 2 ** 31, 2 ** 31]  # 2**62 elements: past graph_limits.MAX_TENSOR_ELEMENTS
+    refusal = (r"^overrides\[1\]: dims: \[1, 2147483648, 2147483648\] spans 4611686018427387904 elements; a cuDNN "
+               r"tensor spans at most 72057594037927936$")
     with pytest.raises(ValueError, match=refusal):
         VariantPack(None, {x: 0x1000, y: 0x2000}, operation_graph=og, overrides={x: huge, y: huge})
     pack = VariantPack(None, {x: 0x1000, y: 0x2000}, operation_graph=og)

@@ -16,6 +16,7 @@ import numpy as np
 
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core._coerce import as_int, refuse_unordered, user_sequence
+from cudnn_backend.core import graph_limits
 from cudnn_backend.core._status import check_available
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, DATA_TYPE_PREFIX
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
@@ -181,7 +182,7 @@ def scalar_value(value, data_type, what="value"):
     return value  # (its range: typed.arrays.scalar_code, as variant packs encode it)
 
 
-MAX_ELEMENTS = 1 << 62  # a packed tensor's span (its largest stride times its dim) must stay well inside int64
+MAX_ELEMENTS = graph_limits.MAX_TENSOR_ELEMENTS  # a tensor's span (graph_limits says why)
 
 
 def packed_strides(dims, order=None):
