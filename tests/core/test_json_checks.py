@@ -781,23 +781,24 @@ def test_release_without_a_table_passes_unknown_members_and_keeps_the_guards(rea
 
 @pytest.mark.filterwarnings("ignore::cudnn_backend.errors.JsonTableFallbackWarning")
 def test_release_without_a_table_keeps_the_order_and_subgraph_guards(sdpa_subgraph_plan):
-    """cuDNN 9.21 (no table of its own: read with 9.20's, which knows no SDPA subgraph) segfaults on a subgraph whose
-    finalizeMode needs a node it lacks, and 9.10 .. 9.21 on nodes out of order; an unknown member anywhere must not
-    turn either guard off (both crashed through plan_from_json before)."""
-    for release in (92101, 91501):  # tableless, one of each side of the subgraph's 9.22 table
+    """A release without a table of its own (9.21.0: read with 9.20.0's, which knows no SDPA subgraph; 9.22.1: with
+    9.22.0's, which does) keeps the guards of cuDNN's segfaults on a subgraph whose finalizeMode needs a node it lacks,
+    and (9.10 .. 9.21) on nodes out of order; an unknown member anywhere must not turn either guard off (both crashed
+    through plan_from_json before)."""
+    for release in (92100, 92201):  # tableless, one of each side of the first table that knows subgraph (9.21.1)
         doc = copy.deepcopy(sdpa_subgraph_plan)
         doc["cudnnVersion"] = release
         doc["operationGraph"]["nodes"][0]["subgraph"]["finalizeMode"] = "CONV_FORWARD"
         refused(_for(release)["plan"], json.dumps(doc), "plan JSON: operationGraph.nodes[0].subgraph.finalizeMode: "
                 "finalizeMode CONV_FORWARD needs a convolution_forward node")
     doc = json.loads(_chain_plan_json())
-    doc["cudnnVersion"] = 92101
+    doc["cudnnVersion"] = 92100
     nodes = doc["operationGraph"]["nodes"]
     doc["operationGraph"]["nodes"] = nodes[::-1]
     doc["operationGraph"]["nodes"][0]["comment"] = "an unknown member"
-    refused(_for(92101)["plan"], json.dumps(doc), "cuDNN needs the nodes in topological order")
+    refused(_for(92100)["plan"], json.dumps(doc), "cuDNN needs the nodes in topological order")
     doc["operationGraph"]["nodes"] = nodes
-    assert _for(92101)["plan"](json.dumps(doc))  # in order, the unknown member passes
+    assert _for(92100)["plan"](json.dumps(doc))  # in order, the unknown member passes
 
 
 def _chain_plan_json():
