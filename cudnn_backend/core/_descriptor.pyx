@@ -32,7 +32,7 @@ from cpython.list cimport PyList_AsTuple
 from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint64_t, uintptr_t
 from libc.math cimport isinf
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport bsearch, free, malloc, qsort, realloc
 from libc.string cimport memcpy, memset
 
 from cudnn_backend._bindings.cycudnn cimport *
@@ -55,7 +55,6 @@ from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._coerce import ADDRESS_LIMIT, _name_of, as_int
 from cudnn_backend.core._status import check_available
 from cudnn_backend.core import graph_limits as _graph_limits
-from cudnn_backend.core.families._build import MAX_ELEMENTS as _MAX_ELEMENTS
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import (CudnnBadParamError, CudnnError, CudnnNotSupportedError,  # noqa: F401 - CudnnError:
                                   CudnnUnsafeCallError, CudnnVersionError, EngineError)  # a name this module has always had
@@ -481,17 +480,16 @@ cdef int _check_graph_finalize_cost(Descriptor graph) except -1:
     return 0
 
 
-cdef int64_t MAX_TENSOR_SPAN = _MAX_ELEMENTS  # the Graph's bound and plan JSON's too (core.graph_limits)
-cdef str _SPAN_WORDS = f"2**{int(_MAX_ELEMENTS).bit_length() - 1}"
+cdef int64_t MAX_TENSOR_SPAN = _graph_limits.MAX_TENSOR_ELEMENTS  # the Graph's bound and plan JSON's too
 
 
 cdef int _check_tensor_span(Descriptor t) except -1:
-    """A tensor's span (1 + the sum of (dim - 1) * stride: the elements from its first to its last) must stay within
-    ``graph_limits.MAX_TENSOR_ELEMENTS``, as the Graph's tensors and plan JSON do: cuDNN computes offsets and byte
-    sizes from it in 64 bits, and a plan's JSON past it does not load. In C,
-    no Python object made: this runs on every tensor's finalize."""
+    """A tensor's element count and span (1 + the sum of (dim - 1) * stride: the elements from its first to its last)
+    must stay within ``graph_limits.MAX_TENSOR_ELEMENTS``, as plan JSON's do (a plan that saves loads back): cuDNN
+    computes offsets and byte sizes from them in 64 bits. In C, no Python object made: this runs on every tensor's
+    finalize."""
     cdef Py_ssize_t i, n
-    cdef int64_t span = 1, d, st
+    cdef int64_t span = 1, count = 1, d, st
     dims = t._value(CUDNN_ATTR_TENSOR_DIMENSIONS)
     strides = t._value(CUDNN_ATTR_TENSOR_STRIDES)
     if type(dims) is not tuple or type(strides) is not tuple or len(<tuple>dims) != len(<tuple>strides):
@@ -502,11 +500,11 @@ cdef int _check_tensor_span(Descriptor t) except -1:
         st = <int64_t>(<tuple>strides)[i]
         if d <= 1:
             continue
-        if st > (MAX_TENSOR_SPAN - span) // (d - 1):
-            raise ValueError(f"CUDNN_BACKEND_TENSOR_DESCRIPTOR (uid {t._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)}): dims "
-                             f"{list(dims)} with strides {list(strides)} span more than {_SPAN_WORDS} elements; no "
-                             "device holds that, and cuDNN's byte offsets would overflow")
+        if st > (MAX_TENSOR_SPAN - span) // (d - 1) or d > MAX_TENSOR_SPAN // count:
+            raise ValueError(f"CUDNN_BACKEND_TENSOR_DESCRIPTOR (uid {t._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)}): "
+                             f"{_graph_limits.tensor_extent_words(dims, strides)}")
         span += (d - 1) * st
+        count *= d
     return 0
 
 
@@ -575,7 +573,7 @@ cpdef list tensor_slots_of(Descriptor op):
 
 cdef enum:
     _IO_SLOTS_MAX = 64    # tensor attributes of one operation type (SDPA forward has 24)
-    _WRITES_CHECKED = 64  # tensors of one operation the check below compares (an operation has a dozen at most)
+    _WRITES_CHECKED = 64  # tensors of one operation held on the stack (more: on the heap; a concatenation's)
 
 # descriptor type -> the slots (places in Descriptor._vals) of its tensor attributes; -1 before first use, 0 for a
 # type that is no operation (CUDNN_BACKEND_OPERATION_*)
@@ -657,23 +655,37 @@ cdef int _tensor_uses(Descriptor op, TensorUse* uses, int cap) except -1:
     return n
 
 
+cdef TensorUse* _uses_of(Descriptor op, TensorUse* local, int cap, int* n, TensorUse** heap) except NULL:
+    """``op``'s tensor uses (``_tensor_uses``): in ``local`` when they fit in ``cap``, else in ``*heap``, which the
+    caller frees (a concatenation reads any number of tensors)."""
+    n[0] = _tensor_uses(op, local, cap)
+    if n[0] <= cap:
+        return local
+    heap[0] = <TensorUse*>malloc(n[0] * sizeof(TensorUse))
+    if heap[0] == NULL:
+        raise MemoryError()
+    n[0] = _tensor_uses(op, heap[0], n[0])
+    return heap[0]
+
+
 cdef int _check_written_tensors(Descriptor op) except -1:
     """An operation writes no UID it reads, and no UID as two outputs: cuDNN 9.24 and later refuse such a graph saying
     only "buildDAG", and earlier releases plan it, racing the output over its own input (every API, the Graph builder's
     too: this is its check). Compared in C: this runs on every operation's finalize."""
-    cdef TensorUse uses[_WRITES_CHECKED]
-    cdef int n = min(_tensor_uses(op, uses, _WRITES_CHECKED), _WRITES_CHECKED), a, b
-    for a in range(n):
-        if not uses[a].output:
-            continue
-        for b in range(n):
-            if b != a and uses[b].uid == uses[a].uid and (not uses[b].output or b < a):
-                _refuse_written_tensor(op, uses[a].attr, uses[b].attr, uses[b].output, uses[a].uid)
+    cdef TensorUse local[_WRITES_CHECKED]
+    cdef TensorUse* heap = NULL
+    cdef int n, a, b
+    cdef TensorUse* uses = _uses_of(op, local, _WRITES_CHECKED, &n, &heap)
+    try:
+        for a in range(n):
+            if not uses[a].output:
+                continue
+            for b in range(n):
+                if b != a and uses[b].uid == uses[a].uid and (not uses[b].output or b < a):
+                    _refuse_written_tensor(op, uses[a].attr, uses[b].attr, uses[b].output, uses[a].uid)
+    finally:
+        free(heap)
     return 0
-
-
-cdef enum:
-    _VIRTUAL_CHECKED = 256  # virtual tensors read, and written, that the C path compares; more: the Python path
 
 
 cdef int _check_graph_used_whole(object graph) except -1:
@@ -683,87 +695,90 @@ cdef int _check_graph_used_whole(object graph) except -1:
     return 0
 
 
+cdef int _compare_uids(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const int64_t*>a)[0], y = (<const int64_t*>b)[0]
+    return (x > y) - (x < y)
+
+
 cdef int _check_virtual_reads(Descriptor graph) except -1:
     """Every virtual tensor an operation of the graph reads, an operation of it writes: cuDNN finalizes and plans a
     graph reading one that nothing writes (its kernels read memory nobody wrote), and its own JSON reader refuses the
     plan's text (the plan saves, and never loads). Checked where a graph is used whole, by heuristics and engines,
     not at its own finalize: an SDPA's score-modifier subgraph reads the score its SDPA writes. The Graph builder
-    checks it with the rest (graph.checks); this serves every API. In C; a refusal is worded by the Python path."""
+    checks it with the rest (graph.checks); this serves every API. In C: the virtual UIDs written, sorted, then each
+    virtual read looked up."""
     cdef object ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
-    cdef TensorUse uses[_WRITES_CHECKED]
-    cdef int64_t written[_VIRTUAL_CHECKED]
-    cdef int64_t read[_VIRTUAL_CHECKED]
-    cdef int n_written = 0, n_read = 0, n, k
-    cdef Py_ssize_t i, j
+    cdef TensorUse local[_WRITES_CHECKED]
+    cdef TensorUse* heap = NULL
+    cdef TensorUse* uses
+    cdef int64_t* written = NULL
+    cdef int64_t* grown
+    cdef Py_ssize_t n_written = 0, capacity = 0, i
+    cdef int n, k, reading
     cdef PyObject* op
-    cdef bint found
     if ops is None:
         return 0
     if type(ops) is not tuple:
         ops = (ops,)
-    for i in range(PyTuple_GET_SIZE(ops)):
-        op = _tuple_item(ops, i)
-        if not isinstance(<object>op, Descriptor):
-            continue
-        n = _tensor_uses(<Descriptor>op, uses, _WRITES_CHECKED)
-        if n > _WRITES_CHECKED:
-            return _check_virtual_reads_slowly(graph)
-        for k in range(n):
-            if not uses[k].virtual:
-                continue
-            if uses[k].output:
-                if n_written == _VIRTUAL_CHECKED:
-                    return _check_virtual_reads_slowly(graph)
-                written[n_written] = uses[k].uid
-                n_written += 1
-            else:
-                if n_read == _VIRTUAL_CHECKED:
-                    return _check_virtual_reads_slowly(graph)
-                read[n_read] = uses[k].uid
-                n_read += 1
-    for i in range(n_read):
-        found = False
-        for j in range(n_written):
-            if written[j] == read[i]:
-                found = True
-                break
-        if not found:
-            return _check_virtual_reads_slowly(graph)
+    try:
+        for reading in range(2):
+            if reading and n_written > 1:
+                qsort(written, n_written, sizeof(int64_t), _compare_uids)
+            for i in range(PyTuple_GET_SIZE(ops)):
+                op = _tuple_item(ops, i)
+                if not isinstance(<object>op, Descriptor):
+                    continue
+                uses = _uses_of(<Descriptor>op, local, _WRITES_CHECKED, &n, &heap)
+                for k in range(n):
+                    if not uses[k].virtual or uses[k].output == reading:
+                        continue
+                    if reading:
+                        if bsearch(&uses[k].uid, written, n_written, sizeof(int64_t), _compare_uids) == NULL:
+                            _refuse_virtual_read(graph, <Descriptor>op, uses[k].attr, uses[k].uid)
+                        continue
+                    if n_written == capacity:
+                        capacity = 2 * capacity + 16
+                        grown = <int64_t*>realloc(written, capacity * sizeof(int64_t))
+                        if grown == NULL:
+                            raise MemoryError()
+                        written = grown
+                    written[n_written] = uses[k].uid
+                    n_written += 1
+                free(heap)
+                heap = NULL
+    finally:
+        free(heap)
+        free(written)
     return 0
 
 
-cdef int _check_virtual_reads_slowly(Descriptor graph) except -1:
-    """``_check_virtual_reads`` in Python: for a graph of more virtual tensors than the C path holds, and to name the
-    operation, its keyword and the tensor of a refusal."""
+cdef int _refuse_virtual_read(Descriptor graph, Descriptor op, int attr, int64_t uid) except -1:
+    """GraphError for ``_check_virtual_reads``, naming the operation, its keyword and the tensor, and the operation
+    that writes the UID as a stored tensor if one does (one UID naming two tensors)."""
+    tensor = writer = None
+    for a, t, is_output in tensor_slots_of(op):
+        if a == attr and (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_UNIQUE_ID) == uid:
+            tensor = t
     ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
-    ops = ops if type(ops) is tuple else (ops,)
-    written = set()
-    reads = []
-    for op in ops:
-        if not isinstance(op, Descriptor):
-            continue
-        for attr, t, is_output in tensor_slots_of(op):
-            if (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL) is not True:
-                continue
-            uid = (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)
-            if is_output:
-                written.add(uid)
-            else:
-                reads.append((op, attr, t, uid))
-    for op, attr, t, uid in reads:
-        if uid is not None and uid not in written:
-            _refuse_virtual_read(op, attr, t, uid)
-    return 0
+    for other in (ops if type(ops) is tuple else (ops,)):
+        if writer is None and isinstance(other, Descriptor):
+            for a, t, is_output in tensor_slots_of(other):
+                if is_output and (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_UNIQUE_ID) == uid:
+                    writer = _names.operation_label(other)
+    raise GraphError(_names.virtual_never_written(_names.operation_label(op), _keyword(op, attr),
+                                                  _tensor_label(tensor, uid, True), uid, writer))
 
 
-cdef int _refuse_virtual_read(Descriptor op, int attr, Descriptor tensor, object uid) except -1:
-    """GraphError for ``_check_virtual_reads``, naming the operation, its keyword and the tensor."""
-    keyword = _schema.ATTRIBUTES[AttributeName(attr)].name.name.removeprefix(
+cdef str _keyword(Descriptor op, int attr):
+    """An operation's attribute as the typed classes and the Graph name it (``xdesc``, ``output_desc``...)."""
+    return _schema.ATTRIBUTES[AttributeName(attr)].name.name.removeprefix(
         _schema.DESCRIPTORS[DescriptorType(op._dtype)].attribute_prefix).lower()
+
+
+cdef str _tensor_label(object tensor, object uid, bint virtual):
+    """A tensor's name, or the name the Graph gives a tensor of ``uid`` without one."""
     label = getattr(tensor, "name", None)
-    if not isinstance(label, str):
-        label = _names.default_tensor_name(uid, True)
-    raise GraphError(_names.virtual_never_written(_names.operation_label(op), keyword, label, uid))
+    return label if isinstance(label, str) else _names.default_tensor_name(uid, virtual)
 
 
 cdef int _refuse_nan(int dtype, int attr) except -1:
@@ -775,16 +790,13 @@ cdef int _refuse_nan(int dtype, int attr) except -1:
 cdef int _refuse_written_tensor(Descriptor op, int out_attr, int other_attr, bint other_is_output,
                                 int64_t uid) except -1:
     """GraphError for ``_check_written_tensors``, naming the two attributes (by keyword) and the tensor."""
-    keywords = [_schema.ATTRIBUTES[AttributeName(a)].name.name.removeprefix(
-        _schema.DESCRIPTORS[DescriptorType(op._dtype)].attribute_prefix).lower() for a in (out_attr, other_attr)]
+    keywords = [_keyword(op, a) for a in (out_attr, other_attr)]
     tensor = None
     for attr, t, is_output in tensor_slots_of(op):
         if attr == out_attr and (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_UNIQUE_ID) == uid:
             tensor = t
-    label = getattr(tensor, "name", None)
-    if not isinstance(label, str):
-        label = _names.default_tensor_name(uid, bool((<Descriptor>tensor)._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL))
-                                           if tensor is not None else False)
+    label = _tensor_label(tensor, uid, tensor is not None and
+                          (<Descriptor>tensor)._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL) is True)
     if other_is_output:
         raise GraphError(_names.written_twice(_names.operation_label(op), label, uid, keywords[1], keywords[0]))
     raise GraphError(_names.reads_its_output(_names.operation_label(op), label, uid, keywords[0], keywords[1]))

@@ -24,12 +24,21 @@ from typing import Iterable
 
 __all__ = ["MAX_ENTRANCE_OPERATIONS", "MAX_OPERATIONS", "MAX_FINALIZE_COST", "graph_shape", "finalize_cost", "graph_problem",
            "TILE_COUNT_WRAP", "WIDEST_TILE", "TILE_COUNT_LOW", "tile_count_problem", "RESAMPLE_EXTENT_LIMIT",
-           "resample_extent_problem", "MAX_TENSOR_ELEMENTS"]
+           "resample_extent_problem", "MAX_TENSOR_ELEMENTS", "tensor_extent_words"]
 
 # the most elements a tensor may span (its count, and its largest offset): far beyond any device (an H200 holds 2**37
 # bytes), and byte sizes (x 16-byte elements x a vector count) stay in int64. One bound for tensors as they are made
 # and as plan JSON gives them: a plan that saves loads back.
 MAX_TENSOR_ELEMENTS = 1 << 56
+
+
+def tensor_extent_words(dims, strides) -> str:
+    """Why a tensor past MAX_TENSOR_ELEMENTS is refused (the descriptors' words and plan JSON's)."""
+    return (f"dims {list(dims)} with strides {list(strides)} hold or span more than "
+            f"2**{MAX_TENSOR_ELEMENTS.bit_length() - 1} elements; no device holds that, and cuDNN's byte offsets "
+            "would overflow")
+
+
 MAX_ENTRANCE_OPERATIONS = 14  # alone: 12 s offline, and each one more about three times as long
 MAX_OPERATIONS = 4096  # a chain of them: about 20 s offline (cuDNN 9.28.1), four times as long at twice the length
 MAX_FINALIZE_COST = 3 ** MAX_ENTRANCE_OPERATIONS

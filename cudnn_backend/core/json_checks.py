@@ -891,7 +891,7 @@ def _tensor_then(t):
         count *= d
         span += (d - 1) * s
     if count > MAX_TENSOR_SPAN or span > MAX_TENSOR_SPAN:
-        return ("dim",), f"the tensor spans more than 2**56 elements (dims {dim}, strides {stride})"
+        return ("dim",), _graph_limits.tensor_extent_words(dim, stride)
     if t.get("vectDim", -1) >= len(dim):
         return ("vectDim",), f"expected -1 or a dimension index below {len(dim)}, got {t['vectDim']}"
     return None

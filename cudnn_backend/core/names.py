@@ -125,9 +125,12 @@ def reads_its_output(label, tensor, uid, out_keyword, in_keyword, fix="give the 
             f"it, racing the output over its own input); {fix}")
 
 
-def virtual_never_written(label, keyword, tensor, uid) -> str:
+def virtual_never_written(label, keyword, tensor, uid, writer=None) -> str:
     """The refusal of an operation (``label``) reading as ``keyword`` a virtual tensor no operation of its graph
-    writes."""
+    writes (``writer``: the operation that writes the UID as a stored tensor, if one does)."""
+    if writer is not None:
+        return (f"{label}.{keyword} reads the virtual tensor {tensor} (uid {uid}), but {writer} writes uid {uid} as a "
+                "stored (non-virtual) tensor: one UID names two different tensors; give both the same descriptor")
     return (f"{label}.{keyword} reads the virtual tensor {tensor} (uid {uid}), but no operation of the graph writes "
             "it: a virtual tensor holds only what an operation writes (cuDNN plans the graph, its kernels reading "
             "memory nobody wrote, and refuses to load the plan); make it a real tensor, or add the operation that "

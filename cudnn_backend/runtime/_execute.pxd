@@ -65,6 +65,7 @@ cdef class VariantPack(Resource):
                           int context_state) except -1
     cdef int _bind_positional(self, object pointers) except -1
     cdef int _raise_pointer_error(self, Py_ssize_t slot, uintptr_t pv) except -1
+    cdef str _slot_label(self, Py_ssize_t slot)
     cdef int _bind_objects(self, object seq) except -1
     cdef int _rebind_mapping(self, object buffers) except -1
     cdef int _set_overrides(self, list overrides, object rebinding) except -1

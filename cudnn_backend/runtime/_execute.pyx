@@ -565,9 +565,9 @@ cdef class VariantPack:
                     raise ValueError(f"this variant pack does not fit the plan: {what}: the bound buffer holds {have} "
                                      f"bytes, the plan's tensor {theirs.describe()} spans {need}")
             ptr = <uintptr_t>self._ptrs[slot]
-            if theirs.alignment and ptr % <uintptr_t>theirs.alignment:
-                raise ValueError(f"this variant pack does not fit the plan: {what}: pointer 0x{ptr:x} is not aligned "
-                                 f"to the plan's tensor's byte alignment {theirs.alignment}")
+            problem = _packing.pointer_problem(what, ptr, theirs.alignment, need) if ptr else None
+            if problem is not None:
+                raise ValueError(f"this variant pack does not fit the plan: {problem}")
         self._check_open()  # (reading the buffers ran producers' code)
         if self._overrides == NULL:  # the plan's tensors, for the checks of later rebinds
             self._specs = dict(specs)
@@ -812,16 +812,13 @@ cdef class VariantPack:
 
     cdef int _raise_pointer_error(self, Py_ssize_t slot, uintptr_t pv) except -1:
         """Why ``_pointer_refused`` refused ``pv`` for ``slot``."""
+        raise ValueError(_packing.pointer_problem(self._slot_label(slot), pv, self._align[slot],
+                                                  self._min_bytes[slot]))
+
+    cdef str _slot_label(self, Py_ssize_t slot):
         uid = self._uids[slot]
         spec = self._specs.get(uid)
-        what = f"UID {uid}" + (f" ({spec.name})" if spec is not None and spec.name != str(uid) else "")
-        if pv == 0:
-            raise ValueError(f"{what}: null device pointer")
-        if self._min_bytes[slot] > 0 and pv - 1 > <uintptr_t>-1 - <uintptr_t>self._min_bytes[slot]:
-            raise ValueError(f"{what}: pointer 0x{pv:x} plus the {self._min_bytes[slot]} bytes the tensor spans "
-                             "passes the end of the 64-bit address space")
-        raise ValueError(f"{what}: pointer 0x{pv:x} is not aligned to the tensor's byte alignment {self._align[slot]} "
-                         f"(it is {pv & (~pv + 1)}-byte aligned)")
+        return f"UID {uid}" + (f" ({spec.name})" if spec is not None and spec.name != str(uid) else "")
 
     cdef int _bind_objects(self, object seq) except -1:
         """Positional binding of arbitrary buffer objects (the slow path): through rebind()."""
@@ -949,6 +946,12 @@ cdef class VariantPack:
                 raise ValueError(f"UID {uid}: the bound buffer holds {have} bytes but the tensor {spec.describe()} "
                                  f"spans {need} bytes: rebind it with the overrides")
         self._check_open()  # (reading the buffers ran producers' code)
+        for uid, need in needs.items():  # a raw pointer kept must leave room for the new span
+            slot = self._slot_of[uid]
+            if uid not in rebinding and self._ptrs[slot] != NULL:
+                problem = _packing.pointer_problem(f"UID {uid}", <uintptr_t>self._ptrs[slot], 0, need)
+                if problem is not None:
+                    raise ValueError(f"{problem}: rebind it with the overrides")
         if overrides:
             ov = _new_overrides(overrides)
         _free_overrides(self._overrides)

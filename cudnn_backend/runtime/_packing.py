@@ -663,19 +663,31 @@ def resolve_slot(uid, spec, value, check_dtype=True, stream=-1, written=False):
     if spec is not None:
         if r.array is not None:
             check_array(what, spec, r.array, check_dtype)
-        if spec.alignment and r.ptr % spec.alignment:
-            raise ValueError(f"{what}: pointer 0x{r.ptr:x} is not aligned to the tensor's byte alignment "
-                             f"{spec.alignment} (it is {r.ptr & -r.ptr}-byte aligned)")
         need = spec.nbytes
+        problem = pointer_problem(what, r.ptr, spec.alignment, need)
+        if problem is not None:
+            raise ValueError(problem)
         if need is not None:
             _check_size_known(what, r, need, spec)
         if need is not None and r.nbytes is not None and r.nbytes < need:
             raise ValueError(f"{what}: the buffer holds {r.nbytes} bytes but the tensor {spec.describe()} spans "
                              f"{need} bytes")
-        if need is not None and r.ptr + need > 1 << 64:
-            raise ValueError(f"{what}: pointer 0x{r.ptr:x} plus the {need} bytes the tensor {spec.describe()} spans "
-                             "passes the end of the 64-bit address space")
     return r.ptr, None, r.keep
+
+
+def pointer_problem(what, ptr, alignment, need) -> str | None:
+    """Why device pointer ``ptr`` cannot be bound to a tensor of byte ``alignment`` spanning ``need`` bytes (0 or
+    None: unknown), or None: NULL, misaligned, or its bytes passing the end of the address space. The variant
+    pack's C path tests the same in ``_pointer_refused`` and words it here."""
+    if ptr == 0:
+        return f"{what}: null device pointer"
+    if alignment and ptr % alignment:
+        return (f"{what}: pointer 0x{ptr:x} is not aligned to the tensor's byte alignment {alignment} (it is "
+                f"{ptr & -ptr}-byte aligned)")
+    if need is not None and need > 0 and ptr + need > 1 << 64:
+        return (f"{what}: pointer 0x{ptr:x} plus the {need} bytes the tensor spans passes the end of the 64-bit "
+                "address space")
+    return None
 
 
 def slot_bytes(uid, spec) -> int:

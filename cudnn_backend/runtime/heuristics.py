@@ -28,7 +28,7 @@ from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError, NoWorkingPlanError, detached
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime import errata as _errata
-from cudnn_backend.runtime.plans import build_plan
+from cudnn_backend.runtime.plans import build_plan, chosen_for
 from cudnn_backend.runtime.profiles import as_deviceprop
 from cudnn_backend.typed import EngineConfig, EngineHeuristics
 
@@ -248,13 +248,14 @@ class PlanSearchReport:
         return "\n".join(lines)
 
 
-def _candidate_config(candidate, operation_graph):
+def _candidate_config(candidate, operation_graph, deviceprop):
     """A user candidate (Config, EngineConfig, engine index or (index, knobs)) as (index, knobs, Config). A config
-    of another graph object (even an equal one) is its engine index and knobs, tried on this graph: as it is, its
-    plan would be the other graph's. (A config of another device is build_plan's to refuse.)"""
+    of another graph object (even an equal one) or chosen for another device is its engine index and knobs, tried on
+    this graph and device: as it is, its plan would be the other graph's, or name one device and be built for the
+    other."""
     if isinstance(candidate, (_engines.Config, Descriptor)):
         config = _engines.as_config(candidate, "prefer")
-        if config.operation_graph is operation_graph:
+        if config.operation_graph is operation_graph and chosen_for(config, deviceprop):
             return None, {}, config
         return config.engine_index, config.knobs, None
     if isinstance(candidate, int) and not isinstance(candidate, bool):
@@ -273,7 +274,7 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
     """The guide's workflow: the first config (heuristics order) that builds a plan -> ``(plan, report)``.
 
     Tries ``prefer`` (EngineConfigs, engine indices or ``(index, {knob: value})``; a config of another graph object
-    by its engine index and knobs, on this graph) first, then the
+    or device by its engine index and knobs, on this graph and device) first, then the
     configs of each mode in ``modes`` (``("A",)``, ``("B",)``, ``("A", "B")``...), then, with
     ``fallback``, mode FALLBACK's. A config is skipped (and reported) when it fails the filters
     (``require_/exclude_numerical``, ``require_/exclude_behavior``, ``config_filter(cfg) -> bool``)
@@ -376,7 +377,7 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
     for rank, candidate in enumerate(prefer):
         if exhausted():
             break
-        index, knobs, config = _candidate_config(candidate, operation_graph)
+        index, knobs, config = _candidate_config(candidate, operation_graph, dp)
         plan = attempt("prefer", rank, config, index, knobs)
         if plan is not None:
             report.chosen = report.attempts[-1]

@@ -442,7 +442,7 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
             raise NoDeviceError(f"build_plan: no GPU is visible here (CUDA driver: {_device.driver()}); pass handle= "
                                 "on a GPU machine or device_profile= (e.g. DeviceProfile.bundled('h200')) to build the "
                                 "plan offline")
-    if dp is not None and config.deviceprop is not None and dp is not config.deviceprop:
+    if not chosen_for(config, dp):
         _check_same_device(config.deviceprop, dp)
     plan = _targeted(ExecutionPlan(engine_config=config.descriptor), handle, dp, kernel_cache)
     if run_only_intermediate_uids is not None:
@@ -467,6 +467,14 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
                  kernel_cache=kernel_cache)
     _warn_if_too_large(built, config.operation_graph, handle, dp)
     return built
+
+
+def chosen_for(config, deviceprop) -> bool:
+    """Whether ``config`` (a Config) may be built against ``deviceprop`` as it is: no profile given, none it was chosen
+    with, or one of the same device."""
+    if deviceprop is None or config.deviceprop is None or deviceprop is config.deviceprop:
+        return True
+    return deviceprop_properties(config.deviceprop) == deviceprop_properties(deviceprop)
 
 
 def _check_same_device(chosen_for, given):

@@ -744,9 +744,10 @@ def _dtype_disagreement(name, dlpack_dtype) -> str | None:
             "two disagree, so neither says what the memory holds")
 
 
-# The DLPack type codes whose export says its dtype whole (DLPack 1.1): named so, as their producers name them
-_DLPACK_NAMED = {(4, 16): "bfloat16", (6, 8): "bool", (10, 8): "float8_e4m3fn", (12, 8): "float8_e5m2",
-                 (14, 8): "float8_e8m0fnu"}
+# The DLPack type codes whose export says its dtype whole (DLPack 1.1): named so, as their producers name them (fp6
+# and fp4 are left to their code: their widths say nothing of how a byte packs them)
+_DLPACK_NAMED = {(4, 16): "bfloat16", (6, 8): "bool"} | {
+    (code, 8): name for code, name in _DLPACK_CODE_NAMES.items() if name.startswith("float8_")}
 
 
 def _dlpack_dtype_name(code, bits, lanes) -> str:

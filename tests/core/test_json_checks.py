@@ -431,7 +431,6 @@ def test_subgraph_finalize_modes_that_need_an_operation(sdpa_subgraph_plan):
     ("dim", [1] * 9, "dim: expected an array of 1 to 8"),
     ("stride", [65536, 16384, 0, 1], "stride[2]: expected an integer in [1, 9223372036854775807], got 0"),
     ("stride", [1, 1, 1], "stride: expected 4 strides (one per dimension), got 3"),
-    ("stride", [2 ** 62, 1, 1, 1], "dim: the tensor spans more than 2**56 elements"),
     ("vectCount", 0, "vectCount: expected an integer in [1, 64], got 0"),
     ("vectDim", 4, "vectDim: expected -1 or a dimension index below 4, got 4"),
     ("vectDim", -2, "vectDim: expected an integer in [-1, 7], got -2"),
@@ -445,6 +444,24 @@ def test_subgraph_tensors_take_the_top_level_tensor_rules(sdpa_subgraph_plan, me
     refused(lambda t: J.check_plan_json(t, release=92801),
             _mutated(_as_9281(sdpa_subgraph_plan)["plan"], _set("operationGraph", "tensors", 0, member, value)),
             "plan JSON: operationGraph.tensors[0]." + problem)
+
+
+def test_a_tensor_past_two_to_the_56_elements_is_refused_at_the_top_and_in_a_subgraph(sdpa_subgraph_plan):
+    """The descriptor's extent rule (its span or its count, graph_limits.MAX_TENSOR_ELEMENTS): a plan that saves loads
+    back, and no plan JSON holds a tensor the descriptors refuse."""
+    big = [2 ** 62, 1, 1, 1]
+    sub_dims = sdpa_subgraph_plan["operationGraph"]["nodes"][0]["subgraph"]["tensors"][0]["dim"]
+    _refused_9281(_as_9281(sdpa_subgraph_plan, lambda sub: sub["tensors"][0].update(stride=big)),
+                  f"nodes[0].subgraph.tensors[0].dim: dims {sub_dims} with strides {big} hold or span more than 2**56 "
+                  "elements")
+    top_dims = sdpa_subgraph_plan["operationGraph"]["tensors"][0]["dim"]
+    overlapping = [1] * len(top_dims)  # a small span, and 2**58 elements
+    for stride, dims in ((big, top_dims), (overlapping, [2 ** 29, 2 ** 29] + top_dims[2:])):
+        refused(lambda t: J.check_plan_json(t, release=92801),
+                _mutated(_as_9281(sdpa_subgraph_plan)["plan"], lambda d: d["operationGraph"]["tensors"][0].update(
+                    dim=dims, stride=stride)),
+                f"plan JSON: operationGraph.tensors[0].dim: dims {dims} with strides {stride} hold or span more than "
+                "2**56 elements")
 
 
 def test_subgraph_finalize_mode_crash_is_refused_on_every_route(sdpa_subgraph_plan):

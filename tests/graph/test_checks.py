@@ -116,6 +116,32 @@ def test_a_graph_reading_a_virtual_tensor_nothing_writes_is_refused_by_heuristic
     engines.make_engine(fine, 0, h200, finalize=False).finalize()
 
 
+def test_the_virtual_read_check_holds_any_number_of_tensors_and_names_a_uid_given_two_tensors(h200):
+    from cudnn_backend.runtime import heuristics
+
+    def t(uid, virtual=False):
+        return gg.tensor(uid, [1, 8, 4, 4], [128, 16, 4, 1], virtual=virtual)
+
+    # a chain of 300 operations through 299 virtual tensors, the last read of one nothing writes
+    chain = [_relu_op(t(1), t(2, True))] + [_relu_op(t(u, True), t(u + 1, True)) for u in range(2, 300)]
+    chain = [op.finalize() for op in chain + [_relu_op(t(300, True), t(1000))]]
+    assert heuristics.get_configs(OperationGraph(ops=chain).finalize(), "A", h200) == []  # cuDNN is asked: no engine
+    unwritten = chain[:150] + [_relu_op(t(5000, True), t(1001)).finalize()] + chain[150:]
+    with pytest.raises(GraphError, match=r"reads the virtual tensor v5000 \(uid 5000\), but no operation"):
+        heuristics.get_configs(OperationGraph(ops=unwritten).finalize(), "A", h200)
+    # uid 2 written as a stored tensor and read as a virtual one: 9.19 refuses the graph (the hint says why), 9.28 not
+    clash = [_relu_op(t(1), t(2)).finalize(), _relu_op(t(2, True), t(3)).finalize()]
+    try:
+        clashing = OperationGraph(ops=clash).finalize()
+    except cb.CudnnError as error:
+        assert "consumer and producer differ" in str(error)
+        return
+    with pytest.raises(GraphError, match=r"^Pointwise RELU_FWD.xdesc reads the virtual tensor v2 \(uid 2\), but "
+                                         r"Pointwise RELU_FWD writes uid 2 as a stored \(non-virtual\) tensor: one "
+                                         r"UID names two different tensors"):
+        heuristics.get_configs(clashing, "A", h200)
+
+
 def test_virtual_tensor_nobody_consumes():
     g = Graph()
     x = g.tensor([1, 8, 4, 4])
@@ -496,6 +522,12 @@ def test_an_operation_writing_its_own_input_is_refused_at_its_finalize_in_every_
     twice = cb.typed.OperationConcat(input_descs=[a, b], axis=1, output_desc=a)
     with pytest.raises(GraphError, match=r"is both its output output_desc and its input input_descs"):
         twice.finalize()
+    many = [gg.tensor(u, [1, 1, 16], [16, 16, 1]) for u in range(3, 70)]  # more tensors than fit on the stack
+    last = cb.typed.OperationConcat(input_descs=[*many, a], axis=1, output_desc=a)
+    with pytest.raises(GraphError, match=r"is both its output output_desc and its input input_descs"):
+        last.finalize()
+    out = gg.tensor(99, [1, 67 + 16, 16], [83 * 16, 16, 1])
+    assert cb.typed.OperationConcat(input_descs=[*many, a], axis=1, output_desc=out).finalize().finalized
 
 
 def test_the_explanation_needs_no_import_of_the_graph_layer():

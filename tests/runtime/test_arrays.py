@@ -304,6 +304,7 @@ def test_types_cuda_core_cannot_map_are_named_by_the_producer(code, bits, produc
     (FLOAT, 8, 1, "DLPack code 2 (float) of 8 bits", 1),  # an fp8 export from before DLPack 1.1: which one?
     (99, 16, 1, "DLPack code 99 (unknown) of 16 bits", 2),
     (FLOAT, 16, 2, "DLPack code 2 (float) of 16 bits x 2 lanes", 4),
+    (11, 8, 1, "float8_e4m3fnuz", 1),  # DLPack 1.1 names it whole (no cuDNN data type has it)
 ])
 def test_an_export_no_reader_names_says_its_code_bits_and_lanes(code, bits, lanes, name, itemsize):
     info = arrays.view(FakeDLPack(A, (2, 3), code=code, bits=bits, lanes=lanes))

@@ -223,6 +223,21 @@ def test_a_preferred_config_of_another_graph_is_tried_on_this_one(conv, h200):
     assert report.chosen.mode == "prefer" and plan.engine_index == same.engine_index
 
 
+def test_a_preferred_config_of_another_device_is_tried_on_this_one(conv, h200):
+    """A config chosen for the H100 (of this graph or another) is its engine and knobs, built for the H200: as it is,
+    its plan would name the one device and be built for the other (build_plan refuses it)."""
+    h100 = cb.DeviceProfile.bundled("h100")
+    from tests.helpers import generic_graphs
+
+    for graph in (conv, generic_graphs.notebook_conv_graph()):
+        theirs = get_configs(graph, "A", h100)[0]
+        with pytest.raises(ValueError, match=r"^device_profile: the config was chosen for NVIDIA H100"):
+            build_plan(theirs, device_profile=h200)
+        plan, report = build_first_plan(conv, device_profile=h200, prefer=[theirs], fallback=False)
+        assert report.attempts[0].mode == "prefer" and report.attempts[0].engine_index == theirs.engine_index
+        assert plan.operation_graph is conv and "H200" in plan_json_info(plan.to_json())["device_name"]
+
+
 def test_nothing_builds(conv, h200):
     with pytest.raises(NoWorkingPlanError) as info:
         build_first_plan(conv, device_profile=h200, config_filter=lambda cfg: False)

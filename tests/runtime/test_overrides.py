@@ -291,3 +291,18 @@ def test_a_convolutions_overridden_output_must_be_its_inputs_convolution():
                                          r"be \[2, 8, 16, 16\] \(the convolution of xdesc \[2, 8, 16, 16\] by wdesc"):
         VariantPack(None, bufs, operation_graph=og, overrides={x: [2, 8, 16, 16]})
     VariantPack(None, bufs, operation_graph=og, overrides={x: [2, 8, 16, 16], y: [2, 8, 16, 16]}).close()
+
+
+@needs_overrides
+def test_a_kept_pointer_must_leave_room_for_its_tensors_new_span(setup):
+    """A raw pointer bound for the graph's shape passes the end of the address space once an override widens its
+    tensor: refused, naming the UID, and the pack keeps its shapes."""
+    g, plan, t = setup
+    pack = VariantPack(plan, _buffers(t))
+    end = (1 << 64) - 2 * M * K  # the half tensor a [1, M, K] ends exactly at 2**64
+    pack.rebind_pointers([end if u == t["a"].uid else 0x200000 * (i + 1) for i, u in enumerate(pack.pointer_uids)])
+    with pytest.raises(ValueError, match=rf"^UID {t['a'].uid}: pointer 0x{end:x} plus the {4 * 2 * M * K} bytes the "
+                                         r"tensor spans passes the end of the 64-bit address space: rebind it with "
+                                         r"the overrides$"):
+        pack.rebind(overrides={t["a"]: [4, M, K], t["c"]: [4, M, N], t["scaled"]: [4, M, N]})
+    assert pack.overrides == {}

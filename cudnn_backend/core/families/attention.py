@@ -45,7 +45,8 @@ __all__ = ["FAMILY", "softmax_stats_dims", "AttentionOps", "softmax_rows", "Soft
 
 def softmax_stats_dims(x_dims):
     """Dims of the unified SOFTMAX's statistics (log-sum-exp, max, sum of exponentials) of scores ``x_dims``
-    [b, h, s_q, s_kv]: [b, h, s_q, 1] (cuDNN 9.28.1 takes 4-d tensors only, the last dim 1)."""
+    [b, h, s_q, s_kv], or SDPA's of its queries [b, h, s_q, d]: [b, h, s_q, 1] (cuDNN 9.28.1 takes 4-d tensors
+    only, the last dim 1)."""
     if len(x_dims) != 4:
         fail(f"softmax: x is {list(x_dims)}; the unified SOFTMAX takes attention scores [b, h, s_q, s_kv] (4-d)")
     return [*x_dims[:3], 1]
@@ -463,13 +464,19 @@ def check_sdpa_forward(op):
     fp32 [b, h_q, s_q, 1]: cuDNN 9.19.0 and 9.28.1 plan a half or a smaller statistics tensor and write fp32 rows
     past it. cuDNN checks the other shapes."""
     tensors = [(slot, dims(op.value_of(attr))) for attr, _, slot in _FWD.values()]
-    stats = op.value_of(A.CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC)
-    if stats is not None:
-        q = tensors[0][1]
-        if q is not None and len(q) == 4:
-            need(op, stats, "statsdesc", (*q[:3], 1), f"a row's statistics per query of qdesc {list(q)}")
-        need_float(op, stats, "statsdesc", "cuDNN writes fp32 statistics", "write past it")
+    _need_statistics(op, op.value_of(A.CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC), tensors[0][1],
+                     "a row's statistics per query", "cuDNN writes fp32 statistics", "write out of bounds",
+                     "write past it")
     _check_tile_counts(op, tensors)
+
+
+def _need_statistics(op, stats, q, whose, why_float, harm, float_harm):
+    """SDPA's softmax statistics (``statsdesc``): fp32, one per query row of ``q`` (``softmax_stats_dims``)."""
+    if stats is None:
+        return
+    if q is not None and len(q) == 4:
+        need(op, stats, "statsdesc", softmax_stats_dims(q), f"{whose} of qdesc {list(q)}", harm)
+    need_float(op, stats, "statsdesc", why_float, float_harm)
 
 
 def check_sdpa_backward(op):
@@ -485,9 +492,8 @@ def check_sdpa_backward(op):
             fail(f"{op_name(op)}: {problem}")
         need(op, t["o"], "odesc", (*q[:3], v[3]), f"the forward's output of qdesc {list(q)} and vdesc {list(v)}",
              _MISREAD)
-    if q is not None and len(q) == 4:
-        need(op, t["stats"], "statsdesc", (*q[:3], 1), f"the forward's statistics of qdesc {list(q)}", _MISREAD)
-    need_float(op, t["stats"], "statsdesc", "the forward writes fp32 statistics")
+    _need_statistics(op, t["stats"], q, "the forward's statistics", "the forward writes fp32 statistics", _MISREAD,
+                     "misread it")
     need(op, t["do"], "doddesc", dims(t["o"]), "the gradient of O has O's shape", _MISREAD)
     for grad, of in (("dq", "q"), ("dk", "k"), ("dv", "v")):
         need(op, t[grad], _BWD[grad][2], dims(t[of]), f"the gradient of {of.upper()} has its shape")
