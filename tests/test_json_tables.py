@@ -19,8 +19,9 @@ from tests.helpers.env import ROOT
 sys.path.insert(0, str(ROOT / "tools"))
 import derive_json_tables as D  # noqa: E402
 
-# 9.10.2 (the oldest supported) .. 9.28.1 (the newest): every release observed (tools/json_observations)
-SUPPORTED = (91002, 91200, 91400, 91701, 91900, 92000, 92200, 92401, 92601, 92800, 92801)
+# 9.10.2 (the oldest supported) .. 9.28.1 (the newest): every release observed (tools/json_observations), the
+# newest patch of each minor release on the package index
+SUPPORTED = (91002, 91200, 91301, 91400, 91701, 91900, 92000, 92101, 92200, 92302, 92401, 92601, 92700, 92800, 92801)
 
 
 def test_the_tables_are_up_to_date():
