@@ -17,7 +17,7 @@ import secrets
 import select
 import stat
 
-__all__ = ["file_path", "read_limited", "read_bounded", "read_bounded_text", "write_whole", "write_csv"]
+__all__ = ["file_path", "read_limited", "read_bounded", "read_bounded_text", "json_text", "write_whole", "write_csv"]
 
 
 def file_path(path, what="path") -> pathlib.Path:
@@ -93,6 +93,20 @@ def read_bounded_text(path, limit: int, what: str = "path", usual: str = "") -> 
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise ValueError(f"{what}: {str(path)!r} is not UTF-8 text (byte {e.start}: {e.reason})") from None
+
+
+def json_text(value, what: str, document: str) -> str:
+    """JSON text given as ``str`` or bytes (``document``: what it holds, for messages) as ``str``, a byte-order mark
+    (as some editors save) dropped: ValueError naming ``what`` for bytes that are not UTF-8, TypeError for other
+    types."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(value).decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{what}: the {document} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    if not isinstance(value, str):
+        raise TypeError(f"{what}: expected the {document} (str or bytes), not {type(value).__name__}")
+    return value.removeprefix("\ufeff")
 
 
 @contextlib.contextmanager

@@ -31,6 +31,7 @@ from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._status import clear_error
 from cudnn_backend.core._tables import PY_MAX_GET_ELEMENTS
+from cudnn_backend.core.files import json_text as _json_text
 from cudnn_backend.core.files import read_bounded, write_whole
 from cudnn_backend.core.json_checks import (check_plan_json, document_release, plan_identity_members,
                                              plan_identity_probed)
@@ -575,17 +576,9 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
     be inspected, e.g. workspace size, engine and knobs, but not run). ``operation_graph`` (optional) is
     remembered as ``plan.operation_graph`` for whoever builds variant packs.
     """
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        try:
-            text = bytes(text).decode("utf-8-sig")  # (a byte-order mark, as some editors save, dropped)
-        except UnicodeDecodeError as e:
-            raise ValueError(f"text: the plan JSON is not UTF-8 ({e.reason} at byte {e.start})") from None
-    if not isinstance(text, str):
-        raise TypeError(f"text: plan_from_json takes the plan's JSON text (Plan.to_json()), not "
-                        f"{type(text).__name__}")
+    text = _json_text(text, "text", "plan JSON (Plan.to_json())")
     if not text.strip():
         raise ValueError("text: the plan JSON is empty")
-    text = text.removeprefix("\ufeff")
     handle = _check_handle(handle)
     dp = as_deviceprop(device_profile, allow_version_mismatch)
     if handle is None and dp is None:
@@ -634,9 +627,7 @@ def _schema_mismatch(kind, text, error) -> JsonCheckError:
     """cuDNN's SERIALIZATION_VERSION_MISMATCH on loading a plan or kernel cache, naming the member: the document's
     schemaVersion, and the one the loaded cuDNN reads where its message gives it (as "((MAJOR) * 100 + (MINOR))")."""
     try:
-        if isinstance(text, (bytes, bytearray, memoryview)):
-            text = bytes(text).decode("utf-8-sig")
-        given = json.loads(text.removeprefix("\ufeff")).get("schemaVersion")
+        given = json.loads(_json_text(text, "text", "JSON")).get("schemaVersion")
     except (ValueError, AttributeError, TypeError):
         given = None
     found = re.search(r"\(\((\d+)\) \* 100 \+ \((\d+)\)\)", error.cudnn_message or "")
@@ -742,6 +733,7 @@ def make_kernel_cache(operation_graph=None, json_text=None):
     _engines.check_graph(operation_graph)
     cache = KernelCache(operation_graph=operation_graph)
     if json_text is not None:
+        json_text = _json_text(json_text, "json_text", "kernel cache JSON (kernel_cache_json())")
         cache.json_representation = json_text
     clear_error()
     try:

@@ -41,7 +41,7 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages
-from cudnn_backend.core.files import file_path, read_limited, write_whole
+from cudnn_backend.core.files import file_path, json_text, read_limited, write_whole
 from cudnn_backend.core.json_checks import (TABLE_RELEASES, JsonCheckError, check_deviceprop_json, deviceprop_members,
                                             duplicate_key_words, json_error_words, plan_identity_members,
                                             plan_identity_minimums, table_release)
@@ -409,14 +409,12 @@ class DeviceProfile:
     def _from_text(cls, text, cudnn_version, source, allow_version_mismatch, *, raw_version=None):
         """``from_json``; ``raw_version`` (a file name's) serves a raw deviceprop JSON given no ``cudnn_version``."""
         what = source or "the device profile"
-        if isinstance(text, (bytes, bytearray, memoryview)):
-            try:
-                text = bytes(text).decode("utf-8-sig")  # (a byte-order mark, as some editors save, dropped)
-            except UnicodeDecodeError as e:
-                raise DeviceProfileError(f"{what}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-        if not isinstance(text, str):
-            raise TypeError(f"text: expected JSON text (str or bytes), not {type(text).__name__}")
-        text = text.removeprefix("\ufeff")
+        try:
+            text = json_text(text, "text", "device profile JSON")
+        except TypeError:
+            raise
+        except ValueError as e:
+            raise DeviceProfileError(f"{what}: {str(e).partition(': ')[2]}") from None
         if len(text) > MAX_PROFILE_BYTES:
             raise DeviceProfileError(f"{what}: {len(text)} characters; a device profile is about 1 KB")
         try:
@@ -791,7 +789,9 @@ def _current_device():
 
 # every CUDA GPU's: a profile saying otherwise describes no GPU (cuDNN answers ARCH_MISMATCH, or takes it)
 WARP_SIZE = 32
-SM_VERSIONS = range(100, 2000, 10)  # deviceVer: major * 100 + minor * 10, compute capability 1.0 on
+# deviceVer: major * 100 + minor * 10, from compute capability 5.0, the oldest cuDNN 9 runs on (9.19.0 and 9.28.1 refuse
+# anything older as ARCH_MISMATCH, naming no member)
+SM_VERSIONS = range(500, 2000, 10)
 
 
 def _identity_problem(props) -> str | None:
@@ -799,18 +799,36 @@ def _identity_problem(props) -> str | None:
     else None: cuDNN refuses the one as ARCH_MISMATCH naming no member, and takes the other."""
     version, warp = props.get("deviceVer"), props.get("warpSize")
     if version is not None and version not in SM_VERSIONS:
-        return (f"deviceVer {version!r} is no SM version (major * 100 + minor * 10, such as 900 for an H100 or "
-                "H200)")
+        return (f"deviceVer {version!r} is no SM version cuDNN 9 runs on (major * 100 + minor * 10, from 500 to "
+                f"{SM_VERSIONS[-1]}, such as 900 for an H100 or H200)")
     if warp is not None and warp != WARP_SIZE:
         return f"warpSize {warp!r}: every CUDA GPU's is {WARP_SIZE}"
     return None
+
+
+def profile_source(value, what="device_profile"):
+    """Where a profile named by ``value`` (a str or path) comes from: ``("bundled", name)`` for a bundled profile's
+    name (``"h200"``, any case), whatever the current folder holds (``"./h200"`` names a file there), else
+    ``("file", path)`` for a ``.json`` name or an existing path, else ``("bundled", text)`` (the bundled profiles'
+    error lists them)."""
+    p = file_path(value, what)  # ("" is no name: refused, not the current folder)
+    text = os.fspath(value)
+    if os.sep in text or "/" in text:
+        return "file", p
+    if text.lower() in bundled_profiles():
+        return "bundled", text.lower()
+    try:
+        is_file = p.suffix.lower() == ".json" or p.exists()
+    except OSError:  # a name too long for the file system (ENAMETOOLONG), ...: no file, so a bundled name
+        is_file = False
+    return ("file", p) if is_file else ("bundled", str(p))
 
 
 def as_deviceprop(device_profile, allow_version_mismatch=None):
     """Resolve what users pass as ``device_profile=`` to a finalized DeviceProp descriptor (or None).
 
     Accepts a ``DeviceProfile``, a finalized ``CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR``, the name of a
-    bundled profile (``"h200"``), or the path of a profile file.
+    bundled profile (``"h200"``), or the path of a profile file (``profile_source``).
     """
     if device_profile is None:
         return None
@@ -824,15 +842,10 @@ def as_deviceprop(device_profile, allow_version_mismatch=None):
             raise ValueError("device_profile: the CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR is not finalized; finalize it first")
         return device_profile
     if isinstance(device_profile, (str, os.PathLike)):
-        p = file_path(device_profile, "device_profile")  # ("" is no name: refused, not the current folder)
-        text = str(p)
-        try:
-            is_file = p.suffix.lower() == ".json" or p.exists()
-        except OSError:  # a name too long for the file system (ENAMETOOLONG), ...: no file, so a bundled name
-            is_file = False
-        if is_file:
-            return DeviceProfile.load(p, allow_version_mismatch=bool(allow_version_mismatch)).descriptor()
-        return DeviceProfile.bundled(text, allow_version_mismatch=bool(allow_version_mismatch)).descriptor()
+        kind, where = profile_source(device_profile)
+        if kind == "file":
+            return DeviceProfile.load(where, allow_version_mismatch=bool(allow_version_mismatch)).descriptor()
+        return DeviceProfile.bundled(where, allow_version_mismatch=bool(allow_version_mismatch)).descriptor()
     raise TypeError(f"device_profile must be a DeviceProfile, a DEVICEPROP descriptor, a bundled profile name or a "
                     f"path, not {type(device_profile).__name__}")
 

@@ -25,7 +25,7 @@ from cudnn_backend.reference import estimated_work
 from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.runtime._packing import plan_document
 from cudnn_backend.runtime.engines import check_graph
-from cudnn_backend.runtime.profiles import DeviceProfile, bundled_profiles
+from cudnn_backend.runtime.profiles import DeviceProfile, bundled_profiles, profile_source
 from cudnn_backend.typed.introspection import (
     graph_fingerprint,
     operation_label,
@@ -317,13 +317,13 @@ def device_profile(value, cudnn_version=None):
     if isinstance(value, Descriptor) and value.descriptor_type == DescriptorType.CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR:
         return DeviceProfile.from_descriptor(value)
     if isinstance(value, (str, os.PathLike)):
-        text = os.fspath(value)
-        if text.lower() in bundled_profiles():
-            return DeviceProfile.bundled(text.lower(), cudnn_version)
-        if not os.path.exists(text) and not text.lower().endswith(".json") and os.sep not in text and "/" not in text:
-            raise ValueError(f"device_profile: {text!r} is neither a bundled profile ({', '.join(bundled_profiles())}) "
-                             f"nor a file{did_you_mean(text.lower(), bundled_profiles(), listing=False)}")
-        return DeviceProfile.load(text)
+        kind, where = profile_source(value)
+        if kind == "file":
+            return DeviceProfile.load(where)
+        if where not in bundled_profiles():
+            raise ValueError(f"device_profile: {where!r} is neither a bundled profile ({', '.join(bundled_profiles())}) "
+                             f"nor a file{did_you_mean(where.lower(), bundled_profiles(), listing=False)}")
+        return DeviceProfile.bundled(where, cudnn_version)
     raise TypeError(f"device_profile: expected a bundled name ({', '.join(bundled_profiles())}), a file or a "
                     f"DeviceProfile, not {type(value).__name__}")
 

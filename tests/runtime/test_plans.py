@@ -309,6 +309,9 @@ def test_kernel_cache_reuses_compiled_kernels(h200):
     assert len(text) > 1000
     restored = make_kernel_cache(matmul_relu_graph(256, dynamic=True), text)
     assert restored.finalized and len(plans.kernel_cache_json(restored)) > 0
+    # a byte-order mark (some editors save one), as plans and profiles take it, in text or bytes
+    for marked in ("\ufeff" + text, ("\ufeff" + text).encode()):
+        assert make_kernel_cache(matmul_relu_graph(256, dynamic=True), marked).finalized
 
 
 # -- on the GPU: tests/gpu/runtime/test_plans_gpu.py ---------------------------------------------------------------------

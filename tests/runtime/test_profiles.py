@@ -210,11 +210,9 @@ def test_an_oldest_release_profile_gets_what_newer_ones_require_from_the_compute
     assert profiles.gpu_facts("NVIDIA H100 80GB HBM3", 900) == {"maxThreadsPerBlock": 1024, "memoryBusWidth": 5120}
     assert profiles.gpu_facts("NVIDIA H200", 900) == {"maxThreadsPerBlock": 1024}  # its capture gives the rest
     props = old.properties
-    props["deviceVer"] = 130  # compute capability 1.3: no published fact
-    ancient = DeviceProfile(json.dumps(props), cudnn_version=OLDEST, source="ancient.json")
-    with pytest.raises(DeviceProfileVersionError, match="lacks maxThreadsPerBlock .*cuDNN 9.19.0 requires") as info:
-        ancient.for_release(CAPTURED)
-    assert info.value.missing == ("maxThreadsPerBlock",)
+    props["deviceVer"] = 130  # compute capability 1.3: no published fact, and no GPU cuDNN 9 runs on
+    with pytest.raises(DeviceProfileError, match="deviceVer 130 is no SM version cuDNN 9 runs on"):
+        DeviceProfile(json.dumps(props), cudnn_version=OLDEST, source="ancient.json")
 
 
 @pytest.mark.parametrize("name", ["h100", "h200"])
@@ -545,7 +543,8 @@ def test_a_profile_named_or_loaded_per_call_leaves_nothing_behind():
 
 @pytest.mark.parametrize("member, value, message", [
     ("deviceVer", 0, r"deviceVer 0 is no SM version"), ("deviceVer", 12345, r"deviceVer 12345 is no SM version"),
-    ("deviceVer", 905, r"deviceVer 905 is no SM version"), ("warpSize", 33, r"warpSize 33: every CUDA GPU's is 32")])
+    ("deviceVer", 905, r"deviceVer 905 is no SM version"), ("deviceVer", 300, r"deviceVer 300 is no SM version cuDNN 9 runs on"),
+    ("warpSize", 33, r"warpSize 33: every CUDA GPU.s is 32")])
 def test_a_profile_whose_identity_no_gpu_has_is_refused_naming_the_member(member, value, message):
     # cuDNN answers deviceVer 0 with ARCH_MISMATCH naming nothing, and takes 12345 or a warp of 33
     h200 = DeviceProfile.bundled("h200")
@@ -629,3 +628,17 @@ def test_a_profile_filled_on_the_way_never_says_captured():
     assert by_hand.given_members == ("multiProcessorCount",)
     assert by_hand.origin.endswith("multiProcessorCount given by hand")
     assert "multiProcessorCount 100 was set by hand, not from a capture" in by_hand.plan_risk()
+
+
+def test_a_bundled_name_wins_over_what_the_current_folder_holds(tmp_path, monkeypatch):
+    """A folder (or file) named h200 in the current folder does not hide the bundled profile; ./h200 names it."""
+    from cudnn_backend.runtime.profiles import as_deviceprop, profile_source
+    from cudnn_backend.tune.graphs import device_profile
+
+    (tmp_path / "h200").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert profile_source("h200") == ("bundled", "h200") and profile_source("H200") == ("bundled", "h200")
+    assert profile_source("./h200")[0] == "file" and profile_source("mine.json")[0] == "file"
+    assert as_deviceprop("h200").finalized and device_profile("h200").device_name == "NVIDIA H200"
+    with pytest.raises(DeviceProfileError, match=r"cannot read device profile"):
+        as_deviceprop("./h200")
