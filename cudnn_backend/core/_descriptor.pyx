@@ -32,7 +32,7 @@ from cpython.list cimport PyList_AsTuple
 from cpython.tuple cimport PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint64_t, uintptr_t
 from libc.math cimport isinf
-from libc.stdlib cimport bsearch, free, malloc, qsort, realloc
+from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memcpy, memset
 
 from cudnn_backend._bindings.cycudnn cimport *
@@ -50,10 +50,11 @@ from cudnn_backend.core._tables cimport *
 import numpy as np
 
 from cudnn_backend._bindings import enums as _enums
-from cudnn_backend._bindings.enums import AttributeName, AttributeType, DescriptorType
+from cudnn_backend._bindings.enums import AttributeName, AttributeType, DataType, DescriptorType
 from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._coerce import ADDRESS_LIMIT, _name_of, as_int
 from cudnn_backend.core._status import check_available
+from cudnn_backend.core import data_types as _data_types
 from cudnn_backend.core import graph_limits as _graph_limits
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import (CudnnBadParamError, CudnnError, CudnnNotSupportedError,  # noqa: F401 - CudnnError:
@@ -492,6 +493,10 @@ cdef int _check_tensor_span(Descriptor t) except -1:
     cdef int64_t span = 1, count = 1, d, st
     dims = t._value(CUDNN_ATTR_TENSOR_DIMENSIONS)
     strides = t._value(CUDNN_ATTR_TENSOR_STRIDES)
+    if type(dims) is int:  # (one value set alone is kept as it was given)
+        dims = (dims,)
+    if type(strides) is int:
+        strides = (strides,)
     if type(dims) is not tuple or type(strides) is not tuple or len(<tuple>dims) != len(<tuple>strides):
         return 0  # cuDNN's own checks say what is wrong with these
     n = len(<tuple>dims)
@@ -506,6 +511,33 @@ cdef int _check_tensor_span(Descriptor t) except -1:
         span += (d - 1) * st
         count *= d
     return 0
+
+
+cdef int _check_by_value_tensor(Descriptor t) except -1:
+    """A by-value tensor is no virtual one, and its constant value is one element of its data type: cuDNN takes
+    others and reads a value of its own size from the bytes given (a float64 for a FLOAT tensor read as its first
+    4 bytes, 1 byte read past its end)."""
+    what = f"CUDNN_BACKEND_TENSOR_DESCRIPTOR (uid {t._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)})"
+    if t._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL) is True:
+        raise ValueError(f"{what}: CUDNN_ATTR_TENSOR_IS_BY_VALUE: a by-value tensor is never virtual (its value is "
+                         "given to the variant pack or held by the tensor); set one of the two")
+    value = t._value(CUDNN_ATTR_TENSOR_CONSTANT_VALUE)
+    data_type = t._value(CUDNN_ATTR_TENSOR_DATA_TYPE)
+    size = _data_types.element_bytes(data_type) if data_type is not None else None
+    if value is not None and size is not None and len(value) != size:
+        name = getattr(_name_of(DataType, data_type), "name", data_type)
+        raise ValueError(f"{what}: CUDNN_ATTR_TENSOR_CONSTANT_VALUE: {len(value)} bytes, but a {name} element is "
+                         f"{size}: give the value in the tensor's data type (numpy.float32(2.5) for "
+                         "CUDNN_DATA_FLOAT, or its bytes)")
+    return 0
+
+
+cdef inline bint _overridden_matmul(Descriptor op, int dtype):
+    """A matmul with per-batch size tensors: its check reads their types whatever the sizes (matmul.OVERRIDE_SLOTS)."""
+    return dtype == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR and (
+        op._value(CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC) is not None or
+        op._value(CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC) is not None or
+        op._value(CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC) is not None)
 
 
 cdef inline bint _tensor_below(object t, int64_t floor) except -1:
@@ -607,6 +639,9 @@ cdef struct TensorUse:
     int attr         # the operation's attribute holding it
     bint output
     bint virtual
+    bint by_value
+    PyObject* tensor  # its descriptor (borrowed: the operation holds it)
+    Py_ssize_t op     # the operation's index in its graph (set by the graph's walk)
 
 
 cdef int _tensor_uses(Descriptor op, TensorUse* uses, int cap) except -1:
@@ -617,6 +652,7 @@ cdef int _tensor_uses(Descriptor op, TensorUse* uses, int cap) except -1:
     cdef Py_ssize_t j, count
     cdef int uid_slot = TABLES.attr[<int>CUDNN_ATTR_TENSOR_UNIQUE_ID].slot
     cdef int virtual_slot = TABLES.attr[<int>CUDNN_ATTR_TENSOR_IS_VIRTUAL].slot
+    cdef int by_value_slot = TABLES.attr[<int>CUDNN_ATTR_TENSOR_IS_BY_VALUE].slot
     cdef PyObject* value
     cdef PyObject* item
     cdef PyObject* uid
@@ -651,6 +687,9 @@ cdef int _tensor_uses(Descriptor op, TensorUse* uses, int cap) except -1:
                 uses[n].attr = attr
                 uses[n].output = TABLES.attr[attr].io == 2
                 uses[n].virtual = <object>_list_item((<Descriptor>item)._vals, virtual_slot) is True
+                uses[n].by_value = <object>_list_item((<Descriptor>item)._vals, by_value_slot) is True
+                uses[n].tensor = item
+                uses[n].op = -1
             n += 1
     return n
 
@@ -680,6 +719,8 @@ cdef int _check_written_tensors(Descriptor op) except -1:
         for a in range(n):
             if not uses[a].output:
                 continue
+            if uses[a].by_value:
+                _refuse_by_value_output(op, &uses[a])
             for b in range(n):
                 if b != a and uses[b].uid == uses[a].uid and (not uses[b].output or b < a):
                     _refuse_written_tensor(op, uses[a].attr, uses[b].attr, uses[b].output, uses[a].uid)
@@ -695,78 +736,120 @@ cdef int _check_graph_used_whole(object graph) except -1:
     return 0
 
 
-cdef int _compare_uids(const void* a, const void* b) noexcept nogil:
-    cdef int64_t x = (<const int64_t*>a)[0], y = (<const int64_t*>b)[0]
-    return (x > y) - (x < y)
+cdef int _compare_uses(const void* a, const void* b) noexcept nogil:
+    """By UID, then operation (a refusal names the first two uses of a UID that differ, in graph order)."""
+    cdef const TensorUse* x = <const TensorUse*>a
+    cdef const TensorUse* y = <const TensorUse*>b
+    if x.uid != y.uid:
+        return (x.uid > y.uid) - (x.uid < y.uid)
+    return (x.op > y.op) - (x.op < y.op)
 
 
 cdef int _check_virtual_reads(Descriptor graph) except -1:
-    """Every virtual tensor an operation of the graph reads, an operation of it writes: cuDNN finalizes and plans a
-    graph reading one that nothing writes (its kernels read memory nobody wrote), and its own JSON reader refuses the
-    plan's text (the plan saves, and never loads). Checked where a graph is used whole, by heuristics and engines,
-    not at its own finalize: an SDPA's score-modifier subgraph reads the score its SDPA writes. The Graph builder
-    checks it with the rest (graph.checks); this serves every API. In C: the virtual UIDs written, sorted, then each
-    virtual read looked up."""
+    """A graph used whole (by heuristics and engines) names one tensor by each UID, and every virtual tensor an
+    operation reads, an operation of it writes. cuDNN plans a graph whose operations give one UID different dims
+    (writing out of bounds), and one reading a virtual tensor nothing writes (its kernels reading memory nobody
+    wrote; its own JSON reader then refuses the plan's text). Checked here, not at the graph's own finalize: an
+    SDPA's score-modifier subgraph reads the score its SDPA writes. The Graph builder checks both with the rest
+    (graph.checks); this serves every API. In C: the uses sorted by UID, and descriptors of one UID compared only
+    where they are not the same object."""
     cdef object ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
     cdef TensorUse local[_WRITES_CHECKED]
     cdef TensorUse* heap = NULL
     cdef TensorUse* uses
-    cdef int64_t* written = NULL
-    cdef int64_t* grown
-    cdef Py_ssize_t n_written = 0, capacity = 0, i
-    cdef int n, k, reading
+    cdef TensorUse* every = NULL
+    cdef TensorUse* grown
+    cdef Py_ssize_t n_every = 0, capacity = 0, i, first
+    cdef int n, k
+    cdef bint written
     cdef PyObject* op
     if ops is None:
         return 0
     if type(ops) is not tuple:
         ops = (ops,)
     try:
-        for reading in range(2):
-            if reading and n_written > 1:
-                qsort(written, n_written, sizeof(int64_t), _compare_uids)
-            for i in range(PyTuple_GET_SIZE(ops)):
-                op = _tuple_item(ops, i)
-                if not isinstance(<object>op, Descriptor):
-                    continue
-                uses = _uses_of(<Descriptor>op, local, _WRITES_CHECKED, &n, &heap)
-                for k in range(n):
-                    if not uses[k].virtual or uses[k].output == reading:
-                        continue
-                    if reading:
-                        if bsearch(&uses[k].uid, written, n_written, sizeof(int64_t), _compare_uids) == NULL:
-                            _refuse_virtual_read(graph, <Descriptor>op, uses[k].attr, uses[k].uid)
-                        continue
-                    if n_written == capacity:
-                        capacity = 2 * capacity + 16
-                        grown = <int64_t*>realloc(written, capacity * sizeof(int64_t))
-                        if grown == NULL:
-                            raise MemoryError()
-                        written = grown
-                    written[n_written] = uses[k].uid
-                    n_written += 1
-                free(heap)
-                heap = NULL
+        for i in range(PyTuple_GET_SIZE(ops)):
+            op = _tuple_item(ops, i)
+            if not isinstance(<object>op, Descriptor):
+                continue
+            uses = _uses_of(<Descriptor>op, local, _WRITES_CHECKED, &n, &heap)
+            if n_every + n > capacity:
+                capacity = 2 * capacity + n + 16
+                grown = <TensorUse*>realloc(every, capacity * sizeof(TensorUse))
+                if grown == NULL:
+                    raise MemoryError()
+                every = grown
+            for k in range(n):
+                every[n_every] = uses[k]
+                every[n_every].op = i
+                n_every += 1
+            free(heap)
+            heap = NULL
+        if n_every > 1:
+            qsort(every, n_every, sizeof(TensorUse), _compare_uses)
+        first = 0
+        while first < n_every:  # each UID's run of uses
+            written = False
+            i = first
+            while i < n_every and every[i].uid == every[first].uid:
+                if every[i].tensor != every[first].tensor and not _same_tensor(<Descriptor>every[i].tensor,
+                                                                               <Descriptor>every[first].tensor):
+                    _refuse_two_tensors(graph, &every[first], &every[i])
+                written = written or every[i].output
+                i += 1
+            if not written and every[first].virtual:
+                _refuse_virtual_read(graph, &every[first])
+            first = i
     finally:
         free(heap)
-        free(written)
+        free(every)
     return 0
 
 
-cdef int _refuse_virtual_read(Descriptor graph, Descriptor op, int attr, int64_t uid) except -1:
-    """GraphError for ``_check_virtual_reads``, naming the operation, its keyword and the tensor, and the operation
-    that writes the UID as a stored tensor if one does (one UID naming two tensors)."""
-    tensor = writer = None
-    for a, t, is_output in tensor_slots_of(op):
-        if a == attr and (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_UNIQUE_ID) == uid:
-            tensor = t
+cdef bint _same_tensor(Descriptor a, Descriptor b) except -1:
+    """Whether two tensor descriptors of one UID describe the same tensor (dims, strides, data type, virtual, by
+    value)."""
+    cdef int attr
+    for attr in (CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_ATTR_TENSOR_DATA_TYPE):
+        if a._value(attr) != b._value(attr):
+            return False
+    for attr in (CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_ATTR_TENSOR_IS_BY_VALUE):
+        if (a._value(attr) is True) != (b._value(attr) is True):
+            return False
+    return True
+
+
+cdef str _use_words(Descriptor graph, const TensorUse* use):
+    """``Pointwise RELU_FWD.xdesc v2 [1, 8, 4, 4] strides [...] CUDNN_DATA_HALF virtual``: a use, for a refusal."""
+    cdef Descriptor t = <Descriptor>use.tensor
     ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
-    for other in (ops if type(ops) is tuple else (ops,)):
-        if writer is None and isinstance(other, Descriptor):
-            for a, t, is_output in tensor_slots_of(other):
-                if is_output and (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_UNIQUE_ID) == uid:
-                    writer = _names.operation_label(other)
-    raise GraphError(_names.virtual_never_written(_names.operation_label(op), _keyword(op, attr),
-                                                  _tensor_label(tensor, uid, True), uid, writer))
+    op = (ops if type(ops) is tuple else (ops,))[use.op]
+    virtual = t._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL) is True
+    dtype = t._value(CUDNN_ATTR_TENSOR_DATA_TYPE)
+    return (f"{_names.operation_label(op)}.{_keyword(<Descriptor>op, use.attr)} "
+            f"{_tensor_label(t, use.uid, virtual)} {list(t._value(CUDNN_ATTR_TENSOR_DIMENSIONS) or ())} strides "
+            f"{list(t._value(CUDNN_ATTR_TENSOR_STRIDES) or ())} {getattr(dtype, 'name', dtype)}"
+            + (" virtual" if virtual else "") + (" by value" if t._value(CUDNN_ATTR_TENSOR_IS_BY_VALUE) is True
+                                                 else ""))
+
+
+cdef int _refuse_two_tensors(Descriptor graph, const TensorUse* first, const TensorUse* other) except -1:
+    raise GraphError(_names.uid_names_two_tensors(first.uid, _use_words(graph, first), _use_words(graph, other)))
+
+
+cdef int _refuse_virtual_read(Descriptor graph, const TensorUse* use) except -1:
+    """GraphError for ``_check_virtual_reads``, naming the operation, its keyword and the tensor."""
+    ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
+    op = (ops if type(ops) is tuple else (ops,))[use.op]
+    raise GraphError(_names.virtual_never_written(_names.operation_label(op), _keyword(<Descriptor>op, use.attr),
+                                                  _tensor_label(<object>use.tensor, use.uid, True), use.uid))
+
+
+cdef int _refuse_by_value_output(Descriptor op, const TensorUse* use) except -1:
+    raise GraphError(f"{_names.operation_label(op)}: its output {_keyword(op, use.attr)}, "
+                     f"{_tensor_label(<object>use.tensor, use.uid, False)} (uid {use.uid}), is a by-value tensor: an "
+                     "operation writes device memory (cuDNN plans it, and a variant pack cannot bind it); give it a "
+                     "real tensor")
 
 
 cdef str _keyword(Descriptor op, int attr):
@@ -870,15 +953,27 @@ cdef object _set_tensor_dims(Descriptor op, int attr):
 
 
 cdef bint _pointwise_broadcast_ok(Descriptor op) except -1:
-    """True when every input has dims of one rank that broadcast and every output has the broadcast shape."""
+    """True when the operation's tensors are those its mode takes (``pointwise.SLOTS_WANTED``), every input has
+    dims of one rank that broadcast and every output has the broadcast shape."""
     cdef int64_t expected[PW_MAX_RANK]
-    cdef int rank = -1, i, j, n
+    cdef int rank = -1, i, j, n, given = 0
+    cdef long mode
     cdef int64_t size
     cdef object dims
+    pw = op._value(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR)
+    if not isinstance(pw, Descriptor):
+        return False
+    value = (<Descriptor>pw)._value(CUDNN_ATTR_POINTWISE_MODE)
+    if not isinstance(value, int):
+        return False
+    mode = value
+    if mode < 0 or mode >= PW_MODES or TABLES.pw_slots_wanted[mode] == 0:
+        return False
     for j in range(4):
         dims = _set_tensor_dims(op, TABLES.pw_inputs[j])
         if dims is None:
             continue
+        given |= 1 << j
         if dims is False:
             return False
         n = len(<tuple>dims)
@@ -901,13 +996,14 @@ cdef bint _pointwise_broadcast_ok(Descriptor op) except -1:
         dims = _set_tensor_dims(op, TABLES.pw_outputs[j])
         if dims is None:
             continue
+        given |= 16 << j
         if dims is False or len(<tuple>dims) != rank:
             return False
         for i in range(rank):
             size = (<tuple>dims)[i]  # compared as C ints: no int object made per dimension
             if size != expected[i]:
                 return False
-    return True
+    return given == TABLES.pw_slots_wanted[mode]
 
 
 cdef class Descriptor(_Resource):
@@ -1487,6 +1583,8 @@ cdef class Descriptor(_Resource):
                 self._check_required()
         if dtype == CUDNN_BACKEND_TENSOR_DESCRIPTOR:
             _check_tensor_span(self)
+            if self._value(CUDNN_ATTR_TENSOR_IS_BY_VALUE) is True:
+                _check_by_value_tensor(self)
             if self._value(CUDNN_ATTR_TENSOR_UNIQUE_ID) == -1:  # (an int, or None: cuDNN names it missing)
                 raise ValueError("CUDNN_ATTR_TENSOR_UNIQUE_ID: -1 is cuDNN's 'no UID': it finalizes the tensor but "
                                  "leaves it out of a plan's JSON, so the plan cannot be saved and loaded; give "
@@ -1506,7 +1604,7 @@ cdef class Descriptor(_Resource):
             _check_written_tensors(self)
         if TABLES.finalize_check[dtype] != NULL:
             if not ((dtype == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR and _pointwise_broadcast_ok(self)) or
-                    (TABLES.finalize_check_floor[dtype] > 0 and
+                    (TABLES.finalize_check_floor[dtype] > 0 and not _overridden_matmul(self, dtype) and
                      _tensors_below(self, TABLES.finalize_check_floor[dtype]))):
                 (<object>TABLES.finalize_check[dtype])(self)
         self._check_open()  # the checks run Python code: another thread may have closed it meanwhile

@@ -5,6 +5,7 @@ from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 cdef enum:
     MAX_TYPES = 64
+    PW_MODES = 1024   # pointwise modes the finalize's fast path knows by value (cuDNN 9's reach 601)
     INLINE_BYTES = 256           # most attribute arrays fit: no malloc for them
     MAX_SET_ELEMENTS = 1 << 20   # no attribute takes more (a lying __len__ is refused before allocation)
     MAX_GET_ELEMENTS = 1 << 24
@@ -81,6 +82,7 @@ ctypedef struct SchemaTables:               # built once (schema_tables), then r
     Py_ssize_t kind_size[12]                # element kind -> bytes per element
     int pw_inputs[4]                        # the pointwise family's tensor slots (finalize's C fast path)
     int pw_outputs[2]
+    uint8_t pw_slots_wanted[PW_MODES]       # pointwise mode -> the slots it takes (pointwise.SLOTS_WANTED; 0: unknown)
 
 cdef dict _JSON_CHECK                       # attribute -> JSON checker returning canonical text
 cdef SchemaTables* schema_tables() except NULL   # the tables, built on first use

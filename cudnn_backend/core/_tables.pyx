@@ -217,6 +217,9 @@ cdef int _build_tables(SchemaTables* t) except -1:
             t.pw_inputs[i] = int(attr)
         for i, (attr, _) in enumerate(_pointwise.OUTPUT_SLOTS):
             t.pw_outputs[i] = int(attr)
+        for mode, bits in _pointwise.SLOTS_WANTED.items():
+            if 0 <= mode < PW_MODES:
+                t.pw_slots_wanted[mode] = bits
         t.ready = True
     return 0
 

@@ -22,7 +22,8 @@ from cudnn_backend._bindings import enums as _enums
 from cudnn_backend._bindings.enums import DataType
 
 __all__ = ["with_article", "DATA_TYPE_PREFIX", "DATA_TYPE_NAMES", "DATA_TYPE_ALIASES", "data_type_name",
-           "read_data_type", "default_tensor_name", "enumerants", "operation_label", "reads_its_output", "written_twice"]
+           "read_data_type", "default_tensor_name", "enumerants", "operation_label", "reads_its_output",
+           "written_twice", "uid_names_two_tensors", "virtual_never_written"]
 
 DATA_TYPE_PREFIX = "CUDNN_DATA_"
 D = DataType
@@ -125,12 +126,16 @@ def reads_its_output(label, tensor, uid, out_keyword, in_keyword, fix="give the 
             f"it, racing the output over its own input); {fix}")
 
 
-def virtual_never_written(label, keyword, tensor, uid, writer=None) -> str:
+def uid_names_two_tensors(uid, first, other) -> str:
+    """The refusal of a graph whose operations give one UID two different tensors (``first``, ``other``: each use
+    described)."""
+    return (f"uid {uid} names two different tensors: {first}, and {other} (cuDNN would plan it, reading or writing "
+            "one buffer as the other's shape); give every use of a UID the same tensor")
+
+
+def virtual_never_written(label, keyword, tensor, uid) -> str:
     """The refusal of an operation (``label``) reading as ``keyword`` a virtual tensor no operation of its graph
-    writes (``writer``: the operation that writes the UID as a stored tensor, if one does)."""
-    if writer is not None:
-        return (f"{label}.{keyword} reads the virtual tensor {tensor} (uid {uid}), but {writer} writes uid {uid} as a "
-                "stored (non-virtual) tensor: one UID names two different tensors; give both the same descriptor")
+    writes."""
     return (f"{label}.{keyword} reads the virtual tensor {tensor} (uid {uid}), but no operation of the graph writes "
             "it: a virtual tensor holds only what an operation writes (cuDNN plans the graph, its kernels reading "
             "memory nobody wrote, and refuses to load the plan); make it a real tensor, or add the operation that "

@@ -442,9 +442,7 @@ cdef class GraphCore:
                 if keyword in _TENSOR_KEYWORDS_SET_HERE:
                     raise TypeError(f"{keyword}: Graph.tensor sets it from {_TENSOR_KEYWORDS_SET_HERE[keyword]}=; "
                                     f"pass {_TENSOR_KEYWORDS_SET_HERE[keyword]}= instead")
-            t = Tensor(**extra)
-        else:
-            t = <TensorBase>_new(Tensor, CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+        t = <TensorBase>_new(Tensor, CUDNN_BACKEND_TENSOR_DESCRIPTOR)
         t._set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, data_type)
         t._set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, d)
         t._set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, s)
@@ -454,6 +452,13 @@ cdef class GraphCore:
             t._set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, True)
         if by_value:
             t._set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, True)
+        if extra:  # after the flags they depend on (a constant value needs IS_BY_VALUE)
+            value = extra.get("constant_value")
+            if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
+                extra = dict(extra, constant_value=_arrays.scalar_code(
+                    _scalar_value(value, data_type, "constant_value"), data_type, "constant_value"))
+            for keyword, value in extra.items():
+                setattr(t, keyword, value)
         if name is not None and type(name) is not str:  # (a str passes without a call: the builder's hot path)
             name = _build.as_name(name)
         t.name_ = name  # None: "t<uid>" / "v<uid>", made when asked for

@@ -57,6 +57,7 @@ from cudnn_backend.core._status import is_available
 # the stride rules live with the Graph builder's readers (core.families._build); read here by the runtime and tests
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, read_data_type
 from cudnn_backend.core.versions import loaded_version_string
+from cudnn_backend.core.data_types import DATA_TYPE_BITS  # noqa: F401 - re-exported: the one table
 from cudnn_backend.core.families._build import (BOOLEAN_TYPES, MAX_ELEMENTS, packed_strides, stride_order,  # noqa: F401
                                                  strides_like)
 from cudnn_backend.errors import MissingDependencyError
@@ -89,20 +90,6 @@ for _name, _cudnn in _ONE_ELEMENT_A_BYTE.items():
     _NOT_CUDNN[_name] = (f"one element a byte, while cuDNN's {_cudnn} packs two elements a byte: bind the packed bytes "
                          "as a flat uint8 array")
 
-# Bits per element of every data type with a plain per-element size (the one table of element sizes); vectorized
-# types are left out, which turns size checks off for them. BOOLEAN is one bit: cuDNN's kernels read it packed,
-# eight elements a byte, least significant bit first (the SASS of the x * s pointwise kernel, 9.28.1).
-DATA_TYPE_BITS = {
-    D.CUDNN_DATA_HALF: 16, D.CUDNN_DATA_BFLOAT16: 16, D.CUDNN_DATA_FLOAT: 32, D.CUDNN_DATA_DOUBLE: 64,
-    D.CUDNN_DATA_INT8: 8, D.CUDNN_DATA_UINT8: 8, D.CUDNN_DATA_INT32: 32, D.CUDNN_DATA_INT64: 64,
-    D.CUDNN_DATA_BOOLEAN: 1, D.CUDNN_DATA_FP8_E4M3: 8, D.CUDNN_DATA_FP8_E5M2: 8,
-}
-for _name, _bits in (("CUDNN_DATA_FP8_E8M0", 8), ("CUDNN_DATA_FP8_E5M3", 8), ("CUDNN_DATA_FP4_E2M1", 4),
-                     ("CUDNN_DATA_INT4", 4), ("CUDNN_DATA_UINT4", 4), ("CUDNN_DATA_UINT32", 32),
-                     ("CUDNN_DATA_COMPLEX_FP32", 64), ("CUDNN_DATA_COMPLEX_FP64", 128),
-                     ("CUDNN_DATA_BYTE_BOOLEAN", 8)):
-    if _name in D.__members__:
-        DATA_TYPE_BITS[D[_name]] = _bits
 # Bytes per element where that is a whole number.
 ITEMSIZE = {dt: bits // 8 for dt, bits in DATA_TYPE_BITS.items() if bits % 8 == 0}
 # the types whose elements the host holds one a byte (``storage_dtype``) but memory holds eight a byte

@@ -17,6 +17,7 @@ from cudnn_backend.errors import GraphError
 
 from tests.helpers import generic_graphs as gg
 from tests.helpers.crash import assert_survives, run_python
+from tests.helpers.env import loaded_has
 
 B = CUDNN_TYPE_BACKEND_DESCRIPTOR
 FOREIGN = (AttributeError, OverflowError, RecursionError, UnicodeDecodeError, ZeroDivisionError, IndexError,
@@ -524,3 +525,86 @@ def test_a_stream_protocol_pair_may_be_a_tuple_subclass():
     from cudnn_backend.core._coerce import stream_address
     pair = collections.namedtuple("StreamPair", "version address")
     assert stream_address(_StreamProtocol(pair(0, 0x2000))) == 0x2000
+
+
+@pytest.mark.parametrize("mode, slots, problem", [
+    ("RELU_FWD", (), r"RELU_FWD needs x \(xdesc: the tensor it reads\)"),
+    ("RELU_FWD", ("XDESC",), r"RELU_FWD needs y \(ydesc: the tensor it writes\)"),
+    ("RELU_FWD", ("XDESC", "DXDESC"), r"RELU_FWD needs y"),
+    ("RELU_FWD", ("XDESC", "YDESC", "DXDESC"), r"RELU_FWD writes y alone, not dx"),
+    ("RELU_FWD", ("DYDESC", "DXDESC"), r"RELU_FWD takes no dy"),
+    ("RELU_BWD", ("BDESC", "YDESC"), r"RELU_BWD needs dy"),
+    ("RELU_BWD", ("XDESC", "DYDESC", "YDESC"), r"RELU_BWD needs dx \(dxdesc"),
+    ("ADD", ("XDESC", "BDESC"), r"ADD needs y"),
+    ("GEN_INDEX", ("YDESC",), r"GEN_INDEX needs x"),
+])
+def test_a_pointwise_operation_without_the_tensors_its_mode_takes_is_refused(mode, slots, problem):
+    """cuDNN 9.28.1 finalizes it and its graph, and its heuristics then crash the process (SIGSEGV, SIGFPE); the
+    broadcast fast path used to accept any set of tensors whose shapes agreed."""
+    pw = cb.Descriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR)
+    pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, getattr(cb, f"CUDNN_POINTWISE_{mode}"))
+    pw.set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT)
+    if mode == "GEN_INDEX":
+        pw.set(CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1)
+    pw.finalize()
+    op = cb.Descriptor(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)
+    op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, pw)
+    for uid, slot in enumerate(slots, 1):
+        op.set(getattr(cb, f"CUDNN_ATTR_OPERATION_POINTWISE_{slot}"), CUDNN_TYPE_BACKEND_DESCRIPTOR,
+               gg.tensor(uid, [8, 64, 4, 4], gg.nhwc_strides(8, 64, 4, 4)))
+    with pytest.raises(GraphError, match=r"^CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: " + problem):
+        op.finalize()
+    with pytest.raises(GraphError, match=problem):  # the typed classes' way
+        cb.typed.OperationPointwise(pw_descriptor=pw).finalize() if not slots else op.finalize()
+
+
+def _by_value(**extra):
+    return cb.typed.Tensor(unique_id=100, data_type="CUDNN_DATA_FLOAT", dimensions=[1, 1, 1, 1], strides=[1, 1, 1, 1],
+                           byte_alignment=16, is_by_value=True, **extra)
+
+
+@pytest.mark.parametrize("value, refused", [
+    (np.float32(2.5), None), (np.float32(2.5).tobytes(), None),
+    (2.5, "8 bytes, but a CUDNN_DATA_FLOAT element is 4"),  # a float64: cuDNN read its first 4 bytes (0.0)
+    (b"\x01", "1 bytes, but a CUDNN_DATA_FLOAT element is 4"),  # cuDNN read past it
+    (np.float16(2.5), "2 bytes, but a CUDNN_DATA_FLOAT element is 4"),
+])
+def test_a_constant_value_must_be_one_element_of_the_tensors_data_type(value, refused):
+    if not loaded_has("9.22.0"):
+        pytest.skip("constant values came with cuDNN 9.22")
+    if refused is None:
+        assert _by_value(constant_value=value).finalize().finalized
+        return
+    with pytest.raises(ValueError, match=r"^CUDNN_BACKEND_TENSOR_DESCRIPTOR \(uid 100\): "
+                                         r"CUDNN_ATTR_TENSOR_CONSTANT_VALUE: " + re.escape(refused)):
+        _by_value(constant_value=value).finalize()
+
+
+def test_a_by_value_tensor_is_no_virtual_one():
+    with pytest.raises(ValueError, match=r"^CUDNN_BACKEND_TENSOR_DESCRIPTOR \(uid 100\): CUDNN_ATTR_TENSOR_IS_BY_VALUE: "
+                                         r"a by-value tensor is never virtual"):
+        _by_value(is_virtual=True).finalize()
+
+
+def test_one_dimension_given_alone_is_held_to_the_extent_limit():
+    # a scalar dims value is kept as given: the extent check read only tuples
+    d = cb.Descriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+    d.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT)
+    d.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 2 ** 60)
+    d.set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 1)
+    d.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1)
+    d.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 16)
+    with pytest.raises(ValueError, match=r"dims \[1152921504606846976\] with strides \[1\] hold or span more than 2\*\*56"):
+        d.finalize()
+
+
+@pytest.mark.parametrize("data_type", ["CUDNN_DATA_FLOAT", "CUDNN_DATA_HALF", "CUDNN_DATA_INT8"])
+def test_matmul_size_overrides_of_other_than_integers_are_refused_in_every_api(data_type):
+    """cuDNN reads them as integers whatever their type, and plans the graph (the Graph builder refused them)."""
+    a, b = gg.tensor(1, [4, 8, 16], [128, 16, 1]), gg.tensor(2, [4, 16, 8], [128, 8, 1])
+    c = gg.tensor(3, [4, 8, 8], [64, 8, 1])
+    sizes = gg.tensor(4, [4, 1, 1], [1, 1, 1], data_type=getattr(cb, data_type))
+    op = cb.typed.OperationMatmul(adesc=a, bdesc=b, cdesc=c, gemm_m_override_desc=sizes,
+                                  desc=cb.typed.Matmul(comp_type="CUDNN_DATA_FLOAT").finalize())
+    with pytest.raises(GraphError, match=rf"gemm_m_override_desc is {data_type}; per-batch sizes are INT32 or INT64"):
+        op.finalize()

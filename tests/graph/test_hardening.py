@@ -406,3 +406,26 @@ def test_a_graph_whose_operation_graph_was_closed_is_built_again():
     og2 = g.op_graph
     og2.close()
     assert cb.explore(g, device_profile="h200").chosen is not None  # (it said the graph's operations were unknown)
+
+
+@pytest.mark.parametrize("value, data_type, stored", [
+    (2.5, "CUDNN_DATA_FLOAT", 2.5), (2.5, "CUDNN_DATA_HALF", 2.5), (3, "CUDNN_DATA_FLOAT", 3.0),
+    (__import__("numpy").float32(1.5), "CUDNN_DATA_HALF", 1.5)])
+def test_graph_tensor_takes_a_constant_value_in_its_own_data_type(value, data_type, stored):
+    """Graph.tensor(by_value=True, constant_value=...) was refused (the constant set before IS_BY_VALUE); a number is
+    stored in the tensor's data type (a float64's 8 bytes were read as a FLOAT's first 4)."""
+    if not loaded_has("9.22.0"):
+        pytest.skip("constant values came with cuDNN 9.22")
+    import json
+
+    from cudnn_backend.runtime.plans import build_plan
+
+    g = Graph("c")
+    x, w = g.tensor([8, 64, 8, 8], layout="nhwc"), g.tensor([32, 64, 3, 3], layout="nhwc")
+    c = g.tensor([1, 1, 1, 1], data_type=data_type, by_value=True, constant_value=value)
+    g.pointwise("CUDNN_POINTWISE_ADD", g.conv_fwd(x, w, padding=1), c, output=True)
+    plan = build_plan(get_configs(g.build(), "A", h200())[0], device_profile=h200())
+    assert [t["constValue"] for t in json.loads(plan.to_json())["operationGraph"]["tensors"]
+            if t.get("hasConstValue")] == [stored]
+    with pytest.raises(ValueError, match=r"constant_value: 1e\+60 does not fit in CUDNN_DATA_HALF"):
+        Graph("g").tensor([1, 1, 1, 1], data_type="CUDNN_DATA_HALF", by_value=True, constant_value=1e60)

@@ -35,6 +35,9 @@ def matmul_output_dims(a_dims, b_dims):
 
 # the data types of per-batch M/N/K overrides: cuDNN reads them as integers whatever their type, and plans others
 _OVERRIDE_TYPES = (DataType.CUDNN_DATA_INT32, DataType.CUDNN_DATA_INT64)
+#: the per-batch M/N/K override tensors' attributes (checked by check_matmul whatever the tensors' sizes)
+OVERRIDE_SLOTS = tuple((getattr(A, f"CUDNN_ATTR_OPERATION_MATMUL_GEMM_{k}_OVERRIDE_DESC"), f"gemm_{k.lower()}_override_desc")
+                       for k in "MNK")
 
 
 class MatmulOps:
@@ -180,6 +183,12 @@ def check_matmul(op):
     """C must be A @ B's shape (``matmul_output_dims``: cuDNN checks that itself as the descriptor is finalized, not
     for the shapes a variant pack overrides), and M, N, K must not wrap cuDNN's 32-bit tile counts
     (``graph_limits``)."""
+    for attr, keyword in OVERRIDE_SLOTS:
+        override = op.value_of(attr)
+        data_type = None if override is None else override.value_of(A.CUDNN_ATTR_TENSOR_DATA_TYPE)
+        if data_type is not None and int(data_type) not in _OVERRIDE_TYPES:
+            fail(f"{op_name(op)}: {keyword} is {DataType(int(data_type)).name}; per-batch sizes are INT32 or INT64 "
+                 "(cuDNN reads them as integers, and plans others)")
     a, b = dims(op.value_of(A.CUDNN_ATTR_OPERATION_MATMUL_ADESC)), dims(op.value_of(A.CUDNN_ATTR_OPERATION_MATMUL_BDESC))
     c_tensor = op.value_of(A.CUDNN_ATTR_OPERATION_MATMUL_CDESC)
     if a is not None and b is not None:

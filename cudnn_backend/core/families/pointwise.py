@@ -27,7 +27,7 @@ from cudnn_backend.errors import GraphError
 
 __all__ = ["FAMILY", "broadcast_dims", "broadcasts_to", "INPUT_SLOTS", "OUTPUT_SLOTS", "check_pointwise",
            "pointwise_mode", "check_broadcast", "broadcast_keys", "pick", "PointwiseOps", "FUNCTIONS", "PointwiseOp",
-           "operands_problem", "PARAMETERS", "parameters_problem"]
+           "operands_problem", "PARAMETERS", "parameters_problem", "ends_problem", "output_of", "SLOTS_WANTED"]
 
 
 def broadcast_dims(*dims_list, what="pointwise"):
@@ -71,6 +71,9 @@ def check_pointwise(op):
     mode = _mode_of(op)
     if mode is not None:
         problem = operands_problem(int(mode), [slot.removesuffix("desc") for t, slot in inputs[1:] if t is not None])
+        if problem is None:
+            problem = ends_problem(int(mode), inputs[0][0] is not None,
+                                   [slot.removesuffix("desc") for attr, slot in OUTPUT_SLOTS if v(attr) is not None])
         if problem is not None:
             raise GraphError(f"{_checks.op_name(op)}: {problem}")
     shapes = [(t, slot, _checks.dims(t)) for t, slot in inputs if t is not None]
@@ -358,6 +361,36 @@ def operands_problem(mode, given) -> str | None:
     if lacking:
         return f"{name} needs {' and '.join(lacking)}"
     return f"{name} takes no {' or '.join(extra)} (its operands: x{''.join(', ' + w for w in sorted(wanted))})"
+
+
+def output_of(mode) -> str:
+    """The tensor pointwise ``mode`` writes: dx for a backward activation, else y."""
+    return "dx" if mode in BACKWARD else "y"
+
+
+def ends_problem(mode, has_x, outputs) -> str | None:
+    """What is wrong with x (``has_x``) and the outputs set (``outputs``, of "y" and "dx") for pointwise ``mode``,
+    else None: every mode reads x and writes one output, dx for a backward activation, else y (cuDNN 9.28.1 plans an
+    operation without them, and its heuristics then crash the process). Modes neither table knows are left to
+    cuDNN."""
+    if mode not in _OPERANDS_WANTED:
+        return None
+    name = PointwiseMode(mode).name.removeprefix("CUDNN_POINTWISE_")
+    out = output_of(mode)
+    if not has_x:
+        return f"{name} needs x (xdesc: the tensor it reads)"
+    if out not in outputs:
+        return f"{name} needs {out} ({out}desc: the tensor it writes)"
+    if len(outputs) > 1:
+        return f"{name} writes {out} alone, not {' or '.join(o for o in outputs if o != out)}"
+    return None
+
+
+#: bits of the tensor slots each known pointwise mode takes (INPUT_SLOTS then OUTPUT_SLOTS: x 1, b 2, t 4, dy 8,
+#: y 16, dx 32), for the finalize's C fast path: any other set goes to ``check_pointwise``
+_SLOT_BITS = {"x": 1, "b": 2, "t": 4, "dy": 8, "y": 16, "dx": 32}
+SLOTS_WANTED = {mode: sum(_SLOT_BITS[s] for s in ("x", output_of(mode), *wanted))
+                for mode, wanted in _OPERANDS_WANTED.items()}
 
 
 _RELU_PARAMETERS = ("relu_lower_clip", "relu_upper_clip", "relu_lower_clip_slope")
