@@ -436,6 +436,13 @@ class DeviceProfile:
                                      f"({FORMAT!r}) nor cuDNN's raw deviceprop JSON")
         if cudnn_version is None:
             cudnn_version = raw_version
+        # no version, and no device profile at all: asking for its version would mislead
+        if cudnn_version is None and (not isinstance(data, dict) or not {"deviceName", "deviceVer"} & data.keys()):
+            kind = "a plan" if isinstance(data, dict) and "operationGraph" in data else \
+                f"a JSON {type(data).__name__}" if not isinstance(data, dict) else "an object without them"
+            raise DeviceProfileError(f"{source or 'the JSON'} is not a device profile: cuDNN's deviceprop JSON has "
+                                     f"deviceName, deviceVer, ..., and this package's wrapped one format {FORMAT!r}; "
+                                     f"this is {kind}")
         if cudnn_version is None:
             raise _no_version(DeviceProfileError(
                 f"{source or 'this raw cuDNN deviceprop JSON'} does not record which cuDNN version wrote it; "
@@ -701,7 +708,8 @@ class DeviceProfile:
         order = members.known if members.known is not None else deviceprop_members(TABLE_RELEASES[-1], required=False)
         converted = _insert_in_order({k: v for k, v in props.items() if k not in dropped}, added, order)
         filled = {m: where for m, where in filled.items() if m in converted}
-        changed = list(converted.items()) != list(props.items())
+        # (facts given are checked and recorded even where they equal the profile's: 5120.0 == 5120)
+        changed = bool(given) or list(converted.items()) != list(props.items())
         if not changed and self.cudnn_version == target:
             return self
         origin = self.converted_from if self.converted_from is not None else self.cudnn_version

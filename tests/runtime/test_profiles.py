@@ -642,3 +642,27 @@ def test_a_bundled_name_wins_over_what_the_current_folder_holds(tmp_path, monkey
     assert as_deviceprop("h200").finalized and device_profile("h200").device_name == "NVIDIA H200"
     with pytest.raises(DeviceProfileError, match=r"cannot read device profile"):
         as_deviceprop("./h200")
+
+
+def test_facts_equal_to_the_profiles_are_checked_and_recorded():
+    """for_release(facts=) returned the profile itself where a given value equalled its own (5120.0 == 5120,
+    False == 0): a float or a bool went unchecked, and the fact was not recorded as given."""
+    h100 = DeviceProfile.bundled("h100")
+    width = h100.properties["memoryBusWidth"]
+    with pytest.raises(DeviceProfileError, match=r"memoryBusWidth: expected an integer .* got 5120.0"):
+        h100.for_release(h100.cudnn_version, facts={"memoryBusWidth": float(width)})
+    with pytest.raises(DeviceProfileError, match=r"isTccDriver: expected an integer .* got false"):
+        h100.for_release(h100.cudnn_version, facts={"isTccDriver": False})
+    given = h100.for_release(h100.cudnn_version, facts={"memoryBusWidth": width})
+    assert given.filled["memoryBusWidth"] == "given" and given.properties == h100.properties
+
+
+@pytest.mark.parametrize("text, kind", [("PLAN", "a plan"), ("[1, 2]", "a JSON list"),
+                                        ('{"hello": 1}', "an object without them")])
+def test_json_that_is_no_device_profile_is_named_so(text, kind):
+    """It was asked for the cuDNN version that wrote it, as if it were a raw deviceprop JSON."""
+    from tests.helpers import offline
+
+    text = offline.plan_json() if text == "PLAN" else text
+    with pytest.raises(DeviceProfileError, match=rf"^the JSON is not a device profile: .*; this is {kind}$"):
+        DeviceProfile.from_json(text)
