@@ -42,9 +42,9 @@ from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages
 from cudnn_backend.core.files import file_path, json_text, read_limited, write_whole
-from cudnn_backend.core.json_checks import (TABLE_RELEASES, JsonCheckError, check_deviceprop_json, deviceprop_members,
-                                            duplicate_key_words, json_error_words, plan_identity_members,
-                                            plan_identity_minimums, table_release)
+from cudnn_backend.core.json_checks import (CONTROL_CHARACTERS, TABLE_RELEASES, JsonCheckError, check_deviceprop_json,
+                                            deviceprop_members, duplicate_key_words, json_error_words,
+                                            plan_identity_members, plan_identity_minimums, table_release)
 from cudnn_backend.core.versions import (OFFLINE_SINCE, device_words, format_version, loaded_version, parse_version,
                                          versions_compatible)
 from cudnn_backend.errors import (CudnnError, DeviceProfileError, DeviceProfileIdentityWarning, DeviceProfileVersionError,
@@ -471,6 +471,10 @@ class DeviceProfile:
             if data.get(member) is not None and not isinstance(data[member], str):
                 raise DeviceProfileError(f"{source or 'the device profile'}: {member} must be a str, not "
                                          f"{type(data[member]).__name__}")
+        where = _control_character_at({k: v for k, v in data.items() if k != "deviceprop"})  # (its own check)
+        if where is not None:  # (printed by `profile show`: a terminal would run escape sequences)
+            raise DeviceProfileError(f"{source or 'the device profile'}: {where[0]}: control character "
+                                     f"{where[1]!r} in a profile's text")
         if data.get("cudnn_version_string") is not None and data.get("cudnn_version") is not None:
             try:
                 agree = parse_version(data["cudnn_version_string"], "cudnn_version_string") == \
@@ -811,6 +815,27 @@ def _identity_problem(props) -> str | None:
                 f"{SM_VERSIONS[-1]}, such as 900 for an H100 or H200)")
     if warp is not None and warp != WARP_SIZE:
         return f"warpSize {warp!r}: every CUDA GPU's is {WARP_SIZE}"
+    return None
+
+
+def _control_character_at(value, path=""):
+    """(path, character) of the first control character in ``value``'s strings and keys (a wrapped profile's data),
+    else None."""
+    if isinstance(value, str):
+        m = CONTROL_CHARACTERS.search(value)
+        return (path or "text", m.group()) if m else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            found = _control_character_at(key, here) if isinstance(key, str) else None
+            found = found or _control_character_at(item, here)
+            if found:
+                return found
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _control_character_at(item, f"{path}[{i}]")
+            if found:
+                return found
     return None
 
 

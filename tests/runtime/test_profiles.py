@@ -8,6 +8,7 @@ are pure Python and are checked for all of them on any.
 import copy
 import gc
 import json
+import re
 import pickle
 import warnings
 
@@ -666,3 +667,14 @@ def test_json_that_is_no_device_profile_is_named_so(text, kind):
     text = offline.plan_json() if text == "PLAN" else text
     with pytest.raises(DeviceProfileError, match=rf"^the JSON is not a device profile: .*; this is {kind}$"):
         DeviceProfile.from_json(text)
+
+
+@pytest.mark.parametrize("member, value, where", [
+    ("source", "evil\x1b[2J\x1b]0;pwned\x07", "source"), ("filled", {"memoryBusWidth": "given\x1b[31m"},
+                                                          "filled.memoryBusWidth"),
+    ("device_facts", {"max_cluster_size": {"source": "\x1b[5m"}}, "device_facts.max_cluster_size.source")])
+def test_a_profiles_text_holds_no_control_characters(member, value, where):
+    """`profile show` prints these: a terminal would run the escape sequences."""
+    data = dict(DeviceProfile.bundled("h200").to_dict(), **{member: value})
+    with pytest.raises(DeviceProfileError, match=rf"^the device profile: {re.escape(where)}: control character "):
+        DeviceProfile.from_json(json.dumps(data))
