@@ -648,14 +648,15 @@ def test_a_bundled_name_wins_over_what_the_current_folder_holds(tmp_path, monkey
 def test_facts_equal_to_the_profiles_are_checked_and_recorded():
     """for_release(facts=) returned the profile itself where a given value equalled its own (5120.0 == 5120,
     False == 0): a float or a bool went unchecked, and the fact was not recorded as given."""
-    h100 = DeviceProfile.bundled("h100")
-    width = h100.properties["memoryBusWidth"]
-    with pytest.raises(DeviceProfileError, match=r"memoryBusWidth: expected an integer .* got 5120.0"):
-        h100.for_release(h100.cudnn_version, facts={"memoryBusWidth": float(width)})
+    h100 = DeviceProfile.bundled("h100")  # (members every release reads)
+    sms = h100.properties["multiProcessorCount"]
+    with pytest.raises(DeviceProfileError, match=rf"multiProcessorCount: expected an integer .* got {float(sms)}"):
+        h100.for_release(h100.cudnn_version, facts={"multiProcessorCount": float(sms)})
+    assert h100.properties["isTccDriver"] == 0
     with pytest.raises(DeviceProfileError, match=r"isTccDriver: expected an integer .* got false"):
         h100.for_release(h100.cudnn_version, facts={"isTccDriver": False})
-    given = h100.for_release(h100.cudnn_version, facts={"memoryBusWidth": width})
-    assert given.filled["memoryBusWidth"] == "given" and given.properties == h100.properties
+    given = h100.for_release(h100.cudnn_version, facts={"multiProcessorCount": sms})
+    assert given.filled["multiProcessorCount"] == "given" and given.properties == h100.properties
 
 
 @pytest.mark.parametrize("text, kind", [("PLAN", "a plan"), ("[1, 2]", "a JSON list"),
