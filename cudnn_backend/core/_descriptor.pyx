@@ -525,19 +525,17 @@ cdef int _check_by_value_tensor(Descriptor t) except -1:
     data_type = t._value(CUDNN_ATTR_TENSOR_DATA_TYPE)
     size = _data_types.element_bytes(data_type) if data_type is not None else None
     if value is not None and size is not None and len(value) != size:
-        name = getattr(_name_of(DataType, data_type), "name", data_type)
-        raise ValueError(f"{what}: CUDNN_ATTR_TENSOR_CONSTANT_VALUE: {len(value)} bytes, but a {name} element is "
+        raise ValueError(f"{what}: CUDNN_ATTR_TENSOR_CONSTANT_VALUE: {len(value)} bytes, but a "
+                         f"{_data_type_name(data_type)} element is "
                          f"{size}: give the value in the tensor's data type (numpy.float32(2.5) for "
                          "CUDNN_DATA_FLOAT, or its bytes)")
     return 0
 
 
-cdef inline bint _overridden_matmul(Descriptor op, int dtype):
-    """A matmul with per-batch size tensors: its check reads their types whatever the sizes (matmul.OVERRIDE_SLOTS)."""
-    return dtype == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR and (
-        op._value(CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC) is not None or
-        op._value(CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC) is not None or
-        op._value(CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC) is not None)
+cdef object _data_type_name(object value):
+    """``CUDNN_DATA_FLOAT`` for a data type as a tensor holds it (a member or an int; a value newer than the header
+    as it is)."""
+    return getattr(_name_of(DataType, value), "name", value)
 
 
 cdef inline bint _tensor_below(object t, int64_t floor) except -1:
@@ -646,8 +644,8 @@ cdef struct TensorUse:
 
 cdef int _tensor_uses(Descriptor op, TensorUse* uses, int cap) except -1:
     """The tensors set on an operation with a UID, in schema order, read in place over borrowed references (no Python
-    object made): their UIDs, attributes, and whether each is an output and virtual. Fills at most ``cap`` and
-    returns how many there are (more than ``cap``: the rest left out)."""
+    object made): their UIDs, attributes, descriptors, and whether each is an output, virtual and by value. Fills at
+    most ``cap`` and returns how many there are (more than ``cap``: the rest left out)."""
     cdef int n = 0, attr, k, dtype = op._dtype, overflow = 0
     cdef Py_ssize_t j, count
     cdef int uid_slot = TABLES.attr[<int>CUDNN_ATTR_TENSOR_UNIQUE_ID].slot
@@ -732,7 +730,7 @@ cdef int _check_written_tensors(Descriptor op) except -1:
 cdef int _check_graph_used_whole(object graph) except -1:
     """The checks of an operation graph that heuristics or an engine take (``graph``: their attribute's value)."""
     if isinstance(graph, Descriptor) and (<Descriptor>graph)._dtype == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
-        _check_virtual_reads(<Descriptor>graph)
+        _check_graph_tensors(<Descriptor>graph)
     return 0
 
 
@@ -745,7 +743,7 @@ cdef int _compare_uses(const void* a, const void* b) noexcept nogil:
     return (x.op > y.op) - (x.op < y.op)
 
 
-cdef int _check_virtual_reads(Descriptor graph) except -1:
+cdef int _check_graph_tensors(Descriptor graph) except -1:
     """A graph used whole (by heuristics and engines) names one tensor by each UID, and every virtual tensor an
     operation reads, an operation of it writes. cuDNN plans a graph whose operations give one UID different dims
     (writing out of bounds), and one reading a virtual tensor nothing writes (its kernels reading memory nobody
@@ -819,16 +817,21 @@ cdef bint _same_tensor(Descriptor a, Descriptor b) except -1:
     return True
 
 
+cdef Descriptor _operation_at(Descriptor graph, Py_ssize_t index):
+    """The operation at ``index`` of ``graph`` (a ``TensorUse``'s), for a refusal's words."""
+    ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
+    return <Descriptor>(ops if type(ops) is tuple else (ops,))[index]
+
+
 cdef str _use_words(Descriptor graph, const TensorUse* use):
     """``Pointwise RELU_FWD.xdesc v2 [1, 8, 4, 4] strides [...] CUDNN_DATA_HALF virtual``: a use, for a refusal."""
     cdef Descriptor t = <Descriptor>use.tensor
-    ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
-    op = (ops if type(ops) is tuple else (ops,))[use.op]
+    op = _operation_at(graph, use.op)
     virtual = t._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL) is True
-    dtype = t._value(CUDNN_ATTR_TENSOR_DATA_TYPE)
-    return (f"{_names.operation_label(op)}.{_keyword(<Descriptor>op, use.attr)} "
+    return (f"{_names.operation_label(op)}.{_keyword(op, use.attr)} "
             f"{_tensor_label(t, use.uid, virtual)} {list(t._value(CUDNN_ATTR_TENSOR_DIMENSIONS) or ())} strides "
-            f"{list(t._value(CUDNN_ATTR_TENSOR_STRIDES) or ())} {getattr(dtype, 'name', dtype)}"
+            f"{list(t._value(CUDNN_ATTR_TENSOR_STRIDES) or ())} "
+            f"{_data_type_name(t._value(CUDNN_ATTR_TENSOR_DATA_TYPE))}"
             + (" virtual" if virtual else "") + (" by value" if t._value(CUDNN_ATTR_TENSOR_IS_BY_VALUE) is True
                                                  else ""))
 
@@ -838,10 +841,9 @@ cdef int _refuse_two_tensors(Descriptor graph, const TensorUse* first, const Ten
 
 
 cdef int _refuse_virtual_read(Descriptor graph, const TensorUse* use) except -1:
-    """GraphError for ``_check_virtual_reads``, naming the operation, its keyword and the tensor."""
-    ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
-    op = (ops if type(ops) is tuple else (ops,))[use.op]
-    raise GraphError(_names.virtual_never_written(_names.operation_label(op), _keyword(<Descriptor>op, use.attr),
+    """GraphError for ``_check_graph_tensors``, naming the operation, its keyword and the tensor."""
+    op = _operation_at(graph, use.op)
+    raise GraphError(_names.virtual_never_written(_names.operation_label(op), _keyword(op, use.attr),
                                                   _tensor_label(<object>use.tensor, use.uid, True), use.uid))
 
 
@@ -1604,7 +1606,8 @@ cdef class Descriptor(_Resource):
             _check_written_tensors(self)
         if TABLES.finalize_check[dtype] != NULL:
             if not ((dtype == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR and _pointwise_broadcast_ok(self)) or
-                    (TABLES.finalize_check_floor[dtype] > 0 and not _overridden_matmul(self, dtype) and
+                    (TABLES.finalize_check_floor[dtype] > 0 and
+                     not self._mask & TABLES.finalize_check_floor_unless[dtype] and
                      _tensors_below(self, TABLES.finalize_check_floor[dtype]))):
                 (<object>TABLES.finalize_check[dtype])(self)
         self._check_open()  # the checks run Python code: another thread may have closed it meanwhile

@@ -79,6 +79,7 @@ ctypedef struct SchemaTables:               # built once (schema_tables), then r
     int n_child_slots[MAX_TYPES]
     PyObject* finalize_check[MAX_TYPES]     # descriptor type -> Python check run before finalize (borrowed; NULL: none)
     int64_t finalize_check_floor[MAX_TYPES] # descriptor type -> skipped where every tensor is smaller (0: always run)
+    uint64_t finalize_check_floor_unless[MAX_TYPES]  # ... and none of these attributes (_mask bits) is set
     Py_ssize_t kind_size[12]                # element kind -> bytes per element
     int pw_inputs[4]                        # the pointwise family's tensor slots (finalize's C fast path)
     int pw_outputs[2]

@@ -209,8 +209,13 @@ cdef int _build_tables(SchemaTables* t) except -1:
         for dtype, check in _op_checks.FINALIZE_CHECKS.items():
             _FINALIZE_CHECK[int(dtype)] = check
             t.finalize_check[int(dtype)] = <PyObject*>check  # kept alive by _FINALIZE_CHECK
-        for dtype, floor in _op_checks.FINALIZE_CHECK_FLOORS.items():
+        for dtype, (floor, unless) in _op_checks.FINALIZE_CHECK_FLOORS.items():
             t.finalize_check_floor[int(dtype)] = floor
+            for attr in unless:
+                if t.attr[int(attr)].bit < 0:  # (no bit to test: the check always runs)
+                    t.finalize_check_floor[int(dtype)] = 0
+                else:
+                    t.finalize_check_floor_unless[int(dtype)] |= (<uint64_t>1) << t.attr[int(attr)].bit
         if len(_pointwise.INPUT_SLOTS) != 4 or len(_pointwise.OUTPUT_SLOTS) != 2:
             raise RuntimeError("the pointwise family's tensor slots changed: update SchemaTables.pw_inputs/pw_outputs")
         for i, (attr, _) in enumerate(_pointwise.INPUT_SLOTS):

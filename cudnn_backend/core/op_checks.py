@@ -7,7 +7,7 @@ SIGSEGV in heuristics). Each check lives with its operation family in ``core.fam
 ``Graph`` builder uses); this module is the table ``Descriptor.finalize`` reads:
 ``FINALIZE_CHECKS[descriptor type](descriptor)``, skipped for an operation whose tensors all have fewer elements
 than ``FINALIZE_CHECK_FLOORS[descriptor type]`` (where the family declares one: below it, cuDNN's own finalize
-refuses all the check would).
+refuses all the check would) and setting none of the attributes listed with it.
 """
 from __future__ import annotations
 

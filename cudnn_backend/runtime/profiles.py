@@ -411,9 +411,7 @@ class DeviceProfile:
         what = source or "the device profile"
         try:
             text = json_text(text, "text", "device profile JSON")
-        except TypeError:
-            raise
-        except ValueError as e:
+        except ValueError as e:  # (a TypeError, for another type, passes as it is)
             raise DeviceProfileError(f"{what}: {str(e).partition(': ')[2]}") from None
         if len(text) > MAX_PROFILE_BYTES:
             raise DeviceProfileError(f"{what}: {len(text)} characters; a device profile is about 1 KB")

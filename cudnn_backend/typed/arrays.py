@@ -21,8 +21,9 @@ would crash on (a NULL shape) or misread (another device than ``__dlpack_device_
 address space, a stride whose bytes pass int64) is refused, as is anything ``__dlpack__()`` returns that is no
 unconsumed DLPack capsule. Where cuda.core cannot read the dtype, the producer's ``dtype`` name is taken only if the
 capsule's type code, bits and lanes agree with it; without one, the capsule's own (DLPack 1.1's fp8 codes say it
-whole; other codes give a name of code, bits and lanes, no cuDNN data type, and the element's size). ``ArrayInfo.readonly`` says whether the array's owner declared its memory immutable (variant
-packs bind no such array where cuDNN writes).
+whole; other codes give a name of code, bits and lanes, no cuDNN data type, and the element's size).
+``ArrayInfo.readonly`` says whether the array's owner declared its memory immutable (variant packs bind no such array
+where cuDNN writes).
 
 ``layout_mismatch`` says whether an array describes exactly a tensor's elements. The host side of the data types
 (``storage_dtype``, ``encode``, ``decode``: bfloat16 and fp8 as their bits; ``memory_bytes``, ``memory_elements``:

@@ -52,6 +52,9 @@ class Family:
     # nothing cuDNN's own finalize would not, so a descriptor's finalize skips it there (plan JSON nodes and the
     # shapes a variant pack overrides, which cuDNN does not check, always run it)
     finalize_check_floors: dict = field(default_factory=dict)
+    # short operation name -> attributes whose being set makes its finalize check run whatever the tensors' sizes (a
+    # part of the check that reads no size: matmul's size-override types)
+    finalize_check_floor_unless: dict = field(default_factory=dict)
     # short operation name -> {AttributeName: plan JSON member}: every attribute its finalize check reads, so that the
     # check runs on a plan's nodes too (``json_finalize_checks``)
     json_members: dict = field(default_factory=dict)
@@ -94,7 +97,8 @@ def register(families, enum_operations=None, node_tables=None) -> tuple:
             if full in owner:
                 problems.append(f"{full} is owned by the families {owner[full].name} and {fam.name}")
             owner[full] = fam
-        for op in (*fam.finalize_checks, *fam.finalize_modes.values(), *fam.json_members, *fam.finalize_check_floors):
+        for op in (*fam.finalize_checks, *fam.finalize_modes.values(), *fam.json_members, *fam.finalize_check_floors,
+                   *fam.finalize_check_floor_unless):
             if op not in fam.operations:
                 problems.append(f"family {fam.name} has a check or finalize mode for {op}, which it does not own")
         for op, members in fam.json_members.items():
@@ -130,12 +134,14 @@ def register(families, enum_operations=None, node_tables=None) -> tuple:
 
 
 def finalize_check_floors(families) -> dict:
-    """{operation descriptor type: element count} of the finalize checks that, for operations whose tensors all have
-    fewer elements, refuse nothing cuDNN's own finalize would not (``Family.finalize_check_floors``), for the
-    operations the loaded enums know."""
+    """{operation descriptor type: (element count, attributes)} of the finalize checks that, for operations whose
+    tensors all have fewer elements and that set none of the attributes, refuse nothing cuDNN's own finalize would
+    not (``Family.finalize_check_floors``, ``Family.finalize_check_floor_unless``), for the operations the loaded
+    enums know."""
     names = DescriptorType.__members__
-    return {names[operation_type_name(op)]: int(floor) for fam in families
-            for op, floor in fam.finalize_check_floors.items() if operation_type_name(op) in names}
+    return {names[operation_type_name(op)]: (int(floor), tuple(fam.finalize_check_floor_unless.get(op, ())))
+            for fam in families for op, floor in fam.finalize_check_floors.items()
+            if operation_type_name(op) in names}
 
 
 def json_finalize_checks(families) -> dict:

@@ -35,7 +35,7 @@ def matmul_output_dims(a_dims, b_dims):
 
 # the data types of per-batch M/N/K overrides: cuDNN reads them as integers whatever their type, and plans others
 _OVERRIDE_TYPES = (DataType.CUDNN_DATA_INT32, DataType.CUDNN_DATA_INT64)
-#: the per-batch M/N/K override tensors' attributes (checked by check_matmul whatever the tensors' sizes)
+#: the per-batch M/N/K override tensors' attributes (their types checked by check_matmul whatever the tensors' sizes)
 OVERRIDE_SLOTS = tuple((getattr(A, f"CUDNN_ATTR_OPERATION_MATMUL_GEMM_{k}_OVERRIDE_DESC"), f"gemm_{k.lower()}_override_desc")
                        for k in "MNK")
 
@@ -209,6 +209,7 @@ FAMILY = Family(
     "matmul", ("MATMUL",),
     finalize_checks={"MATMUL": check_matmul},
     finalize_check_floors={"MATMUL": graph_limits.TILE_COUNT_LOW},
+    finalize_check_floor_unless={"MATMUL": tuple(attr for attr, _ in OVERRIDE_SLOTS)},
     json_members={"MATMUL": {A.CUDNN_ATTR_OPERATION_MATMUL_ADESC: "matA", A.CUDNN_ATTR_OPERATION_MATMUL_BDESC: "matB",
                              A.CUDNN_ATTR_OPERATION_MATMUL_CDESC: "matC"}},
     shape_rules=(matmul_output_dims,),

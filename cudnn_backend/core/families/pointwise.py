@@ -386,9 +386,10 @@ def ends_problem(mode, has_x, outputs) -> str | None:
     return None
 
 
-#: bits of the tensor slots each known pointwise mode takes (INPUT_SLOTS then OUTPUT_SLOTS: x 1, b 2, t 4, dy 8,
-#: y 16, dx 32), for the finalize's C fast path: any other set goes to ``check_pointwise``
-_SLOT_BITS = {"x": 1, "b": 2, "t": 4, "dy": 8, "y": 16, "dx": 32}
+#: bits of the tensor slots each known pointwise mode takes (INPUT_SLOTS from bit 0, OUTPUT_SLOTS from bit 4, as the
+#: finalize's C fast path sets them): any other set goes to ``check_pointwise``
+_SLOT_BITS = {slot.removesuffix("desc"): 1 << (first + i) for first, slots in ((0, INPUT_SLOTS), (4, OUTPUT_SLOTS))
+              for i, (_, slot) in enumerate(slots)}
 SLOTS_WANTED = {mode: sum(_SLOT_BITS[s] for s in ("x", output_of(mode), *wanted))
                 for mode, wanted in _OPERANDS_WANTED.items()}
 
@@ -408,8 +409,9 @@ _MODE_PARAMETERS = frozenset(p for names in PARAMETERS.values() for p in names)
 
 def parameters_problem(mode, params, alpha2_given) -> str | None:
     """What is wrong with the Pointwise ``params`` (keyword -> value) and ``alpha2`` for ``mode``, else None: GEN_INDEX
-    without its axis, a parameter the mode does not read (``PARAMETERS``; cuDNN would keep it on the descriptor and ignore it), alpha2
-    without a second input (b, or dy). Modes neither table knows (newer releases') are left to cuDNN."""
+    without its axis, a parameter the mode does not read (``PARAMETERS``; cuDNN would keep it on the descriptor and
+    ignore it), alpha2 without a second input (b, or dy). Modes neither table knows (newer releases') are left to
+    cuDNN."""
     if mode not in _OPERANDS_WANTED:
         return None
     name = mode.name.removeprefix("CUDNN_POINTWISE_")
