@@ -874,7 +874,7 @@ RULES = {
         "driverVer": I32_NONNEG, "deviceName": ("text", DEVICE_NAME_MAX_BYTES),
         # cuDNN 9.28: cudnnSmCountOrigin_t (it refuses values outside its range itself), bits, bytes
         "smCountOrigin": ("int", 0, 255), "memoryBusWidth": I32_POS, "oversizedSharedMemoryPerBlock": I32_NONNEG},
-    "engine": {"engineId": I32_NONNEG, "smVersion": I32_NONNEG, "targetSMcount": I32_NONNEG, "knobChoices": ("knobs",),
+    "engine": {"engineId": I32_NONNEG, "smVersion": I32_NONNEG, "targetSMcount": I32_POS, "knobChoices": ("knobs",),
                "payload": ("object", "payload")},
     "payload": {"kernels": ("array", ("object", "kernel"), 1, 1024)},
     "kernel": {"kernelName": ("text", 4096), "kernelParams": ("object", "kernelParams"), "cubin": ("cubin",)},

@@ -49,7 +49,7 @@ tensor of the right shape, a tensor laid out differently) can still crash the fu
 of cuDNN 9.19 (SDPA_FWD engine 2, SDPA_BWD engine 6), which trust a deserialized graph; only the
 layouts found first are refused (see UNIT_STRIDE_MODES). That needs cuDNN's own pattern matching.
 
-This module is pure Python: the standard library (json, re, math, operator, binascii, marshal, warnings),
+This module is pure Python: the standard library (json, re, math, operator, binascii, marshal, struct, warnings),
 the package's errors module, its loader and version parser (which release is loaded) and the generated
 tables are all it imports.
 """
@@ -60,6 +60,7 @@ import json
 import marshal
 import math
 import re
+import struct
 import warnings
 from math import prod as _prod
 from operator import mul as _mul
@@ -76,7 +77,7 @@ from cudnn_backend.errors import CudnnLibraryNotFoundError, GraphError, JsonChec
 __all__ = ["check_plan_json", "check_kernel_cache_json", "check_deviceprop_json", "deviceprop_members",
            "table_release", "document_release", "JsonCheckError", "JsonTableFallbackWarning", "CUDNN_VERSION",
            "TABLE_RELEASES", "MAX_DEPTH", "MAX_TEXT_CHARS", "node_outputs", "graph_parts", "graph_tensors",
-           "find_duplicate_key", "duplicate_key_words", "json_error_words"]
+           "find_duplicate_key", "duplicate_key_words", "json_error_words", "control_character_at"]
 
 # Nesting: real plans are 8 levels deep, kernel caches 9 (kernel_cache[].value[].kernelParams.offsets[]).
 # cuDNN's recursive parser overflows its stack at ~200,000 levels (~20,000 on a 256 KiB thread);
@@ -514,6 +515,27 @@ class OneOf(Check):
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
 
 
+def control_character_at(value, path=""):
+    """(path, character) of the first control character in the strings and keys of ``value`` (JSON data: str, dict,
+    list), else None: text read from a file that is printed to a terminal holds none."""
+    if isinstance(value, str):
+        m = CONTROL_CHARACTERS.search(value)
+        return (path or "text", m.group()) if m else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            found = control_character_at(key, here) if isinstance(key, str) else None
+            found = found or control_character_at(item, here)
+            if found:
+                return found
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = control_character_at(item, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
 class Text(Check):
     """A free-text string: at most ``max_bytes`` bytes of UTF-8, no control characters (NUL in
     particular: cuDNN reads these as C strings), no lone surrogates."""
@@ -759,6 +781,54 @@ def _cubin_problem(s):
         return f"expected base64, {problem}"
     if not s.startswith(_ELF_B64):
         return "expected the base64 of an ELF image (f0VMR...)"
+    return _elf_problem(s)
+
+
+# The driver is handed a cubin's address alone and reads as far as the ELF headers say: every header, segment and
+# section must lie inside the decoded bytes. A 64-bit little-endian image for EM_CUDA, as every cuDNN 9 cubin is.
+_EM_CUDA = 190
+_ELF_HEADER = struct.Struct("<4sBBBBB7xHHIQQQIHHHHHH")
+_ELF_SEGMENT = struct.Struct("<IIQQQQQQ")  # p_type p_flags p_offset p_vaddr p_paddr p_filesz p_memsz p_align
+_ELF_SECTION = struct.Struct("<IIQQQQIIQQ")  # sh_name sh_type sh_flags sh_addr sh_offset sh_size ...
+_SHT_NOBITS = 8  # a section that takes no bytes of the file (.bss)
+
+
+def _b64_bytes(s, start, stop):
+    """Bytes [start, stop) of the image base64 text ``s`` encodes (checked base64), decoding only what covers them."""
+    first = start // 3
+    chars = s[first * 4:-(-stop // 3) * 4]
+    return binascii.a2b_base64(chars)[start - first * 3:stop - first * 3]
+
+
+def _elf_problem(s):
+    """Why the base64 image ``s`` is no whole CUDA ELF file (a header, segment or section past its end), or None."""
+    size = len(s) // 4 * 3 - (s[-1] == "=") - (s[-2] == "=")
+    if size < _ELF_HEADER.size:
+        return f"ELF image of {size} bytes is shorter than an ELF header ({_ELF_HEADER.size})"
+    (_, elf_class, data, _, _, _, _, machine, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum,
+     shstrndx) = _ELF_HEADER.unpack(_b64_bytes(s, 0, _ELF_HEADER.size))
+    if elf_class != 2 or data != 1 or machine != _EM_CUDA:
+        return (f"expected a 64-bit little-endian CUDA ELF image (class 2, data 1, machine {_EM_CUDA}), "
+                f"got class {elf_class}, data {data}, machine {machine}")
+    tables = (("segment", phoff, phnum, phentsize, _ELF_SEGMENT), ("section", shoff, shnum, shentsize, _ELF_SECTION))
+    for what, offset, count, entry_size, entry in tables:
+        if count and entry_size != entry.size:
+            return f"ELF {what} headers of {entry_size} bytes, not {entry.size}"
+        if offset + count * entry.size > size:
+            return (f"ELF {what} headers at bytes {offset} to {offset + count * entry.size} of a {size}-byte image "
+                    "(the driver would read past its end)")
+    if not shnum or shstrndx >= shnum:
+        return f"ELF image with {shnum} sections, section names in section {shstrndx}"
+    for i, (_, _, offset, _, _, file_size, _, _) in enumerate(
+            _ELF_SEGMENT.iter_unpack(_b64_bytes(s, phoff, phoff + phnum * _ELF_SEGMENT.size))):
+        if offset + file_size > size:
+            return (f"ELF segment {i} at bytes {offset} to {offset + file_size} of a {size}-byte image "
+                    "(the driver would read past its end)")
+    for i, (_, kind, _, _, offset, section_size, _, _, _, _) in enumerate(
+            _ELF_SECTION.iter_unpack(_b64_bytes(s, shoff, shoff + shnum * _ELF_SECTION.size))):
+        if kind != _SHT_NOBITS and offset + section_size > size:
+            return (f"ELF section {i} at bytes {offset} to {offset + section_size} of a {size}-byte image "
+                    "(the driver would read past its end)")
     return None
 
 
@@ -1448,7 +1518,27 @@ _WHAT = {"plan": "execution plan object", "deviceprop": "device profile object",
          "offset": "kernel parameter offset object", "operationGraph": "operation graph object",
          "tensor": "tensor object", "ragged tensor": "tensor object", "kernel cache": "kernel cache object",
          "cache entry": "kernel cache entry object", "cache key": "kernel cache key object"}
-_THEN = {"tensor": _tensor_then, "ragged tensor": _tensor_then, "kernelParams": _kernel_params_then}
+# every CUDA GPU's: a deviceprop saying otherwise describes no GPU (cuDNN answers ARCH_MISMATCH, or takes it)
+WARP_SIZE = 32
+# deviceVer: major * 100 + minor * 10, from compute capability 5.0, the oldest cuDNN 9 runs on (9.19.0 and 9.28.1
+# refuse anything older as ARCH_MISMATCH, naming no member)
+SM_VERSIONS = range(500, 2000, 10)
+
+
+def _deviceprop_then(props):
+    """What in a deviceprop's identity no GPU has (a ``deviceVer`` that is no SM version, a ``warpSize`` not 32):
+    cuDNN refuses the one as ARCH_MISMATCH naming no member, and takes the other."""
+    version, warp = props.get("deviceVer"), props.get("warpSize")
+    if version is not None and version not in SM_VERSIONS:
+        return ("deviceVer",), (f"{version!r} is no SM version cuDNN 9 runs on (major * 100 + minor * 10, "
+                                f"from 500 to {SM_VERSIONS[-1]}, such as 900 for an H100 or H200)")
+    if warp is not None and warp != WARP_SIZE:
+        return ("warpSize",), f"{warp!r}; every CUDA GPU's is {WARP_SIZE}"
+    return None
+
+
+_THEN = {"tensor": _tensor_then, "ragged tensor": _tensor_then, "kernelParams": _kernel_params_then,
+         "deviceprop": _deviceprop_then}
 
 
 class _Tables:

@@ -42,8 +42,8 @@ from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages
 from cudnn_backend.core.files import file_path, json_text, read_limited, write_whole
-from cudnn_backend.core.json_checks import (CONTROL_CHARACTERS, TABLE_RELEASES, JsonCheckError, check_deviceprop_json,
-                                            deviceprop_members, duplicate_key_words, json_error_words,
+from cudnn_backend.core.json_checks import (TABLE_RELEASES, JsonCheckError, check_deviceprop_json,
+                                            control_character_at, deviceprop_members, duplicate_key_words, json_error_words,
                                             plan_identity_members, plan_identity_minimums, table_release)
 from cudnn_backend.core.versions import (OFFLINE_SINCE, device_words, format_version, loaded_version, parse_version,
                                          versions_compatible)
@@ -258,9 +258,6 @@ class DeviceProfile:
         if not isinstance(parsed, dict) or not any(k in parsed for k in ("deviceName", "deviceVer", "multiProcessorCount")):
             raise DeviceProfileError("deviceprop_json: not a cuDNN deviceprop JSON "
                                      "(no deviceName/deviceVer/multiProcessorCount keys)")
-        problem = _identity_problem(parsed)
-        if problem is not None:
-            raise DeviceProfileError(f"deviceprop_json: {problem}")
         if not isinstance(self.allow_version_mismatch, bool):
             raise TypeError("allow_version_mismatch: expected a bool")
         if not isinstance(self.filled, dict) or not all(isinstance(k, str) and isinstance(v, str)
@@ -469,7 +466,7 @@ class DeviceProfile:
             if data.get(member) is not None and not isinstance(data[member], str):
                 raise DeviceProfileError(f"{source or 'the device profile'}: {member} must be a str, not "
                                          f"{type(data[member]).__name__}")
-        where = _control_character_at({k: v for k, v in data.items() if k != "deviceprop"})  # (its own check)
+        where = control_character_at({k: v for k, v in data.items() if k != "deviceprop"})  # (its own check)
         if where is not None:  # (printed by `profile show`: a terminal would run escape sequences)
             raise DeviceProfileError(f"{source or 'the device profile'}: {where[0]}: control character "
                                      f"{where[1]!r} in a profile's text")
@@ -795,46 +792,6 @@ def _current_device():
     except Exception:  # pragma: no cover
         return None
     return int(dev) if int(err) == 0 else None
-
-
-# every CUDA GPU's: a profile saying otherwise describes no GPU (cuDNN answers ARCH_MISMATCH, or takes it)
-WARP_SIZE = 32
-# deviceVer: major * 100 + minor * 10, from compute capability 5.0, the oldest cuDNN 9 runs on (9.19.0 and 9.28.1 refuse
-# anything older as ARCH_MISMATCH, naming no member)
-SM_VERSIONS = range(500, 2000, 10)
-
-
-def _identity_problem(props) -> str | None:
-    """What in a deviceprop's identity no GPU has (a ``deviceVer`` that is no SM version, a ``warpSize`` not 32),
-    else None: cuDNN refuses the one as ARCH_MISMATCH naming no member, and takes the other."""
-    version, warp = props.get("deviceVer"), props.get("warpSize")
-    if version is not None and version not in SM_VERSIONS:
-        return (f"deviceVer {version!r} is no SM version cuDNN 9 runs on (major * 100 + minor * 10, from 500 to "
-                f"{SM_VERSIONS[-1]}, such as 900 for an H100 or H200)")
-    if warp is not None and warp != WARP_SIZE:
-        return f"warpSize {warp!r}: every CUDA GPU's is {WARP_SIZE}"
-    return None
-
-
-def _control_character_at(value, path=""):
-    """(path, character) of the first control character in ``value``'s strings and keys (a wrapped profile's data),
-    else None."""
-    if isinstance(value, str):
-        m = CONTROL_CHARACTERS.search(value)
-        return (path or "text", m.group()) if m else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            here = f"{path}.{key}" if path else str(key)
-            found = _control_character_at(key, here) if isinstance(key, str) else None
-            found = found or _control_character_at(item, here)
-            if found:
-                return found
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            found = _control_character_at(item, f"{path}[{i}]")
-            if found:
-                return found
-    return None
 
 
 def profile_source(value, what="device_profile"):

@@ -52,6 +52,7 @@ import numpy as np
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._library import get_version
 from cudnn_backend.core.files import file_path
+from cudnn_backend.core.json_checks import control_character_at
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import device_words, format_version
 from cudnn_backend.errors import CudnnBackendError, PlanCacheError
@@ -342,7 +343,7 @@ class _BadField(ValueError):
     """A stored entry whose field does not read as its kind (edited in the file)."""
 
     def __init__(self, key, field, value, expected):
-        self.key = key if isinstance(key, str) else repr(key)
+        self.key = key if isinstance(key, str) and control_character_at(key) is None else repr(key)
         text = repr(value)
         super().__init__(f"entry {self.key[:12]}: {field} {text if len(text) <= 40 else text[:37] + '...'} is not "
                          f"{expected}")
@@ -355,6 +356,8 @@ def _json_object(key, field, text, values=None) -> dict:
         value = None
     if not isinstance(value, dict) or (values is not None and not all(isinstance(v, values) for v in value.values())):
         raise _BadField(key, field, text, "a JSON object" + (" of numbers" if values is not None else ""))
+    if control_character_at(value) is not None:
+        raise _BadField(key, field, text, "a JSON object without control characters")
     return value
 
 
@@ -396,8 +399,8 @@ def _entry_of(row) -> CacheEntry:
     key, fingerprint, device_name, sm_version, sm_count, version, engine_index, knobs, time_us, info, stored_at, \
         plan_bytes = row
     for field, value in (("key", key), ("fingerprint", fingerprint), ("device_name", device_name)):
-        if not isinstance(value, str) or not value:
-            raise _BadField(key, field, value, "text")
+        if not isinstance(value, str) or not value or control_character_at(value) is not None:
+            raise _BadField(key, field, value, "text without control characters")
     try:
         format_version(_whole(key, "cudnn_version", version))
     except (TypeError, ValueError):
@@ -809,6 +812,9 @@ class PlanCache:
             info_text = json.dumps(info, default=_info_value, allow_nan=False)
         except (ValueError, TypeError, RecursionError) as e:
             raise ValueError(f"info: not storable as JSON ({type(e).__name__}: {e})") from None
+        control = control_character_at(json.loads(info_text), "info")
+        if control is not None:  # (listings print the info to terminals: the cache holds none)
+            raise ValueError(f"{control[0]}: control character {control[1]!r}; a plan cache's text holds none")
         checked = (key, fp, device[0], int(device[1]), int(device[2]), int(version), plan.engine_index, knobs,
                    plan_json)
         values = dict(zip(_CHECKED, checked), time_us=time_us, info=info_text, stored_at=time.time(),

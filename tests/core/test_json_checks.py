@@ -8,11 +8,13 @@ pickles, lone surrogates, deep nesting) gives ValueError and nothing else. Each 
 own table; a release without one falls back, warns once and lets unknown members through. The crash-proofing
 itself is fuzzed by tests/runtime/test_json_fuzz.py.
 """
+import base64
 import copy
 import json
 import math
 import pathlib
 import pickle
+import struct
 import sys
 import textwrap
 
@@ -288,6 +290,23 @@ def test_device_names_of_256_bytes_or_more(real_plans, profile_json, name, size)
             "plan JSON: GPUProfile.deviceName: expected at most 255 bytes")
 
 
+@pytest.mark.parametrize("member, value, problem", [
+    ("deviceVer", 1234, "1234 is no SM version cuDNN 9 runs on"), ("deviceVer", 0, "0 is no SM"),
+    ("warpSize", 64, "64; every CUDA GPU's is 32")])
+def test_a_deviceprop_no_gpu_has_is_refused_in_a_profile_and_in_a_plan(real_plans, profile_json, member, value,
+                                                                       problem):
+    refused(J.check_deviceprop_json, _mutated(profile_json, _set(member, value)), f"{member}: {problem}")
+    refused(J.check_plan_json, _mutated(real_plans["conv_generic"][0], _set("GPUProfile", member, value)),
+            f"plan JSON: GPUProfile.{member}: {problem}")
+
+
+def test_an_engine_targets_one_sm_or_more(real_plans):
+    text = real_plans["conv_generic"][0]
+    refused(J.check_plan_json, _mutated(text, _set("engine", "targetSMcount", 0)), "engine.targetSMcount: expected")
+    if "targetSMcount" in J.KINDS["engine"] and J._in(J.table_release(), J.KINDS["engine"]["targetSMcount"][1]):
+        J.check_plan_json(_mutated(text, _set("engine", "targetSMcount", 1)))
+
+
 def test_device_name_of_255_bytes_loads(profile_json):
     text = J.check_deviceprop_json(_mutated(profile_json, _set("deviceName", "\u00e9" * 127 + "x")))
     DeviceProp(json_representation=text).finalize()
@@ -548,6 +567,23 @@ def test_cubins_and_kernel_parameters(real_plans):
             "expected the base64 of an ELF image")
     refused(J.check_plan_json, _mutated(text, lambda d: kernel(d)["kernelParams"]["offsets"][0].__setitem__("value", 10 ** 6)),
             "kernelParams.offsets[0]: patches bytes 1000000")
+    cubin = base64.b64decode(kernel(json.loads(text))["cubin"])
+
+    def with_cubin(image):
+        return _mutated(text, lambda d: kernel(d).__setitem__("cubin", base64.b64encode(image).decode()))
+    # the driver reads as far as the ELF headers say: each must lie inside the image
+    refused(J.check_plan_json, with_cubin(cubin[:-1]), "of a %d-byte image (the driver would read past its end)"
+            % (len(cubin) - 1))
+    refused(J.check_plan_json, with_cubin(cubin[:40]), "cubin: ELF image of 40 bytes is shorter than an ELF header")
+    refused(J.check_plan_json, with_cubin(cubin[:18] + b"\x3e\x00" + cubin[20:]), "got class 2, data 1, machine 62")
+    shoff, shnum = struct.unpack_from("<Q", cubin, 0x28)[0], struct.unpack_from("<H", cubin, 0x3c)[0]
+    refused(J.check_plan_json, with_cubin(cubin[:0x28] + struct.pack("<Q", len(cubin)) + cubin[0x30:]),
+            "ELF section headers at bytes %d" % len(cubin))
+    last = shoff + 64 * (shnum - 1)  # the last section's size grown past the end (unless it takes no bytes)
+    grown = cubin[:last + 32] + struct.pack("<Q", len(cubin)) + cubin[last + 40:]
+    if struct.unpack_from("<I", cubin, last + 4)[0] != 8:
+        refused(J.check_plan_json, with_cubin(grown), f"ELF section {shnum - 1} at bytes")
+    assert J.check_plan_json(with_cubin(cubin))
     # a cubin that the fast path did not cut out of the text is checked all the same
     refused(J.check_plan_json, text.replace('"cubin":"f0VMR', '"cubin":"\\u0066!VMR', 1), "cubin: expected base64")
     assert J.check_plan_json(text.replace('"cubin":"f0VMR', '"cubin":"\\u00660VMR', 1))

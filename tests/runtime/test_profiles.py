@@ -212,7 +212,7 @@ def test_an_oldest_release_profile_gets_what_newer_ones_require_from_the_compute
     assert profiles.gpu_facts("NVIDIA H200", 900) == {"maxThreadsPerBlock": 1024}  # its capture gives the rest
     props = old.properties
     props["deviceVer"] = 130  # compute capability 1.3: no published fact, and no GPU cuDNN 9 runs on
-    with pytest.raises(DeviceProfileError, match="deviceVer 130 is no SM version cuDNN 9 runs on"):
+    with pytest.raises(DeviceProfileError, match="deviceVer: 130 is no SM version cuDNN 9 runs on"):
         DeviceProfile(json.dumps(props), cudnn_version=OLDEST, source="ancient.json")
 
 
@@ -543,14 +543,14 @@ def test_a_profile_named_or_loaded_per_call_leaves_nothing_behind():
 
 
 @pytest.mark.parametrize("member, value, message", [
-    ("deviceVer", 0, r"deviceVer 0 is no SM version"), ("deviceVer", 12345, r"deviceVer 12345 is no SM version"),
-    ("deviceVer", 905, r"deviceVer 905 is no SM version"), ("deviceVer", 300, r"deviceVer 300 is no SM version cuDNN 9 runs on"),
-    ("warpSize", 33, r"warpSize 33: every CUDA GPU.s is 32")])
+    ("deviceVer", 0, r"0 is no SM version"), ("deviceVer", 12345, r"12345 is no SM version"),
+    ("deviceVer", 905, r"905 is no SM version"), ("deviceVer", 300, r"300 is no SM version cuDNN 9 runs on"),
+    ("warpSize", 33, r"33; every CUDA GPU.s is 32")])
 def test_a_profile_whose_identity_no_gpu_has_is_refused_naming_the_member(member, value, message):
     # cuDNN answers deviceVer 0 with ARCH_MISMATCH naming nothing, and takes 12345 or a warp of 33
     h200 = DeviceProfile.bundled("h200")
     props = dict(json.loads(h200.deviceprop_json), **{member: value})
-    with pytest.raises(DeviceProfileError, match=rf"^deviceprop_json: {message}"):
+    with pytest.raises(DeviceProfileError, match=rf"^deviceprop_json: device profile JSON: {member}: {message}"):
         DeviceProfile(json.dumps(props), cudnn_version=h200.cudnn_version)
 
 

@@ -724,7 +724,9 @@ def test_a_cache_file_removed_under_an_open_object_is_made_again_privately(tmp_p
                                            ("knobs", "{not json"), ("stored_at", 1e300), ("stored_at", "yesterday"),
                                            ("time_us", "fast"), ("info", "[1, 2]"),
                                            ("knobs", "[" * 100000 + "]" * 100000),
-                                           ("info", "[" * 100000 + "]" * 100000)])
+                                           ("info", "[" * 100000 + "]" * 100000),
+                                           # listings print these to terminals: an escape sequence edited in
+                                           ("device_name", "NVIDIA \x1b[2JH200"), ("info", '{"name": "a\\u001b[31m"}')])
 def test_an_entry_with_a_field_that_does_not_read_never_raises(tmp_path, monkeypatch, column, value):
     path = tmp_path / "c.sqlite"
     og = three_ways.graph_builder().build()
@@ -739,12 +741,22 @@ def test_an_entry_with_a_field_that_does_not_read_never_raises(tmp_path, monkeyp
     note = f"entry {key[:12]}: {column} {value!r}"[:40]
     with pytest.warns(PlanCacheWarning, match=re.escape(note) + ".* is not .*; left out of the listing"):
         assert [e.key for e in cache.entries()] != [] and all(e.key != key for e in cache.entries())
-    if column != "sm_count":  # (an entry of no SM count is no device's: previous() does not select it)
+    if column not in ("sm_count", "device_name"):  # (no longer this device's: previous() does not select it)
         with pytest.warns(PlanCacheWarning, match=re.escape(note) + ".*; not tried"):
             assert cache.previous(og, device_profile=H200) is None
     with pytest.warns(PlanCacheWarning, match=re.escape(note) + ".*; not shown"):
         assert cache.entry(key) is None
     assert cache.remove(key) and len(cache) == 1  # a bad entry can still be removed
+
+
+def test_info_with_a_control_character_is_refused_at_put(tmp_path):
+    og = three_ways.graph_builder().build()
+    cache = PlanCache(tmp_path / "c.sqlite")
+    with pytest.raises(ValueError, match=re.escape("info.name: control character '\\x1b'; a plan cache's text holds none")):
+        cache.put(og, _plan(og), device_profile=H200, name="conv\x1b[2J")
+    with pytest.raises(ValueError, match=re.escape("info.tags[1]: control character '\\n'")):
+        cache.put(og, _plan(og), device_profile=H200, tags=["a", "b\nc"])
+    assert len(cache) == 0 and cache.put(og, _plan(og), device_profile=H200, name="conv é")
 
 
 def test_cache_list_shows_a_bad_entry_as_a_warning_line_never_a_traceback(tmp_path):
