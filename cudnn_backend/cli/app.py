@@ -247,7 +247,7 @@ def _profile(spec, option, *, allow=False, release=None, facts=None):
             profile.descriptor()
         return profile
     except DeviceProfileVersionError as e:
-        if not e.missing or profile is None:
+        if not e.missing or profile is None or allow:  # (allowed: converting, not adding members, is the fix)
             raise UsageError(f"argument {option}: {e}") from None
         target = format_version(e.loaded_version)
         sets = " ".join(f"--set {m}=VALUE" for m in e.missing)

@@ -757,6 +757,10 @@ class DeviceProfile:
                 try:
                     dp = DeviceProp(json_representation=text)
                     dp.finalize()
+                except JsonCheckError as e:
+                    if not allow or self.cudnn_version in (None, loaded_version()):
+                        raise
+                    raise self._unconverted(e) from None
                 except CudnnError as e:
                     refusal = self._refusal(e, messages)
                     if refusal is None:
@@ -766,6 +770,16 @@ class DeviceProfile:
             if not fresh:
                 self._descriptor_cache, self._descriptor_text = weakref.ref(dp), text
         return dp
+
+    def _unconverted(self, error) -> DeviceProfileVersionError:
+        """The loaded cuDNN's JSON checks refusing this profile of another release, handed over unconverted."""
+        loaded, written = loaded_version(), format_version(self.cudnn_version)
+        missing = tuple(re.findall(r'missing member "(\w+)"', str(error)))
+        return DeviceProfileVersionError(
+            f"the loaded cuDNN ({format_version(loaded)}) does not read this cuDNN {written} profile for "
+            f"{self.device_name} as it is: {error}. Leave out allow_version_mismatch= to have it converted for "
+            f"cuDNN {format_version(loaded)} (for_release), or capture it with that release",
+            self.cudnn_version, loaded, missing)
 
     def _refusal(self, error, messages) -> DeviceProfileError | None:
         """cuDNN's refusal of the JSON as a DeviceProfileError naming the member its log names (None: another)."""

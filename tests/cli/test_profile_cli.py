@@ -154,6 +154,8 @@ def test_allow_version_mismatch_gives_the_file_as_it_is(tmp_path):
                            "argument --device-profile:")
     differ = set(profile.properties) ^ set(profiles.release_members(LOADED).known)  # memoryBusWidth, ...
     assert any(member in line for member in differ), line
+    # the fix is the conversion the option turned off, in the command line's words
+    assert "Leave out --allow-version-mismatch to have it converted" in line and "--set" not in line, line
 
 
 def test_a_raw_profile_without_its_release_names_the_command_lines_fix(tmp_path):

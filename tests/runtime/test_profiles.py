@@ -679,3 +679,26 @@ def test_a_profiles_text_holds_no_control_characters(member, value, where):
     data = dict(DeviceProfile.bundled("h200").to_dict(), **{member: value})
     with pytest.raises(DeviceProfileError, match=rf"^the device profile: {re.escape(where)}: control character "):
         DeviceProfile.from_json(json.dumps(data))
+
+
+@pytest.mark.parametrize("capture", ["h200_deviceprop_cudnn91900.json", "h200_deviceprop_cudnn92801.json"])
+def test_a_profile_handed_over_unconverted_that_the_loaded_release_cannot_read_says_to_convert_it(capture):
+    from cudnn_backend.core import json_checks
+
+    profile = DeviceProfile.load(PACKAGE_DATA / capture, allow_version_mismatch=True)
+    loaded = versions.loaded_version()
+    if profile.cudnn_version == loaded:
+        pytest.skip("the loaded release wrote this capture")
+    try:
+        json_checks.check_deviceprop_json(profile.deviceprop_json, release=loaded)
+    except ValueError as e:
+        refusal = str(e)
+    else:
+        assert profile.descriptor().finalized  # its members are the loaded release's too: handed over as it is
+        return
+    with pytest.raises(DeviceProfileVersionError) as e:
+        profile.descriptor()
+    assert str(e.value).startswith(f"the loaded cuDNN ({versions.format_version(loaded)}) does not read this cuDNN "
+                                   f"{versions.format_version(profile.cudnn_version)} profile for NVIDIA H200 as it is: "
+                                   f"{refusal}. Leave out allow_version_mismatch= to have it converted"), str(e.value)
+    assert profile.descriptor(allow_version_mismatch=False).finalized  # converted: read
