@@ -55,6 +55,7 @@ from cudnn_backend.core import schema as _schema
 from cudnn_backend.core._coerce import ADDRESS_LIMIT, _name_of, as_int
 from cudnn_backend.core._status import check_available
 from cudnn_backend.core import data_types as _data_types
+from cudnn_backend.core import graph_crashes as _graph_crashes
 from cudnn_backend.core import graph_limits as _graph_limits
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import (CudnnBadParamError, CudnnError, CudnnNotSupportedError,  # noqa: F401 - CudnnError:
@@ -731,6 +732,42 @@ cdef int _check_graph_used_whole(object graph) except -1:
     """The checks of an operation graph that heuristics or an engine take (``graph``: their attribute's value)."""
     if isinstance(graph, Descriptor) and (<Descriptor>graph)._dtype == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
         _check_graph_tensors(<Descriptor>graph)
+        _check_graph_crashes(<Descriptor>graph)
+    return 0
+
+
+cdef int _check_graph_crashes(Descriptor graph) except -1:
+    """``graph_crashes``: the operations counted in C, the rule asked only of a graph of the kinds it is about."""
+    cdef object ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
+    cdef Py_ssize_t i, n
+    cdef int matmuls = 0, reductions = 0, reshapes = 0, dtype
+    if ops is None:
+        return 0
+    if type(ops) is not tuple:
+        ops = (ops,)
+    n = PyTuple_GET_SIZE(ops)
+    for i in range(n):
+        op = <object>_tuple_item(ops, i)
+        if isinstance(op, Descriptor):
+            dtype = (<Descriptor>op)._dtype
+            matmuls += dtype == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR
+            reductions += dtype == CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR
+            reshapes += dtype == CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR
+    if (matmuls < _graph_crashes.COMPOSITE_ATTENTION_BACKWARD_MATMULS or not reductions
+            or reshapes < _graph_crashes.COMPOSITE_ATTENTION_BACKWARD_RESHAPES):
+        return 0
+    operands = []
+    for op in ops:
+        if isinstance(op, Descriptor) and (<Descriptor>op)._dtype == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR:
+            a = (<Descriptor>op)._value(CUDNN_ATTR_OPERATION_MATMUL_ADESC)
+            if isinstance(a, Descriptor):
+                uid = (<Descriptor>a)._value(CUDNN_ATTR_TENSOR_UNIQUE_ID)
+                virtual = (<Descriptor>a)._value(CUDNN_ATTR_TENSOR_IS_VIRTUAL) is True
+                operands.append((_names.operation_label(op), f"adesc {_tensor_label(a, uid, virtual)}",
+                                 tuple((<Descriptor>a)._value(CUDNN_ATTR_TENSOR_DIMENSIONS) or ()), virtual))
+    problem = _graph_crashes.composite_attention_backward_problem(_LOADED_VERSION, operands, reductions, reshapes)
+    if problem is not None:
+        raise GraphError(problem)
     return 0
 
 
