@@ -530,7 +530,26 @@ cdef int _check_by_value_tensor(Descriptor t) except -1:
                          f"{_data_type_name(data_type)} element is "
                          f"{size}: give the value in the tensor's data type (numpy.float32(2.5) for "
                          "CUDNN_DATA_FLOAT, or its bytes)")
+    if value is not None and _is_nan_value(bytes(value), data_type):
+        raise ValueError(f"{what}: CUDNN_ATTR_TENSOR_CONSTANT_VALUE: {_names.NAN_REFUSED}")
     return 0
+
+
+_IEEE_FLOATS = {int(DataType.CUDNN_DATA_HALF): "<f2", int(DataType.CUDNN_DATA_FLOAT): "<f4",
+                int(DataType.CUDNN_DATA_DOUBLE): "<f8"}
+
+
+cdef bint _is_nan_value(bytes value, object data_type) except -1:
+    """Whether one element's bytes of a floating data type hold a NaN (bfloat16: float32's upper half)."""
+    if data_type is None:
+        return False
+    code = _IEEE_FLOATS.get(int(data_type))
+    if code is not None:
+        return bool(np.isnan(np.frombuffer(value, code)[0]))
+    if int(data_type) == int(DataType.CUDNN_DATA_BFLOAT16):
+        bits = int.from_bytes(value, "little")
+        return (bits & 0x7f80) == 0x7f80 and (bits & 0x7f) != 0
+    return False
 
 
 cdef object _data_type_name(object value):
@@ -906,7 +925,7 @@ cdef str _tensor_label(object tensor, object uid, bint virtual):
 cdef int _refuse_nan(int dtype, int attr) except -1:
     """ValueError for a NaN given to a FLOAT or DOUBLE attribute: no attribute of cuDNN's means anything by it (a
     blend factor, a clip, a slope, a probability), and cuDNN takes it, computing NaN."""
-    raise ValueError(f"{_what(dtype, attr)}: NaN is not a number cuDNN can compute with; give a real value")
+    raise ValueError(f"{_what(dtype, attr)}: {_names.NAN_REFUSED}")
 
 
 cdef int _refuse_written_tensor(Descriptor op, int out_attr, int other_attr, bint other_is_output,

@@ -21,7 +21,7 @@ from enum import IntEnum
 from cudnn_backend._bindings import enums as _enums
 from cudnn_backend._bindings.enums import DataType
 
-__all__ = ["with_article", "DATA_TYPE_PREFIX", "DATA_TYPE_NAMES", "DATA_TYPE_ALIASES", "data_type_name",
+__all__ = ["with_article", "NAN_REFUSED", "DATA_TYPE_PREFIX", "DATA_TYPE_NAMES", "DATA_TYPE_ALIASES", "data_type_name",
            "read_data_type", "default_tensor_name", "enumerants", "operation_label", "reads_its_output",
            "written_twice", "uid_names_two_tensors", "virtual_never_written"]
 
@@ -49,6 +49,11 @@ DATA_TYPE_ALIASES = {
     **{name: D[m] for name, m in _ALSO.items() if m in D.__members__},
     **{name: member for member, name in DATA_TYPE_NAMES.items()},
 }
+
+
+# a NaN given where cuDNN takes a number (a float attribute, a graph's scalar): nothing means anything by it, and cuDNN
+# takes it, computing NaN
+NAN_REFUSED = "NaN is not a number cuDNN can compute with; give a real value"
 
 
 def with_article(noun: str) -> str:

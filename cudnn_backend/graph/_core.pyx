@@ -281,10 +281,17 @@ cdef int _tensor_slots(Descriptor op, list slots) except -1:
     """Append ``(attribute, tensor, signature, is output)`` for each tensor set on ``op`` (core's ``tensor_slots_of``,
     called in C)."""
     cdef tuple slot
+    cdef Py_ssize_t first = len(slots), i
     for slot in tensor_slots_of(op):
         t = slot[1]
         slots.append((slot[0], t, (<TensorBase>t).signature() if isinstance(t, TensorBase) else _signature_of(t),
                       slot[2]))
+    for i in range(first, len(slots)):  # a ragged tensor's offsets: read too (``introspection.with_ragged_offsets``)
+        t = (<tuple>slots[i])[1]
+        offsets = (<Descriptor>t)._value(CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC) if isinstance(t, Descriptor) else None
+        if isinstance(offsets, Descriptor) and not (<Descriptor>offsets).closed:
+            slots.append((CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC, offsets, (<TensorBase>offsets).signature()
+                          if isinstance(offsets, TensorBase) else _signature_of(offsets), False))
     return 0
 
 

@@ -27,6 +27,7 @@ from cudnn_backend.typed.introspection import (
     tensor_name,
     tensor_slots,
     topological_order,
+    with_ragged_offsets,
 )
 
 __all__ = ["check_operations", "explain_graph_refusal", "operation_slots", "reads_its_output", "written_twice", "second_producer",
@@ -37,8 +38,8 @@ _OWN_OUTPUT = "give the output (output=) a tensor of its own"
 
 
 def operation_slots(op) -> list:
-    """[(keyword, tensor, signature, is_output)] of an operation's tensors."""
-    return [(kw, t, signature_of(t), out) for kw, t, out in tensor_slots(op)]
+    """[(keyword, tensor, signature, is_output)] of an operation's tensors, their ragged-offset tensors among them."""
+    return [(kw, t, signature_of(t), out) for kw, t, out in with_ragged_offsets(tensor_slots(op))]
 
 
 def reads_its_output(op, out_keyword, in_keyword, t, uid) -> str:

@@ -3,7 +3,7 @@ dims, strides, data type, virtual, by-value and a by-value scalar's recorded val
 slots by keyword and its attributes, its child descriptors' attributes), producers first."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cudnn_backend._bindings.enums import AttributeName, DescriptorType
 from cudnn_backend.core import schema as _schema
@@ -83,11 +83,13 @@ class Node:
 
 @dataclass
 class ReadGraph:
-    """Operations producers first, tensors by UID, and which operation writes each UID."""
+    """Operations producers first, tensors by UID, which operation writes each UID, and the ragged tensors' offset
+    tensors by UID."""
 
     nodes: list
     tensors: dict
     producer: dict
+    ragged: dict = field(default_factory=dict)
 
     @property
     def outputs(self) -> list:
@@ -130,13 +132,20 @@ def read_graph(op_graph) -> ReadGraph:
         raise GraphError("op_graph: its operations are unknown on the Python side (a graph read back from cuDNN, "
                          "e.g. from a loaded plan): the reference evaluator reads the operations it was built from")
     nodes = [Node(op, i) for i, op in enumerate(topological_order(ops))]
-    tensors, producer = {}, {}
+    tensors, producer, ragged = {}, {}, {}
     for node in nodes:
         for kw, t, out in tensor_slots(node.op):
+            if t.closed:  # (cuDNN holds its own copy: the graph still plans, but its dims are gone here)
+                raise GraphError(f"{node.label} (operation {node.index}): its {kw} tensor "
+                                 f"{getattr(t, 'name', None) or ''} was closed; keep the graph's tensors open to "
+                                 "evaluate it".replace("  ", " "))
             spec = TensorSpec.from_descriptor(t)
             uid = spec.uid
             if uid not in tensors:
                 tensors[uid] = spec
+                offsets = t.values.get(AttributeName.CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC)
+                if isinstance(offsets, Descriptor):
+                    ragged[uid] = TensorSpec.from_descriptor(offsets)
             if out:
                 producer.setdefault(uid, node)
-    return ReadGraph(nodes, tensors, producer)
+    return ReadGraph(nodes, tensors, producer, ragged)

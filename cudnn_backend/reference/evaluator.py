@@ -38,10 +38,10 @@ class ReferenceResult:
     ``outputs``: {uid: array of the tensor's dims} of every non-virtual output evaluated whole;
     ``samples``: {uid: (coords int64 (N, rank), values float64 (N,))} of the outputs evaluated at N random
     coordinates; ``method``: "fp64 reference" or "sampled fp64 reference (N points)"; ``names``: {uid: name}
-    of every output. Each output, and each real tensor an operation reads back, holds what its data type stores:
-    computed in float64, then, for fp8, integers and booleans, rounded and saturated as the GPU converts
-    (``arrays.as_stored``); fp16, bfloat16 and fp32 keep float64's precision (their rounding is below any check's
-    tolerance) but overflow to infinity. Tolerances are the caller's.
+    of every output. Each input, each output, and each real tensor an operation reads back, holds what its data type
+    stores: computed (or given) in float64, then, for fp8, integers and booleans, rounded and saturated as the GPU
+    converts (``arrays.as_stored``); fp16, bfloat16 and fp32 keep float64's precision (their rounding is below any
+    check's tolerance) but overflow to infinity. Tolerances are the caller's.
     """
 
     outputs: dict = field(default_factory=dict)
@@ -72,10 +72,20 @@ class ReferenceResult:
         return a[tuple(coords.T)].astype(np.float64)
 
 
-def _check_inputs_in_order(node, graph):
-    """Unsupported when the operation reads a graph input stored reordered (cuDNN's tiled layouts: INT8x32, F16x16,
-    F8_128x4): its strides do not say where each element lies, so its values cannot be laid out in memory as cuDNN
-    reads them. (A reordered tensor the graph computes is computed here like any other.)"""
+def _check_layouts(node, graph):
+    """Unsupported when the operation reads or writes a tensor whose elements are not the scalars its dims and
+    strides say: vectorized (a vector of several values at each position) or ragged (rows of their own lengths, at
+    the offsets another tensor holds). And when it reads a graph input stored reordered (cuDNN's tiled layouts:
+    INT8x32, F16x16, F8_128x4): its strides do not say where each element lies, so its values cannot be laid out in
+    memory as cuDNN reads them. (A reordered tensor the graph computes is computed here like any other.)"""
+    for uid in dict.fromkeys(node.inputs + node.outputs):
+        spec = graph.tensors[uid]
+        if spec.vector_count > 1:
+            raise Unsupported(f"{spec.name} is vectorized ({spec.vector_count} values at each position along dim "
+                              f"{spec.vectorized_dimension}): the reference computes one value per position")
+        if uid in graph.ragged:
+            raise Unsupported(f"{spec.name} is ragged (its rows' offsets in {graph.ragged[uid].name}, uid "
+                              f"{graph.ragged[uid].uid}): the reference computes dense tensors only")
     for uid in node.inputs:
         spec = graph.tensors[uid]
         if uid in graph.producer or spec.virtual or not spec.tiled:
@@ -93,7 +103,7 @@ def _ops(graph):
             cls = REFERENCE_OPS.get(int(node.kind))
             if cls is None:
                 raise Unsupported("no reference for this operation type")
-            _check_inputs_in_order(node, graph)
+            _check_layouts(node, graph)
             ops.append(cls(node, graph))
         except Unsupported as e:
             lines.append(_line(node, graph, e))
@@ -267,6 +277,24 @@ def _held(values, data_type) -> np.ndarray:
     return stored
 
 
+# types stored as codes (bfloat16's and fp8's bits): an input array holds their values, never their storage
+_CODED = frozenset({DataType.CUDNN_DATA_BFLOAT16, DataType.CUDNN_DATA_FP8_E4M3, DataType.CUDNN_DATA_FP8_E5M2,
+                    DataType.CUDNN_DATA_FP8_E8M0})
+
+
+def _same(values):
+    return values
+
+
+def _input_held(array, data_type):
+    """How an input's float64 values become what its tensor holds (``_held``): an array of the type's own numpy
+    dtype holds them already; any other (floats for an int8 tensor, 1e9 for fp16) is rounded and saturated as it
+    would be stored, so that the reference computes with what cuDNN reads."""
+    if data_type not in _HELD or (data_type not in _CODED and array.dtype == storage_dtype(data_type)):
+        return _same
+    return lambda values: _held(values, data_type)
+
+
 CONVERT_WHOLE_ELEMENTS = 1 << 22  # an input up to this many elements is converted to float64 whole when asked for
 
 
@@ -285,10 +313,14 @@ def _run(ops, graph, arrays, asked, dims) -> dict:
     whole = {}  # input uid -> the input in float64, converted once however many operations read it whole
 
     def input_values(uid, request):
+        if uid in whole:
+            return _take(whole[uid], request)
         array = arrays[uid]
-        if uid not in whole and (array.dtype == np.float64 or request.is_full(array.shape)):
-            whole[uid] = np.asarray(array, dtype=np.float64)
-        return _take(whole.get(uid, array), request)
+        held = _input_held(array, graph.tensors[uid].data_type)
+        if array.dtype == np.float64 or request.is_full(array.shape):
+            whole[uid] = held(np.asarray(array, dtype=np.float64))
+            return _take(whole[uid], request)
+        return held(_take(array, request))
 
     def cheap(uid):
         # an input, in float64 already or small enough to convert whole (~10 ms): asking for all of it costs less
@@ -306,26 +338,27 @@ def _run(ops, graph, arrays, asked, dims) -> dict:
                 requests.setdefault(u, []).append(r)
         plans.append((op, wanted, needs, finish))
     store = {}
-    for op, wanted, needs, finish in reversed(plans):
-        values = {}
-        for u, r in needs.items():
-            if u in arrays:
-                values[u] = input_values(u, r)
-            else:
-                have, v = store[u]
-                values[u] = select(dims[u], have, v, r)
-        out = finish(values)
-        for u, r in wanted.items():
-            v = np.asarray(out[u], dtype=np.float64).reshape(r.shape(dims[u]))
-            alpha, beta = op.blend.get(u, (1.0, 0.0))
-            if alpha != 1.0:
-                v = alpha * v
-            if beta != 0.0:
-                v = v + beta * input_values(u, r)
-            spec = graph.tensors[u]
-            if not spec.virtual and spec.data_type in _HELD:
-                # a tensor in memory holds what its data type stores (an int8 conv saturates, fp8 rounds): so do
-                # the outputs, and an operation reading it reads that (cuDNN's fused tails read the stored y)
-                v = _held(v, spec.data_type)
-            store[u] = (r, v)
+    with np.errstate(all="ignore"):  # IEEE float64 as the GPU computes: inf and NaN are values, not warnings
+        for op, wanted, needs, finish in reversed(plans):
+            values = {}
+            for u, r in needs.items():
+                if u in arrays:
+                    values[u] = input_values(u, r)
+                else:
+                    have, v = store[u]
+                    values[u] = select(dims[u], have, v, r)
+            out = finish(values)
+            for u, r in wanted.items():
+                v = np.asarray(out[u], dtype=np.float64).reshape(r.shape(dims[u]))
+                alpha, beta = op.blend.get(u, (1.0, 0.0))
+                if alpha != 1.0:
+                    v = alpha * v
+                if beta != 0.0:
+                    v = v + beta * input_values(u, r)
+                spec = graph.tensors[u]
+                if not spec.virtual and spec.data_type in _HELD:
+                    # a tensor in memory holds what its data type stores (an int8 conv saturates, fp8 rounds): so do
+                    # the outputs, and an operation reading it reads that (cuDNN's fused tails read the stored y)
+                    v = _held(v, spec.data_type)
+                store[u] = (r, v)
     return store

@@ -605,6 +605,9 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
             raise _schema_mismatch("plan", text, e) from e
         unknown = next(_unknown_enumerants(json.loads(text)), None)
         if unknown is None:
+            if getattr(e.status, "name", "") == "CUDNN_STATUS_NOT_SUPPORTED" and not e.cudnn_message:
+                raise type(e)(e.status, e.function, e.descriptor_type, e.attribute, e.cudnn_message,
+                              hint=_unexplained_refusal(text, operation_graph, handle, dp)) from None
             raise
         path, name, close = unknown
         raise JsonCheckError("plan", path, f"{name!r} is not a name of cuDNN's enums{close}; cuDNN refused the plan: {getattr(e.status, 'name', e.status)}") from e
@@ -617,6 +620,41 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
             raise
         loaded.operation_graph = operation_graph  # (found its own just above: the setter's check is a lookup)
     return loaded
+
+
+def _unexplained_refusal(text, operation_graph, handle, deviceprop) -> str:
+    """What may be wrong with a plan cuDNN refused without a word: its engine and knobs, checked against the graph's
+    engine where ``operation_graph`` is given, named otherwise."""
+    info = _json_info(json.loads(text))
+    engine, knobs = info["engine"], info["knobs"]
+    chosen = f"engineId {engine}" + (f", knobs {', '.join(f'{k}={v}' for k, v in knobs.items())}" if knobs else "")
+    rebuild = ("rebuild the plan from the graph (build_plan of a config from get_configs, or from config_from_index "
+               "with an engine and knobs of its own)")
+    if operation_graph is None:
+        return (f"cuDNN gives no reason. A plan's engine and knob choices ({chosen}) must be ones the graph's engine "
+                "takes on this device, and its kernels (payload) built for them: a plan edited, or written for "
+                f"another graph, is refused so. Pass operation_graph= to have them checked, or {rebuild}")
+    count = _engines.engine_count(operation_graph)
+    if engine >= count:
+        return f"cuDNN gives no reason; the plan's engineId {engine} is no engine of this graph (0 to {count - 1}): {rebuild}"
+    found = _engines.inspect_engine(operation_graph, engine, deviceprop, probe_configs=False) if handle is None else \
+        _engines.inspect_engine(operation_graph, engine, probe_configs=False)
+    if not found.finalized:
+        return (f"cuDNN gives no reason; engine {engine} does not take this graph on this device ({found.reason}): "
+                f"{rebuild}")
+    specs = {_engines.short_name(spec.knob_type): spec for spec in found.knobs}
+    for name, value in knobs.items():
+        spec = specs.get(name)
+        if value == -1:  # (cuDNN writes knobs a config left out as -1)
+            continue
+        if spec is None:
+            return (f"cuDNN gives no reason; the plan's knob {name}={value} is no knob of engine {engine} (its knobs: "
+                    f"{', '.join(specs) or 'none'}): {rebuild}")
+        if not spec.minimum <= value <= spec.maximum or (value - spec.minimum) % max(spec.stride, 1):
+            return (f"cuDNN gives no reason; the plan's knob {name}={value} is outside engine {engine}'s values "
+                    f"({spec.minimum} to {spec.maximum}, step {spec.stride}): {rebuild}")
+    return (f"cuDNN gives no reason; the plan's engine and knobs ({chosen}) are this graph's, so its kernels "
+            f"(payload) may not be the ones they make: {rebuild}")
 
 
 def _is_schema_mismatch(error) -> bool:

@@ -26,7 +26,7 @@ __all__ = [
     "tensor_slots", "signature_of", "read_signature", "describe_signature", "describe_tensor", "tensor_name",
     "operation_label", "topological_order", "operations_table", "operations_dot", "to_dict", "short",
     "keyword_of", "graph_tensors", "canonical_graph", "graph_fingerprint", "operations_of", "io_uids",
-    "part_operations", "io_tensor_slots",
+    "part_operations", "io_tensor_slots", "with_ragged_offsets",
 ]
 
 A = AttributeName
@@ -135,7 +135,13 @@ def part_operations(op) -> list:
 def io_tensor_slots(op) -> list:
     """``tensor_slots`` of ``op`` and of its ``part_operations``, and the ragged-offset tensors of their tensors
     (read: cuDNN reads each sequence's offset from them): every tensor a graph holding ``op`` reads or writes."""
-    slots = [slot for o in (op, *part_operations(op)) for slot in tensor_slots(o)]
+    return with_ragged_offsets([slot for o in (op, *part_operations(op)) for slot in tensor_slots(o)])
+
+
+def with_ragged_offsets(slots) -> list:
+    """``slots`` (``tensor_slots``) and after them the ragged-offset tensor of each of their tensors, as read (cuDNN
+    reads each sequence's offset from it): the tensors an operation's buffers are bound for."""
+    slots = list(slots)
     for _, t, _ in list(slots):
         ragged = t.value_of(A.CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC) if isinstance(t, Descriptor) else None
         if isinstance(ragged, Descriptor) and not ragged.closed:

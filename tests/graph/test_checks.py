@@ -613,3 +613,24 @@ def test_a_refused_operation_call_leaves_the_graph_as_it_was():
     assert g.softmax_composite(x) is not None and len(g.operations) > len(before[1])
     u = g.tensor([2, 8, 4, 4], name="after")  # the UIDs of what was forgotten are free again, none taken twice
     assert len({t.unique_id for t in g.tensors.values()}) == len(g.tensors) and u.name == "after"
+
+
+def test_a_ragged_offset_tensor_is_one_of_the_graphs_tensors():
+    """A ragged tensor's offsets are read: their UID is checked with the graph's other tensors as the graph is made,
+    not found two tensors under one UID when a plan is built."""
+    from cudnn_backend import typed as T
+
+    g = cb.Graph("ragged")
+    x0, y = g.tensor([2, 4, 8, 8], name="x0"), g.tensor([2, 4, 8, 8], name="y")
+    clash = T.Tensor(unique_id=y.uid, data_type=cb.CUDNN_DATA_INT32, dimensions=[3, 1, 1, 1], strides=[1, 1, 1, 1],
+                     byte_alignment=16).finalize()
+    x = g.tensor([2, 4, 8, 8], name="x", ragged_offset_desc=clash)
+    with pytest.raises(GraphError, match=r"^ragged_offset_desc: t\d+ \(uid \d+\) \[3, 1, 1, 1\].* has a UID this "
+                                         r"graph gives to another tensor, y"):
+        g.pointwise("CUDNN_POINTWISE_ADD", x, x0, output=y)
+    g2 = cb.Graph("ragged ok")
+    offsets = g2.tensor([3, 1, 1, 1], data_type=cb.CUDNN_DATA_INT32, name="offsets")
+    x = g2.tensor([2, 4, 8, 8], name="x", ragged_offset_desc=offsets)
+    g2.pointwise("CUDNN_POINTWISE_RELU_FWD", x, output=True)
+    assert [kw for kw, *_ in g2.slots[0]] == ["xdesc", "ydesc", "ragged_offset_desc"]
+    g2.build()

@@ -378,7 +378,7 @@ def test_a_pointwise_mode_takes_the_operands_it_reads(mode, operands, message):
     (1e10, "half", False), (65504.0, "half", True), (float("inf"), "half", True), (-1e39, "float", False),
     (3e38, "float", True), (10 ** 400, "float", False), (500.0, "fp8_e4m3", False), (448.0, "fp8_e4m3", True),
     (float("inf"), "fp8_e4m3", False), (float("inf"), "fp8_e5m2", True), (3.4e38, "bfloat16", False),
-    (2.0 ** 127, "fp8_e8m0", True), (2.0 ** -127, "fp8_e8m0", True), (float("nan"), "fp8_e8m0", True),
+    (2.0 ** 127, "fp8_e8m0", True), (2.0 ** -127, "fp8_e8m0", True),
     (2.0 ** 128, "fp8_e8m0", False), (0.0, "fp8_e8m0", False), (-1.0, "fp8_e8m0", False), (2.0 ** -128, "fp8_e8m0", False),
     # rounded to nearest as IEEE converts: below the midpoint past the largest finite value, the largest it is
     (65519.0, "half", True), (65520.0, "half", False), (3.4028235e38, "float", True), (3.3895e38, "bfloat16", True),

@@ -23,3 +23,37 @@ def test_typed_and_generic_auto_choose_float():
     assert cb.core.choose_type(A.CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, 0.5) == AT.CUDNN_TYPE_FLOAT
     pw = cb.typed.Pointwise(mode=cb.CUDNN_POINTWISE_RELU_FWD, relu_lower_clip_slope=0.01)
     assert pw.attribute_type_of(A.CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE) == AT.CUDNN_TYPE_FLOAT
+
+
+def test_a_nan_constant_is_refused_as_a_nan_attribute_is():
+    """A graph's constant (a scalar, an attention scale, a constant tensor's value) is refused as NaN, as a float
+    attribute is: cuDNN takes it and computes NaN. Infinity stays a value (a causal mask's -inf)."""
+    import math
+
+    import numpy as np
+    import pytest
+
+    from cudnn_backend import patterns
+    from cudnn_backend import typed as T
+    from cudnn_backend.core.versions import loaded_version
+
+    g = cb.Graph("nan")
+    q, k, v = (g.tensor([1, 1, 8, 64]) for _ in range(3))
+    nan = r"NaN is not a number cuDNN can compute with; give a real value"
+    for make, what in ((lambda: g.sdpa_fwd(q, k, v, attn_scale=math.nan), "attn_scale"),
+                       (lambda: patterns.sdpa_fwd(attn_scale=float("nan")), "attn_scale"),
+                       (lambda: g.scalar(np.float32("nan")), "value"),
+                       (lambda: g.scalar(math.nan, name="bias"), "bias"),
+                       (lambda: g.scalar(math.nan, data_type="fp8_e8m0"), "value")):  # (E8M0's NaN code too)
+        with pytest.raises(ValueError, match=f"^{what}: {nan}"):
+            make()
+    assert g.scalar(-math.inf).scalar_value == -math.inf
+    if loaded_version() >= 92200:  # CUDNN_ATTR_TENSOR_CONSTANT_VALUE: the typed and generic APIs too
+        for data_type, value in ((cb.CUDNN_DATA_FLOAT, np.float32("nan")), (cb.CUDNN_DATA_HALF, np.float16("nan")),
+                                 (cb.CUDNN_DATA_BFLOAT16, b"\xc0\x7f")):
+            t = T.Tensor(unique_id=1, data_type=data_type, dimensions=[1], strides=[1], byte_alignment=16,
+                         is_by_value=True, constant_value=value)
+            with pytest.raises(ValueError, match=f"CUDNN_ATTR_TENSOR_CONSTANT_VALUE: {nan}"):
+                t.finalize()
+        T.Tensor(unique_id=1, data_type=cb.CUDNN_DATA_BFLOAT16, dimensions=[1], strides=[1], byte_alignment=16,
+                 is_by_value=True, constant_value=b"\x80\x3f").finalize()  # 1.0

@@ -125,3 +125,55 @@ def test_samples_follow_the_seed(rng):
     one, same, other = (evaluate(g, inputs, max_elements=0, samples=6, seed=k) for k in (1, 1, 2))
     assert np.array_equal(one.samples[y.uid][0], same.samples[y.uid][0])
     assert not np.array_equal(one.samples[y.uid][0], other.samples[y.uid][0])
+
+
+def test_vectorized_and_ragged_tensors_are_refused_naming_the_tensor():
+    """The reference computes one value per position of dense tensors: a vectorized tensor (several values at each
+    position) or a ragged one (rows at offsets another tensor holds) would be computed as something else."""
+    from cudnn_backend import typed as T
+
+    def int8x4(uid, dims, strides):
+        return T.Tensor(unique_id=uid, data_type=cb.CUDNN_DATA_INT8, dimensions=dims, strides=strides,
+                        byte_alignment=16, vector_count=4, vectorized_dimension=1).finalize()
+    x, w = int8x4(1, [1, 2, 4, 4], [32, 16, 4, 1]), int8x4(2, [4, 2, 1, 1], [2, 1, 1, 1])
+    y = T.Tensor(unique_id=3, data_type=cb.CUDNN_DATA_FLOAT, dimensions=[1, 4, 4, 4], strides=[64, 16, 4, 1],
+                 byte_alignment=16).finalize()
+    conv = T.Convolution(comp_type=cb.CUDNN_DATA_INT32, conv_mode=cb.CUDNN_CROSS_CORRELATION, spatial_dims=2,
+                         pre_paddings=[0, 0], post_paddings=[0, 0], filter_strides=[1, 1], dilations=[1, 1]).finalize()
+    og = T.OperationGraph(ops=[T.OperationConvolutionForward(x=x, w=w, y=y, conv_desc=conv, alpha=1.0,
+                                                             beta=0.0).finalize()]).finalize()
+    (line,) = unsupported(og)
+    assert "is vectorized (4 values at each position along dim 1)" in line, line
+    with pytest.raises(ReferenceUnsupportedError, match="vectorized"):
+        evaluate(og, {1: np.ones((1, 2, 4, 4)), 2: np.ones((4, 2, 1, 1))})
+
+    g = cb.Graph("ragged")
+    offsets = g.tensor([3, 1, 1, 1], data_type=cb.CUDNN_DATA_INT32, name="offsets")
+    x = g.tensor([2, 4, 8, 8], name="x", ragged_offset_desc=offsets)
+    g.pointwise("CUDNN_POINTWISE_RELU_FWD", x, output=True)
+    g.build()
+    (line,) = unsupported(g.op_graph)
+    assert f"x is ragged (its rows' offsets in offsets, uid {offsets.uid})" in line, line
+
+
+def test_a_tensor_closed_after_its_operation_is_named():
+    g = cb.Graph("closed")
+    x = g.tensor([4, 4], name="x")
+    g.pointwise("CUDNN_POINTWISE_RELU_FWD", x, output=True)
+    g.build()
+    x.close()
+    with pytest.raises(GraphError, match="its xdesc tensor x was closed; keep the graph's tensors open"):
+        evaluate(g.op_graph, {})
+
+
+def test_nan_and_infinity_are_values_not_warnings():
+    import warnings
+
+    g = cb.Graph("ieee")
+    x = g.tensor([4], data_type=cb.CUDNN_DATA_FLOAT, name="x")
+    y = g.pointwise("CUDNN_POINTWISE_SQRT", x, output=True)
+    g.build()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = evaluate(g.op_graph, {x.uid: np.array([-1.0, 0.0, 4.0, np.inf])}).outputs[y.uid]
+    assert np.isnan(out[0]) and out[1:].tolist() == [0.0, 2.0, np.inf]

@@ -7,6 +7,7 @@ import cudnn_backend as cb
 from cudnn_backend.patterns import block_scale_dequantize_matmul, block_scale_quantize, sdpa_composite_bwd
 from cudnn_backend.reference import evaluate, unsupported
 from cudnn_backend.runtime._packing import tensor_specs
+from cudnn_backend.typed.arrays import as_stored
 
 from tests.reference.helpers import assert_close, by_name, newer_cudnn_skips
 
@@ -18,8 +19,9 @@ def test_block_scale_dequantize_into_a_matmul(rng):
     a, b = rng.standard_normal([1, 4, 64]), rng.standard_normal([1, 64, 6])
     sa, sb = 2.0 ** rng.integers(-3, 4, [1, 4, 2]), 2.0 ** rng.integers(-3, 4, [1, 2, 6])
     r = evaluate(p.op_graph, {names["a"]: a, names["a_scale"]: sa, names["b"]: b, names["b_scale"]: sb})
-    da = a * np.repeat(sa, 32, axis=2)
-    db = b * np.repeat(sb, 32, axis=1)
+    specs = tensor_specs(operation_graph=p.op_graph)  # a and b as their fp8 tensors hold them
+    da = as_stored(a, specs[names["a"]].data_type) * np.repeat(sa, 32, axis=2)
+    db = as_stored(b, specs[names["b"]].data_type) * np.repeat(sb, 32, axis=1)
     assert_close(r.outputs[names["c"]], da @ db)
 
 

@@ -56,3 +56,29 @@ def test_a_tail_reads_the_real_tensor_as_stored(rng, tail):
     y = r.outputs[names["y"]]
     s = r.outputs[names["sum" if tail == "reduction" else "genstats_sum"]]
     np.testing.assert_allclose(s, y.sum(axis=(0, 2, 3), keepdims=True), rtol=1e-12)
+
+
+@pytest.mark.parametrize("data_type, given, held", [
+    (D.CUDNN_DATA_INT8, [0.5, 300.0, -1000.0, 1.7], [0.0, 127.0, -128.0, 2.0]),
+    (D.CUDNN_DATA_FP8_E4M3, [1e9, 17.0, -0.25], [448.0, 16.0, -0.25]),
+    (D.CUDNN_DATA_HALF, [1e9, -1e9, 0.5], [np.inf, -np.inf, 0.5]),
+])
+def test_an_input_is_read_as_its_tensor_holds_it(data_type, given, held):
+    """An input given in another dtype (floats for an int8 tensor, 1e9 for fp16) holds in memory what its data type
+    stores: the reference computes with those values, as cuDNN does."""
+    import cudnn_backend as cb
+
+    g = cb.Graph("held")
+    x = g.tensor([len(given)], data_type=data_type, name="x")
+    y = g.pointwise("CUDNN_POINTWISE_IDENTITY", x, output=True, output_data_type=D.CUDNN_DATA_FLOAT)
+    g.build()
+    result = evaluate(g.op_graph, {x.uid: np.array(given)})
+    np.testing.assert_array_equal(result.outputs[y.uid], np.array(held))
+    # an array of the type's own numpy dtype holds its values already
+    if data_type == D.CUDNN_DATA_HALF:
+        own = np.array([60000.0, -2.0], dtype=np.float16)
+        g2 = cb.Graph("own")
+        x2 = g2.tensor([2], data_type=data_type)
+        y2 = g2.pointwise("CUDNN_POINTWISE_IDENTITY", x2, output=True, output_data_type=D.CUDNN_DATA_FLOAT)
+        g2.build()
+        np.testing.assert_array_equal(evaluate(g2.op_graph, {x2.uid: own}).outputs[y2.uid], own.astype(np.float64))

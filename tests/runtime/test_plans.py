@@ -1,5 +1,6 @@
 """Execution plans built offline against the H200 profile: workspace, engine and knobs read back,
 JSON round trip, runtime-compiled engines, the kernel cache, ownership; GPU: load onto a handle."""
+import copy
 import gc
 import json
 
@@ -413,3 +414,36 @@ def test_an_empty_plan_file_is_refused_naming_it(tmp_path, h200):
     empty.write_text("\n")
     with pytest.raises(ValueError, match=r"^path: '.*plan\.json' is empty; a saved plan holds its JSON$"):
         plans.load_plan(empty, device_profile=h200)
+
+
+def test_a_plan_cuDNN_refuses_without_a_reason_is_explained_by_its_engine_and_knobs():
+    """A plan whose engine or knob choices are not its graph's (edited, or another graph's): cuDNN answers
+    NOT_SUPPORTED with no message. The hint checks them against the graph's engine when the graph is given."""
+    import json
+
+    from cudnn_backend import patterns
+    from cudnn_backend.errors import CudnnNotSupportedError
+    from cudnn_backend.runtime.engines import engine_count
+    from cudnn_backend.runtime.heuristics import get_configs
+    from cudnn_backend.runtime.plans import build_plan, plan_from_json
+
+    graph = patterns.matmul_bias_gelu().build()
+    config = next(c for c in get_configs(graph, "A", "h200") if c.knobs)
+    doc = json.loads(build_plan(config, device_profile="h200").to_json())
+    count = engine_count(graph)
+    first_knob = next(iter(doc["engine"]["knobChoices"]))
+    for edit, with_graph in (
+            (lambda d: d["engine"].__setitem__("engineId", count + 5),
+             f"the plan's engineId {count + 5} is no engine of this graph (0 to {count - 1})"),
+            (lambda d: d["engine"]["knobChoices"].__setitem__(first_knob, 1 << 20), "outside engine"),
+    ):
+        edited = copy.deepcopy(doc)
+        edit(edited)
+        text = json.dumps(edited)
+        with pytest.raises(CudnnNotSupportedError) as e:
+            plan_from_json(text, device_profile="h200")
+        assert e.value.hint.startswith("cuDNN gives no reason. A plan's engine and knob choices") and \
+            "Pass operation_graph= to have them checked" in e.value.hint, e.value.hint
+        with pytest.raises(CudnnNotSupportedError) as e:
+            plan_from_json(text, device_profile="h200", operation_graph=graph)
+        assert with_graph in e.value.hint and "rebuild the plan from the graph" in e.value.hint, e.value.hint

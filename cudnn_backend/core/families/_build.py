@@ -18,7 +18,7 @@ from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core._coerce import as_int, refuse_unordered, user_sequence
 from cudnn_backend.core import graph_limits
 from cudnn_backend.core._status import check_available
-from cudnn_backend.core.names import DATA_TYPE_ALIASES, DATA_TYPE_PREFIX
+from cudnn_backend.core.names import DATA_TYPE_ALIASES, DATA_TYPE_PREFIX, NAN_REFUSED
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 
 __all__ = ["as_int", "as_bool", "as_name", "int_range", "as_data_type", "output_type", "as_choice", "require",
@@ -159,6 +159,16 @@ def real_number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, np.timedelta64)
 
 
+def _is_nan(value) -> bool:
+    """Whether a real number is NaN (an int never is, however large; a Fraction past float's range neither)."""
+    if isinstance(value, numbers.Integral):
+        return False
+    try:
+        return math.isnan(value)
+    except (OverflowError, TypeError, ValueError):
+        return False
+
+
 def scalar_value(value, data_type, what="value"):
     """A by-value scalar's value checked against its data type when the graph is built, not when a variant pack
     binds it: an int in range for integer types, a bool for BOOLEAN and BYTE_BOOLEAN, a real number otherwise (None:
@@ -179,6 +189,8 @@ def scalar_value(value, data_type, what="value"):
         return v
     if isinstance(value, bool) or not real_number(value):
         raise TypeError(f"{what}: a {dt.name} scalar takes a real number, not {type(value).__name__}")
+    if _is_nan(value):  # (a graph's constant, as an attribute is: a value bound in a pack is data)
+        raise ValueError(f"{what}: {NAN_REFUSED}")
     return value  # (its range: typed.arrays.scalar_code, as variant packs encode it)
 
 
