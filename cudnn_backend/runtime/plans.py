@@ -622,6 +622,9 @@ def plan_from_json(text, handle=None, device_profile=None, *, operation_graph=No
     return loaded
 
 
+_CHECKED_WITH_GRAPH = "loaded with its graph, operation_graph=, the plan's engine and knobs are checked against it"
+
+
 def _unexplained_refusal(text, operation_graph, handle, deviceprop) -> str:
     """What may be wrong with a plan cuDNN refused without a word: its engine and knobs, checked against the graph's
     engine where ``operation_graph`` is given, named otherwise."""
@@ -633,7 +636,7 @@ def _unexplained_refusal(text, operation_graph, handle, deviceprop) -> str:
     if operation_graph is None:
         return (f"cuDNN gives no reason. A plan's engine and knob choices ({chosen}) must be ones the graph's engine "
                 "takes on this device, and its kernels (payload) built for them: a plan edited, or written for "
-                f"another graph, is refused so. Pass operation_graph= to have them checked, or {rebuild}")
+                f"another graph, is refused so ({_CHECKED_WITH_GRAPH}); {rebuild}")
     count = _engines.engine_count(operation_graph)
     if engine >= count:
         return f"cuDNN gives no reason; the plan's engineId {engine} is no engine of this graph (0 to {count - 1}): {rebuild}"

@@ -443,7 +443,8 @@ def test_a_plan_cuDNN_refuses_without_a_reason_is_explained_by_its_engine_and_kn
         with pytest.raises(CudnnNotSupportedError) as e:
             plan_from_json(text, device_profile="h200")
         assert e.value.hint.startswith("cuDNN gives no reason. A plan's engine and knob choices") and \
-            "Pass operation_graph= to have them checked" in e.value.hint, e.value.hint
+            "loaded with its graph, operation_graph=, the plan's engine and knobs are checked" in e.value.hint, \
+            e.value.hint
         with pytest.raises(CudnnNotSupportedError) as e:
             plan_from_json(text, device_profile="h200", operation_graph=graph)
         assert with_graph in e.value.hint and "rebuild the plan from the graph" in e.value.hint, e.value.hint

@@ -31,6 +31,7 @@ from cudnn_backend.runtime import memory
 from cudnn_backend.runtime._execute import rebuild_strategy
 from cudnn_backend.runtime.execution import TensorSpec, VariantPack, execute
 from cudnn_backend.typed import DeviceProp, EngineHeuristics, ExecutionPlan, arrays
+from cudnn_backend.typed.introspection import keyword_of
 
 from tests.helpers import dlpack, producers
 from tests.helpers import generic_graphs as gg
@@ -1533,7 +1534,20 @@ def test_a_ragged_offset_tensor_is_bound_like_the_graphs_inputs():
 
 @needs_sdpa_fwd
 def test_two_tensors_of_one_uid_are_refused_naming_both():
-    og, buffers = _ragged_attention(2)  # k's UID
+    # the Graph refuses the offsets as the operation is added (k's UID)
+    with pytest.raises(cb.GraphError, match=r"^ragged_offset_desc: t2 \(uid 2\) \[3, 1, 1, 1\] .* has a UID this graph "
+                                            r"gives to another tensor, k \(uid 2\)"):
+        _ragged_attention(2)
+    # a graph made otherwise (the typed classes: q again, its offsets under k's UID), at the variant pack
+    og, buffers = _ragged_attention(99)
+    (sdpa,) = [op for op in og.values[cb.CUDNN_ATTR_OPERATIONGRAPH_OPS]]
+    keywords = {keyword_of(a): value for a, value in sdpa.values.items()}
+    q = keywords["qdesc"]
+    clash = cb.typed.Tensor(unique_id=2, data_type=cb.CUDNN_DATA_INT32, dimensions=[3, 1, 1, 1], strides=[1, 1, 1, 1],
+                            byte_alignment=16).finalize()
+    keywords["qdesc"] = cb.typed.Tensor(unique_id=q.unique_id, data_type=q.data_type, dimensions=q.dimensions,
+                                        strides=q.strides, byte_alignment=16, ragged_offset_desc=clash).finalize()
+    og = cb.typed.OperationGraph(ops=[type(sdpa)(**keywords).finalize()]).finalize()
     with pytest.raises(cb.GraphError, match=r"^the graph holds two tensors of UID 2: k \(uid 2\) \[2, 1, 128, 64\] .* and "
                                             r"t2 \(uid 2\) \[3, 1, 1, 1\] .* int32; a variant pack binds one buffer a "
                                             r"UID, so give each tensor its own UID$"):
