@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import os
 import pathlib
+import stat
 import threading
 from dataclasses import dataclass
 
@@ -74,6 +75,9 @@ def ensure_driver() -> str:
         if _driver is not None:
             return _driver
         mode = os.environ.get(ENV_NODEVICE, "")
+        if mode not in ("", "0", "1"):
+            raise ValueError(f"${ENV_NODEVICE}={mode!r}: expected 1 (cuDNN on the package's no-device stand-in, GPU "
+                             "or not), 0 (never on it) or nothing (on it where no CUDA driver is)")
         if mode != "1":
             try:
                 _driver_lib = ctypes.CDLL("libcuda.so.1", mode=ctypes.RTLD_GLOBAL)
@@ -150,6 +154,22 @@ def _load_for_major(libname: str, major: int, cudnn_dir: str, picked: str | None
     return None
 
 
+def _not_a_file(path) -> str | None:
+    """What ``path`` is when it exists and is no regular file (links followed): "a named pipe", ...; else None (a
+    file, or a name the dynamic loader searches for)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "no regular file"
+
+
 def load_cudnn() -> LoadedCudnn:
     """Find and load libcudnn.so.9 once (and the driver or its stand-in, NVRTC, cublasLt); later calls return
     the same ``LoadedCudnn``."""
@@ -173,6 +193,9 @@ def load_cudnn() -> LoadedCudnn:
         named = f"{path!r} (${ENV_LIBCUDNN})" if forced else repr(path)  # the variable at fault, where it is
         if forced and not forced.strip():
             raise CudnnLibraryNotFoundError(f"${ENV_LIBCUDNN} is set but empty; unset it, or name a libcudnn.so.9.")
+        kind = _not_a_file(path)
+        if kind is not None:  # (dlopen would block on a named pipe for ever, or read a device)
+            raise CudnnLibraryNotFoundError(f"{named} is {kind}, not a library file; name a libcudnn.so.9.")
         try:
             lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
         except OSError as e:

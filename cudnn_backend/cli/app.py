@@ -44,6 +44,7 @@ from cudnn_backend.tune.cache import PlanCache
 from cudnn_backend.tune.explorer import autotune, explore
 from cudnn_backend.tune.fusion import fusion_report
 from cudnn_backend.tune.options import BenchOptions, SupportOptions, SweepOptions, TuneOptions, WhyOptions
+from cudnn_backend.tune.plots import image_suffix_problem
 from cudnn_backend.tune.results import config_words, headroom_rows, knob_words, plural
 from cudnn_backend.tune.catalogue import default_catalogue, filter_entries, load_catalogue
 from cudnn_backend.tune.support import (
@@ -485,6 +486,7 @@ def _numbered(path, i):
 
 
 OUTPUT_OPTIONS = ("csv", "json", "plot", "heatmap", "save_plan", "out")  # the options naming a file a command writes
+IMAGE_OUTPUTS = ("plot", "heatmap")  # the ones matplotlib writes: their file type checked before any work
 
 
 _EMPTY_MEANS_NONE = frozenset({"--errata"})  # '' for no errata file: cudnn-frontend's convention, documented
@@ -538,6 +540,10 @@ def _check_outputs_writable(args):
             raise UsageError(str(e)) from None
         if p.is_dir():
             raise UsageError(f"argument {option}: {path!r} is a folder; name a file in it")
+        if dest in IMAGE_OUTPUTS and not (p.exists() and p.is_char_device()):
+            problem = image_suffix_problem(path)
+            if problem is not None:
+                raise UsageError(f"argument {option}: {problem}")
         resolved = p.resolve()
         if not resolved.parent.is_dir():
             raise UsageError(f"argument {option}: the folder of {path!r} does not exist")
@@ -620,6 +626,8 @@ def _search_setup(args) -> tuple:
     if _given(args, "errata_scope") and not args.errata_out:
         raise UsageError("argument --errata-scope: says what the rules --errata-out records cover; give --errata-out "
                          "FILE with it, or leave it out")
+    if getattr(args, "no_cache", False) and getattr(args, "cache", None):
+        raise UsageError("argument --cache: not with --no-cache, which uses no plan cache; give one of them")
     return tasks, plan_path, profile, tune_options(args, engines=not args.no_engines)
 
 
@@ -1110,11 +1118,13 @@ MAX_ERROR_LINE = 1000  # characters of an error line: past that, a value quoted 
 
 
 def _error_line(prog, text) -> None:
-    """``prog: error: text`` on stderr, one line, cut at ``MAX_ERROR_LINE`` characters."""
+    """``prog: error: text`` on stderr, one line of at most ``MAX_ERROR_LINE`` characters of the text: a longer one
+    loses its middle, where a value given back sits (an option's 5000 digits), and keeps its end, the reason."""
     text = " ".join(str(text).split())
     if len(text) > MAX_ERROR_LINE:
-        text = f"{text[:MAX_ERROR_LINE]}... ({len(text) - MAX_ERROR_LINE} more characters; CUDNN_BACKEND_DEBUG=1 " \
-               "shows the traceback)"
+        tail = MAX_ERROR_LINE // 3
+        head = MAX_ERROR_LINE - tail
+        text = f"{text[:head]} ... ({len(text) - head - tail:,} characters left out) ... {text[-tail:]}"
     sys.stderr.write(f"{prog}: error: {text}\n")
 
 

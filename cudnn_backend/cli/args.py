@@ -43,6 +43,22 @@ class Parser(argparse.ArgumentParser):
         self.register("action", None, _StoreOnce)  # (what add_argument uses where no action is named)
         self.register("action", "store", _StoreOnce)
 
+    def parse_known_args(self, args=None, namespace=None):
+        # a command's parser: an option it does not have is named as such, first (argparse would take the value
+        # after it for the next positional argument, and blame that: "argument PATTERN: invalid choice: '5'")
+        if args is not None and not any(isinstance(a, argparse._SubParsersAction) for a in self._actions):
+            for token in args:
+                if token == "--":
+                    break
+                name = token.split("=", 1)[0]
+                if name.startswith("--") and name not in self._option_string_actions:
+                    known = [o for o in self._option_string_actions if o.startswith("--")]
+                    began = sorted(o for o in known if o.startswith(name))  # a prefix: what it begins
+                    hint = f"; did you mean {' or '.join(began[:3])}?" if began else \
+                        did_you_mean(name, known, listing=False)
+                    self.error(f"unrecognized arguments: {name}{hint}")
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
         wrong, _, choices = message.partition("invalid choice: ")[2].partition(" (choose from ")
         if wrong and choices:  # argparse lists the choices; say which one was meant
@@ -108,7 +124,10 @@ def key_value(text):
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {text!r}")
     try:
         return key, ast.literal_eval(value)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError) as e:
+        if "Exceeds the limit" in str(e):  # (digits past what int() reads: a number, not the string it would be)
+            raise argparse.ArgumentTypeError(f"{key}: a number of {len(value.strip()):,} characters is past any "
+                                             "parameter's range") from None
         return key, value
     except (RecursionError, MemoryError):  # (a value nested past the parser's depth: "-" * 5000 + "1")
         raise argparse.ArgumentTypeError(f"{key}: the value is nested too deeply to read ({len(value)} "

@@ -52,6 +52,7 @@ class _Console(Console):
 
 
 MIN_WIDTH = 40  # narrower, a table's columns are a letter wide and every cell a column of letters
+MAX_WIDTH = 10000  # $COLUMNS past it: as wide as this (a line of a million spaces helps no one)
 
 
 def console_width(stream, width=None, environ=None) -> int | None:
@@ -61,8 +62,9 @@ def console_width(stream, width=None, environ=None) -> int | None:
     if width is not None:
         return int(width)
     columns = (os.environ if environ is None else environ).get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return max(MIN_WIDTH, int(columns))
+    # (ASCII digits only, and few: "²" is a digit to str.isdigit, and 5000 of them no int; a wrong value is no value)
+    if columns.isascii() and columns.isdigit() and len(columns) <= len(str(MAX_WIDTH)) and int(columns) > 0:
+        return min(MAX_WIDTH, max(MIN_WIDTH, int(columns)))
     try:
         terminal = stream.isatty()
     except (AttributeError, ValueError):  # a closed or replaced stream
@@ -75,7 +77,15 @@ def make_console(*, stderr=False, width=None) -> Console:
     width from ``console_width``."""
     stream = sys.stderr if stderr else sys.stdout
     return _Console(stderr=stderr, highlight=False, markup=False, soft_wrap=stderr,
-                    width=console_width(stream, width))
+                    width=console_width(stream, width), _environ=_sizes_read_well(os.environ))
+
+
+def _sizes_read_well(environ) -> dict:
+    """The environment rich reads, without a $COLUMNS or $LINES that is no count (rich calls int() on any digits,
+    "²" and 5000 nines among them): those are read as unset, as ``console_width`` reads them."""
+    bad = [k for k in ("COLUMNS", "LINES") if k in environ and not (environ[k].isascii() and environ[k].isdigit() and
+                                                                     len(environ[k]) <= len(str(MAX_WIDTH)))]
+    return {k: v for k, v in environ.items() if k not in bad} if bad else environ
 
 
 def configure(width=None) -> None:
@@ -204,7 +214,10 @@ def cli_words(text: str) -> str:
 
 
 def us(value, digits=2) -> str:
-    return "-" if value is None else f"{value:.{digits}f} µs"
+    if value is None:
+        return "-"
+    # (a time stored by hand may be any finite number: past an hour of microseconds, in powers of ten)
+    return f"{value:.{digits}f} µs" if abs(value) < 1e10 else f"{value:.3e} µs"
 
 
 def knob_space(n: int) -> str:

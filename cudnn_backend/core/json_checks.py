@@ -515,25 +515,30 @@ class OneOf(Check):
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def control_character_at(value, path=""):
+def control_character_at(value, path="", *, lines=False):
     """(path, character) of the first control character in the strings and keys of ``value`` (JSON data: str, dict,
-    list), else None: text read from a file that is printed to a terminal holds none."""
+    list), else None: text read from a file that is printed to a terminal holds none (``lines``: but tabs and line
+    breaks, as a message of several lines has: no escape sequence, no carriage return writing over a line)."""
+    pattern = _CONTROL_BUT_LINES if lines else CONTROL_CHARACTERS
     if isinstance(value, str):
-        m = CONTROL_CHARACTERS.search(value)
+        m = pattern.search(value)
         return (path or "text", m.group()) if m else None
     if isinstance(value, dict):
         for key, item in value.items():
             here = f"{path}.{key}" if path else str(key)
-            found = control_character_at(key, here) if isinstance(key, str) else None
-            found = found or control_character_at(item, here)
+            found = control_character_at(key, here, lines=lines) if isinstance(key, str) else None
+            found = found or control_character_at(item, here, lines=lines)
             if found:
                 return found
     if isinstance(value, list):
         for i, item in enumerate(value):
-            found = control_character_at(item, f"{path}[{i}]")
+            found = control_character_at(item, f"{path}[{i}]", lines=lines)
             if found:
                 return found
     return None
+
+
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 class Text(Check):

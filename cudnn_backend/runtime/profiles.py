@@ -36,6 +36,7 @@ import threading
 import weakref
 from dataclasses import dataclass, field
 
+from cudnn_backend._bindings._loader import ENV_NODEVICE
 from cudnn_backend._bindings.enums import AttributeName, AttributeType, DescriptorType
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor
@@ -762,6 +763,11 @@ class DeviceProfile:
                         raise
                     raise self._unconverted(e) from None
                 except CudnnError as e:
+                    if _device.driver() == "none" and os.environ.get(ENV_NODEVICE) == "0":
+                        raise DeviceProfileError(
+                            f"{e.reason}: this machine has no CUDA driver, and ${ENV_NODEVICE}=0 keeps cuDNN "
+                            "off the package's no-device stand-in, which offline work with a device profile runs on; "
+                            "unset it") from None
                     refusal = self._refusal(e, messages)
                     if refusal is None:
                         raise

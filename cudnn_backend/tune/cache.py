@@ -331,12 +331,24 @@ def _checksum(values) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _is_busy(error: sqlite3.Error) -> bool:
+def is_busy(error: sqlite3.Error) -> bool:
     """Another connection holds a lock (SQLITE_BUSY, SQLITE_LOCKED): worth trying again later."""
     code = getattr(error, "sqlite_errorcode", None)
     if code is not None:
         return code & 0xFF in (5, 6)
     return "locked" in str(error) or "busy" in str(error)
+
+
+class _Undecodable(bytes):
+    """A TEXT value that is no UTF-8 (the file edited or damaged): read as it is, and refused as text by the entry's
+    checks (it is no str), so that it leaves out its own entry only."""
+
+
+def _text_or_undecodable(data: bytes):
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _Undecodable(data)
 
 
 class _BadField(ValueError):
@@ -399,7 +411,8 @@ def _entry_of(row) -> CacheEntry:
     key, fingerprint, device_name, sm_version, sm_count, version, engine_index, knobs, time_us, info, stored_at, \
         plan_bytes = row
     for field, value in (("key", key), ("fingerprint", fingerprint), ("device_name", device_name)):
-        if not isinstance(value, str) or not value or control_character_at(value) is not None:
+        # (a device's name may be empty: a profile may say so, and put stores what it says)
+        if not isinstance(value, str) or not (value or field == "device_name") or control_character_at(value):
             raise _BadField(key, field, value, "text without control characters")
     try:
         format_version(_whole(key, "cudnn_version", version))
@@ -489,7 +502,9 @@ class PlanCache:
             uri += "?mode=ro" + ("&immutable=1" if immutable else "")
         else:
             uri += "?mode=rw"
-        return sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
+        conn = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
+        conn.text_factory = _text_or_undecodable  # (one entry's bad bytes must not fail the whole listing)
+        return conn
 
     def _unavailable(self, why: str) -> None:
         self._why_unavailable = why
@@ -517,12 +532,12 @@ class PlanCache:
                         meta = dict(conn.execute("SELECT name, value FROM meta").fetchall()) if "meta" in tables \
                             else None
                     except sqlite3.OperationalError as e:
-                        if _is_busy(e):
+                        if is_busy(e):
                             raise
                         meta = {}  # a "meta" table of another layout
                     columns = {r[1] for r in conn.execute("PRAGMA table_info(plans)")}
             except sqlite3.Error as e:
-                if _is_busy(e):
+                if is_busy(e):
                     return self._unavailable(f"busy in another process ({e}); a miss, tried again at the next call")
                 if isinstance(e, sqlite3.OperationalError):  # e.g. unreadable here
                     return self._unavailable(f"cannot read it ({e}); a miss, tried again at the next call")
@@ -621,7 +636,7 @@ class PlanCache:
             with contextlib.closing(self._sqlite(read_only=True)) as conn:
                 return query(conn)
         except sqlite3.Error as e:
-            self._warn(f"{doing} failed ({e}); a miss" + ("" if not _is_busy(e) else ", tried again at the next call"))
+            self._warn(f"{doing} failed ({e}); a miss" + ("" if not is_busy(e) else ", tried again at the next call"))
             return default
 
     def _write(self, doing: str, change, strict: bool):
@@ -658,7 +673,7 @@ class PlanCache:
                 return value
         except sqlite3.Error as e:
             why = f"could not {doing} ({e})"
-            if _is_busy(e):
+            if is_busy(e):
                 why += f": another process held its write lock for more than {self.timeout:g} s (timeout); try again"
             if strict:
                 raise PlanCacheError(f"plan cache {str(self.path)!r}: {why}") from None

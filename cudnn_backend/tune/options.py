@@ -93,10 +93,19 @@ class Count(Kind):
         return int(v)
 
     def _parse(self, text):
+        digits = text.strip().lstrip("+-")
+        if digits.isascii() and digits.isdigit() and len(digits) > MAX_DIGITS:
+            error = ValueError(f"a number of {len(digits):,} digits: expected {self.expected}"
+                               + (f" (at most {self.maximum})" if self.maximum is not None else ""))
+            error.names_value = True  # (its words say what it was: its digits, given back, would hide them)
+            raise error
         try:
             return _read_int(text)
         except ValueError:
             raise ValueError(f"expected {self.expected}") from None
+
+
+MAX_DIGITS = 40  # a count of more digits is no count (int64's largest has 19); its value is not worth reading
 
 
 def _read_int(text: str) -> int:
@@ -362,7 +371,9 @@ class ErrataOut(Kind):
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
         if not isinstance(value, str) or not value:
-            raise TypeError(f"expected {self.expected}, not {value!r}")
+            err = TypeError(f"expected {self.expected}, not {value!r}")
+            err.names_value = True  # (the command line would name it again)
+            raise err
         folder = os.path.dirname(os.path.abspath(value))
         if not os.path.isdir(folder):
             err = ValueError(f"the folder of {value!r} does not exist")
@@ -720,8 +731,9 @@ class SupportOptions(OptionSet):
     plans: str = _field("precompiled", Choice(PLAN_MODES), "offline, which configs' execution plans are built: "
                         "precompiled ones (runtime-compiled configs are checked up to their finalize: compiling "
                         "takes 1-4 s each), all (compiles them), none", group="probing")
-    workers: int | None = _field(None, Count(1, optional=True), "CPU worker processes (default: one per core when "
-                                 "more than a few graphs need probing; at most one per graph and per core)",
+    workers: int | None = _field(None, Count(1, optional=True), "CPU worker processes (default: one per 8 graphs, "
+                                 "at most one per core, one at least, so that a probe that crashes is reported as a "
+                                 "crash; 1 probes in this process, where a crash ends the run)",
                                  group="probing", metavar="N")
 
 

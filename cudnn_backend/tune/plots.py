@@ -15,6 +15,20 @@ from cudnn_backend.errors import MissingDependencyError
 __all__ = ["plot_exploration", "plot_knob_heatmap", "pyplot", "bars", "heatmap_grid", "COLOURS"]
 
 
+# the file types matplotlib's Agg canvas writes, by suffix (none: its default, PNG); any other is refused before work
+IMAGE_SUFFIXES = frozenset({"", ".png", ".pdf", ".svg", ".svgz", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff",
+                            ".webp", ".pgf", ".raw", ".rgba"})
+
+
+def image_suffix_problem(path) -> str | None:
+    """Why matplotlib would not write an image to ``path`` (its suffix), or None."""
+    suffix = pathlib.PurePath(str(path)).suffix.lower()
+    if suffix in IMAGE_SUFFIXES:
+        return None
+    others = sorted((s for s in IMAGE_SUFFIXES if s), key=lambda s: (s != ".png", s))
+    return f"{str(path)!r}: matplotlib writes no {suffix} files; end the name in one of {', '.join(others)}"
+
+
 def pyplot():
     """``matplotlib.pyplot`` on the non-interactive Agg backend (MissingDependencyError without matplotlib)."""
     try:

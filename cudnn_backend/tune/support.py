@@ -63,6 +63,7 @@ from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
 from cudnn_backend.core.files import file_path, read_bounded_text, write_csv, write_whole
+from cudnn_backend.core.json_checks import control_character_at
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import format_version, loaded_version, sm_words
 from cudnn_backend.errors import (
@@ -83,7 +84,7 @@ from cudnn_backend.runtime import plans as _plans
 from cudnn_backend.runtime.profiles import DeviceProfile, as_deviceprop
 from cudnn_backend.tune import catalogue as _catalogue
 from cudnn_backend.tune import graphs, plots
-from cudnn_backend.tune.cache import cache_dir
+from cudnn_backend.tune.cache import cache_dir, is_busy
 from cudnn_backend.tune.catalogue import CatalogueEntry
 from cudnn_backend.tune.fusion import fusion_report
 from cudnn_backend.tune.offline_gaps import (
@@ -225,6 +226,19 @@ class SupportResult(PlainData):
         for f in fields(cls):
             if f.name in d:
                 kept[f.name] = _typed(f.name, d[f.name], f.type)
+        stage = kept.get("stage")
+        if stage is not None and stage not in STAGES:
+            raise ValueError(f"stage: {stage!r} is not one of {', '.join(STAGES)} (or null: supported)")
+        counts = [(f"{name}.{k}", v) for name in ("configs", "kinds") for k, v in kept.get(name, {}).items()]
+        counts += [(f"first_configs.{k}.engine", v.get("engine") if isinstance(v, dict) else v)
+                   for k, v in kept.get("first_configs", {}).items()]
+        counts += [(f"engines_finalized[{i}]", v) for i, v in enumerate(kept.get("engines_finalized", []))]
+        for where, v in counts:  # counts and engine indexes
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ValueError(f"{where}: expected an int, not {type(v).__name__}")
+        control = control_character_at({k: kept[k] for k in kept}, lines=True)
+        if control is not None:  # (tables print the results to terminals: an escape sequence would act there)
+            raise ValueError(f"{control[0]}: control character {control[1]!r}")
         return cls(**kept)
 
     def row(self) -> dict:
@@ -616,6 +630,8 @@ class SupportCache:
     or a GPU's name, SM version and count), plan mode and ``PROBE_VERSION``. A corrupt or foreign file is used as
     no cache, with a warning (a ``RuntimeWarning``), never a crash."""
 
+    LOCK_TIMEOUT_S = 30  # how long a write waits for another process's lock
+
     def __init__(self, path=None):
         self.path = pathlib.Path(default_support_cache_path() if path is None else file_path(path, "cache"))
         # the default place's folders are made as needed; a path the caller names is taken as given (a typo there
@@ -631,7 +647,7 @@ class SupportCache:
 
     @contextlib.contextmanager
     def _connect(self):
-        con = sqlite3.connect(str(self.path), timeout=30)
+        con = sqlite3.connect(str(self.path), timeout=self.LOCK_TIMEOUT_S)
         try:
             yield con
         finally:
@@ -709,10 +725,16 @@ class SupportCache:
         """Remove every stored result; how many there were."""
         if not self.path.exists() or not self._ready():
             return 0
-        with self._connect() as con:
-            n = con.execute("SELECT COUNT(*) FROM results").fetchone()[0]
-            con.execute("DELETE FROM results")
-            con.commit()
+        try:
+            with self._connect() as con:
+                n = con.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+                con.execute("DELETE FROM results")
+                con.commit()
+        except sqlite3.Error as e:  # (a lock held past the timeout; a file edited so that it cannot be written)
+            why = f"support cache {str(self.path)!r}: could not clear it ({e})"
+            if is_busy(e):
+                why += f": another process held its write lock for more than {self.LOCK_TIMEOUT_S} s (timeout); try again"
+            raise OSError(why) from None
         return int(n)
 
 
@@ -872,7 +894,15 @@ class SupportMatrix:
         notes = get("notes", "list", [])
         if not all(isinstance(n, str) for n in notes):
             raise ValueError("notes: expected a list of str")
-        return cls(results, dict(get("device", "dict", {})), get("cudnn_version", "str", "?"), plans,
+        device = dict(get("device", "dict", {}))
+        for name, annotation in (("name", "str | None"), ("source", "str | None"), ("sm", "int | None"),
+                                 ("sm_count", "int | None")):
+            _typed(f"device.{name}", device.get(name), annotation)
+        control = control_character_at({"device": device, "cudnn_version": get("cudnn_version", "str", "?"),
+                                        "notes": notes, "filters": get("filters", "dict", {})}, lines=True)
+        if control is not None:
+            raise ValueError(f"{control[0]}: control character {control[1]!r}")
+        return cls(results, device, get("cudnn_version", "str", "?"), plans,
                    get("kernels", "bool", False), dict(get("filters", "dict", {})), list(notes),
                    float(get("wall_seconds", "float", 0.0)), get("cached", "int", 0), get("workers", "int", 1))
 
@@ -1012,7 +1042,8 @@ def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.famil
     ``device_profile``: the target offline (a DeviceProfile, bundled name or file); None: this machine's GPU,
     else the bundled h200. ``family``/``data_type``/``layout``/``name``: filters (``catalogue.filter_entries``).
     ``kernels`` (GPU only; default: on when probing this GPU) runs each first working config once.
-    ``workers``: CPU processes (default: one per core when more than a few graphs need probing; 1 probes here);
+    ``workers``: CPU processes (default: one per 8 graphs, up to one per core, and one at least: a probe that crashes
+    is reported as such; 1 probes in this process, where a crash ends it);
     ``cache``: True (the default cache), False, a path or a ``SupportCache``. ``progress(done, total, text)``.
     ``modes``: the heuristics modes counted per graph (``check_modes``). ``errata`` (``runtime.errata.resolve``:
     None is ``$CUDNN_ERRATA_JSON_FILE``): configs its rules deny are not tried, each result lists them (``denied``);
@@ -1101,7 +1132,7 @@ def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.famil
                 store.put_many([(SupportCache.key(result.fingerprint, version, identity, plan_mode), version,
                                  identity, result.to_dict())])
 
-        if n_workers <= 1:
+        if workers is not None and n_workers <= 1:  # asked for: probed here (a crash then ends the process)
             for done, i in enumerate(todo, 1):
                 e = entries[i]
                 results[i] = probe_graph(e.builder, None if on_gpu else profile, handle=handle, kwargs=e.kwargs,
@@ -1150,6 +1181,8 @@ def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.famil
 
 
 def _worker_count(workers, todo) -> int:
+    """Worker processes: ``workers`` (checked; 1 probes in this process), else one per 8 graphs up to the cores, and
+    one at least, so that a probe that crashes is reported as a "crash" result and the rest go on."""
     if workers is not None:
         return cpu_workers(workers, todo)
     if todo <= 8:

@@ -241,10 +241,11 @@ def test_options_are_taken_only_as_written(capsys):
     with pytest.raises(SystemExit) as e:
         main(["why", "conv_fwd", "--n", "0"])
     assert e.value.code == 2
-    assert capsys.readouterr().err.strip() == "cudnn-backend: error: unrecognized arguments: --n 0"
+    # (named by the command's parser, before its value is taken for a positional argument)
+    assert capsys.readouterr().err.strip().startswith("cudnn-backend why: error: unrecognized arguments: --n; did you")
     with pytest.raises(SystemExit):
         main(["explore", "conv_fwd", "--dev", "h200"])
-    assert "unrecognized arguments: --dev h200" in capsys.readouterr().err
+    assert "unrecognized arguments: --dev; did you mean --device-profile?" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -346,3 +347,45 @@ def test_a_plan_cuDNN_refuses_is_named_by_its_file_in_a_short_line(tmp_path):
     line = one_error_line(run("explore", "--plan", str(path), "--device-profile", "h200", "--top", "1"), 1)
     assert line.startswith(f"cudnn-backend explore: error: --plan {path}: cudnnBackendFinalize failed"), line
     assert "A plan's engine and knob choices (engineId 9999" in line and len(line) < 2000, line
+
+
+def test_a_value_of_thousands_of_digits_gets_its_reason_not_its_digits():
+    nines = "9" * 5000
+    line = one_error_line(run("explore", "conv_fwd", "--n", nines), 2)
+    assert line == "cudnn-backend explore: error: argument --n: a number of 5,000 digits: expected an integer >= 1"
+    line = one_error_line(run("explore", "conv_fwd", "--param", f"n={nines}"), 2)
+    assert line.endswith("argument --param: n: a number of 5,000 characters is past any parameter's range"), line
+
+
+def test_a_long_error_line_keeps_its_end_where_the_reason_is(tmp_path):
+    catalogue = tmp_path / "long.txt"
+    catalogue.write_text("chain head=matmul chain=" + ",".join(["bogus_op"] * 400) + "\n")
+    line = one_error_line(run("support", "--catalogue", str(catalogue), "--no-cache"), 2)
+    assert "characters left out) ..." in line and len(line) < 1100, line
+    assert "bogus_op" in line.rsplit("characters left out", 1)[1], line  # the end of the reason, not cut away
+
+
+def test_an_image_file_of_a_type_matplotlib_does_not_write_is_a_usage_error_before_any_work(tmp_path):
+    line = one_error_line(run("support", "--family", "matmul", "--heatmap", str(tmp_path / "out.txt")), 2)
+    assert line.endswith("matplotlib writes no .txt files; end the name in one of .png, .eps, .jpeg, .jpg, .pdf, "
+                         ".pgf, .ps, .raw, .rgba, .svg, .svgz, .tif, .tiff, .webp"), line
+    assert not (tmp_path / "out.txt").exists()
+
+
+@pytest.mark.parametrize("args, line", [
+    (("tune", "conv_fwd", "--no-cache", "--cache", "x.sqlite"), "argument --cache: not with --no-cache"),
+    (("explore", "conv_fwd", "--errata-out", ""), "argument --errata-out: expected the path of an errata file to "
+                                                  "write, not ''"),
+    (("explore", "--cache", "x.sqlite"), "unrecognized arguments: --cache"),  # not "argument PATTERN: ..."
+])
+def test_contradictions_and_unknown_options_are_named(args, line, tmp_path):
+    out = one_error_line(run(*args, "--device-profile", "h200", cwd=tmp_path), 2)
+    assert line in out and out.count("not ''") <= 1, out
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_the_no_device_variable_takes_its_values_only():
+    r = subprocess.run([sys.executable, "-m", "cudnn_backend", "info"], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, CUDNN_BACKEND_NODEVICE="yes"))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "$CUDNN_BACKEND_NODEVICE='yes': expected 1" in r.stderr, r.stderr

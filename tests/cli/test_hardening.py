@@ -63,18 +63,20 @@ def test_a_graph_function_that_crashes_the_process_fails_only_its_task(tmp_path,
 
 
 @offline_only
-def test_a_graph_files_top_level_runs_once_per_command(tmp_path, graph_file):
+def test_a_graph_files_top_level_runs_once_per_process(tmp_path, graph_file):
     count = tmp_path / "count"
     with open(graph_file, "a") as f:
         f.write(f"open({str(count)!r}, 'a').write('x')\n")
     catalogue = tmp_path / "catalogue.txt"
     catalogue.write_text(f"{graph_file}:ok\n")
-    for command in (["explore", "--graph", f"{graph_file}:ok"], ["why", "--graph", f"{graph_file}:ok"],
-                    ["support", "--catalogue", str(catalogue), "--no-cache"]):
+    # (support probes in a worker process, so that a probe that crashes is a result: the file runs there too)
+    for command, runs in ((["explore", "--graph", f"{graph_file}:ok"], "x"), (["why", "--graph", f"{graph_file}:ok"], "x"),
+                          (["support", "--catalogue", str(catalogue), "--no-cache"], "xx"),
+                          (["support", "--catalogue", str(catalogue), "--no-cache", "--workers", "1"], "x")):
         count.write_text("")
         r = run(*command, "--device-profile", "h200")
         assert r.returncode == 0, r.stderr
-        assert count.read_text() == "x", command
+        assert count.read_text() == runs, command
 
 
 @pytest.mark.parametrize("option", ["--family", "--dtype", "--layout", "--name"])
@@ -220,9 +222,10 @@ def test_smaller_command_line_mistakes_each_name_their_option(tmp_path):
 def test_an_error_line_is_cut_to_a_readable_length(capsys):
     from cudnn_backend.cli import app
 
-    app._error_line("cudnn-backend explore", "x" * 5000)
+    app._error_line("cudnn-backend explore", "a" * 3000 + "b" * 2000 + " the reason")
     line = capsys.readouterr().err
-    assert len(line.splitlines()) == 1 and len(line) < app.MAX_ERROR_LINE + 200 and "4000 more characters" in line
+    assert len(line.splitlines()) == 1 and len(line) < app.MAX_ERROR_LINE + 200, line
+    assert "... (4,011 characters left out) ..." in line and line.rstrip().endswith("b the reason"), line
 
 
 @pytest.mark.parametrize("args", [("cache", "clear", "--cache", ""), ("explore", "conv_bias_relu", "--device-profile="),

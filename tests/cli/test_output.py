@@ -40,6 +40,9 @@ def test_console_width_rules():
     assert render.console_width(_Stream(True), environ={"COLUMNS": "120"}) == 120
     assert render.console_width(_Stream(False), 90, environ={"COLUMNS": "120"}) == 90  # --width wins
     assert render.console_width(_Stream(False), environ={"COLUMNS": "wide"}) == render.LOG_WIDTH
+    for columns in ("\u00b2", "9" * 5000, "0"):  # no count: as unset
+        assert render.console_width(_Stream(False), environ={"COLUMNS": columns}) == render.LOG_WIDTH
+    assert render.console_width(_Stream(False), environ={"COLUMNS": "99999"}) == render.MAX_WIDTH
     render.configure(width=77)
     try:
         assert render.console.width == 77 and render.error_console.width == 77
@@ -153,3 +156,12 @@ def test_bench_fusion_and_cache_say_a_config_in_words():
     assert "g: engine 11 (heuristics)" in text and "engine 11 -" not in text
     assert "engine 11: 1 kernel per execute" in text and "engine 7 KERNEL_CFG=21: 2 kernels per execute" in text
     assert "plan cache cache.sqlite: 1 entry" in text
+
+
+@pytest.mark.parametrize("columns", ["\u00b2", "9" * 5000])
+def test_a_columns_variable_that_is_no_count_is_read_as_unset(columns):
+    """rich reads $COLUMNS and $LINES itself, calling int() on any digits: such a value is kept from it."""
+    for variable in ("COLUMNS", "LINES"):
+        out = subprocess.run([sys.executable, "-m", "cudnn_backend", "info"], capture_output=True, text=True,
+                             timeout=120, env=dict(os.environ, **{variable: columns}))
+        assert out.returncode == 0 and "Traceback" not in out.stderr and "error" not in out.stderr, out.stderr

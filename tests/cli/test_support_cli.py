@@ -136,3 +136,17 @@ def test_a_matrix_file_nested_too_deeply_is_one_line_exit_2(tmp_path, capsys):
     assert main(["compare", "--matrices", str(deep), str(deep)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "--matrices" in lines[0] and "nested too deeply" in lines[0], lines
+
+
+def test_a_probe_that_crashes_is_a_crash_result_by_default(run, tmp_path):
+    """Few graphs, no --workers: they are probed in a worker process all the same, so a graph whose probe takes the
+    process down (here its own builder) is reported, and the others are probed."""
+    catalogue = tmp_path / "graphs.py"
+    catalogue.write_text("import ctypes\nimport cudnn_backend as cb\n\n\ndef fine():\n    g = cb.Graph('fine')\n"
+                         "    g.relu(g.tensor([1, 8, 8, 8], layout='nhwc', name='x'), output=True)\n    return g\n\n\n"
+                         "def crashes():\n    ctypes.string_at(0)\n")
+    out = run("support", "--catalogue", str(catalogue), "--no-cache", "--json", str(tmp_path / "m.json"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = {r["name"]: r for r in json.loads((tmp_path / "m.json").read_text())["results"]}
+    assert rows["crashes"]["stage"] == "crash" and "the probe crashed" in rows["crashes"]["reason"], rows
+    assert rows["fine"]["supported"], rows

@@ -135,6 +135,20 @@ def test_missing_library_is_one_clear_error():
     assert "$CUDNN_BACKEND_LIBCUDNN is set but empty" in out.stdout, out.describe()
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes: POSIX")
+def test_a_library_path_that_is_no_file_is_refused_never_opened(tmp_path):
+    """dlopen of a named pipe blocks for ever (every command, even `info`, hung): it is named, never opened."""
+    code = ("import cudnn_backend as cb\n"
+            "try:\n    cb.Descriptor(cb.CUDNN_BACKEND_TENSOR_DESCRIPTOR)\n"
+            "except cb.CudnnLibraryNotFoundError as e:\n    print('ERR', e)\n")
+    pipe = tmp_path / "libcudnn.so.9"
+    os.mkfifo(pipe)
+    for path, kind in ((pipe, "a named pipe"), (tmp_path, "a folder")):
+        out = run_python(code, env={"CUDNN_BACKEND_LIBCUDNN": str(path)}, timeout=60)
+        assert not out.timed_out and out.returncode == 0, out.describe()
+        assert f"($CUDNN_BACKEND_LIBCUDNN) is {kind}, not a library file" in out.stdout, out.describe()
+
+
 @pytest.mark.skipif(cb.get_version() >= 92300, reason="the loaded cuDNN has cudnnGetExecutionPlanWorkspaceSize")
 def test_function_missing_from_older_cudnn_names_the_version():
     assert cycudnn.function_addresses()["cudnnGetExecutionPlanWorkspaceSize"] == 0

@@ -759,6 +759,31 @@ def test_info_with_a_control_character_is_refused_at_put(tmp_path):
     assert len(cache) == 0 and cache.put(og, _plan(og), device_profile=H200, name="conv é")
 
 
+def test_a_device_of_an_empty_name_is_stored_and_found(tmp_path):
+    props = json.loads(H200.deviceprop_json)
+    props["deviceName"] = ""
+    nameless = cb.DeviceProfile.from_json(json.dumps(props), H200.cudnn_version)
+    og = three_ways.graph_builder().build()
+    cache = PlanCache(tmp_path / "c.sqlite")
+    key = cache.put(og, _plan(og, nameless), device_profile=nameless)
+    assert key and cache.get(og, device_profile=nameless) is not None
+    assert [e.device_name for e in cache.entries()] == [""]
+
+
+def test_an_entry_of_bytes_that_are_no_utf8_leaves_out_that_entry_only(tmp_path):
+    path = tmp_path / "c.sqlite"
+    cache = PlanCache(path)
+    graphs = [three_ways.graph_builder(k=k).build() for k in (8, 16, 24)]
+    keys = [cache.put(g, _plan(g), device_profile=H200) for g in graphs]
+    with contextlib.closing(sqlite3.connect(path)) as conn:  # (sqlite stores the bytes as TEXT, as they are)
+        conn.execute("UPDATE plans SET info = CAST(x'7b22a2ff' AS TEXT) WHERE key = ?", (keys[0],))
+        conn.commit()
+    with pytest.warns(PlanCacheWarning, match=re.escape(f"entry {keys[0][:12]}: info b'{{\"\\xa2\\xff' is not") +
+                      ".*; left out of the listing"):
+        assert sorted(e.key for e in cache.entries()) == sorted(keys[1:])
+    assert len(cache) == 3 and cache.entry(keys[1]) is not None
+
+
 def test_cache_list_shows_a_bad_entry_as_a_warning_line_never_a_traceback(tmp_path):
     path = tmp_path / "c.sqlite"
     cache = PlanCache(path)

@@ -323,6 +323,29 @@ def test_a_corrupt_cache_is_no_cache(tmp_path):
     assert bad.read_bytes().startswith(b"this is no sqlite")
 
 
+def test_a_cache_that_cannot_be_cleared_says_so_in_one_line(tmp_path):
+    """A results table edited into a view (or a lock held past the timeout): an OSError naming the file and why,
+    which the command line prints as one line, never a traceback."""
+    import contextlib
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "view.sqlite"
+    with contextlib.closing(sqlite3.connect(path)) as con:
+        con.execute("CREATE TABLE stored (key TEXT PRIMARY KEY, cudnn_version INTEGER NOT NULL, device TEXT NOT NULL, "
+                    "result TEXT NOT NULL, stored_at REAL NOT NULL)")
+        con.execute("CREATE VIEW results AS SELECT * FROM stored")
+        con.commit()
+    with pytest.raises(OSError, match=r"support cache .*view.sqlite': could not clear it \(cannot modify results "
+                                      r"because it is a view\)"):
+        SupportCache(path).clear()
+    out = subprocess.run([sys.executable, "-m", "cudnn_backend", "support", "--clear-cache", "--cache", str(path)],
+                         capture_output=True, text=True, timeout=120, env=dict(os.environ, COLUMNS="200"))
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "error: support cache" in out.stderr and "could not clear it" in out.stderr, out.stderr
+
+
 # ---------------------------------------------------------------------------------------------
 # odd catalogues
 # ---------------------------------------------------------------------------------------------
@@ -433,6 +456,26 @@ def test_json_csv_and_heatmap(small_matrix, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ValueError, match="not a support matrix"):
         SupportMatrix.from_dict({"results": []})
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda d: d["results"][0].__setitem__("name", "\x1b[2Jevil"), r"results\[0\]: name: control character '\\x1b'"),
+    (lambda d: d["results"][0].__setitem__("stage", "bogus"), r"results\[0\]: stage: 'bogus' is not one of builder"),
+    (lambda d: d["results"][0].__setitem__("kinds", {"a": "b"}), r"results\[0\]: kinds.a: expected an int, not str"),
+    (lambda d: d["results"][0].__setitem__("engines_finalized", ["a"]), r"engines_finalized\[0\]: expected an int"),
+    (lambda d: d["device"].__setitem__("sm", [9, 0]), r"device.sm: expected int or None, not list"),
+    (lambda d: d["device"].__setitem__("name", "GPU\rspoofed"), r"device.name: control character '\\r'"),
+])
+def test_a_matrix_edited_by_hand_is_refused_naming_the_field(small_matrix, tmp_path, edit, problem):
+    """A matrix file is read back to be compared and shown: what it says is checked as the probes write it (results
+    from the support cache too), and no escape sequence reaches a terminal; a reason of several lines passes."""
+    data = small_matrix.to_dict()
+    edit(data)
+    with pytest.raises(ValueError, match=problem):
+        SupportMatrix.from_dict(data)
+    data = small_matrix.to_dict()
+    data["results"][0]["reason"] = "cuDNN said:\n\tline two"
+    assert SupportMatrix.from_dict(data).results[0].reason == "cuDNN said:\n\tline two"
 
 
 # ---------------------------------------------------------------------------------------------
