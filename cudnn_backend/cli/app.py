@@ -29,6 +29,7 @@ from cudnn_backend.core._handle import Handle
 from cudnn_backend.core.files import file_path, read_bounded_text, write_csv, write_whole
 from cudnn_backend.core.info import info as _info
 from cudnn_backend.core.json_checks import TABLE_RELEASES, document_release
+from cudnn_backend.core.plain import json_ready
 from cudnn_backend.core.versions import MIN_VERSION, OFFLINE_SINCE, format_version, loaded_version, parse_version
 from cudnn_backend.errors import (CudnnBackendError, DeviceProfileVersionError, JsonTableFallbackWarning,
                                   MissingDependencyError, SweepError, did_you_mean)
@@ -475,9 +476,9 @@ def _each_output(args, writes) -> bool:
 
 
 def _write_json(path, data, **dumps) -> None:
-    """--json FILE: ``data`` as indented JSON."""
+    """--json FILE: ``data`` as indented, standard JSON (NaN and infinity as null: ``json_ready``)."""
     with _writing("--json", path):
-        write_whole(path, json.dumps(data, indent=1, **dumps) + "\n", "--json")
+        write_whole(path, json.dumps(json_ready(data), indent=1, allow_nan=False, **dumps) + "\n", "--json")
 
 
 def _numbered(path, i):

@@ -5,11 +5,25 @@ had first, ``as_dict()`` (most) and ``summary()`` (a ``Config``'s and a ``Plan``
 that hold cuDNN objects of this process: pickling or copying one is refused, naming the plain form to use."""
 from __future__ import annotations
 
+import math
 import warnings
 
 from cudnn_backend.core.names import with_article
 
-__all__ = ["PlainData", "LiveObject", "earlier_name"]
+__all__ = ["PlainData", "LiveObject", "earlier_name", "json_ready"]
+
+
+def json_ready(value):
+    """Plain data as standard JSON takes it: NaN and infinity as None (null), tuples and sets as lists; anything
+    else as it is (``json.dumps(json_ready(d), allow_nan=False)`` then never fails on a float, nor writes a NaN that
+    another JSON reader refuses)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [json_ready(v) for v in value]
+    return value
 
 
 def earlier_name(name: str):

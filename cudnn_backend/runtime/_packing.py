@@ -713,6 +713,10 @@ def prepare_pack(plan, buffers, operation_graph=None, tensors=None, check_dtype=
     if not hasattr(buffers, "items"):
         raise TypeError(f"buffers must be a mapping {{uid or Tensor: buffer}}, not {type(buffers).__name__}")
     specs = tensor_specs(plan, operation_graph, tensors)
+    if not buffers and specs is None:  # (nothing to check against, and nothing to bind: cuDNN refuses it, wordless)
+        raise ValueError("buffers: none given, and no plan or graph to say which tensors need them; a variant pack "
+                         "binds a buffer to each tensor a plan's graph reads or writes (VariantPack(plan, {uid or "
+                         "tensor: array or pointer}))")
     given = {}
     for key, value in buffers.items():
         uid = uid_of(key)

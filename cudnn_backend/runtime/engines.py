@@ -287,12 +287,22 @@ def _decode(specs, ranges, index) -> dict:
     return {s.knob_type: v for s, v in zip(specs, values)}
 
 
+MAX_LISTED_SPACE = 1 << 24  # a list of more knob combinations takes gigabytes: iterate, or sample, instead
+
+
 def knob_space(knobs, limit=DEFAULT_SPACE_LIMIT, sample=None, seed=None) -> list:
-    """``iter_knob_space`` as a list; refuses (EngineError) a space larger than ``limit`` unless sampling."""
+    """``iter_knob_space`` as a list; refuses (EngineError) a space larger than ``limit`` (None: no limit but
+    ``MAX_LISTED_SPACE``, past which the list would not fit in memory) unless sampling."""
     total = knob_space_size(knobs)
-    if sample is None and limit is not None and total > limit:
-        raise EngineError(f"the knob space has {total} combinations, more than limit={limit}; pass sample=N for a "
-                          f"random sample, a larger limit, or use iter_knob_space(..., limit=N) for the first N")
+    if limit is not None:
+        limit = as_int(limit, "limit", 0)
+    cap = MAX_LISTED_SPACE if limit is None else limit
+    if sample is None and total > cap:
+        what = f"more than limit={limit}" if limit is not None else \
+            f"more than a list holds ({MAX_LISTED_SPACE:,}: gigabytes)"
+        raise EngineError(f"the knob space has {total:,} combinations, {what}; pass sample=N for a random sample, "
+                          f"{'a larger limit, ' if limit is not None else ''}or use iter_knob_space(..., limit=N) "
+                          "for the first N")
     return list(iter_knob_space(knobs, None if sample is None else limit, sample, seed))
 
 
@@ -442,6 +452,16 @@ class EngineInfo(PlainData):
 
     def knob_space(self, limit=None, sample=None, seed=None) -> Iterator[dict]:
         return iter_knob_space(self.knobs, limit, sample, seed)
+
+    def live_engine(self):
+        """The finalized Engine descriptor this EngineInfo holds; EngineError where it holds none: an engine cuDNN
+        did not finalize, or an EngineInfo copied or unpickled (its live engine stays in the process it came from)."""
+        if self.engine is not None:
+            return self.engine
+        if self.finalized:
+            raise EngineError(f"engine {self.engine_index}: this EngineInfo was copied or unpickled, and its live "
+                              "engine stayed behind; inspect_engine(graph, index) gives one that holds it")
+        raise EngineError(f"engine {self.engine_index} is not supported ({self.reason}); no config")
 
     def config(self, knobs=None, check=True) -> "Config":
         """A Config of this (supported) engine with the given knob values."""
@@ -674,10 +694,8 @@ def make_config(engine, knobs=None, *, check=True, finalize=True, operation_grap
     """
     known = None
     if isinstance(engine, EngineInfo):
-        if engine.engine is None:
-            raise EngineError(f"engine {engine.engine_index} is not supported ({engine.reason}); no config")
         known = engine.working_knobs
-        engine = engine.engine
+        engine = engine.live_engine()
     _need_finalized(engine, DT.CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine")
     # the knobs as (knob, value) pairs first: a user's object is read once, and never asked its truth
     pairs = _knob_pairs(knobs)
@@ -781,7 +799,8 @@ def iter_configs(engine, limit=None, sample=None, seed=None, *, skip_unsupported
     ``skip_unsupported=False``). ``limit``/``sample`` count combinations tried, not configs made.
     """
     if isinstance(engine, EngineInfo):
-        engine = engine.engine
+        engine = engine.live_engine()
+    _need_finalized(engine, DT.CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine")
     for knobs in iter_knob_space(engine, limit, sample, seed):
         try:
             yield make_config(engine, knobs, check=False)

@@ -248,14 +248,14 @@ class PlanSearchReport:
         return "\n".join(lines)
 
 
-def _candidate_config(candidate, operation_graph, deviceprop):
+def _candidate_config(candidate, operation_graph, deviceprop, sm_count_target=None):
     """A user candidate (Config, EngineConfig, engine index or (index, knobs)) as (index, knobs, Config). A config
     of another graph object (even an equal one) or chosen for another device is its engine index and knobs, tried on
     this graph and device: as it is, its plan would be the other graph's, or name one device and be built for the
-    other."""
+    other. So is any config when ``sm_count_target`` is asked for: its engine is made again with the target."""
     if isinstance(candidate, (_engines.Config, Descriptor)):
         config = _engines.as_config(candidate, "prefer")
-        if config.operation_graph is operation_graph and chosen_for(config, deviceprop):
+        if config.operation_graph is operation_graph and chosen_for(config, deviceprop) and sm_count_target is None:
             return None, {}, config
         return config.engine_index, config.knobs, None
     if isinstance(candidate, int) and not isinstance(candidate, bool):
@@ -289,6 +289,9 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
     if isinstance(modes, (str, int, HeurMode)):
         modes = (modes,)
     mode_list = [heur_mode(m) for m in _engines.user_sequence(modes, "modes", 16)]
+    if isinstance(prefer, (str, bytes, dict)):  # (a str would be its characters, a dict its keys)
+        raise TypeError(f"prefer: takes a list of Configs, engine indices or (index, knobs) pairs, not a "
+                        f"{type(prefer).__name__}")
     prefer = _engines.user_sequence(prefer, "prefer") if prefer is not None else []
     if fallback and HeurMode.CUDNN_HEUR_MODE_FALLBACK not in mode_list:
         mode_list.append(HeurMode.CUDNN_HEUR_MODE_FALLBACK)
@@ -377,7 +380,7 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
     for rank, candidate in enumerate(prefer):
         if exhausted():
             break
-        index, knobs, config = _candidate_config(candidate, operation_graph, dp)
+        index, knobs, config = _candidate_config(candidate, operation_graph, dp, sm_count_target)
         plan = attempt("prefer", rank, config, index, knobs)
         if plan is not None:
             report.chosen = report.attempts[-1]

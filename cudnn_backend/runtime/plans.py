@@ -445,7 +445,11 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
                                 "plan offline")
     if not chosen_for(config, dp):
         _check_same_device(config.deviceprop, dp)
-    plan = _targeted(ExecutionPlan(engine_config=config.descriptor), handle, dp, kernel_cache)
+    descriptor = config.descriptor
+    if descriptor in _planned:  # (9.19.0 fails a runtime-compiled config's second plan: COMPILATION_FAILED)
+        descriptor = _engines.make_config(config.engine, config.knobs, check=False, operation_graph=
+                                          config.operation_graph, deviceprop=config.deviceprop).descriptor
+    plan = _targeted(ExecutionPlan(engine_config=descriptor), handle, dp, kernel_cache)
     if run_only_intermediate_uids is not None:
         uids = [as_int(u, "run_only_intermediate_uids") for u in
                 _engines.user_sequence(run_only_intermediate_uids, "run_only_intermediate_uids")]
@@ -464,10 +468,15 @@ def build_plan(config, handle=None, device_profile=None, *, kernel_cache=None, r
             with _refused_lock:
                 _refused[key] = _fresh(e)
         raise
+    _planned.add(descriptor)
     built = Plan(plan, operation_graph=config.operation_graph, config=config, handle=handle, deviceprop=dp,
                  kernel_cache=kernel_cache)
     _warn_if_too_large(built, config.operation_graph, handle, dp)
     return built
+
+
+# the engine configs a plan was built from: each further plan of one is built from a copy (its engine and knobs)
+_planned = weakref.WeakSet()
 
 
 def chosen_for(config, deviceprop) -> bool:

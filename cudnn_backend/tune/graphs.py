@@ -250,7 +250,10 @@ def _resolve(graph, handle, args, kwargs, name, device_profile, returned_by) -> 
             fn = load_builder(graph)
         if "build" not in kwargs and _takes(fn, "build"):
             kwargs = dict(kwargs, build=False)  # finalized here, with the handle, not by the builder without one
-        built = fn(*args, **kwargs)
+        try:
+            built = fn(*args, **kwargs)
+        except SystemExit as e:  # (a builder that exits would end the caller's process: its graph's failure)
+            raise ValueError(f"graph: {graph} exited: {user_error_line(e)}") from e
         return _resolve(built, handle, (), {}, name, None, graph)
     if isinstance(graph, Pattern):
         og = graph.graph.op_graph if graph.built else graph.build(handle)

@@ -72,7 +72,7 @@ from cudnn_backend.errors import CudnnBackendError
 from cudnn_backend.runtime import engines as _engines
 from cudnn_backend.runtime import heuristics as _heuristics
 
-__all__ = ["UNKNOWN_OFFLINE", "Gap", "GAPS", "gaps_in", "gap", "describe_gaps", "silent_gaps", "gap_caveat",
+__all__ = ["UNKNOWN_OFFLINE", "Gap", "GAPS", "gaps_in", "gap", "gap_keys", "describe_gaps", "silent_gaps", "gap_caveat",
            "ENUMERATED_CONFIGS", "runtime_observable", "runtime_starts", "runtime_steps", "run_observed",
            "layout_dependent", "ASSUMES_LAYOUT_FROM", "RUNTIME_UNOBSERVED", "offline_labels"]
 
@@ -110,6 +110,11 @@ GAPS = (
         "9.19, 9.22: none)"),
 )
 _BY_KEY = {g.key: g for g in GAPS}
+
+
+def gap_keys() -> tuple:
+    """The keys of every known offline gap, in order."""
+    return tuple(_BY_KEY)
 
 
 def gap(key) -> Gap:

@@ -12,10 +12,10 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 
 from cudnn_backend.core._coerce import as_int
 from cudnn_backend.core.json_checks import json_error_words
-from cudnn_backend.core.plain import PlainData
+from cudnn_backend.core.plain import PlainData, json_ready
 from cudnn_backend.errors import MissingDependencyError
 from cudnn_backend.tune import plots
-from cudnn_backend.tune.offline_gaps import UNKNOWN_OFFLINE, gap_caveat
+from cudnn_backend.tune.offline_gaps import UNKNOWN_OFFLINE, gap_caveat, gap_keys as offline_gap_keys
 
 __all__ = ["ConfigResult", "Exploration", "ChangeRows", "headroom_rows", "format_bytes", "plain_table", "fastest",
            "heuristics_pick", "plural", "knob_words", "config_words"]
@@ -49,7 +49,7 @@ class ChangeRows:
 
 
 _FIELD_TYPES = {"str": (str,), "dict": (dict,), "list": (list,), "tuple": (list, tuple), "bool": (bool,),
-                "int": (int,), "float": (int, float)}
+                "int": (int,), "float": (int, float), "None": (type(None),)}
 
 
 def _check_fields(cls, d) -> None:
@@ -288,7 +288,7 @@ class Exploration:
 
     def to_json(self, indent=1) -> str:
         """``to_dict()`` as JSON text (NaN and infinity written as null)."""
-        return json.dumps(self.to_dict(), indent=indent, default=_json_default, allow_nan=False)
+        return json.dumps(json_ready(self.to_dict()), indent=indent, default=_json_default, allow_nan=False)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Exploration":
@@ -304,7 +304,13 @@ class Exploration:
             except TypeError as e:
                 raise TypeError(f"results[{i}]: {e}") from None
         kw["results"] = results
-        kw["heuristics"] = {m: [(int(e), dict(k)) for e, k in cfgs] for m, cfgs in d.get("heuristics", {}).items()}
+        for i, key in enumerate(kw.get("offline_gaps", [])):
+            if not isinstance(key, str) or key not in offline_gap_keys():
+                raise TypeError(f"offline_gaps[{i}]: {key!r} is no offline gap (known: {', '.join(offline_gap_keys())})")
+        try:
+            kw["heuristics"] = {m: [(int(e), dict(k)) for e, k in cfgs] for m, cfgs in d.get("heuristics", {}).items()}
+        except (TypeError, ValueError, AttributeError):
+            raise TypeError("heuristics: expected {mode: [[engine index, {knob: value}], ...]}") from None
         return cls(**kw)
 
     @classmethod

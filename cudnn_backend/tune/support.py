@@ -64,7 +64,7 @@ from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
 from cudnn_backend.core.files import file_path, read_bounded_text, write_csv, write_whole
 from cudnn_backend.core.json_checks import control_character_at
-from cudnn_backend.core.plain import PlainData
+from cudnn_backend.core.plain import PlainData, json_ready
 from cudnn_backend.core.versions import format_version, loaded_version, sm_words
 from cudnn_backend.errors import (
     CudnnBackendError,
@@ -236,6 +236,12 @@ class SupportResult(PlainData):
         for where, v in counts:  # counts and engine indexes
             if isinstance(v, bool) or not isinstance(v, int):
                 raise ValueError(f"{where}: expected an int, not {type(v).__name__}")
+        for name in ("kernels", "denied", "offline_gaps"):  # words, joined in tables and CSV rows
+            bad = next((i for i, v in enumerate(kept.get(name, [])) if not isinstance(v, str)), None)
+            if bad is not None:
+                raise ValueError(f"{name}[{bad}]: expected a str, not {type(kept[name][bad]).__name__}")
+        if not math.isfinite(kept.get("seconds", 0.0)):
+            raise ValueError(f"seconds: expected a finite number, not {kept['seconds']!r}")
         control = control_character_at({k: kept[k] for k in kept}, lines=True)
         if control is not None:  # (tables print the results to terminals: an escape sequence would act there)
             raise ValueError(f"{control[0]}: control character {control[1]!r}")
@@ -922,7 +928,7 @@ class SupportMatrix:
 
     def write_json(self, path) -> pathlib.Path:
         """Write ``to_dict()`` as JSON; the path written."""
-        return write_whole(path, json.dumps(self.to_dict(), indent=1) + "\n", "json")
+        return write_whole(path, json.dumps(json_ready(self.to_dict()), indent=1, allow_nan=False) + "\n", "json")
 
     def write_csv(self, path) -> pathlib.Path:
         """Write ``rows()`` as CSV (a header, one line per graph); the path written."""
@@ -1098,14 +1104,12 @@ def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.famil
         plan_mode = ("gpu" if on_gpu else plans) + ("" if modes == _MODES else "+" + ",".join(modes)) \
             + f"+errata:{rules.digest[:16]}"
         results: list = [None] * len(entries)
-        keys: list = [None] * len(entries)
-        # the graphs are built here (cheap) for their fingerprints: cache hits need nothing else
-        for i, e in enumerate(entries):
-            if store is None:
-                break
-            g, og, stage, _ = materialize(e.builder, e.kwargs, handle)
-            if og is not None:
-                keys[i] = SupportCache.key(graph_fingerprint(og), version, identity, plan_mode)
+        in_process = workers is not None and cpu_workers(workers, len(entries)) <= 1
+        # the graphs' fingerprints key the cache (hits need nothing else): built where the probes are, so that a
+        # builder or a finalize that crashes takes a worker down (its probe then says so), never this process
+        fingerprints = _fingerprints(entries, handle, in_process, workers, on_gpu) if store is not None else []
+        keys = [SupportCache.key(fp, version, identity, plan_mode) if fp else None for fp in fingerprints] or \
+            [None] * len(entries)
         hits = store.get_many([k for k in keys if k]) if store is not None else {}
         todo = []
         for i, (e, k) in enumerate(zip(entries, keys)):
@@ -1132,7 +1136,7 @@ def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.famil
                 store.put_many([(SupportCache.key(result.fingerprint, version, identity, plan_mode), version,
                                  identity, result.to_dict())])
 
-        if workers is not None and n_workers <= 1:  # asked for: probed here (a crash then ends the process)
+        if in_process:  # asked for: probed here (a crash then ends the process)
             for done, i in enumerate(todo, 1):
                 e = entries[i]
                 results[i] = probe_graph(e.builder, None if on_gpu else profile, handle=handle, kwargs=e.kwargs,
@@ -1150,10 +1154,8 @@ def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.famil
                 if progress is not None:
                     progress(cached + done, len(entries), getattr(result, "key", ""))
 
-            pins = [os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]] * n_workers if on_gpu else \
-                [None] * n_workers
-            out = _run_processes(tasks, "given", "support", options, pins, relay, time.perf_counter(),
-                                 runner=_probe_task)
+            out = _run_processes(tasks, "given", "support", options, _pins(n_workers, on_gpu), relay,
+                                 time.perf_counter(), runner=_probe_task)
             for i, res in zip(order, out):
                 e = entries[i]
                 if isinstance(res, TaskResult):  # the worker died while probing this entry
@@ -1175,6 +1177,42 @@ def support_matrix(catalogue=None, device_profile=None, *, family=_SUPPORT.famil
             notes.append(f"{unobserved} graph(s) probed here: {RUNTIME_UNOBSERVED}")
         return SupportMatrix(kept, device, format_version(version), plans if not on_gpu else "all", kernels, filters,
                              notes, time.perf_counter() - t0, cached, max(1, n_workers))
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def _pins(n_workers, on_gpu) -> list:
+    """The device of each worker process: the first visible GPU for each (probes on a GPU), else none."""
+    return [os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]] * n_workers if on_gpu else [None] * n_workers
+
+
+def _fingerprints(entries, handle, in_process, workers, on_gpu) -> list:
+    """The fingerprint of each entry's graph (None: it does not build), made here or in worker processes."""
+    if in_process:
+        out = []
+        for e in entries:
+            _, og, _, _ = materialize(e.builder, e.kwargs, handle)
+            out.append(graph_fingerprint(og) if og is not None else None)
+        return out
+    options = {"gpu": on_gpu, "entries": {e.key: e.to_dict() for e in entries}}
+    got = _run_processes([e.task for e in entries], "given", "support", options,
+                         _pins(_worker_count(workers, len(entries)), on_gpu), None, time.perf_counter(),
+                         runner=_fingerprint_task)
+    return [fp if isinstance(fp, str) else None for fp in got]  # (a worker that died: probed, and said, below)
+
+
+def _fingerprint_task(task, job, options, worker=""):
+    """A worker's runner: the fingerprint of one catalogue entry's graph, None where it does not build."""
+    entry = CatalogueEntry.from_dict(options["entries"][task.label])
+    handle = Handle() if options.get("gpu") else None
+    try:
+        _, og, _, _ = materialize(entry.builder, entry.kwargs, handle)
+        return graph_fingerprint(og) if og is not None else None
+    except BaseException as e:  # noqa: BLE001 - the probe says what went wrong
+        if graphs.stops_the_work(e):
+            raise
+        return None
     finally:
         if handle is not None:
             handle.close()

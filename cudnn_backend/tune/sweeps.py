@@ -302,16 +302,20 @@ def _as_tasks(tasks) -> list:
         except ValueError:
             return [Task(tasks)]
     out = []
-    for t in tasks:
+    for i, t in enumerate(tasks):
         if isinstance(t, Task):
             out.append(t)
         elif isinstance(t, str):
             out.append(Task(t))
-        elif isinstance(t, (tuple, list)) and len(t) in (2, 3):
-            out.append(Task(t[0], dict(t[1]), t[2] if len(t) == 3 else "") if isinstance(t[1], dict)
-                       else Task(t[1], dict(t[2]), t[0]))
+        elif isinstance(t, (tuple, list)) and len(t) == 2 and isinstance(t[1], dict):
+            out.append(Task(t[0], dict(t[1])))
+        elif isinstance(t, (tuple, list)) and len(t) == 3 and isinstance(t[1], dict):
+            out.append(Task(t[0], dict(t[1]), t[2]))
+        elif isinstance(t, (tuple, list)) and len(t) == 3 and isinstance(t[2], dict):
+            out.append(Task(t[1], dict(t[2]), t[0]))
         else:
-            raise TypeError(f"tasks: expected Tasks, builder names or (builder, kwargs) pairs, not {t!r}")
+            raise TypeError(f"tasks[{i}]: expected a Task, a builder name, (builder, kwargs), (builder, kwargs, "
+                            f"label) or (label, builder, kwargs), kwargs a dict; not {t!r}")
     if not out:
         raise SweepError("sweep: no tasks given")
     return out

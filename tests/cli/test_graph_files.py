@@ -203,7 +203,8 @@ def test_a_graph_file_or_function_that_exits_is_an_error_of_that_file(folder):
     code, err = results["explore --graph exits.py:f"]
     assert code == 2 and "argument --graph: importing 'exits.py' failed: exits.py:9: SystemExit: 3" in err, err
     code, err = results["explore --graph exits_later.py:f"]
-    assert code == 1 and err.strip() == "cudnn-backend explore: error: exits_later.py:5: SystemExit: 4", err
+    assert code == 1 and err.strip() == ("cudnn-backend explore: error: graph: exits_later.py:f exited: "
+                                         "exits_later.py:5: SystemExit: 4"), err
     from cudnn_backend.tune.graphs import load_builder
     with pytest.raises(ValueError, match="importing .*exits.py' failed: .*SystemExit: 3"):
         load_builder(f"{folder / 'exits.py'}:f")

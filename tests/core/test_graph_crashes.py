@@ -58,6 +58,8 @@ CHILD = textwrap.dedent("""
             print("configs", len(heuristics_configs(heur)))
     except GraphError as e:
         print("refused", e)
+    except cb.CudnnBackendError as e:  # (an older release: engine 7 absent, or refusing these sizes)
+        print("cudnn", type(e).__name__)
 """)
 
 
@@ -68,8 +70,8 @@ def test_a_composite_attention_backward_of_one_query_row(route):
     out = result.stdout.strip()
     if CRASHING:
         assert out.startswith("refused Matmul reads adesc q [1, 1, 1, 64]: a single row of queries"), result.describe()
-    else:  # (engine 7 may refuse these sizes itself on an older release: a cuDNN error, not a crash)
-        assert out.startswith("configs") or "CUDNN_STATUS" in result.stderr, result.describe()
+    else:  # (engine 7 may be absent or refuse these sizes on an older release: an error, not a crash)
+        assert out.startswith(("configs", "cudnn")), result.describe()
 
 
 @pytest.mark.parametrize("b, s_q", [(2, 1), (1, 2)])

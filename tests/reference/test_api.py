@@ -170,10 +170,10 @@ def test_nan_and_infinity_are_values_not_warnings():
     import warnings
 
     g = cb.Graph("ieee")
-    x = g.tensor([4], data_type=cb.CUDNN_DATA_FLOAT, name="x")
+    x = g.tensor([1, 1, 1, 4], data_type=cb.CUDNN_DATA_FLOAT, name="x")  # (rank 4: every release finalizes it)
     y = g.pointwise("CUDNN_POINTWISE_SQRT", x, output=True)
     g.build()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        out = evaluate(g.op_graph, {x.uid: np.array([-1.0, 0.0, 4.0, np.inf])}).outputs[y.uid]
+        out = evaluate(g.op_graph, {x.uid: np.array([[[[-1.0, 0.0, 4.0, np.inf]]]])}).outputs[y.uid].reshape(-1)
     assert np.isnan(out[0]) and out[1:].tolist() == [0.0, 2.0, np.inf]

@@ -68,17 +68,18 @@ def test_an_input_is_read_as_its_tensor_holds_it(data_type, given, held):
     stores: the reference computes with those values, as cuDNN does."""
     import cudnn_backend as cb
 
-    g = cb.Graph("held")
-    x = g.tensor([len(given)], data_type=data_type, name="x")
-    y = g.pointwise("CUDNN_POINTWISE_IDENTITY", x, output=True, output_data_type=D.CUDNN_DATA_FLOAT)
-    g.build()
-    result = evaluate(g.op_graph, {x.uid: np.array(given)})
-    np.testing.assert_array_equal(result.outputs[y.uid], np.array(held))
+    def identity(n):  # (rank 4: every release finalizes it)
+        g = cb.Graph("held")
+        x = g.tensor([1, 1, 1, n], data_type=data_type, name="x")
+        y = g.pointwise("CUDNN_POINTWISE_IDENTITY", x, output=True, output_data_type=D.CUDNN_DATA_FLOAT)
+        g.build()
+        return g, x, y
+
+    g, x, y = identity(len(given))
+    result = evaluate(g.op_graph, {x.uid: np.array(given).reshape(1, 1, 1, -1)})
+    np.testing.assert_array_equal(result.outputs[y.uid].reshape(-1), np.array(held))
     # an array of the type's own numpy dtype holds its values already
     if data_type == D.CUDNN_DATA_HALF:
-        own = np.array([60000.0, -2.0], dtype=np.float16)
-        g2 = cb.Graph("own")
-        x2 = g2.tensor([2], data_type=data_type)
-        y2 = g2.pointwise("CUDNN_POINTWISE_IDENTITY", x2, output=True, output_data_type=D.CUDNN_DATA_FLOAT)
-        g2.build()
-        np.testing.assert_array_equal(evaluate(g2.op_graph, {x2.uid: own}).outputs[y2.uid], own.astype(np.float64))
+        own = np.array([60000.0, -2.0], dtype=np.float16).reshape(1, 1, 1, 2)
+        g, x, y = identity(2)
+        np.testing.assert_array_equal(evaluate(g.op_graph, {x.uid: own}).outputs[y.uid], own.astype(np.float64))

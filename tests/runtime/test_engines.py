@@ -167,6 +167,13 @@ def test_knob_space_enumeration_and_limit():
     assert knob_space(specs) == every
     with pytest.raises(EngineError, match="9 combinations, more than limit=5.*sample="):
         knob_space(specs, limit=5)
+    with pytest.raises(ValueError, match="limit: -1 is below the minimum 0"):
+        knob_space(specs, limit=-1)
+    assert knob_space(specs, limit=None) == every
+    huge = [KnobSpec(K.CUDNN_KNOB_TYPE_TILE_SIZE, 0, (1 << 13) - 1)] * 2  # 2**26 combinations: gigabytes as a list
+    with pytest.raises(EngineError, match=r"has 67,108,864 combinations, more than a list holds \(16,777,216"):
+        knob_space(huge, limit=None)
+    assert len(knob_space(huge, limit=None, sample=3)) == 3
     # random access agrees with enumeration
     ranges = [s.values() for s in specs]
     assert [engines._decode(specs, ranges, i) for i in range(9)] == every
@@ -478,3 +485,22 @@ def test_graphs_and_patterns_are_accepted_where_operation_graphs_are(h200):
     assert plan.engine_index == from_graph[0][0]
     with pytest.raises(TypeError, match="expected a finalized CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR"):
         get_configs("conv_bias_relu", "A", h200)
+
+
+def test_an_engine_info_copied_says_its_live_engine_stayed_behind():
+    import copy
+    import pickle
+
+    from cudnn_backend import patterns
+
+    og = patterns.conv_bias_relu().build()
+    info = next(i for i in cb.list_engines(og, "h200") if i.supported)
+    for other in (copy.copy(info), pickle.loads(pickle.dumps(info))):
+        assert other.supported and other.engine is None
+        for use in (other.config, lambda: list(engines.iter_configs(other))):
+            with pytest.raises(EngineError, match=r"this EngineInfo was copied or unpickled, and its live engine "
+                                                  r"stayed behind; inspect_engine\(graph, index\)"):
+                use()
+    with pytest.raises(TypeError, match="engine: expected a CUDNN_BACKEND_ENGINE_DESCRIPTOR, not NoneType"):
+        list(engines.iter_configs(None))
+    assert info.config().engine_index == info.engine_index

@@ -289,3 +289,20 @@ def test_errors_pickle(conv, h200):
         build_first_plan(conv, device_profile=h200, modes=(), fallback=False)
     err = pickle.loads(pickle.dumps(NoDeviceError("no GPU")))
     assert str(err) == "no GPU"
+
+
+def test_a_preferred_config_takes_the_sm_count_target_asked_for():
+    """A config of this graph preferred with sm_count_target= is made again with the target (not used as it is,
+    the target dropped without a word); a str or a dict is no list of candidates."""
+    from cudnn_backend import patterns
+    from cudnn_backend._bindings.enums import AttributeName as A
+
+    og = patterns.conv_bias_relu().build()
+    config = cb.get_configs(og, "A", "h200")[0]
+    plan, report = cb.build_first_plan(og, device_profile="h200", sm_count_target=8, prefer=[config])
+    assert plan.config.engine.values.get(A.CUDNN_ATTR_ENGINE_SM_COUNT_TARGET) == 8, report
+    assert report.attempts[0].mode == "prefer" and report.attempts[0].engine_index == config.engine_index
+    for prefer in ("10", {10: {}}):
+        with pytest.raises(TypeError, match="prefer: takes a list of Configs"):
+            cb.build_first_plan(og, device_profile="h200", prefer=prefer)
+

@@ -448,3 +448,17 @@ def test_a_plan_cuDNN_refuses_without_a_reason_is_explained_by_its_engine_and_kn
         with pytest.raises(CudnnNotSupportedError) as e:
             plan_from_json(text, device_profile="h200", operation_graph=graph)
         assert with_graph in e.value.hint and "rebuild the plan from the graph" in e.value.hint, e.value.hint
+
+
+def test_one_config_builds_a_plan_as_often_as_asked():
+    """cuDNN 9.19.0 fails a runtime-compiled config's second plan (COMPILATION_FAILED), which the refusal record then
+    kept for the graph: each further plan of a config is built from a copy of it (its engine and knobs)."""
+    from cudnn_backend.graph import Graph
+
+    g = Graph("twice")
+    g.matmul(g.tensor([1, 128, 64]), g.tensor([1, 64, 256]), output=True)
+    og = g.build()
+    config = cb.get_configs(og, "A", "h200")[0]
+    plans = [cb.build_plan(config, device_profile="h200") for _ in range(3)]
+    assert all(p.engine_index == config.engine_index and p.knobs == config.knobs for p in plans)
+    assert cb.build_first_plan(og, device_profile="h200")[0].engine_index == config.engine_index

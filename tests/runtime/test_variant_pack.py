@@ -1561,3 +1561,10 @@ def test_a_by_value_tensor_the_graph_writes_is_refused():
     with pytest.raises(cb.GraphError, match=r"^Pointwise RELU_FWD: its output ydesc, y \(uid 2\), is a by-value tensor: "
                                          r"an operation writes device memory"):
         g.relu(x, output=y)
+
+
+def test_a_pack_of_nothing_is_refused_in_words():
+    """No plan, no graph, no buffers: cuDNN refuses the pack's empty UID list with BAD_PARAM and no word of why."""
+    for make in (lambda: VariantPack(), lambda: VariantPack(None, {})):
+        with pytest.raises(ValueError, match=r"^buffers: none given, and no plan or graph to say which tensors"):
+            make()

@@ -148,3 +148,17 @@ def test_a_deviceprop_descriptor_is_a_device_profile_everywhere():
 def test_a_name_that_is_no_str_is_refused(name):
     with pytest.raises(TypeError, match=r"^name: expected a str, not "):
         cb.explore("conv_bias_relu", device_profile="h200", name=name)
+
+
+def test_a_builder_that_exits_is_its_graphs_failure_never_the_callers_exit(tmp_path):
+    builder = tmp_path / "exits.py"
+    builder.write_text("import sys\n\n\ndef exits():\n    sys.exit(3)\n")
+    with pytest.raises(ValueError, match=r"exits.py:exits exited: .*exits.py:5: SystemExit: 3"):
+        cb.explore(f"{builder}:exits", device_profile="h200")
+
+
+@pytest.mark.parametrize("task", [("conv_bias_relu", [("n", 1)]), ("label", "conv_bias_relu"),
+                                  ("label", "conv_bias_relu", 5), ("conv_bias_relu",)])
+def test_a_task_of_another_shape_is_refused_naming_it(task):
+    with pytest.raises(TypeError, match=r"^tasks\[1\]: expected a Task, a builder name, \(builder, kwargs\)"):
+        cb.sweep(["conv_bias_relu", task], device_profile="h200")

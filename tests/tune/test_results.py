@@ -102,6 +102,9 @@ def test_counted_words_are_plural_words():
     (lambda d: d["results"][0].update(knobs=[1]), r"the JSON: results\[0\]: knobs: expected dict, not list"),
     (lambda d: d.update(device=None), r"the JSON: device: expected dict, not NoneType"),
     (lambda d: d.update(timed="yes"), r"the JSON: timed: expected bool, not str"),
+    # an optional field takes its type or null, nothing else
+    (lambda d: d["results"][0].update(time_us="5"), r"the JSON: results\[0\]: time_us: expected float or None, not str"),
+    (lambda d: d["results"][0].update(rank="0"), r"the JSON: results\[0\]: rank: expected int or None, not str"),
 ])
 def test_from_json_names_the_field_of_another_type(change, message):
     data = json.loads(_offline((3, True)).to_json())
@@ -120,3 +123,26 @@ def test_table_limit_is_a_count_of_rows():
                               (-1, ValueError, r"^limit: -1 is below the minimum 0")):
         with pytest.raises(error, match=match):
             ex.table(limit=bad)
+
+
+def test_a_result_holding_infinity_or_nan_is_saved_as_null():
+    """A config whose output holds a NaN has an infinite relative error (``checking.relative_error``): the
+    exploration still saves, as standard JSON, and loads back."""
+    import math
+
+    r = ConfigResult(3, {}, "A", status="wrong result", rel_error=math.inf, correct=False, time_us=math.nan)
+    text = Exploration("g", {"name": "x"}, "9.28.1", True, results=[r]).to_json()
+    assert "Infinity" not in text and "NaN" not in text
+    back = Exploration.from_json(text).results[0]
+    assert back.rel_error is None and back.time_us is None and back.status == "wrong result"
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.update(offline_gaps=["x"]), r"the JSON: offline_gaps\[0\]: 'x' is no offline gap \(known: "),
+    (lambda d: d.update(heuristics={"A": [[1]]}), r"the JSON: heuristics: expected \{mode: \[\[engine index, "),
+])
+def test_an_exploration_edited_by_hand_is_refused_as_it_is_read(change, message):
+    data = json.loads(_offline((3, True)).to_json())
+    change(data)
+    with pytest.raises(ValueError, match=r"^exploration JSON: " + message):
+        Exploration.from_json(json.dumps(data))
