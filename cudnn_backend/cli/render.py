@@ -62,8 +62,7 @@ def console_width(stream, width=None, environ=None) -> int | None:
     if width is not None:
         return int(width)
     columns = (os.environ if environ is None else environ).get("COLUMNS", "")
-    # (ASCII digits only, and few: "²" is a digit to str.isdigit, and 5000 of them no int; a wrong value is no value)
-    if columns.isascii() and columns.isdigit() and len(columns) <= len(str(MAX_WIDTH)) and int(columns) > 0:
+    if _a_size(columns) and int(columns) > 0:
         return min(MAX_WIDTH, max(MIN_WIDTH, int(columns)))
     try:
         terminal = stream.isatty()
@@ -80,11 +79,16 @@ def make_console(*, stderr=False, width=None) -> Console:
                     width=console_width(stream, width), _environ=_sizes_read_well(os.environ))
 
 
+def _a_size(text) -> bool:
+    """Whether $COLUMNS or $LINES text is a count: ASCII digits, and few ("²" is a digit to str.isdigit, and 5000 of
+    them no int); any other value is read as unset."""
+    return text.isascii() and text.isdigit() and len(text) <= len(str(MAX_WIDTH))
+
+
 def _sizes_read_well(environ) -> dict:
-    """The environment rich reads, without a $COLUMNS or $LINES that is no count (rich calls int() on any digits,
-    "²" and 5000 nines among them): those are read as unset, as ``console_width`` reads them."""
-    bad = [k for k in ("COLUMNS", "LINES") if k in environ and not (environ[k].isascii() and environ[k].isdigit() and
-                                                                     len(environ[k]) <= len(str(MAX_WIDTH)))]
+    """The environment rich reads, without a $COLUMNS or $LINES that is no count (rich calls int() on any digits):
+    those are read as unset, as ``console_width`` reads them."""
+    bad = [k for k in ("COLUMNS", "LINES") if k in environ and not _a_size(environ[k])]
     return {k: v for k, v in environ.items() if k not in bad} if bad else environ
 
 

@@ -757,13 +757,9 @@ cdef int _check_graph_used_whole(object graph) except -1:
 
 cdef int _check_graph_crashes(Descriptor graph) except -1:
     """``graph_crashes``: the operations counted in C, the rule asked only of a graph of the kinds it is about."""
-    cdef object ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
+    cdef tuple ops = _graph_operations(graph)
     cdef Py_ssize_t i, n
     cdef int matmuls = 0, reductions = 0, reshapes = 0, dtype
-    if ops is None:
-        return 0
-    if type(ops) is not tuple:
-        ops = (ops,)
     n = PyTuple_GET_SIZE(ops)
     for i in range(n):
         op = <object>_tuple_item(ops, i)
@@ -807,7 +803,7 @@ cdef int _check_graph_tensors(Descriptor graph) except -1:
     SDPA's score-modifier subgraph reads the score its SDPA writes. The Graph builder checks both with the rest
     (graph.checks); this serves every API. In C: the uses sorted by UID, and descriptors of one UID compared only
     where they are not the same object."""
-    cdef object ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
+    cdef tuple ops = _graph_operations(graph)
     cdef TensorUse local[_WRITES_CHECKED]
     cdef TensorUse* heap = NULL
     cdef TensorUse* uses
@@ -817,10 +813,6 @@ cdef int _check_graph_tensors(Descriptor graph) except -1:
     cdef int n, k
     cdef bint written
     cdef PyObject* op
-    if ops is None:
-        return 0
-    if type(ops) is not tuple:
-        ops = (ops,)
     try:
         for i in range(PyTuple_GET_SIZE(ops)):
             op = _tuple_item(ops, i)
@@ -873,10 +865,17 @@ cdef bint _same_tensor(Descriptor a, Descriptor b) except -1:
     return True
 
 
+cdef tuple _graph_operations(Descriptor graph):
+    """The operations set on ``graph`` as a tuple (one set alone is kept as itself; none: empty)."""
+    ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
+    if ops is None:
+        return ()
+    return <tuple>ops if type(ops) is tuple else (ops,)
+
+
 cdef Descriptor _operation_at(Descriptor graph, Py_ssize_t index):
     """The operation at ``index`` of ``graph`` (a ``TensorUse``'s), for a refusal's words."""
-    ops = graph._value(CUDNN_ATTR_OPERATIONGRAPH_OPS)
-    return <Descriptor>(ops if type(ops) is tuple else (ops,))[index]
+    return <Descriptor>_graph_operations(graph)[index]
 
 
 cdef str _use_words(Descriptor graph, const TensorUse* use):

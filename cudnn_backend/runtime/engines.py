@@ -43,7 +43,8 @@ from cudnn_backend.typed import Engine, EngineConfig, KnobChoice
 
 __all__ = [
     "EngineError", "KnobSpec", "EngineInfo", "Config", "knob_type", "numerical_note", "behavior_note", "short_name",
-    "knob_space_size", "iter_knob_space", "knob_space", "normalize_knobs", "user_sequence", "engine_count", "make_engine",
+    "knob_space_size", "iter_knob_space", "knob_space", "normalize_knobs", "check_knobs", "user_sequence",
+    "engine_count", "make_engine",
     "engine_knobs", "engine_numerical_notes", "engine_behavior_notes", "engine_global_index", "inspect_engine",
     "list_engines", "make_config", "config_from_index", "as_config", "iter_configs", "rejection", "filter_items",
     "filter_engines", "filter_configs", "as_row", "to_rows", "to_dataframe", "reason_of", "check_graph",
@@ -335,6 +336,16 @@ def normalize_knobs(knobs, specs=None, engine_index=None) -> dict:
             raise EngineError(f"knob {short_name(kt)} given twice")
         out[kt] = as_int(v, f"knob {short_name(kt)}")
     return out
+
+
+def check_knobs(knobs, specs, engine_index=None) -> dict:
+    """``normalize_knobs`` against an engine's ``KnobSpec``s, each value checked too: one of the knob's values, or -1
+    (the engine's default); EngineError naming the knob and its values otherwise."""
+    choices = normalize_knobs(knobs, specs, engine_index)
+    by_type = {s.knob_type: s for s in specs}
+    for kt, v in choices.items():
+        by_type[kt].check(v)
+    return choices
 
 
 def _engine_knob(key, specs, engine_index) -> KnobType:
@@ -701,10 +712,7 @@ def make_config(engine, knobs=None, *, check=True, finalize=True, operation_grap
     pairs = _knob_pairs(knobs)
     specs = engine_knobs(engine) if check or not pairs else None
     if check and pairs:
-        choices = normalize_knobs(pairs, specs, engine_global_index(engine))
-        by_type = {s.knob_type: s for s in specs}
-        for kt, v in choices.items():
-            by_type[kt].check(v)
+        choices = check_knobs(pairs, specs, engine_global_index(engine))
     else:
         choices = normalize_knobs(pairs)
     if choices or not finalize:

@@ -649,22 +649,15 @@ def _unexplained_refusal(text, operation_graph, handle, deviceprop) -> str:
     count = _engines.engine_count(operation_graph)
     if engine >= count:
         return f"cuDNN gives no reason; the plan's engineId {engine} is no engine of this graph (0 to {count - 1}): {rebuild}"
-    found = _engines.inspect_engine(operation_graph, engine, deviceprop, probe_configs=False) if handle is None else \
-        _engines.inspect_engine(operation_graph, engine, probe_configs=False)
+    found = _engines.inspect_engine(operation_graph, engine, deviceprop if handle is None else None,
+                                    probe_configs=False)
     if not found.finalized:
         return (f"cuDNN gives no reason; engine {engine} does not take this graph on this device ({found.reason}): "
                 f"{rebuild}")
-    specs = {_engines.short_name(spec.knob_type): spec for spec in found.knobs}
-    for name, value in knobs.items():
-        spec = specs.get(name)
-        if value == -1:  # (cuDNN writes knobs a config left out as -1)
-            continue
-        if spec is None:
-            return (f"cuDNN gives no reason; the plan's knob {name}={value} is no knob of engine {engine} (its knobs: "
-                    f"{', '.join(specs) or 'none'}): {rebuild}")
-        if not spec.minimum <= value <= spec.maximum or (value - spec.minimum) % max(spec.stride, 1):
-            return (f"cuDNN gives no reason; the plan's knob {name}={value} is outside engine {engine}'s values "
-                    f"({spec.minimum} to {spec.maximum}, step {spec.stride}): {rebuild}")
+    try:  # (cuDNN writes the knobs a config left out as -1)
+        _engines.check_knobs({k: v for k, v in knobs.items() if v != -1}, found.knobs, engine)
+    except _engines.EngineError as e:
+        return f"cuDNN gives no reason; the plan's knobs fall outside engine {engine}'s: {e}: {rebuild}"
     return (f"cuDNN gives no reason; the plan's engine and knobs ({chosen}) are this graph's, so its kernels "
             f"(payload) may not be the ones they make: {rebuild}")
 

@@ -7,7 +7,6 @@ and notebooks, ``to_dataframe()`` needs pandas and ``plot()`` matplotlib (option
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
 from cudnn_backend.core._coerce import as_int
@@ -288,7 +287,7 @@ class Exploration:
 
     def to_json(self, indent=1) -> str:
         """``to_dict()`` as JSON text (NaN and infinity written as null)."""
-        return json.dumps(json_ready(self.to_dict()), indent=indent, default=_json_default, allow_nan=False)
+        return json.dumps(json_ready(self.to_dict()), indent=indent, default=str, allow_nan=False)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Exploration":
@@ -384,14 +383,6 @@ class Exploration:
         what = f"best engine {best.engine_index} {best.time_us:.2f} us" if best else \
             f"{self.counts().get(PLAN_BUILT, 0)} plans built (untimed)"
         return f"<Exploration {self.name!r} on {self.device.get('name')}: {len(self.results)} configs, {what}>"
-
-
-def _json_default(o):
-    if isinstance(o, float) and not math.isfinite(o):
-        return None
-    if isinstance(o, (set, frozenset, tuple)):
-        return list(o)
-    return str(o)
 
 
 def heuristics_pick(config_results) -> ConfigResult | None:

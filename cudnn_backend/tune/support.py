@@ -242,7 +242,7 @@ class SupportResult(PlainData):
                 raise ValueError(f"{name}[{bad}]: expected a str, not {type(kept[name][bad]).__name__}")
         if not math.isfinite(kept.get("seconds", 0.0)):
             raise ValueError(f"seconds: expected a finite number, not {kept['seconds']!r}")
-        control = control_character_at({k: kept[k] for k in kept}, lines=True)
+        control = control_character_at(kept, lines=True)
         if control is not None:  # (tables print the results to terminals: an escape sequence would act there)
             raise ValueError(f"{control[0]}: control character {control[1]!r}")
         return cls(**kept)
@@ -1190,11 +1190,7 @@ def _pins(n_workers, on_gpu) -> list:
 def _fingerprints(entries, handle, in_process, workers, on_gpu) -> list:
     """The fingerprint of each entry's graph (None: it does not build), made here or in worker processes."""
     if in_process:
-        out = []
-        for e in entries:
-            _, og, _, _ = materialize(e.builder, e.kwargs, handle)
-            out.append(graph_fingerprint(og) if og is not None else None)
-        return out
+        return [_fingerprint_of(e, handle) for e in entries]
     options = {"gpu": on_gpu, "entries": {e.key: e.to_dict() for e in entries}}
     got = _run_processes([e.task for e in entries], "given", "support", options,
                          _pins(_worker_count(workers, len(entries)), on_gpu), None, time.perf_counter(),
@@ -1202,13 +1198,18 @@ def _fingerprints(entries, handle, in_process, workers, on_gpu) -> list:
     return [fp if isinstance(fp, str) else None for fp in got]  # (a worker that died: probed, and said, below)
 
 
+def _fingerprint_of(entry, handle) -> str | None:
+    """The fingerprint of a catalogue entry's graph, None where it does not build."""
+    _, og, _, _ = materialize(entry.builder, entry.kwargs, handle)
+    return graph_fingerprint(og) if og is not None else None
+
+
 def _fingerprint_task(task, job, options, worker=""):
     """A worker's runner: the fingerprint of one catalogue entry's graph, None where it does not build."""
     entry = CatalogueEntry.from_dict(options["entries"][task.label])
     handle = Handle() if options.get("gpu") else None
     try:
-        _, og, _, _ = materialize(entry.builder, entry.kwargs, handle)
-        return graph_fingerprint(og) if og is not None else None
+        return _fingerprint_of(entry, handle)
     except BaseException as e:  # noqa: BLE001 - the probe says what went wrong
         if graphs.stops_the_work(e):
             raise
