@@ -874,8 +874,7 @@ cdef class GraphCore:
         cdef Descriptor g
         if handle is not None and not isinstance(handle, Handle):
             raise TypeError(f"handle: expected a cudnn_backend.Handle, not {type(handle).__name__}")
-        if not isinstance(override_shapes, bool):
-            raise TypeError(f"override_shapes: expected a bool, not {type(override_shapes).__name__}")
+        check, override_shapes = as_bool(check, "check"), as_bool(override_shapes, "override_shapes")
         if mode is not None:
             check_available(("CUDNN_ATTR_OPERATIONGRAPH_MODE", "cudnnBackendOperationGraphMode_t"),
                             "Graph.build(mode=...)")

@@ -2,18 +2,55 @@
 reference of what it computes."""
 from __future__ import annotations
 
+import enum
+import functools
+import inspect
+
+from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core._coerce import as_int
+from cudnn_backend.core.families._build import as_data_type, flags_checked
+from cudnn_backend.core.names import data_type_name
 from cudnn_backend.core.plain import LiveObject
 from cudnn_backend.graph import Graph
 from cudnn_backend.runtime import heuristics as _heuristics
 from cudnn_backend.typed import TensorBase, TypedDescriptor
 
-__all__ = ["Pattern", "size", "finish"]
+__all__ = ["Pattern", "size", "finish", "pattern_function"]
 
 
 def size(value, what, minimum=1) -> int:
     """A pattern's size parameter: an exact int >= ``minimum`` (ValueError/TypeError naming the parameter)."""
     return as_int(value, what, minimum, (1 << 63) - 1)  # cuDNN sizes are int64
+
+
+def pattern_function(function):
+    """The pattern ``function`` with its flags checked (``flags_checked``) and every argument it was called with, its
+    defaults too (``build`` aside), in the Pattern's ``params`` where the function put none of that name: the
+    arguments that made the graph, whole (data types by name, other enums by member name)."""
+    checked = flags_checked(function)
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def pattern(*args, **kwargs):
+        made = checked(*args, **kwargs)
+        arguments = signature.bind(*args, **kwargs)
+        arguments.apply_defaults()
+        for name, value in arguments.arguments.items():
+            if name != "build" and name not in made.params:
+                made.params[name] = _plain(value, signature.parameters[name].default)
+        return made
+
+    return pattern
+
+
+def _plain(value, default):
+    """An argument as ``params`` keeps it: a data type (where the default is one: a member, a name, a dtype) by its
+    short name, another enum by its member's name."""
+    if isinstance(default, DataType) and value is not None:
+        return data_type_name(as_data_type(value))
+    if isinstance(value, enum.Enum):
+        return value.name
+    return value
 
 
 class Pattern(LiveObject):

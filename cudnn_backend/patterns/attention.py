@@ -8,7 +8,7 @@ import numbers
 
 from cudnn_backend._bindings.enums import DataType, TensorReordering
 from cudnn_backend.graph import Graph, shapes
-from cudnn_backend.patterns._pattern import finish, size
+from cudnn_backend.patterns._pattern import finish, pattern_function, size
 
 __all__ = ["sdpa_fwd", "sdpa_bwd", "sdpa_composite_fwd", "sdpa_composite_bwd", "sdpa_softmax_fwd",
            "diagonal_band_mask"]
@@ -57,6 +57,7 @@ def _attention_reference(t, scale, causal, kt_name="k_t"):
     return {"o": torch.matmul(e / sm, v), "stats": mx + torch.log(sm)}
 
 
+@pattern_function
 def sdpa_fwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, attn_scale=None, data_type=F16, build=True):
     """Scaled dot-product attention forward through the unified SDPA_FWD (cuDNN 9.13+): Q/K/V/O [b,h,s,d] stored
     BSHD, stats [b,h,s_q,1] fp32 when ``training``."""
@@ -74,6 +75,7 @@ def sdpa_fwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, attn_scale=Non
                   params=dict(b=b, h=h, s_q=s_q, s_kv=s_kv, d=d, training=training))
 
 
+@pattern_function
 def sdpa_bwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, attn_scale=None, data_type=F16, build=True):
     """Attention backward through the unified SDPA_BWD (cuDNN 9.17+; cuDNN 9.19 refuses every such graph)."""
     b, h, s_q, s_kv, d = _sizes(b, h, s_q, s_kv, d)
@@ -104,6 +106,7 @@ def _composite_start(name, b, h, s_q, s_kv, d, dropout, data_type):
     return g, sizes, _dropout(dropout), q, kt
 
 
+@pattern_function
 def sdpa_composite_fwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, causal=False, dropout=0.0,
                        attn_scale=None, data_type=F16, build=True):
     """The classic fused-attention graph (cudnn-frontend's composite SDPA): S = Q @ K^T (K read transposed through
@@ -140,6 +143,7 @@ def sdpa_composite_fwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, caus
                   params=dict(b=b, h=h, s_q=s_q, s_kv=s_kv, d=d, training=training, causal=causal, dropout=dropout))
 
 
+@pattern_function
 def sdpa_softmax_fwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, causal=False, attn_scale=None,
                      data_type=F16, build=True, name="sdpa_softmax_fwd"):
     """Attention forward around the dedicated SOFTMAX (cuDNN 9.20+; cudnn-frontend's graph from 9.21): S = Q @ K^T
@@ -170,6 +174,7 @@ def sdpa_softmax_fwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, causal
                   params=dict(b=b, h=h, s_q=s_q, s_kv=s_kv, d=d, training=training, causal=causal))
 
 
+@pattern_function
 def diagonal_band_mask(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, attn_scale=None, data_type=F16,
                        build=True):
     """The causal attention forward of ``sdpa_softmax_fwd``: its DIAGONAL_BAND_MASK (cuDNN 9.20+) keeps row >=
@@ -178,6 +183,7 @@ def diagonal_band_mask(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, attn
                             data_type=data_type, build=build, name="diagonal_band_mask")
 
 
+@pattern_function
 def sdpa_composite_bwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, causal=False, dropout=0.0, attn_scale=None,
                        dq_accumulator=True, data_type=F16, build=True):
     """The classic fused-attention backward graph (cudnn-frontend's composite SDPA backward): softmax_sum =

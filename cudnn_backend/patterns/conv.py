@@ -5,7 +5,7 @@ from __future__ import annotations
 from cudnn_backend._bindings.enums import ConvolutionMode, DataType
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.core.families.conv import conv_mode
-from cudnn_backend.patterns._pattern import finish, size
+from cudnn_backend.patterns._pattern import finish, pattern_function, size
 
 __all__ = ["conv_fwd", "conv_bwd_data", "conv_bwd_filter", "conv_bias_relu", "conv_bias_add_relu", "bn_gen_stats",
            "concat"]
@@ -30,6 +30,7 @@ def _conv_ref(p, torch_inputs, conv_kw):
         F.conv3d(torch_inputs["x"], torch_inputs["w"], **conv_kw)
 
 
+@pattern_function
 def conv_fwd(n=8, c=64, h=56, w=56, k=32, r=3, s=3, *, groups=1, padding=1, stride=1, dilation=1, data_type=F16,
              layout="nhwc", mode="cross_correlation", build=True):
     """Convolution forward alone: X [n,c,h,w] * W [k,c/groups,r,s] -> Y, fp16 NHWC, fp32 compute."""
@@ -51,6 +52,7 @@ def conv_fwd(n=8, c=64, h=56, w=56, k=32, r=3, s=3, *, groups=1, padding=1, stri
                               dilation=dilation, layout=layout))
 
 
+@pattern_function
 def conv_bwd_data(n=8, c=64, h=56, w=56, k=32, r=3, s=3, *, padding=1, stride=1, dilation=1, data_type=F16,
                   layout="nhwc", build=True):
     """Convolution backward data: dY and W -> dX (the forward conv of ``conv_fwd``, transposed)."""
@@ -72,6 +74,7 @@ def conv_bwd_data(n=8, c=64, h=56, w=56, k=32, r=3, s=3, *, padding=1, stride=1,
                   params=dict(n=n, c=c, h=h, w=w, k=k, r=r, s=s, padding=padding, stride=stride, dilation=dilation))
 
 
+@pattern_function
 def conv_bwd_filter(n=8, c=64, h=56, w=56, k=32, r=3, s=3, *, padding=1, stride=1, dilation=1, data_type=F16,
                     layout="nhwc", build=True):
     """Convolution backward filter: X and dY -> dW."""
@@ -93,6 +96,7 @@ def conv_bwd_filter(n=8, c=64, h=56, w=56, k=32, r=3, s=3, *, padding=1, stride=
                   params=dict(n=n, c=c, h=h, w=w, k=k, r=r, s=s, padding=padding, stride=stride, dilation=dilation))
 
 
+@pattern_function
 def conv_bias_relu(n=8, c=64, h=56, w=56, k=32, r=3, s=3, *, groups=1, padding=1, stride=1, dilation=1,
                    data_type=F16, layout="nhwc", build=True):
     """The cuDNN guide's fusion: conv -> +bias [1,k,1,1] -> ReLU, the two intermediates virtual (fp32)."""
@@ -117,6 +121,7 @@ def conv_bias_relu(n=8, c=64, h=56, w=56, k=32, r=3, s=3, *, groups=1, padding=1
                               dilation=dilation, layout=layout))
 
 
+@pattern_function
 def conv_bias_add_relu(n=8, c=64, h=56, w=56, k=64, r=3, s=3, *, padding=1, stride=1, data_type=F16, layout="nhwc",
                        build=True):
     """A residual block's tail: relu(conv(x, w) + bias + residual), the residual [n,k,h',w'] a real input."""
@@ -138,6 +143,7 @@ def conv_bias_add_relu(n=8, c=64, h=56, w=56, k=64, r=3, s=3, *, padding=1, stri
                   reference=reference, params=dict(n=n, c=c, h=h, w=w, k=k, r=r, s=s, padding=padding, stride=stride))
 
 
+@pattern_function
 def bn_gen_stats(n=4, c=64, h=16, w=16, k=32, r=3, s=3, *, data_type=F16, build=True):
     """Batch-norm statistics fused after a convolution (cuDNN's ConvBNfprop stage): Y = conv(X, W) (real) and
     GEN_STATS' per-channel sum and sum of squares of Y, [1, k, 1, 1] fp32."""
@@ -159,6 +165,7 @@ def bn_gen_stats(n=4, c=64, h=16, w=16, k=32, r=3, s=3, *, data_type=F16, build=
                   params=dict(n=n, c=c, h=h, w=w, k=k, r=r, s=s))
 
 
+@pattern_function
 def concat(n=16, c=128, h=64, w=64, k=256, *, inplace_index=1, data_type=F16, build=True):
     """cudnn-frontend's conv + concat fusion: a 1x1 conv's virtual output [n,k,h,w] and a real [n,k,h,w] input ->
     [n,2k,h,w] along channels."""

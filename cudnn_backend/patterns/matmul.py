@@ -4,7 +4,7 @@ from __future__ import annotations
 from cudnn_backend._bindings.enums import DataType, PointwiseMode
 from cudnn_backend.graph import Graph
 from cudnn_backend.core.families.pointwise import pointwise_mode
-from cudnn_backend.patterns._pattern import finish, size
+from cudnn_backend.patterns._pattern import finish, pattern_function, size
 
 __all__ = ["matmul_bias_gelu", "matmul_bias_relu", "GELU_MODES"]
 
@@ -21,6 +21,7 @@ def _mm(batch, m, n, k, name, data_type):
         g.tensor([1, 1, n], name="bias")
 
 
+@pattern_function
 def matmul_bias_gelu(batch=16, m=128, n=256, k=64, *, gelu="tanh", data_type=F16, build=True):
     """A [b,m,k] @ B [b,k,n] + bias [1,1,n] -> GELU (``gelu``: "erf"/"tanh" or a PointwiseMode); intermediates
     virtual fp32."""
@@ -41,6 +42,7 @@ def matmul_bias_gelu(batch=16, m=128, n=256, k=64, *, gelu="tanh", data_type=F16
                   reference=reference, params=dict(batch=sizes[0], m=sizes[1], n=sizes[2], k=sizes[3], gelu=mode.name))
 
 
+@pattern_function
 def matmul_bias_relu(batch=8, m=256, n=256, k=128, *, data_type=F16, build=True):
     """A batched matmul + bias + ReLU: relu(A [b,m,k] @ B [b,k,n] + bias [1,1,n])."""
     g, sizes, a, b, bias = _mm(batch, m, n, k, "matmul_bias_relu", data_type)

@@ -6,7 +6,7 @@ from cudnn_backend._bindings.enums import DataType, TensorReordering
 from cudnn_backend.core.families._build import as_choice
 from cudnn_backend.core.families.quantize import f8_128x4_scale
 from cudnn_backend.graph import Graph, shapes
-from cudnn_backend.patterns._pattern import finish, size
+from cudnn_backend.patterns._pattern import finish, pattern_function, size
 
 __all__ = ["reduction", "pooling", "resample", "reshape", "rng", "transpose", "slice", "slice_matmul", "softmax",
            "block_scale_quantize", "block_scale_dequantize_matmul", "rope", "rope_bwd"]
@@ -20,6 +20,7 @@ def _dims(dims, what="dims"):
     return shapes.as_dims(dims, what)
 
 
+@pattern_function
 def reduction(dims=(8, 64, 56, 56), axes=(0, 2, 3), *, op="ADD", layout="nhwc", data_type=F16,
               output_data_type=F32, build=True):
     """Reduce X over ``axes`` (kept as size-1 dims), e.g. the per-channel sum of an NHWC activation (fp32 out)."""
@@ -46,6 +47,7 @@ def reduction(dims=(8, 64, 56, 56), axes=(0, 2, 3), *, op="ADD", layout="nhwc", 
                   params=dict(dims=tuple(dims), axes=tuple(ax), op=op_name))
 
 
+@pattern_function
 def pooling(n=8, c=8, h=56, w=56, *, mode="maxpool", window=(2, 3), stride=(4, 5), pre_padding=(2, 3),
             post_padding=(4, 5), index=False, data_type=F16, build=True):
     """Pooling via RESAMPLE_FWD on NHWC X (cudnn-frontend's resample sample); ``index=True`` (max pooling,
@@ -61,6 +63,7 @@ def pooling(n=8, c=8, h=56, w=56, *, mode="maxpool", window=(2, 3), stride=(4, 5
 resample = pooling
 
 
+@pattern_function
 def reshape(b=4, m=16, k=8, n=8, *, data_type=F16, build=True):
     """A batched matmul's virtual output [b,m,n] reshaped to [1,b*m,n] (RESHAPE alone gets no engine)."""
     b, m, k, n = size(b, "b"), size(m, "m"), size(k, "k"), size(n, "n")
@@ -71,6 +74,7 @@ def reshape(b=4, m=16, k=8, n=8, *, data_type=F16, build=True):
     return finish("reshape", g, {"a": a, "b": bm, "c": c, "y": y}, build, params=dict(b=b, m=m, k=k, n=n))
 
 
+@pattern_function
 def rng(dims=(4, 16, 8, 8), *, probability=0.5, data_type=F32, build=True):
     """RNG (Bernoulli) alone writing a real mask (cuDNN runs it fused, as attention dropout)."""
     g = Graph("rng", io_data_type=data_type)
@@ -78,6 +82,7 @@ def rng(dims=(4, 16, 8, 8), *, probability=0.5, data_type=F32, build=True):
     return finish("rng", g, out, build, params=dict(dims=tuple(dims), probability=probability))
 
 
+@pattern_function
 def transpose(dims=(4, 16, 8, 8), permutation=(0, 2, 3, 1), *, data_type=F16, build=True):
     """TRANSPOSE alone (cuDNN 9.22+), Y laid out as cudnn-frontend infers it (X's strides permuted): a memory-bound
     graph (cuDNN 9.28.1: Blackwell engines only, none for an H100/H200)."""
@@ -89,6 +94,7 @@ def transpose(dims=(4, 16, 8, 8), permutation=(0, 2, 3, 1), *, data_type=F16, bu
                   params=dict(dims=tuple(x.shape), permutation=tuple(perm)))
 
 
+@pattern_function
 def slice(dims=(4, 16, 8, 8), start=(0, 4, 0, 0), limit=(4, 12, 8, 8), strides=None, *, data_type=F16,  # noqa: A001
           build=True):
     """SLICE alone (cuDNN 9.22+): a memory-bound graph (cuDNN 9.28.1: Blackwell engines only); ``slice_matmul``
@@ -98,6 +104,7 @@ def slice(dims=(4, 16, 8, 8), start=(0, 4, 0, 0), limit=(4, 12, 8, 8), strides=N
     return finish("slice", g, {"x": x, "y": g.slice(x, start, limit, strides, output=True, name="y")}, build)
 
 
+@pattern_function
 def slice_matmul(b=8, m=16, n=32, k=64, *, margin=(1, 3), data_type=F16, build=True):
     """cudnn-frontend's slice + GEMM sample: A [b + 3*margin[0], m + 2*margin[1], k] sliced to [b, m, k] (a
     strided view, no copy) -> @ B [b, k, n] -> ReLU -> C [b, m, n] (fp32 matmul output, the I/O type after the
@@ -118,6 +125,7 @@ def slice_matmul(b=8, m=16, n=32, k=64, *, margin=(1, 3), data_type=F16, build=T
                   reference=reference, params=dict(b=b, m=m, n=n, k=k, margin=(mb, mm)))
 
 
+@pattern_function
 def softmax(dims=(2, 4, 128, 128), *, stats=True, data_type=F16, build=True):
     """The unified SOFTMAX (cuDNN 9.20+) over the last axis, alone (cuDNN 9.28.1: no engine for an H100/H200;
     ``sdpa_softmax_fwd`` is the softmax they run)."""
@@ -127,6 +135,7 @@ def softmax(dims=(2, 4, 128, 128), *, stats=True, data_type=F16, build=True):
     return finish("softmax", g, {"x": x, **out}, build)
 
 
+@pattern_function
 def block_scale_quantize(m=256, n=256, *, block_size=32, matmul=False, k=128, data_type=BF16, build=True):
     """MXFP8 block-scale quantize: X [1,m,n] -> Y fp8 E4M3 and E8M0 scales [1,m,n/32] (F8_128x4 layout, which
     cuDNN requires for 3-d tensors); ``matmul=True`` quantizes a matmul's output (A [1,m,k] @ B [1,k,n]).
@@ -144,6 +153,7 @@ def block_scale_quantize(m=256, n=256, *, block_size=32, matmul=False, k=128, da
     return finish("block_scale_quantize", g, {**tensors, **out}, build, params=dict(m=m, n=n, matmul=matmul))
 
 
+@pattern_function
 def block_scale_dequantize_matmul(m=256, n=256, k=256, *, block_size=32, reordering=None, data_type=BF16,
                                   build=True):
     """MXFP8 matmul: A [1,m,k] and B [1,k,n] fp8 E4M3 with E8M0 block scales along k, each dequantized (virtual
@@ -184,6 +194,7 @@ def _rope_graph(name, b, h, s, d, rope_dim, data_type, backward):
     return g, {"x": x, "freqs": freqs, "y": g.rope_fwd(x, freqs, rope_dim=rope_dim, name="y")}
 
 
+@pattern_function
 def rope(b=2, h=4, s=128, d=64, *, rope_dim=None, data_type=BF16, build=True):
     """Rotary position embedding (ROPE_FWD, cuDNN 9.24+): X [b,h,s,d] BHSD, freqs [s,1,1,d] fp32 (cuDNN 9.28.1:
     Blackwell engines only, none for an H100/H200, alone or fused)."""
@@ -191,6 +202,7 @@ def rope(b=2, h=4, s=128, d=64, *, rope_dim=None, data_type=BF16, build=True):
     return finish("rope", g, tensors, build, params=dict(b=b, h=h, s=s, d=d))
 
 
+@pattern_function
 def rope_bwd(b=2, h=4, s=128, d=64, *, rope_dim=None, data_type=BF16, build=True):
     """The gradient of ``rope`` (ROPE_BWD, cuDNN 9.25+): dX from dY [b,h,s,d] and the same freqs (cuDNN 9.28.1:
     Blackwell engines only)."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.graph import Graph
-from cudnn_backend.patterns._pattern import finish, size
+from cudnn_backend.patterns._pattern import finish, pattern_function, size
 
 __all__ = ["layer_norm_fwd", "rms_norm_fwd", "layer_norm_bwd", "rms_norm_bwd", "bn_finalize", "batch_norm_fwd"]
 
@@ -17,6 +17,7 @@ def _norm_inputs(g, tokens, hidden, data_type):
     return g.tensor([tokens, hidden, 1, 1], xs, data_type, name="x"), xs
 
 
+@pattern_function
 def layer_norm_fwd(tokens=4 * 1024, hidden=128, *, training=True, epsilon=1e-5, data_type=F16, build=True):
     """Layer norm forward over ``hidden``: training gives Y, mean and inv_variance (fp32), inference Y only."""
     tokens, hidden = size(tokens, "tokens"), size(hidden, "hidden")
@@ -42,6 +43,7 @@ def layer_norm_fwd(tokens=4 * 1024, hidden=128, *, training=True, epsilon=1e-5, 
                   params=dict(tokens=tokens, hidden=hidden, training=training, epsilon=epsilon))
 
 
+@pattern_function
 def rms_norm_fwd(tokens=4 * 1024, hidden=128, *, training=True, bias=False, epsilon=1e-5, data_type=F32,
                  build=True):
     """RMS norm forward: training gives Y and inv_variance (fp32); ``bias`` adds the optional bias."""
@@ -64,11 +66,13 @@ def rms_norm_fwd(tokens=4 * 1024, hidden=128, *, training=True, bias=False, epsi
                   params=dict(tokens=tokens, hidden=hidden, training=training, bias=bias, epsilon=epsilon))
 
 
+@pattern_function
 def layer_norm_bwd(tokens=4 * 1024, hidden=128, *, data_type=F16, build=True):
     """Layer norm backward: dY, X, scale, saved mean and inv_variance -> dX, dscale, dbias."""
     return _norm_bwd("layer_norm_bwd", tokens, hidden, data_type, build)
 
 
+@pattern_function
 def rms_norm_bwd(tokens=4 * 1024, hidden=128, *, data_type=F32, build=True):
     """RMS norm backward: dY, X, scale, saved inv_variance -> dX, dscale (no dbias)."""
     return _norm_bwd("rms_norm_bwd", tokens, hidden, data_type, build)
@@ -89,6 +93,7 @@ def _norm_bwd(name, tokens, hidden, data_type, build):
                   params=dict(tokens=tokens, hidden=hidden))
 
 
+@pattern_function
 def batch_norm_fwd(n=8, c=64, h=16, w=16, *, epsilon=1e-5, momentum=None, running_stats=True, data_type=F16,
                    build=True):
     """Batch norm training forward on NHWC X: Y, per-channel saved mean / inv_variance [1,c,1,1] fp32, and the
@@ -108,6 +113,7 @@ def batch_norm_fwd(n=8, c=64, h=16, w=16, *, epsilon=1e-5, momentum=None, runnin
                                         "running_var": rv, **out}, build, params=dict(n=n, c=c, h=h, w=w))
 
 
+@pattern_function
 def bn_finalize(c=32, *, accum_count=64, epsilon=1e-3, momentum=1e-3, running_stats=True, build=True):
     """BN_FINALIZE_STATISTICS (fp32, [1,c,1,1] per-channel tensors), as cudnn-frontend's BN finalize sample."""
     c = size(c, "c")

@@ -36,6 +36,7 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.core._coerce import as_int, user_sequence
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._status import check_available, clear_error
+from cudnn_backend.core.families._build import flags_checked
 from cudnn_backend.core.plain import LiveObject, PlainData, earlier_name
 from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError, detached, did_you_mean
 from cudnn_backend.runtime.profiles import as_deviceprop
@@ -474,6 +475,7 @@ class EngineInfo(PlainData):
                               "engine stayed behind; inspect_engine(graph, index) gives one that holds it")
         raise EngineError(f"engine {self.engine_index} is not supported ({self.reason}); no config")
 
+    @flags_checked
     def config(self, knobs=None, check=True) -> "Config":
         """A Config of this (supported) engine with the given knob values."""
         return make_config(self, knobs, check=check)
@@ -517,6 +519,7 @@ def inspect_engine(operation_graph, global_index, device_profile=None, *, sm_cou
     return inspect_engine_descriptor(engine, probe_configs=probe_configs)
 
 
+@flags_checked
 def inspect_engine_descriptor(engine, *, probe_configs=True) -> EngineInfo:
     """An EngineInfo of an already finalized Engine (``probe_configs``: whether cuDNN accepts one of its configs,
     by ``find_config``)."""
@@ -535,6 +538,7 @@ def inspect_engine_descriptor(engine, *, probe_configs=True) -> EngineInfo:
     return info
 
 
+@flags_checked
 def list_engines(operation_graph, device_profile=None, *, sm_count_target=None, supported_only=False,
                  allow_version_mismatch=None, probe_configs=True) -> list:
     """An EngineInfo for every global engine index 0..ENGINE_GLOBAL_COUNT-1 of the graph (a finalized operation
@@ -687,6 +691,7 @@ def as_config(item, what="config") -> Config:
                     f"{type(item).__name__}")
 
 
+@flags_checked
 def make_config(engine, knobs=None, *, check=True, finalize=True, operation_graph=None, deviceprop=None) -> Config:
     """A Config of ``engine`` (a finalized Engine, or an EngineInfo) with ``{knob: value}``.
 
@@ -800,6 +805,7 @@ def config_from_index(operation_graph, global_index, knobs=None, device_profile=
     return make_config(engine, knobs, check=check)
 
 
+@flags_checked
 def iter_configs(engine, limit=None, sample=None, seed=None, *, skip_unsupported=True) -> Iterator[Config]:
     """Configs over an engine's knob space (``iter_knob_space``'s order, limit, sampling).
 

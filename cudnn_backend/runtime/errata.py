@@ -77,7 +77,7 @@ from cudnn_backend._bindings.enums import AttributeName, KnobType, PointwiseMode
 from cudnn_backend.core import schema
 from cudnn_backend.core._descriptor import Descriptor, Handle
 from cudnn_backend.core.families import FAMILIES, FAMILY_OF
-from cudnn_backend.core.families._build import channels_last
+from cudnn_backend.core.families._build import channels_last, flags_checked
 from cudnn_backend.core.files import read_limited, write_whole
 from cudnn_backend.core.json_checks import CONTROL_CHARACTERS, duplicate_key_words, json_error_words
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, read_data_type
@@ -1185,6 +1185,7 @@ def locked(path):
         os.close(fd)
 
 
+@flags_checked
 def record(path, rules, *, lock=True) -> Errata:
     """Add ``rules`` (rule dicts, ``new_rule``'s) to the errata file ``path`` (created when missing; a rule already
     there by ``rule_id`` gains the new evidence), under ``locked(path)`` (``lock=False``: the caller holds it),

@@ -101,6 +101,25 @@ class KernelNode(PlainData):
         return {"name": self.name, "short_name": self.short_name, "grid": list(self.grid), "block": list(self.block),
                 "shared_mem_bytes": self.shared_mem_bytes}
 
+    @classmethod
+    def from_dict(cls, d) -> "KernelNode":
+        """The KernelNode ``to_dict`` wrote (``short_name`` is derived again); a TypeError naming a field that is
+        missing or not what a launch has: a str name, three ints >= 1 for grid and block, bytes >= 0."""
+        if not isinstance(d, dict):
+            raise TypeError(f"expected an object, not {type(d).__name__}")
+        if not isinstance(d.get("name"), str):
+            raise TypeError(f"name: expected str, not {type(d.get('name')).__name__}")
+        sizes = {}
+        for key in ("grid", "block"):
+            v = d.get(key)
+            if not isinstance(v, (list, tuple)) or len(v) != 3 or not all(type(x) is int and x >= 1 for x in v):
+                raise TypeError(f"{key}: expected three integers >= 1 (x, y, z), not {v!r:.80}")
+            sizes[key] = tuple(v)
+        shared = d.get("shared_mem_bytes")
+        if type(shared) is not int or shared < 0:
+            raise TypeError(f"shared_mem_bytes: expected an integer >= 0, not {shared!r:.80}")
+        return cls(d["name"], sizes["grid"], sizes["block"], shared)
+
 
 
 _LENGTH_PREFIXED = re.compile(r"(\d+)")

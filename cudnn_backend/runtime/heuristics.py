@@ -24,6 +24,7 @@ from cudnn_backend.core._coerce import as_int
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._status import clear_error
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
+from cudnn_backend.core.families._build import flags_checked
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.errors import CudnnError, EngineError, NoDeviceError, NoWorkingPlanError, detached
 from cudnn_backend.runtime import engines as _engines
@@ -267,6 +268,7 @@ def _candidate_config(candidate, operation_graph, deviceprop, sm_count_target=No
     return as_int(index, "prefer: engine index", 0), _engines.normalize_knobs(knobs), None
 
 
+@flags_checked
 def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("A",), fallback=True, *,
                      sm_count_target=None, max_workspace=None, require_numerical=(), exclude_numerical=(),
                      require_behavior=(), exclude_behavior=(), config_filter=None, prefer=(), kernel_cache=None,

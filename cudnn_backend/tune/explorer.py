@@ -29,6 +29,7 @@ from cudnn_backend._bindings.enums import AttributeName
 from cudnn_backend.core import device as _device
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._library import get_version
+from cudnn_backend.core.families._build import flags_checked
 from cudnn_backend.core.versions import format_version
 from cudnn_backend.errors import CudnnBackendError, MissingDependencyError, NoWorkingPlanError
 from cudnn_backend.runtime import engines as _engines
@@ -336,6 +337,7 @@ def run_search(graph, handle=None, *, job="autotune", options=None, device_profi
         ex_.close()
 
 
+@flags_checked
 def autotune(graph, handle=None, *, cache=None, device_profile=None, store=True, options=None, buffers=None,
              progress=None, name=None, args=(), kwargs=None, **option_kwargs):
     """The fastest correct config for ``graph`` on ``handle``'s GPU, built: ``(plan, exploration)``.

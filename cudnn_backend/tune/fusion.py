@@ -44,13 +44,18 @@ class FusionReport(PlainData):
                 "operations": self.operations, "kernel_count": self.kernel_count, "fused": self.fused,
                 "kernels": [k.to_dict() for k in self.kernels]}
 
-
     @classmethod
     def from_dict(cls, d: dict) -> "FusionReport":
-        ks = [KernelNode(k["name"], tuple(k["grid"]), tuple(k["block"]), int(k["shared_mem_bytes"]))
-              for k in d.get("kernels", [])]
-        return cls(ks, d.get("method", ""), d.get("engine_index"), dict(d.get("knobs", {})),
-                   list(d.get("operations", [])))
+        """The FusionReport ``to_dict`` wrote (``kernel_count`` and ``fused`` are derived again); TypeError naming a
+        field of another type, or missing."""
+        results.check_fields(cls, d)
+        kernels = []
+        for i, k in enumerate(d["kernels"]):
+            try:
+                kernels.append(KernelNode.from_dict(k))
+            except TypeError as e:
+                raise TypeError(f"kernels[{i}]: {e}") from None
+        return cls(kernels, d["method"], d.get("engine_index"), dict(d.get("knobs", {})), list(d.get("operations", [])))
 
     def table(self) -> str:
         rows = [{"#": i, "kernel": k.short_name[:80], "grid": "x".join(map(str, k.grid)),

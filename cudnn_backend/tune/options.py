@@ -237,9 +237,13 @@ class RayAddress(Text):
 
 class Names(Kind):
     """Names: one, a comma list ("a,b") or a sequence of them (kept as given: the function they are for knows
-    which names exist)."""
+    which names exist); with ``choices``, each must be one of them, and they come back as a tuple."""
 
     expected = "a name, a comma list of names or a sequence of them"
+
+    def __init__(self, choices=None, *, optional=False):
+        super().__init__(optional=optional)
+        self.choices = None if choices is None else tuple(choices)
 
     def _check(self, value):
         if isinstance(value, str):
@@ -253,7 +257,15 @@ class Names(Kind):
             err = ValueError(f"expected {self.expected}; {value!r} has an empty name (leave the option out for any)")
             err.names_value = True
             raise err
-        return value if isinstance(value, str) else tuple(value)
+        if self.choices is None:
+            return value if isinstance(value, str) else tuple(value)
+        names = tuple(dict.fromkeys(n.strip() for n in names))
+        unknown = [n for n in names if n not in self.choices]
+        if unknown:
+            err = ValueError(f"{unknown[0]!r} is not one of {', '.join(self.choices)}")
+            err.names_value = True
+            raise err
+        return names
 
     def show(self, value):
         return value if isinstance(value, str) else ",".join(value)
@@ -688,6 +700,9 @@ class SweepOptions(OptionSet):
                                 "(None: on GPUs for explore and tune)", flag=None)
 
 
+BENCH_CASES = ("execute", "bind + execute", "cuda graph replay")  # what bench times, in its order
+
+
 @dataclass(frozen=True)
 class BenchOptions(OptionSet):
     """How ``bench`` times a plan: ``warmup`` calls, then ``repeats`` batches of ``iterations`` back-to-back calls,
@@ -697,6 +712,8 @@ class BenchOptions(OptionSet):
     iterations: int = _field(200, Count(1), "calls per timed batch", group=None)
     repeats: int = _field(7, Count(1), "timed batches (median, min and max reported)", group=None)
     warmup: int = _field(50, Count(0), "warm-up calls per case", group=None)
+    cases: tuple = _field(BENCH_CASES, Names(BENCH_CASES), "the cases timed (comma list: "
+                          + ", ".join(BENCH_CASES) + ")", group=None, metavar="LIST")
 
 
 @dataclass(frozen=True)

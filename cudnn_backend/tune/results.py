@@ -17,7 +17,7 @@ from cudnn_backend.tune import plots
 from cudnn_backend.tune.offline_gaps import UNKNOWN_OFFLINE, gap_caveat, gap_keys as offline_gap_keys
 
 __all__ = ["ConfigResult", "Exploration", "ChangeRows", "headroom_rows", "format_bytes", "plain_table", "fastest",
-           "heuristics_pick", "plural", "knob_words", "config_words"]
+           "heuristics_pick", "plural", "knob_words", "config_words", "check_fields"]
 
 # statuses a result can end in
 OK = "ok"                    # built, correct, timed
@@ -51,7 +51,7 @@ _FIELD_TYPES = {"str": (str,), "dict": (dict,), "list": (list,), "tuple": (list,
                 "int": (int,), "float": (int, float), "None": (type(None),)}
 
 
-def _check_fields(cls, d) -> None:
+def check_fields(cls, d) -> None:
     """TypeError naming the first field of ``d`` (a dataclass's ``to_dict`` read back from JSON) whose value is not of
     the field's declared type, or a field without a default that is missing."""
     if not isinstance(d, dict):
@@ -157,7 +157,7 @@ class ConfigResult(PlainData):
     @classmethod
     def from_dict(cls, d: dict) -> "ConfigResult":
         """The ConfigResult ``to_dict`` wrote (TypeError naming a field of another type, or missing)."""
-        _check_fields(cls, d)
+        check_fields(cls, d)
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names}
         for k in ("modes", "numerical_notes", "behavior_notes"):
@@ -293,7 +293,7 @@ class Exploration:
     def from_dict(cls, d: dict) -> "Exploration":
         """The Exploration ``to_dict`` wrote (extra keys, e.g. ``headroom``, are derived again); TypeError naming a
         field of another type, or missing."""
-        _check_fields(cls, d)
+        check_fields(cls, d)
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names}
         results = []

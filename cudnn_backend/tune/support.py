@@ -62,6 +62,7 @@ from cudnn_backend.core import device as _device
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
+from cudnn_backend.core.families._build import flags_checked
 from cudnn_backend.core.files import file_path, read_bounded_text, write_csv, write_whole
 from cudnn_backend.core.json_checks import control_character_at
 from cudnn_backend.core.plain import PlainData, json_ready
@@ -378,6 +379,7 @@ def check_modes(modes) -> tuple:
 _SUPPORT = SupportOptions()  # the defaults of the support matrix's options
 
 
+@flags_checked
 def probe_graph(graph, device_profile=None, *, handle=None, kwargs=None, plans=_SUPPORT.plans, kernels=False,
           detail=False, allow_version_mismatch=None, entry: CatalogueEntry | None = None,
           modes=_MODES, errata=None) -> SupportResult:
@@ -1267,6 +1269,7 @@ class SupportComparison(ChangeRows):
                 "b_matrix": {"device": self.b.device, "cudnn_version": self.b.cudnn_version},
                 "counts": self.counts(), "rows": self.rows}
 
+    @flags_checked
     def table(self, changed_only=True) -> str:
         """A plain-text table of the rows (the changed ones unless ``changed_only=False``)."""
         rows = [r for r in self.rows if not changed_only or r["change"] != "same"]

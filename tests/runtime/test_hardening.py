@@ -493,3 +493,27 @@ def test_exit_while_daemon_threads_build_runtime_compiled_plans():
     for run in range(6):
         out = run_python(code, timeout=180)
         assert out.returncode == 0 and out.stdout.strip() == "exiting", f"run {run}: {out.describe()}"
+
+
+def test_flag_parameters_take_only_a_bool_naming_the_parameter(tmp_path):
+    """"no" or 0 given for a flag would act as its truth value (a filter or a check silently on or off)."""
+    from cudnn_backend.runtime import errata
+    from cudnn_backend.runtime.engines import inspect_engine_descriptor, iter_configs
+
+    g, dp = matmul_relu_graph(), h200()
+    engine = next(i for i in list_engines(g, dp) if i.supported)
+    calls = {
+        "supported_only": lambda v: list_engines(g, dp, supported_only=v),
+        "probe_configs": lambda v: inspect_engine_descriptor(engine.live_engine(), probe_configs=v),
+        "check": lambda v: make_config(engine, check=v),
+        "finalize": lambda v: make_config(engine, finalize=v),
+        "skip_unsupported": lambda v: iter_configs(engine, skip_unsupported=v),  # (before the first config)
+        "fallback": lambda v: build_first_plan(g, device_profile=dp, fallback=v),
+        "lock": lambda v: errata.record(tmp_path / "errata.json", [], lock=v),
+    }
+    for name, call in calls.items():
+        for bad in ("no", 0, None):
+            refused_with(lambda: call(bad), TypeError, f"^{name}: expected True or False, not ")
+    with pytest.raises(TypeError, match="^check: expected True or False, not int"):
+        engine.config(check=1)
+    assert not (tmp_path / "errata.json").exists()

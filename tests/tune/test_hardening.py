@@ -162,3 +162,69 @@ def test_a_builder_that_exits_is_its_graphs_failure_never_the_callers_exit(tmp_p
 def test_a_task_of_another_shape_is_refused_naming_it(task):
     with pytest.raises(TypeError, match=r"^tasks\[1\]: expected a Task, a builder name, \(builder, kwargs\)"):
         cb.sweep(["conv_bias_relu", task], device_profile="h200")
+
+
+def test_tune_flags_take_only_a_bool_naming_the_parameter():
+    from cudnn_backend.runtime.profiles import DeviceProfile
+    from cudnn_backend.tune.support import probe_graph
+
+    pattern, dp = cb.patterns.matmul_bias_relu(batch=1, m=16, n=16, k=16), DeviceProfile.bundled("h200")
+    for name, call in {"store": lambda v: cb.autotune(pattern, device_profile=dp, store=v),
+                       "kernels": lambda v: probe_graph(pattern, dp, kernels=v)}.items():
+        for bad in ("no", 0, None):
+            with pytest.raises(TypeError, match=f"^{name}: expected True or False, not "):
+                call(bad)
+
+
+@pytest.mark.parametrize("cases, expected", [("execute", ("execute",)),
+                                             (["cuda graph replay", "execute"], ("cuda graph replay", "execute")),
+                                             ("execute,bind + execute", ("execute", "bind + execute"))])
+def test_bench_cases_are_names_a_comma_list_or_a_sequence(cases, expected):
+    from cudnn_backend.tune.options import BenchOptions
+
+    assert BenchOptions(cases=cases).cases == expected
+
+
+@pytest.mark.parametrize("cases, exc, match", [
+    ("exec", ValueError, r"^cases='exec': 'exec' is not one of execute, bind \+ execute, cuda graph replay$"),
+    ("", ValueError, r"^cases='': .* has an empty name"),
+    (5, TypeError, r"^cases=5: expected a name, a comma list of names or a sequence of them, not int$"),
+    (["execute", None], TypeError, r"^cases=\['execute', None\]: expected a name"),
+])
+def test_bench_refuses_unknown_cases_before_asking_for_a_gpu(cases, exc, match):
+    pattern = cb.patterns.matmul_bias_relu(batch=1, m=16, n=16, k=16, build=False)
+    with pytest.raises(exc, match=match):
+        cb.bench(pattern, cases=cases)
+
+
+def test_a_fusion_report_reads_back_what_it_wrote_and_names_a_bad_field():
+    import json
+
+    from cudnn_backend.runtime.execution import KernelNode
+    from cudnn_backend.tune.fusion import FusionReport
+
+    kernel = KernelNode("_ZN4cask6kernelEv", (4, 1, 1), (128, 1, 1), 2048)
+    report = FusionReport([kernel, kernel], "CUDA graph", 7, {"KERNEL_CFG": 21}, ["conv_fwd"])
+    again = FusionReport.from_dict(json.loads(json.dumps(report.to_dict())))
+    assert again == report and again.kernel_count == 2 and not again.fused
+    good = report.to_dict()
+    for change, match in [
+        ({"kernels": None}, r"^kernels: expected list, not NoneType"),
+        ({"method": 3}, r"^method: expected str, not int"),
+        ({"engine_index": "7"}, r"^engine_index: expected int or None, not str"),
+        ({"kernels": [{"name": "k", "grid": [1, 1], "block": [1, 1, 1], "shared_mem_bytes": 0}]},
+         r"^kernels\[0\]: grid: expected three integers >= 1"),
+        ({"kernels": [{"name": "k", "grid": [1, 1, 1], "block": [0, 1, 1], "shared_mem_bytes": 0}]},
+         r"^kernels\[0\]: block: expected three integers >= 1"),
+        ({"kernels": [{"name": "k", "grid": [1, 1, 1], "block": [1, 1, 1], "shared_mem_bytes": -1}]},
+         r"^kernels\[0\]: shared_mem_bytes: expected an integer >= 0"),
+        ({"kernels": [{"grid": [1, 1, 1], "block": [1, 1, 1], "shared_mem_bytes": 0}]},
+         r"^kernels\[0\]: name: expected str, not NoneType"),
+        ({"kernels": ["k"]}, r"^kernels\[0\]: expected an object, not str"),
+    ]:
+        with pytest.raises(TypeError, match=match):
+            FusionReport.from_dict({**good, **change})
+    bad = dict(good)
+    del bad["method"]
+    with pytest.raises(TypeError, match="^method: missing"):
+        FusionReport.from_dict(bad)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import inspect
 import math
 import numbers
 
@@ -21,8 +22,8 @@ from cudnn_backend.core._status import check_available
 from cudnn_backend.core.names import DATA_TYPE_ALIASES, DATA_TYPE_PREFIX, NAN_REFUSED
 from cudnn_backend.core.versions import OVERRIDE_SHAPES_NEEDS
 
-__all__ = ["as_int", "as_bool", "as_name", "int_range", "as_data_type", "output_type", "as_choice", "require",
-           "real_number", "scalar_value",
+__all__ = ["as_int", "as_bool", "flags_checked", "as_name", "int_range", "as_data_type", "output_type", "as_choice",
+           "require", "real_number", "scalar_value",
            "OVERRIDE_SHAPES_NEEDS", "as_list", "as_sizes", "as_dims", "as_strides", "pair", "packed_strides",
            "stride_order", "strides_like", "nhwc_strides", "bshd_strides", "elements_alias", "layout_strides",
            "channels_last", "MAX_RANK", "MAX_SIZE", "MAX_ELEMENTS", "BOOLEAN_TYPES"]
@@ -41,6 +42,26 @@ def as_bool(value, what) -> bool:
     if isinstance(value, np.bool_):
         return bool(value)
     raise TypeError(f"{what}: expected True or False, not {type(value).__name__}")
+
+
+def flags_checked(function):
+    """``function`` with its parameters whose default is True or False taking only a bool (else a TypeError naming
+    the parameter): "no" or 0 would otherwise act as its truth value."""
+    signature = inspect.signature(function)
+    flags = tuple(name for name, p in signature.parameters.items() if isinstance(p.default, bool))
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        try:
+            given = signature.bind(*args, **kwargs).arguments
+        except TypeError:  # Python's own words, which name the function
+            return function(*args, **kwargs)
+        for name in flags:
+            if name in given:
+                as_bool(given[name], name)
+        return function(*args, **kwargs)
+
+    return checked
 
 
 def as_name(name, default=None) -> str:
