@@ -38,6 +38,7 @@ from cudnn_backend.core._gate cimport enter_call, leave_call
 from cudnn_backend.core._status cimport raise_status
 
 from cudnn_backend.core._coerce import refuse_unordered
+from cudnn_backend.core.families._build import as_bool
 from cudnn_backend.core._status import check_available, last_error_string
 from cudnn_backend.errors import CudnnUnsafeCallError, NativeCudaGraphNotSupportedError, error_class, make_error
 from cudnn_backend.runtime import _packing
@@ -300,10 +301,11 @@ cdef class VariantPack:
         self._written = None
 
     def __init__(self, plan=None, buffers=None, workspace=None, *, operation_graph=None, tensors=None,
-                 bint check_dtype=True, overrides=None, Handle handle=None):
+                 check_dtype=True, overrides=None, Handle handle=None):
         cdef Py_ssize_t i, n, j
         cdef bytes raw
         self._check_new()
+        check_dtype = as_bool(check_dtype, "check_dtype")  # "no" or None would act as their truth value
         if self._uids != NULL:  # an __init__ that failed half-way: its arrays are this object's until it goes
             self._refuse_made()
         desc = None

@@ -445,7 +445,10 @@ def _as_address(value, what) -> int:
     try:
         ptr = operator.index(value)
     except TypeError:
-        ptr = int(value)
+        try:  # (cuda.bindings' CUdeviceptr gives its address by int())
+            ptr = int(value)
+        except Exception:  # noqa: BLE001 - an object holding no address
+            raise TypeError(f"{what}: a {type(value).__name__} is no device address (int() of it fails)") from None
     if ptr < 0 or ptr >= 1 << 64:
         raise ValueError(f"{what}: {ptr} is not a valid address")
     return ptr
@@ -485,6 +488,9 @@ def resolve_buffer(obj, what="buffer", stream=-1) -> Resolved:
                             f"({type(e).__name__}: {e}; CUDA driver: {_device.driver()})") from None
         if accessible is False:
             raise TypeError(f"{what}: the cuda.core Buffer is not device accessible (host memory)")
+        if not 0 <= size <= MAX_BYTES:
+            raise ValueError(f"{what}: the cuda.core {type(obj).__name__} says it holds {size} bytes, which no memory "
+                             f"holds (0 to {MAX_BYTES})")
         return Resolved(_as_address(handle if handle is not None else 0, what), size, obj, None)
     if module.startswith("cuda.bindings") or module.startswith("cuda.cuda"):  # CUdeviceptr and friends
         try:

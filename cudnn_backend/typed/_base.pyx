@@ -344,6 +344,7 @@ cdef class TensorBase(TypedDescriptor):
         count its elements; a vectorized type is refused). A bool array is BYTE_BOOLEAN (refused before cuDNN 9.25),
         never BOOLEAN, which cuDNN reads bit-packed.
         """
+        finalize = _as_bool(finalize, "finalize")
         info = _arrays.describe(array)
         if 0 in info.shape:
             raise ValueError(f"array: a zero-sized dimension {list(info.shape)}; cuDNN tensors need sizes >= 1")

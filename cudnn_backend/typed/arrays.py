@@ -223,7 +223,11 @@ def byte_boolean_refusal() -> str:
 
 def data_type_of(dtype) -> DataType:
     """cuDNN data type of a numpy/torch/cupy/JAX/ml_dtypes dtype (or its name): bool is BYTE_BOOLEAN, refused
-    before cuDNN 9.25 (``byte_boolean_refusal``)."""
+    before cuDNN 9.25 (``byte_boolean_refusal``); a DataType is itself. None is refused (numpy reads it as float64)."""
+    if isinstance(dtype, DataType):
+        return dtype
+    if dtype is None:
+        raise TypeError("no cuDNN data type for None (give a dtype, or its name)")
     name = dtype_name(dtype)
     member = read_data_type(str(dtype).replace("torch.", ""))
     if member is None:
@@ -316,8 +320,13 @@ def _info(shape, strides, name, itemsize, ptr, device, device_id, protocol, libr
         itemsize = ITEMSIZE[data_type]
     nbytes = None if itemsize is None else elements * itemsize
     ptr = int(ptr or 0)
-    if ptr < 0:  # cuda.core keeps an address as intptr_t: one of 2**63 or more comes back negative
+    if -(1 << 63) <= ptr < 0:  # cuda.core keeps an address as intptr_t: one of 2**63 or more comes back negative
         ptr += 1 << 64
+    if not 0 <= ptr < 1 << 64:
+        raise _Refused(f"its data pointer {ptr} is no 64-bit address")
+    problem = None if ptr else _null_for_elements("its", shape)
+    if problem is not None:
+        raise _Refused(problem)
     return ArrayInfo(shape, strides, data_type, ptr, device, nbytes, int(device_id), itemsize, name, protocol, library,
                      bool(readonly))
 
@@ -344,7 +353,10 @@ def _check_ordinal(device_id, source):
 
 
 def _integers(values, what) -> tuple:
-    """A producer's shape or strides as ints; anything that is no integer (a float, a bool, a string) refused."""
+    """A producer's shape or strides as ints; anything that is no integer (a float, a bool, a string) refused, and
+    anything but a tuple or list before it is iterated (a range or a generator may never end)."""
+    if not isinstance(values, (tuple, list)):
+        raise _Refused(f"its {what} is a {type(values).__name__}, not a tuple of integers")
     try:
         items = tuple(values)
         if any(isinstance(v, (bool, np.bool_)) for v in items):
@@ -379,6 +391,7 @@ class Producer:
     read: Callable
     first: str = "fallback"
     immutable: bool = False
+    marks: tuple = ()  # attributes every array of the library has: its other objects (torch.Size, a Module) lack one
 
 
 def _read_numpy(a, stream=-1, library="numpy") -> ArrayInfo:
@@ -470,10 +483,11 @@ def _read_jax(a, stream=-1) -> ArrayInfo:
 # The producer readers, by the top-level module of the array's type (or of a base class: torch.nn.Parameter, a
 # user's subclass of torch.Tensor)
 PRODUCERS = {
-    "torch": Producer("torch", _read_torch, "always"),
+    "torch": Producer("torch", _read_torch, "always", marks=("data_ptr", "stride", "dtype")),
     # JAX arrays are immutable (XLA may share or reuse their buffers), and not every JAX flags its DLPack export so
-    "jax": Producer("JAX", _read_jax, "metadata", immutable=True),
-    "jaxlib": Producer("JAX", _read_jax, "metadata", immutable=True),
+    "jax": Producer("JAX", _read_jax, "metadata", immutable=True, marks=("unsafe_buffer_pointer", "devices", "dtype")),
+    "jaxlib": Producer("JAX", _read_jax, "metadata", immutable=True,
+                       marks=("unsafe_buffer_pointer", "devices", "dtype")),
     "numpy": Producer("numpy", _read_numpy, "always"),
 }
 # library names of the other producers, for messages
@@ -483,10 +497,12 @@ _LIBRARIES = {"cupy": "cupy", "numba": "numba", "cuda": "cuda.core", "cupy_backe
 def producer_of(array) -> Producer | None:
     """The producer reader of an array's library (by its type's module, or a base class's), or None. numpy's is
     for numpy's arrays and scalars only: a class taking numpy's operator mixin (NDArrayOperatorsMixin) may hold
-    anything, and is read through the protocols it offers."""
+    anything, and is read through the protocols it offers. An object of the library that is no array of it (lacking
+    one of the producer's ``marks``: torch.Size, torch.device, an nn.Module) has none."""
     for cls in type(array).__mro__:
         p = PRODUCERS.get((getattr(cls, "__module__", None) or "").partition(".")[0])
-        if p is not None and (p.library != "numpy" or isinstance(array, (np.ndarray, np.generic))):
+        if p is not None and (isinstance(array, (np.ndarray, np.generic)) if p.library == "numpy" else
+                              all(_offers(array, mark) for mark in p.marks)):
             return p
     return None
 
@@ -800,6 +816,8 @@ def _check_interface(interface):
     refuse."""
     if not isinstance(interface, dict):
         raise _Refused(f"its __cuda_array_interface__ is a {type(interface).__name__}, not a dict")
+    if interface.get("shape") is None:  # (cuda.core fails on it with Python's words: a KeyError)
+        raise _Refused("its __cuda_array_interface__ has no shape (an export gives its dims)")
     shape = None
     for member in ("shape", "strides"):
         if interface.get(member) is not None:
@@ -813,16 +831,17 @@ def _check_interface(interface):
     if interface.get("mask") is not None:
         raise _Refused(_MASKED)
     data = interface.get("data")
-    if data is not None:
-        pointer = data[0] if isinstance(data, (tuple, list)) and len(data) == 2 else None
-        if isinstance(pointer, (bool, np.bool_)) or not isinstance(pointer, (int, np.integer)) or \
-                not 0 <= pointer < 1 << 63:
-            # (cuda.core keeps the pointer as intptr_t; no process maps memory past 2**63)
-            raise _Refused(f"its __cuda_array_interface__ data {data!r} is not (pointer, read-only flag) with the "
-                           "pointer an address (an int from 0 to 2**63 - 1)")
-        problem = None if pointer or shape is None else _null_for_elements("its __cuda_array_interface__", shape)
-        if problem is not None:
-            raise _Refused(problem)
+    if data is None:  # (cuda.core fails on it with Python's words: not iterable)
+        raise _Refused("its __cuda_array_interface__ has no data (an export gives (pointer, read-only flag))")
+    pointer = data[0] if isinstance(data, (tuple, list)) and len(data) == 2 else None
+    if isinstance(pointer, (bool, np.bool_)) or not isinstance(pointer, (int, np.integer)) or \
+            not 0 <= pointer < 1 << 63:
+        # (cuda.core keeps the pointer as intptr_t; no process maps memory past 2**63)
+        raise _Refused(f"its __cuda_array_interface__ data {data!r:.80} is not (pointer, read-only flag) with the "
+                       "pointer an address (an int from 0 to 2**63 - 1)")
+    problem = None if pointer else _null_for_elements("its __cuda_array_interface__", shape)
+    if problem is not None:
+        raise _Refused(problem)
     version = interface.get("version")
     if isinstance(version, (bool, np.bool_)) or not isinstance(version, (int, np.integer)):
         said = "has no version" if version is None else f"version {version!r} is no integer"
@@ -1105,10 +1124,14 @@ def encode(values, data_type) -> np.ndarray:
     if dtype == np.bool_:
         return values != 0
     if dtype.kind in "iu":
-        if values.dtype.kind not in "biu":  # (integers are not taken through float64: they stay exact)
-            values = np.nan_to_num(np.rint(values.astype(np.float64)), nan=0.0)
         info = np.iinfo(dtype)
-        return np.clip(values, info.min, info.max).astype(dtype)
+        if values.dtype.kind in "biu":  # (integers are not taken through float64: they stay exact)
+            return np.clip(values, info.min, info.max).astype(dtype)
+        values = np.nan_to_num(np.rint(values.astype(np.float64)), nan=0.0)
+        # int64's largest value has no float64: its bound rounds up to 2**63, which would wrap to the most negative
+        past = values >= float(info.max)
+        out = np.clip(np.where(past, 0.0, values), info.min, info.max).astype(dtype)
+        return np.where(past, dtype.type(info.max), out)
     with np.errstate(over="ignore"):  # beyond fp16's range: infinity, as the hardware rounds
         return values.astype(dtype)
 

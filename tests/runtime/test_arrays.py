@@ -957,7 +957,9 @@ def test_a_workspace_array_must_point_somewhere_and_hold_the_plans_bytes(workspa
 
 def test_a_torch_tensor_at_address_zero_is_no_workspace(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", producers.torch_module())
-    with pytest.raises(ValueError, match=r"^workspace: null device pointer; the plan needs a 131-byte workspace$"):
+    # (refused where it is read, as every producer's NULL pointer for elements is)
+    with pytest.raises(TypeError, match=r"^workspace: torch uint8 TorchTensor: its data pointer is NULL, for 1024 "
+                                        r"elements \(shape \[1024\]\)$"):
         _packing.resolve_workspace(producers.TorchTensor(0, (1024,), dtype="uint8"), 131)
 
 
@@ -1305,3 +1307,82 @@ def test_torchs_packed_fp4_says_how_to_describe_it():
     with pytest.raises(TypeError, match=r"float4_e2m1fn_x2' \(two FP4_E2M1 elements a byte.*Graph\.tensor, its last "
                                         r"dim doubled"):
         arrays.data_type_of("float4_e2m1fn_x2")
+
+
+# ---------------------------------------------------------------------------------------------
+# what a reader meets past the protocols' letter
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("data_type, values, expected", [
+    (D.CUDNN_DATA_INT64, [1e19, np.inf, -np.inf, -1e30, np.nan, 5.5, 2.0 ** 62],
+     [2 ** 63 - 1, 2 ** 63 - 1, -(2 ** 63), -(2 ** 63), 0, 6, 2 ** 62]),
+    (D.CUDNN_DATA_INT32, [3e9, -3e9, 2147483647.0, 2.5], [2 ** 31 - 1, -(2 ** 31), 2 ** 31 - 1, 2]),
+    (D.CUDNN_DATA_UINT8, [300.0, -5.0, 254.5], [255, 0, 254]),
+])
+def test_integers_saturate_at_both_ends_whatever_their_width(data_type, values, expected):
+    # int64's largest value has no float64: a bound taken as a float would wrap 1e19 to the most negative
+    got = arrays.encode(np.array(values), data_type)
+    assert got.tolist() == expected
+    assert arrays.as_stored(np.array([1e19]), D.CUDNN_DATA_INT64)[0] > 0
+    assert arrays.encode(np.array(7.6), D.CUDNN_DATA_INT8).shape == ()
+
+
+def test_data_type_of_takes_a_data_type_and_refuses_none():
+    assert arrays.data_type_of(D.CUDNN_DATA_HALF) is D.CUDNN_DATA_HALF
+    assert arrays.data_type_of(np.float32) is D.CUDNN_DATA_FLOAT
+    with pytest.raises(TypeError, match="^no cuDNN data type for None"):
+        arrays.data_type_of(None)  # (numpy would read it as float64)
+
+
+@pytest.mark.parametrize("module", ["torch", "jaxlib._jax"])
+def test_an_object_of_an_array_library_that_is_no_array_is_said_to_be_none(module):
+    size = type("Size", (tuple,), {"__module__": module})((2, 3))  # torch.Size: the module torch, no tensor
+    with pytest.raises(TypeError, match=r"^array: an object of type 'Size' is no array: need one with __dlpack__"):
+        arrays.describe(size)
+
+
+def _interface(**members):
+    members = {"shape": (4,), "typestr": "<f2", "data": (A, False), "version": 3, **members}
+    return type("Cai", (), {"__cuda_array_interface__": {k: v for k, v in members.items() if v is not ...}})()
+
+
+@pytest.mark.parametrize("members, match", [
+    ({"shape": ...}, r"its __cuda_array_interface__ has no shape"),
+    ({"shape": None}, r"its __cuda_array_interface__ has no shape"),
+    ({"data": None}, r"its __cuda_array_interface__ has no data \(an export gives \(pointer, read-only flag\)\)"),
+    ({"data": ...}, r"its __cuda_array_interface__ has no data"),
+    ({"shape": range(10 ** 12)}, r"its __cuda_array_interface__ shape is a range, not a tuple of integers"),
+    ({"strides": iter([2])}, r"its __cuda_array_interface__ strides is a list_iterator, not a tuple of integers"),
+])
+def test_a_cuda_array_interface_missing_a_member_or_with_an_endless_one_is_named(members, match):
+    with pytest.raises(TypeError, match=r"^array: Cai: " + match):
+        arrays.describe(_interface(**members))  # (an endless shape refused before it is iterated)
+
+
+@pytest.mark.parametrize("ptr, match", [(0, r"its data pointer is NULL, for 4 elements \(shape \[4\]\)"),
+                                         (1 << 64, r"its data pointer 18446744073709551616 is no 64-bit address")])
+def test_a_producer_s_null_or_impossible_pointer_is_refused_where_it_is_read(monkeypatch, ptr, match):
+    monkeypatch.setitem(sys.modules, "torch", producers.torch_module())
+    with pytest.raises(TypeError, match=r"^array: torch float16 TorchTensor: " + match):
+        arrays.describe(producers.TorchTensor(ptr, (4,)))
+    assert arrays.describe(producers.TorchTensor(0, (0, 4))).ptr == 0  # no element: no memory
+
+
+@pytest.mark.parametrize("members, exc, match", [
+    ({"size": 1 << 63}, ValueError, r"^workspace: the cuda.core Buffer says it holds 9223372036854775808 bytes"),
+    ({"size": -1}, ValueError, r"^workspace: the cuda.core Buffer says it holds -1 bytes"),
+    ({"handle": object()}, TypeError, r"^workspace: a object is no device address"),
+])
+def test_a_cuda_core_buffer_of_impossible_size_or_handle_is_named(members, exc, match):
+    buffer = type("Buffer", (), {"__module__": "cuda.core._memory._buffer", "handle": A, "size": 4096,
+                                 "is_device_accessible": True, **members})()
+    with pytest.raises(exc, match=match):
+        _packing.resolve_workspace(buffer, 131)
+    with pytest.raises(exc, match=match.replace("workspace", "UID 1")):
+        _packing.resolve_buffer(buffer, "UID 1")
+
+
+def test_flags_of_from_array_and_variant_pack_take_only_a_bool():
+    with pytest.raises(TypeError, match="^finalize: expected True or False, not str"):
+        typed.Tensor.from_array(np.zeros((2, 2), np.float32), uid=1, finalize="no")
+    with pytest.raises(TypeError, match="^check_dtype: expected True or False, not NoneType"):
+        VariantPack(None, {}, check_dtype=None)  # (None would turn the dtype check off)
