@@ -75,7 +75,12 @@ class Pattern(LiveObject):
         return iter((self.graph, self.tensors))
 
     def __getitem__(self, name) -> TensorBase:
-        return self.tensors[name]
+        try:
+            return self.tensors[name]
+        except KeyError:
+            raise KeyError(f"pattern {self.name!r} has no tensor {name!r}; it has {', '.join(self.tensors)}") from None
+        except TypeError:  # (an unhashable key)
+            raise TypeError(f"a pattern's tensors are named by str, not {type(name).__name__}") from None
 
     def __getattr__(self, name):
         if name.startswith("_"):

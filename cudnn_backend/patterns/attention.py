@@ -3,10 +3,10 @@ runs (cudnn-frontend's SDPA before the unified operations): forward with causal 
 composite forward around the dedicated SOFTMAX and DIAGONAL_BAND_MASK operations (cuDNN 9.20+)."""
 from __future__ import annotations
 
-import math
 import numbers
 
 from cudnn_backend._bindings.enums import DataType, TensorReordering
+from cudnn_backend.core.families.attention import attention_scale
 from cudnn_backend.graph import Graph, shapes
 from cudnn_backend.patterns._pattern import finish, pattern_function, size
 
@@ -65,7 +65,7 @@ def sdpa_fwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, attn_scale=Non
     g = Graph("sdpa_fwd", io_data_type=data_type)
     q, k, v = _bshd(g, [b, h, s_q, d], "q"), _bshd(g, [b, h, s_kv, d], "k"), _bshd(g, [b, h, s_kv, d], "v")
     out = g.sdpa_fwd(q, k, v, attn_scale=attn_scale, stats=training)
-    scale = 1.0 / math.sqrt(d) if attn_scale is None else attn_scale
+    scale = attention_scale(attn_scale, d)
 
     def reference(t):
         r = _attention_reference(dict(t, k_t=t["k"].transpose(-1, -2)), scale, False)
@@ -118,7 +118,7 @@ def sdpa_composite_fwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, caus
                                                                 data_type)
     v = _bshd(g, [b, h, s_kv, d], "v")
     tensors = {"q": q, "k_t": kt, "v": v}
-    scale_value = 1.0 / math.sqrt(d) if attn_scale is None else attn_scale
+    scale_value = attention_scale(attn_scale, d)
     scale = tensors["attn_scale"] = g.scalar(scale_value, name="attn_scale")
     s = g.mul(g.matmul(q, kt, name="s"), scale, name="s_scaled")
     if causal:
@@ -156,7 +156,7 @@ def sdpa_softmax_fwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, training=True, causal
     kt = g.tensor([b, h, d, s_kv], _transposed(shapes.bshd_strides([b, h, s_kv, d])), name="k_t")
     v = _bshd(g, [b, h, s_kv, d], "v")
     tensors = {"q": q, "k_t": kt, "v": v}
-    scale_value = 1.0 / math.sqrt(d) if attn_scale is None else attn_scale
+    scale_value = attention_scale(attn_scale, d)
     scale = tensors["attn_scale"] = g.scalar(scale_value, name="attn_scale")
     s = tensors["s"] = g.mul(g.matmul(q, kt, name="s_raw"), scale, name="s")
     if causal:
@@ -197,7 +197,7 @@ def sdpa_composite_bwd(b=2, h=4, s_q=128, s_kv=128, d=64, *, causal=False, dropo
     vt = g.tensor([b, h, d, s_kv], _transposed(kvs), name="v_t")
     o, do = _bshd(g, [b, h, s_q, d], "o"), _bshd(g, [b, h, s_q, d], "do")
     stats = g.tensor([b, h, s_q, 1], data_type=F32, name="stats")
-    scale = g.scalar(1.0 / math.sqrt(d) if attn_scale is None else attn_scale, name="attn_scale")
+    scale = g.scalar(attention_scale(attn_scale, d), name="attn_scale")
     tensors = {"q": q, "k_t": kt, "v_t": vt, "o": o, "do": do, "stats": stats, "attn_scale": scale}
     mask = None
     if dropout:

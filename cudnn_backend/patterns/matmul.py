@@ -14,6 +14,21 @@ GELU_MODES = {"erf": PointwiseMode.CUDNN_POINTWISE_GELU_FWD, "exact": PointwiseM
               "tanh": PointwiseMode.CUDNN_POINTWISE_GELU_APPROX_TANH_FWD}
 
 
+def _gelu_mode(gelu) -> PointwiseMode:
+    """``gelu=`` as its pointwise mode: a name of GELU_MODES (any case), or a GELU mode by member, C name or value;
+    another mode (TANH_FWD, ERF, RELU_FWD ...) is no GELU, and refused."""
+    if isinstance(gelu, str) and gelu.lower() in GELU_MODES:
+        return GELU_MODES[gelu.lower()]
+    try:
+        mode = pointwise_mode(gelu)
+    except (TypeError, ValueError):
+        mode = None
+    if mode not in GELU_MODES.values():
+        raise (ValueError if isinstance(gelu, (str, PointwiseMode)) else TypeError)(f"gelu: {gelu!r} is no GELU: give {', '.join(map(repr, GELU_MODES))}, or "
+                         f"{' or '.join(sorted({m.name for m in GELU_MODES.values()}))}")
+    return mode
+
+
 def _mm(batch, m, n, k, name, data_type):
     batch, m, n, k = size(batch, "batch"), size(m, "m"), size(n, "n"), size(k, "k")
     g = Graph(name, io_data_type=data_type)
@@ -25,7 +40,7 @@ def _mm(batch, m, n, k, name, data_type):
 def matmul_bias_gelu(batch=16, m=128, n=256, k=64, *, gelu="tanh", data_type=F16, build=True):
     """A [b,m,k] @ B [b,k,n] + bias [1,1,n] -> GELU (``gelu``: "erf"/"tanh" or a PointwiseMode); intermediates
     virtual fp32."""
-    mode = GELU_MODES[gelu] if isinstance(gelu, str) and gelu in GELU_MODES else pointwise_mode(gelu)
+    mode = _gelu_mode(gelu)
     g, sizes, a, b, bias = _mm(batch, m, n, k, "matmul_bias_gelu", data_type)
     c = g.matmul(a, b, name="c")
     biased = g.bias(c, bias, name="biased")

@@ -2,7 +2,7 @@
 softmax, block-scale quantize and dequantize + matmul, RoPE forward and backward."""
 from __future__ import annotations
 
-from cudnn_backend._bindings.enums import DataType, TensorReordering
+from cudnn_backend._bindings.enums import DataType, ReduceTensorOp, TensorReordering
 from cudnn_backend.core.families._build import as_choice
 from cudnn_backend.core.families.quantize import f8_128x4_scale
 from cudnn_backend.graph import Graph, shapes
@@ -25,26 +25,36 @@ def reduction(dims=(8, 64, 56, 56), axes=(0, 2, 3), *, op="ADD", layout="nhwc", 
               output_data_type=F32, build=True):
     """Reduce X over ``axes`` (kept as size-1 dims), e.g. the per-channel sum of an NHWC activation (fp32 out)."""
     dims = _dims(dims)
+    shapes.layout_strides([1] * 4, layout)  # a layout name checked whatever the rank (below 3 dims it has no use)
     g = Graph("reduction", io_data_type=data_type)
     x = g.tensor(dims, layout=layout if len(dims) >= 3 else None, name="x")
     if hasattr(axes, "__iter__") and not isinstance(axes, (str, bytes)):
         axes = shapes.as_list(axes, "axes")
+    # (None: every axis, as Graph.reduction takes it)
     y = g.reduction(x, op, axes=axes, output=True, output_data_type=output_data_type, name="y")  # checks the axes
-    ax = [int(a) % len(dims) for a in (axes if isinstance(axes, list) else [axes])]
-    op_name = str(getattr(op, "name", op)).upper()
+    ax = sorted({int(a) % len(dims) for a in (axes if isinstance(axes, list) else [axes])}) if axes is not None \
+        else list(range(len(dims)))
+    op_name = as_choice(ReduceTensorOp, op, "op", "CUDNN_REDUCE_TENSOR_").name.removeprefix("CUDNN_REDUCE_TENSOR_")
 
     def reference(t):
         xx = t["x"]
-        if "MAX" in op_name and "AMAX" not in op_name:
-            return {"y": xx.amax(dim=ax, keepdim=True)}
-        if "AMAX" in op_name:
-            return {"y": xx.abs().amax(dim=ax, keepdim=True)}
-        if "MIN" in op_name:
-            return {"y": xx.amin(dim=ax, keepdim=True)}
-        return {"y": xx.sum(dim=ax, keepdim=True)} if op_name.endswith("ADD") else None
+        reduce_ = {"ADD": lambda v: v.sum(dim=ax, keepdim=True), "AVG": lambda v: v.mean(dim=ax, keepdim=True),
+                   "MIN": lambda v: v.amin(dim=ax, keepdim=True), "MAX": lambda v: v.amax(dim=ax, keepdim=True),
+                   "AMAX": lambda v: v.abs().amax(dim=ax, keepdim=True),
+                   "NORM1": lambda v: v.abs().sum(dim=ax, keepdim=True),
+                   "NORM2": lambda v: (v * v).sum(dim=ax, keepdim=True).sqrt(),
+                   "MUL": lambda v: _product(v, ax), "MUL_NO_ZEROS": lambda v: _product(v.masked_fill(v == 0, 1), ax)}
+        return {"y": reduce_[op_name](xx)}
 
     return finish("reduction", g, {"x": x, "y": y}, build, reference=reference,
                   params=dict(dims=tuple(dims), axes=tuple(ax), op=op_name))
+
+
+def _product(values, axes):
+    """The product over ``axes``, kept as size-1 dims (torch's prod takes one axis at a time)."""
+    for a in axes:
+        values = values.prod(dim=a, keepdim=True)
+    return values
 
 
 @pattern_function
@@ -110,7 +120,10 @@ def slice_matmul(b=8, m=16, n=32, k=64, *, margin=(1, 3), data_type=F16, build=T
     strided view, no copy) -> @ B [b, k, n] -> ReLU -> C [b, m, n] (fp32 matmul output, the I/O type after the
     ReLU). cuDNN 9.22+; 9.28.1 runs it on an H100/H200."""
     b, m, n, k = size(b, "b"), size(m, "m"), size(n, "n"), size(k, "k")
-    mb, mm = (size(x, "margin", 0) for x in shapes.as_list(margin, "margin"))
+    margins = shapes.as_list(margin, "margin")
+    if len(margins) != 2:
+        raise ValueError(f"margin: expected two margins (of the batch and of m), not {len(margins)}")
+    mb, mm = (size(x, "margin", 0) for x in margins)
     g = Graph("slice_matmul", io_data_type=data_type)
     a = g.tensor([b + 3 * mb, m + 2 * mm, k], name="a")
     a_slice = g.slice(a, [mb, mm, 0], [mb + b, mm + m, k], name="a_slice")

@@ -97,7 +97,8 @@ def _norm_bwd(name, tokens, hidden, data_type, build):
 def batch_norm_fwd(n=8, c=64, h=16, w=16, *, epsilon=1e-5, momentum=None, running_stats=True, data_type=F16,
                    build=True):
     """Batch norm training forward on NHWC X: Y, per-channel saved mean / inv_variance [1,c,1,1] fp32, and the
-    updated running statistics (weighed by ``momentum``: None means 0.1; refused without them)."""
+    updated running statistics ``next_running_mean`` / ``next_running_var`` of the ``running_mean`` / ``running_var``
+    read (weighed by ``momentum``: None means 0.1; refused without them)."""
     n, c, h, w = size(n, "n"), size(c, "c"), size(h, "h"), size(w, "w")
     g = Graph("batch_norm_fwd", io_data_type=data_type)
     x = g.tensor([n, c, h, w], layout="nhwc", name="x")
@@ -109,6 +110,8 @@ def batch_norm_fwd(n=8, c=64, h=16, w=16, *, epsilon=1e-5, momentum=None, runnin
     rm = pc("running_mean") if running_stats else None
     rv = pc("running_var") if running_stats else None
     out = g.batch_norm(x, scale, bias, epsilon=epsilon, momentum=momentum, running_mean=rm, running_var=rv, name="bn")
+    # the updated statistics by bn_finalize's names: "running_mean" / "running_var" are the ones read
+    out["next_running_mean"], out["next_running_var"] = out.pop("running_mean"), out.pop("running_var")
     return finish("batch_norm_fwd", g, {"x": x, "scale": scale, "bias": bias, "running_mean": rm,
                                         "running_var": rv, **out}, build, params=dict(n=n, c=c, h=h, w=w))
 

@@ -17,6 +17,7 @@ from cudnn_backend._bindings.enums import DataType
 from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core.families import REFERENCE_OPS
 from cudnn_backend.core.families._reference import Op, Request, Unsupported, full, merge, outer_coords, select, take
+from cudnn_backend.core.names import data_type_name
 from cudnn_backend.errors import GraphError, ReferenceUnsupportedError
 from cudnn_backend.reference._graph import read_graph
 from cudnn_backend.typed.arrays import as_stored, storage_dtype
@@ -38,7 +39,7 @@ class ReferenceResult:
     ``outputs``: {uid: array of the tensor's dims} of every non-virtual output evaluated whole;
     ``samples``: {uid: (coords int64 (N, rank), values float64 (N,))} of the outputs evaluated at N random
     coordinates; ``method``: "fp64 reference" or "sampled fp64 reference (N points)"; ``names``: {uid: name}
-    of every output. Each input, each output, and each real tensor an operation reads back, holds what its data type
+    and ``dims``: {uid: dims} of every output (``values`` and ``take`` take a UID or the tensor). Each input, each output, and each real tensor an operation reads back, holds what its data type
     stores: computed (or given) in float64, then, for fp8, integers and booleans, rounded and saturated as the GPU
     converts (``arrays.as_stored``); fp16, bfloat16 and fp32 keep float64's precision (their rounding is below any
     check's tolerance) but overflow to infinity. Tolerances are the caller's.
@@ -48,9 +49,16 @@ class ReferenceResult:
     samples: dict = field(default_factory=dict)
     method: str = WHOLE
     names: dict = field(default_factory=dict)
+    dims: dict = field(default_factory=dict)
+
+    @staticmethod
+    def _uid(key):
+        """An output's UID from a UID or a tensor descriptor (as ``evaluate``'s inputs are keyed)."""
+        return signature_of(key).uid if isinstance(key, Descriptor) else key
 
     def values(self, uid) -> np.ndarray:
-        """The reference's values of output ``uid``: the whole array, or the sampled values."""
+        """The reference's values of output ``uid`` (a UID or the tensor): the whole array, or the sampled values."""
+        uid = self._uid(uid)
         if uid in self.outputs:
             return self.outputs[uid]
         if uid in self.samples:
@@ -60,11 +68,13 @@ class ReferenceResult:
     def take(self, uid, actual) -> np.ndarray:
         """The elements of ``actual`` (an array-like of output ``uid``'s dims, logical order) that
         ``values(uid)`` holds, as float64: the whole array, or its elements at the sampled coordinates."""
+        uid = self._uid(uid)
         reference = self.values(uid)
         a = np.asarray(actual)
+        dims = self.dims.get(uid, reference.shape if uid in self.outputs else None)
+        if dims is not None and a.shape != tuple(dims):
+            raise ValueError(f"actual: shape {a.shape} is not output uid {uid}'s dims {tuple(dims)}")
         if uid in self.outputs:
-            if a.shape != reference.shape:
-                raise ValueError(f"actual: shape {a.shape} is not output uid {uid}'s dims {reference.shape}")
             return a.astype(np.float64)
         coords = self.samples[uid][0]
         if a.ndim != coords.shape[1]:
@@ -86,6 +96,9 @@ def _check_layouts(node, graph):
         if uid in graph.ragged:
             raise Unsupported(f"{spec.name} is ragged (its rows' offsets in {graph.ragged[uid].name}, uid "
                               f"{graph.ragged[uid].uid}): the reference computes dense tensors only")
+        if not spec.virtual and spec.data_type is not None and spec.data_type not in _HELD:
+            raise Unsupported(f"{spec.name} is {data_type_name(spec.data_type)}, whose stored values the reference "
+                              "has no encoding for (it would compute with values the tensor cannot hold)")
     for uid in node.inputs:
         spec = graph.tensors[uid]
         if uid in graph.producer or spec.virtual or not spec.tiled:
@@ -224,9 +237,13 @@ def evaluate(op_graph, inputs, *, max_elements=DEFAULT_MAX_ELEMENTS, samples=DEF
     back only the input blocks those coordinates need, and the others whole. Refuses (ValueError/TypeError naming
     the uid and tensor) a missing, unknown, virtual, output or misshapen input, and (``ReferenceUnsupportedError``)
     a graph with an operation ``unsupported`` names."""
-    for name, v, low in (("max_elements", max_elements, 0), ("samples", samples, 1), ("max_work", max_work, 0)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or v < low:
-            raise ValueError(f"{name}: expected a number >= {low}, not {v!r}")
+    for name, v in (("max_elements", max_elements), ("max_work", max_work)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not v >= 0:  # (NaN too: it compares false)
+            raise ValueError(f"{name}: expected a number >= 0, not {v!r}")
+    if isinstance(samples, bool) or not isinstance(samples, numbers.Integral) or samples < 1:
+        raise ValueError(f"samples: expected an integer >= 1, not {samples!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+        raise ValueError(f"seed: expected an integer >= 0 or None, not {seed!r}")
     graph = read_graph(op_graph)
     ops, lines = _ops(graph)
     if lines:
@@ -241,7 +258,8 @@ def evaluate(op_graph, inputs, *, max_elements=DEFAULT_MAX_ELEMENTS, samples=DEF
         n = math.prod(dims[u])
         asked[u] = full(dims[u]) if whole or n <= samples else _sample(dims[u], int(samples), rng)
     store = _run(ops, graph, arrays, asked, dims)
-    result = ReferenceResult(names={u: graph.tensors[u].name for u in outputs})
+    result = ReferenceResult(names={u: graph.tensors[u].name for u in outputs},
+                             dims={u: tuple(dims[u]) for u in outputs})
     for u in outputs:
         have, values = store[u]
         if have.is_full(dims[u]):

@@ -121,3 +121,79 @@ def test_pattern_params_name_the_data_type_given_as_a_dtype_or_alias():
     assert P.conv_fwd(data_type="half", build=False).params["data_type"] == "fp16"
     assert P.conv_fwd(data_type=np.float32, build=False).params["data_type"] == "fp32"
     assert P.matmul_bias_relu(data_type=cb.DataType.CUDNN_DATA_BFLOAT16, build=False).params["data_type"] == "bf16"
+
+
+@pytest.mark.parametrize("gelu, mode", [("tanh", "GELU_APPROX_TANH_FWD"), ("Tanh", "GELU_APPROX_TANH_FWD"),
+                                        ("EXACT", "GELU_FWD"), ("ERF", "GELU_FWD"), ("erf", "GELU_FWD"),
+                                        (cb.PointwiseMode.CUDNN_POINTWISE_GELU_FWD, "GELU_FWD")])
+def test_matmul_bias_gelu_takes_its_gelu_names_in_any_case(gelu, mode):
+    assert P.matmul_bias_gelu(gelu=gelu, build=False).params["gelu"] == f"CUDNN_POINTWISE_{mode}"
+
+
+@pytest.mark.parametrize("gelu, exc", [("sigmoid_fwd", ValueError), ("relu_fwd", ValueError), ("tanh_fwd", ValueError),
+                                       (cb.PointwiseMode.CUDNN_POINTWISE_TANH_FWD, ValueError), (3, TypeError),
+                                       (None, TypeError)])
+def test_matmul_bias_gelu_refuses_a_mode_that_is_no_gelu(gelu, exc):
+    # (its reference computes GELU: a graph of another activation would be checked against the wrong math)
+    with pytest.raises(exc, match=r"^gelu: .* is no GELU: give 'erf', 'exact', 'tanh'"):
+        P.matmul_bias_gelu(gelu=gelu, build=False)
+
+
+def test_batch_norm_names_the_statistics_it_reads_and_those_it_writes_apart():
+    p = P.batch_norm_fwd(n=2, c=3, h=4, w=5, build=False)
+    assert {"running_mean", "running_var"} <= set(p.inputs())
+    assert {"next_running_mean", "next_running_var"} <= set(p.outputs())
+    assert p.running_mean.uid != p.next_running_mean.uid
+    assert "next_running_mean" not in P.batch_norm_fwd(n=2, c=3, h=4, w=5, running_stats=False, build=False).tensors
+
+
+def test_reduction_over_every_axis_and_by_any_op_form():
+    p = P.reduction(dims=(2, 3, 4, 5), axes=None, build=False)
+    assert p.params["axes"] == (0, 1, 2, 3) and list(p.y.shape) == [1, 1, 1, 1]
+    assert P.reduction(op=cb.ReduceTensorOp.CUDNN_REDUCE_TENSOR_MUL, build=False).params["op"] == "MUL"
+    assert P.reduction(op="amax", build=False).params["op"] == "AMAX"
+    with pytest.raises(ValueError, match=r"^layout: 'xyz' is not one of"):
+        P.reduction(dims=(2, 3), layout="xyz", build=False)  # (checked though two dims have no use for it)
+
+
+@pytest.mark.parametrize("op", [op.name.removeprefix("CUDNN_REDUCE_TENSOR_") for op in cb.ReduceTensorOp])
+def test_reduction_reference_computes_every_op(op):
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    try:
+        p = P.reduction(dims=(2, 3, 4), axes=(0, 2), op=op, build=False)
+    except cb.CudnnNotSupportedError:  # (9.19-9.28: the reduction descriptor takes ADD, MUL, MIN, MAX, AMAX)
+        pytest.skip(f"cuDNN {cb.get_version()} refuses a REDUCTION descriptor of {op}")
+    x = torch.tensor(np.random.default_rng(1).standard_normal((2, 3, 4)))
+    x[0, 0, 0] = 0.0
+    got = p.reference({"x": x})["y"].numpy()
+    xx = x.numpy()
+    want = {"ADD": xx.sum((0, 2)), "MUL": xx.prod((0, 2)), "MIN": xx.min((0, 2)), "MAX": xx.max((0, 2)),
+            "AMAX": np.abs(xx).max((0, 2)), "AVG": xx.mean((0, 2)), "NORM1": np.abs(xx).sum((0, 2)),
+            "NORM2": np.sqrt((xx * xx).sum((0, 2))),
+            "MUL_NO_ZEROS": np.where(xx == 0, 1.0, xx).prod((0, 2))}[op].reshape(1, 3, 1)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("margin", [(1,), (1, 2, 3)])
+def test_slice_matmul_margin_takes_two_and_says_so(margin):
+    with pytest.raises(ValueError, match=r"^margin: expected two margins"):
+        P.slice_matmul(margin=margin, build=False)
+
+
+@pytest.mark.parametrize("name", ["sdpa_fwd", "sdpa_bwd", "sdpa_composite_fwd", "sdpa_composite_bwd",
+                                  "sdpa_softmax_fwd", "diagonal_band_mask"])
+@pytest.mark.parametrize("scale", [float("inf"), -float("inf")])
+def test_an_infinite_attention_scale_is_refused(name, scale):
+    try:
+        with pytest.raises(ValueError, match=r"^attn_scale: -?inf makes every score infinite"):
+            P.CATALOGUE[name](attn_scale=scale, build=False)
+    except cb.CudnnVersionError:
+        pytest.skip(f"{name} needs a newer cuDNN")
+
+
+def test_a_pattern_names_its_tensors_when_asked_for_one_it_lacks():
+    p = P.softmax(build=False)
+    with pytest.raises(KeyError, match=r"pattern 'softmax' has no tensor 'nope'; it has x, y, stats"):
+        p["nope"]

@@ -115,8 +115,21 @@ def test_result_values_and_take(rng):
     assert_close(sampled.take(y.uid, actual), actual[tuple(coords.T)])
     with pytest.raises(KeyError, match="uid 1 is no output"):
         sampled.values(x.uid)
-    with pytest.raises(ValueError, match="actual: 2 dims"):
+    with pytest.raises(ValueError, match=r"actual: shape \(6, 4\) is not output uid \d+'s dims \(2, 3, 4\)"):
         sampled.take(y.uid, np.zeros([6, 4]))
+    with pytest.raises(ValueError, match=r"actual: shape \(1, 1, 1\) is not output uid \d+'s dims \(2, 3, 4\)"):
+        sampled.take(y.uid, np.ones([1, 1, 1]))  # (the right rank: the sampled coordinates would lie past it)
+    # the output's tensor names it, as evaluate's inputs are keyed
+    assert_close(sampled.values(y), values)
+    assert_close(sampled.take(y, actual), actual[tuple(coords.T)])
+    assert sampled.dims == {y.uid: (2, 3, 4)}
+    for bad, match in [("x", r"^seed: expected an integer >= 0 or None, not 'x'"),
+                       (-1, r"^seed: expected an integer >= 0 or None, not -1")]:
+        with pytest.raises(ValueError, match=match):
+            evaluate(g, inputs, seed=bad)
+    for name, bad in [("samples", 2.5), ("samples", 0), ("max_elements", float("nan")), ("max_work", -1)]:
+        with pytest.raises(ValueError, match=f"^{name}: expected"):
+            evaluate(g, inputs, **{name: bad})
 
 
 def test_samples_follow_the_seed(rng):
@@ -177,3 +190,20 @@ def test_nan_and_infinity_are_values_not_warnings():
         warnings.simplefilter("error")
         out = evaluate(g.op_graph, {x.uid: np.array([[[[-1.0, 0.0, 4.0, np.inf]]]])}).outputs[y.uid].reshape(-1)
     assert np.isnan(out[0]) and out[1:].tolist() == [0.0, 2.0, np.inf]
+
+
+@pytest.mark.parametrize("data_type", ["int4", "uint4", "fp4_e2m1", "fp8_e5m3"])
+def test_a_tensor_of_a_type_without_a_host_encoding_is_named_not_computed_unrounded(data_type):
+    from cudnn_backend import patterns
+    from cudnn_backend.core.names import read_data_type
+    from cudnn_backend.errors import ReferenceUnsupportedError
+    from cudnn_backend.reference import unsupported
+
+    if read_data_type(data_type) is None:
+        pytest.skip(f"{data_type}: not in this cuDNN")
+    p = patterns.matmul_bias_relu(batch=1, m=1, n=1, k=1, data_type=data_type, build=False)
+    lines = unsupported(p)
+    assert lines and all(f"is {data_type}, whose stored values the reference has no encoding for" in line
+                         for line in lines), lines
+    with pytest.raises(ReferenceUnsupportedError):
+        evaluate(p, {p.a.uid: [[[100.3]]], p.b.uid: [[[1.0]]], p.bias.uid: [[[0.0]]]})

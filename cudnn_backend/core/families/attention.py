@@ -39,8 +39,20 @@ from cudnn_backend.core.families._reference import (
 )
 from cudnn_backend.errors import GraphError
 
-__all__ = ["FAMILY", "softmax_stats_dims", "AttentionOps", "softmax_rows", "Softmax", "attention", "SdpaForward",
+__all__ = ["FAMILY", "attention_scale", "softmax_stats_dims", "AttentionOps", "softmax_rows", "Softmax", "attention", "SdpaForward",
            "SdpaBackward", "PAGED_CACHE_LOAD_NOT_COMPUTED"]
+
+
+def attention_scale(attn_scale, d):
+    """The scale of attention scores: ``1/sqrt(d)`` for None, a tensor as it is, a number when finite (an infinite
+    one makes every score infinite, and every output NaN; NaN is refused where the scalar is made)."""
+    if attn_scale is None:
+        return 1.0 / math.sqrt(d)
+    if isinstance(attn_scale, (int, float, np.floating, np.integer)) and not isinstance(attn_scale, bool) and \
+            math.isinf(attn_scale):
+        raise ValueError(f"attn_scale: {float(attn_scale)} makes every score infinite (and every output NaN); give "
+                         "a finite scale")
+    return attn_scale
 
 
 def softmax_stats_dims(x_dims):
@@ -143,7 +155,7 @@ class AttentionOps:
         b, h, s_q, d, d_v = _attention_dims(q, k, v)
         stats = as_bool(stats, "stats")
         o = self._output(output, [b, h, s_q, d_v], q, output_type(output_data_type, q.data_type), f"{name}_o")
-        scale = self._scalar_or_tensor(1.0 / math.sqrt(d) if attn_scale is None else attn_scale, 4,
+        scale = self._scalar_or_tensor(attention_scale(attn_scale, d), 4,
                                        f"{name}_attn_scale", what="attn_scale")
         op = self._operation("SDPA_FWD", qdesc=q, kdesc=k, vdesc=v, odesc=o, scaledesc=scale)
         st = None
@@ -176,7 +188,7 @@ class AttentionOps:
             return self.tensor(t.shape, t.strides, output_type(output_data_type, t.data_type), name=f"{name}_{nm}")
 
         dq, dk, dv = grad(q, "dq"), grad(k, "dk"), grad(v, "dv")
-        scale = self._scalar_or_tensor(1.0 / math.sqrt(d) if attn_scale is None else attn_scale, 4,
+        scale = self._scalar_or_tensor(attention_scale(attn_scale, d), 4,
                                        f"{name}_attn_scale", what="attn_scale")
         op = self._operation("SDPA_BWD", qdesc=q, kdesc=k, vdesc=v, odesc=o, doddesc=do, statsdesc=stats,
                              scaledesc=scale, dqdesc=dq, dkdesc=dk, dvdesc=dv)
