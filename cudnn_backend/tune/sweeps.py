@@ -1039,7 +1039,11 @@ def _run_ray(tasks, dispatch, job, options, offline, address, workers, progress)
         try:
             ray.init(**kwargs)
         except ConnectionError as e:  # "auto" with no cluster running here
-            err = SweepError(f"ray_address: {' '.join(str(e).split())}")
+            # (Ray's own words name its --address flag and $RAY_ADDRESS, not this option)
+            found = ("'auto' found no running Ray cluster on this machine, and $RAY_ADDRESS is not set"
+                     if address == "auto" else f"Ray could not join a cluster at {address!r}")
+            err = SweepError(f"ray_address: {found}; start one (`ray start --head`), give its HOST:PORT, or 'local' "
+                             f"for a Ray of this process (Ray: {' '.join(str(e).split())[:200]})")
             err.option = "ray_address"
             raise err from None
     remote = ray.remote(num_gpus=0 if offline else 1, num_cpus=1, max_retries=0)(run_task)

@@ -196,6 +196,28 @@ def test_ray_addresses_are_checked_before_ray_starts(monkeypatch):
             SweepOptions(ray_address=bad)
 
 
+@pytest.mark.parametrize("address, found", [("auto", r"'auto' found no running Ray cluster on this machine, and "
+                                                       r"\$RAY_ADDRESS is not set"),
+                                              ("ray://127.0.0.1:1", r"Ray could not join a cluster at 'ray://")])
+def test_ray_finding_no_cluster_is_said_in_this_option_s_words(monkeypatch, address, found):
+    """Ray's own words for it name Ray's --address flag, which this command line does not have."""
+    import types
+
+    from cudnn_backend.tune import sweeps
+
+    def init(**kwargs):
+        raise ConnectionError("Could not find any running Ray instance. Please specify the one to connect to by "
+                              "setting `--address` flag or `RAY_ADDRESS` environment variable.")
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(sweeps, "_ray_module", lambda: types.SimpleNamespace(is_initialized=lambda: False, init=init))
+    monkeypatch.setattr(sweeps, "check_ray_address", lambda address: None)
+    with pytest.raises(cb.SweepError, match=f"^ray_address: {found}.*; start one .*'local' for a Ray of this "
+                                            r"process \(Ray: Could not find") as e:
+        sweeps._run_ray([], [], "explore", None, True, address, None, None)
+    assert e.value.option == "ray_address"
+
+
 def test_the_users_graph_functions_are_not_run_to_size_them(tmp_path):
     """Sizing a task for the dispatch order runs no function of the user's in the coordinator (one that crashes
     the process would end the sweep there, not fail its own task in a worker); the package's builders are sized."""
