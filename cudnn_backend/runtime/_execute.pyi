@@ -3,6 +3,7 @@ from cudnn_backend.core._coerce import refuse_unordered as refuse_unordered
 from cudnn_backend.core._resource import Resource
 from cudnn_backend.core._status import check_available as check_available
 from cudnn_backend.core._status import last_error_string as last_error_string
+from cudnn_backend.core.families._build import as_bool as as_bool
 from cudnn_backend.errors import CudnnUnsafeCallError as CudnnUnsafeCallError
 from cudnn_backend.errors import NativeCudaGraphNotSupportedError as NativeCudaGraphNotSupportedError
 from cudnn_backend.errors import error_class as error_class
@@ -10,7 +11,7 @@ from cudnn_backend.errors import make_error as make_error
 from typing import Any
 
 class VariantPack(Resource):
-    """VariantPack(plan=None, buffers=None, workspace=None, operation_graph=None, *, tensors=None, bool check_dtype=True, overrides=None, Handle handle=None)"""
+    """VariantPack(plan=None, buffers=None, workspace=None, operation_graph=None, *, tensors=None, check_dtype=True, overrides=None, Handle handle=None)"""
     def __contains__(self, key: Any) -> Any: ...
     def __enter__(self) -> Any: ...
     def __exit__(self, *exc: Any) -> Any: ...

@@ -172,7 +172,8 @@ def test_the_command_line_derives_its_options_from_the_fields():
 OTHER_SETS = [
     (SweepOptions, cb.sweep, ["explore", "tune"], {"gpus": None, "ray_address": None, "workers": None,
                                                      "order": "largest", "split": None}),
-    (BenchOptions, cb.bench, ["bench"], {"iterations": 200, "repeats": 7, "warmup": 50}),
+    (BenchOptions, cb.bench, ["bench"], {"iterations": 200, "repeats": 7, "warmup": 50,
+                                         "cases": ("execute", "bind + execute", "cuda graph replay")}),
     (WhyOptions, cb.why, ["why"], {"minimize": True, "budget_s": 60.0, "max_variations": 400}),
     (SupportOptions, cb.support_matrix, ["support", "compare"],
      {"family": None, "data_type": None, "layout": None, "name": None, "plans": "precompiled", "workers": None}),
