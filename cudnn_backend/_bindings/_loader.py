@@ -60,7 +60,9 @@ _driver_lib: ctypes.CDLL | None = None  # the driver (or stand-in) loaded, for t
 
 def format_version(v: int) -> str:
     """cudnnGetVersion's MAJOR*10000 + MINOR*100 + PATCH as 'MAJOR.MINOR.PATCH' (the one formatter;
-    ``core.versions`` parses)."""
+    ``core.versions`` parses); cuDNN 8 and older counted MAJOR*1000 + MINOR*100 + PATCH (8907 is 8.9.7)."""
+    if v < 10000:
+        return f"{v // 1000}.{v % 1000 // 100}.{v % 100}"
     return f"{v // 10000}.{v % 10000 // 100}.{v % 100}"
 
 

@@ -17,7 +17,7 @@ import secrets
 import select
 import stat
 
-__all__ = ["file_path", "read_limited", "read_bounded", "read_bounded_text", "json_text", "write_whole", "write_csv"]
+__all__ = ["file_path", "environment_path", "read_limited", "read_bounded", "read_bounded_text", "json_text", "write_whole", "write_csv"]
 
 
 def file_path(path, what="path") -> pathlib.Path:
@@ -38,6 +38,17 @@ def file_path(path, what="path") -> pathlib.Path:
     if not raw:  # pathlib would read it as the current folder
         raise ValueError(f"{what}: an empty path; name a file")
     return pathlib.Path(raw)
+
+
+def environment_path(name) -> pathlib.Path | None:
+    """The file the environment variable ``name`` names (None where it is unset or empty); one of blanks alone is
+    refused naming it (a file named by spaces is never meant), as is any path ``file_path`` refuses."""
+    value = os.environ.get(name)
+    if not value:
+        return None
+    if not value.strip():
+        raise ValueError(f"${name} is blank; name a file, or unset it")
+    return file_path(value, f"${name}")
 
 
 PIPE_WAIT_SECONDS = 30.0  # how long a named pipe may stay without data (no writer yet) before it is refused

@@ -48,15 +48,15 @@ from cudnn_backend.core.json_checks import (TABLE_RELEASES, JsonCheckError, chec
                                             plan_identity_members, plan_identity_minimums, table_release)
 from cudnn_backend.core.versions import (OFFLINE_SINCE, device_words, format_version, loaded_version, parse_version,
                                          versions_compatible)
-from cudnn_backend.errors import (CudnnError, DeviceProfileError, DeviceProfileIdentityWarning, DeviceProfileVersionError,
-                                  did_you_mean)
+from cudnn_backend.errors import (CudnnBadParamError, CudnnError, DeviceProfileError, DeviceProfileIdentityWarning,
+                                  DeviceProfileVersionError, NoDeviceError, did_you_mean)
 from cudnn_backend.runtime import device_facts as _device_facts
 from cudnn_backend.typed import DeviceProp
 
 __all__ = ["DeviceProfile", "DeviceProfileError", "DeviceProfileVersionError", "DeviceProfileIdentityWarning",
            "as_deviceprop", "profile_of", "captured_facts", "bundled_profile_of",
            "bundled_profiles", "version_from_filename", "DATA_DIR", "gpu_facts",
-           "offline_profiles", "release_members", "ReleaseMembers"]
+           "offline_profiles", "offline_blocked", "release_members", "ReleaseMembers"]
 
 DATA_DIR = pathlib.Path(__file__).resolve().parent.parent / "data"
 GPU_FACTS = DATA_DIR / "gpu_facts.json"
@@ -763,12 +763,12 @@ class DeviceProfile:
                         raise
                     raise self._unconverted(e) from None
                 except CudnnError as e:
-                    if _device.driver() == "none" and os.environ.get(ENV_NODEVICE) == "0":
-                        raise DeviceProfileError(
-                            f"{e.reason}: this machine has no CUDA driver, and ${ENV_NODEVICE}=0 keeps cuDNN "
-                            "off the package's no-device stand-in, which offline work with a device profile runs on; "
-                            "unset it") from None
+                    blocked = offline_blocked()
+                    if blocked:  # (the machine's setting, not the profile's fault)
+                        raise NoDeviceError(f"{e.reason}: {blocked}") from None
                     refusal = self._refusal(e, messages)
+                    if refusal is None and isinstance(e, CudnnBadParamError):  # a value past what cuDNN takes
+                        refusal = self._bad_value(e, text)
                     if refusal is None:
                         raise
                     raise refusal from None
@@ -786,6 +786,19 @@ class DeviceProfile:
             f"{self.device_name} as it is: {error}. Leave out allow_version_mismatch= to have it converted for "
             f"cuDNN {format_version(loaded)} (for_release), or capture it with that release",
             self.cudnn_version, loaded, missing)
+
+    def _bad_value(self, error, text) -> DeviceProfileError:
+        """cuDNN refusing a value of the JSON (BAD_PARAM: its checks are stricter than the package's, as
+        smCountOrigin's range in 9.28) as a DeviceProfileError naming the members its reason names."""
+        try:
+            members = [m for m in json.loads(text) if re.search(rf"\b{re.escape(m)}\b", error.reason or "")]
+        except (ValueError, TypeError):
+            members = []
+        which = f"member {', '.join(map(repr, members))}" if members else "a value"
+        return DeviceProfileError(f"cuDNN {format_version(loaded_version())} refused the device profile for "
+                                  f"{self.device_name} ({self.source or 'in memory'}; {self.origin}): {which} is "
+                                  "out of its range "
+                                  f"({error.reason})")
 
     def _refusal(self, error, messages) -> DeviceProfileError | None:
         """cuDNN's refusal of the JSON as a DeviceProfileError naming the member its log names (None: another)."""
@@ -910,11 +923,24 @@ def _bundled_device_name(name) -> str | None:
     return data.get("deviceprop", data).get("deviceName")
 
 
+def offline_blocked() -> str:
+    """Why no device profile can be used in this process ("" where one can): no CUDA driver, and
+    ``$CUDNN_BACKEND_NODEVICE=0`` keeping cuDNN off the stand-in that offline work runs on."""
+    if _device.driver() == "none" and os.environ.get(ENV_NODEVICE) == "0":
+        return (f"this machine has no CUDA driver, and ${ENV_NODEVICE}=0 keeps cuDNN off the package's no-device "
+                "stand-in, which offline work with a device profile runs on; unset it")
+    return ""
+
+
 def offline_profiles(release=None) -> dict:
     """{bundled name: how it serves cuDNN ``release`` (default: the loaded one)}: "captured with cuDNN 9.19.0",
     "converted for cuDNN 9.28.1 from a cuDNN 9.19.0 capture", or why it cannot (never raises)."""
     out = {}
+    blocked = offline_blocked()
     for name in bundled_profiles():
+        if blocked:
+            out[name] = f"unusable here: {blocked}"
+            continue
         try:
             out[name] = DeviceProfile.bundled(name, release).origin
         except (DeviceProfileError, ValueError, TypeError) as e:

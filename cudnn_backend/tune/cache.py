@@ -51,7 +51,7 @@ import numpy as np
 
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._library import get_version
-from cudnn_backend.core.files import file_path
+from cudnn_backend.core.files import environment_path, file_path
 from cudnn_backend.core.json_checks import control_character_at
 from cudnn_backend.core.plain import PlainData
 from cudnn_backend.core.versions import device_words, format_version
@@ -275,10 +275,7 @@ def cache_dir() -> pathlib.Path:
 
 def default_cache_path() -> pathlib.Path:
     """``$CUDNN_BACKEND_PLAN_CACHE``, else ``plans.sqlite`` in the package's cache folder (``cache_dir``)."""
-    env = os.environ.get("CUDNN_BACKEND_PLAN_CACHE")
-    if env:
-        return file_path(env, "CUDNN_BACKEND_PLAN_CACHE")
-    return cache_dir() / DEFAULT_FILE_NAME
+    return environment_path("CUDNN_BACKEND_PLAN_CACHE") or cache_dir() / DEFAULT_FILE_NAME
 
 
 def _cache_path(path, what: str) -> pathlib.Path:

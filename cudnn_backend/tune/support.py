@@ -63,7 +63,7 @@ from cudnn_backend.core._descriptor import Descriptor
 from cudnn_backend.core._handle import Handle
 from cudnn_backend.core._logging import cudnn_messages, cudnn_reasons
 from cudnn_backend.core.families._build import flags_checked
-from cudnn_backend.core.files import file_path, read_bounded_text, write_csv, write_whole
+from cudnn_backend.core.files import environment_path, file_path, read_bounded_text, write_csv, write_whole
 from cudnn_backend.core.json_checks import control_character_at
 from cudnn_backend.core.plain import PlainData, json_ready
 from cudnn_backend.core.versions import format_version, loaded_version, sm_words
@@ -622,10 +622,12 @@ def _probe_graph(r, og, dp, handle, plans, kernels, detail, modes, rules):
 # ---------------------------------------------------------------------------------------------
 # the cache
 # ---------------------------------------------------------------------------------------------
+SUPPORT_CACHE_ENV = "CUDNN_BACKEND_SUPPORT_CACHE"
+
+
 def default_support_cache_path() -> pathlib.Path:
     """``$CUDNN_BACKEND_SUPPORT_CACHE``, else ``support.sqlite`` in the package's cache folder (``cache_dir``)."""
-    env = os.environ.get("CUDNN_BACKEND_SUPPORT_CACHE")
-    return pathlib.Path(env) if env else cache_dir() / "support.sqlite"
+    return environment_path(SUPPORT_CACHE_ENV) or cache_dir() / "support.sqlite"
 
 
 class SupportCacheWarning(UserWarning):
@@ -642,11 +644,13 @@ class SupportCache:
 
     def __init__(self, path=None):
         self.path = pathlib.Path(default_support_cache_path() if path is None else file_path(path, "cache"))
-        # the default place's folders are made as needed; a path the caller names is taken as given (a typo there
-        # would otherwise grow a tree of folders)
-        self._make_folder = path is None
+        # the default place's folders are made as needed; a path the caller (or the environment) names is taken as
+        # given (a typo there would otherwise grow a tree of folders)
+        self._named_by = f"${SUPPORT_CACHE_ENV}" if path is None and environment_path(SUPPORT_CACHE_ENV) else \
+            ("cache" if path is not None else "")
+        self._make_folder = not self._named_by
         if not self._make_folder and not self.path.parent.is_dir():
-            raise ValueError(f"cache: the folder of {str(self.path)!r} does not exist")
+            raise ValueError(f"{self._named_by}: the folder of {str(self.path)!r} does not exist")
         self._usable = None
         self._lock = threading.Lock()
 
@@ -675,7 +679,8 @@ class SupportCache:
                         con.commit()
                     self._usable = True
                 except (sqlite3.Error, OSError) as e:
-                    warnings.warn(f"support cache {str(self.path)!r} is not usable ({e}); probing without it",
+                    named = f" ({self._named_by})" if self._named_by.startswith("$") else ""
+                    warnings.warn(f"support cache {str(self.path)!r}{named} is not usable ({e}); probing without it",
                                   SupportCacheWarning, stacklevel=4)
                     self._usable = False
             return self._usable

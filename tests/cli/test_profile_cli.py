@@ -190,3 +190,18 @@ def test_profile_convert_names_its_file_from_any_device_name(tmp_path, name, ste
     assert r.returncode == 0, r.stderr
     written = [p.name for p in tmp_path.iterdir() if p.name != "src.json"]
     assert written == [f"{stem}_deviceprop_cudnn{LOADED}.json"], written
+
+
+@pytest.mark.skipif(not OFFLINE or cb.core.device.driver() != "stand-in",
+                    reason="a machine without a CUDA driver (offline work on the stand-in)")
+def test_keeping_cudnn_off_the_stand_in_is_said_as_the_machine_s_setting_not_a_profile_s_fault():
+    env = {"CUDNN_BACKEND_NODEVICE": "0"}
+    d = json.loads(run("info", "--json", env=env).stdout)
+    assert all(how.startswith("unusable here: this machine has no CUDA driver, and $CUDNN_BACKEND_NODEVICE=0")
+               for how in d["offline_profiles"].values()), d["offline_profiles"]
+    for args in (("profile", "show", "h200"), ("explore", "conv_fwd", "--device-profile", "h200")):
+        r = run(*args, env=env)
+        assert r.returncode != 0
+        line = [ln for ln in r.stderr.splitlines() if "error:" in ln]
+        assert line and "$CUDNN_BACKEND_NODEVICE=0 keeps cuDNN off" in line[0], r.stderr
+        assert "argument" not in line[0], line[0]  # (no option or argument is wrong)

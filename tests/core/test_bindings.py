@@ -219,6 +219,9 @@ def test_version_parsing_and_formatting():
     assert versions.parse_version((9, 19, 1)) == 91901
     assert versions.format_version(92800) == "9.28.0"
     assert versions.format_version(None) == "unknown"
+    from cudnn_backend._bindings import _loader  # a library's own number, cuDNN 8's counted in thousands
+    assert (_loader.format_version(8907), _loader.format_version(7605), _loader.format_version(90000)) == \
+        ("8.9.7", "7.6.5", "9.0.0")
     assert versions.versions_compatible(91900, 91901) and not versions.versions_compatible(91900, 92000)
     assert versions.loaded_version() == cb.get_version()
     assert versions.loaded_version_string() == cb.loaded_library().version_string

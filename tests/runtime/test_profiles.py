@@ -702,3 +702,25 @@ def test_a_profile_handed_over_unconverted_that_the_loaded_release_cannot_read_s
                                    f"{versions.format_version(profile.cudnn_version)} profile for NVIDIA H200 as it is: "
                                    f"{refusal}. Leave out allow_version_mismatch= to have it converted"), str(e.value)
     assert profile.descriptor(allow_version_mismatch=False).finalized  # converted: read
+
+
+@pytest.mark.skipif(cb.get_version() < 92302, reason="smCountOrigin is read from cuDNN 9.23.2 on")
+@pytest.mark.parametrize("origin", [2, 7, 255])
+def test_a_value_cudnn_refuses_past_the_package_s_checks_names_the_member(tmp_path, origin):
+    """cuDNN's range for a member can be narrower than the package's table (smCountOrigin: 0 or 1 in 9.28): its
+    BAD_PARAM is the profile's refusal, naming the file and the member, as the package's own checks do."""
+    base = DeviceProfile.bundled("h200")
+    doc = json.loads(base.deviceprop_json)
+    if "smCountOrigin" not in doc:
+        pytest.skip("this profile has no smCountOrigin")
+    doc["smCountOrigin"] = origin
+    path = tmp_path / f"odd_deviceprop_cudnn{base.cudnn_version}.json"
+    path.write_text(json.dumps(doc))
+    try:
+        profile = DeviceProfile.load(path)
+    except DeviceProfileError as e:  # (a release whose table knows the range refuses it at load)
+        assert "smCountOrigin" in str(e)
+        return
+    with pytest.raises(DeviceProfileError, match=rf"refused the device profile for .* \({re.escape(str(path))}; .*\): "
+                                                 r"member 'smCountOrigin' is out of its range \(CUDNN_STATUS_BAD_PARAM"):
+        profile.descriptor()

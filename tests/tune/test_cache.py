@@ -945,3 +945,9 @@ def test_a_graph_built_with_override_shapes_has_a_key_of_its_own(tmp_path):
     plain, override = matmul().build(), matmul().build(override_shapes=True)
     assert graph_fingerprint(plain) != graph_fingerprint(override)
     assert graph_fingerprint(plain) == graph_fingerprint(matmul().build())
+
+
+def test_a_blank_plan_cache_variable_names_no_file(monkeypatch):
+    monkeypatch.setenv("CUDNN_BACKEND_PLAN_CACHE", " \t")
+    with pytest.raises(ValueError, match=r"^\$CUDNN_BACKEND_PLAN_CACHE is blank; name a file, or unset it"):
+        PlanCache()

@@ -313,6 +313,20 @@ def test_default_cache_is_in_the_package_cache_folder(monkeypatch):
     assert default_cache_path().parent == cache_dir()
 
 
+def test_the_environment_s_cache_path_is_taken_as_given_naming_the_variable(tmp_path, monkeypatch):
+    """As a path given to --cache: a missing folder is a typo, never a tree of folders made; blanks name no file."""
+    monkeypatch.setenv("CUDNN_BACKEND_SUPPORT_CACHE", str(tmp_path / "typo" / "deep" / "support.sqlite"))
+    with pytest.raises(ValueError, match=r"^\$CUDNN_BACKEND_SUPPORT_CACHE: the folder of .* does not exist"):
+        support.SupportCache()
+    assert not (tmp_path / "typo").exists()
+    monkeypatch.setenv("CUDNN_BACKEND_SUPPORT_CACHE", "  ")
+    with pytest.raises(ValueError, match=r"^\$CUDNN_BACKEND_SUPPORT_CACHE is blank; name a file, or unset it"):
+        support.SupportCache()
+    monkeypatch.setenv("CUDNN_BACKEND_SUPPORT_CACHE", str(tmp_path))  # a folder: no cache, said naming the variable
+    with pytest.warns(support.SupportCacheWarning, match=r"\(\$CUDNN_BACKEND_SUPPORT_CACHE\) is not usable"):
+        assert support.SupportCache().get_many(["k"]) == {}
+
+
 def test_a_corrupt_cache_is_no_cache(tmp_path):
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"this is no sqlite database" * 100)
