@@ -201,7 +201,10 @@ def test_a_tensor_of_a_type_without_a_host_encoding_is_named_not_computed_unroun
 
     if read_data_type(data_type) is None:
         pytest.skip(f"{data_type}: not in this cuDNN")
-    p = patterns.matmul_bias_relu(batch=1, m=1, n=1, k=1, data_type=data_type, build=False)
+    try:
+        p = patterns.matmul_bias_relu(batch=1, m=1, n=1, k=1, data_type=data_type, build=False)
+    except cb.CudnnVersionError:
+        pytest.skip(f"{data_type}: newer than this cuDNN")
     lines = unsupported(p)
     assert lines and all(f"is {data_type}, whose stored values the reference has no encoding for" in line
                          for line in lines), lines
