@@ -352,3 +352,28 @@ def test_public_functions_have_docstrings():
             comments.append(name)
     assert not comments, f"help() shows source comments as the documentation of: {comments}"
     assert not missing, f"public functions without a docstring: {missing}"
+
+
+def _code_blocks(page) -> list:
+    """The ``.. code-block:: python`` blocks of a guide page, dedented, in order."""
+    import textwrap
+
+    text = (DOCS / "guide" / page).read_text()
+    return [textwrap.dedent(m.group(1)) for m in re.finditer(r"\.\. code-block:: python\n\n((?:(?:   .*)?\n)+)", text)]
+
+
+def test_newer_releases_code_runs_offline_where_the_release_has_it(tmp_path, monkeypatch):
+    """The chapter's blocks (no ``>>>`` output: what they give depends on the release) run as written, each from the
+    release that has its operation on; the last needs a GPU, as its text says."""
+    monkeypatch.chdir(tmp_path)
+    band_mask, mode, overrides = _code_blocks("newer_releases.rst")
+    assert "handle" in overrides  # (on a GPU: tests/gpu)
+    namespace = {}
+    if cb.get_version() < 92000:
+        pytest.skip("diagonal_band_mask needs cuDNN 9.20")
+    exec(compile(band_mask, "newer_releases.rst: band mask", "exec"), namespace)
+    assert namespace["plan"].workspace_size is not None
+    if cb.get_version() >= 92300:
+        exec(compile(mode, "newer_releases.rst: mode", "exec"), namespace)
+        assert namespace["og"].get(cb.CUDNN_ATTR_OPERATIONGRAPH_MODE, cb.CUDNN_TYPE_OPERATIONGRAPH_MODE) == \
+            [cb.OperationGraphMode.CUDNN_OPERATIONGRAPH_MODE_BLAS_MATMUL]

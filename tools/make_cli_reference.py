@@ -109,7 +109,7 @@ def render() -> str:
     codes = [line.strip() for line in exit_codes.splitlines()[1:]]
     table, current = [], None
     for line in codes:  # "0  done ..." rows, their continuation lines joined
-        m = re.match(r"^(\d)\s+(.*)$", line)
+        m = re.match(r"^(\d+)\s+(.*)$", line)
         if m:
             current = [m.group(1), m.group(2)]
             table.append(current)

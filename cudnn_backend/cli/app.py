@@ -606,11 +606,12 @@ def _many(args, tasks, job, profile, options, cache=None) -> int:
         render.console.print(render.headroom(headroom_rows(explorations)))
     for r in result.failures:
         render.problem("failed", f"{r.task.name}{f' ({r.task.origin})' if r.task.origin else ''}: {r.error}")
-    recorded = [n for ex in explorations for n in ex.notes if n.startswith("errata: ") and "nothing recorded" not in n]
+    recorded = [n for ex in explorations for n in ex.notes
+                if n.startswith("errata_out: ") and "nothing recorded" not in n]
     for text in recorded:  # --errata-out's records, once per graph that had some
         render.note(text)
     if getattr(options, "errata_out", None) and not recorded:
-        render.note(f"errata: nothing recorded in {options.errata_out}")
+        render.note(f"errata_out: nothing recorded in {options.errata_out}")
     ok = _write_outputs(args, explorations) if explorations else True
     hints = {r.exploration.name: _why_command(r.task, args, profile) for r in result.results
              if r.exploration is not None}

@@ -94,10 +94,9 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
             return text
         if action.default is None:
             return text
-        if action.default is False:
+        # a flag's help says what giving it does: not given is its default (a --no-X flag's X then on)
+        if action.default is False or isinstance(action, argparse._StoreFalseAction):
             return text + " (default: off)"
-        if isinstance(action, argparse._StoreFalseAction):  # a --no-X flag: X is on unless it is given
-            return text + " (default: on)"
         return text + " (default: %(default)s)"
 
 
@@ -282,7 +281,8 @@ def add_options(p, cls, groups=None, names=None):
         g = p if opt.group is None else (groups.get(opt.group) or
                                          groups.setdefault(opt.group, p.add_argument_group(opt.group)))
         if isinstance(opt.kind, Flag):
-            g.add_argument(flag, dest=f.name, action="store_false" if f.default else "store_true", help=opt.help)
+            g.add_argument(flag, dest=f.name, action="store_false" if f.default else "store_true",
+                           help=opt.off_help or opt.help if f.default else opt.help)
         elif isinstance(opt.kind, Choice) and opt.metavar is None:  # argparse lists the choices, says "did you mean"
             g.add_argument(flag, dest=f.name, choices=opt.kind.choices, default=f.default, help=opt.help)
         else:  # a default given as text is parsed like the user's: shown as it is typed (e.g. A,B)
@@ -336,8 +336,8 @@ def tune_options(args, **extra) -> TuneOptions:
 EXIT_CODES = """exit codes (every command):
   0  done (why: the graph is supported)
   1  the answer is "no" or the work failed: why on a graph cuDNN refuses; explore or tune finding no
-     config; a graph, plan or output that failed (one line says why; CUDNN_BACKEND_DEBUG=1 shows the
-     traceback)
+     config; a graph, plan or output that failed; a command that runs plans (bench, fusion, profile
+     capture) on a machine without a GPU (one line says why; CUDNN_BACKEND_DEBUG=1 shows the traceback)
   2  a usage mistake, found before any work: one line naming the option (an option that needs a GPU,
      given offline, is one)
   130  interrupted (Ctrl-C)
@@ -371,7 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tune", help="autotune on the GPU: the fastest correct config, stored in the plan cache",
                        formatter_class=Formatter,
                        description="Autotune: explore on the GPU, keep the fastest correct config in the persistent plan "
-                                   "cache (a cache hit skips the search), and print it against heuristics' pick.")
+                                   "cache (a cache hit skips the search), and print it against heuristics' pick. "
+                                   "Offline (no GPU, or --device-profile) nothing is timed: the pick is heuristics' "
+                                   "first config that builds, and the plan cache is neither read nor written.")
     _graph_inputs(p)
     _explore_options(p, tune=True)
 

@@ -87,12 +87,12 @@ def record_exploration(path, ex, scope="family", job="explore") -> list:
     rules = rules_of(ex, scope, job)
     if rules:
         _errata.record(path, rules)
-        notes.append(f"errata: {results.plural(len(rules), 'rule')} recorded in {path} ("
+        notes.append(f"errata_out: {results.plural(len(rules), 'rule')} recorded in {path} ("
                      + ", ".join(r["rule_id"] for r in rules[:3]) + (", ..." if len(rules) > 3 else "") + ")")
     else:
         why = "no config gave a wrong result or was refused at execute" if ex.timed else \
             "offline nothing runs, so nothing can be found wrong"
-        notes.append(f"errata: {why}; nothing recorded in {path}")
+        notes.append(f"errata_out: {why}; nothing recorded in {path}")
     ex.notes.extend(notes)
     return notes
 
@@ -212,7 +212,7 @@ def harvest(path, *, dead=(), exit_codes=None) -> list:
             code = exit_codes.get(pid)
             how = f"process {pid} died" + (f" (exit code {code})" if code is not None else "")
             if len(distinct) > 1:
-                notes.append(f"errata: {how} while {len(distinct)} configs of {graph} were in flight ({words}): "
+                notes.append(f"errata_out: {how} while {len(distinct)} configs of {graph} were in flight ({words}): "
                              "the culprit is unknown, no rule written (--build-threads 0 builds one at a time)")
                 continue
             info = rec.get("errata") or {}
@@ -221,7 +221,7 @@ def harvest(path, *, dead=(), exit_codes=None) -> list:
                 t = info["target"]
                 target = _errata.Target(t.get("sm"), int(t["cudnn_version"]), t.get("device", ""))
             except (KeyError, TypeError, ValueError):
-                notes.append(f"errata: {how} with {words} in flight; its record is incomplete, no rule written")
+                notes.append(f"errata_out: {how} with {words} in flight; its record is incomplete, no rule written")
                 continue
             c = distinct[0]
             knobs = collections.OrderedDict((int(k), int(v)) for k, v in c.get("knobs") or [])
@@ -233,7 +233,7 @@ def harvest(path, *, dead=(), exit_codes=None) -> list:
                                     evidence={k: v for k, v in evidence.items() if v not in (None, "")},
                                     scope=rec.get("scope", "family"), found_by=_found_by(rec.get("job", "explore")))
             rules.append(rule)
-            notes.append(f"errata: {how} during {c.get('stage')} of engine {c['engine']} ({graph}): rule "
+            notes.append(f"errata_out: {how} during {c.get('stage')} of engine {c['engine']} ({graph}): rule "
                          f"{rule['rule_id']} recorded in {path}")
         if rules:
             _errata.record(path, rules, lock=False)

@@ -405,7 +405,8 @@ class ErrataOut(Kind):
 class Option:
     """A field's metadata: its kind, help text, command-line flag (None: not on the command line; "": the field's
     name with dashes, ``--no-`` before it for a flag that is on by default), group in ``--help``, metavar, and
-    ``const``: the value of a flag given without one (its value is then optional)."""
+    ``const``: the value of a flag given without one (its value is then optional); ``off_help``: the help of a flag on
+    by default, whose ``--no-`` form turns it off."""
 
     kind: Kind
     help: str
@@ -413,6 +414,7 @@ class Option:
     group: str | None = "search"  # None: the command's own options
     metavar: str | None = None
     const: object = None
+    off_help: str | None = None  # a flag on by default: what its --no- form does (``help`` says what the field does)
 
 
 def _field(default, kind, help, **cli):
@@ -721,7 +723,9 @@ class WhyOptions(OptionSet):
     """How ``why`` looks for the smallest change that makes a refused graph supported."""
 
     minimize: bool = _field(True, Flag(), "look for the smallest change that makes the graph supported (off: "
-                            "explain only; try no variations)", group="minimization")
+                            "explain only; try no variations)", group="minimization",
+                            off_help="explain only; try no variations (by default why looks for the smallest change "
+                                     "that makes the graph supported)")
     budget_s: float = _field(60.0, Seconds(), "seconds the variations may take", flag="--budget",
                              group="minimization", metavar="S")
     max_variations: int = _field(400, Count(1), "variations probed at most", group="minimization", metavar="N")

@@ -32,6 +32,7 @@ import contextlib
 import multiprocessing
 import multiprocessing.connection
 import os
+import pathlib
 import pickle
 import signal
 import socket
@@ -286,10 +287,20 @@ def tasks_from_file(path, what="tasks") -> list:
                 kwargs[key] = ast.literal_eval(value)
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 kwargs[key] = value
-        tasks.append(Task(builder, kwargs, origin=f"{path}, line {lineno}"))
+        tasks.append(Task(_beside(builder, path), kwargs, origin=f"{path}, line {lineno}"))
     if not tasks:
         raise ValueError(f"{what}: {str(path)!r} lists no graphs (only blank lines and # comments)")
     return tasks
+
+
+def _beside(builder: str, list_file) -> str:
+    """A list file's ``FILE.py:FUNC`` with a relative FILE: the file beside the list file where one is there (as a
+    requirements file's paths are), else as written (from the current folder)."""
+    target, sep, func = builder.rpartition(":")
+    if not sep or not (target.endswith(".py") or os.sep in target or "/" in target) or os.path.isabs(target):
+        return builder
+    beside = pathlib.Path(list_file).parent / target
+    return f"{beside}{sep}{func}" if beside.is_file() else builder
 
 
 def _as_tasks(tasks) -> list:

@@ -50,3 +50,16 @@ def test_every_command_and_option_is_on_the_page():
     for code in ("   * - 0\n", "   * - 1\n", "   * - 2\n"):
         assert code in page
     assert "(default: racing)" in page and "(default: 0.25)" in page  # defaults as --help shows them
+
+
+def test_every_exit_code_has_its_own_row():
+    text = PAGE.read_text()
+    for code in ("0", "1", "2", "130", "141"):
+        assert f"   * - {code}\n     - " in text, code  # (a code of several digits is a row, not a continuation)
+
+
+def test_a_flag_on_by_default_says_what_its_no_form_does():
+    help_text = build_parser()._subparsers._group_actions[0].choices["why"].format_help()
+    flat = " ".join(help_text.split())
+    assert "--no-minimize explain only; try no variations (by default why looks for the smallest change that makes " \
+           "the graph supported) (default: off)" in flat

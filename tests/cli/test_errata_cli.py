@@ -91,3 +91,11 @@ def test_support_names_the_denied_config_and_its_rule(tmp_path):
     again = json.loads((tmp_path / "denied.json").read_text())["results"][0]
     assert again["denied"] and all(d.endswith("(rule first)") for d in again["denied"])
     assert again["chosen"] is None or again["chosen"]["engine"] != first["chosen"]["engine"]
+
+
+@pytest.mark.skipif(cb.core.device.gpu_available(), reason="offline: nothing runs, nothing is recorded")
+def test_offline_errata_out_note_names_its_own_option(tmp_path):
+    r = run("explore", "conv_fwd", "--n", "1", "--errata-out", str(tmp_path / "e.json"))
+    assert r.returncode == 0, r.stderr
+    assert f"note: --errata-out: offline nothing runs, so nothing can be found wrong; nothing recorded in " \
+           f"{tmp_path / 'e.json'}" in " ".join((r.stdout + r.stderr).split()), r.stderr

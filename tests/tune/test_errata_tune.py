@@ -173,7 +173,7 @@ def test_a_planted_wrong_config_is_recorded_and_tune_in_a_new_process_honours_it
     finally:
         ex_.close()
     assert any(r.status == results.WRONG for r in ex.results)
-    assert any(n.startswith("errata: 1 rule recorded in") for n in ex.notes)
+    assert any(n.startswith("errata_out: 1 rule recorded in") for n in ex.notes)
     errata = E.Errata.load(out)
     (rule,) = errata.rules
     assert rule.engine == config.engine_index and rule.knobs == tuple(E.knob_strings(config.knobs))

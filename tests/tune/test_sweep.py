@@ -265,3 +265,19 @@ def test_a_task_value_that_cannot_reach_a_worker_is_named_before_the_sweep():
                                         r"plain values \(numbers, strings, lists\), or executor='serial'$"):
         cb.sweep([Task("conv_fwd", {"n": 1}), Task("conv_fwd", {"n": 1, "x": threading.Lock()})], job="explore",
                  executor=executor, engines=False, device_profile="h200")
+
+
+def test_a_list_file_s_relative_graph_files_are_the_ones_beside_it(tmp_path, monkeypatch):
+    """As a requirements file's paths: ``my_blocks.py:f`` in lists/graphs.txt is lists/my_blocks.py, from any folder;
+    a file not beside the list stays as written (from the current folder)."""
+    from cudnn_backend.tune.sweeps import tasks_from_file
+
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    (lists / "my_blocks.py").write_text("def f():\n    return None\n")
+    (tmp_path / "here.py").write_text("def g():\n    return None\n")
+    listing = lists / "graphs.txt"
+    listing.write_text("my_blocks.py:f\nhere.py:g\nconv_fwd n=2\n" + f"{tmp_path / 'here.py'}:g\n")
+    monkeypatch.chdir(tmp_path)
+    builders = [t.builder for t in tasks_from_file(listing)]
+    assert builders == [f"{lists / 'my_blocks.py'}:f", "here.py:g", "conv_fwd", f"{tmp_path / 'here.py'}:g"]
