@@ -846,9 +846,11 @@ F, F_INF, BOOL, DT = ("float",), ("float_inf",), ("bool",), ("enum", "CUDNN_DATA
 IN, OUT, INS = ("ref", "in"), ("ref", "out"), ("ref", "ins")
 AXIS = ("int", 0, MAX_RANK - 1)
 PADS, STEPS = ("array", ("int", 0, INT64_MAX), 1, SPATIAL), ("array", ("int", 1, INT64_MAX), 1, SPATIAL)
-CONV = {"mode": ("enum", "CUDNN_"), "mathPrec": DT, "alpha": F, "beta": F, "pad": PADS, "pad_lower": PADS,
+# blend factors, slopes and clips: cuDNN writes an infinite one as the literal Infinity and reads it back (9.10-9.28),
+# and the builders take one (a plan that saves loads back)
+CONV = {"mode": ("enum", "CUDNN_"), "mathPrec": DT, "alpha": F_INF, "beta": F_INF, "pad": PADS, "pad_lower": PADS,
         "pad_upper": PADS, "stride": STEPS, "dilation": STEPS}
-RESAMPLE = {"alpha": F, "beta": F, "mode": ("enum", "CUDNN_RESAMPLE_"), "nbSpatialDims": ("int", 1, SPATIAL),
+RESAMPLE = {"alpha": F_INF, "beta": F_INF, "mode": ("enum", "CUDNN_RESAMPLE_"), "nbSpatialDims": ("int", 1, SPATIAL),
             "windowDim": ("fractions", True), "prePad": ("fractions", False), "postPad": ("fractions", False),
             "stride": ("fractions", True), "compType": DT, "nanOpt": ("enum", "CUDNN_"),
             "paddingMode": ("enum", "CUDNN_")}
@@ -914,9 +916,9 @@ NODE_RULES = {
     OP % "CONVOLUTION_BACKWARD_DATA": dict(CONV, dY=IN, W=IN, dX=OUT),
     OP % "CONVOLUTION_BACKWARD_FILTER": dict(CONV, X=IN, dY=IN, dW=OUT),
     OP % "POINTWISE": {
-        "pointwiseMode": ("enum", "CUDNN_POINTWISE_"), "mathPrec": DT, "alpha1": F, "alpha2": F,
-        "alpha": F, "beta": F,  # ELU alpha; softplus / swish beta
-        "upperClip": F_INF, "lowerClip": F_INF, "lowerClipSlope": F, "axis": AXIS,
+        "pointwiseMode": ("enum", "CUDNN_POINTWISE_"), "mathPrec": DT, "alpha1": F_INF, "alpha2": F_INF,
+        "alpha": F_INF, "beta": F_INF,  # ELU alpha; softplus / swish beta
+        "upperClip": F_INF, "lowerClip": F_INF, "lowerClipSlope": F_INF, "axis": AXIS,
         "X": IN, "B": IN, "T": IN, "dY": IN, "Y": OUT, "dX": OUT},
     OP % "MATMUL": {"mathPrec": DT, "paddingDataType": ("enum", "CUDNN_TYPE_"), "paddingValue": F_INF,
                     "matA": IN, "matB": IN, "mOverride": IN, "nOverride": IN, "kOverride": IN, "matC": OUT},

@@ -938,9 +938,14 @@ def offline_profiles(release=None) -> dict:
     out = {}
     blocked = offline_blocked()
     for name in bundled_profiles():
-        if blocked:
-            out[name] = f"unusable here: {blocked}"
-            continue
+        if blocked:  # (whether the loaded release needs the stand-in for a profile: asked, not assumed)
+            try:
+                DeviceProfile.bundled(name, release).descriptor(fresh=True).close()
+            except NoDeviceError:
+                out[name] = f"unusable here: {blocked}"
+                continue
+            except (CudnnError, DeviceProfileError, ValueError, TypeError):
+                pass  # (said below, as any other profile's trouble)
         try:
             out[name] = DeviceProfile.bundled(name, release).origin
         except (DeviceProfileError, ValueError, TypeError) as e:

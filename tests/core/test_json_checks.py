@@ -165,8 +165,13 @@ def test_infinite_clip_passes_and_loads():
         checked = J.check_kernel_cache_json(text, canonical=canonical)
         assert "Infinity" in checked
         make_kernel_cache(dynamic_matmul_graph(), checked)
-    with pytest.raises(ValueError, match=r"nodes\[0\]\.alpha1: expected a finite number, got Infinity"):
-        J.check_kernel_cache_json(text.replace('"alpha1":1.0', '"alpha1":Infinity'))
+    # a blend factor too: cuDNN writes an infinite one so, and reads it back
+    infinite_alpha = J.check_kernel_cache_json(text.replace('"alpha1":1.0', '"alpha1":-Infinity'))
+    make_kernel_cache(dynamic_matmul_graph(), infinite_alpha)
+    with pytest.raises(ValueError, match=r"nodes\[0\]\.alpha1: expected a number, got NaN"):
+        J.check_kernel_cache_json(text.replace('"alpha1":1.0', '"alpha1":NaN'))
+    with pytest.raises(ValueError, match=r"nodes\[0\]\.alpha1: expected a number that fits in a double"):
+        J.check_kernel_cache_json(text.replace('"alpha1":1.0', '"alpha1":1e400'))
 
 
 # -- the known killers ------------------------------------------------------------------------------------

@@ -462,3 +462,21 @@ def test_one_config_builds_a_plan_as_often_as_asked():
     plans = [cb.build_plan(config, device_profile="h200") for _ in range(3)]
     assert all(p.engine_index == config.engine_index and p.knobs == config.knobs for p in plans)
     assert cb.build_first_plan(og, device_profile="h200")[0].engine_index == config.engine_index
+
+
+@pytest.mark.parametrize("where", ["alpha", "beta", "elu_alpha"])
+@pytest.mark.parametrize("value", [float("inf"), -float("inf")])
+def test_a_plan_with_an_infinite_blend_factor_saves_and_loads_back(where, value):
+    """cuDNN writes an infinite alpha/beta as the literal Infinity and reads it back; the JSON checks take it."""
+    g = cb.Graph("inf")
+    x, w = g.tensor([1, 8, 8, 8], layout="nhwc"), g.tensor([8, 8, 3, 3], layout="nhwc")
+    if where == "elu_alpha":
+        y = g.conv_fwd(x, w, padding=1)
+        g.pointwise("ELU_FWD", y, output=True, output_data_type=cb.CUDNN_DATA_HALF, elu_alpha=value)
+    else:
+        g.conv_fwd(x, w, padding=1, output=True, output_data_type=cb.CUDNN_DATA_HALF, **{where: value})
+    plan, _ = cb.build_first_plan(g.build(), device_profile="h200")
+    text = plan.to_json()
+    assert ("-Infinity" if value < 0 else "Infinity") in text
+    again = plan_from_json(text, device_profile="h200")
+    assert again.engine_index == plan.engine_index and again.to_json() == text
