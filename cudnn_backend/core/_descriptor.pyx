@@ -459,10 +459,14 @@ cdef int _check_graph_mode(Descriptor graph) except -1:
     finally:
         probe.close()
     if int(detected) != int(mode):
+        declared = isinstance(_name_of(_enums.OperationGraphMode, int(detected)), _enums.OperationGraphMode)
+        fix = "set the detected mode or leave it out (AUTO)" if declared else (
+            "its header declares no such mode, so no mode can be set for this graph: leave it out (AUTO)")
         raise CudnnUnsafeCallError(
             f"CUDNN_ATTR_OPERATIONGRAPH_MODE: {_graph_mode_name(mode)} does not fit this graph, whose operations "
-            f"cuDNN detects as {_graph_mode_name(detected)}: cuDNN takes a mode as given, skips its pattern matching "
-            "and fails later (9.28.1 segfaults on some); set the detected mode or leave it out (AUTO)")
+            f"cuDNN detects as {_graph_mode_name(detected)}{'' if declared else ' (a value of no declared mode)'}: "
+            f"cuDNN takes a mode as given, skips its pattern matching and fails later (9.28.1 segfaults on some); "
+            f"{fix}")
     return 0
 
 
@@ -1095,6 +1099,11 @@ cdef class Descriptor(_Resource):
         # an allocation in cuDNN: with the GIL held, as for set()
         status = cycudnn.cudnnBackendCreateDescriptor(c_dtype, &p)
         if status != CUDNN_STATUS_SUCCESS:
+            if dtype == CUDNN_BACKEND_INTERMEDIATE_INFO_DESCRIPTOR:  # (its words read as memory running out)
+                member = _name_of(Status, <int>status)
+                raise error_class(<int>status)(member, "cudnnBackendCreateDescriptor", DescriptorType(dtype), None,
+                                          last_error_string(), "cuDNN declares this descriptor type but creates none "
+                                          "(9.10 to 9.28 answer so): it is not implemented, whatever memory is free")
             raise_status(status, "cudnnBackendCreateDescriptor", DescriptorType(dtype))
         self._raw = p
         self._dtype = dtype

@@ -206,6 +206,7 @@ class PlanSearchReport:
     attempts: list = field(default_factory=list)
     queried: dict = field(default_factory=dict)  # mode -> number of configs heuristics returned
     chosen: Attempt | None = None
+    refused: dict = field(default_factory=dict)  # mode -> cuDNN's reason, where its heuristics refused the graph
 
     def __iter__(self):
         return iter(self.attempts)
@@ -226,7 +227,7 @@ class PlanSearchReport:
         """A copy without the descriptors (configs), e.g. to pickle or send elsewhere."""
         attempts = [replace(a, config=None) for a in self.attempts]
         chosen = attempts[self.attempts.index(self.chosen)] if self.chosen in self.attempts else None
-        return PlanSearchReport(attempts, dict(self.queried), chosen)
+        return PlanSearchReport(attempts, dict(self.queried), chosen, dict(self.refused))
 
     def to_dataframe(self):
         """The attempts as a pandas DataFrame (pandas is optional)."""
@@ -234,7 +235,8 @@ class PlanSearchReport:
 
     def summary(self) -> str:
         """One line: how many configs were tried, what heuristics returned, which was chosen."""
-        queried = ", ".join(f"{m}: {n}" for m, n in self.queried.items()) or "none"
+        queried = ", ".join(f"{m}: {n}" + (" (refused the graph)" if m in self.refused else "")
+                            for m, n in self.queried.items()) or "none"
         chosen = (f"engine {self.chosen.engine_index} {self.chosen.knobs} from mode {self.chosen.mode} "
                   f"rank {self.chosen.rank}") if self.chosen else "nothing"
         return f"{len(self.attempts)} config(s) tried (heuristics returned {queried}); chose {chosen}"
@@ -391,8 +393,13 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
     for m in mode_list:
         if exhausted():
             break
-        configs = get_configs(operation_graph, m, dp, sm_count_target, raise_if_empty=(handle is None),
-                              errata=rules or False)
+        try:
+            configs = get_configs(operation_graph, m, dp, sm_count_target, raise_if_empty=(handle is None),
+                                  errata=rules or False)
+        except CudnnError as e:  # this mode refused the graph (a value past its limits): the next mode may not
+            report.queried[_engines.short_name(m)] = 0
+            report.refused[_engines.short_name(m)] = _engines.reason_of(e)
+            continue
         report.queried[_engines.short_name(m)] = len(configs)
         for rank, config in enumerate(configs):
             if exhausted():
@@ -405,7 +412,8 @@ def build_first_plan(operation_graph, handle=None, device_profile=None, modes=("
     reasons = {}
     for a in report.failures:
         reasons.setdefault(a.reason, []).append(a.engine_index)
-    detail = "; ".join(f"{reason} (engines {sorted(set(e for e in idx if e is not None))})"
-                       for reason, idx in list(reasons.items())[:6]) or "heuristics returned no configs"
+    detail = "; ".join([f"heuristics {m} refused the graph: {why}" for m, why in report.refused.items()] +
+                       [f"{reason} (engines {sorted(set(e for e in idx if e is not None))})"
+                        for reason, idx in list(reasons.items())[:6]]) or "heuristics returned no configs"
     raise NoWorkingPlanError(f"no engine config built an execution plan: {report.summary()}. Reasons: {detail}",
                              report)

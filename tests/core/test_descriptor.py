@@ -600,3 +600,11 @@ def test_a_closed_operation_graph_draws_no_empty_table():
     for draw in (og.table, og.to_dot):
         with pytest.raises(cb.CudnnUnsafeCallError, match=r"^this CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR is closed$"):
             draw()
+
+
+def test_a_descriptor_type_cudnn_declares_but_never_creates_says_so():
+    """CUDNN_BACKEND_INTERMEDIATE_INFO_DESCRIPTOR: every release 9.10-9.28 answers HOST_ALLOCATION_FAILED, which
+    reads as memory running out."""
+    with pytest.raises(cb.CudnnError, match=r"INTERMEDIATE_INFO_DESCRIPTOR(.|\n)*hint: cuDNN declares this descriptor "
+                                            r"type but creates none"):
+        cb.Descriptor(cb.CUDNN_BACKEND_INTERMEDIATE_INFO_DESCRIPTOR)

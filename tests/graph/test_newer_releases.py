@@ -236,6 +236,23 @@ def test_mode_reaches_cudnn_and_must_be_the_detected_one():
 
 
 @pytest.mark.skipif(not loaded_has("9.23.0"), reason="needs the operation-graph mode (9.23)")
+def test_a_graph_whose_detected_mode_no_header_declares_takes_no_mode():
+    """cuDNN detects a fused convolution as a value its header declares no mode for (11 on 9.24-9.28): the refusal
+    says so, rather than to set a mode that cannot be named."""
+    g = cb.patterns.conv_bias_relu(n=1, c=8, h=8, w=8, k=8, build=False).graph
+    detected = cb.patterns.conv_bias_relu(n=1, c=8, h=8, w=8, k=8).op_graph.get(
+        AttributeName.CUDNN_ATTR_OPERATIONGRAPH_MODE, AttributeType.CUDNN_TYPE_OPERATIONGRAPH_MODE)[0]
+    if isinstance(detected, OperationGraphMode):
+        with pytest.raises(CudnnUnsafeCallError, match="set the detected mode or leave it out"):
+            g.build(mode="norm_bwd" if detected != OperationGraphMode.CUDNN_OPERATIONGRAPH_MODE_NORM_BWD else "auto")
+        return
+    with pytest.raises(CudnnUnsafeCallError, match=rf"detects as {int(detected)} \(a value of no declared mode\): .*its "
+                                                   r"header declares no such mode, so no mode can be set for this "
+                                                   r"graph: leave it out \(AUTO\)$"):
+        g.build(mode="conv_forward")
+
+
+@pytest.mark.skipif(not loaded_has("9.23.0"), reason="needs the operation-graph mode (9.23)")
 def test_a_mode_is_not_sent_for_operations_cudnn_refuses_in_auto_mode():
     """A lone reshape of a tensor onto itself: cuDNN refuses it in AUTO mode (BAD_PARAM) and 9.28.1 segfaults
     finalizing it in CONV_BWD_FILTER mode, which skips those checks. Such a reshape is refused as it is finalized now

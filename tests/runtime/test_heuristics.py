@@ -306,3 +306,19 @@ def test_a_preferred_config_takes_the_sm_count_target_asked_for():
         with pytest.raises(TypeError, match="prefer: takes a list of Configs"):
             cb.build_first_plan(og, device_profile="h200", prefer=prefer)
 
+
+
+def test_a_mode_whose_heuristics_refuse_the_graph_is_reported_and_the_next_mode_asked():
+    """A stride past int32: heuristics refuse the graph itself (NOT_SUPPORTED, no reason); build_first_plan says so
+    per mode and ends in NoWorkingPlanError with its report, as when nothing builds."""
+    from cudnn_backend.runtime.heuristics import NoWorkingPlanError, build_first_plan
+
+    g = cb.Graph("huge_stride")
+    x, w = g.tensor([1, 8, 8, 8], layout="nhwc"), g.tensor([8, 8, 3, 3], layout="nhwc")
+    g.conv_fwd(x, w, stride=2 ** 31, output=True, output_data_type=cb.CUDNN_DATA_HALF)
+    with pytest.raises(NoWorkingPlanError, match=r"heuristics A refused the graph: CUDNN_STATUS_NOT_SUPPORTED") as e:
+        build_first_plan(g.build(), device_profile="h200", modes=("A",), fallback=True)
+    report = e.value.report
+    assert set(report.refused) == {"A", "FALLBACK"} and report.queried == {"A": 0, "FALLBACK": 0}
+    assert "A: 0 (refused the graph)" in report.summary()
+    assert report.plain().refused == report.refused
