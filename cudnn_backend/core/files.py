@@ -17,7 +17,8 @@ import secrets
 import select
 import stat
 
-__all__ = ["file_path", "environment_path", "read_limited", "read_bounded", "read_bounded_text", "json_text", "write_whole", "write_csv"]
+__all__ = ["file_path", "environment_path", "read_limited", "read_bounded",
+           "read_bounded_text", "json_text", "write_whole", "write_csv"]
 
 
 def file_path(path, what="path") -> pathlib.Path:

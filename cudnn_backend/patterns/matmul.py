@@ -24,8 +24,9 @@ def _gelu_mode(gelu) -> PointwiseMode:
     except (TypeError, ValueError):
         mode = None
     if mode not in GELU_MODES.values():
-        raise (ValueError if isinstance(gelu, (str, PointwiseMode)) else TypeError)(f"gelu: {gelu!r} is no GELU: give {', '.join(map(repr, GELU_MODES))}, or "
-                         f"{' or '.join(sorted({m.name for m in GELU_MODES.values()}))}")
+        kind = ValueError if isinstance(gelu, (str, PointwiseMode)) else TypeError
+        raise kind(f"gelu: {gelu!r} is no GELU: give {', '.join(map(repr, GELU_MODES))}, or "
+                   f"{' or '.join(sorted({m.name for m in GELU_MODES.values()}))}")
     return mode
 
 

@@ -39,7 +39,8 @@ class ReferenceResult:
     ``outputs``: {uid: array of the tensor's dims} of every non-virtual output evaluated whole;
     ``samples``: {uid: (coords int64 (N, rank), values float64 (N,))} of the outputs evaluated at N random
     coordinates; ``method``: "fp64 reference" or "sampled fp64 reference (N points)"; ``names``: {uid: name}
-    and ``dims``: {uid: dims} of every output (``values`` and ``take`` take a UID or the tensor). Each input, each output, and each real tensor an operation reads back, holds what its data type
+    and ``dims``: {uid: dims} of every output (``values`` and ``take`` take a UID or the tensor). Each input, each
+    output, and each real tensor an operation reads back, holds what its data type
     stores: computed (or given) in float64, then, for fp8, integers and booleans, rounded and saturated as the GPU
     converts (``arrays.as_stored``); fp16, bfloat16 and fp32 keep float64's precision (their rounding is below any
     check's tolerance) but overflow to infinity. Tolerances are the caller's.

@@ -643,12 +643,12 @@ class SupportCache:
     LOCK_TIMEOUT_S = 30  # how long a write waits for another process's lock
 
     def __init__(self, path=None):
-        self.path = pathlib.Path(default_support_cache_path() if path is None else file_path(path, "cache"))
+        named = file_path(path, "cache") if path is not None else environment_path(SUPPORT_CACHE_ENV)
+        self.path = named or default_support_cache_path()
         # the default place's folders are made as needed; a path the caller (or the environment) names is taken as
         # given (a typo there would otherwise grow a tree of folders)
-        self._named_by = f"${SUPPORT_CACHE_ENV}" if path is None and environment_path(SUPPORT_CACHE_ENV) else \
-            ("cache" if path is not None else "")
-        self._make_folder = not self._named_by
+        self._named_by = "cache" if path is not None else (f"${SUPPORT_CACHE_ENV}" if named else "")
+        self._make_folder = named is None
         if not self._make_folder and not self.path.parent.is_dir():
             raise ValueError(f"{self._named_by}: the folder of {str(self.path)!r} does not exist")
         self._usable = None

@@ -39,7 +39,8 @@ from cudnn_backend.core.families._reference import (
 )
 from cudnn_backend.errors import GraphError
 
-__all__ = ["FAMILY", "attention_scale", "softmax_stats_dims", "AttentionOps", "softmax_rows", "Softmax", "attention", "SdpaForward",
+__all__ = ["FAMILY", "attention_scale", "softmax_stats_dims", "AttentionOps",
+           "softmax_rows", "Softmax", "attention", "SdpaForward",
            "SdpaBackward", "PAGED_CACHE_LOAD_NOT_COMPUTED"]
 
 
